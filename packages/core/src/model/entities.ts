@@ -1,0 +1,182 @@
+/**
+ * Tenancy, identity and experimentation records. These are internal records (camelCase);
+ * hosts map them to the snake_case wire records of DECISIONS §2 at the edge.
+ */
+
+export type OrgRole = 'org_admin' | 'org_member';
+export const ORG_ROLES: readonly OrgRole[] = ['org_admin', 'org_member'];
+
+export interface Org {
+  id: string;
+  name: string;
+  isSystem: boolean;
+  createdAtMs: number;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  displayName: string;
+  /** bcrypt hash; never leaves the auth layer. */
+  passwordHash: string;
+  createdAtMs: number;
+}
+
+export interface Membership {
+  orgId: string;
+  userId: string;
+  role: OrgRole;
+  createdAtMs: number;
+}
+
+export interface Project {
+  id: string;
+  orgId: string;
+  name: string;
+  createdAtMs: number;
+}
+
+export interface Environment {
+  id: string;
+  orgId: string;
+  projectId: string;
+  name: string;
+  createdAtMs: number;
+}
+
+export interface SdkKey {
+  id: string;
+  orgId: string;
+  projectId: string;
+  environmentId: string;
+  /** First characters of the plaintext, shown in listings so people can tell keys apart. */
+  keyPrefix: string;
+  /** Hex SHA-256 of the plaintext key; the plaintext itself is never stored. */
+  keyHash: string;
+  createdAtMs: number;
+  revokedAtMs: number | null;
+}
+
+export type MetricValueType = 'bool' | 'int' | 'double';
+export const METRIC_VALUE_TYPES: readonly MetricValueType[] = ['bool', 'int', 'double'];
+
+export interface EventDefinition {
+  environmentId: string;
+  key: string;
+  description: string;
+  valueType: MetricValueType;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+export interface MetricEvent {
+  environmentId: string;
+  metricKey: string;
+  contextType: string;
+  contextKey: string;
+  /** bool events are stored as 1/0; a missing bool value counts as true (DECISIONS §6). */
+  value: number;
+  timestampMs: number;
+}
+
+export interface Exposure {
+  environmentId: string;
+  flagKey: string;
+  variantKey: string;
+  contextType: string;
+  contextKey: string;
+  timestampMs: number;
+}
+
+export const EXPERIMENT_STATUSES = [
+  'EXPERIMENT_STATUS_DRAFT',
+  'EXPERIMENT_STATUS_ACTIVE',
+  'EXPERIMENT_STATUS_PAUSED',
+  'EXPERIMENT_STATUS_CONCLUDED',
+] as const;
+export type ExperimentStatus = (typeof EXPERIMENT_STATUSES)[number];
+
+export interface Experiment {
+  id: string;
+  environmentId: string;
+  name: string;
+  description: string;
+  flagKey: string;
+  status: ExperimentStatus;
+  variantKeys: string[];
+  metricKeys: string[];
+  trafficAllocation: number;
+  version: number;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+export interface ExperimentIteration {
+  id: string;
+  experimentId: string;
+  iterationNumber: number;
+  startedAtMs: number;
+  /** 0 while the iteration runs. */
+  endedAtMs: number;
+  metricKeys: string[];
+  trafficAllocation: number;
+}
+
+export interface MetricStats {
+  mean: number;
+  variance: number;
+  lift: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  p_value: number | null;
+}
+
+export interface VariantResult {
+  variantKey: string;
+  participantCount: number;
+  metricValues: Record<string, number>;
+  metricStats: Record<string, MetricStats>;
+  pValue: number;
+  pValuePresent: boolean;
+}
+
+export interface ExperimentResults {
+  experimentId: string;
+  iterationId: string | null;
+  variantResults: VariantResult[];
+  srmPValue: number | null;
+  computedAtMs: number;
+  nextRunAtMs: number;
+  computationStatus: string;
+}
+
+export type StatsJobStatus = 'pending' | 'running' | 'completed' | 'failed';
+
+export interface StatsJob {
+  id: string;
+  orgId: string;
+  experimentId: string;
+  status: StatsJobStatus;
+  /** Empty unless status is failed. */
+  error: string;
+  createdAtMs: number;
+  /** 0 until the job starts. */
+  startedAtMs: number;
+  /** 0 until the job completes (or fails). */
+  completedAtMs: number;
+  /** A running job whose lease passed is claimable again: a crashed worker leaves nothing stuck. */
+  leaseExpiresAtMs: number;
+  attempts: number;
+}
+
+export interface AuditEntry {
+  id: string;
+  orgId: string;
+  /** user id or sdk key id of whoever made the change. */
+  actor: string;
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  atMs: number;
+  details: Record<string, unknown>;
+}

@@ -1,0 +1,36 @@
+import type { EventDefinition, Exposure, MetricEvent, MetricValueType } from '../model/entities.ts';
+import type { EnvironmentScope } from './scopes.ts';
+
+export interface EventDefinitionRepository {
+  /** @throws ALREADY_EXISTS. */
+  create(scope: EnvironmentScope, input: { key: string; description: string; valueType: MetricValueType }): Promise<EventDefinition>;
+  get(scope: EnvironmentScope, key: string): Promise<EventDefinition | null>;
+  list(scope: EnvironmentScope): Promise<EventDefinition[]>;
+  /** @throws NOT_FOUND. */
+  update(scope: EnvironmentScope, key: string, patch: { description?: string; valueType?: MetricValueType }): Promise<EventDefinition>;
+  /** @throws NOT_FOUND. */
+  delete(scope: EnvironmentScope, key: string): Promise<void>;
+}
+
+/** Append-only metric events. insert resolves only once the rows are committed. */
+export interface EventRepository {
+  insert(scope: EnvironmentScope, events: Array<Omit<MetricEvent, 'environmentId'>>): Promise<number>;
+  count(scope: EnvironmentScope, filter?: { metricKey?: string }): Promise<number>;
+  /** Newest receipt time of any event of the environment, 0 when none (for results staleness). */
+  lastReceivedAtMs(scope: EnvironmentScope): Promise<number>;
+}
+
+/** Append-only exposures (who saw which variant). */
+export interface ExposureRepository {
+  insert(scope: EnvironmentScope, exposures: Array<Omit<Exposure, 'environmentId'>>): Promise<number>;
+  count(scope: EnvironmentScope, filter?: { flagKey?: string }): Promise<number>;
+  lastReceivedAtMs(scope: EnvironmentScope): Promise<number>;
+}
+
+/** Remembers answers to batch requests that carried an Idempotency-Key (24 h). */
+export interface IdempotencyRepository {
+  /** The stored answer, or null when the key is new or expired. */
+  get(scope: EnvironmentScope, key: string, nowMs: number): Promise<unknown | null>;
+  /** Stores the answer unless one exists; returns the answer that is stored now. */
+  putIfAbsent(scope: EnvironmentScope, key: string, answer: unknown, expiresAtMs: number): Promise<unknown>;
+}

@@ -1,0 +1,73 @@
+import type {
+  AuditEntry,
+  Experiment,
+  ExperimentIteration,
+  ExperimentResults,
+  ExperimentStatus,
+  StatsJob,
+} from '../model/entities.ts';
+import type { EnvironmentScope, OrgScope } from './scopes.ts';
+
+export interface ExperimentInput {
+  name: string;
+  description: string;
+  flagKey: string;
+  variantKeys: string[];
+  metricKeys: string[];
+  trafficAllocation: number;
+}
+
+export interface ExperimentRepository {
+  /** Starts in DRAFT with version 1. */
+  create(scope: EnvironmentScope, input: ExperimentInput): Promise<Experiment>;
+  get(scope: EnvironmentScope, experimentId: string): Promise<Experiment | null>;
+  /** By id alone within the org (stats routes carry only the experiment id). */
+  findInOrg(scope: OrgScope, experimentId: string): Promise<{ experiment: Experiment; scope: EnvironmentScope } | null>;
+  list(scope: EnvironmentScope): Promise<Experiment[]>;
+  /** @throws NOT_FOUND, ABORTED. */
+  update(scope: EnvironmentScope, experimentId: string, patch: Partial<ExperimentInput>, expectedVersion?: number): Promise<Experiment>;
+  /** Returns the deleted experiment. @throws NOT_FOUND, ABORTED. */
+  delete(scope: EnvironmentScope, experimentId: string, expectedVersion?: number): Promise<Experiment>;
+  /**
+   * Moves `from` → `to` atomically with its iterations: entering ACTIVE opens iteration n+1,
+   * leaving ACTIVE closes the open one at `atMs`. Whether the move is legal is core's decision
+   * (experiment-transitions.ts); this only guards against a concurrent change of status.
+   * @throws NOT_FOUND; ABORTED when the stored status is not `from` or the version differs.
+   */
+  transition(
+    scope: EnvironmentScope,
+    experimentId: string,
+    move: { from: ExperimentStatus; to: ExperimentStatus; atMs: number },
+    expectedVersion?: number,
+  ): Promise<Experiment>;
+  listIterations(scope: EnvironmentScope, experimentId: string): Promise<ExperimentIteration[]>;
+  /** Every ACTIVE experiment, in every org (the stats scheduler's view). */
+  listActive(): Promise<Array<{ experiment: Experiment; scope: EnvironmentScope }>>;
+}
+
+export interface ResultsRepository {
+  /** Replaces the stored results of the experiment. */
+  save(scope: EnvironmentScope, results: ExperimentResults): Promise<void>;
+  get(scope: EnvironmentScope, experimentId: string): Promise<ExperimentResults | null>;
+}
+
+export interface StatsJobRepository {
+  /** A new job in `pending`. */
+  create(scope: OrgScope, experimentId: string, nowMs: number): Promise<StatsJob>;
+  get(scope: OrgScope, jobId: string): Promise<StatsJob | null>;
+  /**
+   * Claims the oldest pending job, or a running one whose lease expired (FOR UPDATE SKIP LOCKED in
+   * PostgreSQL, so several workers never claim the same job). Sets running, startedAtMs, lease.
+   */
+  claimNext(nowMs: number, leaseMs: number): Promise<StatsJob | null>;
+  /** Marks completed; only from running. */
+  complete(jobId: string, nowMs: number): Promise<StatsJob>;
+  /** Marks failed with a non-empty error; only from running. */
+  fail(jobId: string, error: string, nowMs: number): Promise<StatsJob>;
+}
+
+export interface AuditRepository {
+  append(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>;
+  /** Newest first. */
+  list(scope: OrgScope, options: { limit: number }): Promise<AuditEntry[]>;
+}

@@ -1,0 +1,23 @@
+import type { AuditRepository, ExperimentRepository, ResultsRepository, StatsJobRepository } from './experiment-ports.ts';
+import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
+import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
+import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
+
+/** Every port, as one bundle the composition root hands to services. */
+export interface Repositories {
+  orgs: OrgRepository;
+  users: UserRepository;
+  projects: ProjectRepository;
+  environments: EnvironmentRepository;
+  sdkKeys: SdkKeyRepository;
+  flags: FlagRepository;
+  segments: SegmentRepository;
+  eventDefinitions: EventDefinitionRepository;
+  events: EventRepository;
+  exposures: ExposureRepository;
+  idempotency: IdempotencyRepository;
+  experiments: ExperimentRepository;
+  results: ResultsRepository;
+  statsJobs: StatsJobRepository;
+  audit: AuditRepository;
+}

@@ -1,0 +1,55 @@
+import type { Environment, Membership, Org, OrgRole, Project, SdkKey, User } from '../model/entities.ts';
+import type { EnvironmentScope, OrgScope, ProjectScope } from './scopes.ts';
+
+/** Organisations. Names are unique. */
+export interface OrgRepository {
+  /** @throws ALREADY_EXISTS when the name is taken. */
+  create(input: { name: string; isSystem?: boolean }): Promise<Org>;
+  get(orgId: string): Promise<Org | null>;
+  findSystemOrg(): Promise<Org | null>;
+  list(): Promise<Org[]>;
+}
+
+/** Users are global (one login across orgs); membership ties them to orgs with a role. */
+export interface UserRepository {
+  /** @throws ALREADY_EXISTS when the email (case-insensitive) is taken. */
+  create(input: { email: string; displayName: string; passwordHash: string }): Promise<User>;
+  getById(userId: string): Promise<User | null>;
+  /** Case-insensitive. */
+  getByEmail(email: string): Promise<User | null>;
+  /** @throws ALREADY_EXISTS when the user is already a member of the org. */
+  addMembership(input: { orgId: string; userId: string; role: OrgRole }): Promise<Membership>;
+  getMembership(orgId: string, userId: string): Promise<Membership | null>;
+  /** The user's memberships, oldest first (the first is the default org at login). */
+  listMemberships(userId: string): Promise<Membership[]>;
+  /** Members of one org, with their user records, oldest first. */
+  listOrgUsers(scope: OrgScope): Promise<Array<{ user: User; membership: Membership }>>;
+}
+
+export interface ProjectRepository {
+  /** @throws ALREADY_EXISTS when the org already has a project of that name; NOT_FOUND for an unknown org. */
+  create(scope: OrgScope, input: { name: string }): Promise<Project>;
+  get(scope: OrgScope, projectId: string): Promise<Project | null>;
+  list(scope: OrgScope): Promise<Project[]>;
+}
+
+export interface EnvironmentRepository {
+  /** @throws ALREADY_EXISTS for a duplicate name in the project; NOT_FOUND for a project outside the org. */
+  create(scope: ProjectScope, input: { name: string }): Promise<Environment>;
+  get(scope: OrgScope, environmentId: string): Promise<Environment | null>;
+  list(scope: ProjectScope): Promise<Environment[]>;
+}
+
+export interface SdkKeyRepository {
+  /** @throws NOT_FOUND when the environment is not in the scope. */
+  create(scope: EnvironmentScope, input: { keyPrefix: string; keyHash: string }): Promise<SdkKey>;
+  /** The active (not revoked) key with this hash, in any org: this is how a key finds its tenant. */
+  findActiveByHash(keyHash: string): Promise<SdkKey | null>;
+  /** Active keys of the environment, oldest first. */
+  list(scope: EnvironmentScope): Promise<SdkKey[]>;
+  /**
+   * Revokes a key at once. Atomic with the check that another active key remains.
+   * @throws NOT_FOUND unknown or already revoked; FAILED_PRECONDITION when it is the last active key.
+   */
+  revoke(scope: EnvironmentScope, sdkKeyId: string): Promise<SdkKey>;
+}

@@ -1,0 +1,84 @@
+/**
+ * `npm test`: runs every *.test.ts file with node:test.
+ *
+ * Integration tests need a PostgreSQL server: TEST_DATABASE_URL when set, otherwise an embedded
+ * PostgreSQL started here for the run (throwaway data directory) and stopped afterwards. Each test
+ * file creates its own database on that server (packages/postgres/src/testing/test-database.ts).
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
+
+const ROOTS = ['packages', 'hosts', 'test'];
+
+function findTestFiles(): string[] {
+  const files: string[] = [];
+  for (const root of ROOTS) {
+    let entries: string[];
+    try {
+      entries = readdirSync(root, { recursive: true }) as string[];
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (entry.endsWith('.test.ts') && !entry.includes('node_modules')) files.push(path.join(root, entry));
+    }
+  }
+  return files.sort();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const filter = process.argv.slice(2);
+  const files = findTestFiles().filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
+  if (files.length === 0) {
+    console.error('no test files found');
+    return 1;
+  }
+
+  let stopDatabase: (() => Promise<void>) | undefined;
+  const env = { ...process.env };
+  if (!env.TEST_DATABASE_URL) {
+    const runDir = mkdtempSync(path.join(tmpdir(), 'switchyard-test-'));
+    // When we run as root the server runs as the `postgres` user, which must reach its directory.
+    chmodSync(runDir, 0o755);
+    const dataDir = path.join(runDir, 'postgres');
+    const port = await freePort();
+    const started = Date.now();
+    const embedded = await startEmbeddedPostgres({ dataDir, port, persistent: false });
+    console.log(`# TEST_DATABASE_URL unset: embedded PostgreSQL on 127.0.0.1:${port} (started in ${Date.now() - started} ms)`);
+    env.TEST_DATABASE_URL = embedded.url;
+    stopDatabase = () => embedded.stop();
+  }
+
+  const concurrency = Number(env.TEST_CONCURRENCY ?? 4);
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+    { stdio: 'inherit', env },
+  );
+  const code = await new Promise<number>((resolve) => child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0))));
+  await stopDatabase?.();
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
