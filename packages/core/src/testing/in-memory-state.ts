@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { notFound } from '../errors/domain-error.ts';
+import type {
+  AuditEntry,
+  Environment,
+  EventDefinition,
+  Experiment,
+  ExperimentIteration,
+  ExperimentResults,
+  Exposure,
+  Membership,
+  MetricEvent,
+  Org,
+  Project,
+  SdkKey,
+  StatsJob,
+  User,
+} from '../model/entities.ts';
+import type { Flag, HashingConfig, Rule, Segment } from '../model/definitions.ts';
+import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.ts';
+
+/** A stored flag definition (project-level) in the fake. */
+export interface StoredFlagDefinition {
+  id: string;
+  orgId: string;
+  projectId: string;
+  flag: Omit<Flag, 'enabled' | 'off_variant_key' | 'rules' | 'hashing'>;
+}
+
+/** A stored per-environment flag state in the fake. */
+export interface StoredFlagState {
+  enabled: boolean;
+  off_variant_key: string | null;
+  rules: Rule[];
+  hashing: HashingConfig[];
+  version: number;
+  updated_at_ms: number;
+}
+
+/**
+ * The tables of the in-memory fakes, shared by every fake of one createInMemoryRepositories()
+ * bundle so that cross-resource rules (a project must belong to the org, an environment to the
+ * project, ...) behave as the PostgreSQL foreign keys do.
+ */
+export class InMemoryState {
+  readonly orgs = new Map<string, Org>();
+  readonly users = new Map<string, User>();
+  readonly memberships: Membership[] = [];
+  readonly projects = new Map<string, Project>();
+  readonly environments = new Map<string, Environment>();
+  readonly sdkKeys = new Map<string, SdkKey>();
+  /** flag definitions by id */
+  readonly flags = new Map<string, StoredFlagDefinition>();
+  /** `${environmentId}/${flagId}` → state */
+  readonly flagStates = new Map<string, StoredFlagState>();
+  /** segments by id, with their scope */
+  readonly segments = new Map<string, { scope: EnvironmentScope; segment: Segment }>();
+  /** segment id → list → keys */
+  readonly segmentMembers = new Map<string, { included: Set<string>; excluded: Set<string> }>();
+  /** `${environmentId}/${key}` → definition */
+  readonly eventDefinitions = new Map<string, EventDefinition>();
+  readonly events: Array<MetricEvent & { orgId: string; receivedAtMs: number }> = [];
+  readonly exposures: Array<Exposure & { orgId: string; receivedAtMs: number }> = [];
+  /** `${environmentId}/${key}` → answer */
+  readonly idempotency = new Map<string, { answer: unknown; expiresAtMs: number }>();
+  readonly experiments = new Map<string, { scope: EnvironmentScope; experiment: Experiment }>();
+  readonly iterations: ExperimentIteration[] = [];
+  readonly results = new Map<string, { scope: EnvironmentScope; results: ExperimentResults }>();
+  readonly statsJobs = new Map<string, StatsJob>();
+  readonly audit: AuditEntry[] = [];
+
+  /** A clock the fakes stamp records with; strictly increasing so orderings are stable. */
+  private lastNowMs = 0;
+  now(): number {
+    this.lastNowMs = Math.max(Date.now(), this.lastNowMs + 1);
+    return this.lastNowMs;
+  }
+
+  newId(): string {
+    return randomUUID();
+  }
+
+  /** The org, or NOT_FOUND. */
+  requireOrg(scope: OrgScope): Org {
+    const org = this.orgs.get(scope.orgId);
+    if (!org) throw notFound('organisation', scope.orgId);
+    return org;
+  }
+
+  /** The project if it belongs to the scope's org, or NOT_FOUND (as a foreign key would). */
+  requireProject(scope: ProjectScope): Project {
+    const project = this.projects.get(scope.projectId);
+    if (!project || project.orgId !== scope.orgId) throw notFound('project', scope.projectId);
+    return project;
+  }
+
+  /** The environment if it belongs to the scope's project and org, or NOT_FOUND. */
+  requireEnvironment(scope: EnvironmentScope): Environment {
+    const environment = this.environments.get(scope.environmentId);
+    if (!environment || environment.orgId !== scope.orgId || environment.projectId !== scope.projectId) {
+      throw notFound('environment', scope.environmentId);
+    }
+    return environment;
+  }
+
+  /** True when the environment exists within the scope (reads answer empty instead of throwing). */
+  hasEnvironment(scope: EnvironmentScope): boolean {
+    const environment = this.environments.get(scope.environmentId);
+    return !!environment && environment.orgId === scope.orgId && environment.projectId === scope.projectId;
+  }
+}

@@ -1,0 +1,40 @@
+import type { Repositories } from '../ports/repositories.ts';
+import { InMemoryState } from './in-memory-state.ts';
+import { InMemoryOrgRepository } from './in-memory-org-repository.ts';
+import { InMemoryUserRepository } from './in-memory-user-repository.ts';
+import { InMemoryProjectRepository } from './in-memory-project-repository.ts';
+import { InMemoryEnvironmentRepository } from './in-memory-environment-repository.ts';
+import { InMemorySdkKeyRepository } from './in-memory-sdk-key-repository.ts';
+import { InMemoryAuditRepository } from './in-memory-audit-repository.ts';
+import { InMemoryFlagRepository } from './in-memory-flag-repository.ts';
+import { InMemorySegmentRepository } from './in-memory-segment-repository.ts';
+import { InMemoryEventDefinitionRepository } from './in-memory-event-definition-repository.ts';
+import { InMemoryEventRepository } from './in-memory-event-repository.ts';
+import { InMemoryExposureRepository } from './in-memory-exposure-repository.ts';
+import { InMemoryIdempotencyRepository } from './in-memory-idempotency-repository.ts';
+import { InMemoryExperimentRepository } from './in-memory-experiment-repository.ts';
+import { InMemoryResultsRepository } from './in-memory-results-repository.ts';
+import { InMemoryStatsJobRepository } from './in-memory-stats-job-repository.ts';
+
+export { InMemoryState } from './in-memory-state.ts';
+
+/** Every port backed by one shared in-memory state: for unit tests and for the core used alone. */
+export function createInMemoryRepositories(state = new InMemoryState()): Repositories {
+  return {
+    orgs: new InMemoryOrgRepository(state),
+    users: new InMemoryUserRepository(state),
+    projects: new InMemoryProjectRepository(state),
+    environments: new InMemoryEnvironmentRepository(state),
+    sdkKeys: new InMemorySdkKeyRepository(state),
+    audit: new InMemoryAuditRepository(state),
+    flags: new InMemoryFlagRepository(state),
+    segments: new InMemorySegmentRepository(state),
+    eventDefinitions: new InMemoryEventDefinitionRepository(state),
+    events: new InMemoryEventRepository(state),
+    exposures: new InMemoryExposureRepository(state),
+    idempotency: new InMemoryIdempotencyRepository(state),
+    experiments: new InMemoryExperimentRepository(state),
+    results: new InMemoryResultsRepository(state),
+    statsJobs: new InMemoryStatsJobRepository(state),
+  };
+}

@@ -1,0 +1,38 @@
+import type { Repositories } from '@switchyard/core';
+import type { Sql } from './connect.ts';
+import { PgOrgRepository } from './org-repository.pg.ts';
+import { PgUserRepository } from './user-repository.pg.ts';
+import { PgProjectRepository } from './project-repository.pg.ts';
+import { PgEnvironmentRepository } from './environment-repository.pg.ts';
+import { PgSdkKeyRepository } from './sdk-key-repository.pg.ts';
+import { PgAuditRepository } from './audit-repository.pg.ts';
+import { PgFlagRepository } from './flag-repository.pg.ts';
+import { PgSegmentRepository } from './segment-repository.pg.ts';
+import { PgEventDefinitionRepository } from './event-definition-repository.pg.ts';
+import { PgEventRepository } from './event-repository.pg.ts';
+import { PgExposureRepository } from './exposure-repository.pg.ts';
+import { PgIdempotencyRepository } from './idempotency-repository.pg.ts';
+import { PgExperimentRepository } from './experiment-repository.pg.ts';
+import { PgResultsRepository } from './results-repository.pg.ts';
+import { PgStatsJobRepository } from './stats-job-repository.pg.ts';
+
+/** Every core port implemented on one postgres.js pool. */
+export function createPostgresRepositories(sql: Sql): Repositories {
+  return {
+    orgs: new PgOrgRepository(sql),
+    users: new PgUserRepository(sql),
+    projects: new PgProjectRepository(sql),
+    environments: new PgEnvironmentRepository(sql),
+    sdkKeys: new PgSdkKeyRepository(sql),
+    audit: new PgAuditRepository(sql),
+    flags: new PgFlagRepository(sql),
+    segments: new PgSegmentRepository(sql),
+    eventDefinitions: new PgEventDefinitionRepository(sql),
+    events: new PgEventRepository(sql),
+    exposures: new PgExposureRepository(sql),
+    idempotency: new PgIdempotencyRepository(sql),
+    experiments: new PgExperimentRepository(sql),
+    results: new PgResultsRepository(sql),
+    statsJobs: new PgStatsJobRepository(sql),
+  };
+}
