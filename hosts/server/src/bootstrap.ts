@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { isDomainError, type Org, type PasswordHasher, type Repositories } from '@switchyard/core';
+
+export const SYSTEM_ORG_NAME = 'system';
+export const DEV_ADMIN_EMAIL = 'admin@localhost';
+
+export interface BootstrapResult {
+  systemOrg: Org;
+  /** The admin this start created, with its password when we generated it (shown once). */
+  createdAdmin: { email: string; generatedPassword: string | null } | null;
+}
+
+async function ensureSystemOrg(repos: Repositories): Promise<Org> {
+  const existing = await repos.orgs.findSystemOrg();
+  if (existing) return existing;
+  try {
+    return await repos.orgs.create({ name: SYSTEM_ORG_NAME, isSystem: true });
+  } catch (error) {
+    // Another instance starting at the same moment created it first.
+    if (isDomainError(error) && error.code === 'ALREADY_EXISTS') {
+      const created = await repos.orgs.findSystemOrg();
+      if (created) return created;
+    }
+    throw error;
+  }
+}
+
+async function ensureAdmin(repos: Repositories, hasher: PasswordHasher, org: Org, email: string, password: string): Promise<boolean> {
+  if (await repos.users.getByEmail(email)) return false;
+  try {
+    const user = await repos.users.create({ email, displayName: 'Administrator', passwordHash: await hasher.hash(password) });
+    await repos.users.addMembership({ orgId: org.id, userId: user.id, role: 'org_admin' });
+    return true;
+  } catch (error) {
+    if (isDomainError(error) && error.code === 'ALREADY_EXISTS') return false;
+    throw error;
+  }
+}
+
+/**
+ * DECISIONS §2: the system org always exists; the first administrator comes from
+ * BOOTSTRAP_ADMIN_EMAIL/PASSWORD, or, in development on the embedded database with neither set,
+ * is admin@localhost with a random password that the caller shows once.
+ */
+export async function bootstrap(
+  repos: Repositories,
+  hasher: PasswordHasher,
+  options: { admin: { email: string; password: string } | null; generateDevAdmin: boolean },
+): Promise<BootstrapResult> {
+  const systemOrg = await ensureSystemOrg(repos);
+  if (options.admin) {
+    const created = await ensureAdmin(repos, hasher, systemOrg, options.admin.email, options.admin.password);
+    return { systemOrg, createdAdmin: created ? { email: options.admin.email, generatedPassword: null } : null };
+  }
+  if (options.generateDevAdmin) {
+    const password = randomBytes(12).toString('base64url');
+    const created = await ensureAdmin(repos, hasher, systemOrg, DEV_ADMIN_EMAIL, password);
+    return { systemOrg, createdAdmin: created ? { email: DEV_ADMIN_EMAIL, generatedPassword: password } : null };
+  }
+  return { systemOrg, createdAdmin: null };
+}

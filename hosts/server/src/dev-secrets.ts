@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Development only (production requires JWT_SECRET): a random secret kept in the data directory,
+ * so tokens survive restarts without anyone choosing a weak shared one.
+ */
+export function developmentJwtSecret(dataDir: string): string {
+  const file = path.resolve(dataDir, 'jwt-secret');
+  try {
+    const existing = readFileSync(file, 'utf8').trim();
+    if (existing.length >= 32) return existing;
+  } catch {
+    // first start: create it below
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+/** Where the generated development admin password is kept (mode 0600, inside .data/). */
+export function writeDevAdminPassword(dataDir: string, password: string): string {
+  const file = path.resolve(dataDir, 'admin-password');
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  return file;
+}

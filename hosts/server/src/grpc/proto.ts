@@ -1,0 +1,32 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { fileURLToPath } from 'node:url';
+
+/** proto/ at the repository root: the source of truth for every gRPC shape. */
+export const PROTO_ROOT = fileURLToPath(new URL('../../../../proto/', import.meta.url));
+
+/**
+ * Loads a .proto file (path relative to proto/). Field names stay snake_case as in the .proto and
+ * in our JSON; int64 values are JS numbers (all are counts, versions or epoch ms, below 2^53).
+ */
+export function loadProto(relativePath: string): grpc.GrpcObject {
+  const definition = protoLoader.loadSync(relativePath, {
+    includeDirs: [PROTO_ROOT],
+    keepCase: true,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(definition);
+}
+
+/** Looks up `a.b.C` in a loaded package, failing loudly if the proto and the code disagree. */
+export function lookup<T>(root: grpc.GrpcObject, path: string): T {
+  let node: unknown = root;
+  for (const part of path.split('.')) {
+    node = (node as Record<string, unknown> | undefined)?.[part];
+  }
+  if (node === undefined) throw new Error(`proto symbol ${path} not found`);
+  return node as T;
+}

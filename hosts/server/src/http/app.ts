@@ -1,0 +1,34 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../logging.ts';
+import { installErrorHandling } from './error-handling.ts';
+import { installJsonBodyParser } from './json-body.ts';
+
+/** Largest accepted request body (DECISIONS §6: 1 MiB per body; 413 beyond). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The Fastify instance every REST route is registered on: hardened JSON parsing, the `{error, code}`
+ * error format everywhere, and one debug line per request instead of Fastify's two info lines
+ * (the SDK routes are hot paths).
+ */
+export function createHttpApp(logger: Logger): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: MAX_BODY_BYTES,
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
+  });
+  installJsonBodyParser(app);
+  installErrorHandling(app);
+  app.addHook('onResponse', async (request, reply) => {
+    if (logger.isLevelEnabled('debug')) {
+      request.log.debug(
+        { method: request.method, url: request.routeOptions.url ?? request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+    }
+  });
+  return app;
+}

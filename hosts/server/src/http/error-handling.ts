@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError, isDomainError } from '@switchyard/core';
+import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { HTTP_STATUS_BY_CODE, codeForStatus } from './error-status.ts';
+
+interface ErrorBody {
+  error: string;
+  code: string;
+}
+
+/** Formats Fastify's schema-validation failure so it names the field: `body.email: must be string`. */
+function validationMessage(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return error.message;
+  const context = error.validationContext ?? 'body';
+  const missing = (first.params as { missingProperty?: string } | undefined)?.missingProperty;
+  if (missing) return `${context}.${missing} is required`;
+  const field = first.instancePath ? `${context}${first.instancePath.replaceAll('/', '.')}` : context;
+  return `${field}: ${first.message ?? 'is invalid'}`;
+}
+
+/**
+ * Turns any error into `{error, code}` with the right status. Domain errors keep their message;
+ * client mistakes caught by Fastify (bad JSON, schema, size) become 4xx; a lost database is 502
+ * UNAVAILABLE; everything else is a 500 whose details go to the log only (never the response).
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    let status: number;
+    let body: ErrorBody;
+    if (isDomainError(error)) {
+      status = HTTP_STATUS_BY_CODE[error.code];
+      body = { error: error.message, code: error.code };
+    } else if (error.validation) {
+      status = 400;
+      body = { error: validationMessage(error), code: 'INVALID_ARGUMENT' };
+    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // 413 is the one place the status is not the code's table entry: the size limit is a
+      // transport rule, and RESOURCE_EXHAUSTED is the gRPC name for it.
+      status = 413;
+      body = { error: 'request body is too large', code: 'RESOURCE_EXHAUSTED' };
+    } else if (isDatabaseUnavailable(error)) {
+      status = HTTP_STATUS_BY_CODE.UNAVAILABLE;
+      body = { error: 'the database is unavailable; retry later', code: 'UNAVAILABLE' };
+      request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
+    } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      status = error.statusCode;
+      body = { error: error.message, code: codeForStatus(status) };
+    } else {
+      status = 500;
+      body = { error: 'internal error', code: 'INTERNAL' };
+      request.log.error({ err: error }, 'unhandled error');
+    }
+    void reply.code(status).type('application/json; charset=utf-8').send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}`, code: 'NOT_FOUND' });
+  });
+}
+
+export { DomainError };

@@ -1,0 +1,80 @@
+/**
+ * `npm start`: the whole platform in one process. Configuration from environment variables only
+ * (see README); a bad value stops the process with one clear line and exit code 2.
+ */
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { DEV_ADMIN_EMAIL } from './bootstrap.ts';
+import { writeDevAdminPassword } from './dev-secrets.ts';
+import { createLogger } from './logging.ts';
+import { startServer, type RunningServer } from './server.ts';
+
+function printLoginHelp(config: Config, server: RunningServer): void {
+  const admin = server.bootstrap.createdAdmin;
+  const lines = [
+    '',
+    `Switchyard is up: REST http://localhost:${server.httpPort}  gRPC sync :${server.syncGrpcPort}  internal gRPC :${server.grpcPort}`,
+  ];
+  if (admin?.generatedPassword) {
+    const file = writeDevAdminPassword(config.dataDir, admin.generatedPassword);
+    lines.push(
+      `Created the first administrator: ${admin.email} / ${admin.generatedPassword}  (shown once; also kept in ${file})`,
+    );
+  }
+  if (server.database.embedded && !config.bootstrapAdmin) {
+    lines.push(
+      `Log in:  curl -s -X POST localhost:${server.httpPort}/v1/auth/login -H 'content-type: application/json' \\`,
+      `           -d '{"email":"${DEV_ADMIN_EMAIL}","password":"'"$(cat ${config.dataDir}/admin-password)"'"}'`,
+    );
+  } else if (config.bootstrapAdmin) {
+    lines.push(`Log in with POST /v1/auth/login as ${config.bootstrapAdmin.email} (BOOTSTRAP_ADMIN_PASSWORD).`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const logging = createLogger({ filter: config.logFilter, json: config.appEnv === 'production' });
+  const log = logging.forModule('server');
+  let server: RunningServer;
+  try {
+    server = await startServer(config, logging);
+  } catch (error) {
+    log.fatal({ err: error }, 'startup failed');
+    process.exit(1);
+  }
+  printLoginHelp(config, server);
+  log.info('ready');
+
+  let signals = 0;
+  const shutdown = (signal: string): void => {
+    if (++signals > 1) {
+      log.warn('second signal: exiting now');
+      process.exit(1);
+    }
+    log.info({ signal }, 'shutting down: draining requests and streams');
+    server.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+void main();

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  test('defaults follow DECISIONS §1', () => {
+    const config = loadConfig({});
+    assert.equal(config.appEnv, 'development');
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.httpPort, 8080);
+    assert.equal(config.grpcPort, 9090);
+    assert.equal(config.syncGrpcPort, 50050);
+    assert.equal(config.embeddedPgPort, 54329);
+    assert.equal(config.tokenTtlSeconds, 86400);
+    assert.equal(config.dbPoolSize, 10);
+    assert.equal(config.logFilter, 'info');
+    assert.equal(config.jwtSecret, null);
+    assert.equal(config.bootstrapAdmin, null);
+    assert.equal(config.dataDir, '.data');
+  });
+
+  test('reads every variable', () => {
+    const config = loadConfig({
+      APP_ENV: 'production',
+      DATABASE_URL: 'postgres://u:p@db:5432/app',
+      HTTP_PORT: '8081',
+      GRPC_PORT: '9091',
+      SYNC_GRPC_PORT: '50051',
+      RUST_LOG: 'warn,http=debug',
+      JWT_SECRET: 'x'.repeat(32),
+      TOKEN_TTL_SECONDS: '3600',
+      DB_POOL_SIZE: '20',
+      BOOTSTRAP_ADMIN_EMAIL: 'root@example.com',
+      BOOTSTRAP_ADMIN_PASSWORD: 'correct horse',
+    });
+    assert.equal(config.appEnv, 'production');
+    assert.equal(config.databaseUrl, 'postgres://u:p@db:5432/app');
+    assert.deepEqual([config.httpPort, config.grpcPort, config.syncGrpcPort], [8081, 9091, 50051]);
+    assert.equal(config.logFilter, 'warn,http=debug');
+    assert.equal(config.tokenTtlSeconds, 3600);
+    assert.equal(config.dbPoolSize, 20);
+    assert.deepEqual(config.bootstrapAdmin, { email: 'root@example.com', password: 'correct horse' });
+  });
+
+  test('LOG_LEVEL is an alias of RUST_LOG, which wins', () => {
+    assert.equal(loadConfig({ LOG_LEVEL: 'debug' }).logFilter, 'debug');
+    assert.equal(loadConfig({ LOG_LEVEL: 'debug', RUST_LOG: 'error' }).logFilter, 'error');
+  });
+
+  const rejects: Array<[string, Record<string, string>, RegExp]> = [
+    ['production without DATABASE_URL', { APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }, /DATABASE_URL is required/],
+    ['production without JWT_SECRET', { APP_ENV: 'production', DATABASE_URL: 'postgres://h/db' }, /JWT_SECRET is required/],
+    ['a short JWT_SECRET', { JWT_SECRET: 'short' }, /at least 32 bytes/],
+    ['a port that is not a number', { HTTP_PORT: 'eighty' }, /HTTP_PORT must be an integer/],
+    ['a port out of range', { GRPC_PORT: '70000' }, /GRPC_PORT must be an integer/],
+    ['a pool size of zero', { DB_POOL_SIZE: '0' }, /DB_POOL_SIZE/],
+    ['an unknown APP_ENV', { APP_ENV: 'staging' }, /APP_ENV must be/],
+    ['an unknown log level', { RUST_LOG: 'loud' }, /unknown level/],
+    ['a DATABASE_URL of another scheme', { DATABASE_URL: 'mysql://h/db' }, /postgres:\/\//],
+    ['a DATABASE_URL that is not a URL', { DATABASE_URL: 'not a url' }, /not a valid URL/],
+    ['a bootstrap email without password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c' }, /set together/],
+    ['a short bootstrap password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c', BOOTSTRAP_ADMIN_PASSWORD: 'short' }, /at least 8/],
+  ];
+  for (const [name, env, message] of rejects) {
+    test(`refuses ${name} with one clear line`, () => {
+      assert.throws(() => loadConfig(env), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes('\n'));
+        return true;
+      });
+    });
+  }
+});

@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Every stdout/stderr line so far. */
+  lines: string[];
+  /** Resolves with the first line matching, or rejects after `timeoutMs`. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Runs the real server entry point (`npm start` runs the same file) as a child process, with
+ * the given environment on top of a clean one. Ports default to 0 (any free port).
+ */
+export function spawnServer(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HTTP_PORT: '0',
+      GRPC_PORT: '0',
+      SYNC_GRPC_PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
+  const onData = (chunk: Buffer): void => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      lines.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    lines,
+    exited,
+    waitForLine(pattern, timeoutMs = 30_000) {
+      const seen = lines.find((line) => pattern.test(line));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${lines.join('\n')}`)), timeoutMs);
+        const waiter = {
+          pattern,
+          resolve: (line: string) => {
+            clearTimeout(timer);
+            resolve(line);
+          },
+        };
+        waiters.push(waiter);
+        void exited.then(() => {
+          if (waiters.includes(waiter)) {
+            clearTimeout(timer);
+            reject(new Error(`server exited before ${pattern}; output:\n${lines.join('\n')}`));
+          }
+        });
+      });
+    },
+  };
+}
+
+/** The port a JSON log line `{"msg":"<name> listening","port":N}` announced. */
+export function portFrom(line: string): number {
+  const match = /"port":(\d+)/.exec(line);
+  if (!match?.[1]) throw new Error(`no port in: ${line}`);
+  return Number(match[1]);
+}
