@@ -122,9 +122,11 @@ CREATE TABLE IF NOT EXISTS segments (
 
 -- List-segment members: one row per (segment, key, list). The primary key answers
 -- "is key K in segment S" with one index probe; the second index pages a list in key order.
+-- COLLATE "C": key order is byte (code point) order whatever the database locale, so the paging
+-- index serves ORDER BY/cursor comparisons directly and every adapter pages in the same order.
 CREATE TABLE IF NOT EXISTS segment_members (
   segment_id   uuid NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
-  context_key  text NOT NULL,
+  context_key  text COLLATE "C" NOT NULL,
   list         text NOT NULL CHECK (list IN ('included', 'excluded')),
   PRIMARY KEY (segment_id, context_key, list)
 );

@@ -10,3 +10,5 @@ export * from './ports/event-ports.ts';
 export * from './ports/experiment-ports.ts';
 export * from './ports/repositories.ts';
 export * from './rbac/authorize.ts';
+export * from './ports/security-ports.ts';
+export * from './evaluation/index.ts';

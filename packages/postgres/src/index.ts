@@ -2,3 +2,4 @@ export * from './connect.ts';
 export * from './migrate.ts';
 export * from './embedded.ts';
 export * from './repositories.ts';
+export * from './availability.ts';

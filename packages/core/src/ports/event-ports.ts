@@ -31,6 +31,11 @@ export interface ExposureRepository {
 export interface IdempotencyRepository {
   /** The stored answer, or null when the key is new or expired. */
   get(scope: EnvironmentScope, key: string, nowMs: number): Promise<unknown | null>;
-  /** Stores the answer unless one exists; returns the answer that is stored now. */
-  putIfAbsent(scope: EnvironmentScope, key: string, answer: unknown, expiresAtMs: number): Promise<unknown>;
+  /**
+   * Stores the answer unless an unexpired one exists (`expiresAtMs <= nowMs` counts as expired and
+   * is replaced); returns the answer that is stored now. Race-safe: concurrent callers with the same
+   * key all get the one answer that won. `nowMs` defaults to the wall clock; it is a parameter so
+   * that the expiry rule uses the same clock as `get`.
+   */
+  putIfAbsent(scope: EnvironmentScope, key: string, answer: unknown, expiresAtMs: number, nowMs?: number): Promise<unknown>;
 }

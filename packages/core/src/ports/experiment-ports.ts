@@ -57,7 +57,9 @@ export interface StatsJobRepository {
   get(scope: OrgScope, jobId: string): Promise<StatsJob | null>;
   /**
    * Claims the oldest pending job, or a running one whose lease expired (FOR UPDATE SKIP LOCKED in
-   * PostgreSQL, so several workers never claim the same job). Sets running, startedAtMs, lease.
+   * PostgreSQL, so several workers never claim the same job). Sets running, the lease
+   * (nowMs + leaseMs) and attempts + 1; startedAtMs is set by the first claim only and kept when an
+   * expired lease is claimed again. A lease counts as expired when leaseExpiresAtMs < nowMs.
    */
   claimNext(nowMs: number, leaseMs: number): Promise<StatsJob | null>;
   /** Marks completed; only from running. */

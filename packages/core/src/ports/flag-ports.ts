@@ -88,9 +88,15 @@ export interface SegmentRepository {
   ): Promise<Segment>;
   /** Also removes its members. @throws NOT_FOUND, ABORTED. */
   delete(scope: EnvironmentScope, key: string, expectedVersion?: number): Promise<void>;
-  /** Applies member changes in one transaction and bumps the version. @throws NOT_FOUND. */
+  /**
+   * Applies member changes in one transaction and bumps the version; removals before additions.
+   * @throws NOT_FOUND, FAILED_PRECONDITION (a rule segment has no member lists).
+   */
   changeMembers(scope: EnvironmentScope, key: string, changes: MemberChanges): Promise<Segment>;
-  /** Members in key order; `cursor` is the last key of the previous page. */
+  /**
+   * Members in key (code point) order; `cursor` is the last key of the previous page.
+   * @throws NOT_FOUND, INVALID_ARGUMENT (limit below 1).
+   */
   listMembers(
     scope: EnvironmentScope,
     key: string,
@@ -99,7 +105,7 @@ export interface SegmentRepository {
   ): Promise<Page<string>>;
   /**
    * Membership of context keys in list segments (excluded wins over included), one answer per pair,
-   * in order. A pair naming an unknown segment answers null.
+   * in order. A pair naming an unknown segment answers null; a rule segment, false.
    */
   checkMembers(scope: EnvironmentScope, pairs: Array<{ segmentKey: string; contextKey: string }>): Promise<Array<boolean | null>>;
 }

@@ -1,0 +1,228 @@
+import murmurhash from 'murmurhash';
+import type { EvaluationContext, ParameterValue } from '../model/context.ts';
+import type { AllocationBucket, HashingConfig, PercentageAllocation } from '../model/definitions.ts';
+
+/** Number of buckets a hash falls into: 0..99999, so a weight_milli unit is 100 buckets. */
+export const BUCKET_COUNT = 100_000;
+
+/** `weight_milli` is in units of 0.1 percent; this many buckets make one unit. */
+const BUCKETS_PER_MILLI = BUCKET_COUNT / 1000;
+
+/**
+ * Scratch space for UTF-8 encoding. `murmurhash.v3(string)` runs `new TextEncoder().encode()` on
+ * every call, which costs more than the hash itself; writing the bytes into one reused buffer and
+ * handing the library a cached view of the right length hashes exactly the same bytes without
+ * allocating (evaluation is synchronous, so the buffer is never shared between two calls).
+ */
+const SCRATCH_BYTES = 4096;
+const scratch = new Uint8Array(SCRATCH_BYTES);
+const scratchViews: Uint8Array[] = [];
+// Looked up once rather than on the CommonJS module object in every call of the hot path.
+const murmurV3 = murmurhash.v3;
+
+function scratchView(length: number): Uint8Array {
+  let view = scratchViews[length];
+  if (view === undefined) {
+    view = scratch.subarray(0, length);
+    scratchViews[length] = view;
+  }
+  return view;
+}
+
+/**
+ * Writes the UTF-8 bytes of `text` into the scratch buffer at `offset`; returns the end offset.
+ * Same bytes as the WHATWG TextEncoder the library uses: a lone surrogate becomes U+FFFD (EF BF BD).
+ * The caller guarantees room: a UTF-16 code unit never needs more than 3 bytes.
+ */
+function writeUtf8(text: string, offset: number): number {
+  let at = offset;
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    if (code < 0x80) {
+      scratch[at++] = code;
+    } else if (code < 0x800) {
+      scratch[at++] = 0xc0 | (code >> 6);
+      scratch[at++] = 0x80 | (code & 0x3f);
+    } else {
+      if (code >= 0xd800 && code <= 0xdfff) {
+        const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+        if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+          code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
+          i++;
+          scratch[at++] = 0xf0 | (code >> 18);
+          scratch[at++] = 0x80 | ((code >> 12) & 0x3f);
+          scratch[at++] = 0x80 | ((code >> 6) & 0x3f);
+          scratch[at++] = 0x80 | (code & 0x3f);
+          continue;
+        }
+        code = 0xfffd;
+      }
+      scratch[at++] = 0xe0 | (code >> 12);
+      scratch[at++] = 0x80 | ((code >> 6) & 0x3f);
+      scratch[at++] = 0x80 | (code & 0x3f);
+    }
+  }
+  return at;
+}
+
+const SLASH = 0x2f;
+
+/**
+ * MurmurHash3 x86 32-bit with seed 0 over the UTF-8 bytes of `input` (the npm `murmurhash`
+ * package's v3, which every SDK must reproduce).
+ */
+export function murmur3(input: string): number {
+  if (input.length * 3 > SCRATCH_BYTES) return murmurV3(input, 0);
+  return murmurV3(scratchView(writeUtf8(input, 0)), 0);
+}
+
+/**
+ * The bucket (0..99999) of a hash input for one flag in one environment (DECISIONS §4):
+ * murmur3_x86_32(seed 0) of the UTF-8 bytes of `hash_input/flag_key/project_id/environment_id`,
+ * modulo 100000. Flag, project and environment are part of the input so that one user lands in
+ * independent buckets for different flags and environments.
+ */
+export function bucketFor(hashInput: string, flagKey: string, projectId: string, environmentId: string): number {
+  const units = hashInput.length + flagKey.length + projectId.length + environmentId.length + 3;
+  if (units * 3 > SCRATCH_BYTES) {
+    return murmurV3(hashInput + '/' + flagKey + '/' + projectId + '/' + environmentId, 0) % BUCKET_COUNT;
+  }
+  // Parts are encoded one after the other rather than concatenated first: no string is built.
+  let at = writeUtf8(hashInput, 0);
+  scratch[at++] = SLASH;
+  at = writeUtf8(flagKey, at);
+  scratch[at++] = SLASH;
+  at = writeUtf8(projectId, at);
+  scratch[at++] = SLASH;
+  at = writeUtf8(environmentId, at);
+  return murmurV3(scratchView(at), 0) % BUCKET_COUNT;
+}
+
+/**
+ * The allocation bucket a bucket number falls in: the first whose cumulative `weight_milli * 100`
+ * exceeds it. Undefined when the weights sum to less than the bucket (an invalid allocation;
+ * weights are checked to sum to 1000 at write time). Raising one bucket's weight only moves the
+ * boundary, so keys already inside a growing first bucket stay there (monotonic rollouts).
+ */
+export function pickBucket(buckets: readonly AllocationBucket[], bucket: number): AllocationBucket | undefined {
+  let cumulative = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    const candidate = buckets[i]!;
+    cumulative += candidate.weight_milli * BUCKETS_PER_MILLI;
+    if (cumulative > bucket) return candidate;
+  }
+  return undefined;
+}
+
+/** A parameter value as it enters a hash input: JS number formatting (1, 1.5, 1e+21), "true"/"false". */
+function parameterText(value: ParameterValue): string {
+  return typeof value === 'string' ? value : String(value);
+}
+
+/**
+ * A context's key (`name === "key"`) or one of its scalar parameters. Anything that is not an own
+ * scalar parameter (a missing name, `null`, or an inherited member such as `toString`) is absent.
+ */
+export function contextValue(context: EvaluationContext, name: string): ParameterValue | undefined {
+  if (name === 'key') return context.key;
+  const parameters = context.parameters;
+  if (parameters === undefined || parameters === null) return undefined;
+  const value: unknown = parameters[name];
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return Object.hasOwn(parameters, name) ? (value as ParameterValue) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The first context of `contextType`, or undefined. */
+export function findContext(
+  contexts: readonly EvaluationContext[],
+  contextType: string,
+): EvaluationContext | undefined {
+  for (let i = 0; i < contexts.length; i++) {
+    const context = contexts[i]!;
+    if (context.context_type === contextType) return context;
+  }
+  return undefined;
+}
+
+const NO_NAMES: readonly string[] = [];
+
+/** Values of `names` on one context joined by "/"; undefined as soon as one is missing. */
+function joinedValues(context: EvaluationContext, names: readonly string[]): string | undefined {
+  if (names.length === 0) return context.key;
+  let joined = '';
+  for (let i = 0; i < names.length; i++) {
+    const value = contextValue(context, names[i]!);
+    if (value === undefined) return undefined;
+    joined = i === 0 ? parameterText(value) : joined + '/' + parameterText(value);
+  }
+  return joined;
+}
+
+function isSortedByOrder(configs: readonly HashingConfig[]): boolean {
+  for (let i = 1; i < configs.length; i++) {
+    if (configs[i - 1]!.order > configs[i]!.order) return false;
+  }
+  return true;
+}
+
+/** Flag-level hashing configs: each names a context type and a parameter ("key": the context key). */
+function hashInputFromConfigs(
+  configs: readonly HashingConfig[],
+  contexts: readonly EvaluationContext[],
+): string | undefined {
+  // Stored configs are normally already in order; only copy when they are not.
+  const ordered = isSortedByOrder(configs) ? configs : [...configs].sort((a, b) => a.order - b.order);
+  let joined = '';
+  for (let i = 0; i < ordered.length; i++) {
+    const config = ordered[i]!;
+    const context = findContext(contexts, config.parameter_type);
+    if (context === undefined) return undefined;
+    const value = contextValue(context, config.parameter_key);
+    if (value === undefined) return undefined;
+    joined = i === 0 ? parameterText(value) : joined + '/' + parameterText(value);
+  }
+  return joined;
+}
+
+/**
+ * The string a split hashes for this input, or undefined when the input cannot provide it (the
+ * rule then does not match):
+ *
+ * 1. The allocation's `context_hash_specs`, when it has any: the first spec type (object key order)
+ *    of which the input has a context. Its `parameter_names` empty: that context's key; otherwise
+ *    the named values joined by "/" in order ("key" names the context key). A missing value, or
+ *    no context of any spec type, gives undefined.
+ * 2. Else the flag-level `hashing` configs, when there are any, sorted by `order`: for each, the
+ *    `parameter_key` value of the first context of `parameter_type`, joined by "/". Any missing
+ *    context or value gives undefined.
+ * 3. Else the first context's key.
+ */
+export function resolveHashInput(
+  allocation: PercentageAllocation,
+  hashing: readonly HashingConfig[] | undefined,
+  contexts: readonly EvaluationContext[],
+): string | undefined {
+  const specs = allocation.context_hash_specs;
+  if (specs !== undefined && specs !== null) {
+    let anySpec = false;
+    for (const contextType in specs) {
+      if (!Object.hasOwn(specs, contextType)) continue;
+      anySpec = true;
+      const context = findContext(contexts, contextType);
+      if (context === undefined) continue;
+      const spec = specs[contextType];
+      return joinedValues(context, spec?.parameter_names ?? NO_NAMES);
+    }
+    if (anySpec) return undefined;
+  }
+  if (hashing !== undefined && hashing !== null && hashing.length > 0) {
+    return hashInputFromConfigs(hashing, contexts);
+  }
+  return contexts[0]?.key;
+}

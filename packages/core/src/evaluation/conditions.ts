@@ -1,0 +1,315 @@
+import semver from 'semver';
+import type { SemVer } from 'semver';
+import type { EvaluationContext, ParameterValue } from '../model/context.ts';
+import { CONDITION_OPS } from '../model/definitions.ts';
+import type { Condition, ConditionOp, ConditionValue } from '../model/definitions.ts';
+import { contextValue, findContext } from './bucketing.ts';
+
+/** Longest regular expression a `matches` condition may carry (ReDoS surface and memory). */
+export const MAX_PATTERN_LENGTH = 1000;
+
+/** A condition compiled once: tests a present attribute value against the condition's values. */
+type Predicate = (value: ParameterValue) => boolean;
+
+const NEVER: Predicate = () => false;
+const ALWAYS: Predicate = () => true;
+
+/**
+ * Compiled predicates by condition object. Condition documents are treated as immutable once
+ * evaluated (every update stores a new document), so the regular expressions, numbers, versions
+ * and times in `values` are parsed once per condition instead of once per evaluation.
+ */
+const compiled = new WeakMap<Condition, Predicate | null>();
+
+// Numbers are decimal literals only ("1", "-2.5", ".5", "1e3"): no hex, no whitespace, no
+// "Infinity", so that every SDK language parses the same strings the same way.
+const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A number from a JSON number or a decimal numeric string; undefined otherwise. Numeric strings
+ * are accepted because context parameters often arrive as strings (headers, query strings).
+ */
+export function toNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value === 'string' && NUMERIC.test(value)) {
+    const parsed = Number(value);
+    return Number.isFinite(parsed) ? parsed : undefined;
+  }
+  return undefined;
+}
+
+// ISO 8601 calendar date, optionally with a time and a zone; without a zone the time is UTC
+// (never the host's local time, which would make results depend on where the SDK runs).
+const ISO_8601 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?$/;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function parseIso8601(text: string): number | undefined {
+  const m = ISO_8601.exec(text);
+  if (m === null) return undefined;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4] ?? 0);
+  const minute = Number(m[5] ?? 0);
+  const second = Number(m[6] ?? 0);
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const monthDays = month === 2 && !leap ? 28 : (DAYS_IN_MONTH[month - 1] ?? 0);
+  if (month < 1 || month > 12 || day < 1 || day > monthDays) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offsetMinutes = 0;
+  if (m[9] !== undefined) {
+    const offsetHours = Number(m[10]);
+    const offsetMins = Number(m[11]);
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, millis);
+  return utc.getTime() - offsetMinutes * 60_000;
+}
+
+/** Epoch milliseconds from a finite number (epoch ms) or an ISO 8601 date string; else undefined. */
+export function toEpochMillis(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value === 'string') return parseIso8601(value);
+  return undefined;
+}
+
+function toSemVer(value: unknown): SemVer | undefined {
+  if (typeof value !== 'string') return undefined;
+  return semver.parse(value) ?? undefined;
+}
+
+/** A regular expression for a `matches` value; null when too long or not compiling. */
+function compilePattern(pattern: unknown): RegExp | null {
+  if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return null;
+  try {
+    return new RegExp(pattern);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `eq`/`in`: equal to any of the values. Same JS types compare with `===`; a number equals a
+ * numeric string with the same value (see toNumber); a boolean equals the string "true"/"false".
+ */
+function equalsAny(values: readonly ConditionValue[]): Predicate {
+  const exact = new Set<unknown>(values);
+  const numbersFromStrings = new Set<number>();
+  for (const value of values) {
+    if (typeof value === 'string') {
+      const n = toNumber(value);
+      if (n !== undefined) numbersFromStrings.add(n);
+    }
+  }
+  return (value) => {
+    if (exact.has(value)) return true;
+    switch (typeof value) {
+      case 'number':
+        return numbersFromStrings.has(value);
+      case 'string': {
+        if (value === 'true' || value === 'false') return exact.has(value === 'true');
+        const n = toNumber(value);
+        return n !== undefined && exact.has(n);
+      }
+      default:
+        return exact.has(value ? 'true' : 'false');
+    }
+  };
+}
+
+function stringPredicate(
+  values: readonly ConditionValue[],
+  test: (value: string, operand: string) => boolean,
+): Predicate {
+  const operands = values.filter((v): v is string => typeof v === 'string');
+  return (value) => {
+    if (typeof value !== 'string') return false;
+    for (const operand of operands) if (test(value, operand)) return true;
+    return false;
+  };
+}
+
+function orderedPredicate<T>(
+  operands: readonly (T | undefined)[],
+  parse: (value: unknown) => T | undefined,
+  test: (value: T, operand: T) => boolean,
+): Predicate {
+  const valid = operands.filter((v): v is T => v !== undefined);
+  if (valid.length === 0) return NEVER;
+  return (raw) => {
+    const value = parse(raw);
+    if (value === undefined) return false;
+    for (const operand of valid) if (test(value, operand)) return true;
+    return false;
+  };
+}
+
+function compileCondition(op: ConditionOp, values: readonly ConditionValue[]): Predicate | null {
+  switch (op) {
+    case 'eq':
+    case 'in':
+      return equalsAny(values);
+    case 'contains':
+      return stringPredicate(values, (v, o) => v.includes(o));
+    case 'starts_with':
+      return stringPredicate(values, (v, o) => v.startsWith(o));
+    case 'ends_with':
+      return stringPredicate(values, (v, o) => v.endsWith(o));
+    case 'matches': {
+      const patterns = values.map(compilePattern).filter((p): p is RegExp => p !== null);
+      // No `g`/`y` flag, so test() keeps no lastIndex state between evaluations.
+      return (value) => typeof value === 'string' && patterns.some((p) => p.test(value));
+    }
+    case 'lt':
+      return orderedPredicate(values.map(toNumber), toNumber, (v, o) => v < o);
+    case 'lte':
+      return orderedPredicate(values.map(toNumber), toNumber, (v, o) => v <= o);
+    case 'gt':
+      return orderedPredicate(values.map(toNumber), toNumber, (v, o) => v > o);
+    case 'gte':
+      return orderedPredicate(values.map(toNumber), toNumber, (v, o) => v >= o);
+    case 'semver_eq':
+      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => v.compare(o) === 0);
+    case 'semver_lt':
+      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => v.compare(o) < 0);
+    case 'semver_gt':
+      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => v.compare(o) > 0);
+    case 'before':
+      return orderedPredicate(values.map(toEpochMillis), toEpochMillis, (v, o) => v < o);
+    case 'after':
+      return orderedPredicate(values.map(toEpochMillis), toEpochMillis, (v, o) => v > o);
+    case 'exists':
+      return ALWAYS;
+    default:
+      return null;
+  }
+}
+
+function predicateOf(condition: Condition): Predicate | null {
+  let predicate = compiled.get(condition);
+  if (predicate === undefined) {
+    predicate = compileCondition(condition.op, Array.isArray(condition.values) ? condition.values : []);
+    compiled.set(condition, predicate);
+  }
+  return predicate;
+}
+
+/**
+ * Whether one condition holds for the evaluation input.
+ *
+ * 1. The attribute is read from the context of the condition's `context_type` (else of
+ *    `defaultContextType`, a rule segment's type; else the first context that has the attribute).
+ *    `"key"` is the context key.
+ * 2. An absent attribute makes the condition false, whatever `negate` says, except `exists`:
+ *    a negated `exists` on an absent attribute is true.
+ * 3. Otherwise the op holds when it holds for any of `values` (OR); a value of the wrong type for
+ *    the op (a non-numeric string for `gt`, an invalid version for `semver_*`, ...) does not hold.
+ *    `negate` inverts that result. An unknown op is false, negated or not.
+ */
+export function conditionHolds(
+  condition: Condition,
+  contexts: readonly EvaluationContext[],
+  defaultContextType?: string,
+): boolean {
+  const attribute = condition.attribute;
+  const contextType = condition.context_type || defaultContextType;
+  let value: ParameterValue | undefined;
+  if (contextType) {
+    const context = findContext(contexts, contextType);
+    value = context === undefined ? undefined : contextValue(context, attribute);
+  } else {
+    for (let i = 0; i < contexts.length && value === undefined; i++) value = contextValue(contexts[i]!, attribute);
+  }
+  const negate = condition.negate === true;
+  if (value === undefined) return negate && condition.op === 'exists';
+  const predicate = predicateOf(condition);
+  if (predicate === null) return false;
+  return predicate(value) !== negate;
+}
+
+/** Whether every condition holds (AND; an empty list holds). */
+export function allConditionsHold(
+  conditions: readonly Condition[],
+  contexts: readonly EvaluationContext[],
+  defaultContextType?: string,
+): boolean {
+  for (let i = 0; i < conditions.length; i++) {
+    if (!conditionHolds(conditions[i]!, contexts, defaultContextType)) return false;
+  }
+  return true;
+}
+
+const OPS: ReadonlySet<string> = new Set(CONDITION_OPS);
+const NUMERIC_OPS: ReadonlySet<string> = new Set(['lt', 'lte', 'gt', 'gte']);
+const SEMVER_OPS: ReadonlySet<string> = new Set(['semver_eq', 'semver_lt', 'semver_gt']);
+const TIME_OPS: ReadonlySet<string> = new Set(['before', 'after']);
+const STRING_OPS: ReadonlySet<string> = new Set(['contains', 'starts_with', 'ends_with', 'matches']);
+
+function describe(value: unknown): string {
+  return JSON.stringify(value) ?? String(value);
+}
+
+function validateValue(op: string, value: unknown, at: string): string | null {
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+    return `${at} must be a string, number or boolean`;
+  }
+  if (STRING_OPS.has(op) && typeof value !== 'string') return `${at} must be a string for op "${op}"`;
+  if (op === 'matches') {
+    const pattern = value as string;
+    if (pattern.length > MAX_PATTERN_LENGTH) {
+      return `${at} is a regular expression of ${pattern.length} characters (at most ${MAX_PATTERN_LENGTH})`;
+    }
+    try {
+      new RegExp(pattern);
+    } catch (err) {
+      return `${at} is not a valid regular expression: ${(err as Error).message}`;
+    }
+  }
+  if (NUMERIC_OPS.has(op) && toNumber(value) === undefined) {
+    return `${at} must be a number for op "${op}", got ${describe(value)}`;
+  }
+  if (SEMVER_OPS.has(op) && toSemVer(value) === undefined) {
+    return `${at} must be a semantic version (e.g. "1.2.3") for op "${op}", got ${describe(value)}`;
+  }
+  if (TIME_OPS.has(op) && toEpochMillis(value) === undefined) {
+    return `${at} must be epoch milliseconds or an ISO 8601 date for op "${op}", got ${describe(value)}`;
+  }
+  return null;
+}
+
+/**
+ * Write-time check of a list of conditions (rules and rule segments). Returns the first problem
+ * as a message naming the field (`conditions[1].values[0] ...`), or null when all are valid.
+ * Evaluation never throws on what this rejects; it would only make such conditions false.
+ */
+export function validateConditions(conditions: unknown, path = 'conditions'): string | null {
+  if (!Array.isArray(conditions)) return `${path} must be an array`;
+  for (let i = 0; i < conditions.length; i++) {
+    const at = `${path}[${i}]`;
+    const condition: unknown = conditions[i];
+    if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) {
+      return `${at} must be an object`;
+    }
+    const c = condition as Record<string, unknown>;
+    if (typeof c.attribute !== 'string' || c.attribute === '') return `${at}.attribute must be a non-empty string`;
+    if (typeof c.op !== 'string' || !OPS.has(c.op)) {
+      return `${at}.op must be one of ${CONDITION_OPS.join(', ')}, got ${describe(c.op)}`;
+    }
+    if (c.context_type !== undefined && typeof c.context_type !== 'string') {
+      return `${at}.context_type must be a string`;
+    }
+    if (c.negate !== undefined && typeof c.negate !== 'boolean') return `${at}.negate must be a boolean`;
+    if (!Array.isArray(c.values)) return `${at}.values must be an array`;
+    if (c.op !== 'exists' && c.values.length === 0) return `${at}.values must not be empty for op "${c.op}"`;
+    for (let j = 0; j < c.values.length; j++) {
+      const problem = validateValue(c.op, c.values[j], `${at}.values[${j}]`);
+      if (problem !== null) return problem;
+    }
+  }
+  return null;
+}

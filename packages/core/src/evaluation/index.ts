@@ -1,0 +1,8 @@
+/**
+ * The evaluation engine: pure functions of a flag document, the evaluation input and the
+ * environment's segments. No I/O; list-segment membership comes in as a function.
+ */
+export { BUCKET_COUNT, bucketFor, murmur3, pickBucket, resolveHashInput } from './bucketing.ts';
+export { MAX_PATTERN_LENGTH, allConditionsHold, conditionHolds, validateConditions } from './conditions.ts';
+export { evaluate } from './evaluate.ts';
+export type { EvaluationEnvironment } from './evaluate.ts';

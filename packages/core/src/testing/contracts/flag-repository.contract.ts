@@ -1,0 +1,334 @@
+import assert from 'node:assert/strict';
+import { describe } from 'node:test';
+import type { HashingConfig, Rule, Variant } from '../../model/definitions.ts';
+import type { FlagDefinitionInput } from '../../ports/flag-ports.ts';
+import {
+  MALFORMED_ID,
+  MISSING_ID,
+  ORDERED_KEYS,
+  assertRecentMs,
+  contractTest,
+  projectOf,
+  rejectsWith,
+  settleRace,
+  tick,
+  type ContractCheck,
+  type MakeFlagSegmentRepos,
+} from './flag-segment-fixture.ts';
+
+const boolFlag = (key: string): FlagDefinitionInput => ({
+  key,
+  description: `the ${key} flag`,
+  value_type: 'bool',
+  variants: [
+    { key: 'on', value: true },
+    { key: 'off', value: false },
+  ],
+});
+
+/** Documents with nesting, nulls, fractions and non-ASCII text: what must survive jsonb exactly. */
+const JSON_VARIANTS: Variant[] = [
+  { key: 'plain', value: { theme: 'dark', sizes: [1, 2.5, -3], nested: { deep: [null, true, 'é😀'] } } },
+  { key: 'empty', value: {} },
+  { key: 'null', value: null },
+];
+const RULES: Rule[] = [
+  {
+    id: 'beta-users',
+    description: 'beta testers on iOS',
+    conditions: [
+      { context_type: 'user', attribute: 'plan', op: 'in', values: ['beta', 'internal'] },
+      { attribute: 'app_version', op: 'semver_gt', values: ['2.0.0'], negate: true },
+      { attribute: 'score', op: 'gte', values: [0.75] },
+    ],
+    segment_keys: ['ios-users'],
+    variant_key: 'plain',
+  },
+  {
+    id: 'rollout',
+    conditions: [],
+    allocation: {
+      context_hash_specs: { user: { parameter_names: [] }, device: { parameter_names: ['model', 'region'] } },
+      buckets: [
+        { variant_key: 'plain', weight_milli: 333 },
+        { variant_key: 'empty', weight_milli: 667 },
+      ],
+    },
+  },
+];
+const HASHING: HashingConfig[] = [
+  { parameter_key: 'org_id', parameter_type: 'user', order: 0 },
+  { parameter_key: 'model', parameter_type: 'device', order: 1 },
+];
+
+/**
+ * The FlagRepository contract: every implementation (in-memory fake, PostgreSQL) must pass it.
+ * `makeRepos` is called once per test and provides fresh tenants.
+ */
+export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentRepos): void {
+  const check: ContractCheck = (title, body) => contractTest(makeRepos, title, body);
+
+  describe(`FlagRepository contract: ${name}`, () => {
+    check('createDefinition starts at version 1 with the environment fields at their defaults', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      const created = await repos.flags.createDefinition(project, boolFlag('checkout'));
+      assert.deepEqual({ ...created, created_at_ms: 0, updated_at_ms: 0 }, {
+        ...boolFlag('checkout'),
+        enabled: false,
+        off_variant_key: null,
+        rules: [],
+        hashing: [],
+        version: 1,
+        archived: false,
+        created_at_ms: 0,
+        updated_at_ms: 0,
+      });
+      assertRecentMs(created.created_at_ms, 'created_at_ms');
+      assert.equal(created.updated_at_ms, created.created_at_ms);
+      assert.deepEqual(await repos.flags.getDefinition(project, 'checkout'), created);
+      // An environment that never wrote its state sees the flag disabled at state version 0.
+      assert.deepEqual(await repos.flags.get(scopes.env, 'checkout'), { ...created, version: 0 });
+      assert.equal(await repos.flags.getDefinition(project, 'absent'), null);
+      assert.equal(await repos.flags.get(scopes.env, 'absent'), null);
+    });
+
+    check('createDefinition rejects a duplicate key in the project but not in another org', async ({ repos, scopes }) => {
+      await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('dup'));
+      await rejectsWith(repos.flags.createDefinition(projectOf(scopes.env), boolFlag('dup')), 'ALREADY_EXISTS');
+      const elsewhere = await repos.flags.createDefinition(projectOf(scopes.otherOrgEnv), boolFlag('dup'));
+      assert.equal(elsewhere.version, 1);
+      assert.equal((await repos.flags.listDefinitions(projectOf(scopes.env))).length, 1);
+    });
+
+    check('createDefinition in a project outside the org, or unknown, is NOT_FOUND', async ({ repos, scopes }) => {
+      const foreign = { orgId: scopes.env.orgId, projectId: scopes.otherOrgEnv.projectId };
+      await rejectsWith(repos.flags.createDefinition(foreign, boolFlag('x')), 'NOT_FOUND');
+      await rejectsWith(repos.flags.createDefinition({ orgId: scopes.env.orgId, projectId: MISSING_ID }, boolFlag('x')), 'NOT_FOUND');
+      assert.deepEqual(await repos.flags.listDefinitions(projectOf(scopes.otherOrgEnv)), []);
+    });
+
+    check('updateDefinition patches, bumps the definition version and is seen by every environment', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      const created = await repos.flags.createDefinition(project, boolFlag('banner'));
+      await repos.flags.updateState(scopes.env, 'banner', { enabled: true });
+      await tick();
+      const updated = await repos.flags.updateDefinition(project, 'banner', { description: 'new words' });
+      assert.equal(updated.version, 2);
+      assert.equal(updated.description, 'new words');
+      assert.deepEqual(updated.variants, created.variants, 'fields absent from the patch are kept');
+      assert.equal(updated.created_at_ms, created.created_at_ms);
+      assert.ok(updated.updated_at_ms > created.updated_at_ms, 'updated_at_ms moves');
+      const again = await repos.flags.updateDefinition(project, 'banner', { value_type: 'json', variants: JSON_VARIANTS }, 2);
+      assert.equal(again.version, 3);
+      const inEnv = await repos.flags.get(scopes.env, 'banner');
+      assert.equal(inEnv?.description, 'new words');
+      assert.deepEqual(inEnv?.variants, JSON_VARIANTS);
+      assert.equal(inEnv?.version, 1, 'get reports the environment state version, not the definition version');
+      assert.equal(inEnv?.enabled, true);
+      const otherEnv = await repos.flags.get(scopes.otherEnvSameProject, 'banner');
+      assert.equal(otherEnv?.value_type, 'json');
+      assert.equal(otherEnv?.version, 0);
+    });
+
+    check('a stale expected version is ABORTED and changes nothing; unknown keys are NOT_FOUND', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      await repos.flags.createDefinition(project, boolFlag('locked'));
+      await repos.flags.updateDefinition(project, 'locked', { description: 'v2' }, 1);
+      const before = await repos.flags.getDefinition(project, 'locked');
+      await rejectsWith(repos.flags.updateDefinition(project, 'locked', { description: 'lost' }, 1), 'ABORTED');
+      await rejectsWith(repos.flags.setArchived(project, 'locked', true, 1), 'ABORTED');
+      await rejectsWith(repos.flags.deleteDefinition(project, 'locked', 5), 'ABORTED');
+      assert.deepEqual(await repos.flags.getDefinition(project, 'locked'), before);
+      await rejectsWith(repos.flags.updateDefinition(project, 'nope', { description: 'x' }), 'NOT_FOUND');
+      await rejectsWith(repos.flags.updateDefinition(project, 'nope', { description: 'x' }, 1), 'NOT_FOUND');
+      await rejectsWith(repos.flags.setArchived(project, 'nope', true), 'NOT_FOUND');
+      await rejectsWith(repos.flags.deleteDefinition(project, 'nope'), 'NOT_FOUND');
+    });
+
+    check('setArchived is a definition change: it bumps the version', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      await repos.flags.createDefinition(project, boolFlag('old'));
+      const archived = await repos.flags.setArchived(project, 'old', true, 1);
+      assert.equal(archived.archived, true);
+      assert.equal(archived.version, 2);
+      assert.equal((await repos.flags.get(scopes.env, 'old'))?.archived, true);
+      const restored = await repos.flags.setArchived(project, 'old', false);
+      assert.equal(restored.archived, false);
+      assert.equal(restored.version, 3);
+    });
+
+    check('deleteDefinition removes the definition and every environment state', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      await repos.flags.createDefinition(project, boolFlag('gone'));
+      await repos.flags.updateState(scopes.env, 'gone', { enabled: true, rules: RULES });
+      await repos.flags.updateState(scopes.otherEnvSameProject, 'gone', { enabled: true });
+      await repos.flags.deleteDefinition(project, 'gone', 1);
+      assert.equal(await repos.flags.getDefinition(project, 'gone'), null);
+      assert.equal(await repos.flags.get(scopes.env, 'gone'), null);
+      assert.deepEqual(await repos.flags.list(scopes.otherEnvSameProject), []);
+      // A new flag of the same key starts from scratch in every environment.
+      await repos.flags.createDefinition(project, boolFlag('gone'));
+      for (const scope of [scopes.env, scopes.otherEnvSameProject]) {
+        const fresh = await repos.flags.get(scope, 'gone');
+        assert.equal(fresh?.version, 0);
+        assert.equal(fresh?.enabled, false);
+        assert.deepEqual(fresh?.rules, []);
+      }
+    });
+
+    check('updateState upserts per environment and bumps only that state version', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      const created = await repos.flags.createDefinition(project, boolFlag('state'));
+      await tick();
+      const first = await repos.flags.updateState(scopes.env, 'state', { enabled: true, off_variant_key: 'off' });
+      assert.equal(first.version, 1, 'the first write creates the state at version 1');
+      assert.equal(first.enabled, true);
+      assert.equal(first.off_variant_key, 'off');
+      assert.ok(first.updated_at_ms > created.updated_at_ms, 'updated_at_ms moves');
+      const second = await repos.flags.updateState(scopes.env, 'state', { rules: RULES }, 1);
+      assert.equal(second.version, 2);
+      assert.equal(second.enabled, true, 'fields absent from the patch are kept');
+      assert.equal(second.off_variant_key, 'off');
+      const third = await repos.flags.updateState(scopes.env, 'state', { off_variant_key: null, enabled: false });
+      assert.equal(third.off_variant_key, null, 'null clears the off variant');
+      assert.deepEqual(third.rules, RULES);
+      assert.deepEqual(await repos.flags.get(scopes.env, 'state'), third);
+      // The other environment and the definition are untouched.
+      const other = await repos.flags.get(scopes.otherEnvSameProject, 'state');
+      assert.deepEqual({ enabled: other?.enabled, version: other?.version, rules: other?.rules }, { enabled: false, version: 0, rules: [] });
+      assert.equal((await repos.flags.getDefinition(project, 'state'))?.version, 1);
+    });
+
+    check('updateState checks the expected version against the state (absent state: 0)', async ({ repos, scopes }) => {
+      await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('guarded'));
+      await rejectsWith(repos.flags.updateState(scopes.env, 'guarded', { enabled: true }, 1), 'ABORTED');
+      assert.equal((await repos.flags.get(scopes.env, 'guarded'))?.version, 0, 'no state row was created');
+      assert.equal((await repos.flags.updateState(scopes.env, 'guarded', { enabled: true }, 0)).version, 1);
+      await rejectsWith(repos.flags.updateState(scopes.env, 'guarded', { enabled: false, rules: RULES }, 0), 'ABORTED');
+      const stored = await repos.flags.get(scopes.env, 'guarded');
+      assert.deepEqual({ enabled: stored?.enabled, rules: stored?.rules, version: stored?.version }, { enabled: true, rules: [], version: 1 });
+      await rejectsWith(repos.flags.updateState(scopes.env, 'nope', { enabled: true }), 'NOT_FOUND');
+    });
+
+    check('two concurrent writers holding the same version: exactly one wins', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      await repos.flags.createDefinition(project, boolFlag('race'));
+      // The first write of a state (expected 0, no row yet) ...
+      const firstWrite = await settleRace([
+        repos.flags.updateState(scopes.env, 'race', { off_variant_key: 'on' }, 0),
+        repos.flags.updateState(scopes.env, 'race', { off_variant_key: 'off' }, 0),
+      ]);
+      assert.deepEqual(firstWrite, { fulfilled: 1, codes: ['ABORTED'] });
+      // ... a later one ...
+      const later = await settleRace([
+        repos.flags.updateState(scopes.env, 'race', { enabled: true }, 1),
+        repos.flags.updateState(scopes.env, 'race', { enabled: true }, 1),
+      ]);
+      assert.deepEqual(later, { fulfilled: 1, codes: ['ABORTED'] });
+      assert.equal((await repos.flags.get(scopes.env, 'race'))?.version, 2);
+      // ... and the definition.
+      const definition = await settleRace([
+        repos.flags.updateDefinition(project, 'race', { description: 'a' }, 1),
+        repos.flags.updateDefinition(project, 'race', { description: 'b' }, 1),
+      ]);
+      assert.deepEqual(definition, { fulfilled: 1, codes: ['ABORTED'] });
+      assert.equal((await repos.flags.getDefinition(project, 'race'))?.version, 2);
+    });
+
+    check('variants, rules and hashing round-trip exactly', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      const input: FlagDefinitionInput = { key: 'doc', description: 'ünïcode ✓', value_type: 'json', variants: JSON_VARIANTS };
+      assert.deepEqual((await repos.flags.createDefinition(project, input)).variants, JSON_VARIANTS);
+      const written = await repos.flags.updateState(scopes.env, 'doc', { enabled: true, rules: RULES, hashing: HASHING });
+      for (const flag of [written, await repos.flags.get(scopes.env, 'doc'), (await repos.flags.list(scopes.env))[0]]) {
+        assert.deepEqual(flag?.variants, JSON_VARIANTS);
+        assert.deepEqual(flag?.rules, RULES);
+        assert.deepEqual(flag?.hashing, HASHING);
+        assert.equal(flag?.description, 'ünïcode ✓');
+      }
+    });
+
+    check('returned flags are copies: changing one does not change the store', async ({ repos, scopes }) => {
+      await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('copy'));
+      const written = await repos.flags.updateState(scopes.env, 'copy', { rules: RULES });
+      written.rules.length = 0;
+      written.variants.push({ key: 'sneaky', value: true });
+      const stored = await repos.flags.get(scopes.env, 'copy');
+      assert.deepEqual(stored?.rules, RULES);
+      assert.equal(stored?.variants.length, 2);
+    });
+
+    check('list and listDefinitions are ordered by key (code point order)', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      for (const key of [...ORDERED_KEYS].reverse()) await repos.flags.createDefinition(project, boolFlag(key));
+      await repos.flags.updateState(scopes.env, 'b', { enabled: true });
+      await repos.flags.updateDefinition(project, 'a', { description: 'changed' });
+      const definitions = await repos.flags.listDefinitions(project);
+      assert.deepEqual(definitions.map((flag) => flag.key), ORDERED_KEYS);
+      assert.equal(definitions.find((flag) => flag.key === 'a')?.version, 2);
+      const inEnv = await repos.flags.list(scopes.env);
+      assert.deepEqual(inEnv.map((flag) => flag.key), ORDERED_KEYS);
+      assert.deepEqual(inEnv.map((flag) => [flag.enabled, flag.version]), ORDERED_KEYS.map((key) => (key === 'b' ? [true, 1] : [false, 0])));
+      assert.deepEqual((await repos.flags.list(scopes.otherEnvSameProject)).map((flag) => flag.enabled), ORDERED_KEYS.map(() => false));
+      assert.deepEqual(await repos.flags.list(scopes.otherOrgEnv), []);
+    });
+
+    check('another org cannot see or change the flags (tenant isolation)', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      await repos.flags.createDefinition(project, boolFlag('mine'));
+      await repos.flags.updateState(scopes.env, 'mine', { enabled: true });
+      const theirs = scopes.otherOrgEnv;
+      const theirProject = projectOf(theirs);
+      // Their own ids, and our project id under their org id.
+      for (const scope of [theirProject, { orgId: theirs.orgId, projectId: project.projectId }]) {
+        assert.equal(await repos.flags.getDefinition(scope, 'mine'), null);
+        assert.deepEqual(await repos.flags.listDefinitions(scope), []);
+        await rejectsWith(repos.flags.updateDefinition(scope, 'mine', { description: 'x' }), 'NOT_FOUND');
+        await rejectsWith(repos.flags.setArchived(scope, 'mine', true), 'NOT_FOUND');
+        await rejectsWith(repos.flags.deleteDefinition(scope, 'mine'), 'NOT_FOUND');
+      }
+      for (const scope of [theirs, { ...theirs, projectId: project.projectId }, { ...scopes.env, orgId: theirs.orgId }]) {
+        assert.equal(await repos.flags.get(scope, 'mine'), null);
+        assert.deepEqual(await repos.flags.list(scope), []);
+        await rejectsWith(repos.flags.updateState(scope, 'mine', { enabled: false }), 'NOT_FOUND');
+      }
+      const mine = await repos.flags.get(scopes.env, 'mine');
+      assert.deepEqual([mine?.enabled, mine?.version, mine?.description], [true, 1, 'the mine flag']);
+    });
+
+    check('updateState needs the flag in the scope environment\'s own project', async ({ repos, scopes }) => {
+      await repos.flags.createDefinition(projectOf(scopes.otherOrgEnv), boolFlag('elsewhere'));
+      await rejectsWith(repos.flags.updateState(scopes.env, 'elsewhere', { enabled: true }), 'NOT_FOUND');
+      await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('here'));
+      // An environment that is not the scope project's: nothing is written anywhere.
+      const mismatched = { ...scopes.env, environmentId: scopes.otherOrgEnv.environmentId };
+      await rejectsWith(repos.flags.updateState(mismatched, 'here', { enabled: true }), 'NOT_FOUND');
+      assert.equal(await repos.flags.get(mismatched, 'here'), null);
+      assert.equal((await repos.flags.get(scopes.env, 'here'))?.version, 0);
+      assert.equal((await repos.flags.get(scopes.otherOrgEnv, 'elsewhere'))?.version, 0);
+    });
+
+    check('malformed or unknown ids are answered as not found, never as driver errors', async ({ repos, scopes }) => {
+      await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('real'));
+      const badScopes = [
+        { ...scopes.env, orgId: MALFORMED_ID },
+        { ...scopes.env, projectId: MALFORMED_ID },
+        { ...scopes.env, environmentId: MALFORMED_ID },
+        { ...scopes.env, environmentId: MISSING_ID },
+      ];
+      for (const scope of badScopes) {
+        assert.equal(await repos.flags.get(scope, 'real'), null);
+        assert.deepEqual(await repos.flags.list(scope), []);
+        await rejectsWith(repos.flags.updateState(scope, 'real', { enabled: true }), 'NOT_FOUND');
+      }
+      for (const project of [{ orgId: MALFORMED_ID, projectId: scopes.env.projectId }, { orgId: scopes.env.orgId, projectId: MALFORMED_ID }]) {
+        assert.equal(await repos.flags.getDefinition(project, 'real'), null);
+        assert.deepEqual(await repos.flags.listDefinitions(project), []);
+        await rejectsWith(repos.flags.createDefinition(project, boolFlag('new')), 'NOT_FOUND');
+        await rejectsWith(repos.flags.updateDefinition(project, 'real', { description: 'x' }, 1), 'NOT_FOUND');
+        await rejectsWith(repos.flags.setArchived(project, 'real', true), 'NOT_FOUND');
+        await rejectsWith(repos.flags.deleteDefinition(project, 'real'), 'NOT_FOUND');
+      }
+    });
+  });
+}

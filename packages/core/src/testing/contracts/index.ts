@@ -1,0 +1,20 @@
+export type { MakeTenancyRepositories, TenancyRepositories } from './tenancy-contract-support.ts';
+export { orgRepositoryContract } from './org-repository.contract.ts';
+export { userRepositoryContract } from './user-repository.contract.ts';
+export { projectRepositoryContract } from './project-repository.contract.ts';
+export { environmentRepositoryContract } from './environment-repository.contract.ts';
+export { sdkKeyRepositoryContract } from './sdk-key-repository.contract.ts';
+export { auditRepositoryContract } from './audit-repository.contract.ts';
+export type { EventExperimentRepositories, EventExperimentWorld, MakeEventExperimentRepos } from './event-experiment-fixture.ts';
+export {
+  eventDefinitionRepositoryContract,
+  eventRepositoriesContract,
+  eventRepositoryContract,
+  exposureRepositoryContract,
+  idempotencyRepositoryContract,
+} from './event-repositories.contract.ts';
+export { experimentRepositoryContract, resultsRepositoryContract } from './experiment-repositories.contract.ts';
+export { statsJobRepositoryContract } from './stats-job-repository.contract.ts';
+export type { ContractCheck, FlagSegmentFixture, MakeFlagSegmentRepos } from './flag-segment-fixture.ts';
+export { flagRepositoryContract } from './flag-repository.contract.ts';
+export { segmentRepositoryContract } from './segment-repository.contract.ts';

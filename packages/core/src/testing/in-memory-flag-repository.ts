@@ -1,0 +1,185 @@
+import { alreadyExists, notFound, versionConflict } from '../errors/domain-error.ts';
+import type { Flag } from '../model/definitions.ts';
+import type { FlagDefinitionInput, FlagEnvironmentStateInput, FlagRepository } from '../ports/flag-ports.ts';
+import type { EnvironmentScope, ProjectScope } from '../ports/scopes.ts';
+import { compareKeys } from './compare-keys.ts';
+import type { InMemoryState, StoredFlagDefinition, StoredFlagState } from './in-memory-state.ts';
+
+/**
+ * Copies through JSON, as the jsonb columns do: callers never share objects with the store, and
+ * `undefined` properties vanish exactly as they do in PostgreSQL.
+ */
+const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/** The state an environment sees before its first write (no row in flag_environment_states). */
+const ABSENT_STATE: StoredFlagState = {
+  enabled: false,
+  off_variant_key: null,
+  rules: [],
+  hashing: [],
+  version: 0,
+  updated_at_ms: 0,
+};
+
+/**
+ * FlagRepository over InMemoryState: definitions in `state.flags`, per-environment states in
+ * `state.flagStates` keyed `${environmentId}/${flagId}`. Behaves as PgFlagRepository does; both
+ * run the same contract suite.
+ */
+export class InMemoryFlagRepository implements FlagRepository {
+  constructor(private readonly state: InMemoryState) {}
+
+  async createDefinition(scope: ProjectScope, input: FlagDefinitionInput): Promise<Flag> {
+    this.state.requireProject(scope);
+    if (this.findDefinition(scope, input.key)) throw alreadyExists('flag', input.key);
+    const now = this.state.now();
+    const stored: StoredFlagDefinition = {
+      id: this.state.newId(),
+      orgId: scope.orgId,
+      projectId: scope.projectId,
+      flag: {
+        key: input.key,
+        description: input.description,
+        value_type: input.value_type,
+        variants: viaJson(input.variants),
+        archived: false,
+        version: 1,
+        created_at_ms: now,
+        updated_at_ms: now,
+      },
+    };
+    this.state.flags.set(stored.id, stored);
+    return definitionView(stored);
+  }
+
+  async getDefinition(scope: ProjectScope, key: string): Promise<Flag | null> {
+    const stored = this.findDefinition(scope, key);
+    return stored ? definitionView(stored) : null;
+  }
+
+  async listDefinitions(scope: ProjectScope): Promise<Flag[]> {
+    return this.definitionsOf(scope).map(definitionView);
+  }
+
+  async updateDefinition(
+    scope: ProjectScope,
+    key: string,
+    patch: Partial<Omit<FlagDefinitionInput, 'key'>>,
+    expectedVersion?: number,
+  ): Promise<Flag> {
+    const stored = this.requireDefinition(scope, key, expectedVersion);
+    const flag = stored.flag;
+    if (patch.description !== undefined) flag.description = patch.description;
+    if (patch.value_type !== undefined) flag.value_type = patch.value_type;
+    if (patch.variants !== undefined) flag.variants = viaJson(patch.variants);
+    this.touchDefinition(stored);
+    return definitionView(stored);
+  }
+
+  async deleteDefinition(scope: ProjectScope, key: string, expectedVersion?: number): Promise<void> {
+    const stored = this.requireDefinition(scope, key, expectedVersion);
+    this.state.flags.delete(stored.id);
+    // As ON DELETE CASCADE does: every environment's state goes with the definition.
+    const suffix = `/${stored.id}`;
+    for (const stateKey of [...this.state.flagStates.keys()]) {
+      if (stateKey.endsWith(suffix)) this.state.flagStates.delete(stateKey);
+    }
+  }
+
+  async setArchived(scope: ProjectScope, key: string, archived: boolean, expectedVersion?: number): Promise<Flag> {
+    const stored = this.requireDefinition(scope, key, expectedVersion);
+    stored.flag.archived = archived;
+    this.touchDefinition(stored);
+    return definitionView(stored);
+  }
+
+  async get(scope: EnvironmentScope, key: string): Promise<Flag | null> {
+    if (!this.state.hasEnvironment(scope)) return null;
+    const stored = this.findDefinition(scope, key);
+    return stored ? mergedView(stored, this.stateOf(scope, stored)) : null;
+  }
+
+  async list(scope: EnvironmentScope): Promise<Flag[]> {
+    if (!this.state.hasEnvironment(scope)) return [];
+    return this.definitionsOf(scope).map((stored) => mergedView(stored, this.stateOf(scope, stored)));
+  }
+
+  async updateState(
+    scope: EnvironmentScope,
+    key: string,
+    patch: FlagEnvironmentStateInput,
+    expectedVersion?: number,
+  ): Promise<Flag> {
+    this.state.requireEnvironment(scope);
+    const stored = this.findDefinition(scope, key);
+    if (!stored) throw notFound('flag', key);
+    const current = this.stateOf(scope, stored);
+    if (expectedVersion !== undefined && expectedVersion !== current.version) {
+      throw versionConflict('flag state', expectedVersion, current.version);
+    }
+    const next: StoredFlagState = {
+      enabled: patch.enabled ?? current.enabled,
+      // null is a value here (no off variant); only an absent field keeps the current one.
+      off_variant_key: patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key,
+      rules: patch.rules === undefined ? current.rules : viaJson(patch.rules),
+      hashing: patch.hashing === undefined ? current.hashing : viaJson(patch.hashing),
+      version: current.version + 1,
+      updated_at_ms: this.state.now(),
+    };
+    this.state.flagStates.set(stateKey(scope, stored), next);
+    return mergedView(stored, next);
+  }
+
+  private findDefinition(scope: ProjectScope, key: string): StoredFlagDefinition | undefined {
+    for (const stored of this.state.flags.values()) {
+      if (stored.orgId === scope.orgId && stored.projectId === scope.projectId && stored.flag.key === key) return stored;
+    }
+    return undefined;
+  }
+
+  private definitionsOf(scope: ProjectScope): StoredFlagDefinition[] {
+    return [...this.state.flags.values()]
+      .filter((stored) => stored.orgId === scope.orgId && stored.projectId === scope.projectId)
+      .sort((a, b) => compareKeys(a.flag.key, b.flag.key));
+  }
+
+  /** The definition, or NOT_FOUND; ABORTED when an expected version is given and differs. */
+  private requireDefinition(scope: ProjectScope, key: string, expectedVersion: number | undefined): StoredFlagDefinition {
+    const stored = this.findDefinition(scope, key);
+    if (!stored) throw notFound('flag', key);
+    if (expectedVersion !== undefined && expectedVersion !== stored.flag.version) {
+      throw versionConflict('flag', expectedVersion, stored.flag.version);
+    }
+    return stored;
+  }
+
+  private touchDefinition(stored: StoredFlagDefinition): void {
+    stored.flag.version += 1;
+    stored.flag.updated_at_ms = this.state.now();
+  }
+
+  private stateOf(scope: EnvironmentScope, stored: StoredFlagDefinition): StoredFlagState {
+    return this.state.flagStates.get(stateKey(scope, stored)) ?? ABSENT_STATE;
+  }
+}
+
+const stateKey = (scope: EnvironmentScope, stored: StoredFlagDefinition): string => `${scope.environmentId}/${stored.id}`;
+
+/** The project's view: definition version, environment fields at their defaults. */
+function definitionView(stored: StoredFlagDefinition): Flag {
+  return viaJson({ ...stored.flag, enabled: false, off_variant_key: null, rules: [], hashing: [] });
+}
+
+/** One environment's view: definition fields, that environment's state and state version. */
+function mergedView(stored: StoredFlagDefinition, state: StoredFlagState): Flag {
+  return viaJson({
+    ...stored.flag,
+    enabled: state.enabled,
+    off_variant_key: state.off_variant_key,
+    rules: state.rules,
+    hashing: state.hashing,
+    version: state.version,
+    // A change to either half changes what the environment sees.
+    updated_at_ms: Math.max(stored.flag.updated_at_ms, state.updated_at_ms),
+  });
+}

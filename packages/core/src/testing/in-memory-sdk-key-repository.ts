@@ -1,0 +1,60 @@
+import { alreadyExists, failedPrecondition, notFound } from '../errors/domain-error.ts';
+import type { SdkKey } from '../model/entities.ts';
+import type { EnvironmentScope } from '../ports/scopes.ts';
+import type { SdkKeyRepository } from '../ports/tenancy-ports.ts';
+import type { InMemoryState } from './in-memory-state.ts';
+
+const inScope = (key: SdkKey, scope: EnvironmentScope): boolean =>
+  key.orgId === scope.orgId && key.projectId === scope.projectId && key.environmentId === scope.environmentId;
+
+/** SdkKeyRepository over the shared in-memory tables. Only hashes are stored, as in PostgreSQL. */
+export class InMemorySdkKeyRepository implements SdkKeyRepository {
+  constructor(private readonly state: InMemoryState) {}
+
+  async create(scope: EnvironmentScope, input: { keyPrefix: string; keyHash: string }): Promise<SdkKey> {
+    this.state.requireEnvironment(scope);
+    for (const key of this.state.sdkKeys.values()) {
+      if (key.keyHash === input.keyHash) throw alreadyExists('sdk key', input.keyPrefix);
+    }
+    const key: SdkKey = {
+      id: this.state.newId(),
+      orgId: scope.orgId,
+      projectId: scope.projectId,
+      environmentId: scope.environmentId,
+      keyPrefix: input.keyPrefix,
+      keyHash: input.keyHash,
+      createdAtMs: this.state.now(),
+      revokedAtMs: null,
+    };
+    this.state.sdkKeys.set(key.id, key);
+    return { ...key };
+  }
+
+  async findActiveByHash(keyHash: string): Promise<SdkKey | null> {
+    for (const key of this.state.sdkKeys.values()) {
+      if (key.keyHash === keyHash && key.revokedAtMs === null) return { ...key };
+    }
+    return null;
+  }
+
+  async list(scope: EnvironmentScope): Promise<SdkKey[]> {
+    return this.active(scope).map((k) => ({ ...k }));
+  }
+
+  async revoke(scope: EnvironmentScope, sdkKeyId: string): Promise<SdkKey> {
+    // No await between the check and the write: under the event loop this is as atomic as the
+    // PostgreSQL adapter's row locks, so two concurrent revokes can never both pass the check.
+    const active = this.active(scope);
+    const key = active.find((k) => k.id === sdkKeyId);
+    if (!key) throw notFound('sdk key', sdkKeyId);
+    if (active.length < 2) throw failedPrecondition('cannot revoke the last active sdk key of the environment');
+    key.revokedAtMs = this.state.now();
+    return { ...key };
+  }
+
+  private active(scope: EnvironmentScope): SdkKey[] {
+    return [...this.state.sdkKeys.values()]
+      .filter((k) => inScope(k, scope) && k.revokedAtMs === null)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs);
+  }
+}

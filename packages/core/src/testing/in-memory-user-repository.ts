@@ -1,0 +1,75 @@
+import { alreadyExists, notFound } from '../errors/domain-error.ts';
+import type { Membership, OrgRole, User } from '../model/entities.ts';
+import type { OrgScope } from '../ports/scopes.ts';
+import type { UserRepository } from '../ports/tenancy-ports.ts';
+import type { InMemoryState } from './in-memory-state.ts';
+
+/** UserRepository over the shared in-memory tables; emails are unique case-insensitively, as in `users_email_ci`. */
+export class InMemoryUserRepository implements UserRepository {
+  constructor(private readonly state: InMemoryState) {}
+
+  async create(input: { email: string; displayName: string; passwordHash: string }): Promise<User> {
+    if (this.findByEmail(input.email)) throw alreadyExists('user', input.email);
+    const user: User = {
+      id: this.state.newId(),
+      email: input.email,
+      displayName: input.displayName,
+      passwordHash: input.passwordHash,
+      createdAtMs: this.state.now(),
+    };
+    this.state.users.set(user.id, user);
+    return { ...user };
+  }
+
+  async getById(userId: string): Promise<User | null> {
+    const user = this.state.users.get(userId);
+    return user ? { ...user } : null;
+  }
+
+  async getByEmail(email: string): Promise<User | null> {
+    const user = this.findByEmail(email);
+    return user ? { ...user } : null;
+  }
+
+  async addMembership(input: { orgId: string; userId: string; role: OrgRole }): Promise<Membership> {
+    // As the foreign keys would: both parents must exist.
+    this.state.requireOrg({ orgId: input.orgId });
+    if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
+    if (this.find(input.orgId, input.userId)) throw alreadyExists('membership', input.userId);
+    const membership: Membership = { orgId: input.orgId, userId: input.userId, role: input.role, createdAtMs: this.state.now() };
+    this.state.memberships.push(membership);
+    return { ...membership };
+  }
+
+  async getMembership(orgId: string, userId: string): Promise<Membership | null> {
+    const membership = this.find(orgId, userId);
+    return membership ? { ...membership } : null;
+  }
+
+  async listMemberships(userId: string): Promise<Membership[]> {
+    return this.state.memberships
+      .filter((m) => m.userId === userId)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs)
+      .map((m) => ({ ...m }));
+  }
+
+  async listOrgUsers(scope: OrgScope): Promise<Array<{ user: User; membership: Membership }>> {
+    const rows: Array<{ user: User; membership: Membership }> = [];
+    const members = this.state.memberships.filter((m) => m.orgId === scope.orgId).sort((a, b) => a.createdAtMs - b.createdAtMs);
+    for (const membership of members) {
+      const user = this.state.users.get(membership.userId);
+      if (user) rows.push({ user: { ...user }, membership: { ...membership } });
+    }
+    return rows;
+  }
+
+  private findByEmail(email: string): User | undefined {
+    const wanted = email.toLowerCase();
+    for (const user of this.state.users.values()) if (user.email.toLowerCase() === wanted) return user;
+    return undefined;
+  }
+
+  private find(orgId: string, userId: string): Membership | undefined {
+    return this.state.memberships.find((m) => m.orgId === orgId && m.userId === userId);
+  }
+}

@@ -1,0 +1,229 @@
+import type postgres from 'postgres';
+import { notFound, versionConflict } from '@switchyard/core';
+import type {
+  EnvironmentScope,
+  Flag,
+  FlagDefinitionInput,
+  FlagEnvironmentStateInput,
+  FlagRepository,
+  ProjectScope,
+} from '@switchyard/core';
+import type { Sql, TransactionSql } from './connect.ts';
+import { isUuid, translateErrors } from './pg-errors.ts';
+import {
+  definitionFromRow,
+  mergedFromJoinedRow,
+  mergedFromRows,
+  type FlagDefinitionRow,
+  type FlagStateRow,
+  type MergedFlagRow,
+} from './flag-rows.pg.ts';
+
+/** Ids that are not UUIDs can never match a row; checking first keeps driver errors out. */
+const validProject = (scope: ProjectScope): boolean => isUuid(scope.orgId) && isUuid(scope.projectId);
+const validEnvironment = (scope: EnvironmentScope): boolean => validProject(scope) && isUuid(scope.environmentId);
+
+/**
+ * FlagRepository on PostgreSQL: the definition in `flags`, each environment's state in
+ * `flag_environment_states` (a row appears on the environment's first write). Every statement
+ * names the org and project (and environment) in its WHERE clause.
+ *
+ * Optimistic locking: definition writes check the expected version in the UPDATE/DELETE's own
+ * WHERE clause, so of two writers holding the same version exactly one matches. State writes
+ * lock the flag row first (the state row may not exist yet, so there is nothing else to lock).
+ */
+export class PgFlagRepository implements FlagRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async createDefinition(scope: ProjectScope, input: FlagDefinitionInput): Promise<Flag> {
+    if (!validProject(scope)) throw notFound('project', scope.projectId);
+    // INSERT ... SELECT from the scoped project: a project of another org inserts nothing. One
+    // clock reading for both timestamps, so a new flag's updated_at equals its created_at.
+    const [row] = await translateErrors(
+      () => this.sql<FlagDefinitionRow[]>`
+        INSERT INTO flags (org_id, project_id, key, description, value_type, variants, created_at, updated_at)
+        SELECT p.org_id, p.id, ${input.key}, ${input.description}, ${input.value_type}, ${this.json(input.variants)},
+               t.now, t.now
+        FROM projects p CROSS JOIN (SELECT clock_timestamp() AS now) t
+        WHERE p.id = ${scope.projectId} AND p.org_id = ${scope.orgId}
+        RETURNING *`,
+      { resource: 'flag', name: input.key, parent: 'project' },
+    );
+    if (!row) throw notFound('project', scope.projectId);
+    return definitionFromRow(row);
+  }
+
+  async getDefinition(scope: ProjectScope, key: string): Promise<Flag | null> {
+    if (!validProject(scope)) return null;
+    const [row] = await this.sql<FlagDefinitionRow[]>`
+      SELECT * FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}`;
+    return row ? definitionFromRow(row) : null;
+  }
+
+  async listDefinitions(scope: ProjectScope): Promise<Flag[]> {
+    if (!validProject(scope)) return [];
+    // COLLATE "C": code-point order whatever the database locale (the fakes sort the same way).
+    const rows = await this.sql<FlagDefinitionRow[]>`
+      SELECT * FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId}
+      ORDER BY key COLLATE "C"`;
+    return rows.map(definitionFromRow);
+  }
+
+  async updateDefinition(
+    scope: ProjectScope,
+    key: string,
+    patch: Partial<Omit<FlagDefinitionInput, 'key'>>,
+    expectedVersion?: number,
+  ): Promise<Flag> {
+    if (!validProject(scope)) throw notFound('flag', key);
+    const variants = patch.variants === undefined ? null : this.json(patch.variants);
+    const [row] = await this.sql<FlagDefinitionRow[]>`
+      UPDATE flags SET
+        description = COALESCE(${patch.description ?? null}::text, description),
+        value_type = COALESCE(${patch.value_type ?? null}::text, value_type),
+        variants = COALESCE(${variants}::jsonb, variants),
+        version = version + 1,
+        updated_at = clock_timestamp()
+      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
+        AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
+      RETURNING *`;
+    if (!row) return this.explainMiss(scope, key, expectedVersion);
+    return definitionFromRow(row);
+  }
+
+  async deleteDefinition(scope: ProjectScope, key: string, expectedVersion?: number): Promise<void> {
+    if (!validProject(scope)) throw notFound('flag', key);
+    // Environment states go by ON DELETE CASCADE, in the same statement.
+    const [row] = await this.sql<{ id: string }[]>`
+      DELETE FROM flags
+      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
+        AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
+      RETURNING id`;
+    if (!row) await this.explainMiss(scope, key, expectedVersion);
+  }
+
+  async setArchived(scope: ProjectScope, key: string, archived: boolean, expectedVersion?: number): Promise<Flag> {
+    if (!validProject(scope)) throw notFound('flag', key);
+    const [row] = await this.sql<FlagDefinitionRow[]>`
+      UPDATE flags SET archived = ${archived}, version = version + 1, updated_at = clock_timestamp()
+      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
+        AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
+      RETURNING *`;
+    if (!row) return this.explainMiss(scope, key, expectedVersion);
+    return definitionFromRow(row);
+  }
+
+  async get(scope: EnvironmentScope, key: string): Promise<Flag | null> {
+    if (!validEnvironment(scope)) return null;
+    const [row] = await this.sql<MergedFlagRow[]>`
+      SELECT f.*, s.enabled AS state_enabled, s.off_variant_key AS state_off_variant_key, s.rules AS state_rules,
+             s.hashing AS state_hashing, s.version AS state_version, s.updated_at AS state_updated_at
+      FROM flags f
+      JOIN environments e ON e.project_id = f.project_id AND e.org_id = f.org_id
+      LEFT JOIN flag_environment_states s ON s.environment_id = e.id AND s.flag_id = f.id
+      WHERE f.org_id = ${scope.orgId} AND f.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+        AND f.key = ${key}`;
+    return row ? mergedFromJoinedRow(row) : null;
+  }
+
+  async list(scope: EnvironmentScope): Promise<Flag[]> {
+    if (!validEnvironment(scope)) return [];
+    const rows = await this.sql<MergedFlagRow[]>`
+      SELECT f.*, s.enabled AS state_enabled, s.off_variant_key AS state_off_variant_key, s.rules AS state_rules,
+             s.hashing AS state_hashing, s.version AS state_version, s.updated_at AS state_updated_at
+      FROM flags f
+      JOIN environments e ON e.project_id = f.project_id AND e.org_id = f.org_id
+      LEFT JOIN flag_environment_states s ON s.environment_id = e.id AND s.flag_id = f.id
+      WHERE f.org_id = ${scope.orgId} AND f.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+      ORDER BY f.key COLLATE "C"`;
+    return rows.map(mergedFromJoinedRow);
+  }
+
+  async updateState(
+    scope: EnvironmentScope,
+    key: string,
+    patch: FlagEnvironmentStateInput,
+    expectedVersion?: number,
+  ): Promise<Flag> {
+    if (!validEnvironment(scope)) throw notFound('flag', key);
+    return this.sql.begin(async (tx) => {
+      // 1. Lock the flag (found only when the environment belongs to the scope's project and org):
+      //    concurrent state writers of this flag queue here, so the version read next is current.
+      //    NO KEY UPDATE, not UPDATE: it does not block inserts of rows referencing the flag.
+      const [flag] = await tx<FlagDefinitionRow[]>`
+        SELECT f.* FROM flags f
+        JOIN environments e ON e.project_id = f.project_id AND e.org_id = f.org_id
+        WHERE f.org_id = ${scope.orgId} AND f.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+          AND f.key = ${key}
+        FOR NO KEY UPDATE OF f`;
+      if (!flag) throw notFound('flag', key);
+
+      // 2. Check the expected version against the stored state (absent: version 0).
+      const [current] = await tx<FlagStateRow[]>`
+        SELECT * FROM flag_environment_states
+        WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId}
+          AND environment_id = ${scope.environmentId} AND flag_id = ${flag.id}`;
+      const currentVersion = current?.version ?? 0;
+      if (expectedVersion !== undefined && expectedVersion !== currentVersion) {
+        throw versionConflict('flag state', expectedVersion, currentVersion);
+      }
+
+      // 3. Write the merged state with the next version.
+      const next = {
+        enabled: patch.enabled ?? current?.enabled ?? false,
+        // null is a value here (no off variant); only an absent field keeps the current one.
+        offVariantKey: patch.off_variant_key === undefined ? (current?.off_variant_key ?? null) : patch.off_variant_key,
+        rules: this.json(patch.rules ?? current?.rules ?? []),
+        hashing: this.json(patch.hashing ?? current?.hashing ?? []),
+      };
+      const written = current ? await this.updateStateRow(tx, scope, flag.id, next) : await this.insertStateRow(tx, scope, flag.id, next);
+      return mergedFromRows(flag, written);
+    });
+  }
+
+  private async updateStateRow(tx: TransactionSql, scope: EnvironmentScope, flagId: string, next: NextState): Promise<FlagStateRow> {
+    const [row] = await tx<FlagStateRow[]>`
+      UPDATE flag_environment_states SET
+        enabled = ${next.enabled}, off_variant_key = ${next.offVariantKey}, rules = ${next.rules}, hashing = ${next.hashing},
+        version = version + 1, updated_at = clock_timestamp()
+      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId}
+        AND environment_id = ${scope.environmentId} AND flag_id = ${flagId}
+      RETURNING *`;
+    if (!row) throw new Error('flag state row vanished under the flag lock');
+    return row;
+  }
+
+  private async insertStateRow(tx: TransactionSql, scope: EnvironmentScope, flagId: string, next: NextState): Promise<FlagStateRow> {
+    // The first write of this environment: the row starts at version 1.
+    const [row] = await tx<FlagStateRow[]>`
+      INSERT INTO flag_environment_states
+        (flag_id, org_id, project_id, environment_id, enabled, off_variant_key, rules, hashing, version)
+      SELECT f.id, f.org_id, f.project_id, ${scope.environmentId}, ${next.enabled}, ${next.offVariantKey},
+             ${next.rules}, ${next.hashing}, 1
+      FROM flags f
+      WHERE f.id = ${flagId} AND f.org_id = ${scope.orgId} AND f.project_id = ${scope.projectId}
+      RETURNING *`;
+    if (!row) throw new Error('flag row vanished under its own lock');
+    return row;
+  }
+
+  /** After a write matched no row: NOT_FOUND when the flag is absent, else the version was stale. */
+  private async explainMiss(scope: ProjectScope, key: string, expectedVersion: number | undefined): Promise<never> {
+    const [row] = await this.sql<{ version: number }[]>`
+      SELECT version FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}`;
+    if (!row || expectedVersion === undefined) throw notFound('flag', key);
+    throw versionConflict('flag', expectedVersion, row.version);
+  }
+
+  /** jsonb parameters: the documents are plain JSON by construction (core model types). */
+  private json(value: unknown): postgres.Parameter {
+    return this.sql.json(value as postgres.JSONValue);
+  }
+}
+
+interface NextState {
+  enabled: boolean;
+  offVariantKey: string | null;
+  rules: postgres.Parameter;
+  hashing: postgres.Parameter;
+}

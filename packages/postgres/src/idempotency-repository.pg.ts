@@ -1,0 +1,56 @@
+import { notFound, type EnvironmentScope, type IdempotencyRepository } from '@switchyard/core';
+import type postgres from 'postgres';
+import type { Sql } from './connect.ts';
+import { isUuid } from './pg-errors.ts';
+
+const validScope = (scope: EnvironmentScope): boolean =>
+  isUuid(scope.orgId) && isUuid(scope.projectId) && isUuid(scope.environmentId);
+
+/**
+ * Idempotency-Key answers in `idempotency_keys`. The table holds only environment_id, so each
+ * statement joins `environments` on the whole scope: another org's request never sees an answer.
+ */
+export class PgIdempotencyRepository implements IdempotencyRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async get(scope: EnvironmentScope, key: string, nowMs: number): Promise<unknown | null> {
+    if (!validScope(scope)) return null;
+    const [row] = await this.sql<{ answer: unknown }[]>`
+      SELECT k.answer FROM idempotency_keys k
+      JOIN environments e ON e.id = k.environment_id
+      WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+        AND k.environment_id = ${scope.environmentId} AND k.key = ${key} AND k.expires_at_ms > ${nowMs}`;
+    return row ? row.answer : null;
+  }
+
+  async putIfAbsent(
+    scope: EnvironmentScope,
+    key: string,
+    answer: unknown,
+    expiresAtMs: number,
+    nowMs: number = Date.now(),
+  ): Promise<unknown> {
+    if (!validScope(scope)) throw notFound('environment', scope.environmentId);
+    // 1. Insert, or replace a row that has expired. ON CONFLICT makes concurrent callers wait for
+    //    the winner's row instead of failing, and the WHERE leaves a live answer untouched.
+    const [written] = await this.sql<{ answer: unknown }[]>`
+      INSERT INTO idempotency_keys (environment_id, key, answer, expires_at_ms)
+      SELECT e.id, ${key}::text, ${this.sql.json((answer ?? null) as postgres.JSONValue)}, ${expiresAtMs}::int8
+      FROM environments e
+      WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+      ON CONFLICT (environment_id, key) DO UPDATE
+        SET answer = EXCLUDED.answer, expires_at_ms = EXCLUDED.expires_at_ms
+        WHERE idempotency_keys.expires_at_ms <= ${nowMs}
+      RETURNING answer`;
+    if (written) return written.answer;
+    // 2. Nothing written: either a live answer exists (a new statement, so it sees the winner's
+    //    committed row) or the environment is not in the scope.
+    const [stored] = await this.sql<{ answer: unknown }[]>`
+      SELECT k.answer FROM idempotency_keys k
+      JOIN environments e ON e.id = k.environment_id
+      WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+        AND k.environment_id = ${scope.environmentId} AND k.key = ${key}`;
+    if (!stored) throw notFound('environment', scope.environmentId);
+    return stored.answer;
+  }
+}

@@ -1,0 +1,46 @@
+import { notFound, type OrgScope, type Project, type ProjectRepository } from '@switchyard/core';
+import type { Sql } from './connect.ts';
+import { isUuid, translateErrors } from './pg-errors.ts';
+
+interface ProjectRow {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at_ms: number;
+}
+
+const toProject = (row: ProjectRow): Project => ({ id: row.id, orgId: row.org_id, name: row.name, createdAtMs: row.created_at_ms });
+
+/** Projects in `projects`, every statement scoped by org_id: another org's project is not found. */
+export class PgProjectRepository implements ProjectRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async create(scope: OrgScope, input: { name: string }): Promise<Project> {
+    if (!isUuid(scope.orgId)) throw notFound('organisation', scope.orgId);
+    const [row] = await translateErrors(
+      () => this.sql<ProjectRow[]>`
+        INSERT INTO projects (org_id, name) VALUES (${scope.orgId}, ${input.name})
+        RETURNING id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
+      { resource: 'project', name: input.name, parent: 'organisation' },
+    );
+    if (!row) throw new Error('INSERT ... RETURNING gave no row');
+    return toProject(row);
+  }
+
+  async get(scope: OrgScope, projectId: string): Promise<Project | null> {
+    if (!isUuid(scope.orgId) || !isUuid(projectId)) return null;
+    const [row] = await this.sql<ProjectRow[]>`
+      SELECT id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM projects WHERE org_id = ${scope.orgId} AND id = ${projectId}`;
+    return row ? toProject(row) : null;
+  }
+
+  async list(scope: OrgScope): Promise<Project[]> {
+    if (!isUuid(scope.orgId)) return [];
+    const rows = await this.sql<ProjectRow[]>`
+      SELECT id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM projects WHERE org_id = ${scope.orgId}
+      ORDER BY created_at, id`;
+    return rows.map(toProject);
+  }
+}

@@ -1,0 +1,118 @@
+import { notFound, type Membership, type OrgRole, type OrgScope, type User, type UserRepository } from '@switchyard/core';
+import type { Sql } from './connect.ts';
+import { isUuid, translateErrors } from './pg-errors.ts';
+
+interface UserRow {
+  id: string;
+  email: string;
+  display_name: string;
+  password_hash: string;
+  created_at_ms: number;
+}
+
+interface MembershipRow {
+  org_id: string;
+  user_id: string;
+  role: OrgRole;
+  created_at_ms: number;
+}
+
+const toUser = (row: UserRow): User => ({
+  id: row.id,
+  email: row.email,
+  displayName: row.display_name,
+  passwordHash: row.password_hash,
+  createdAtMs: row.created_at_ms,
+});
+
+const toMembership = (row: MembershipRow): Membership => ({
+  orgId: row.org_id,
+  userId: row.user_id,
+  role: row.role,
+  createdAtMs: row.created_at_ms,
+});
+
+/**
+ * Users (global, one login across orgs) in `users` and their org memberships in `memberships`.
+ * Membership statements are scoped by org_id; user rows belong to no single org.
+ */
+export class PgUserRepository implements UserRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async create(input: { email: string; displayName: string; passwordHash: string }): Promise<User> {
+    // The unique index on lower(email) makes a differently-cased duplicate a unique violation.
+    const [row] = await translateErrors(
+      () => this.sql<UserRow[]>`
+        INSERT INTO users (email, display_name, password_hash)
+        VALUES (${input.email}, ${input.displayName}, ${input.passwordHash})
+        RETURNING id, email, display_name, password_hash,
+                  floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
+      { resource: 'user', name: input.email },
+    );
+    if (!row) throw new Error('INSERT ... RETURNING gave no row');
+    return toUser(row);
+  }
+
+  async getById(userId: string): Promise<User | null> {
+    if (!isUuid(userId)) return null;
+    const [row] = await this.sql<UserRow[]>`
+      SELECT id, email, display_name, password_hash, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM users WHERE id = ${userId}`;
+    return row ? toUser(row) : null;
+  }
+
+  async getByEmail(email: string): Promise<User | null> {
+    // lower(email) = lower($1) is the expression the unique index is built on, so this is one probe.
+    const [row] = await this.sql<UserRow[]>`
+      SELECT id, email, display_name, password_hash, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM users WHERE lower(email) = lower(${email})`;
+    return row ? toUser(row) : null;
+  }
+
+  async addMembership(input: { orgId: string; userId: string; role: OrgRole }): Promise<Membership> {
+    if (!isUuid(input.orgId)) throw notFound('organisation', input.orgId);
+    if (!isUuid(input.userId)) throw notFound('user', input.userId);
+    const [row] = await translateErrors(
+      () => this.sql<MembershipRow[]>`
+        INSERT INTO memberships (org_id, user_id, role) VALUES (${input.orgId}, ${input.userId}, ${input.role})
+        RETURNING org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
+      { resource: 'membership', name: input.userId, parent: 'organisation or user' },
+    );
+    if (!row) throw new Error('INSERT ... RETURNING gave no row');
+    return toMembership(row);
+  }
+
+  async getMembership(orgId: string, userId: string): Promise<Membership | null> {
+    if (!isUuid(orgId) || !isUuid(userId)) return null;
+    const [row] = await this.sql<MembershipRow[]>`
+      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
+    return row ? toMembership(row) : null;
+  }
+
+  async listMemberships(userId: string): Promise<Membership[]> {
+    if (!isUuid(userId)) return [];
+    // The caller is the user itself (login picks the first as the default org): scoped by user_id.
+    const rows = await this.sql<MembershipRow[]>`
+      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM memberships WHERE user_id = ${userId}
+      ORDER BY created_at, org_id`;
+    return rows.map(toMembership);
+  }
+
+  async listOrgUsers(scope: OrgScope): Promise<Array<{ user: User; membership: Membership }>> {
+    if (!isUuid(scope.orgId)) return [];
+    const rows = await this.sql<Array<UserRow & MembershipRow & { membership_created_at_ms: number }>>`
+      SELECT u.id, u.email, u.display_name, u.password_hash,
+             floor(extract(epoch FROM u.created_at) * 1000)::int8 AS created_at_ms,
+             m.org_id, m.user_id, m.role,
+             floor(extract(epoch FROM m.created_at) * 1000)::int8 AS membership_created_at_ms
+      FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.org_id = ${scope.orgId}
+      ORDER BY m.created_at, m.user_id`;
+    return rows.map((row) => ({
+      user: toUser(row),
+      membership: toMembership({ ...row, created_at_ms: row.membership_created_at_ms }),
+    }));
+  }
+}
