@@ -10,6 +10,10 @@ const SCHEMA_FILE = fileURLToPath(new URL('../../../schema.sql', import.meta.url
 /** Numbered changes since the baseline, `0002_what.sql`, ...; each is also folded into schema.sql. */
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
+/** A frozen copy of the schema the first migration started from; never applied by migrate(). */
+export const BASELINE_FILE = '0001_baseline.sql';
+export const MIGRATIONS_PATH = MIGRATIONS_DIR;
+
 interface Migration {
   version: number;
   name: string;
@@ -18,7 +22,7 @@ interface Migration {
 
 export function listMigrations(): Migration[] {
   return readdirSync(MIGRATIONS_DIR)
-    .filter((file) => /^\d{4}_[\w-]+\.sql$/.test(file))
+    .filter((file) => /^\d{4}_[\w-]+\.sql$/.test(file) && file !== BASELINE_FILE)
     .sort()
     .map((file) => ({
       version: Number(file.slice(0, 4)),

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../src/testing/test-database.ts';
-import { isMigrated, migrate } from '../src/migrate.ts';
+import { BASELINE_FILE, MIGRATIONS_PATH, isMigrated, listMigrations, migrate } from '../src/migrate.ts';
 
 let db: TestDatabase;
 before(async () => {
@@ -35,8 +37,39 @@ test('instances migrating at once serialise on the advisory lock', async () => {
     const reports = await Promise.all([migrate(fresh.sql), migrate(fresh.sql), migrate(fresh.sql)]);
     assert.equal(reports.filter((r) => r.applied.length > 0).length, 1);
     const [row] = await fresh.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM schema_migrations`;
-    assert.equal(row?.n, 1);
+    assert.equal(row?.n, 1 + listMigrations().length, 'every version recorded once');
   } finally {
     await fresh.drop();
+  }
+});
+
+/** Columns, indexes and constraints of the public schema, as comparable text. */
+async function catalog(sql: TestDatabase['sql']): Promise<string[]> {
+  const columns = await sql<{ line: string }[]>`
+    SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS line
+    FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'schema_migrations' ORDER BY 1`;
+  const indexes = await sql<{ line: string }[]>`
+    SELECT indexname || ' ' || indexdef AS line FROM pg_indexes WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY 1`;
+  const constraints = await sql<{ line: string }[]>`
+    SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) AS line
+    FROM pg_constraint WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'schema_migrations' ORDER BY 1`;
+  return [...columns, ...indexes, ...constraints].map((row) => row.line);
+}
+
+test('baseline + migrations give the same catalog as schema.sql', async () => {
+  const migrations = listMigrations();
+  const baselinePath = path.join(MIGRATIONS_PATH, BASELINE_FILE);
+  if (!existsSync(baselinePath)) {
+    // No history yet: schema.sql is the baseline itself and nothing can drift from it.
+    assert.deepEqual(migrations, [], 'a numbered migration needs the frozen 0001_baseline.sql beside it');
+    return;
+  }
+  const replayed = await createTestDatabase({ migrate: false });
+  try {
+    await replayed.sql.unsafe(readFileSync(baselinePath, 'utf8'));
+    for (const migration of migrations) await replayed.sql.unsafe(migration.sql);
+    assert.deepEqual(await catalog(replayed.sql), await catalog(db.sql));
+  } finally {
+    await replayed.drop();
   }
 });
