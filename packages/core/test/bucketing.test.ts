@@ -128,6 +128,20 @@ describe('bucketFor', () => {
     assert.equal(bucketOf('rule context_hash_specs win over flag-level hashing'), referenceBucket('user-1', ...suffix));
   });
 
+  test('interleaving flags, projects and environments never reuses another flag\'s suffix', () => {
+    const targets = [
+      ['flag-a', 'p', 'e'],
+      ['flag-b', 'p', 'e'],
+      ['flag-a', 'p', 'f'],
+      ['flag-a', 'q', 'e'],
+      ['flag-ä', 'p', 'e'],
+    ] as const;
+    for (let i = 0; i < 500; i++) {
+      const [flag, project, env] = targets[i % targets.length]!;
+      assert.equal(bucketFor(`user-${i}`, flag, project, env), referenceBucket(`user-${i}`, flag, project, env));
+    }
+  });
+
   test('stays in 0..99999 and differs across flags and environments', () => {
     const a = bucketFor('user-1', 'flag-a', 'p', 'e');
     const b = bucketFor('user-1', 'flag-b', 'p', 'e');

@@ -77,6 +77,33 @@ export function murmur3(input: string): number {
 }
 
 /**
+ * Bytes of "/flag_key/project_id/environment_id" for the last flag and environment bucketed: an
+ * SDK evaluates the same flag for many users in a row, so this suffix is usually reused and only
+ * the hash input itself has to be encoded. A different flag just replaces the entry.
+ */
+let suffixFlag = '';
+let suffixProject = '';
+let suffixEnvironment = '';
+let suffixBytes = new Uint8Array(0);
+
+function suffixFor(flagKey: string, projectId: string, environmentId: string): Uint8Array {
+  if (flagKey !== suffixFlag || projectId !== suffixProject || environmentId !== suffixEnvironment) {
+    let at = 0;
+    scratch[at++] = SLASH;
+    at = writeUtf8(flagKey, at);
+    scratch[at++] = SLASH;
+    at = writeUtf8(projectId, at);
+    scratch[at++] = SLASH;
+    at = writeUtf8(environmentId, at);
+    suffixBytes = scratch.slice(0, at);
+    suffixFlag = flagKey;
+    suffixProject = projectId;
+    suffixEnvironment = environmentId;
+  }
+  return suffixBytes;
+}
+
+/**
  * The bucket (0..99999) of a hash input for one flag in one environment (DECISIONS §4):
  * murmur3_x86_32(seed 0) of the UTF-8 bytes of `hash_input/flag_key/project_id/environment_id`,
  * modulo 100000. Flag, project and environment are part of the input so that one user lands in
@@ -87,14 +114,12 @@ export function bucketFor(hashInput: string, flagKey: string, projectId: string,
   if (units * 3 > SCRATCH_BYTES) {
     return murmurV3(hashInput + '/' + flagKey + '/' + projectId + '/' + environmentId, 0) % BUCKET_COUNT;
   }
-  // Parts are encoded one after the other rather than concatenated first: no string is built.
+  // Encoded part by part into the scratch buffer rather than concatenated first: no string is
+  // built. The separators are ASCII, so this is byte-for-byte the encoding of the joined string.
+  const suffix = suffixFor(flagKey, projectId, environmentId);
   let at = writeUtf8(hashInput, 0);
-  scratch[at++] = SLASH;
-  at = writeUtf8(flagKey, at);
-  scratch[at++] = SLASH;
-  at = writeUtf8(projectId, at);
-  scratch[at++] = SLASH;
-  at = writeUtf8(environmentId, at);
+  scratch.set(suffix, at);
+  at += suffix.length;
   return murmurV3(scratchView(at), 0) % BUCKET_COUNT;
 }
 
