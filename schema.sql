@@ -255,3 +255,22 @@ CREATE TABLE IF NOT EXISTS audit_log (
   details        jsonb NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC);
+
+-- Refresh tokens (hash only), single use: consuming one revokes it.
+CREATE TABLE IF NOT EXISTS refresh_tokens (
+  id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  user_id        uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  org_id         uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  token_hash     text NOT NULL UNIQUE,
+  created_at_ms  bigint NOT NULL,
+  expires_at_ms  bigint NOT NULL,
+  revoked_at_ms  bigint
+);
+CREATE INDEX IF NOT EXISTS refresh_tokens_by_user ON refresh_tokens (user_id) WHERE revoked_at_ms IS NULL;
+
+-- Failed logins per subject ('email:<lowercased address>' or 'ip:<address>') for throttling.
+CREATE TABLE IF NOT EXISTS login_failures (
+  subject  text NOT NULL,
+  at_ms    bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS login_failures_by_subject ON login_failures (subject, at_ms);

@@ -1,15 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { createPostgresRepositories, isMigrated } from '@switchyard/postgres';
+import { PgChangeNotifier, createPostgresRepositories, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
+import { AuthService, BcryptPasswordHasher, CredentialVerifier, ManagementService, TokenService } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { developmentJwtSecret } from './dev-secrets.ts';
+import { addAuthGrpcService } from './grpc/auth-grpc.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
+import { addManagementGrpcService } from './grpc/management-grpc.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
-import { BcryptPasswordHasher } from './identity/bcrypt-password-hasher.ts';
+import { registerAdminRoutes } from './http/routes/admin-routes.ts';
+import { registerAuthRoutes } from './http/routes/auth-routes.ts';
+import type { GatewayServices } from './http/routes/gateway-services.ts';
+import { registerManagementRoutes } from './http/routes/management-routes.ts';
 import type { RootLogger } from './logging.ts';
 
 export interface RunningServer {
@@ -18,6 +24,7 @@ export interface RunningServer {
   syncGrpcPort: number;
   http: FastifyInstance;
   repos: Repositories;
+  services: GatewayServices;
   database: Database;
   bootstrap: BootstrapResult;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
@@ -38,9 +45,18 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
   const started: Array<{ stop(): Promise<void> }> = [];
 
   try {
-    const jwtSecret = config.jwtSecret ?? developmentJwtSecret(config.dataDir);
-    void jwtSecret; // used by the auth service (issue 3)
-    const bootstrapResult = await bootstrap(repos, new BcryptPasswordHasher(), {
+    const hasher = new BcryptPasswordHasher();
+    const tokens = new TokenService({ secret: config.jwtSecret ?? developmentJwtSecret(config.dataDir), ttlSeconds: config.tokenTtlSeconds });
+    const notifier = new PgChangeNotifier(database.sql);
+    const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier);
+    await verifier.start();
+    started.push({ stop: () => verifier.stop() });
+    const services: GatewayServices = {
+      verifier,
+      auth: new AuthService(repos, hasher, tokens),
+      management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
+    };
+    const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
       generateDevAdmin: database.embedded && config.appEnv !== 'production',
     });
@@ -48,8 +64,11 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const http = createHttpApp(logging.forModule('http'));
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
     registerMetricsRoute(http);
+    registerAuthRoutes(http, services);
+    registerAdminRoutes(http, services);
+    registerManagementRoutes(http, services);
     await http.listen({ host: '0.0.0.0', port: config.httpPort });
-    started.push({ stop: () => http.close() });
+    started.unshift({ stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort }, 'REST listening');
 
@@ -58,6 +77,11 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       host: '0.0.0.0',
       port: config.grpcPort,
       logger: logging.forModule('grpc'),
+      register: (server) => {
+        const logger = logging.forModule('grpc');
+        addAuthGrpcService(server, { auth: services.auth, verifier, logger });
+        addManagementGrpcService(server, { management: services.management, verifier, logger });
+      },
     });
     started.unshift({ stop: () => grpcServices.stop(GRPC_GRACE_MS) });
     const syncServer = await startGrpcServer({
@@ -75,6 +99,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       syncGrpcPort: syncServer.port,
       http,
       repos,
+      services,
       database,
       bootstrap: bootstrapResult,
       stop() {

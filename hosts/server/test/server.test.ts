@@ -9,7 +9,7 @@ import { connect, isMigrated } from '@switchyard/postgres';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
 import { loadConfig } from '../src/config.ts';
 import { registerHealthRoutes } from '../src/http/health-routes.ts';
-import { BcryptPasswordHasher } from '../src/identity/bcrypt-password-hasher.ts';
+import { BcryptPasswordHasher } from '@switchyard/services';
 import { createLogger } from '../src/logging.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { checkHealth } from './support/grpc-health-client.ts';

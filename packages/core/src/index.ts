@@ -12,3 +12,4 @@ export * from './ports/repositories.ts';
 export * from './rbac/authorize.ts';
 export * from './ports/security-ports.ts';
 export * from './evaluation/index.ts';
+export * from './ports/session-ports.ts';

@@ -3,3 +3,4 @@ export * from './migrate.ts';
 export * from './embedded.ts';
 export * from './repositories.ts';
 export * from './availability.ts';
+export * from './change-notifier.pg.ts';

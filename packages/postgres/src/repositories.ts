@@ -15,6 +15,8 @@ import { PgIdempotencyRepository } from './idempotency-repository.pg.ts';
 import { PgExperimentRepository } from './experiment-repository.pg.ts';
 import { PgResultsRepository } from './results-repository.pg.ts';
 import { PgStatsJobRepository } from './stats-job-repository.pg.ts';
+import { PgRefreshTokenRepository } from './refresh-token-repository.pg.ts';
+import { PgLoginThrottleRepository } from './login-throttle-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -34,5 +36,7 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     experiments: new PgExperimentRepository(sql),
     results: new PgResultsRepository(sql),
     statsJobs: new PgStatsJobRepository(sql),
+    refreshTokens: new PgRefreshTokenRepository(sql),
+    loginThrottle: new PgLoginThrottleRepository(sql),
   };
 }

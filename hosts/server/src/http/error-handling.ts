@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { DomainError, isDomainError } from '@switchyard/core';
+import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
 import { HTTP_STATUS_BY_CODE, codeForStatus } from './error-status.ts';
 
@@ -31,6 +31,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (isDomainError(error)) {
       status = HTTP_STATUS_BY_CODE[error.code];
       body = { error: error.message, code: error.code };
+      if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     } else if (error.validation) {
       status = 400;
       body = { error: validationMessage(error), code: 'INVALID_ARGUMENT' };

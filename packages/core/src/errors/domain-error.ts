@@ -52,3 +52,13 @@ export const permissionDenied = (message = 'insufficient permissions'): DomainEr
   new DomainError('PERMISSION_DENIED', message);
 export const unauthenticated = (message = 'missing or invalid credentials'): DomainError =>
   new DomainError('UNAUTHENTICATED', message);
+
+/** RESOURCE_EXHAUSTED with the time after which a retry may succeed (HTTP: Retry-After). */
+export class RateLimitedError extends DomainError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super('RESOURCE_EXHAUSTED', message);
+    this.name = 'RateLimitedError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}

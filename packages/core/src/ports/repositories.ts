@@ -1,6 +1,7 @@
 import type { AuditRepository, ExperimentRepository, ResultsRepository, StatsJobRepository } from './experiment-ports.ts';
 import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
+import type { LoginThrottleRepository, RefreshTokenRepository } from './session-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -20,4 +21,6 @@ export interface Repositories {
   results: ResultsRepository;
   statsJobs: StatsJobRepository;
   audit: AuditRepository;
+  refreshTokens: RefreshTokenRepository;
+  loginThrottle: LoginThrottleRepository;
 }

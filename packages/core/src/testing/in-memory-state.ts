@@ -18,6 +18,7 @@ import type {
 } from '../model/entities.ts';
 import type { Flag, HashingConfig, Rule, Segment } from '../model/definitions.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.ts';
+import type { RefreshTokenRecord } from '../ports/session-ports.ts';
 
 /** A stored flag definition (project-level) in the fake. */
 export interface StoredFlagDefinition {
@@ -68,6 +69,9 @@ export class InMemoryState {
   readonly results = new Map<string, { scope: EnvironmentScope; results: ExperimentResults }>();
   readonly statsJobs = new Map<string, StatsJob>();
   readonly audit: AuditEntry[] = [];
+  /** refresh tokens by id; revokedAtMs is set when consumed or revoked */
+  readonly refreshTokens = new Map<string, RefreshTokenRecord & { revokedAtMs: number | null }>();
+  readonly loginFailures: Array<{ subject: string; atMs: number }> = [];
 
   /** A clock the fakes stamp records with; strictly increasing so orderings are stable. */
   private lastNowMs = 0;

@@ -15,8 +15,11 @@ import { InMemoryIdempotencyRepository } from './in-memory-idempotency-repositor
 import { InMemoryExperimentRepository } from './in-memory-experiment-repository.ts';
 import { InMemoryResultsRepository } from './in-memory-results-repository.ts';
 import { InMemoryStatsJobRepository } from './in-memory-stats-job-repository.ts';
+import { InMemoryRefreshTokenRepository } from './in-memory-refresh-token-repository.ts';
+import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repository.ts';
 
 export { InMemoryState } from './in-memory-state.ts';
+export { InMemoryChangeNotifier } from './in-memory-change-notifier.ts';
 
 /** Every port backed by one shared in-memory state: for unit tests and for the core used alone. */
 export function createInMemoryRepositories(state = new InMemoryState()): Repositories {
@@ -36,5 +39,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     experiments: new InMemoryExperimentRepository(state),
     results: new InMemoryResultsRepository(state),
     statsJobs: new InMemoryStatsJobRepository(state),
+    refreshTokens: new InMemoryRefreshTokenRepository(state),
+    loginThrottle: new InMemoryLoginThrottleRepository(state),
   };
 }

@@ -18,3 +18,7 @@ export { statsJobRepositoryContract } from './stats-job-repository.contract.ts';
 export type { ContractCheck, FlagSegmentFixture, MakeFlagSegmentRepos } from './flag-segment-fixture.ts';
 export { flagRepositoryContract } from './flag-repository.contract.ts';
 export { segmentRepositoryContract } from './segment-repository.contract.ts';
+export type { MakeSessionRepositories, SessionRepositories } from './session-repositories.contract.ts';
+export { loginThrottleRepositoryContract, refreshTokenRepositoryContract, sessionRepositoriesContract } from './session-repositories.contract.ts';
+export type { ChangeNotifierFixture, MakeChangeNotifiers } from './change-notifier.contract.ts';
+export { changeNotifierContract } from './change-notifier.contract.ts';

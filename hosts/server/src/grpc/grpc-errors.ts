@@ -1,0 +1,50 @@
+import * as grpc from '@grpc/grpc-js';
+import { RateLimitedError, isDomainError, type ErrorCode } from '@switchyard/core';
+import { isDatabaseUnavailable } from '@switchyard/postgres';
+import type { Logger } from '../logging.ts';
+
+/** The one table from domain error codes to gRPC statuses (same names, by design). */
+export const GRPC_STATUS_BY_CODE: Record<ErrorCode, grpc.status> = {
+  INVALID_ARGUMENT: grpc.status.INVALID_ARGUMENT,
+  NOT_FOUND: grpc.status.NOT_FOUND,
+  ALREADY_EXISTS: grpc.status.ALREADY_EXISTS,
+  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
+  UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
+  FAILED_PRECONDITION: grpc.status.FAILED_PRECONDITION,
+  ABORTED: grpc.status.ABORTED,
+  RESOURCE_EXHAUSTED: grpc.status.RESOURCE_EXHAUSTED,
+  UNIMPLEMENTED: grpc.status.UNIMPLEMENTED,
+  UNAVAILABLE: grpc.status.UNAVAILABLE,
+  DEADLINE_EXCEEDED: grpc.status.DEADLINE_EXCEEDED,
+  CANCELLED: grpc.status.CANCELLED,
+  INTERNAL: grpc.status.INTERNAL,
+  UNKNOWN: grpc.status.UNKNOWN,
+};
+
+/** Any error as a gRPC status: domain messages kept, everything unexpected hidden and logged. */
+export function toGrpcError(error: unknown, logger: Logger): Partial<grpc.StatusObject> {
+  if (isDomainError(error)) {
+    const metadata = new grpc.Metadata();
+    if (error instanceof RateLimitedError) metadata.set('retry-after', String(error.retryAfterSeconds));
+    return { code: GRPC_STATUS_BY_CODE[error.code], details: error.message, metadata };
+  }
+  if (isDatabaseUnavailable(error)) {
+    logger.warn({ err: { message: (error as Error).message } }, 'database unavailable');
+    return { code: grpc.status.UNAVAILABLE, details: 'the database is unavailable; retry later' };
+  }
+  logger.error({ err: error }, 'unhandled error in gRPC call');
+  return { code: grpc.status.INTERNAL, details: 'internal error' };
+}
+
+/** Wraps an async unary handler: its result is the response, its exception the status. */
+export function unary<Req, Res>(
+  logger: Logger,
+  handler: (call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    handler(call).then(
+      (response) => callback(null, response),
+      (error: unknown) => callback(toGrpcError(error, logger)),
+    );
+  };
+}

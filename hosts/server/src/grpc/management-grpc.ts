@@ -1,0 +1,76 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { CredentialVerifier, ManagementService } from '@switchyard/services';
+import type { Logger } from '../logging.ts';
+import { authenticateCall } from './grpc-credentials.ts';
+import { unary } from './grpc-errors.ts';
+import { loadProto, lookup } from './proto.ts';
+
+const ManagementServiceDefinition = lookup<grpc.ServiceClientConstructor>(
+  loadProto('svc/management/v1/management.proto'),
+  'svc.management.v1.ManagementService',
+);
+
+type Call<Req> = grpc.ServerUnaryCall<Req, unknown>;
+
+/**
+ * svc.management.v1.ManagementService on the internal gRPC port: the caller's bearer token comes
+ * as `authorization` metadata; authorization and tenancy are the ManagementService's, as on REST.
+ */
+export function addManagementGrpcService(
+  server: grpc.Server,
+  deps: { management: ManagementService; verifier: CredentialVerifier; logger: Logger },
+): void {
+  const { management, verifier, logger } = deps;
+  const caller = (call: Call<unknown>) => authenticateCall(verifier, call.metadata, 'bearer');
+
+  server.addService(ManagementServiceDefinition.service, {
+    createOrg: unary(logger, async (call: Call<{ name: string }>) => {
+      const org = await management.createOrg(await caller(call), { name: call.request.name });
+      return { org_id: org.org_id, org_name: org.org_name };
+    }),
+    listOrgs: unary(logger, async (call: Call<object>) => ({ orgs: await management.listOrgs(await caller(call)) })),
+    createProject: unary(logger, async (call: Call<{ org_id: string; name: string }>) => {
+      const project = await management.createProject(await caller(call), call.request.org_id || undefined, { name: call.request.name });
+      return { project_id: project.project_id, project_name: project.project_name };
+    }),
+    listProjects: unary(logger, async (call: Call<{ org_id: string }>) => {
+      const principal = await caller(call);
+      return { projects: await management.listProjects(principal, call.request.org_id || principal.orgId) };
+    }),
+    createEnvironment: unary(logger, async (call: Call<{ project_id: string; name: string }>) => {
+      const environment = await management.createEnvironment(await caller(call), call.request.project_id, { name: call.request.name });
+      return { environment_id: environment.environment_id, environment_name: environment.environment_name };
+    }),
+    listEnvironments: unary(logger, async (call: Call<{ project_id: string }>) => ({
+      environments: await management.listEnvironments(await caller(call), call.request.project_id),
+    })),
+    createSdkKey: unary(logger, async (call: Call<{ environment_id: string }>) => {
+      const key = await management.createSdkKey(await caller(call), call.request.environment_id);
+      return { sdk_key_id: key.sdk_key_id, raw_key: key.raw_key, environment_id: key.environment_id, key_prefix: key.key_prefix };
+    }),
+    listSdkKeys: unary(logger, async (call: Call<{ environment_id: string }>) => ({
+      sdk_keys: await management.listSdkKeys(await caller(call), call.request.environment_id),
+    })),
+    deleteSdkKey: unary(logger, async (call: Call<{ environment_id: string; sdk_key_id: string }>) => {
+      await management.deleteSdkKey(await caller(call), call.request.environment_id, call.request.sdk_key_id);
+      return { sdk_key_id: call.request.sdk_key_id };
+    }),
+    createUser: unary(
+      logger,
+      async (call: Call<{ org_id: string; email: string; display_name: string; password: string; org_role: string }>) => {
+        const principal = await caller(call);
+        const { org_id, email, display_name, password, org_role } = call.request;
+        const input = { email, displayName: display_name, password, orgRole: org_role };
+        // A system-org caller seeds users in any org (the admin routes of REST); others add to their own.
+        const user = principal.kind === 'user' && principal.isSystem
+          ? await management.seedUser(principal, org_id || undefined, input)
+          : await management.createUser(principal, org_id || undefined, input);
+        return { user_id: user.user_id, email: user.email, display_name: user.display_name };
+      },
+    ),
+    listUsers: unary(logger, async (call: Call<{ org_id: string }>) => {
+      const principal = await caller(call);
+      return { users: await management.listUsers(principal, call.request.org_id || principal.orgId) };
+    }),
+  });
+}

@@ -1,0 +1,11 @@
+import type { AuthService, CredentialVerifier, ManagementService } from '@switchyard/services';
+
+/**
+ * What the REST gateway calls. In the single-process server these are the service objects
+ * themselves (in-process); a split deployment would put gRPC clients with the same shape here.
+ */
+export interface GatewayServices {
+  verifier: CredentialVerifier;
+  auth: AuthService;
+  management: ManagementService;
+}

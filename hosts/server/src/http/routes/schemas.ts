@@ -1,0 +1,51 @@
+/**
+ * JSON schemas shared by routes. Fastify validates with them (ajv) and the OpenAPI document is
+ * generated from the same objects, so what is documented is what is enforced.
+ */
+export const nonEmptyString = { type: 'string', minLength: 1, maxLength: 1000 } as const;
+export const optionalString = { type: ['string', 'null'], maxLength: 1000 } as const;
+export const uuidParam = { type: 'string', minLength: 1, maxLength: 100 } as const;
+
+export const errorBody = {
+  type: 'object',
+  required: ['error', 'code'],
+  properties: { error: { type: 'string' }, code: { type: 'string' } },
+} as const;
+
+export const newUserBody = {
+  type: 'object',
+  required: ['email', 'display_name', 'password'],
+  properties: {
+    email: nonEmptyString,
+    display_name: nonEmptyString,
+    password: nonEmptyString,
+    org_role: { type: ['string', 'null'], enum: ['org_admin', 'org_member', null] },
+    org_id: optionalString,
+  },
+} as const;
+
+export const nameBody = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: nonEmptyString, org_id: optionalString },
+} as const;
+
+export interface NewUserBody {
+  email: string;
+  display_name: string;
+  password: string;
+  org_role?: string | null;
+  org_id?: string | null;
+}
+
+export interface NameBody {
+  name: string;
+  org_id?: string | null;
+}
+
+export const newUserInput = (body: NewUserBody) => ({
+  email: body.email,
+  displayName: body.display_name,
+  password: body.password,
+  orgRole: body.org_role,
+});

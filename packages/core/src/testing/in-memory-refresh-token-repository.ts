@@ -1,0 +1,57 @@
+import { alreadyExists, notFound } from '../errors/domain-error.ts';
+import type { RefreshTokenRecord, RefreshTokenRepository } from '../ports/session-ports.ts';
+import type { InMemoryState } from './in-memory-state.ts';
+
+type StoredRefreshToken = RefreshTokenRecord & { revokedAtMs: number | null };
+
+const toRecord = ({ revokedAtMs: _revoked, ...record }: StoredRefreshToken): RefreshTokenRecord => record;
+
+/** RefreshTokenRepository over the shared in-memory tables; only hashes are stored, as in PostgreSQL. */
+export class InMemoryRefreshTokenRepository implements RefreshTokenRepository {
+  constructor(private readonly state: InMemoryState) {}
+
+  async create(input: { userId: string; orgId: string; tokenHash: string; expiresAtMs: number }): Promise<RefreshTokenRecord> {
+    // As the foreign keys and the unique token_hash of refresh_tokens would.
+    if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
+    this.state.requireOrg({ orgId: input.orgId });
+    if (this.findByHash(input.tokenHash)) throw alreadyExists('refresh token', 'hash');
+    const token: StoredRefreshToken = {
+      id: this.state.newId(),
+      userId: input.userId,
+      orgId: input.orgId,
+      tokenHash: input.tokenHash,
+      createdAtMs: this.state.now(),
+      expiresAtMs: input.expiresAtMs,
+      revokedAtMs: null,
+    };
+    this.state.refreshTokens.set(token.id, token);
+    return toRecord(token);
+  }
+
+  async consume(tokenHash: string, nowMs: number): Promise<RefreshTokenRecord | null> {
+    // No await between the check and the write: under the event loop this is as atomic as the
+    // adapter's single UPDATE, so of concurrent consumes exactly one gets the token.
+    const token = this.findByHash(tokenHash);
+    if (!token || token.revokedAtMs !== null || token.expiresAtMs <= nowMs) return null;
+    token.revokedAtMs = nowMs;
+    return toRecord(token);
+  }
+
+  async revokeAllForUser(userId: string): Promise<number> {
+    const nowMs = this.state.now();
+    let revoked = 0;
+    for (const token of this.state.refreshTokens.values()) {
+      if (token.userId !== userId || token.revokedAtMs !== null) continue;
+      token.revokedAtMs = nowMs;
+      revoked += 1;
+    }
+    return revoked;
+  }
+
+  private findByHash(tokenHash: string): StoredRefreshToken | undefined {
+    for (const token of this.state.refreshTokens.values()) {
+      if (token.tokenHash === tokenHash) return token;
+    }
+    return undefined;
+  }
+}

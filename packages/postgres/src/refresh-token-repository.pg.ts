@@ -1,0 +1,63 @@
+import { notFound, type RefreshTokenRecord, type RefreshTokenRepository } from '@switchyard/core';
+import type { Sql } from './connect.ts';
+import { isUuid, translateErrors } from './pg-errors.ts';
+
+interface RefreshTokenRow {
+  id: string;
+  user_id: string;
+  org_id: string;
+  token_hash: string;
+  created_at_ms: number;
+  expires_at_ms: number;
+}
+
+const toRecord = (row: RefreshTokenRow): RefreshTokenRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  orgId: row.org_id,
+  tokenHash: row.token_hash,
+  createdAtMs: row.created_at_ms,
+  expiresAtMs: row.expires_at_ms,
+});
+
+/**
+ * Refresh tokens in `refresh_tokens` (hashes only). Statements are scoped by the token's hash or
+ * its user: a presented token is how a session discovers its user and org in the first place.
+ */
+export class PgRefreshTokenRepository implements RefreshTokenRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async create(input: { userId: string; orgId: string; tokenHash: string; expiresAtMs: number }): Promise<RefreshTokenRecord> {
+    if (!isUuid(input.userId)) throw notFound('user', input.userId);
+    if (!isUuid(input.orgId)) throw notFound('organisation', input.orgId);
+    // The foreign keys to users and orgs reject unknown parents; the unique hash rejects a replay.
+    const [row] = await translateErrors(
+      () => this.sql<RefreshTokenRow[]>`
+        INSERT INTO refresh_tokens (user_id, org_id, token_hash, created_at_ms, expires_at_ms)
+        VALUES (${input.userId}, ${input.orgId}, ${input.tokenHash},
+                floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8)
+        RETURNING id, user_id, org_id, token_hash, created_at_ms, expires_at_ms`,
+      { resource: 'refresh token', name: 'hash', parent: 'user or organisation' },
+    );
+    if (!row) throw new Error('INSERT ... RETURNING gave no row');
+    return toRecord(row);
+  }
+
+  async consume(tokenHash: string, nowMs: number): Promise<RefreshTokenRecord | null> {
+    // Check and revoke in one statement: of concurrent consumes, the row lock lets one update
+    // it and the others re-check `revoked_at_ms IS NULL` on the new row version and match nothing.
+    const [row] = await this.sql<RefreshTokenRow[]>`
+      UPDATE refresh_tokens SET revoked_at_ms = ${nowMs}::int8
+      WHERE token_hash = ${tokenHash} AND revoked_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
+      RETURNING id, user_id, org_id, token_hash, created_at_ms, expires_at_ms`;
+    return row ? toRecord(row) : null;
+  }
+
+  async revokeAllForUser(userId: string): Promise<number> {
+    if (!isUuid(userId)) return 0;
+    const result = await this.sql`
+      UPDATE refresh_tokens SET revoked_at_ms = floor(extract(epoch FROM clock_timestamp()) * 1000)::int8
+      WHERE user_id = ${userId} AND revoked_at_ms IS NULL`;
+    return result.count;
+  }
+}

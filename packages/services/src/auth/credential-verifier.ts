@@ -1,0 +1,115 @@
+import { EventEmitter } from 'node:events';
+import { unauthenticated, type ChangeNotifier, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import { SdkKeyCache } from './sdk-key-cache.ts';
+import { sha256Hex } from './secrets.ts';
+import type { TokenService } from './token-service.ts';
+
+/** The channel on which every instance hears that an SDK key was revoked (payload: its id). */
+export const SDK_KEY_REVOKED_CHANNEL = 'switchyard_sdk_key_revoked';
+
+export interface Credentials {
+  bearerToken?: string | undefined;
+  sdkKey?: string | undefined;
+}
+
+export interface CredentialVerifierOptions {
+  /** How long a checked SDK key is trusted without asking the database again. */
+  cacheTtlMs?: number;
+  /** How long an unknown SDK key is remembered as unknown. */
+  negativeCacheTtlMs?: number;
+  maxCachedKeys?: number;
+  now?: () => number;
+}
+
+/**
+ * Turns a presented credential into a Principal (SPEC "Authentication" rules 3–6): a bearer JWT
+ * → its user, org and role; an `x-sdk-key` → its environment. SDK keys are answered from memory
+ * after the first check; a revocation anywhere reaches every instance through the notifier and
+ * evicts the key at once (and `revoked` listeners — open sync streams — are told).
+ */
+export class CredentialVerifier {
+  private readonly cache: SdkKeyCache;
+  private readonly events = new EventEmitter();
+  private subscription: { unsubscribe(): Promise<void> } | null = null;
+
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly sdkKeys: SdkKeyRepository,
+    private readonly notifier: ChangeNotifier,
+    options: CredentialVerifierOptions = {},
+  ) {
+    this.cache = new SdkKeyCache({
+      ttlMs: options.cacheTtlMs ?? 60_000,
+      negativeTtlMs: options.negativeCacheTtlMs ?? 2_000,
+      maxEntries: options.maxCachedKeys ?? 100_000,
+      now: options.now ?? Date.now,
+    });
+    this.events.setMaxListeners(0);
+  }
+
+  /** Starts listening for revocations; until then only this instance's own revocations evict. */
+  async start(): Promise<void> {
+    this.subscription = await this.notifier.subscribe(
+      SDK_KEY_REVOKED_CHANNEL,
+      (sdkKeyId) => this.evict(sdkKeyId),
+      // Notifications may have been missed while disconnected: forget everything.
+      () => this.cache.clear(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.unsubscribe();
+    this.subscription = null;
+  }
+
+  /** Exactly one credential must be presented. @throws UNAUTHENTICATED. */
+  async verify(credentials: Credentials): Promise<Principal> {
+    const { bearerToken, sdkKey } = credentials;
+    if (bearerToken !== undefined && sdkKey !== undefined) throw unauthenticated('present either a bearer token or an SDK key, not both');
+    if (bearerToken !== undefined) return this.verifyBearer(bearerToken);
+    if (sdkKey !== undefined) return this.verifySdkKey(sdkKey);
+    throw unauthenticated('missing credentials');
+  }
+
+  async verifyBearer(token: string): Promise<Principal> {
+    const claims = await this.tokens.verify(token);
+    return { kind: 'user', userId: claims.userId, orgId: claims.orgId, role: claims.role, isSystem: claims.isSystem };
+  }
+
+  /** The SDK-key principal from memory, or undefined when the database must be asked. */
+  cachedSdkKey(rawKey: string): Principal | null | undefined {
+    return this.cache.get(rawKey);
+  }
+
+  async verifySdkKey(rawKey: string): Promise<Principal> {
+    const cached = this.cache.get(rawKey);
+    if (cached) return cached;
+    if (cached === null || rawKey.length === 0 || rawKey.length > 256) throw unauthenticated('invalid SDK key');
+    const key = await this.sdkKeys.findActiveByHash(sha256Hex(rawKey));
+    if (!key) {
+      this.cache.rememberUnknown(rawKey);
+      throw unauthenticated('invalid SDK key');
+    }
+    const principal = {
+      kind: 'sdk_key' as const,
+      sdkKeyId: key.id,
+      orgId: key.orgId,
+      projectId: key.projectId,
+      environmentId: key.environmentId,
+    };
+    this.cache.remember(rawKey, principal);
+    return principal;
+  }
+
+  /** Forgets a revoked key here and tells `onRevoked` listeners. */
+  evict(sdkKeyId: string): void {
+    this.cache.evictKeyId(sdkKeyId);
+    this.events.emit('revoked', sdkKeyId);
+  }
+
+  /** Calls `listener` with the id of every key revoked from now on (sync streams close on it). */
+  onRevoked(listener: (sdkKeyId: string) => void): () => void {
+    this.events.on('revoked', listener);
+    return () => this.events.off('revoked', listener);
+  }
+}

@@ -1,0 +1,22 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Hex SHA-256: how SDK keys and refresh tokens are stored (never the plaintext). */
+export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** SDK keys look like `sdk_<43 chars>`; the first 12 characters are kept visible as the prefix. */
+const SDK_KEY_PREFIX_LENGTH = 12;
+
+export interface NewSdkKey {
+  rawKey: string;
+  keyPrefix: string;
+  keyHash: string;
+}
+
+/** A new SDK key: 256 random bits, shown once to its creator, stored as a hash. */
+export function generateSdkKey(): NewSdkKey {
+  const rawKey = `sdk_${randomBytes(32).toString('base64url')}`;
+  return { rawKey, keyPrefix: rawKey.slice(0, SDK_KEY_PREFIX_LENGTH), keyHash: sha256Hex(rawKey) };
+}
+
+/** A new opaque refresh token (256 random bits). */
+export const generateRefreshToken = (): string => `rt_${randomBytes(32).toString('base64url')}`;

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { unauthenticated, type OrgRole } from '@switchyard/core';
+
+/** What an access token says about its bearer. */
+export interface AccessClaims {
+  userId: string;
+  orgId: string;
+  role: OrgRole;
+  isSystem: boolean;
+}
+
+export interface TokenServiceOptions {
+  /** HS256 key, at least 32 bytes. */
+  secret: string;
+  ttlSeconds: number;
+  issuer?: string;
+  audience?: string;
+  now?: () => number;
+}
+
+/** Only HS256 is accepted: `alg: none` and algorithm-confusion tokens fail verification. */
+const ALGORITHMS = ['HS256'];
+
+/**
+ * Signs and verifies access tokens (JWT, HS256 via jose) with iss, aud, exp and jti, and checks
+ * the claims' shapes on the way in: a token is trusted only if this service could have issued it.
+ */
+export class TokenService {
+  private readonly key: Uint8Array;
+  private readonly issuer: string;
+  private readonly audience: string;
+  private readonly now: () => number;
+
+  constructor(private readonly options: TokenServiceOptions) {
+    this.key = new TextEncoder().encode(options.secret);
+    this.issuer = options.issuer ?? 'switchyard';
+    this.audience = options.audience ?? 'switchyard-api';
+    this.now = options.now ?? Date.now;
+  }
+
+  get ttlSeconds(): number {
+    return this.options.ttlSeconds;
+  }
+
+  async issue(claims: AccessClaims): Promise<{ token: string; expiresAtMs: number }> {
+    const issuedAt = Math.floor(this.now() / 1000);
+    const expiresAt = issuedAt + this.options.ttlSeconds;
+    const token = await new SignJWT({ org: claims.orgId, role: claims.role, sys: claims.isSystem })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(claims.userId)
+      .setIssuer(this.issuer)
+      .setAudience(this.audience)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(expiresAt)
+      .setJti(randomUUID())
+      .sign(this.key);
+    return { token, expiresAtMs: expiresAt * 1000 };
+  }
+
+  /** @throws UNAUTHENTICATED for anything but a valid, unexpired token of ours. */
+  async verify(token: string): Promise<AccessClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ALGORITHMS,
+        issuer: this.issuer,
+        audience: this.audience,
+        currentDate: new Date(this.now()),
+        requiredClaims: ['sub', 'exp', 'iat'],
+      });
+      const { sub, org, role, sys } = payload as { sub?: unknown; org?: unknown; role?: unknown; sys?: unknown };
+      if (typeof sub !== 'string' || typeof org !== 'string' || (role !== 'org_admin' && role !== 'org_member') || typeof sys !== 'boolean') {
+        throw unauthenticated('invalid token claims');
+      }
+      return { userId: sub, orgId: org, role, isSystem: sys };
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw unauthenticated('token expired');
+      throw unauthenticated('invalid token');
+    }
+  }
+}

@@ -1,0 +1,183 @@
+import {
+  isDomainError,
+  notFound,
+  type ChangeNotifier,
+  type EnvironmentScope,
+  type OrgRole,
+  type PasswordHasher,
+  type Principal,
+  type Repositories,
+} from '@switchyard/core';
+import { actorOf, requireAllowed } from '../authorization.ts';
+import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
+import { generateSdkKey } from '../auth/secrets.ts';
+import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
+import {
+  environmentRecord,
+  orgRecord,
+  projectRecord,
+  sdkKeyRecord,
+  userRecord,
+  type EnvironmentRecord,
+  type OrgRecord,
+  type ProjectRecord,
+  type SdkKeyRecord,
+  type UserRecord,
+} from './records.ts';
+
+export interface NewUserInput {
+  email: string | undefined;
+  displayName: string | undefined;
+  password: string | undefined;
+  orgRole?: string | null | undefined;
+}
+
+/**
+ * ManagementService (svc.management.v1) plus the admin calls: organisations, users, projects,
+ * environments and SDK keys. Every call authorizes with core's `authorize` first (403 for a role
+ * that may not, 404 for another org), then reads and writes only inside the caller's org.
+ */
+export class ManagementService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'projects' | 'environments' | 'sdkKeys' | 'audit'>,
+    private readonly hasher: PasswordHasher,
+    private readonly notifier: ChangeNotifier,
+    private readonly onSdkKeyRevoked: (sdkKeyId: string) => void = () => {},
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  // --- platform administration (system-org users) ---
+
+  async createOrg(principal: Principal, input: { name: string | undefined }): Promise<OrgRecord> {
+    requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
+    const org = await this.repos.orgs.create({ name: requireName(input.name) });
+    await this.audit(principal, org.id, 'org.create', 'org', org.id, { name: org.name });
+    return orgRecord(org);
+  }
+
+  async listOrgs(principal: Principal): Promise<OrgRecord[]> {
+    requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
+    return (await this.repos.orgs.list()).map(orgRecord);
+  }
+
+  /** A user in any org (the system org when `orgId` is omitted). Admin routes only. */
+  async seedUser(principal: Principal, orgId: string | undefined, input: NewUserInput): Promise<UserRecord> {
+    requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
+    const org = orgId ? await this.repos.orgs.get(orgId) : await this.repos.orgs.findSystemOrg();
+    if (!org) throw notFound('organisation', orgId);
+    return this.addUser(principal, org.id, input, 'org_admin');
+  }
+
+  // --- inside an organisation ---
+
+  async createUser(principal: Principal, orgId: string | undefined, input: NewUserInput): Promise<UserRecord> {
+    const targetOrg = orgId || principal.orgId;
+    requireAllowed(principal, 'user.create', { orgId: targetOrg });
+    return this.addUser(principal, targetOrg, input, 'org_member');
+  }
+
+  async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {
+    requireAllowed(principal, 'org.read', { orgId });
+    const members = await this.repos.users.listOrgUsers({ orgId });
+    return members.map(({ user, membership }) => userRecord(user, membership));
+  }
+
+  async createProject(principal: Principal, orgId: string | undefined, input: { name: string | undefined }): Promise<ProjectRecord> {
+    const targetOrg = orgId || principal.orgId;
+    requireAllowed(principal, 'project.create', { orgId: targetOrg });
+    const project = await this.repos.projects.create({ orgId: targetOrg }, { name: requireName(input.name) });
+    await this.audit(principal, targetOrg, 'project.create', 'project', project.id, { name: project.name });
+    return projectRecord(project);
+  }
+
+  async listProjects(principal: Principal, orgId: string): Promise<ProjectRecord[]> {
+    requireAllowed(principal, 'org.read', { orgId });
+    return (await this.repos.projects.list({ orgId })).map(projectRecord);
+  }
+
+  async createEnvironment(principal: Principal, projectId: string, input: { name: string | undefined }): Promise<EnvironmentRecord> {
+    requireAllowed(principal, 'environment.create', { orgId: principal.orgId });
+    const project = await this.repos.projects.get({ orgId: principal.orgId }, projectId);
+    if (!project) throw notFound('project', projectId);
+    const environment = await this.repos.environments.create(
+      { orgId: project.orgId, projectId: project.id },
+      { name: requireName(input.name) },
+    );
+    await this.audit(principal, project.orgId, 'environment.create', 'environment', environment.id, { name: environment.name });
+    return environmentRecord(environment);
+  }
+
+  async listEnvironments(principal: Principal, projectId: string): Promise<EnvironmentRecord[]> {
+    requireAllowed(principal, 'org.read', { orgId: principal.orgId });
+    const project = await this.repos.projects.get({ orgId: principal.orgId }, projectId);
+    if (!project) throw notFound('project', projectId);
+    return (await this.repos.environments.list({ orgId: project.orgId, projectId: project.id })).map(environmentRecord);
+  }
+
+  /** A new key; its plaintext is in this response only. */
+  async createSdkKey(principal: Principal, environmentId: string): Promise<SdkKeyRecord> {
+    requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    const scope = await this.environmentScope(principal, environmentId);
+    const material = generateSdkKey();
+    const key = await this.repos.sdkKeys.create(scope, { keyPrefix: material.keyPrefix, keyHash: material.keyHash });
+    await this.audit(principal, scope.orgId, 'sdk_key.create', 'sdk_key', key.id, { key_prefix: key.keyPrefix });
+    return sdkKeyRecord(key, material.rawKey);
+  }
+
+  async listSdkKeys(principal: Principal, environmentId: string): Promise<SdkKeyRecord[]> {
+    requireAllowed(principal, 'org.read', { orgId: principal.orgId });
+    const scope = await this.environmentScope(principal, environmentId);
+    return (await this.repos.sdkKeys.list(scope)).map((key) => sdkKeyRecord(key));
+  }
+
+  /**
+   * Revokes a key at once: evicted here, announced to every instance (their caches and open sync
+   * streams). The last active key of an environment cannot be deleted (FAILED_PRECONDITION).
+   */
+  async deleteSdkKey(principal: Principal, environmentId: string, sdkKeyId: string): Promise<void> {
+    requireAllowed(principal, 'sdk_key.delete', { orgId: principal.orgId });
+    const scope = await this.environmentScope(principal, environmentId);
+    const key = await this.repos.sdkKeys.revoke(scope, sdkKeyId);
+    this.onSdkKeyRevoked(key.id);
+    await this.notifier.publish(SDK_KEY_REVOKED_CHANNEL, key.id);
+    await this.audit(principal, scope.orgId, 'sdk_key.delete', 'sdk_key', key.id, { key_prefix: key.keyPrefix });
+  }
+
+  /** The environment's full scope, found only inside the caller's org (else NOT_FOUND). */
+  async environmentScope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    const environment = await this.repos.environments.get({ orgId: principal.orgId }, environmentId);
+    if (!environment) throw notFound('environment', environmentId);
+    return { orgId: environment.orgId, projectId: environment.projectId, environmentId: environment.id };
+  }
+
+  /**
+   * Users are global (one login, many orgs). A new email creates the user; an email that already
+   * exists joins that user to the org with the given role, leaving its password unchanged.
+   */
+  private async addUser(principal: Principal, orgId: string, input: NewUserInput, defaultRole: OrgRole): Promise<UserRecord> {
+    const email = requireEmail(input.email);
+    const displayName = requireName(input.displayName, 'display_name');
+    const password = requirePassword(input.password);
+    const role = optionalRole(input.orgRole, defaultRole);
+    if (!(await this.repos.orgs.get(orgId))) throw notFound('organisation', orgId);
+
+    let user = await this.repos.users.getByEmail(email);
+    if (!user) {
+      try {
+        user = await this.repos.users.create({ email, displayName, passwordHash: await this.hasher.hash(password) });
+      } catch (error) {
+        // Created concurrently by another request: join that user instead.
+        if (!(isDomainError(error) && error.code === 'ALREADY_EXISTS')) throw error;
+        user = await this.repos.users.getByEmail(email);
+        if (!user) throw error;
+      }
+    }
+    const membership = await this.repos.users.addMembership({ orgId, userId: user.id, role });
+    await this.audit(principal, orgId, 'user.create', 'user', user.id, { email: user.email, role });
+    return userRecord(user, membership);
+  }
+
+  private async audit(principal: Principal, orgId: string, action: string, resourceType: string, resourceId: string, details: Record<string, unknown>): Promise<void> {
+    await this.repos.audit.append({ orgId, actor: actorOf(principal), action, resourceType, resourceId, atMs: this.now(), details });
+  }
+}

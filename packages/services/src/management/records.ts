@@ -1,0 +1,67 @@
+import type { Environment, Membership, Org, Project, SdkKey, User } from '@switchyard/core';
+
+/**
+ * The wire records of DECISIONS §2, shared by REST and gRPC. A user record never carries a
+ * password or hash; an SDK key record carries `raw_key` only in the create response.
+ */
+export interface OrgRecord {
+  org_id: string;
+  org_name: string;
+  created_at: string;
+}
+export interface ProjectRecord {
+  project_id: string;
+  project_name: string;
+  org_id: string;
+}
+export interface EnvironmentRecord {
+  environment_id: string;
+  environment_name: string;
+  project_id: string;
+}
+export interface UserRecord {
+  user_id: string;
+  email: string;
+  display_name: string;
+  org_id: string;
+  org_role: Membership['role'];
+}
+export interface SdkKeyRecord {
+  sdk_key_id: string;
+  environment_id: string;
+  key_prefix: string;
+  created_at: string;
+  raw_key?: string;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export const orgRecord = (org: Org): OrgRecord => ({ org_id: org.id, org_name: org.name, created_at: iso(org.createdAtMs) });
+
+export const projectRecord = (project: Project): ProjectRecord => ({
+  project_id: project.id,
+  project_name: project.name,
+  org_id: project.orgId,
+});
+
+export const environmentRecord = (environment: Environment): EnvironmentRecord => ({
+  environment_id: environment.id,
+  environment_name: environment.name,
+  project_id: environment.projectId,
+});
+
+export const userRecord = (user: User, membership: Membership): UserRecord => ({
+  user_id: user.id,
+  email: user.email,
+  display_name: user.displayName,
+  org_id: membership.orgId,
+  org_role: membership.role,
+});
+
+export const sdkKeyRecord = (key: SdkKey, rawKey?: string): SdkKeyRecord => ({
+  sdk_key_id: key.id,
+  environment_id: key.environmentId,
+  key_prefix: key.keyPrefix,
+  created_at: iso(key.createdAtMs),
+  ...(rawKey === undefined ? {} : { raw_key: rawKey }),
+});
