@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../logging.ts';
 import { installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -14,7 +14,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export function createHttpApp(logger: Logger): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
