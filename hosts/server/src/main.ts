@@ -55,12 +55,16 @@ async function main(): Promise<void> {
   printLoginHelp(config, server);
   log.info('ready');
 
-  let signals = 0;
+  let firstSignalAt = 0;
   const shutdown = (signal: string): void => {
-    if (++signals > 1) {
+    if (firstSignalAt > 0) {
+      // npm and tsx relay the terminal's signal, so one Ctrl-C can arrive twice at once: only a
+      // signal sent a second or more later means "stop waiting".
+      if (Date.now() - firstSignalAt < 1000) return;
       log.warn('second signal: exiting now');
       process.exit(1);
     }
+    firstSignalAt = Date.now();
     log.info({ signal }, 'shutting down: draining requests and streams');
     server.stop().then(
       () => {

@@ -105,7 +105,11 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       stop() {
         stopping ??= (async () => {
           // Streams first (they never end by themselves), then REST drains, then the pool closes.
-          for (const part of started) await part.stop();
+          // Each part stops even if another failed (e.g. the embedded database already got the
+          // terminal's Ctrl-C): a failed step is logged, and the rest still drains and closes.
+          for (const part of started) {
+            await part.stop().catch((error: unknown) => log.warn({ err: { message: (error as Error).message } }, 'shutdown step failed'));
+          }
           await database.close();
         })();
         return stopping;

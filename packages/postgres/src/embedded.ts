@@ -63,7 +63,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   await server.start();
 
-  const child = (server as unknown as { process?: { kill(signal: string): void } }).process;
+  const child = (server as unknown as { process?: { kill(signal: string): void; exitCode: number | null; signalCode: string | null } }).process;
   const killOnExit = (): void => child?.kill('SIGINT');
   process.on('exit', killOnExit);
 
@@ -72,6 +72,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     initialised,
     async stop() {
       process.removeListener('exit', killOnExit);
+      // A Ctrl-C in a terminal signals the whole process group, so the server may already have
+      // shut itself down; the package's stop() would then wait forever for an exit that happened.
+      if (child && (child.exitCode !== null || child.signalCode !== null)) return;
       await server.stop();
     },
   };
