@@ -1,7 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { PgChangeNotifier, createPostgresRepositories, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
-import { AuthService, BcryptPasswordHasher, CredentialVerifier, ManagementService, TokenService } from '@switchyard/services';
+import {
+  AuthService,
+  BcryptPasswordHasher,
+  CredentialVerifier,
+  DefinitionSnapshots,
+  EvaluationService,
+  FlagService,
+  ManagementService,
+  ScopeResolver,
+  SegmentService,
+  TokenService,
+} from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './database.ts';
@@ -51,10 +62,18 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier);
     await verifier.start();
     started.push({ stop: () => verifier.stop() });
+    const snapshots = new DefinitionSnapshots(repos, notifier);
+    await snapshots.start();
+    started.push({ stop: () => snapshots.stop() });
+    const scopes = new ScopeResolver(repos);
     const services: GatewayServices = {
       verifier,
       auth: new AuthService(repos, hasher, tokens),
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
+      flags: new FlagService(repos, scopes, notifier),
+      segments: new SegmentService(repos, scopes, notifier),
+      evaluation: new EvaluationService(repos, snapshots),
+      snapshots,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,

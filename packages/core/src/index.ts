@@ -13,3 +13,4 @@ export * from './rbac/authorize.ts';
 export * from './ports/security-ports.ts';
 export * from './evaluation/index.ts';
 export * from './ports/session-ports.ts';
+export * from './flags/validate-flag.ts';

@@ -1,4 +1,12 @@
-import type { AuthService, CredentialVerifier, ManagementService } from '@switchyard/services';
+import type {
+  AuthService,
+  CredentialVerifier,
+  DefinitionSnapshots,
+  EvaluationService,
+  FlagService,
+  ManagementService,
+  SegmentService,
+} from '@switchyard/services';
 
 /**
  * What the REST gateway calls. In the single-process server these are the service objects
@@ -8,4 +16,8 @@ export interface GatewayServices {
   verifier: CredentialVerifier;
   auth: AuthService;
   management: ManagementService;
+  flags: FlagService;
+  segments: SegmentService;
+  evaluation: EvaluationService;
+  snapshots: DefinitionSnapshots;
 }

@@ -1,0 +1,100 @@
+import type { ChangeNotifier, EnvironmentScope, Flag, Repositories, Segment } from '@switchyard/core';
+import { DEFINITIONS_CHANGED_CHANNEL, decodeChange } from '../flags/definition-events.ts';
+
+/** Everything evaluation reads of one environment, loaded once and shared by every request. */
+export interface EnvironmentSnapshot {
+  scope: EnvironmentScope;
+  /** Active (not archived) flags by key, in key order. */
+  flags: ReadonlyMap<string, Flag>;
+  segments: ReadonlyMap<string, Segment>;
+  /** List segments that some flag rule references (their membership needs a database lookup). */
+  listSegmentKeysByFlag: ReadonlyMap<string, readonly string[]>;
+  loadedAtMs: number;
+}
+
+/**
+ * In-memory snapshots of environments' definitions, so evaluation costs no database round trip
+ * (list-segment membership aside). A change anywhere is announced on DEFINITIONS_CHANGED_CHANNEL
+ * and drops the affected snapshots on every instance; the next request reloads (one load at a
+ * time per environment). A lost notification connection drops everything.
+ */
+export class DefinitionSnapshots {
+  private readonly snapshots = new Map<string, Promise<EnvironmentSnapshot>>();
+  private subscription: { unsubscribe(): Promise<void> } | null = null;
+  private readonly listeners = new Set<(change: { environmentId?: string; projectId?: string }) => void>();
+
+  constructor(
+    private readonly repos: Pick<Repositories, 'flags' | 'segments'>,
+    private readonly notifier: ChangeNotifier,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async start(): Promise<void> {
+    this.subscription = await this.notifier.subscribe(
+      DEFINITIONS_CHANGED_CHANNEL,
+      (payload) => {
+        const change = decodeChange(payload);
+        if (change) this.invalidate(change);
+      },
+      () => this.invalidateAll(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.unsubscribe();
+    this.subscription = null;
+  }
+
+  get(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
+    let snapshot = this.snapshots.get(scope.environmentId);
+    if (!snapshot) {
+      snapshot = this.load(scope);
+      this.snapshots.set(scope.environmentId, snapshot);
+      // A failed load must not stick: the next request tries again.
+      snapshot.catch(() => {
+        if (this.snapshots.get(scope.environmentId) === snapshot) this.snapshots.delete(scope.environmentId);
+      });
+    }
+    return snapshot;
+  }
+
+  /** Calls `listener` after each invalidation (sync streams push updates on it). */
+  onChange(listener: (change: { environmentId?: string; projectId?: string }) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  invalidate(change: { environmentId: string } | { projectId: string }): void {
+    if ('environmentId' in change) {
+      this.snapshots.delete(change.environmentId);
+    } else {
+      for (const [environmentId, snapshot] of this.snapshots) {
+        // Drop only this project's environments; a snapshot still loading is dropped too.
+        void snapshot.then(
+          (loaded) => {
+            if (loaded.scope.projectId === change.projectId && this.snapshots.get(environmentId) === snapshot) this.snapshots.delete(environmentId);
+          },
+          () => {},
+        );
+      }
+    }
+    for (const listener of this.listeners) listener(change);
+  }
+
+  invalidateAll(): void {
+    this.snapshots.clear();
+    for (const listener of this.listeners) listener({});
+  }
+
+  private async load(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
+    const [flags, segments] = await Promise.all([this.repos.flags.list(scope), this.repos.segments.list(scope)]);
+    const segmentMap = new Map(segments.map((s) => [s.key, s]));
+    const activeFlags = new Map(flags.filter((f) => !f.archived).map((f) => [f.key, f]));
+    const listSegmentKeysByFlag = new Map<string, string[]>();
+    for (const flag of activeFlags.values()) {
+      const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
+      if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
+    }
+    return { scope, flags: activeFlags, segments: segmentMap, listSegmentKeysByFlag, loadedAtMs: this.now() };
+  }
+}

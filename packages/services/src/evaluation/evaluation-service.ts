@@ -1,0 +1,116 @@
+import {
+  evaluate,
+  invalidArgument,
+  notFound,
+  type EnvironmentScope,
+  type EvaluationContext,
+  type EvaluationResult,
+  type ParameterValue,
+  type Principal,
+  type Repositories,
+} from '@switchyard/core';
+import { requireAllowed } from '../authorization.ts';
+import type { DefinitionSnapshots, EnvironmentSnapshot } from './definition-snapshots.ts';
+
+/** The evaluate request of SPEC: one context (key + type + attributes), optionally one flag. */
+export interface EvaluateRequest {
+  contexts: EvaluationContext[];
+  flagKey?: string | undefined;
+}
+
+const MAX_CONTEXTS = 10;
+const MAX_ATTRIBUTES = 100;
+
+/** Checks SDK-supplied contexts: scalar attributes only, bounded sizes. */
+export function checkContexts(contexts: EvaluationContext[]): EvaluationContext[] {
+  if (contexts.length === 0 || contexts.length > MAX_CONTEXTS) throw invalidArgument(`between 1 and ${MAX_CONTEXTS} contexts are required`, 'contexts');
+  const types = new Set<string>();
+  for (const [i, context] of contexts.entries()) {
+    if (typeof context.key !== 'string' || context.key === '' || context.key.length > 1024) throw invalidArgument('context_key must be a non-empty string', i === 0 ? 'context_key' : `contexts[${i}].key`);
+    if (typeof context.context_type !== 'string' || context.context_type === '') throw invalidArgument('context_type must be a non-empty string', i === 0 ? 'context_type' : `contexts[${i}].context_type`);
+    if (types.has(context.context_type)) throw invalidArgument(`two contexts of type '${context.context_type}'`, 'contexts');
+    types.add(context.context_type);
+    const parameters = context.parameters ?? {};
+    if (Object.keys(parameters).length > MAX_ATTRIBUTES) throw invalidArgument(`at most ${MAX_ATTRIBUTES} attributes per context`, 'attributes');
+    for (const [name, value] of Object.entries(parameters)) {
+      const type = typeof value;
+      if (type !== 'string' && type !== 'number' && type !== 'boolean') throw invalidArgument(`attributes.${name} must be a string, number or boolean`, `attributes.${name}`);
+    }
+  }
+  return contexts;
+}
+
+/** Attributes as sent by SDKs (`{name: scalar}`), dropping nulls. */
+export function toParameters(attributes: Record<string, unknown> | null | undefined): Record<string, ParameterValue> {
+  const parameters: Record<string, ParameterValue> = {};
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    if (value === null || value === undefined) continue;
+    parameters[name] = value as ParameterValue;
+  }
+  return parameters;
+}
+
+/**
+ * Remote evaluation for SDKs: flags from the environment's in-memory snapshot, list-segment
+ * membership from one batched query (only when a flag's rules reference list segments), then
+ * core's evaluate(). No other database work per request.
+ */
+export class EvaluationService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'segments'>,
+    private readonly snapshots: DefinitionSnapshots,
+  ) {}
+
+  /** The environment an SDK key may evaluate in; another environment's id → 403. */
+  scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    requireAllowed(principal, 'flag.evaluate', { orgId: principal.orgId, environmentId });
+    if (principal.kind !== 'sdk_key') throw invalidArgument('evaluation needs an SDK key');
+    return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
+  }
+
+  async snapshot(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
+    return this.snapshots.get(scope);
+  }
+
+  /** One flag (404 when unknown or archived) or every flag of the environment. */
+  async evaluate(scope: EnvironmentScope, request: EvaluateRequest): Promise<EvaluationResult[]> {
+    const contexts = checkContexts(request.contexts);
+    const snapshot = await this.snapshots.get(scope);
+    let flags;
+    if (request.flagKey !== undefined) {
+      const flag = snapshot.flags.get(request.flagKey);
+      if (!flag) throw notFound('flag', request.flagKey);
+      flags = [flag];
+    } else {
+      flags = [...snapshot.flags.values()];
+    }
+    const isListMember = await this.membership(scope, snapshot, flags.map((f) => f.key), contexts);
+    const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
+    return flags.map((flag) => evaluate(flag, contexts, environment));
+  }
+
+  /** Looks up, in one query, every (list segment, context key) pair the flags could ask about. */
+  private async membership(
+    scope: EnvironmentScope,
+    snapshot: EnvironmentSnapshot,
+    flagKeys: string[],
+    contexts: EvaluationContext[],
+  ): Promise<((segmentKey: string, contextKey: string) => boolean) | undefined> {
+    const pairs: Array<{ segmentKey: string; contextKey: string }> = [];
+    const seen = new Set<string>();
+    for (const flagKey of flagKeys) {
+      for (const segmentKey of snapshot.listSegmentKeysByFlag.get(flagKey) ?? []) {
+        const segment = snapshot.segments.get(segmentKey);
+        const context = contexts.find((c) => c.context_type === segment?.context_type);
+        const id = `${segmentKey}\u0000${context?.key}`;
+        if (!context || seen.has(id)) continue;
+        seen.add(id);
+        pairs.push({ segmentKey, contextKey: context.key });
+      }
+    }
+    if (pairs.length === 0) return undefined;
+    const answers = await this.repos.segments.checkMembers(scope, pairs);
+    const members = new Set(pairs.filter((_, i) => answers[i] === true).map((p) => `${p.segmentKey}\u0000${p.contextKey}`));
+    return (segmentKey, contextKey) => members.has(`${segmentKey}\u0000${contextKey}`);
+  }
+}

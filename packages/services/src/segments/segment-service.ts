@@ -1,0 +1,209 @@
+import {
+  checkConditions,
+  checkKey,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+  type ChangeNotifier,
+  type EnvironmentScope,
+  type MemberChanges,
+  type MemberList,
+  type Page,
+  type Principal,
+  type Repositories,
+  type Segment,
+  type SegmentKind,
+} from '@switchyard/core';
+import { actorOf, requireAllowed } from '../authorization.ts';
+import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
+import type { ScopeResolver } from '../scopes.ts';
+
+/** The segment body of DECISIONS §5. */
+export interface SegmentBody {
+  key?: string;
+  context_type?: string;
+  kind?: string;
+  description?: string | null;
+  included_keys?: string[] | null;
+  excluded_keys?: string[] | null;
+  conditions?: unknown;
+  version?: number | null;
+}
+
+export interface MembershipQuery {
+  segment_key: string;
+  context_key: string;
+  context_type: string;
+}
+
+/** Keys in one request (create body or members PATCH), per list: bounded work per call. */
+export const MAX_KEYS_PER_CALL = 10_000;
+
+function checkKeys(keys: unknown, field: string): string[] {
+  if (keys === undefined || keys === null) return [];
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string' || k === '' || k.length > 512)) {
+    throw invalidArgument(`${field} must be an array of non-empty strings (at most 512 characters)`, field);
+  }
+  if (keys.length > MAX_KEYS_PER_CALL) throw invalidArgument(`${field} holds at most ${MAX_KEYS_PER_CALL} keys per request`, field);
+  return keys as string[];
+}
+
+function checkContextType(value: unknown, field = 'context_type'): string {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) {
+    throw invalidArgument(`${field} must be 1-64 characters of letters, digits, '.', '_' or '-'`, field);
+  }
+  return value;
+}
+
+/**
+ * SegmentationService (svc.segments.v1): list segments (members kept in an indexed table so
+ * membership is one index probe even for millions of keys) and rule segments (conditions, evaluated
+ * by SDKs). Excluded keys win over included ones.
+ */
+export class SegmentService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'segments' | 'flags' | 'audit'>,
+    private readonly scopes: ScopeResolver,
+    private readonly notifier: ChangeNotifier,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    return this.scopes.environment(principal, environmentId);
+  }
+
+  async list(principal: Principal, scope: EnvironmentScope): Promise<Segment[]> {
+    this.authorize(principal, 'segment.read', scope);
+    return this.repos.segments.list(scope);
+  }
+
+  async get(principal: Principal, scope: EnvironmentScope, key: string): Promise<Segment> {
+    this.authorize(principal, 'segment.read', scope);
+    const segment = await this.repos.segments.get(scope, key);
+    if (!segment) throw notFound('segment', key);
+    return segment;
+  }
+
+  async create(principal: Principal, scope: EnvironmentScope, body: SegmentBody): Promise<Segment> {
+    this.authorize(principal, 'segment.write', scope);
+    const key = checkKey(body.key, 'key');
+    const contextType = checkContextType(body.context_type);
+    if (body.kind !== 'list' && body.kind !== 'rule') throw invalidArgument('kind must be list or rule', 'kind');
+    const kind: SegmentKind = body.kind;
+    const included = checkKeys(body.included_keys, 'included_keys');
+    const excluded = checkKeys(body.excluded_keys, 'excluded_keys');
+    if (kind === 'rule' && (included.length > 0 || excluded.length > 0)) throw invalidArgument('a rule segment has conditions, not keys', 'included_keys');
+    if (kind === 'list' && body.conditions !== undefined && body.conditions !== null && (body.conditions as unknown[]).length > 0) {
+      throw invalidArgument('a list segment has keys, not conditions', 'conditions');
+    }
+    const conditions = kind === 'rule' ? checkConditions(body.conditions ?? [], 'conditions') : [];
+    let segment = await this.repos.segments.create(scope, { key, context_type: contextType, kind, description: body.description ?? '', conditions });
+    if (included.length > 0 || excluded.length > 0) {
+      segment = await this.repos.segments.changeMembers(scope, key, { add_included: included, add_excluded: excluded });
+    }
+    await this.changed(principal, scope, 'segment.create', key);
+    return segment;
+  }
+
+  async update(principal: Principal, scope: EnvironmentScope, key: string, body: SegmentBody): Promise<Segment> {
+    this.authorize(principal, 'segment.write', scope);
+    const current = await this.get(principal, scope, key);
+    if (body.key !== undefined && body.key !== key) throw invalidArgument('key cannot change', 'key');
+    if (body.kind !== undefined && body.kind !== current.kind) throw invalidArgument('kind cannot change', 'kind');
+    const patch: { context_type?: string; description?: string; conditions?: ReturnType<typeof checkConditions> } = {};
+    if (body.context_type !== undefined) patch.context_type = checkContextType(body.context_type);
+    if (body.description !== undefined && body.description !== null) patch.description = body.description;
+    if (body.conditions !== undefined && body.conditions !== null) {
+      if (current.kind === 'list') throw invalidArgument('a list segment has keys, not conditions', 'conditions');
+      patch.conditions = checkConditions(body.conditions, 'conditions');
+    }
+    let segment = await this.repos.segments.update(scope, key, patch, body.version ?? undefined);
+    const included = checkKeys(body.included_keys, 'included_keys');
+    const excluded = checkKeys(body.excluded_keys, 'excluded_keys');
+    if (current.kind === 'list' && (body.included_keys || body.excluded_keys)) {
+      segment = await this.replaceMembers(scope, key, body.included_keys ? included : null, body.excluded_keys ? excluded : null);
+    }
+    await this.changed(principal, scope, 'segment.update', key);
+    return segment;
+  }
+
+  /** Refuses while a flag rule of the environment still references the segment. */
+  async remove(principal: Principal, scope: EnvironmentScope, key: string, version?: number): Promise<void> {
+    this.authorize(principal, 'segment.write', scope);
+    await this.get(principal, scope, key);
+    const users = (await this.repos.flags.list(scope)).filter((flag) => flag.rules.some((rule) => rule.segment_keys?.includes(key)));
+    if (users.length > 0) throw failedPrecondition(`segment '${key}' is used by flags: ${users.map((f) => f.key).join(', ')}`);
+    await this.repos.segments.delete(scope, key, version);
+    await this.changed(principal, scope, 'segment.delete', key);
+  }
+
+  async changeMembers(principal: Principal, scope: EnvironmentScope, key: string, changes: MemberChanges): Promise<Segment> {
+    this.authorize(principal, 'segment.write', scope);
+    const segment = await this.get(principal, scope, key);
+    if (segment.kind !== 'list') throw failedPrecondition('only list segments have members');
+    const checked: MemberChanges = {
+      add_included: checkKeys(changes.add_included, 'add_included'),
+      remove_included: checkKeys(changes.remove_included, 'remove_included'),
+      add_excluded: checkKeys(changes.add_excluded, 'add_excluded'),
+      remove_excluded: checkKeys(changes.remove_excluded, 'remove_excluded'),
+    };
+    const updated = await this.repos.segments.changeMembers(scope, key, checked);
+    await this.changed(principal, scope, 'segment.members', key);
+    return updated;
+  }
+
+  async listMembers(principal: Principal, scope: EnvironmentScope, key: string, list: MemberList, cursor: string | null, limit: number): Promise<Page<string>> {
+    this.authorize(principal, 'segment.read', scope);
+    await this.get(principal, scope, key);
+    return this.repos.segments.listMembers(scope, key, list, { cursor, limit });
+  }
+
+  /**
+   * Membership checks (SDK list-check). An unknown segment is NOT_FOUND; a context of another type
+   * than the segment's is not a member. All pairs are answered by one query.
+   */
+  async checkMembership(principal: Principal, scope: EnvironmentScope, queries: MembershipQuery[]): Promise<boolean[]> {
+    requireAllowed(principal, principal.kind === 'sdk_key' ? 'segment.check' : 'segment.read', { orgId: scope.orgId, environmentId: scope.environmentId });
+    const segments = new Map((await this.repos.segments.list(scope)).map((s) => [s.key, s]));
+    for (const query of queries) if (!segments.has(query.segment_key)) throw notFound('segment', query.segment_key);
+    const answers = await this.repos.segments.checkMembers(
+      scope,
+      queries.map((q) => ({ segmentKey: q.segment_key, contextKey: q.context_key })),
+    );
+    return queries.map((query, i) => segments.get(query.segment_key)?.context_type === query.context_type && answers[i] === true);
+  }
+
+  private async replaceMembers(scope: EnvironmentScope, key: string, included: string[] | null, excluded: string[] | null): Promise<Segment> {
+    const all = async (list: MemberList): Promise<string[]> => {
+      const keys: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Page<string> = await this.repos.segments.listMembers(scope, key, list, { cursor, limit: 10_000 });
+        keys.push(...page.items);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      return keys;
+    };
+    const changes: MemberChanges = {};
+    if (included) {
+      const keep = new Set(included);
+      changes.remove_included = (await all('included')).filter((k) => !keep.has(k));
+      changes.add_included = included;
+    }
+    if (excluded) {
+      const keep = new Set(excluded);
+      changes.remove_excluded = (await all('excluded')).filter((k) => !keep.has(k));
+      changes.add_excluded = excluded;
+    }
+    return this.repos.segments.changeMembers(scope, key, changes);
+  }
+
+  private authorize(principal: Principal, action: 'segment.read' | 'segment.write', scope: EnvironmentScope): void {
+    requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
+  }
+
+  private async changed(principal: Principal, scope: EnvironmentScope, action: string, key: string): Promise<void> {
+    await this.repos.audit.append({ orgId: scope.orgId, actor: actorOf(principal), action, resourceType: 'segment', resourceId: key, atMs: this.now(), details: { environment_id: scope.environmentId } });
+    await this.notifier.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: scope.environmentId }));
+  }
+}
