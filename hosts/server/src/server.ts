@@ -19,10 +19,17 @@ import { openDatabase, type Database } from './database.ts';
 import { developmentJwtSecret } from './dev-secrets.ts';
 import { addAuthGrpcService } from './grpc/auth-grpc.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
+import { addFlagGrpcService } from './grpc/flag-grpc.ts';
 import { addManagementGrpcService } from './grpc/management-grpc.ts';
+import { addSegmentGrpcService } from './grpc/segment-grpc.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { registerEvaluateRoutes } from './http/routes/evaluate-routes.ts';
+import { registerFlagRoutes } from './http/routes/flag-routes.ts';
+import { registerOfrepRoutes } from './http/routes/ofrep-routes.ts';
+import { registerSegmentRoutes } from './http/routes/segment-routes.ts';
 import { registerAdminRoutes } from './http/routes/admin-routes.ts';
 import { registerAuthRoutes } from './http/routes/auth-routes.ts';
 import type { GatewayServices } from './http/routes/gateway-services.ts';
@@ -81,11 +88,16 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     });
 
     const http = createHttpApp(logging.forModule('http'));
+    await registerOpenApi(http);
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
     registerMetricsRoute(http);
     registerAuthRoutes(http, services);
     registerAdminRoutes(http, services);
     registerManagementRoutes(http, services);
+    registerFlagRoutes(http, services);
+    registerSegmentRoutes(http, services);
+    registerEvaluateRoutes(http, services);
+    registerOfrepRoutes(http, services);
     await http.listen({ host: '0.0.0.0', port: config.httpPort });
     started.unshift({ stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
@@ -100,6 +112,8 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, logger });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
+        addFlagGrpcService(server, { services, logger });
+        addSegmentGrpcService(server, { services, logger });
       },
     });
     started.unshift({ stop: () => grpcServices.stop(GRPC_GRACE_MS) });
