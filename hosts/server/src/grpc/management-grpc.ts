@@ -60,7 +60,8 @@ export function addManagementGrpcService(
       async (call: Call<{ org_id: string; email: string; display_name: string; password: string; org_role: string }>) => {
         const principal = await caller(call);
         const { org_id, email, display_name, password, org_role } = call.request;
-        const input = { email, displayName: display_name, password, orgRole: org_role };
+        // proto: an empty org_role means org_member, whoever calls (REST seed-user defaults to org_admin).
+        const input = { email, displayName: display_name, password, orgRole: org_role || 'org_member' };
         // A system-org caller seeds users in any org (the admin routes of REST); others add to their own.
         const user = principal.kind === 'user' && principal.isSystem
           ? await management.seedUser(principal, org_id || undefined, input)

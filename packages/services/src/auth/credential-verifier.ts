@@ -31,6 +31,11 @@ export class CredentialVerifier {
   private readonly cache: SdkKeyCache;
   private readonly events = new EventEmitter();
   private subscription: { unsubscribe(): Promise<void> } | null = null;
+  /**
+   * Bumped by every revocation and every cache clear. A database answer read before a bump may be
+   * stale (the key was revoked while the lookup was in flight), so it is returned but not cached.
+   */
+  private generation = 0;
 
   constructor(
     private readonly tokens: TokenService,
@@ -53,7 +58,10 @@ export class CredentialVerifier {
       SDK_KEY_REVOKED_CHANNEL,
       (sdkKeyId) => this.evict(sdkKeyId),
       // Notifications may have been missed while disconnected: forget everything.
-      () => this.cache.clear(),
+      () => {
+        this.generation++;
+        this.cache.clear();
+      },
     );
   }
 
@@ -85,6 +93,7 @@ export class CredentialVerifier {
     const cached = this.cache.get(rawKey);
     if (cached) return cached;
     if (cached === null || rawKey.length === 0 || rawKey.length > 256) throw unauthenticated('invalid SDK key');
+    const generation = this.generation;
     const key = await this.sdkKeys.findActiveByHash(sha256Hex(rawKey));
     if (!key) {
       this.cache.rememberUnknown(rawKey);
@@ -97,12 +106,13 @@ export class CredentialVerifier {
       projectId: key.projectId,
       environmentId: key.environmentId,
     };
-    this.cache.remember(rawKey, principal);
+    if (generation === this.generation) this.cache.remember(rawKey, principal);
     return principal;
   }
 
   /** Forgets a revoked key here and tells `onRevoked` listeners. */
   evict(sdkKeyId: string): void {
+    this.generation++;
     this.cache.evictKeyId(sdkKeyId);
     this.events.emit('revoked', sdkKeyId);
   }

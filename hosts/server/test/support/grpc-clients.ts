@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../../src/grpc/proto.ts';
+
+/**
+ * Promisified grpc-js clients for svc.auth.v1.AuthService and svc.management.v1.ManagementService,
+ * built from the same .proto files the server loads (snake_case fields, proto3 defaults filled in,
+ * int64 as numbers). A failed call rejects with the grpc.ServiceError (`.code` = grpc.status.X).
+ */
+
+// --- svc.common.v1 / svc.auth.v1 shapes as a client sees them ---
+
+export interface RbacContext {
+  tenant_id: string;
+  environment_id: string;
+  roles: string[];
+  permissions: string[];
+  subject: string;
+  is_system: boolean;
+}
+export type CredentialRequest = { bearer_token: string } | { sdk_key: string } | Record<string, never>;
+export interface LoginResponse {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+  user_id: string;
+  org_id: string;
+}
+export interface SwitchOrgResponse {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+  org_id: string;
+}
+export interface UserOrg {
+  org_id: string;
+  org_name: string;
+  role: string;
+}
+
+// --- svc.management.v1 shapes ---
+
+export interface Org {
+  org_id: string;
+  org_name: string;
+  created_at: string;
+}
+export interface Project {
+  project_id: string;
+  project_name: string;
+  org_id: string;
+}
+export interface Environment {
+  environment_id: string;
+  environment_name: string;
+  project_id: string;
+}
+export interface SdkKey {
+  sdk_key_id: string;
+  environment_id: string;
+  key_prefix: string;
+  created_at: string;
+}
+export interface CreatedSdkKey {
+  sdk_key_id: string;
+  raw_key: string;
+  environment_id: string;
+  key_prefix: string;
+}
+export interface User {
+  user_id: string;
+  email: string;
+  display_name: string;
+  org_id: string;
+  org_role: string;
+}
+export interface NewUser {
+  org_id?: string;
+  email: string;
+  display_name: string;
+  password: string;
+  org_role?: string;
+}
+
+type Unary<Req, Res> = (request: Req, metadata?: grpc.Metadata) => Promise<Res>;
+
+export interface AuthClient {
+  validateCredential: Unary<CredentialRequest, RbacContext>;
+  loginWithPassword: Unary<{ email: string; password: string; org_id?: string }, LoginResponse>;
+  refreshSession: Unary<{ refresh_token: string }, LoginResponse>;
+  switchOrg: Unary<{ current_token: string; target_org_id: string }, SwitchOrgResponse>;
+  listUserOrgs: Unary<{ current_token: string }, { orgs: UserOrg[] }>;
+  close(): void;
+}
+
+export interface ManagementClient {
+  createOrg: Unary<{ name: string }, { org_id: string; org_name: string }>;
+  listOrgs: Unary<Record<string, never>, { orgs: Org[] }>;
+  createProject: Unary<{ org_id?: string; name: string }, { project_id: string; project_name: string }>;
+  listProjects: Unary<{ org_id?: string }, { projects: Project[] }>;
+  createEnvironment: Unary<{ project_id: string; name: string }, { environment_id: string; environment_name: string }>;
+  listEnvironments: Unary<{ project_id: string }, { environments: Environment[] }>;
+  createSdkKey: Unary<{ environment_id: string }, CreatedSdkKey>;
+  listSdkKeys: Unary<{ environment_id: string }, { sdk_keys: SdkKey[] }>;
+  deleteSdkKey: Unary<{ environment_id: string; sdk_key_id: string }, { sdk_key_id: string }>;
+  createUser: Unary<NewUser, { user_id: string; email: string; display_name: string }>;
+  listUsers: Unary<{ org_id?: string }, { users: User[] }>;
+  close(): void;
+}
+
+type Callback = (error: grpc.ServiceError | null, response?: unknown) => void;
+type RawMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback) => grpc.ClientUnaryCall;
+
+const AuthServiceClient = lookup<grpc.ServiceClientConstructor>(loadProto('svc/auth/v1/auth.proto'), 'svc.auth.v1.AuthService');
+const ManagementServiceClient = lookup<grpc.ServiceClientConstructor>(
+  loadProto('svc/management/v1/management.proto'),
+  'svc.management.v1.ManagementService',
+);
+
+/** Every unary method of the service as `(request, metadata?) => Promise<response>`, 10 s deadline each. */
+function promisified<T>(Constructor: grpc.ServiceClientConstructor, port: number): T {
+  const client = new Constructor(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const methods: Record<string, unknown> = { close: () => client.close() };
+  for (const [name, definition] of Object.entries(Constructor.service)) {
+    const camel = definition.originalName ?? name;
+    const raw = (client as unknown as Record<string, RawMethod>)[camel];
+    assert.ok(raw, `client method ${camel}`);
+    methods[camel] = (request: unknown, metadata = new grpc.Metadata()) =>
+      new Promise((resolve, reject) => {
+        raw.call(client, request, metadata, { deadline: Date.now() + 10_000 }, (error, response) =>
+          error ? reject(error) : resolve(response),
+        );
+      });
+  }
+  return methods as T;
+}
+
+export const authClient = (port: number): AuthClient => promisified<AuthClient>(AuthServiceClient, port);
+export const managementClient = (port: number): ManagementClient => promisified<ManagementClient>(ManagementServiceClient, port);
+
+/** Metadata `authorization: Bearer <token>`, as the management calls expect. */
+export function bearer(token: string): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set('authorization', `Bearer ${token}`);
+  return metadata;
+}
+
+/** Metadata with one arbitrary entry (for malformed-credential cases). */
+export function metadataWith(name: string, value: string): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set(name, value);
+  return metadata;
+}
+
+const statusName = (code: number): string => grpc.status[code] ?? String(code);
+
+/** Awaits a call that must fail with `status`; returns the ServiceError for further checks. */
+export async function rejectsWithStatus(call: Promise<unknown>, status: grpc.status): Promise<grpc.ServiceError> {
+  let outcome: unknown;
+  try {
+    outcome = await call;
+  } catch (error) {
+    const serviceError = error as grpc.ServiceError;
+    assert.equal(
+      statusName(serviceError.code),
+      statusName(status),
+      `expected ${statusName(status)}, got ${statusName(serviceError.code)}: ${serviceError.details}`,
+    );
+    return serviceError;
+  }
+  assert.fail(`expected ${statusName(status)}, but the call succeeded with ${JSON.stringify(outcome)}`);
+}
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

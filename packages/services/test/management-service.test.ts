@@ -1,0 +1,281 @@
+import assert from 'node:assert/strict';
+import { beforeEach, describe, test } from 'node:test';
+import { isDomainError, type DomainError, type ErrorCode, type Principal } from '@switchyard/core';
+import { InMemoryChangeNotifier, InMemoryState, createInMemoryRepositories } from '@switchyard/core/testing';
+import { BcryptPasswordHasher, ManagementService, SDK_KEY_REVOKED_CHANNEL, type SdkKeyRecord } from '../src/index.ts';
+
+const hasher = new BcryptPasswordHasher(4);
+const NOW = Date.UTC(2030, 0, 1);
+
+let state: InMemoryState;
+let notifier: InMemoryChangeNotifier;
+let revokedHere: string[];
+let management: ManagementService;
+let root: Principal;
+let adminA: Principal;
+let memberA: Principal;
+let adminB: Principal;
+let orgA: string;
+let orgB: string;
+let projectA: string;
+let environmentA: string;
+let projectB: string;
+let environmentB: string;
+let keyB: SdkKeyRecord;
+
+async function rejectsWith(call: Promise<unknown>, code: ErrorCode): Promise<DomainError> {
+  let caught: unknown;
+  await assert.rejects(call, (error: unknown) => {
+    caught = error;
+    return true;
+  });
+  assert.ok(isDomainError(caught), `a DomainError, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  return caught;
+}
+
+const userPrincipal = (user: { user_id: string; org_id: string; org_role: 'org_admin' | 'org_member' }, isSystem = false): Principal => ({
+  kind: 'user',
+  userId: user.user_id,
+  orgId: user.org_id,
+  role: user.org_role,
+  isSystem,
+});
+
+const newUser = (email: string, extra: { orgRole?: string; password?: string } = {}) => ({
+  email,
+  displayName: email.split('@')[0],
+  password: extra.password ?? `${email}-password`,
+  orgRole: extra.orgRole,
+});
+
+beforeEach(async () => {
+  state = new InMemoryState();
+  const repos = createInMemoryRepositories(state);
+  notifier = new InMemoryChangeNotifier();
+  revokedHere = [];
+  management = new ManagementService(repos, hasher, notifier, (id) => revokedHere.push(id), () => NOW);
+
+  const systemOrg = await repos.orgs.create({ name: 'system', isSystem: true });
+  const rootUser = await repos.users.create({ email: 'root@example.com', displayName: 'Root', passwordHash: await hasher.hash('root-password') });
+  await repos.users.addMembership({ orgId: systemOrg.id, userId: rootUser.id, role: 'org_admin' });
+  root = { kind: 'user', userId: rootUser.id, orgId: systemOrg.id, role: 'org_admin', isSystem: true };
+
+  orgA = (await management.createOrg(root, { name: 'Acme' })).org_id;
+  orgB = (await management.createOrg(root, { name: 'Globex' })).org_id;
+  adminA = userPrincipal(await management.seedUser(root, orgA, newUser('admin-a@example.com')));
+  adminB = userPrincipal(await management.seedUser(root, orgB, newUser('admin-b@example.com')));
+  memberA = userPrincipal(await management.createUser(adminA, undefined, newUser('member-a@example.com')));
+
+  projectA = (await management.createProject(adminA, undefined, { name: 'Web' })).project_id;
+  environmentA = (await management.createEnvironment(adminA, projectA, { name: 'production' })).environment_id;
+  projectB = (await management.createProject(adminB, undefined, { name: 'Web' })).project_id;
+  environmentB = (await management.createEnvironment(adminB, projectB, { name: 'production' })).environment_id;
+  keyB = await management.createSdkKey(adminB, environmentB);
+});
+
+describe('ManagementService: what each role may do', () => {
+  test('seeded users default to org_admin, users created in an org to org_member', async () => {
+    assert.equal(adminA.kind === 'user' && adminA.role, 'org_admin');
+    assert.equal(memberA.kind === 'user' && memberA.role, 'org_member');
+    assert.equal(memberA.orgId, orgA);
+    const explicit = await management.createUser(adminA, orgA, newUser('second-admin@example.com', { orgRole: 'org_admin' }));
+    assert.equal(explicit.org_role, 'org_admin');
+    const inSystem = await management.seedUser(root, undefined, newUser('root2@example.com'));
+    assert.equal(inSystem.org_id, root.orgId, 'no org: the system org');
+  });
+
+  test('system-org users run the platform calls and nothing inside an org', async () => {
+    assert.deepEqual((await management.listOrgs(root)).map((org) => org.org_name), ['system', 'Acme', 'Globex']);
+    await rejectsWith(management.createProject(root, orgA, { name: 'Sneaky' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.createProject(root, undefined, { name: 'Sneaky' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.createEnvironment(root, projectA, { name: 'x' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.createSdkKey(root, environmentA), 'PERMISSION_DENIED');
+    await rejectsWith(management.listProjects(root, orgA), 'PERMISSION_DENIED');
+    await rejectsWith(management.createUser(root, orgA, newUser('x@example.com')), 'PERMISSION_DENIED');
+  });
+
+  test('org users may not run the platform calls', async () => {
+    for (const principal of [adminA, memberA]) {
+      await rejectsWith(management.createOrg(principal, { name: 'Mine' }), 'PERMISSION_DENIED');
+      await rejectsWith(management.listOrgs(principal), 'PERMISSION_DENIED');
+      await rejectsWith(management.seedUser(principal, principal.orgId, newUser('x@example.com')), 'PERMISSION_DENIED');
+    }
+  });
+
+  test('an org_member reads but may not create projects, environments, SDK keys or users, nor delete keys', async () => {
+    assert.equal((await management.listProjects(memberA, orgA)).length, 1);
+    assert.equal((await management.listEnvironments(memberA, projectA)).length, 1);
+    assert.equal((await management.listUsers(memberA, orgA)).length, 2);
+    await rejectsWith(management.createProject(memberA, undefined, { name: 'Nope' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.createEnvironment(memberA, projectA, { name: 'nope' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.createSdkKey(memberA, environmentA), 'PERMISSION_DENIED');
+    await rejectsWith(management.createUser(memberA, undefined, newUser('friend@example.com')), 'PERMISSION_DENIED');
+    const key = await management.createSdkKey(adminA, environmentA);
+    await management.createSdkKey(adminA, environmentA);
+    await rejectsWith(management.deleteSdkKey(memberA, environmentA, key.sdk_key_id), 'PERMISSION_DENIED');
+    assert.equal(state.projects.size, 2);
+    assert.equal(state.users.size, 4);
+  });
+
+  test('an SDK key is not a management credential', async () => {
+    const sdkKey: Principal = { kind: 'sdk_key', sdkKeyId: keyB.sdk_key_id, orgId: orgB, projectId: projectB, environmentId: environmentB };
+    await rejectsWith(management.listProjects(sdkKey, orgB), 'PERMISSION_DENIED');
+    await rejectsWith(management.listSdkKeys(sdkKey, environmentB), 'PERMISSION_DENIED');
+    await rejectsWith(management.createSdkKey(sdkKey, environmentB), 'PERMISSION_DENIED');
+  });
+});
+
+describe('ManagementService: tenancy', () => {
+  test('another org\'s org, project, environment and key ids are NOT_FOUND', async () => {
+    await rejectsWith(management.createProject(adminA, orgB, { name: 'Into B' }), 'NOT_FOUND');
+    await rejectsWith(management.listProjects(adminA, orgB), 'NOT_FOUND');
+    await rejectsWith(management.createEnvironment(adminA, projectB, { name: 'into-b' }), 'NOT_FOUND');
+    await rejectsWith(management.listEnvironments(adminA, projectB), 'NOT_FOUND');
+    await rejectsWith(management.createSdkKey(adminA, environmentB), 'NOT_FOUND');
+    await rejectsWith(management.listSdkKeys(adminA, environmentB), 'NOT_FOUND');
+    await rejectsWith(management.deleteSdkKey(adminA, environmentB, keyB.sdk_key_id), 'NOT_FOUND');
+    await rejectsWith(management.createUser(adminA, orgB, newUser('spy@example.com')), 'NOT_FOUND');
+    await rejectsWith(management.listUsers(adminA, orgB), 'NOT_FOUND');
+    // The member's reads too; the answer does not depend on the role.
+    await rejectsWith(management.listProjects(memberA, orgB), 'NOT_FOUND');
+    await rejectsWith(management.createEnvironment(memberA, projectB, { name: 'x' }), 'PERMISSION_DENIED');
+    // Org B is untouched.
+    assert.equal((await management.listEnvironments(adminB, projectB)).length, 1);
+    assert.equal((await management.listSdkKeys(adminB, environmentB)).length, 1);
+    assert.deepEqual((await management.listUsers(adminB, orgB)).map((user) => user.email), ['admin-b@example.com']);
+  });
+
+  test('a key of another environment in the caller\'s own org is NOT_FOUND in this environment', async () => {
+    const staging = (await management.createEnvironment(adminA, projectA, { name: 'staging' })).environment_id;
+    const stagingKey = await management.createSdkKey(adminA, staging);
+    await management.createSdkKey(adminA, staging);
+    await management.createSdkKey(adminA, environmentA);
+    await management.createSdkKey(adminA, environmentA);
+    await rejectsWith(management.deleteSdkKey(adminA, environmentA, stagingKey.sdk_key_id), 'NOT_FOUND');
+  });
+
+  test('unknown org for seedUser is NOT_FOUND', async () => {
+    await rejectsWith(management.seedUser(root, '00000000-0000-4000-8000-000000000000', newUser('x@example.com')), 'NOT_FOUND');
+  });
+});
+
+describe('ManagementService: users', () => {
+  test('an existing email joins the org with the given role and keeps its password', async () => {
+    const before = state.users.get(adminA.kind === 'user' ? adminA.userId : '');
+    const joined = await management.createUser(adminB, undefined, newUser('Admin-A@Example.com', { password: 'a-new-password-1' }));
+    assert.equal(joined.user_id, adminA.kind === 'user' ? adminA.userId : '');
+    assert.equal(joined.org_id, orgB);
+    assert.equal(joined.org_role, 'org_member');
+    assert.equal(joined.email, 'admin-a@example.com', 'the stored email');
+    const after = state.users.get(joined.user_id);
+    assert.equal(after?.passwordHash, before?.passwordHash);
+    assert.equal(await hasher.verify('admin-a@example.com-password', after?.passwordHash ?? ''), true);
+    assert.equal(await hasher.verify('a-new-password-1', after?.passwordHash ?? ''), false);
+    assert.equal(state.users.size, 4, 'no new user');
+  });
+
+  test('adding a member twice to the same org is ALREADY_EXISTS', async () => {
+    await rejectsWith(management.createUser(adminA, undefined, newUser('member-a@example.com')), 'ALREADY_EXISTS');
+  });
+
+  test('user records never carry a password or hash', async () => {
+    const record = await management.createUser(adminA, undefined, newUser('new@example.com'));
+    assert.deepEqual(Object.keys(record).sort(), ['display_name', 'email', 'org_id', 'org_role', 'user_id']);
+    for (const user of await management.listUsers(adminA, orgA)) assert.ok(!JSON.stringify(user).includes('$2'));
+  });
+
+  test('bad input is INVALID_ARGUMENT naming the field', async () => {
+    const cases: Array<[Partial<ReturnType<typeof newUser>>, string]> = [
+      [{ email: '' }, 'email'],
+      [{ email: 'no-at-sign' }, 'email'],
+      [{ displayName: '  ' }, 'display_name'],
+      [{ password: 'short' }, 'password'],
+      [{ password: 'x'.repeat(73) }, 'password'],
+      [{ orgRole: 'owner' }, 'org_role'],
+    ];
+    for (const [change, field] of cases) {
+      const error = await rejectsWith(management.createUser(adminA, undefined, { ...newUser('ok@example.com'), ...change }), 'INVALID_ARGUMENT');
+      assert.equal(error.field, field);
+    }
+  });
+});
+
+describe('ManagementService: projects, environments, names', () => {
+  test('names are required, trimmed, at most 200 characters, unique per parent', async () => {
+    await rejectsWith(management.createProject(adminA, undefined, { name: '' }), 'INVALID_ARGUMENT');
+    await rejectsWith(management.createProject(adminA, undefined, { name: undefined }), 'INVALID_ARGUMENT');
+    await rejectsWith(management.createProject(adminA, undefined, { name: 'x'.repeat(201) }), 'INVALID_ARGUMENT');
+    await rejectsWith(management.createEnvironment(adminA, projectA, { name: ' ' }), 'INVALID_ARGUMENT');
+    await rejectsWith(management.createOrg(root, { name: '' }), 'INVALID_ARGUMENT');
+    assert.equal((await management.createProject(adminA, undefined, { name: '  Mobile  ' })).project_name, 'Mobile');
+    await rejectsWith(management.createProject(adminA, undefined, { name: 'Web' }), 'ALREADY_EXISTS');
+    await rejectsWith(management.createEnvironment(adminA, projectA, { name: 'production' }), 'ALREADY_EXISTS');
+    await rejectsWith(management.createOrg(root, { name: 'Acme' }), 'ALREADY_EXISTS');
+  });
+});
+
+describe('ManagementService: SDK keys', () => {
+  test('the raw key is in the create answer only; the store holds its hash', async () => {
+    const key = await management.createSdkKey(adminA, environmentA);
+    assert.match(key.raw_key ?? '', /^sdk_/);
+    assert.equal(key.key_prefix, key.raw_key?.slice(0, key.key_prefix.length));
+    const listed = await management.listSdkKeys(adminA, environmentA);
+    assert.equal(listed.length, 1);
+    assert.ok(!('raw_key' in (listed[0] ?? {})));
+    assert.ok(!JSON.stringify([...state.sdkKeys.values()]).includes(key.raw_key ?? '-'));
+  });
+
+  test('the last key cannot be deleted; deleting one of two evicts here and notifies every instance', async () => {
+    const first = await management.createSdkKey(adminA, environmentA);
+    await rejectsWith(management.deleteSdkKey(adminA, environmentA, first.sdk_key_id), 'FAILED_PRECONDITION');
+    assert.deepEqual(revokedHere, []);
+    const second = await management.createSdkKey(adminA, environmentA);
+
+    const heard: string[] = [];
+    await notifier.subscribe(SDK_KEY_REVOKED_CHANNEL, (id) => heard.push(id));
+    await management.deleteSdkKey(adminA, environmentA, first.sdk_key_id);
+    assert.deepEqual(revokedHere, [first.sdk_key_id], 'evicted on this instance before returning');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(heard, [first.sdk_key_id]);
+    assert.deepEqual((await management.listSdkKeys(adminA, environmentA)).map((key) => key.sdk_key_id), [second.sdk_key_id]);
+    await rejectsWith(management.deleteSdkKey(adminA, environmentA, first.sdk_key_id), 'NOT_FOUND');
+  });
+});
+
+describe('ManagementService: audit log', () => {
+  test('every change is recorded with its actor, org, action and resource; no secret in the details', async () => {
+    const key = await management.createSdkKey(adminA, environmentA);
+    await management.createSdkKey(adminA, environmentA);
+    await management.deleteSdkKey(adminA, environmentA, key.sdk_key_id);
+    const actorA = adminA.kind === 'user' ? adminA.userId : '';
+    const entriesA = state.audit.filter((entry) => entry.orgId === orgA).map(({ actor, action, resourceType, atMs }) => ({ actor, action, resourceType, atMs }));
+    assert.deepEqual(entriesA, [
+      { actor: root.kind === 'user' ? root.userId : '', action: 'org.create', resourceType: 'org', atMs: NOW },
+      { actor: root.kind === 'user' ? root.userId : '', action: 'user.create', resourceType: 'user', atMs: NOW },
+      { actor: actorA, action: 'user.create', resourceType: 'user', atMs: NOW },
+      { actor: actorA, action: 'project.create', resourceType: 'project', atMs: NOW },
+      { actor: actorA, action: 'environment.create', resourceType: 'environment', atMs: NOW },
+      { actor: actorA, action: 'sdk_key.create', resourceType: 'sdk_key', atMs: NOW },
+      { actor: actorA, action: 'sdk_key.create', resourceType: 'sdk_key', atMs: NOW },
+      { actor: actorA, action: 'sdk_key.delete', resourceType: 'sdk_key', atMs: NOW },
+    ]);
+    const deletion = state.audit.find((entry) => entry.action === 'sdk_key.delete');
+    assert.equal(deletion?.resourceId, key.sdk_key_id);
+    assert.deepEqual(deletion?.details, { key_prefix: key.key_prefix });
+
+    const everything = JSON.stringify(state.audit);
+    assert.ok(!everything.includes(key.raw_key ?? '-'), 'no raw SDK key');
+    assert.ok(!everything.includes('-password'), 'no password');
+    assert.ok(!everything.includes('$2'), 'no password hash');
+    for (const hash of [...state.sdkKeys.values()].map((k) => k.keyHash)) assert.ok(!everything.includes(hash), 'no key hash');
+  });
+
+  test('refused calls leave no audit entry', async () => {
+    const count = state.audit.length;
+    await rejectsWith(management.createProject(memberA, undefined, { name: 'Nope' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.createProject(adminA, orgB, { name: 'Nope' }), 'NOT_FOUND');
+    await rejectsWith(management.createProject(adminA, undefined, { name: 'Web' }), 'ALREADY_EXISTS');
+    assert.equal(state.audit.length, count);
+  });
+});
