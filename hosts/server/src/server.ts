@@ -19,6 +19,7 @@ import { openDatabase, type Database } from './database.ts';
 import { developmentJwtSecret } from './dev-secrets.ts';
 import { addAuthGrpcService } from './grpc/auth-grpc.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
+import { addEventGrpcServices } from './grpc/event-grpc.ts';
 import { addFlagGrpcService } from './grpc/flag-grpc.ts';
 import { addManagementGrpcService } from './grpc/management-grpc.ts';
 import { addSegmentGrpcService } from './grpc/segment-grpc.ts';
@@ -27,6 +28,9 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerEvaluateRoutes } from './http/routes/evaluate-routes.ts';
+import { registerEventDefinitionRoutes } from './http/routes/event-definition-routes.ts';
+import { registerEventRoutes } from './http/routes/event-routes.ts';
+import { registerExposureRoutes } from './http/routes/exposure-routes.ts';
 import { registerFlagRoutes } from './http/routes/flag-routes.ts';
 import { registerOfrepRoutes } from './http/routes/ofrep-routes.ts';
 import { registerSegmentRoutes } from './http/routes/segment-routes.ts';
@@ -98,6 +102,9 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     registerSegmentRoutes(http, services);
     registerEvaluateRoutes(http, services);
     registerOfrepRoutes(http, services);
+    registerEventDefinitionRoutes(http, services);
+    registerEventRoutes(http, services);
+    registerExposureRoutes(http, services);
     await http.listen({ host: '0.0.0.0', port: config.httpPort });
     started.unshift({ stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
@@ -114,6 +121,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
         addManagementGrpcService(server, { management: services.management, verifier, logger });
         addFlagGrpcService(server, { services, logger });
         addSegmentGrpcService(server, { services, logger });
+        addEventGrpcServices(server, { services, logger });
       },
     });
     started.unshift({ stop: () => grpcServices.stop(GRPC_GRACE_MS) });
