@@ -22,6 +22,11 @@ export interface Config {
   tokenTtlSeconds: number;
   dbPoolSize: number;
   bootstrapAdmin: { email: string; password: string } | null;
+  /**
+   * Whether X-Forwarded-For is believed (Fastify's trustProxy): false, true, a hop count, or a
+   * comma-separated list of proxy addresses/CIDRs. Login throttling by client address depends on it.
+   */
+  trustProxy: boolean | number | string;
 }
 
 export class ConfigError extends Error {
@@ -106,6 +111,15 @@ function bootstrapAdmin(env: Env): Config['bootstrapAdmin'] {
   return { email, password };
 }
 
+function trustProxy(env: Env): Config['trustProxy'] {
+  const raw = text(env, 'TRUST_PROXY');
+  if (raw === undefined || raw.toLowerCase() === 'false') return false;
+  if (raw.toLowerCase() === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (/^[0-9a-fA-F.:/,\s]+$/.test(raw)) return raw;
+  throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses (got "${raw}")`);
+}
+
 /** Reads and checks the configuration. @throws ConfigError with a one-line message. */
 export function loadConfig(env: Env = process.env): Config {
   const rawAppEnv = (text(env, 'APP_ENV') ?? 'development').toLowerCase();
@@ -126,5 +140,6 @@ export function loadConfig(env: Env = process.env): Config {
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 86400, 60, 31_536_000),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     bootstrapAdmin: bootstrapAdmin(env),
+    trustProxy: trustProxy(env),
   };
 }

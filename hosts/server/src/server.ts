@@ -7,11 +7,15 @@ import {
   CredentialVerifier,
   DefinitionSnapshots,
   EvaluationService,
+  EventDefinitionCache,
+  EventDefinitionService,
   FlagService,
+  IngestService,
   ManagementService,
   ScopeResolver,
   SegmentService,
   TokenService,
+  flagVariantsFrom,
 } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import type { Config } from './config.ts';
@@ -77,6 +81,13 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     await snapshots.start();
     started.push({ stop: () => snapshots.stop() });
     const scopes = new ScopeResolver(repos);
+    const eventDefinitionCache = new EventDefinitionCache(repos.eventDefinitions, notifier);
+    await eventDefinitionCache.start();
+    started.push({ stop: () => eventDefinitionCache.stop() });
+    const ingest = new IngestService({ repos, scopes, definitions: eventDefinitionCache, flagVariants: flagVariantsFrom(snapshots) });
+    // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
+    // still waiting for their group commit are written, so no acknowledged request is lost.
+    started.push({ stop: () => ingest.stop() });
     const services: GatewayServices = {
       verifier,
       auth: new AuthService(repos, hasher, tokens),
@@ -85,13 +96,15 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       segments: new SegmentService(repos, scopes, notifier),
       evaluation: new EvaluationService(repos, snapshots),
       snapshots,
+      eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
+      ingest,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
       generateDevAdmin: database.embedded && config.appEnv !== 'production',
     });
 
-    const http = createHttpApp(logging.forModule('http'));
+    const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy });
     await registerOpenApi(http);
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
     registerMetricsRoute(http);

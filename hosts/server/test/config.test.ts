@@ -17,6 +17,13 @@ describe('loadConfig', () => {
     assert.equal(config.jwtSecret, null);
     assert.equal(config.bootstrapAdmin, null);
     assert.equal(config.dataDir, '.data');
+    assert.equal(config.trustProxy, false);
+  });
+
+  test('TRUST_PROXY: true, a hop count or addresses', () => {
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1');
   });
 
   test('reads every variable', () => {
@@ -59,6 +66,7 @@ describe('loadConfig', () => {
     ['a DATABASE_URL of another scheme', { DATABASE_URL: 'mysql://h/db' }, /postgres:\/\//],
     ['a DATABASE_URL that is not a URL', { DATABASE_URL: 'not a url' }, /not a valid URL/],
     ['a bootstrap email without password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c' }, /set together/],
+    ['a TRUST_PROXY that is not an address list', { TRUST_PROXY: 'yes please' }, /TRUST_PROXY/],
     ['a short bootstrap password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c', BOOTSTRAP_ADMIN_PASSWORD: 'short' }, /at least 8/],
   ];
   for (const [name, env, message] of rejects) {

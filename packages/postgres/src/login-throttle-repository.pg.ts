@@ -35,6 +35,16 @@ export class PgLoginThrottleRepository implements LoginThrottleRepository {
     return rows.map((row) => ({ subject: row.subject, count: row.count, oldestAtMs: row.oldest_at_ms ?? sinceMs }));
   }
 
+  async forgetOne(subjects: string[], atMs: number): Promise<void> {
+    const distinct = [...new Set(subjects)];
+    if (distinct.length === 0) return;
+    // One row per subject: other attempts at the same millisecond keep theirs.
+    await this.sql`
+      DELETE FROM login_failures WHERE ctid IN (
+        SELECT DISTINCT ON (subject) ctid FROM login_failures
+        WHERE subject = ANY(${this.sql.array(distinct)}::text[]) AND at_ms = ${atMs}::int8)`;
+  }
+
   async clear(subject: string, beforeMs: number): Promise<void> {
     await this.sql`DELETE FROM login_failures WHERE subject = ${subject} OR at_ms < ${beforeMs}::int8`;
   }

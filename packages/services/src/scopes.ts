@@ -1,4 +1,12 @@
-import { notFound, type EnvironmentScope, type Principal, type ProjectScope, type Repositories } from '@switchyard/core';
+import { notFound, permissionDenied, type EnvironmentScope, type Principal, type ProjectScope, type Repositories } from '@switchyard/core';
+
+/**
+ * System-org users act on /v1/admin only (DECISIONS §3: 403 on environment routes). Checked before
+ * the lookup, which searches the caller's org and would otherwise answer 404.
+ */
+function refuseSystemUser(principal: Principal): void {
+  if (principal.kind === 'user' && principal.isSystem) throw permissionDenied('system-org users may only use /v1/admin routes');
+}
 
 /**
  * Turns an id from a URL into a full tenant scope, looked up only inside the caller's org: an id
@@ -8,11 +16,12 @@ export class ScopeResolver {
   constructor(private readonly repos: Pick<Repositories, 'projects' | 'environments'>) {}
 
   async environment(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    refuseSystemUser(principal);
     if (principal.kind === 'sdk_key') {
-      // Whether the key may act here is authorize()'s decision; the scope is the key's own.
-      if (principal.environmentId === environmentId) {
-        return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
-      }
+      // An SDK key grants exactly one environment: any other id is 403 (DECISIONS §3), the same
+      // answer whichever org the id belongs to or whether it exists, so nothing is revealed.
+      if (principal.environmentId !== environmentId) throw permissionDenied('the SDK key does not grant access to this environment');
+      return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
     }
     const environment = await this.repos.environments.get({ orgId: principal.orgId }, environmentId);
     if (!environment) throw notFound('environment', environmentId);
@@ -21,6 +30,7 @@ export class ScopeResolver {
 
   /** A project id, or (as SPEC allows on /v1/projects/{id}/flags) an environment id. */
   async projectOrEnvironment(principal: Principal, id: string): Promise<{ project: ProjectScope } | { environment: EnvironmentScope }> {
+    refuseSystemUser(principal);
     const project = await this.repos.projects.get({ orgId: principal.orgId }, id);
     if (project) return { project: { orgId: project.orgId, projectId: project.id } };
     return { environment: await this.environment(principal, id) };

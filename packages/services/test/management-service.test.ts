@@ -161,9 +161,18 @@ describe('ManagementService: tenancy', () => {
 });
 
 describe('ManagementService: users', () => {
-  test('an existing email joins the org with the given role and keeps its password', async () => {
+  test('an org admin cannot enrol an existing account (which may belong to another org): ALREADY_EXISTS, nothing revealed', async () => {
+    const error = await management.createUser(adminB, undefined, newUser('Admin-A@Example.com')).then(
+      () => assert.fail('expected ALREADY_EXISTS'),
+      (e: unknown) => e as Error & { code: string },
+    );
+    assert.equal(error.code, 'ALREADY_EXISTS');
+    assert.doesNotMatch(error.message, /Admin A|admin-a@example\.com-password/);
+  });
+
+  test('a system admin adds an existing email to an org with the given role; its password is kept', async () => {
     const before = state.users.get(adminA.kind === 'user' ? adminA.userId : '');
-    const joined = await management.createUser(adminB, undefined, newUser('Admin-A@Example.com', { password: 'a-new-password-1' }));
+    const joined = await management.seedUser(root, orgB, { ...newUser('Admin-A@Example.com', { password: 'a-new-password-1' }), orgRole: 'org_member' });
     assert.equal(joined.user_id, adminA.kind === 'user' ? adminA.userId : '');
     assert.equal(joined.org_id, orgB);
     assert.equal(joined.org_role, 'org_member');

@@ -1,6 +1,95 @@
 import type * as grpc from '@grpc/grpc-js';
+import { invalidArgument, type Principal } from '@switchyard/core';
+import type { FlagTarget } from '@switchyard/services';
 import type { GatewayServices } from '../http/routes/gateway-services.ts';
 import type { Logger } from '../logging.ts';
+import { featureFlagMessage, flagFieldsFromMessage, hashingJson, hashingMessages, type FeatureFlagMessage, type FlagHashingConfigMessage } from './flag-messages.ts';
+import { authenticateCall } from './grpc-credentials.ts';
+import { serverStream, unary } from './grpc-errors.ts';
+import { loadProto, lookup } from './proto.ts';
 
-/** TODO(issue 4): being written. */
-export function addFlagGrpcService(_server: grpc.Server, _deps: { services: GatewayServices; logger: Logger }): void {}
+const FlagServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
+
+type Call<Req> = grpc.ServerUnaryCall<Req, unknown>;
+
+interface MutateFlagRequest {
+  environment_id: string;
+  /** An enum name; a number for a kind this proto does not know. */
+  kind: string | number;
+  flag: FeatureFlagMessage | null;
+  version: number;
+}
+
+/**
+ * svc.flags.v1.FlagService on the internal gRPC port. The caller's bearer token comes as
+ * `authorization` metadata; every decision (RBAC, tenancy, validation, optimistic locking) is the
+ * FlagService's, exactly as for the REST flag routes, so both transports behave alike.
+ */
+export function addFlagGrpcService(server: grpc.Server, deps: { services: GatewayServices; logger: Logger }): void {
+  const { services, logger } = deps;
+  const flags = services.flags;
+
+  /** The caller and the environment the request names (never a project: see flags.proto). */
+  const resolve = async (call: { metadata: grpc.Metadata; request: { environment_id: string } }): Promise<{ principal: Principal; target: FlagTarget }> => {
+    const principal = await authenticateCall(services.verifier, call.metadata, 'bearer');
+    return { principal, target: await flags.target(principal, call.request.environment_id, 'environment') };
+  };
+
+  server.addService(FlagServiceDefinition.service, {
+    getFlag: unary(logger, async (call: Call<{ environment_id: string; flag_key: string }>) => {
+      const { principal, target } = await resolve(call);
+      return featureFlagMessage(await flags.get(principal, target, call.request.flag_key));
+    }),
+
+    listFlags: unary(logger, async (call: Call<{ environment_id: string }>) => {
+      const { principal, target } = await resolve(call);
+      return { flags: (await flags.list(principal, target)).map(featureFlagMessage) };
+    }),
+
+    mutateFlag: unary(logger, async (call: Call<MutateFlagRequest>) => {
+      const { principal, target } = await resolve(call);
+      const { kind, flag: message, version } = call.request;
+      if (kind !== 'MUTATION_KIND_CREATE' && kind !== 'MUTATION_KIND_UPDATE' && kind !== 'MUTATION_KIND_DELETE' && kind !== 'MUTATION_KIND_ARCHIVE') {
+        throw invalidArgument('kind must be MUTATION_KIND_CREATE, _UPDATE, _DELETE or _ARCHIVE', 'kind');
+      }
+      if (!message || message.key === '') throw invalidArgument('flag.key is required', 'flag.key');
+      const key = message.key;
+      switch (kind) {
+        case 'MUTATION_KIND_CREATE': {
+          const flag = await flags.create(principal, target, { flag: flagFieldsFromMessage(message) });
+          return { flag: featureFlagMessage(flag), version: flag.version };
+        }
+        case 'MUTATION_KIND_UPDATE': {
+          // The request's version always guards an update (proto3 has no "absent": 0 is a version).
+          const flag = await flags.update(principal, target, key, { flag: flagFieldsFromMessage(message), version });
+          return { flag: featureFlagMessage(flag), version: flag.version };
+        }
+        case 'MUTATION_KIND_DELETE': {
+          // Read first: the answer carries the flag that was deleted; the version check itself is
+          // remove()'s, so a change in between fails with ABORTED rather than deleting unseen state.
+          const before = await flags.get(principal, target, key);
+          await flags.remove(principal, target, key, version);
+          return { flag: featureFlagMessage(before), version: before.version };
+        }
+        case 'MUTATION_KIND_ARCHIVE': {
+          const flag = await flags.archive(principal, target, key, true, version);
+          return { flag: featureFlagMessage(flag), version: flag.version };
+        }
+      }
+    }),
+
+    getFlagDefinitions: serverStream(logger, async function* (call: grpc.ServerWritableStream<{ environment_id: string }, unknown>) {
+      const { principal, target } = await resolve(call);
+      for (const flag of await flags.list(principal, target)) yield featureFlagMessage(flag);
+    }),
+
+    updateFlagHashing: unary(
+      logger,
+      async (call: Call<{ environment_id: string; flag_key: string; configs: FlagHashingConfigMessage[] }>) => {
+        const { principal, target } = await resolve(call);
+        const { flag, configs } = await flags.updateHashing(principal, target, call.request.flag_key, hashingJson(call.request.configs));
+        return { flag: featureFlagMessage(flag), configs: hashingMessages(configs) };
+      },
+    ),
+  });
+}

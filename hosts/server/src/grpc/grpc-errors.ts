@@ -48,3 +48,42 @@ export function unary<Req, Res>(
     );
   };
 }
+
+/** Resolves when the stream can take more, or when the client has gone (no 'drain' will come then). */
+function writable(call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('cancelled', done);
+  });
+}
+
+/**
+ * Wraps a server-streaming handler written as an async generator: each yielded message is written
+ * (waiting for the client when its window is full), the stream ends after the last one, and an
+ * exception (before or after the first message) ends it with its status. A cancelled call stops
+ * the generator.
+ */
+export function serverStream<Req, Res>(
+  logger: Logger,
+  handler: (call: grpc.ServerWritableStream<Req, Res>) => AsyncIterable<Res>,
+): grpc.handleServerStreamingCall<Req, Res> {
+  return (call) => {
+    void (async () => {
+      try {
+        for await (const message of handler(call)) {
+          if (call.cancelled) return;
+          if (!call.write(message)) await writable(call as grpc.ServerWritableStream<unknown, unknown>);
+          if (call.cancelled) return;
+        }
+        call.end();
+      } catch (error) {
+        if (!call.cancelled) call.emit('error', toGrpcError(error, logger));
+      }
+    })();
+  };
+}

@@ -6,17 +6,21 @@ import { installJsonBodyParser } from './json-body.ts';
 /** Largest accepted request body (DECISIONS §6: 1 MiB per body; 413 beyond). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+const trustHops = (hops: number) => (_address: string, hop: number): boolean => hop < hops;
+
 /**
  * The Fastify instance every REST route is registered on: hardened JSON parsing, the `{error, code}`
  * error format everywhere, and one debug line per request instead of Fastify's two info lines
  * (the SDK routes are hot paths).
  */
-export function createHttpApp(logger: Logger): FastifyInstance {
+export function createHttpApp(logger: Logger, options: { trustProxy?: boolean | number | string } = {}): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     requestIdHeader: 'x-request-id',
+    // A hop count trusts that many proxies nearest to us (Fastify takes it as a function).
+    trustProxy: typeof options.trustProxy === 'number' ? trustHops(options.trustProxy) : (options.trustProxy ?? false),
     return503OnClosing: true,
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   });
@@ -25,7 +29,8 @@ export function createHttpApp(logger: Logger): FastifyInstance {
   app.addHook('onResponse', async (request, reply) => {
     if (logger.isLevelEnabled('debug')) {
       request.log.debug(
-        { method: request.method, url: request.routeOptions.url ?? request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        // The route pattern, or the bare path for unknown routes: query strings may carry anything.
+        { method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
         'request',
       );
     }

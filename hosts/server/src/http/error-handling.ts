@@ -13,9 +13,10 @@ function validationMessage(error: FastifyError): string {
   const first = error.validation?.[0];
   if (!first) return error.message;
   const context = error.validationContext ?? 'body';
-  const missing = (first.params as { missingProperty?: string } | undefined)?.missingProperty;
-  if (missing) return `${context}.${missing} is required`;
   const field = first.instancePath ? `${context}${first.instancePath.replaceAll('/', '.')}` : context;
+  const missing = (first.params as { missingProperty?: string } | undefined)?.missingProperty;
+  // The path of the object lacking the property too: `body.configs.0.parameter_key is required`.
+  if (missing) return `${field}.${missing} is required`;
   return `${field}: ${first.message ?? 'is invalid'}`;
 }
 

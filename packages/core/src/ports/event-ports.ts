@@ -38,4 +38,25 @@ export interface IdempotencyRepository {
    * that the expiry rule uses the same clock as `get`.
    */
   putIfAbsent(scope: EnvironmentScope, key: string, answer: unknown, expiresAtMs: number, nowMs?: number): Promise<unknown>;
+  /**
+   * Stores `rows` and the answer in ONE transaction unless an unexpired answer exists for the key
+   * (then nothing at all is written). Returns the answer stored now and whether this call stored
+   * it. Race-safe across instances: of concurrent callers with the same key exactly one stores its
+   * rows; the others wait for it and get its answer. NOT_FOUND (nothing written) when the
+   * environment is not in the scope.
+   */
+  storeOnce(
+    scope: EnvironmentScope,
+    key: string,
+    rows: IdempotentRows,
+    answer: unknown,
+    expiresAtMs: number,
+    nowMs?: number,
+  ): Promise<{ answer: unknown; stored: boolean }>;
+}
+
+/** What a request with an Idempotency-Key stores together with its answer. */
+export interface IdempotentRows {
+  events?: Array<Omit<MetricEvent, 'environmentId'>>;
+  exposures?: Array<Omit<Exposure, 'environmentId'>>;
 }

@@ -33,6 +33,8 @@ export interface LoginThrottleRepository {
    * without failures has count 0 and oldestAtMs = sinceMs (so a Retry-After computed from it is 0).
    */
   failuresSince(subjects: string[], sinceMs: number): Promise<Array<{ subject: string; count: number; oldestAtMs: number }>>;
+  /** Removes one failure recorded at exactly `atMs` for each subject (an attempt that turned out fine). */
+  forgetOne(subjects: string[], atMs: number): Promise<void>;
   /** Forgets a subject's failures (after a successful login) and everyone's older than `beforeMs` (exclusive). */
   clear(subject: string, beforeMs: number): Promise<void>;
 }

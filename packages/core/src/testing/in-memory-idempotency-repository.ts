@@ -1,4 +1,4 @@
-import type { IdempotencyRepository } from '../ports/event-ports.ts';
+import type { IdempotencyRepository, IdempotentRows } from '../ports/event-ports.ts';
 import type { EnvironmentScope } from '../ports/scopes.ts';
 import type { InMemoryState } from './in-memory-state.ts';
 
@@ -33,5 +33,27 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     const answerAsStored = viaJson(answer);
     this.state.idempotency.set(id, { answer: answerAsStored, expiresAtMs });
     return viaJson(answerAsStored);
+  }
+
+  /** No await between the check and the writes: one JS turn is the fake's transaction. */
+  async storeOnce(
+    scope: EnvironmentScope,
+    key: string,
+    rows: IdempotentRows,
+    answer: unknown,
+    expiresAtMs: number,
+    nowMs: number = Date.now(),
+  ): Promise<{ answer: unknown; stored: boolean }> {
+    this.state.requireEnvironment(scope);
+    const id = `${scope.environmentId}/${key}`;
+    const stored = this.state.idempotency.get(id);
+    if (stored && stored.expiresAtMs > nowMs) return { answer: viaJson(stored.answer), stored: false };
+    const receivedAtMs = Date.now();
+    const tenant = { orgId: scope.orgId, environmentId: scope.environmentId, receivedAtMs };
+    for (const event of rows.events ?? []) this.state.events.push({ ...event, ...tenant });
+    for (const exposure of rows.exposures ?? []) this.state.exposures.push({ ...exposure, ...tenant });
+    const answerAsStored = viaJson(answer);
+    this.state.idempotency.set(id, { answer: answerAsStored, expiresAtMs });
+    return { answer: viaJson(answerAsStored), stored: true };
   }
 }

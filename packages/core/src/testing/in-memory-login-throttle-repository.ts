@@ -17,6 +17,13 @@ export class InMemoryLoginThrottleRepository implements LoginThrottleRepository 
     });
   }
 
+  async forgetOne(subjects: string[], atMs: number): Promise<void> {
+    for (const subject of new Set(subjects)) {
+      const index = this.state.loginFailures.findIndex((f) => f.subject === subject && f.atMs === atMs);
+      if (index >= 0) this.state.loginFailures.splice(index, 1);
+    }
+  }
+
   async clear(subject: string, beforeMs: number): Promise<void> {
     const kept = this.state.loginFailures.filter((f) => f.subject !== subject && f.atMs >= beforeMs);
     this.state.loginFailures.splice(0, this.state.loginFailures.length, ...kept);

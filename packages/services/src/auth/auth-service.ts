@@ -55,16 +55,13 @@ export class AuthService {
   async login(input: { email: string; password: string; orgId?: string | undefined; clientAddress?: string | undefined }): Promise<Session> {
     const email = input.email.trim();
     if (email === '' || input.password === '') throw invalidArgument('email and password are required');
-    await this.throttle.check(email, input.clientAddress);
+    const attempt = await this.throttle.begin(email, input.clientAddress);
 
     const user = await this.repos.users.getByEmail(email);
     const matches = await this.hasher.verify(input.password, user?.passwordHash ?? (await this.timingDummy));
-    if (!user || !matches) {
-      await this.throttle.recordFailure(email, input.clientAddress);
-      throw unauthenticated(BAD_LOGIN);
-    }
+    if (!user || !matches) throw unauthenticated(BAD_LOGIN);
     const membership = await this.pickMembership(user, input.orgId);
-    await this.throttle.recordSuccess(email);
+    await attempt.succeeded();
     return this.openSession(user.id, membership);
   }
 

@@ -26,25 +26,39 @@ export class LoginThrottle {
     return clientAddress ? [emailSubject(email), addressSubject(clientAddress)] : [emailSubject(email)];
   }
 
-  /** @throws RESOURCE_EXHAUSTED with Retry-After when either subject used up its failures. */
-  async check(email: string, clientAddress: string | undefined): Promise<void> {
-    const now = this.now();
-    const counts = await this.failures.failuresSince(this.subjects(email, clientAddress), now - this.policy.windowMs);
+  /**
+   * Starts a login attempt. The attempt is counted as a failure *before* the password is checked
+   * and the count read afterwards, so that of N parallel attempts at most `maxFailures` get as far
+   * as the password check: each one sees at least every attempt recorded before it. A refused
+   * attempt is removed again, so hammering a throttled account does not extend its lockout.
+   * @throws RESOURCE_EXHAUSTED with Retry-After when either subject used up its failures.
+   */
+  async begin(email: string, clientAddress: string | undefined): Promise<LoginAttempt> {
+    const subjects = this.subjects(email, clientAddress);
+    const startedAt = this.now();
+    await this.failures.recordFailure(subjects, startedAt);
+    const counts = await this.failures.failuresSince(subjects, startedAt - this.policy.windowMs);
     let retryAfterMs = 0;
     for (const { count, oldestAtMs } of counts) {
-      if (count >= this.policy.maxFailures) retryAfterMs = Math.max(retryAfterMs, oldestAtMs + this.policy.windowMs - now);
+      if (count > this.policy.maxFailures) retryAfterMs = Math.max(retryAfterMs, oldestAtMs + this.policy.windowMs - startedAt);
     }
     if (retryAfterMs > 0) {
+      await this.failures.forgetOne(subjects, startedAt);
       throw new RateLimitedError('too many failed logins; try again later', Math.max(1, Math.ceil(retryAfterMs / 1000)));
     }
+    return {
+      // The attempt stays recorded as a failure unless the password was right.
+      succeeded: async () => {
+        await this.failures.forgetOne(subjects, startedAt);
+        // A successful login clears the email's count (not the address's: one good password on a
+        // shared address must not reset an attack on other accounts).
+        await this.failures.clear(emailSubject(email), this.now() - this.policy.windowMs);
+      },
+    };
   }
+}
 
-  async recordFailure(email: string, clientAddress: string | undefined): Promise<void> {
-    await this.failures.recordFailure(this.subjects(email, clientAddress), this.now());
-  }
-
-  /** A successful login clears the email's count (not the address's: one good password on a shared address should not reset an attack). */
-  async recordSuccess(email: string): Promise<void> {
-    await this.failures.clear(emailSubject(email), this.now() - this.policy.windowMs);
-  }
+/** A login attempt in progress: recorded as a failure until `succeeded()` is called. */
+export interface LoginAttempt {
+  succeeded(): Promise<void>;
 }

@@ -20,6 +20,8 @@ export interface EnvironmentSnapshot {
  */
 export class DefinitionSnapshots {
   private readonly snapshots = new Map<string, Promise<EnvironmentSnapshot>>();
+  /** The project of every environment ever loaded (it never changes), so a project change drops its snapshots at once. */
+  private readonly projectOf = new Map<string, string>();
   private subscription: { unsubscribe(): Promise<void> } | null = null;
   private readonly listeners = new Set<(change: { environmentId?: string; projectId?: string }) => void>();
 
@@ -50,6 +52,7 @@ export class DefinitionSnapshots {
     if (!snapshot) {
       snapshot = this.load(scope);
       this.snapshots.set(scope.environmentId, snapshot);
+      this.projectOf.set(scope.environmentId, scope.projectId);
       // A failed load must not stick: the next request tries again.
       snapshot.catch(() => {
         if (this.snapshots.get(scope.environmentId) === snapshot) this.snapshots.delete(scope.environmentId);
@@ -68,14 +71,10 @@ export class DefinitionSnapshots {
     if ('environmentId' in change) {
       this.snapshots.delete(change.environmentId);
     } else {
-      for (const [environmentId, snapshot] of this.snapshots) {
-        // Drop only this project's environments; a snapshot still loading is dropped too.
-        void snapshot.then(
-          (loaded) => {
-            if (loaded.scope.projectId === change.projectId && this.snapshots.get(environmentId) === snapshot) this.snapshots.delete(environmentId);
-          },
-          () => {},
-        );
+      // Synchronously, loading snapshots included: a load that read the database before the
+      // change must not serve a request made after the change was acknowledged.
+      for (const environmentId of this.snapshots.keys()) {
+        if (this.projectOf.get(environmentId) === change.projectId) this.snapshots.delete(environmentId);
       }
     }
     for (const listener of this.listeners) listener(change);

@@ -1,4 +1,5 @@
 import {
+  alreadyExists,
   isDomainError,
   notFound,
   type ChangeNotifier,
@@ -65,7 +66,7 @@ export class ManagementService {
     requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
     const org = orgId ? await this.repos.orgs.get(orgId) : await this.repos.orgs.findSystemOrg();
     if (!org) throw notFound('organisation', orgId);
-    return this.addUser(principal, org.id, input, 'org_admin');
+    return this.addUser(principal, org.id, input, 'org_admin', true);
   }
 
   // --- inside an organisation ---
@@ -73,7 +74,7 @@ export class ManagementService {
   async createUser(principal: Principal, orgId: string | undefined, input: NewUserInput): Promise<UserRecord> {
     const targetOrg = orgId || principal.orgId;
     requireAllowed(principal, 'user.create', { orgId: targetOrg });
-    return this.addUser(principal, targetOrg, input, 'org_member');
+    return this.addUser(principal, targetOrg, input, 'org_member', false);
   }
 
   async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {
@@ -151,10 +152,12 @@ export class ManagementService {
   }
 
   /**
-   * Users are global (one login, many orgs). A new email creates the user; an email that already
-   * exists joins that user to the org with the given role, leaving its password unchanged.
+   * Users are global (one login, many orgs). A new email creates the user. An email that already
+   * exists: a system-org administrator (`joinExisting`) adds that user to the org with the given
+   * role, leaving its password unchanged; an org admin gets ALREADY_EXISTS and learns nothing
+   * about the account, which may belong to another org.
    */
-  private async addUser(principal: Principal, orgId: string, input: NewUserInput, defaultRole: OrgRole): Promise<UserRecord> {
+  private async addUser(principal: Principal, orgId: string, input: NewUserInput, defaultRole: OrgRole, joinExisting: boolean): Promise<UserRecord> {
     const email = requireEmail(input.email);
     const displayName = requireName(input.displayName, 'display_name');
     const password = requirePassword(input.password);
@@ -162,12 +165,13 @@ export class ManagementService {
     if (!(await this.repos.orgs.get(orgId))) throw notFound('organisation', orgId);
 
     let user = await this.repos.users.getByEmail(email);
+    if (user && !joinExisting) throw alreadyExists('user', email);
     if (!user) {
       try {
         user = await this.repos.users.create({ email, displayName, passwordHash: await this.hasher.hash(password) });
       } catch (error) {
-        // Created concurrently by another request: join that user instead.
-        if (!(isDomainError(error) && error.code === 'ALREADY_EXISTS')) throw error;
+        // Created concurrently by another request: join that user instead (system admins only).
+        if (!(isDomainError(error) && error.code === 'ALREADY_EXISTS') || !joinExisting) throw error;
         user = await this.repos.users.getByEmail(email);
         if (!user) throw error;
       }

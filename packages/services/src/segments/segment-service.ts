@@ -92,9 +92,9 @@ export class SegmentService {
     const kind: SegmentKind = body.kind;
     const included = checkKeys(body.included_keys, 'included_keys');
     const excluded = checkKeys(body.excluded_keys, 'excluded_keys');
-    if (kind === 'rule' && (included.length > 0 || excluded.length > 0)) throw invalidArgument('a rule segment has conditions, not keys', 'included_keys');
+    if (kind === 'rule' && (included.length > 0 || excluded.length > 0)) throw invalidArgument('included_keys and excluded_keys are for list segments: a rule segment has conditions', 'included_keys');
     if (kind === 'list' && body.conditions !== undefined && body.conditions !== null && (body.conditions as unknown[]).length > 0) {
-      throw invalidArgument('a list segment has keys, not conditions', 'conditions');
+      throw invalidArgument('conditions are for rule segments: a list segment has keys', 'conditions');
     }
     const conditions = kind === 'rule' ? checkConditions(body.conditions ?? [], 'conditions') : [];
     let segment = await this.repos.segments.create(scope, { key, context_type: contextType, kind, description: body.description ?? '', conditions });
@@ -114,12 +114,13 @@ export class SegmentService {
     if (body.context_type !== undefined) patch.context_type = checkContextType(body.context_type);
     if (body.description !== undefined && body.description !== null) patch.description = body.description;
     if (body.conditions !== undefined && body.conditions !== null) {
-      if (current.kind === 'list') throw invalidArgument('a list segment has keys, not conditions', 'conditions');
+      if (current.kind === 'list') throw invalidArgument('conditions are for rule segments: a list segment has keys', 'conditions');
       patch.conditions = checkConditions(body.conditions, 'conditions');
     }
-    let segment = await this.repos.segments.update(scope, key, patch, body.version ?? undefined);
+    // Checked before the first write: a rejected update must not have bumped the version.
     const included = checkKeys(body.included_keys, 'included_keys');
     const excluded = checkKeys(body.excluded_keys, 'excluded_keys');
+    let segment = await this.repos.segments.update(scope, key, patch, body.version ?? undefined);
     if (current.kind === 'list' && (body.included_keys || body.excluded_keys)) {
       segment = await this.replaceMembers(scope, key, body.included_keys ? included : null, body.excluded_keys ? excluded : null);
     }

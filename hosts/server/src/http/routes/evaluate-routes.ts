@@ -1,5 +1,73 @@
 import type { FastifyInstance } from 'fastify';
+import type { EvaluationContext, EvaluationResult, ParameterValue } from '@switchyard/core';
+import { toParameters } from '@switchyard/services';
+import { authenticate } from '../credentials.ts';
+import { envParams, evaluateBody, evaluateResponse } from './flag-schemas.ts';
 import type { GatewayServices } from './gateway-services.ts';
 
-/** TODO(issue 4): being written. */
-export function registerEvaluateRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+type Attributes = Record<string, ParameterValue | null> | null;
+
+interface EvaluateBody {
+  context_key: string;
+  context_type: string;
+  flag_key?: string | null;
+  attributes?: Attributes;
+  contexts?: Array<{ context_type: string; key: string; attributes?: Attributes }>;
+}
+
+/** The evaluate answer of DECISIONS §4 for one flag. */
+function answer(result: EvaluationResult) {
+  return {
+    evaluated: true,
+    flag_key: result.flag_key,
+    variant_key: result.variant_key,
+    is_enabled: result.is_enabled,
+    value: result.value,
+    reason: result.reason,
+    error_code: result.error_code,
+    error_message: result.error_message,
+  };
+}
+
+/** The request's context first, then any further contexts of a multi-context input. */
+function contextsOf(body: EvaluateBody): EvaluationContext[] {
+  const contexts: EvaluationContext[] = [{ context_type: body.context_type, key: body.context_key, parameters: toParameters(body.attributes) }];
+  if (body.contexts !== undefined) {
+    for (const extra of body.contexts) contexts.push({ context_type: extra.context_type, key: extra.key, parameters: toParameters(extra.attributes) });
+  }
+  return contexts;
+}
+
+/**
+ * `POST /v1/environments/{env_id}/evaluate`: remote evaluation for SDKs, x-sdk-key only (a bearer
+ * token is not accepted: 401). This is the hot path: the key comes from the verifier's memory when
+ * it can, flags from the environment's in-memory snapshot, and the response schema lets Fastify
+ * serialise without JSON.stringify's reflection.
+ */
+export function registerEvaluateRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { evaluation, verifier } = services;
+
+  app.post<{ Params: { env_id: string }; Body: EvaluateBody }>(
+    '/v1/environments/:env_id/evaluate',
+    {
+      schema: {
+        tags: ['evaluation'],
+        summary: 'Evaluate one flag, or every flag of the environment, for a context',
+        params: envParams,
+        body: evaluateBody,
+        response: { 200: evaluateResponse },
+      },
+    },
+    async (request) => {
+      const header = request.headers['x-sdk-key'];
+      // A key seen recently costs no await; anything else (unknown, absent, malformed) takes the full check.
+      const principal = (typeof header === 'string' ? verifier.cachedSdkKey(header) : undefined) ?? (await authenticate(verifier, request, 'sdk'));
+      const scope = evaluation.scopeFor(principal, request.params.env_id);
+      const body = request.body;
+      const flagKey = body.flag_key ?? undefined;
+      const results = await evaluation.evaluate(scope, { contexts: contextsOf(body), flagKey });
+      if (flagKey !== undefined) return answer(results[0]!);
+      return { evaluated: true, flags: results.map(answer) };
+    },
+  );
+}

@@ -1,5 +1,59 @@
 import type { FastifyInstance } from 'fastify';
+import { MAX_EVENTS_PER_REQUEST, type IncomingExposure } from '@switchyard/services';
+import { authenticate } from '../credentials.ts';
+import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './event-routes.ts';
 import type { GatewayServices } from './gateway-services.ts';
 
-/** TODO(issue 6): being written. */
-export function registerExposureRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+/** Field types are documented, not enforced: a bad entry is rejected alone (see event-routes). */
+const exposureSchema = {
+  type: 'object',
+  description: 'Who saw which variant of a flag. The flag must be an active flag of the environment and the variant one of its variants.',
+  properties: {
+    flag_key: { description: 'string, required' },
+    variant_key: { description: 'string, required: a variant key of the flag' },
+    context_type: { description: 'string, required (at most 64 characters)' },
+    context_key: { description: 'string, required (at most 512 characters)' },
+    timestamp_ms: { description: 'integer >= 0 or null: client time in epoch ms; absent, null or 0: the time the server received it' },
+  },
+  examples: [{ flag_key: 'new-checkout', variant_key: 'treatment', context_type: 'user', context_key: 'user-42' }],
+} as const;
+
+const exposuresBody = {
+  description: '`{exposures: [...]}` (DECISIONS §6), or the bare array; at most 10,000 exposures.',
+  anyOf: [
+    { type: 'object', required: ['exposures'], properties: { exposures: { type: 'array', items: exposureSchema } } },
+    { type: 'array', items: exposureSchema },
+  ],
+} as const;
+
+/**
+ * `POST /v1/environments/{env_id}/exposures` (DECISIONS §6), SDK key or bearer: exposures feed
+ * experiment participants. 202 `{accepted_count, rejected_keys}` once the accepted ones are
+ * committed; rejected entries report their flag key.
+ */
+export function registerExposureRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { ingest, verifier } = services;
+
+  app.post<{ Params: { env_id: string }; Headers: { 'idempotency-key'?: string }; Body: { exposures: IncomingExposure[] } | IncomingExposure[] }>(
+    '/v1/environments/:env_id/exposures',
+    {
+      schema: {
+        tags: ['exposures'],
+        summary: 'Record which variant contexts were exposed to (at most 10,000 per request)',
+        security: SDK_OR_BEARER,
+        params: envParams,
+        headers: idempotencyHeaders,
+        body: exposuresBody,
+        response: { 202: ingestResponse },
+      },
+    },
+    async (request, reply) => {
+      const principal = await authenticate(verifier, request, 'bearer_or_sdk');
+      const scope = await ingest.scope(principal, request.params.env_id);
+      const exposures = Array.isArray(request.body) ? request.body : request.body.exposures;
+      if (exposures.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, exposures.length, 'exposures');
+      const answer = await ingest.ingestExposures(principal, scope, exposures, { idempotencyKey: request.headers['idempotency-key'] });
+      return reply.code(202).send(answer);
+    },
+  );
+}

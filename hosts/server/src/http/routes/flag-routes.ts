@@ -1,5 +1,192 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal } from '@switchyard/core';
+import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
+import { authenticate } from '../credentials.ts';
+import {
+  EMPTY_RESPONSE,
+  flagCreateBody,
+  flagSchema,
+  flagWriteBody,
+  hashingBody,
+  hashingResponse,
+  queryVersion,
+  rulesBody,
+  variantsBody,
+  versionQuery,
+  type VersionQuery,
+} from './flag-schemas.ts';
 import type { GatewayServices } from './gateway-services.ts';
+import { uuidParam } from './schemas.ts';
 
-/** TODO(issue 4): being written. */
-export function registerFlagRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+/**
+ * The two spellings of the flag routes (SPEC "Flags"): per environment (the merged view), and per
+ * project (the project-level definition; an environment id there behaves as the environment route).
+ */
+const MOUNTS = [
+  { prefix: '/v1/environments/:env_id/flags', param: 'env_id', via: 'environment' },
+  { prefix: '/v1/projects/:project_id/flags', param: 'project_id', via: 'project' },
+] as const;
+
+type Mount = (typeof MOUNTS)[number];
+
+const flagKeyParam = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const TAGS = ['flags'];
+const flagList = { type: 'array', items: flagSchema } as const;
+
+interface FlagParams {
+  flag_id: string;
+}
+
+/** Flag CRUD, rules, variants, hashing and archiving, bearer token only (SPEC "Authentication" rule 6). */
+export function registerFlagRoutes(app: FastifyInstance, services: GatewayServices): void {
+  for (const mount of MOUNTS) registerAt(app, services, mount);
+}
+
+function registerAt(app: FastifyInstance, services: GatewayServices, mount: Mount): void {
+  const { flags, verifier, snapshots } = services;
+  const { prefix, param, via } = mount;
+  const where = via === 'environment' ? 'an environment' : 'a project (or an environment)';
+  const listParams = { type: 'object', required: [param], properties: { [param]: uuidParam } };
+  const flagParams = { type: 'object', required: [param, 'flag_id'], properties: { [param]: uuidParam, flag_id: flagKeyParam } };
+
+  async function resolve(request: FastifyRequest): Promise<{ principal: Principal; target: FlagTarget }> {
+    const principal = await authenticate(verifier, request, 'bearer');
+    const id = (request.params as Record<string, string>)[param] ?? '';
+    return { principal, target: await flags.target(principal, id, via) };
+  }
+
+  /**
+   * Drops this instance's evaluation snapshots at once, so that an evaluate call made after the
+   * write's answer sees it. The service's notification refreshes other instances, and this one
+   * again (harmlessly) when it arrives, but only asynchronously.
+   */
+  function refresh(target: FlagTarget, reach: 'environment' | 'project'): void {
+    if ('environment' in target && reach === 'environment') snapshots.invalidate({ environmentId: target.environment.environmentId });
+    else snapshots.invalidate({ projectId: 'environment' in target ? target.environment.projectId : target.project.projectId });
+  }
+
+  app.get(prefix, { schema: { tags: TAGS, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {
+    const { principal, target } = await resolve(request);
+    return flags.list(principal, target);
+  });
+
+  app.post<{ Body: FlagWriteBody }>(
+    prefix,
+    { schema: { tags: TAGS, summary: `Create a flag in ${where}`, params: listParams, body: flagCreateBody, response: { 201: flagSchema } } },
+    async (request, reply) => {
+      const { principal, target } = await resolve(request);
+      const flag = await flags.create(principal, target, request.body);
+      refresh(target, 'project');
+      return reply.code(201).send(flag);
+    },
+  );
+
+  app.get<{ Params: FlagParams }>(
+    `${prefix}/:flag_id`,
+    { schema: { tags: TAGS, summary: 'Get a flag', params: flagParams, response: { 200: flagSchema } } },
+    async (request) => {
+      const { principal, target } = await resolve(request);
+      return flags.get(principal, target, request.params.flag_id);
+    },
+  );
+
+  app.put<{ Params: FlagParams; Body: FlagWriteBody }>(
+    `${prefix}/:flag_id`,
+    { schema: { tags: TAGS, summary: 'Update a flag (fields present in the body)', params: flagParams, body: flagWriteBody, response: { 200: flagSchema } } },
+    async (request) => {
+      const { principal, target } = await resolve(request);
+      const flag = await flags.update(principal, target, request.params.flag_id, request.body);
+      refresh(target, 'project');
+      return flag;
+    },
+  );
+
+  app.delete<{ Params: FlagParams; Querystring: VersionQuery }>(
+    `${prefix}/:flag_id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a flag (its definition and every environment state)',
+        params: flagParams,
+        querystring: versionQuery,
+        response: { 204: EMPTY_RESPONSE },
+      },
+    },
+    async (request, reply) => {
+      const { principal, target } = await resolve(request);
+      await flags.remove(principal, target, request.params.flag_id, queryVersion(request.query));
+      refresh(target, 'project');
+      return reply.code(204).send();
+    },
+  );
+
+  app.put<{ Params: FlagParams; Body: { configs: unknown[]; version?: number | null } }>(
+    `${prefix}/:flag_id/hashing`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: "Set the flag's default hash input in an environment",
+        params: flagParams,
+        body: hashingBody,
+        response: { 200: hashingResponse },
+      },
+    },
+    async (request) => {
+      const { principal, target } = await resolve(request);
+      const answer = await flags.updateHashing(principal, target, request.params.flag_id, request.body.configs, request.body.version ?? undefined);
+      refresh(target, 'environment');
+      return answer;
+    },
+  );
+
+  app.put<{ Params: FlagParams; Body: { rules: unknown[]; version?: number | null } }>(
+    `${prefix}/:flag_id/rules`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: "Replace the flag's targeting rules in an environment",
+        params: flagParams,
+        body: rulesBody,
+        response: { 202: flagSchema },
+      },
+    },
+    async (request, reply) => {
+      const { principal, target } = await resolve(request);
+      const flag = await flags.replaceRules(principal, target, request.params.flag_id, request.body.rules, request.body.version ?? undefined);
+      refresh(target, 'environment');
+      return reply.code(202).send(flag);
+    },
+  );
+
+  app.post<{ Params: FlagParams; Body: { variants: unknown[] } }>(
+    `${prefix}/:flag_id/variants`,
+    { schema: { tags: TAGS, summary: 'Add variants or change their values', params: flagParams, body: variantsBody, response: { 202: flagSchema } } },
+    async (request, reply) => {
+      const { principal, target } = await resolve(request);
+      const flag = await flags.upsertVariants(principal, target, request.params.flag_id, request.body.variants);
+      refresh(target, 'project');
+      return reply.code(202).send(flag);
+    },
+  );
+
+  for (const archived of [true, false]) {
+    app.post<{ Params: FlagParams; Querystring: VersionQuery }>(
+      `${prefix}/:flag_id/${archived ? 'archive' : 'unarchive'}`,
+      {
+        schema: {
+          tags: TAGS,
+          summary: archived ? 'Archive a flag (it is no longer evaluated)' : 'Unarchive a flag',
+          params: flagParams,
+          querystring: versionQuery,
+          response: { 200: flagSchema },
+        },
+      },
+      async (request) => {
+        const { principal, target } = await resolve(request);
+        const flag = await flags.archive(principal, target, request.params.flag_id, archived, queryVersion(request.query));
+        refresh(target, 'project');
+        return flag;
+      },
+    );
+  }
+}

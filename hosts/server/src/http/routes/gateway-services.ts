@@ -3,7 +3,9 @@ import type {
   CredentialVerifier,
   DefinitionSnapshots,
   EvaluationService,
+  EventDefinitionService,
   FlagService,
+  IngestService,
   ManagementService,
   SegmentService,
 } from '@switchyard/services';
@@ -20,4 +22,7 @@ export interface GatewayServices {
   segments: SegmentService;
   evaluation: EvaluationService;
   snapshots: DefinitionSnapshots;
+  eventDefinitions: EventDefinitionService;
+  /** Metric events and exposures (its writers' stats count the group-commit transactions). */
+  ingest: IngestService;
 }

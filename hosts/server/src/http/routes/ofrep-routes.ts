@@ -1,5 +1,341 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  RateLimitedError,
+  isDomainError,
+  permissionDenied,
+  unauthenticated,
+  type EnvironmentScope,
+  type EvaluationContext,
+  type EvaluationResult,
+  type Flag,
+  type ParameterValue,
+  type Principal,
+} from '@switchyard/core';
+import { isDatabaseUnavailable } from '@switchyard/postgres';
+import type { CredentialVerifier } from '@switchyard/services';
 import type { GatewayServices } from './gateway-services.ts';
 
-/** TODO(issue 4): being written. */
-export function registerOfrepRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+/**
+ * OpenFeature Remote Evaluation Protocol (DECISIONS §10; open-feature/protocol service/openapi.yaml).
+ * The routes live in their own encapsulated plugin so that every failure, including the ones
+ * Fastify raises before a handler runs (bad JSON, schema), answers in OFREP's shapes instead of
+ * the `{error, code}` of the rest of the API.
+ */
+
+type OfrepErrorCode = 'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'FLAG_NOT_FOUND' | 'GENERAL';
+
+interface OfrepSuccess {
+  key: string;
+  /** Absent when the served variant has no value (ADR 0006 "code default": the SDK's default applies). */
+  value?: unknown;
+  reason: string;
+  variant?: string;
+  metadata: Record<string, string | number | boolean>;
+}
+
+interface OfrepFailure {
+  key?: string;
+  errorCode: OfrepErrorCode;
+  errorDetails: string;
+}
+
+interface OfrepBody {
+  context?: Record<string, unknown>;
+}
+
+// --- schemas: Fastify validates with them and /v1/openapi.json is generated from them ---
+
+const contextSchema = {
+  type: 'object',
+  description:
+    'OpenFeature evaluation context. `targetingKey` is the context key; `kind` or `context_type` names the context type ' +
+    '(default `user`); other string, number and boolean attributes are the context attributes (null, objects and arrays are ignored).',
+  properties: {
+    targetingKey: { type: 'string', maxLength: 1024 },
+    kind: { type: 'string', minLength: 1, maxLength: 200 },
+    context_type: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+  additionalProperties: true,
+} as const;
+
+const requestSchema = { type: 'object', properties: { context: contextSchema } } as const;
+
+const successSchema = {
+  type: 'object',
+  description: 'Evaluation result',
+  required: ['key', 'reason'],
+  properties: {
+    key: { type: 'string' },
+    value: { description: 'The variant value; absent when the variant has none (use the code default)' },
+    reason: { type: 'string', enum: ['TARGETING_MATCH', 'SPLIT', 'DEFAULT', 'DISABLED', 'ERROR'] },
+    variant: { type: 'string' },
+    metadata: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+  },
+} as const;
+
+/** `key`: required on single-flag failures, optional where a server fault may not know it, absent on bulk ones. */
+const failureSchema = (description: string, codes: readonly OfrepErrorCode[], key: 'required' | 'optional' | 'none') =>
+  ({
+    type: 'object',
+    description,
+    required: key === 'required' ? ['key', 'errorCode'] : ['errorCode'],
+    properties: {
+      ...(key === 'none' ? {} : { key: { type: 'string' } }),
+      errorCode: { type: 'string', enum: codes },
+      errorDetails: { type: 'string' },
+    },
+  }) as const;
+
+const noBody = (description: string) => ({ description, type: 'null' }) as const;
+
+const commonResponses = (key: 'optional' | 'none') =>
+  ({
+    401: noBody('Missing or invalid SDK key (empty body)'),
+    403: noBody('The credential is not an SDK key, e.g. a user token (empty body)'),
+    429: noBody('Rate limited (Retry-After)'),
+    '5xx': failureSchema('Server error', ['GENERAL'], key),
+  }) as const;
+
+const security: Array<Record<string, string[]>> = [{ sdk_key: [] }, { sdk_key_bearer: [] }];
+
+const singleSchema = {
+  summary: 'OFREP single flag evaluation',
+  security,
+  params: { type: 'object', required: ['key'], properties: { key: { type: 'string', maxLength: 1000 } } },
+  body: requestSchema,
+  response: {
+    200: successSchema,
+    400: failureSchema('Bad evaluation request', ['PARSE_ERROR', 'TARGETING_KEY_MISSING', 'INVALID_CONTEXT', 'GENERAL'], 'required'),
+    404: failureSchema('Flag not found', ['FLAG_NOT_FOUND'], 'required'),
+    ...commonResponses('optional'),
+  },
+} as const;
+
+const bulkSchema = {
+  summary: 'OFREP bulk evaluation of every flag of the SDK key’s environment',
+  security,
+  headers: { type: 'object', properties: { 'if-none-match': { type: 'string', description: 'ETag of a previous answer' } } },
+  body: requestSchema,
+  response: {
+    200: {
+      type: 'object',
+      description: 'Every flag of the environment, in key order',
+      required: ['flags'],
+      headers: { ETag: { type: 'string', description: 'Changes whenever the answer for this context changes' } },
+      properties: {
+        flags: {
+          type: 'array',
+          items: { oneOf: [successSchema, failureSchema('Per-flag failure', ['TARGETING_KEY_MISSING', 'INVALID_CONTEXT', 'GENERAL'], 'required')] },
+        },
+      },
+    },
+    304: noBody('Not modified: If-None-Match names the current ETag'),
+    400: failureSchema('Bad evaluation request', ['PARSE_ERROR', 'INVALID_CONTEXT'], 'none'),
+    ...commonResponses('none'),
+  },
+} as const;
+
+// --- authentication ---
+
+/** Every JWT starts with base64url('{"'); SDK keys start with `sdk_`. */
+const looksLikeJwt = (credential: string): boolean => credential.startsWith('eyJ');
+
+/**
+ * The SDK key of the request: `x-sdk-key`, else `Authorization: Bearer <key>` (the OFREP
+ * providers' only header). A valid user token is a credential of the wrong kind: 403.
+ * @throws UNAUTHENTICATED (401) or PERMISSION_DENIED (403).
+ */
+async function sdkPrincipal(verifier: CredentialVerifier, request: FastifyRequest): Promise<Principal> {
+  const header = request.headers['x-sdk-key'];
+  if (header !== undefined) {
+    if (typeof header !== 'string' || header.trim() === '') throw unauthenticated('invalid SDK key');
+    return verifier.verifySdkKey(header.trim());
+  }
+  const authorization = request.headers.authorization;
+  if (authorization === undefined) throw unauthenticated('missing SDK key');
+  const credential = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (credential === undefined) throw unauthenticated('the Authorization header must be "Bearer <sdk key>"');
+  if (looksLikeJwt(credential)) {
+    await verifier.verifyBearer(credential); // an invalid token stays a 401
+    throw permissionDenied('OFREP needs an SDK key, not a user token');
+  }
+  return verifier.verifySdkKey(credential);
+}
+
+// --- mapping ---
+
+/** Evaluation of flags that never read the context (see needsTargetingKey) still needs a key. */
+const NO_TARGETING_KEY = 'ofrep:no-targeting-key';
+
+/**
+ * Whether the flag's answer can depend on the context key. A disabled flag serves its off
+ * variant and an enabled flag without rules its default, whatever the context; any rule may
+ * compare, hash or look up the key.
+ */
+const needsTargetingKey = (flag: Flag | undefined): boolean => flag === undefined || (flag.enabled && flag.rules.length > 0);
+
+interface MappedContext {
+  targetingKey: string | undefined;
+  context: EvaluationContext;
+}
+
+/** OFREP context → ours: targetingKey → key, kind/context_type → type, scalar attributes → parameters. */
+function mapContext(body: OfrepBody | undefined): MappedContext {
+  const { targetingKey, kind, context_type: contextType, ...attributes } = body?.context ?? {};
+  const parameters: Record<string, ParameterValue> = {};
+  for (const [name, value] of Object.entries(attributes)) {
+    // Our rules compare scalars only. Structured values are ignored rather than refused: the
+    // OpenFeature SDK merges global, client and invocation contexts, and one attribute meant for
+    // another system must not fail every evaluation (a rule on it simply does not match).
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') parameters[name] = value;
+  }
+  const key = typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined;
+  const type = typeof contextType === 'string' ? contextType : typeof kind === 'string' ? kind : 'user';
+  return { targetingKey: key, context: { key: key ?? NO_TARGETING_KEY, context_type: type, parameters } };
+}
+
+function toOfrep(result: EvaluationResult): OfrepSuccess | OfrepFailure {
+  // GENERAL (a flag that could not be evaluated) and INVALID_CONTEXT have no value to serve.
+  if (result.error_code === 'GENERAL' || result.error_code === 'INVALID_CONTEXT') {
+    return { key: result.flag_key, errorCode: result.error_code, errorDetails: result.error_message ?? result.error_code };
+  }
+  const metadata: OfrepSuccess['metadata'] = {};
+  if (result.rule_id) metadata.rule_id = result.rule_id;
+  if (result.error_code) metadata.error_code = result.error_code;
+  const entry: OfrepSuccess = { key: result.flag_key, reason: result.reason, metadata };
+  if (result.value !== null) entry.value = result.value;
+  if (result.variant_key !== '') entry.variant = result.variant_key;
+  return entry;
+}
+
+const targetingKeyMissing = (key: string): OfrepFailure => ({
+  key,
+  errorCode: 'TARGETING_KEY_MISSING',
+  errorDetails: 'this flag has targeting rules: context.targetingKey is required',
+});
+
+// --- ETag ---
+
+const etagOf = (json: string): string => `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+
+/** If-None-Match: `*` or a comma-separated list of (possibly weak) tags. */
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  return ifNoneMatch.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
+  });
+}
+
+// --- errors ---
+
+const sendFailure = (reply: FastifyReply, status: number, failure: OfrepFailure): FastifyReply =>
+  reply.code(status).type('application/json; charset=utf-8').send(failure);
+
+/** The flag key of a single-flag request (failures there carry `key`; bulk failures do not). */
+const keyOf = (request: FastifyRequest): string | undefined => (request.params as { key?: string } | undefined)?.key;
+
+function failure(request: FastifyRequest, errorCode: OfrepErrorCode, errorDetails: string): OfrepFailure {
+  const key = keyOf(request);
+  return key === undefined ? { errorCode, errorDetails } : { key, errorCode, errorDetails };
+}
+
+/**
+ * Every failure in OFREP's terms: 401/403 with no body (the protocol defines none), body and
+ * context problems as 400 PARSE_ERROR / INVALID_CONTEXT, server faults as GENERAL.
+ */
+function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (isDomainError(error)) {
+    switch (error.code) {
+      case 'UNAUTHENTICATED':
+        return reply.code(401).send();
+      case 'PERMISSION_DENIED':
+        return reply.code(403).send();
+      case 'NOT_FOUND': // the flag vanished between the snapshot read and the evaluation
+        return sendFailure(reply, 404, failure(request, 'FLAG_NOT_FOUND', error.message));
+      case 'INVALID_ARGUMENT':
+        return sendFailure(reply, 400, failure(request, 'INVALID_CONTEXT', error.message));
+      case 'RESOURCE_EXHAUSTED':
+        if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
+        return reply.code(429).send();
+      default:
+        break;
+    }
+  }
+  if (error.validation) {
+    const path = error.validation[0]?.instancePath ?? '';
+    const inContext = error.validationContext === 'body' && path.startsWith('/context');
+    const what = `${error.validationContext ?? 'body'}${path.replaceAll('/', '.')}`;
+    const message = `${what} ${error.validation[0]?.message ?? 'is invalid'}`;
+    return sendFailure(reply, 400, failure(request, inContext ? 'INVALID_CONTEXT' : 'PARSE_ERROR', message));
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendFailure(reply, 413, failure(request, 'PARSE_ERROR', 'request body is too large'));
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
+    return sendFailure(reply, 503, { errorCode: 'GENERAL', errorDetails: 'the database is unavailable; retry later' });
+  }
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    // Fastify's own refusals before the handler: malformed JSON, wrong content type, ...
+    return sendFailure(reply, 400, failure(request, 'PARSE_ERROR', error.message));
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return sendFailure(reply, 500, { errorCode: 'GENERAL', errorDetails: 'internal error' });
+}
+
+// --- routes ---
+
+/** `POST /ofrep/v1/evaluate/flags/{key}` and `POST /ofrep/v1/evaluate/flags`, authenticated by SDK key. */
+export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { evaluation, verifier } = services;
+  const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
+
+  const scopeOf = (request: FastifyRequest): EnvironmentScope => {
+    const scope = scopes.get(request);
+    if (scope === undefined) throw unauthenticated('missing SDK key');
+    return scope;
+  };
+
+  void app.register(async (ofrep) => {
+    ofrep.setErrorHandler(handleOfrepError);
+
+    // Credentials first, before the body is even parsed: a caller without a key learns nothing.
+    ofrep.addHook('onRequest', async (request) => {
+      const principal = await sdkPrincipal(verifier, request);
+      if (principal.kind !== 'sdk_key') throw permissionDenied('OFREP needs an SDK key');
+      scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
+    });
+
+    ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
+      const scope = scopeOf(request);
+      const key = request.params.key;
+      const { targetingKey, context } = mapContext(request.body);
+      const snapshot = await evaluation.snapshot(scope);
+      const flag = snapshot.flags.get(key);
+      if (flag === undefined) return sendFailure(reply, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `flag '${key}' not found` });
+      if (targetingKey === undefined && needsTargetingKey(flag)) return sendFailure(reply, 400, targetingKeyMissing(key));
+      const [result] = await evaluation.evaluate(scope, { contexts: [context], flagKey: key });
+      if (result === undefined) return sendFailure(reply, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `flag '${key}' not found` });
+      const entry = toOfrep(result);
+      if ('errorCode' in entry) return sendFailure(reply, entry.errorCode === 'GENERAL' ? 500 : 400, entry);
+      return entry;
+    });
+
+    ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
+      const scope = scopeOf(request);
+      const { targetingKey, context } = mapContext(request.body);
+      const snapshot = await evaluation.snapshot(scope);
+      const results = await evaluation.evaluate(scope, { contexts: [context] });
+      const flags = results.map((result) =>
+        targetingKey === undefined && needsTargetingKey(snapshot.flags.get(result.flag_key)) ? targetingKeyMissing(result.flag_key) : toOfrep(result),
+      );
+      // The ETag is the hash of the answer itself: it changes exactly when a flag, a segment or
+      // the context changes what this caller would see, on every instance alike.
+      const json = JSON.stringify({ flags });
+      const etag = etagOf(json);
+      void reply.header('etag', etag);
+      if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      return reply.type('application/json; charset=utf-8').send(json);
+    });
+  });
+}

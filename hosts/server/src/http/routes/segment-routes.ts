@@ -1,5 +1,229 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { invalidArgument, type EnvironmentScope, type MemberChanges, type MemberList, type Principal, type Segment } from '@switchyard/core';
+import type { MembershipQuery, SegmentBody } from '@switchyard/services';
+import { authenticate } from '../credentials.ts';
+import {
+  EMPTY_RESPONSE,
+  envParams,
+  listCheckBatchBody,
+  listCheckBatchResponse,
+  listCheckBody,
+  listCheckResponse,
+  memberChangesBody,
+  membersQuery,
+  membersResponse,
+  queryVersion,
+  segmentBody,
+  segmentCreateBody,
+  segmentSchema,
+  versionQuery,
+  type VersionQuery,
+} from './flag-schemas.ts';
 import type { GatewayServices } from './gateway-services.ts';
+import { uuidParam } from './schemas.ts';
 
-/** TODO(issue 4): being written. */
-export function registerSegmentRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+const TAGS = ['segments'];
+const DEFAULT_MEMBERS_PAGE = 1000;
+const MAX_MEMBERS_PAGE = 10_000;
+
+const segmentParams = {
+  type: 'object',
+  required: ['env_id', 'segment_id'],
+  properties: { env_id: uuidParam, segment_id: { type: 'string', minLength: 1, maxLength: 128 } },
+} as const;
+
+interface EnvParams {
+  env_id: string;
+}
+interface SegmentParams extends EnvParams {
+  segment_id: string;
+}
+
+/** The record of DECISIONS §5: list segments show member counts, rule segments their conditions. */
+function segmentRecord(segment: Segment): Record<string, unknown> {
+  const base = {
+    id: segment.id,
+    key: segment.key,
+    context_type: segment.context_type,
+    kind: segment.kind,
+    description: segment.description,
+    version: segment.version,
+    created_at_ms: segment.created_at_ms,
+    updated_at_ms: segment.updated_at_ms,
+  };
+  return segment.kind === 'list'
+    ? { ...base, included_count: segment.included_count, excluded_count: segment.excluded_count }
+    : { ...base, conditions: segment.conditions };
+}
+
+/**
+ * `/v1/environments/{env_id}/segments/**`. Every route accepts a bearer token or an SDK key (SPEC
+ * routing table); RBAC lets an SDK key use the list-check routes only (403 elsewhere).
+ *
+ * The static paths `list-check`, `list-check/batch` and `batch-list-check` exist only for POST,
+ * and POST has no `/:segment_id` route, so a segment may even be named `list-check`: the router
+ * prefers static segments anyway.
+ */
+export function registerSegmentRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { segments, verifier, snapshots } = services;
+  const base = '/v1/environments/:env_id/segments';
+
+  async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
+    const principal = await authenticate(verifier, request, 'bearer_or_sdk');
+    return { principal, scope: await segments.scope(principal, request.params.env_id) };
+  }
+
+  /** Rule segments are part of the evaluation snapshot: drop this instance's copy at once (see flag-routes). */
+  const refresh = (scope: EnvironmentScope): void => snapshots.invalidate({ environmentId: scope.environmentId });
+
+  app.get<{ Params: EnvParams }>(
+    base,
+    { schema: { tags: TAGS, summary: 'List the segments of an environment', params: envParams, response: { 200: { type: 'array', items: segmentSchema } } } },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return (await segments.list(principal, scope)).map(segmentRecord);
+    },
+  );
+
+  app.post<{ Params: EnvParams; Body: SegmentBody }>(
+    base,
+    { schema: { tags: TAGS, summary: 'Create a list or rule segment', params: envParams, body: segmentCreateBody, response: { 201: segmentSchema } } },
+    async (request, reply) => {
+      const { principal, scope } = await resolve(request);
+      const segment = await segments.create(principal, scope, request.body);
+      refresh(scope);
+      return reply.code(201).send(segmentRecord(segment));
+    },
+  );
+
+  // --- list-check (SDK routes) ---
+
+  app.post<{ Params: EnvParams; Body: MembershipQuery }>(
+    `${base}/list-check`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Whether a context key is a member of a list segment (excluded wins over included)',
+        params: envParams,
+        body: listCheckBody,
+        response: { 200: listCheckResponse },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      const [isMember] = await segments.checkMembership(principal, scope, [request.body]);
+      return { is_member: isMember === true };
+    },
+  );
+
+  for (const path of [`${base}/list-check/batch`, `${base}/batch-list-check`]) {
+    app.post<{ Params: EnvParams; Body: MembershipQuery[] }>(
+      path,
+      {
+        schema: {
+          tags: TAGS,
+          summary: 'Several list-checks at once (at most 1000), answered in order',
+          params: envParams,
+          body: listCheckBatchBody,
+          response: { 200: listCheckBatchResponse },
+        },
+      },
+      async (request) => {
+        const { principal, scope } = await resolve(request);
+        const queries = request.body;
+        const answers = await segments.checkMembership(principal, scope, queries);
+        return queries.map((query, i) => ({ segment_key: query.segment_key, context_key: query.context_key, is_member: answers[i] === true }));
+      },
+    );
+  }
+
+  // --- one segment ---
+
+  app.get<{ Params: SegmentParams }>(
+    `${base}/:segment_id`,
+    { schema: { tags: TAGS, summary: 'Get a segment', params: segmentParams, response: { 200: segmentSchema } } },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return segmentRecord(await segments.get(principal, scope, request.params.segment_id));
+    },
+  );
+
+  app.put<{ Params: SegmentParams; Body: SegmentBody }>(
+    `${base}/:segment_id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Update a segment (key and kind cannot change; key lists given here replace the members)',
+        params: segmentParams,
+        body: segmentBody,
+        response: { 200: segmentSchema },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      const segment = await segments.update(principal, scope, request.params.segment_id, request.body);
+      refresh(scope);
+      return segmentRecord(segment);
+    },
+  );
+
+  app.delete<{ Params: SegmentParams; Querystring: VersionQuery }>(
+    `${base}/:segment_id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a segment (409 while a flag rule uses it)',
+        params: segmentParams,
+        querystring: versionQuery,
+        response: { 204: EMPTY_RESPONSE },
+      },
+    },
+    async (request, reply) => {
+      const { principal, scope } = await resolve(request);
+      await segments.remove(principal, scope, request.params.segment_id, queryVersion(request.query));
+      refresh(scope);
+      return reply.code(204).send();
+    },
+  );
+
+  app.patch<{ Params: SegmentParams; Body: MemberChanges }>(
+    `${base}/:segment_id/members`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: "Add or remove a list segment's included and excluded keys",
+        params: segmentParams,
+        body: memberChangesBody,
+        response: { 200: segmentSchema },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      // Membership is looked up live at evaluation, so the snapshot needs no refresh.
+      return segmentRecord(await segments.changeMembers(principal, scope, request.params.segment_id, request.body));
+    },
+  );
+
+  app.get<{ Params: SegmentParams; Querystring: { list?: MemberList; cursor?: string; limit?: string } }>(
+    `${base}/:segment_id/members`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: "A page of a list segment's keys, in key order",
+        params: segmentParams,
+        querystring: membersQuery,
+        response: { 200: membersResponse },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      const { list = 'included', cursor, limit } = request.query;
+      const size = limit === undefined ? DEFAULT_MEMBERS_PAGE : Number(limit);
+      if (size < 1 || size > MAX_MEMBERS_PAGE) {
+        throw invalidArgument(`limit must be from 1 to ${MAX_MEMBERS_PAGE}`, 'limit');
+      }
+      const page = await segments.listMembers(principal, scope, request.params.segment_id, list, cursor === undefined || cursor === '' ? null : cursor, size);
+      return { keys: page.items, next_cursor: page.nextCursor };
+    },
+  );
+}

@@ -255,6 +255,51 @@ export function idempotencyRepositoryContract(name: string, makeRepos: MakeEvent
         await assertRejectsWithCode(repos.idempotency.putIfAbsent(intruder, 'planted', second, 5_000, 1_000), 'NOT_FOUND');
         assert.deepEqual(await repos.idempotency.get(scopes.env, 'shared', 1_000), first);
       }));
+
+    test('storeOnce stores the rows with the answer; a repeat before expiry stores nothing and gets the first answer', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const rows = { events: [event('signup', 'u1'), event('signup', 'u2', 0)], exposures: [exposure('checkout', 'u1')] };
+        assert.deepEqual(await repos.idempotency.storeOnce(scopes.env, 'once', rows, first, 5_000, 1_000), { answer: first, stored: true });
+        assert.equal(await repos.events.count(scopes.env, { metricKey: 'signup' }), 2);
+        assert.equal(await repos.exposures.count(scopes.env, { flagKey: 'checkout' }), 1);
+        assert.deepEqual(await repos.idempotency.get(scopes.env, 'once', 2_000), first);
+        const repeat = await repos.idempotency.storeOnce(scopes.env, 'once', { events: [event('signup', 'u3')] }, second, 9_000, 2_000);
+        assert.deepEqual(repeat, { answer: first, stored: false });
+        assert.equal(await repos.events.count(scopes.env), 2);
+        // Expired: the key is free again, and the new rows are stored.
+        assert.deepEqual(await repos.idempotency.storeOnce(scopes.env, 'once', { events: [event('signup', 'u4')] }, second, 20_000, 5_000), {
+          answer: second,
+          stored: true,
+        });
+        assert.equal(await repos.events.count(scopes.env), 3);
+      }));
+
+    test('concurrent storeOnce calls with one key store the rows once and all return the winning answer', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const outcomes = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            repos.idempotency.storeOnce(scopes.env, 'race-rows', { events: [event('buy', `u${i}`), event('buy', `v${i}`)] }, { attempt: i }, 50_000, 1_000),
+          ),
+        );
+        assert.equal(outcomes.filter((outcome) => outcome.stored).length, 1);
+        const winner = outcomes.find((outcome) => outcome.stored)?.answer;
+        for (const outcome of outcomes) assert.deepEqual(outcome.answer, winner);
+        assert.equal(await repos.events.count(scopes.env, { metricKey: 'buy' }), 2);
+      }));
+
+    test('storeOnce in a scope the environment is not in is NOT_FOUND and writes nothing', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const intruder = foreignOrgScope(scopes.env, scopes.otherOrgEnv);
+        await assertRejectsWithCode(
+          repos.idempotency.storeOnce(intruder, 'planted', { events: [event('signup', 'u1')], exposures: [exposure('f', 'u1')] }, first, 5_000, 1_000),
+          'NOT_FOUND',
+        );
+        for (const scope of [scopes.env, intruder]) {
+          assert.equal(await repos.events.count(scope), 0);
+          assert.equal(await repos.exposures.count(scope), 0);
+        }
+        assert.equal(await repos.idempotency.get(scopes.env, 'planted', 1_000), null);
+      }));
   });
 }
 

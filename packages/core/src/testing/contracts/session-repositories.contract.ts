@@ -200,6 +200,23 @@ export function loginThrottleRepositoryContract(name: string, makeRepos: MakeSes
       await throttle.recordFailure([cleared], t0 + 30);
       assert.deepEqual(await throttle.failuresSince([cleared], 0), [{ subject: cleared, count: 1, oldestAtMs: t0 + 30 }], 'counting starts afresh');
     });
+
+    test('forgetOne removes exactly one failure at that time for each subject', async () => {
+      const t0 = epoch();
+      const email = unique('email:e');
+      const ip = unique('ip:10.0.0.5');
+      const throttle = repos().loginThrottle;
+      await throttle.recordFailure([email, ip], t0);
+      await throttle.recordFailure([email, ip], t0);
+      await throttle.recordFailure([email], t0 + 1);
+      await throttle.forgetOne([email, ip], t0);
+      assert.deepEqual(await throttle.failuresSince([email, ip], t0), [
+        { subject: email, count: 2, oldestAtMs: t0 },
+        { subject: ip, count: 1, oldestAtMs: t0 },
+      ]);
+      await throttle.forgetOne([ip], t0 + 5);
+      assert.deepEqual(await throttle.failuresSince([ip], t0), [{ subject: ip, count: 1, oldestAtMs: t0 }], 'no failure at that time: nothing removed');
+    });
   });
 }
 

@@ -1,0 +1,305 @@
+import { CONDITION_OPS, FLAG_VALUE_TYPES } from '@switchyard/core';
+import { nonEmptyString, optionalString, uuidParam } from './schemas.ts';
+
+/**
+ * JSON schemas of the flag, segment and evaluation routes (DECISIONS §4, §5). They describe the
+ * shapes for ajv and the OpenAPI document; the meaning of the documents (values matching the
+ * flag's value_type, references to variants and segments, weights summing to 1000, regular
+ * expressions compiling) is checked by core's validators, whose messages name the exact field.
+ *
+ * Response schemas double as Fastify's serialisers: a field not listed here is not sent, so every
+ * field of the records must appear.
+ */
+
+const key = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const int64 = { type: 'integer', minimum: 0 } as const;
+const optionalVersion = { type: ['integer', 'null'], minimum: 0, description: 'Expected version (optimistic locking); a stale one answers 409 ABORTED.' } as const;
+/** ajv's strict mode only takes `type` unions with null, so scalars are spelled as anyOf. */
+const scalar = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] } as const;
+const anyJson = { description: "Any JSON value; it must match the flag's value_type." } as const;
+
+/** Query strings are not coerced (ajv `coerceTypes: false`), so numbers arrive as digit strings. */
+const digits = (description: string) => ({ type: 'string', pattern: '^[0-9]{1,15}$', description }) as const;
+
+export const versionQuery = {
+  type: 'object',
+  properties: { version: digits('Expected version (integer); a stale one answers 409 ABORTED.') },
+} as const;
+
+export interface VersionQuery {
+  version?: string;
+}
+
+/** `?version=N` as a number, or undefined when absent (the schema guarantees digits). */
+export const queryVersion = (query: VersionQuery): number | undefined => (query.version === undefined ? undefined : Number(query.version));
+
+export const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
+
+// --- flags ---
+
+export const conditionSchema = {
+  type: 'object',
+  required: ['attribute', 'op', 'values'],
+  properties: {
+    context_type: { type: 'string', description: 'Omitted: the first context that has the attribute.' },
+    attribute: { type: 'string', minLength: 1, description: '"key" is the context key.' },
+    op: { type: 'string', enum: [...CONDITION_OPS] },
+    values: { type: 'array', items: scalar },
+    negate: { type: 'boolean' },
+  },
+} as const;
+
+const variantSchema = { type: 'object', required: ['key', 'value'], properties: { key, value: anyJson } } as const;
+
+const allocationSchema = {
+  type: 'object',
+  required: ['buckets'],
+  properties: {
+    context_hash_specs: {
+      type: 'object',
+      description: 'Keyed by context type: the parameters whose values, joined by "/", are hashed (empty: the context key).',
+      additionalProperties: { type: 'object', properties: { parameter_names: { type: 'array', items: { type: 'string' } } } },
+    },
+    buckets: {
+      type: 'array',
+      description: 'weight_milli in units of 0.1%; the weights sum to 1000.',
+      items: { type: 'object', required: ['variant_key', 'weight_milli'], properties: { variant_key: key, weight_milli: { type: 'integer' } } },
+    },
+  },
+} as const;
+
+export const ruleSchema = {
+  type: 'object',
+  description: 'All conditions and all segments must match. Exactly one of variant_key or allocation.',
+  properties: {
+    id: key,
+    description: { type: 'string' },
+    conditions: { type: 'array', items: conditionSchema },
+    segment_keys: { type: 'array', items: key },
+    variant_key: key,
+    allocation: allocationSchema,
+  },
+} as const;
+
+const hashingConfigSchema = {
+  type: 'object',
+  required: ['parameter_key', 'parameter_type', 'order'],
+  properties: {
+    parameter_key: { type: 'string', description: 'A context parameter, or "key" for the context key.' },
+    parameter_type: { type: 'string', description: 'The context type the parameter is read from.' },
+    order: { type: 'integer', minimum: -2147483648, maximum: 2147483647 },
+  },
+} as const;
+
+/** The Flag record (DECISIONS §4) plus `archived`. */
+export const flagSchema = {
+  type: 'object',
+  required: ['key', 'enabled'],
+  properties: {
+    key,
+    description: { type: 'string' },
+    value_type: { type: 'string', enum: [...FLAG_VALUE_TYPES] },
+    variants: { type: 'array', items: variantSchema },
+    enabled: { type: 'boolean' },
+    off_variant_key: { type: ['string', 'null'] },
+    rules: { type: 'array', items: ruleSchema },
+    hashing: { type: 'array', items: hashingConfigSchema },
+    version: int64,
+    archived: { type: 'boolean' },
+    created_at_ms: int64,
+    updated_at_ms: int64,
+  },
+} as const;
+
+/** The `flag` object of a create/update body: every field optional here (the service says which it needs). */
+const flagInputSchema = {
+  type: ['object', 'null'],
+  properties: {
+    key,
+    description: { type: ['string', 'null'], maxLength: 2000 },
+    value_type: { type: 'string', enum: [...FLAG_VALUE_TYPES] },
+    variants: { type: 'array', items: variantSchema },
+    enabled: { type: ['boolean', 'null'] },
+    off_variant_key: { type: ['string', 'null'] },
+    rules: { type: 'array', items: ruleSchema },
+    hashing: { type: 'array', items: hashingConfigSchema },
+    version: optionalVersion,
+  },
+} as const;
+
+export const flagWriteBody = {
+  type: 'object',
+  description: 'Top-level key, enabled and version win over the same fields inside flag.',
+  properties: {
+    flag: flagInputSchema,
+    key: { type: ['string', 'null'], maxLength: 128 },
+    enabled: { type: ['boolean', 'null'] },
+    version: optionalVersion,
+  },
+} as const;
+
+export const flagCreateBody = { ...flagWriteBody, required: ['flag'] } as const;
+
+export const rulesBody = {
+  type: 'object',
+  required: ['rules'],
+  properties: { rules: { type: 'array', items: ruleSchema }, version: optionalVersion },
+} as const;
+
+export const variantsBody = {
+  type: 'object',
+  required: ['variants'],
+  description: 'Adds the variants; a variant whose key exists gets the new value.',
+  properties: { variants: { type: 'array', items: variantSchema } },
+} as const;
+
+export const hashingBody = {
+  type: 'object',
+  required: ['configs'],
+  properties: { configs: { type: 'array', items: hashingConfigSchema }, version: optionalVersion },
+} as const;
+
+export const hashingResponse = {
+  type: 'object',
+  required: ['flag', 'configs'],
+  properties: { flag: flagSchema, configs: { type: 'array', items: hashingConfigSchema } },
+} as const;
+
+// --- segments ---
+
+const keyList = { type: ['array', 'null'], maxItems: 10_000, items: { type: 'string' } } as const;
+
+export const segmentBody = {
+  type: 'object',
+  properties: {
+    key,
+    context_type: { type: 'string' },
+    kind: { type: 'string', enum: ['list', 'rule'] },
+    description: optionalString,
+    included_keys: { ...keyList, description: 'List segments: replaces the included keys (at most 10,000 per request; use PATCH .../members beyond).' },
+    excluded_keys: { ...keyList, description: 'List segments: replaces the excluded keys. Excluded wins over included.' },
+    conditions: { type: ['array', 'null'], items: conditionSchema, description: 'Rule segments only.' },
+    version: optionalVersion,
+  },
+} as const;
+
+export const segmentCreateBody = { ...segmentBody, required: ['key', 'context_type', 'kind'] } as const;
+
+/** Segment record: list segments carry member counts, rule segments their conditions. */
+export const segmentSchema = {
+  type: 'object',
+  required: ['id', 'key', 'context_type', 'kind', 'version'],
+  properties: {
+    id: { type: 'string' },
+    key,
+    context_type: { type: 'string' },
+    kind: { type: 'string', enum: ['list', 'rule'] },
+    description: { type: 'string' },
+    conditions: { type: 'array', items: conditionSchema },
+    included_count: int64,
+    excluded_count: int64,
+    version: int64,
+    created_at_ms: int64,
+    updated_at_ms: int64,
+  },
+} as const;
+
+export const memberChangesBody = {
+  type: 'object',
+  description: 'Removals are applied before additions; each list holds at most 10,000 keys.',
+  properties: { add_included: keyList, remove_included: keyList, add_excluded: keyList, remove_excluded: keyList },
+} as const;
+
+export const membersQuery = {
+  type: 'object',
+  properties: {
+    list: { type: 'string', enum: ['included', 'excluded'], default: 'included' },
+    cursor: { type: 'string', maxLength: 1000, description: 'next_cursor of the previous page.' },
+    limit: { ...digits('Page size, 1 to 10000 (default 1000).'), pattern: '^[0-9]{1,5}$' },
+  },
+} as const;
+
+export const membersResponse = {
+  type: 'object',
+  required: ['keys', 'next_cursor'],
+  properties: { keys: { type: 'array', items: { type: 'string' } }, next_cursor: { type: ['string', 'null'] } },
+} as const;
+
+export const listCheckBody = {
+  type: 'object',
+  required: ['segment_key', 'context_key', 'context_type'],
+  properties: { segment_key: nonEmptyString, context_key: nonEmptyString, context_type: nonEmptyString },
+} as const;
+
+export const MAX_LIST_CHECKS = 1000;
+
+export const listCheckBatchBody = { type: 'array', maxItems: MAX_LIST_CHECKS, items: listCheckBody } as const;
+
+export const listCheckResponse = { type: 'object', required: ['is_member'], properties: { is_member: { type: 'boolean' } } } as const;
+
+export const listCheckBatchResponse = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['segment_key', 'context_key', 'is_member'],
+    properties: { segment_key: { type: 'string' }, context_key: { type: 'string' }, is_member: { type: 'boolean' } },
+  },
+} as const;
+
+// --- evaluation ---
+
+const attributes = {
+  type: ['object', 'null'],
+  description: 'Context parameters by name: scalars only (null entries are ignored).',
+  additionalProperties: { anyOf: [...scalar.anyOf, { type: 'null' }] },
+} as const;
+
+export const evaluateBody = {
+  type: 'object',
+  required: ['context_key', 'context_type'],
+  properties: {
+    context_key: { type: 'string', minLength: 1, maxLength: 1024 },
+    context_type: { type: 'string', minLength: 1, maxLength: 64 },
+    flag_key: { type: ['string', 'null'], minLength: 1, maxLength: 128, description: 'Omitted: every flag of the environment is evaluated.' },
+    attributes,
+    contexts: {
+      type: 'array',
+      maxItems: 9,
+      description:
+        'Multi-context input: further contexts evaluated together with the one given by context_key/context_type/attributes. ' +
+        'Each context type may appear once; conditions with a context_type read the context of that type.',
+      items: {
+        type: 'object',
+        required: ['context_type', 'key'],
+        properties: { context_type: { type: 'string', minLength: 1, maxLength: 64 }, key: { type: 'string', minLength: 1, maxLength: 1024 }, attributes },
+      },
+    },
+  },
+} as const;
+
+const evaluationProperties = {
+  evaluated: { type: 'boolean' },
+  flag_key: { type: 'string' },
+  variant_key: { type: 'string', description: 'Empty when no variant applies (e.g. disabled without an off variant).' },
+  is_enabled: { type: 'boolean' },
+  value: { description: "The variant's value (null when no variant applies)." },
+  reason: { type: 'string', enum: ['DISABLED', 'TARGETING_MATCH', 'SPLIT', 'DEFAULT', 'ERROR'] },
+  error_code: { type: 'string', enum: ['FLAG_NOT_FOUND', 'SEGMENT_NOT_FOUND', 'INVALID_CONTEXT', 'GENERAL'] },
+  error_message: { type: 'string' },
+} as const;
+
+/**
+ * One object for both answers (with flag_key: that flag's fields; without: `flags`), rather than
+ * a oneOf, which Fastify's serialiser would have to validate on every response of the hot path.
+ */
+export const evaluateResponse = {
+  type: 'object',
+  required: ['evaluated'],
+  description: 'With flag_key in the request: that flag\'s result. Without: `flags`, one result per flag of the environment.',
+  properties: {
+    ...evaluationProperties,
+    flags: { type: 'array', items: { type: 'object', required: ['evaluated', 'flag_key', 'variant_key', 'is_enabled', 'reason'], properties: evaluationProperties } },
+  },
+} as const;
+
+export const EMPTY_RESPONSE = { type: 'null', description: 'No content.' } as const;

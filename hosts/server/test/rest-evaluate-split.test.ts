@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createFlag, envFlags, evaluate, inChunks, put } from './support/flag-client.ts';
+import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
+import { startTestServer, type TestServer } from './support/test-server.ts';
+
+/**
+ * Percentage allocation through REST: a 50/50 split over 10,000 keys and a 10% → 20% rollout,
+ * evaluated in an environment of their own so that one evaluate-all call per key answers both.
+ */
+
+const KEYS = Array.from({ length: 10_000 }, (_, i) => `user-${i}`);
+const IN_FLIGHT = 100;
+
+let ts: TestServer;
+let client: ApiClient;
+let a: Tenant;
+let environmentId: string;
+let rawKey: string;
+
+const buckets = (pairs: Array<[string, number]>) => pairs.map(([variant_key, weight_milli]) => ({ variant_key, weight_milli }));
+const variants = (...keys: string[]) => keys.map((key) => ({ key, value: key }));
+const splitRule = (pairs: Array<[string, number]>) => [{ id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: buckets(pairs) } }];
+
+before(async () => {
+  ts = await startTestServer();
+  client = api(ts.base);
+  const root = await loginAdmin(client);
+  a = await seedTenant(client, root.token, 'split');
+  const environment = expectStatus(await client.post(`/v1/management/projects/${a.projectId}/environments`, { token: a.admin.token, body: { name: 'split-only' } }), 201);
+  environmentId = environment.environment_id;
+  rawKey = expectStatus(await client.post(`/v1/management/environments/${environmentId}/sdk-keys`, { token: a.admin.token }), 201).raw_key;
+  await createFlag(client, a.admin.token, environmentId, {
+    flag: { key: 'rollout', value_type: 'string', variants: variants('on', 'off'), off_variant_key: 'off', rules: splitRule([['on', 100], ['off', 900]]) },
+    enabled: true,
+  });
+  await createFlag(client, a.admin.token, environmentId, {
+    flag: { key: 'split', value_type: 'string', variants: variants('a', 'b'), off_variant_key: 'a', rules: splitRule([['a', 500], ['b', 500]]) },
+    enabled: true,
+  });
+});
+after(() => ts.stop());
+
+interface Pass {
+  split: string[];
+  rollout: string[];
+}
+
+/** Every key evaluated once (all flags per call) through `on`. */
+async function evaluateAll(on: ApiClient): Promise<Pass> {
+  const answers = await inChunks(KEYS, IN_FLIGHT, async (key) => {
+    const body = expectStatus(await evaluate(on, rawKey, environmentId, key), 200);
+    const byKey = new Map<string, { variant_key: string; reason: string }>(body.flags.map((f: { flag_key: string }) => [f.flag_key, f]));
+    const split = byKey.get('split');
+    const rollout = byKey.get('rollout');
+    assert.equal(split?.reason, 'SPLIT');
+    assert.equal(rollout?.reason, 'SPLIT');
+    return { split: split.variant_key, rollout: rollout.variant_key };
+  });
+  return { split: answers.map((x) => x.split), rollout: answers.map((x) => x.rollout) };
+}
+
+const share = (values: string[], variant: string): number => values.filter((v) => v === variant).length / values.length;
+
+test('a 50/50 split and a 10% rollout over 10,000 keys: within ±2%, identical across calls and instances; 10% → 20% keeps every earlier member', async () => {
+  const first = await evaluateAll(client);
+  assert.ok(Math.abs(share(first.split, 'a') - 0.5) <= 0.02, `split share of a: ${share(first.split, 'a')}`);
+  assert.ok(Math.abs(share(first.rollout, 'on') - 0.1) <= 0.02, `rollout share: ${share(first.rollout, 'on')}`);
+
+  const again = await evaluateAll(client);
+  assert.deepEqual(again, first, 'a second pass on the same instance answers the same');
+
+  const other = await ts.startAnotherInstance();
+  const elsewhere = await evaluateAll(api(`http://127.0.0.1:${other.httpPort}`));
+  assert.deepEqual(elsewhere, first, 'another instance answers the same');
+
+  const rules = splitRule([['on', 200], ['off', 800]]);
+  expectStatus(await put(client, `${envFlags(environmentId)}/rollout/rules`, { token: a.admin.token, body: { rules } }), 202);
+  const raised = await evaluateAll(client);
+  assert.ok(Math.abs(share(raised.rollout, 'on') - 0.2) <= 0.02, `raised rollout share: ${share(raised.rollout, 'on')}`);
+  const dropped = KEYS.filter((_, i) => first.rollout[i] === 'on' && raised.rollout[i] !== 'on');
+  assert.deepEqual(dropped, [], 'every key in the 10% rollout stays in the 20% rollout');
+  assert.deepEqual(raised.split, first.split, 'the other flag is unaffected');
+});

@@ -1,0 +1,137 @@
+import {
+  METRIC_VALUE_TYPES,
+  checkKey,
+  invalidArgument,
+  notFound,
+  type EnvironmentScope,
+  type EventDefinition,
+  type MetricValueType,
+  type Principal,
+  type Repositories,
+} from '@switchyard/core';
+import { actorOf, requireAllowed } from '../authorization.ts';
+import type { ScopeResolver } from '../scopes.ts';
+import type { EventDefinitionCache } from './event-definition-cache.ts';
+
+/** Longest description kept. */
+export const MAX_EVENT_DEFINITION_DESCRIPTION = 2_000;
+
+/** The event definition body of DECISIONS §6 (create; on update every field is optional). */
+export interface EventDefinitionBody {
+  key?: string;
+  description?: string | null;
+  value_type?: string;
+}
+
+/** The REST/gRPC record of DECISIONS §6. */
+export interface EventDefinitionRecord {
+  key: string;
+  description: string;
+  value_type: MetricValueType;
+  environment_id: string;
+  created_at_ms: number;
+}
+
+export const eventDefinitionRecord = (definition: EventDefinition): EventDefinitionRecord => ({
+  key: definition.key,
+  description: definition.description,
+  value_type: definition.valueType,
+  environment_id: definition.environmentId,
+  created_at_ms: definition.createdAtMs,
+});
+
+function checkValueType(value: unknown): MetricValueType {
+  if (typeof value !== 'string' || !(METRIC_VALUE_TYPES as readonly string[]).includes(value)) {
+    throw invalidArgument(`value_type must be one of ${METRIC_VALUE_TYPES.join(', ')}`, 'value_type');
+  }
+  return value as MetricValueType;
+}
+
+function checkDescription(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string' || value.length > MAX_EVENT_DEFINITION_DESCRIPTION) {
+    throw invalidArgument(`description must be a string of at most ${MAX_EVENT_DEFINITION_DESCRIPTION} characters`, 'description');
+  }
+  return value;
+}
+
+/**
+ * Event definitions (svc.events.v1 EventService definition calls): the metric keys an environment
+ * accepts and the value type of each (SPEC "Events" 1). Every change drops the ingest cache of
+ * the environment on every instance.
+ */
+export class EventDefinitionService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'eventDefinitions' | 'audit'>,
+    private readonly scopes: ScopeResolver,
+    private readonly cache: EventDefinitionCache,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    return this.scopes.environment(principal, environmentId);
+  }
+
+  async list(principal: Principal, scope: EnvironmentScope): Promise<EventDefinition[]> {
+    this.authorize(principal, 'event_definition.read', scope);
+    return this.repos.eventDefinitions.list(scope);
+  }
+
+  async get(principal: Principal, scope: EnvironmentScope, key: string): Promise<EventDefinition> {
+    this.authorize(principal, 'event_definition.read', scope);
+    const definition = await this.repos.eventDefinitions.get(scope, key);
+    if (!definition) throw notFound('event definition', key);
+    return definition;
+  }
+
+  /** @throws ALREADY_EXISTS when the key is taken in the environment. */
+  async create(principal: Principal, scope: EnvironmentScope, body: EventDefinitionBody): Promise<EventDefinition> {
+    this.authorize(principal, 'event_definition.write', scope);
+    const key = checkKey(body.key, 'key');
+    const valueType = checkValueType(body.value_type);
+    const description = checkDescription(body.description);
+    const definition = await this.repos.eventDefinitions.create(scope, { key, description, valueType });
+    await this.changed(principal, scope, 'event_definition.create', key);
+    return definition;
+  }
+
+  /**
+   * Changes the description and/or the value type. Stored events keep their numbers: a type
+   * change applies to events received from then on.
+   */
+  async update(principal: Principal, scope: EnvironmentScope, key: string, body: EventDefinitionBody): Promise<EventDefinition> {
+    this.authorize(principal, 'event_definition.write', scope);
+    if (body.key !== undefined && body.key !== key) throw invalidArgument('key cannot change', 'key');
+    const patch: { description?: string; valueType?: MetricValueType } = {};
+    if (body.description !== undefined && body.description !== null) patch.description = checkDescription(body.description);
+    if (body.value_type !== undefined) patch.valueType = checkValueType(body.value_type);
+    const definition = await this.repos.eventDefinitions.update(scope, key, patch);
+    await this.changed(principal, scope, 'event_definition.update', key);
+    return definition;
+  }
+
+  /** Stored events of the key are kept (results may still use them); new ones are rejected. */
+  async remove(principal: Principal, scope: EnvironmentScope, key: string): Promise<void> {
+    this.authorize(principal, 'event_definition.write', scope);
+    await this.repos.eventDefinitions.delete(scope, key);
+    await this.changed(principal, scope, 'event_definition.delete', key);
+  }
+
+  private authorize(principal: Principal, action: 'event_definition.read' | 'event_definition.write', scope: EnvironmentScope): void {
+    requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
+  }
+
+  private async changed(principal: Principal, scope: EnvironmentScope, action: string, key: string): Promise<void> {
+    // The cache first: once the caller hears "done", this instance already ingests by the new definition.
+    await this.cache.changed(scope);
+    await this.repos.audit.append({
+      orgId: scope.orgId,
+      actor: actorOf(principal),
+      action,
+      resourceType: 'event_definition',
+      resourceId: key,
+      atMs: this.now(),
+      details: { environment_id: scope.environmentId },
+    });
+  }
+}

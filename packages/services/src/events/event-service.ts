@@ -1,0 +1,148 @@
+import {
+  DomainError,
+  invalidArgument,
+  type EnvironmentScope,
+  type IdempotentRows,
+  type Principal,
+  type Repositories,
+} from '@switchyard/core';
+import { requireAllowed } from '../authorization.ts';
+import type { ScopeResolver } from '../scopes.ts';
+import { BatchingWriter, type BatchingWriterOptions } from './batching-writer.ts';
+import type { EventDefinitionCache } from './event-definition-cache.ts';
+import {
+  MAX_EVENTS_PER_REQUEST,
+  validateEvents,
+  validateExposures,
+  type EventRow,
+  type ExposureRow,
+  type FlagVariants,
+  type IncomingEvent,
+  type IncomingExposure,
+  type IngestAnswer,
+} from './event-validation.ts';
+
+/** How long an Idempotency-Key answer is kept (DECISIONS §6: a repeat within 24 h is accepted once). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Idempotency-Key: 1-255 visible ASCII characters (a UUID is typical). */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export interface IngestOptions {
+  /** The client's Idempotency-Key, if any. */
+  idempotencyKey?: string | undefined;
+}
+
+export interface IngestServiceDeps {
+  repos: Pick<Repositories, 'events' | 'exposures' | 'idempotency'>;
+  scopes: ScopeResolver;
+  definitions: EventDefinitionCache;
+  /** The active flags of an environment and their variant keys (from the evaluation snapshots). */
+  flagVariants: (scope: EnvironmentScope) => Promise<FlagVariants>;
+  writer?: BatchingWriterOptions;
+  now?: () => number;
+}
+
+/** A request's key for the idempotency table: per environment (the table) and per kind (this prefix). */
+const storedKey = (kind: 'events' | 'exposures', key: string): string => `${kind}:${key}`;
+
+/**
+ * Metric event and exposure ingestion (svc.events.v1 EventService.Ingest, REST events, events/batch
+ * and exposures). Each entry is validated on its own; the valid ones are stored and the answer
+ * `{accepted_count, rejected_keys}` is returned only once they are committed.
+ *
+ * Storage takes one of two paths:
+ * - without an Idempotency-Key, rows go through a BatchingWriter per table (group commit: the
+ *   rows of concurrent requests share one transaction per environment);
+ * - with one, the rows and the answer are written in their own transaction that first claims the
+ *   key (IdempotencyRepository.storeOnce), so a repeat — even a concurrent one, even on another
+ *   instance — stores nothing and gets the first answer.
+ */
+export class IngestService {
+  /** Group commit of metric events (its stats count the transactions). */
+  readonly eventWriter: BatchingWriter<EventRow>;
+  /** Group commit of exposures. */
+  readonly exposureWriter: BatchingWriter<ExposureRow>;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: IngestServiceDeps) {
+    this.now = deps.now ?? Date.now;
+    this.eventWriter = new BatchingWriter((scope, rows) => deps.repos.events.insert(scope, rows), deps.writer);
+    this.exposureWriter = new BatchingWriter((scope, rows) => deps.repos.exposures.insert(scope, rows), deps.writer);
+  }
+
+  scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    return this.deps.scopes.environment(principal, environmentId);
+  }
+
+  /**
+   * Validates and stores metric events (see validateEvents for what rejects one).
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed Idempotency-Key.
+   */
+  async ingestEvents(principal: Principal, scope: EnvironmentScope, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestAnswer> {
+    requireAllowed(principal, 'event.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
+    checkCount(events.length, 'events');
+    const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
+    const receivedAtMs = this.now();
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.earlierAnswer(scope, storedKey('events', idempotencyKey), receivedAtMs);
+      if (earlier) return earlier;
+    }
+    const { rows, answer } = validateEvents(events, await this.deps.definitions.types(scope), receivedAtMs);
+    if (idempotencyKey !== undefined) return this.storeOnce(scope, storedKey('events', idempotencyKey), { events: rows }, answer, receivedAtMs);
+    await this.eventWriter.write(scope, rows);
+    return answer;
+  }
+
+  /**
+   * Validates and stores exposures (see validateExposures for what rejects one).
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed Idempotency-Key.
+   */
+  async ingestExposures(
+    principal: Principal,
+    scope: EnvironmentScope,
+    exposures: readonly IncomingExposure[],
+    options: IngestOptions = {},
+  ): Promise<IngestAnswer> {
+    requireAllowed(principal, 'exposure.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
+    checkCount(exposures.length, 'exposures');
+    const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
+    const receivedAtMs = this.now();
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.earlierAnswer(scope, storedKey('exposures', idempotencyKey), receivedAtMs);
+      if (earlier) return earlier;
+    }
+    const { rows, answer } = validateExposures(exposures, await this.deps.flagVariants(scope), receivedAtMs);
+    if (idempotencyKey !== undefined) {
+      return this.storeOnce(scope, storedKey('exposures', idempotencyKey), { exposures: rows }, answer, receivedAtMs);
+    }
+    await this.exposureWriter.write(scope, rows);
+    return answer;
+  }
+
+  /** Refuses new rows and writes what waits; call before the database pool closes. */
+  async stop(): Promise<void> {
+    await Promise.all([this.eventWriter.close(), this.exposureWriter.close()]);
+  }
+
+  /** The stored answer of a repeat (the common resend costs one read and no write). */
+  private async earlierAnswer(scope: EnvironmentScope, key: string, nowMs: number): Promise<IngestAnswer | null> {
+    return (await this.deps.repos.idempotency.get(scope, key, nowMs)) as IngestAnswer | null;
+  }
+
+  private async storeOnce(scope: EnvironmentScope, key: string, rows: IdempotentRows, answer: IngestAnswer, nowMs: number): Promise<IngestAnswer> {
+    const outcome = await this.deps.repos.idempotency.storeOnce(scope, key, rows, answer, nowMs + IDEMPOTENCY_TTL_MS, nowMs);
+    return outcome.answer as IngestAnswer;
+  }
+}
+
+function checkCount(count: number, what: string): void {
+  if (count > MAX_EVENTS_PER_REQUEST) {
+    throw new DomainError('RESOURCE_EXHAUSTED', `at most ${MAX_EVENTS_PER_REQUEST} ${what} per request (got ${count})`);
+  }
+}
+
+function checkIdempotencyKey(key: string | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw invalidArgument('Idempotency-Key must be 1-255 visible ASCII characters', 'idempotency-key');
+  return key;
+}
