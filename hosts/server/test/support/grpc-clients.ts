@@ -82,7 +82,7 @@ export interface NewUser {
   org_role?: string;
 }
 
-type Unary<Req, Res> = (request: Req, metadata?: grpc.Metadata) => Promise<Res>;
+export type Unary<Req, Res> = (request: Req, metadata?: grpc.Metadata) => Promise<Res>;
 
 export interface AuthClient {
   validateCredential: Unary<CredentialRequest, RbacContext>;
@@ -117,11 +117,15 @@ const ManagementServiceClient = lookup<grpc.ServiceClientConstructor>(
   'svc.management.v1.ManagementService',
 );
 
-/** Every unary method of the service as `(request, metadata?) => Promise<response>`, 10 s deadline each. */
-function promisified<T>(Constructor: grpc.ServiceClientConstructor, port: number): T {
+/**
+ * Every unary method of the service as `(request, metadata?) => Promise<response>`, 10 s deadline
+ * each; `client` is the raw grpc-js client, for streaming methods.
+ */
+export function promisified<T>(Constructor: grpc.ServiceClientConstructor, port: number): T & { client: grpc.Client } {
   const client = new Constructor(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  const methods: Record<string, unknown> = { close: () => client.close() };
+  const methods: Record<string, unknown> = { close: () => client.close(), client };
   for (const [name, definition] of Object.entries(Constructor.service)) {
+    if (definition.requestStream || definition.responseStream) continue;
     const camel = definition.originalName ?? name;
     const raw = (client as unknown as Record<string, RawMethod>)[camel];
     assert.ok(raw, `client method ${camel}`);
@@ -132,7 +136,7 @@ function promisified<T>(Constructor: grpc.ServiceClientConstructor, port: number
         );
       });
   }
-  return methods as T;
+  return methods as T & { client: grpc.Client };
 }
 
 export const authClient = (port: number): AuthClient => promisified<AuthClient>(AuthServiceClient, port);
