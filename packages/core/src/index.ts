@@ -14,3 +14,4 @@ export * from './ports/security-ports.ts';
 export * from './evaluation/index.ts';
 export * from './ports/session-ports.ts';
 export * from './flags/validate-flag.ts';
+export * from './stats/index.ts';

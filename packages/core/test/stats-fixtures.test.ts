@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, describe, test } from 'node:test';
+import {
+  srmPValue,
+  studentTUpperQuantile,
+  summaryFromConversions,
+  summaryFromSums,
+  welchTTest,
+} from '../src/stats/index.ts';
+import type { SampleSummary } from '../src/stats/index.ts';
+
+// Reference values from SciPy (test-vectors/stats/generate_fixtures.py, see its README). The core's
+// statistics must agree with them to a relative 1e-9.
+const RELATIVE_TOLERANCE = 1e-9;
+/** Values this close to 0 (an underflowed p-value) count as equal to any other such value. */
+const ABSOLUTE_FLOOR = 1e-300;
+
+interface WelchCase {
+  name: string;
+  control: SampleSummary;
+  treatment: SampleSummary;
+  conversions?: Record<'control' | 'treatment', { n: number; conversions: number }>;
+  sums?: Record<'control' | 'treatment', { n: number; sum: number; sum_of_squares: number }>;
+  expected: {
+    t: number;
+    df: number;
+    p_value: number;
+    diff: number;
+    std_err: number;
+    ci_low: number;
+    ci_high: number;
+    t_quantile: number;
+  } | null;
+}
+
+interface SrmCase {
+  name: string;
+  observed: number[];
+  weights: number[];
+  expected: { chi_squared: number; df: number; p_value: number } | null;
+}
+
+function load<T>(file: string): T[] {
+  const text = readFileSync(new URL(`../test-vectors/stats/${file}`, import.meta.url), 'utf8');
+  return (JSON.parse(text) as { cases: T[] }).cases;
+}
+
+let worst = { error: 0, where: 'none' };
+
+/** Asserts |actual - expected| <= 1e-9 |expected| (or both within the absolute floor of 0). */
+function assertClose(actual: number, expected: number, where: string): void {
+  const difference = Math.abs(actual - expected);
+  const relative = difference === 0 ? 0 : difference / Math.abs(expected);
+  if (difference > ABSOLUTE_FLOOR && relative > worst.error) worst = { error: relative, where };
+  assert.ok(
+    difference <= ABSOLUTE_FLOOR || relative <= RELATIVE_TOLERANCE,
+    `${where}: got ${actual}, expected ${expected} (relative error ${relative})`,
+  );
+}
+
+const welchCases = load<WelchCase>('welch.json');
+const srmCases = load<SrmCase>('srm.json');
+
+after(() => {
+  // Printed so a change in numerical behaviour is visible even while it stays within tolerance.
+  console.log(`stats fixtures: worst relative error ${worst.error.toExponential(3)} (${worst.where})`);
+});
+
+describe('Welch t-test against SciPy', () => {
+  test('the fixture file covers the required situations', () => {
+    assert.ok(welchCases.length >= 24, `only ${welchCases.length} cases`);
+    assert.ok(welchCases.some((c) => c.expected === null), 'a not-computable case');
+    assert.ok(welchCases.some((c) => c.conversions !== undefined), 'a bool case');
+    assert.ok(welchCases.some((c) => (c.expected?.p_value ?? 1) < 1e-30), 'a tiny p-value');
+  });
+
+  for (const c of welchCases) {
+    test(c.name, () => {
+      const result = welchTTest(c.control, c.treatment);
+      if (c.expected === null) {
+        assert.equal(result, null);
+        return;
+      }
+      assert.ok(result !== null, 'computable');
+      assertClose(result.t, c.expected.t, `${c.name} t`);
+      assertClose(result.df, c.expected.df, `${c.name} df`);
+      assertClose(result.pValue, c.expected.p_value, `${c.name} p`);
+      assertClose(result.diff, c.expected.diff, `${c.name} diff`);
+      assertClose(result.stdErr, c.expected.std_err, `${c.name} stdErr`);
+      assertClose(result.ciLow, c.expected.ci_low, `${c.name} ci_low`);
+      assertClose(result.ciHigh, c.expected.ci_high, `${c.name} ci_high`);
+      assertClose(studentTUpperQuantile(0.025, c.expected.df), c.expected.t_quantile, `${c.name} t quantile`);
+    });
+  }
+});
+
+describe('summaries against NumPy', () => {
+  for (const c of welchCases.filter((x) => x.conversions !== undefined)) {
+    test(`conversions: ${c.name}`, () => {
+      for (const side of ['control', 'treatment'] as const) {
+        const input = c.conversions?.[side];
+        assert.ok(input !== undefined);
+        const summary = summaryFromConversions(input.conversions, input.n);
+        assert.equal(summary.n, c[side].n);
+        assertClose(summary.mean, c[side].mean, `${c.name} ${side} mean`);
+        assertClose(summary.variance, c[side].variance, `${c.name} ${side} variance`);
+      }
+      // The whole bool path, counts in and SciPy's p out.
+      const control = c.conversions?.control;
+      const treatment = c.conversions?.treatment;
+      assert.ok(control !== undefined && treatment !== undefined);
+      const result = welchTTest(
+        summaryFromConversions(control.conversions, control.n),
+        summaryFromConversions(treatment.conversions, treatment.n),
+      );
+      if (c.expected === null) assert.equal(result, null);
+      else assertClose(result?.pValue ?? Number.NaN, c.expected.p_value, `${c.name} p from conversions`);
+    });
+  }
+
+  for (const c of welchCases.filter((x) => x.sums !== undefined)) {
+    test(`power sums: ${c.name}`, () => {
+      for (const side of ['control', 'treatment'] as const) {
+        const input = c.sums?.[side];
+        assert.ok(input !== undefined);
+        const summary = summaryFromSums(input.n, input.sum, input.sum_of_squares);
+        assert.equal(summary.n, c[side].n);
+        assertClose(summary.mean, c[side].mean, `${c.name} ${side} mean from sums`);
+        assertClose(summary.variance, c[side].variance, `${c.name} ${side} variance from sums`);
+      }
+    });
+  }
+});
+
+describe('sample ratio mismatch against SciPy', () => {
+  test('the fixture file covers the required situations', () => {
+    assert.ok(srmCases.some((c) => c.observed.length === 3 && c.weights[0] !== c.weights[2]), '3 uneven groups');
+    assert.ok(srmCases.some((c) => (c.expected?.p_value ?? 1) < 1e-29 && (c.expected?.p_value ?? 0) > 0), 'a tiny p');
+    assert.ok(srmCases.some((c) => c.expected === null), 'a not-computable case');
+  });
+
+  for (const c of srmCases) {
+    test(c.name, () => {
+      const p = srmPValue(c.observed, c.weights);
+      if (c.expected === null) assert.equal(p, null);
+      else assertClose(p ?? Number.NaN, c.expected.p_value, `${c.name} SRM p`);
+    });
+  }
+});
