@@ -14,6 +14,7 @@ import {
   ManagementService,
   ScopeResolver,
   SegmentService,
+  SyncHub,
   TokenService,
   flagVariantsFrom,
 } from '@switchyard/services';
@@ -24,9 +25,12 @@ import { developmentJwtSecret } from './dev-secrets.ts';
 import { addAuthGrpcService } from './grpc/auth-grpc.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
 import { addEventGrpcServices } from './grpc/event-grpc.ts';
+import { addExperimentGrpcServices } from './grpc/experiment-grpc.ts';
 import { addFlagGrpcService } from './grpc/flag-grpc.ts';
 import { addManagementGrpcService } from './grpc/management-grpc.ts';
 import { addSegmentGrpcService } from './grpc/segment-grpc.ts';
+import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
+import { addReflection } from './grpc/sync-reflection.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
@@ -34,7 +38,9 @@ import { registerOpenApi } from './http/openapi.ts';
 import { registerEvaluateRoutes } from './http/routes/evaluate-routes.ts';
 import { registerEventDefinitionRoutes } from './http/routes/event-definition-routes.ts';
 import { registerEventRoutes } from './http/routes/event-routes.ts';
+import { registerExperimentRoutes } from './http/routes/experiment-routes.ts';
 import { registerExposureRoutes } from './http/routes/exposure-routes.ts';
+import { registerStatsRoutes } from './http/routes/stats-routes.ts';
 import { registerFlagRoutes } from './http/routes/flag-routes.ts';
 import { registerOfrepRoutes } from './http/routes/ofrep-routes.ts';
 import { registerSegmentRoutes } from './http/routes/segment-routes.ts';
@@ -88,6 +94,12 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
     started.push({ stop: () => ingest.stop() });
+    const syncLog = logging.forModule('sync');
+    const sync = new SyncHub(
+      { snapshots, scopes, verifier, sdkKeys: repos.sdkKeys },
+      { onError: (error, scope) => syncLog.warn({ err: { message: (error as Error).message }, environment_id: scope.environmentId }, 'sync: definitions could not be loaded; streams closed') },
+    );
+    sync.start();
     const services: GatewayServices = {
       verifier,
       auth: new AuthService(repos, hasher, tokens),
@@ -98,6 +110,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       snapshots,
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,
+      sync,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
@@ -118,6 +131,8 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     registerEventDefinitionRoutes(http, services);
     registerEventRoutes(http, services);
     registerExposureRoutes(http, services);
+    registerExperimentRoutes(http, services);
+    registerStatsRoutes(http, services);
     await http.listen({ host: '0.0.0.0', port: config.httpPort });
     started.unshift({ stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
@@ -135,6 +150,8 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
         addFlagGrpcService(server, { services, logger });
         addSegmentGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
+        addExperimentGrpcServices(server, { services, logger });
+        addReflection(server, (service) => service !== FLAG_SYNC_SERVICE_NAME);
       },
     });
     started.unshift({ stop: () => grpcServices.stop(GRPC_GRACE_MS) });
@@ -142,9 +159,16 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       name: 'sync',
       host: '0.0.0.0',
       port: config.syncGrpcPort,
-      logger: logging.forModule('sync'),
+      logger: syncLog,
+      register: (server) => {
+        addFlagSyncService(server, { sync, verifier, logger: syncLog });
+        addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
+      },
     });
     started.unshift({ stop: () => syncServer.stop(GRPC_GRACE_MS) });
+    // First of all: sync streams never end by themselves, so they are ended (UNAVAILABLE: clients
+    // reconnect elsewhere) before the gRPC servers wait for their calls to finish.
+    started.unshift({ stop: () => sync.stop() });
 
     let stopping: Promise<void> | null = null;
     return {

@@ -1,0 +1,5 @@
+import type { FastifyInstance } from 'fastify';
+import type { GatewayServices } from './gateway-services.ts';
+
+/** TODO(issue 7): being written. */
+export function registerStatsRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
