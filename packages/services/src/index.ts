@@ -19,3 +19,21 @@ export * from './events/event-definition-service.ts';
 export * from './events/event-service.ts';
 export * from './events/event-validation.ts';
 export * from './events/flag-variants.ts';
+export * from './sync/definition-diff.ts';
+export * from './sync/sync-hub.ts';
+export * from './sync/sync-types.ts';
+export {
+  MAX_EXPERIMENT_DESCRIPTION,
+  MAX_EXPERIMENT_NAME,
+  MAX_METRIC_KEYS,
+  MAX_TRANSITION_REASON,
+  MAX_VARIANT_KEYS,
+  type ExperimentBody,
+  type TransitionBody,
+} from './experiments/experiment-input.ts';
+export * from './experiments/experiment-records.ts';
+export * from './experiments/experiment-service.ts';
+export * from './experiments/results-computer.ts';
+export * from './experiments/stats-service.ts';
+export * from './experiments/stats-worker.ts';
+export * from './local-echo-notifier.ts';

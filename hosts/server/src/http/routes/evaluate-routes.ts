@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EvaluationContext, EvaluationResult, ParameterValue } from '@switchyard/core';
 import { toParameters } from '@switchyard/services';
 import { authenticate } from '../credentials.ts';
-import { envParams, evaluateBody, evaluateResponse } from './flag-schemas.ts';
+import { SDK_KEY_ONLY, envParams, evaluateBody, evaluateResponse } from './flag-schemas.ts';
 import type { GatewayServices } from './gateway-services.ts';
 
 type Attributes = Record<string, ParameterValue | null> | null;
@@ -52,6 +52,7 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
     {
       schema: {
         tags: ['evaluation'],
+        security: SDK_KEY_ONLY,
         summary: 'Evaluate one flag, or every flag of the environment, for a context',
         params: envParams,
         body: evaluateBody,

@@ -3,6 +3,7 @@ import type { Principal } from '@switchyard/core';
 import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
 import { authenticate } from '../credentials.ts';
 import {
+  BEARER_ONLY,
   EMPTY_RESPONSE,
   flagCreateBody,
   flagSchema,
@@ -43,7 +44,7 @@ export function registerFlagRoutes(app: FastifyInstance, services: GatewayServic
 }
 
 function registerAt(app: FastifyInstance, services: GatewayServices, mount: Mount): void {
-  const { flags, verifier, snapshots } = services;
+  const { flags, verifier } = services;
   const { prefix, param, via } = mount;
   const where = via === 'environment' ? 'an environment' : 'a project (or an environment)';
   const listParams = { type: 'object', required: [param], properties: { [param]: uuidParam } };
@@ -55,35 +56,24 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     return { principal, target: await flags.target(principal, id, via) };
   }
 
-  /**
-   * Drops this instance's evaluation snapshots at once, so that an evaluate call made after the
-   * write's answer sees it. The service's notification refreshes other instances, and this one
-   * again (harmlessly) when it arrives, but only asynchronously.
-   */
-  function refresh(target: FlagTarget, reach: 'environment' | 'project'): void {
-    if ('environment' in target && reach === 'environment') snapshots.invalidate({ environmentId: target.environment.environmentId });
-    else snapshots.invalidate({ projectId: 'environment' in target ? target.environment.projectId : target.project.projectId });
-  }
-
-  app.get(prefix, { schema: { tags: TAGS, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {
+  app.get(prefix, { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {
     const { principal, target } = await resolve(request);
     return flags.list(principal, target);
   });
 
   app.post<{ Body: FlagWriteBody }>(
     prefix,
-    { schema: { tags: TAGS, summary: `Create a flag in ${where}`, params: listParams, body: flagCreateBody, response: { 201: flagSchema } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: `Create a flag in ${where}`, params: listParams, body: flagCreateBody, response: { 201: flagSchema } } },
     async (request, reply) => {
       const { principal, target } = await resolve(request);
       const flag = await flags.create(principal, target, request.body);
-      refresh(target, 'project');
       return reply.code(201).send(flag);
     },
   );
 
   app.get<{ Params: FlagParams }>(
     `${prefix}/:flag_id`,
-    { schema: { tags: TAGS, summary: 'Get a flag', params: flagParams, response: { 200: flagSchema } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Get a flag', params: flagParams, response: { 200: flagSchema } } },
     async (request) => {
       const { principal, target } = await resolve(request);
       return flags.get(principal, target, request.params.flag_id);
@@ -92,11 +82,10 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
 
   app.put<{ Params: FlagParams; Body: FlagWriteBody }>(
     `${prefix}/:flag_id`,
-    { schema: { tags: TAGS, summary: 'Update a flag (fields present in the body)', params: flagParams, body: flagWriteBody, response: { 200: flagSchema } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Update a flag (fields present in the body)', params: flagParams, body: flagWriteBody, response: { 200: flagSchema } } },
     async (request) => {
       const { principal, target } = await resolve(request);
       const flag = await flags.update(principal, target, request.params.flag_id, request.body);
-      refresh(target, 'project');
       return flag;
     },
   );
@@ -106,6 +95,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: 'Delete a flag (its definition and every environment state)',
         params: flagParams,
         querystring: versionQuery,
@@ -115,7 +105,6 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     async (request, reply) => {
       const { principal, target } = await resolve(request);
       await flags.remove(principal, target, request.params.flag_id, queryVersion(request.query));
-      refresh(target, 'project');
       return reply.code(204).send();
     },
   );
@@ -125,6 +114,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: "Set the flag's default hash input in an environment",
         params: flagParams,
         body: hashingBody,
@@ -134,7 +124,6 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     async (request) => {
       const { principal, target } = await resolve(request);
       const answer = await flags.updateHashing(principal, target, request.params.flag_id, request.body.configs, request.body.version ?? undefined);
-      refresh(target, 'environment');
       return answer;
     },
   );
@@ -144,6 +133,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: "Replace the flag's targeting rules in an environment",
         params: flagParams,
         body: rulesBody,
@@ -153,18 +143,16 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     async (request, reply) => {
       const { principal, target } = await resolve(request);
       const flag = await flags.replaceRules(principal, target, request.params.flag_id, request.body.rules, request.body.version ?? undefined);
-      refresh(target, 'environment');
       return reply.code(202).send(flag);
     },
   );
 
   app.post<{ Params: FlagParams; Body: { variants: unknown[] } }>(
     `${prefix}/:flag_id/variants`,
-    { schema: { tags: TAGS, summary: 'Add variants or change their values', params: flagParams, body: variantsBody, response: { 202: flagSchema } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Add variants or change their values', params: flagParams, body: variantsBody, response: { 202: flagSchema } } },
     async (request, reply) => {
       const { principal, target } = await resolve(request);
       const flag = await flags.upsertVariants(principal, target, request.params.flag_id, request.body.variants);
-      refresh(target, 'project');
       return reply.code(202).send(flag);
     },
   );
@@ -175,6 +163,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
       {
         schema: {
           tags: TAGS,
+          security: BEARER_ONLY,
           summary: archived ? 'Archive a flag (it is no longer evaluated)' : 'Unarchive a flag',
           params: flagParams,
           querystring: versionQuery,
@@ -184,7 +173,6 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
       async (request) => {
         const { principal, target } = await resolve(request);
         const flag = await flags.archive(principal, target, request.params.flag_id, archived, queryVersion(request.query));
-        refresh(target, 'project');
         return flag;
       },
     );

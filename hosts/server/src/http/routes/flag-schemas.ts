@@ -33,6 +33,12 @@ export interface VersionQuery {
 /** `?version=N` as a number, or undefined when absent (the schema guarantees digits). */
 export const queryVersion = (query: VersionQuery): number | undefined => (query.version === undefined ? undefined : Number(query.version));
 
+/** OpenAPI security requirements (scheme names of http/openapi.ts): documentation only, each handler authenticates itself. */
+type SecurityRequirements = Array<Record<string, string[]>>;
+export const BEARER_ONLY: SecurityRequirements = [{ bearer_jwt: [] }];
+export const SDK_KEY_ONLY: SecurityRequirements = [{ sdk_key: [] }];
+export const BEARER_OR_SDK_KEY: SecurityRequirements = [{ bearer_jwt: [] }, { sdk_key: [] }];
+
 export const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
 
 // --- flags ---

@@ -3,6 +3,8 @@ import { invalidArgument, type EnvironmentScope, type MemberChanges, type Member
 import type { MembershipQuery, SegmentBody } from '@switchyard/services';
 import { authenticate } from '../credentials.ts';
 import {
+  BEARER_ONLY,
+  BEARER_OR_SDK_KEY,
   EMPTY_RESPONSE,
   envParams,
   listCheckBatchBody,
@@ -65,7 +67,7 @@ function segmentRecord(segment: Segment): Record<string, unknown> {
  * prefers static segments anyway.
  */
 export function registerSegmentRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { segments, verifier, snapshots } = services;
+  const { segments, verifier } = services;
   const base = '/v1/environments/:env_id/segments';
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
@@ -73,12 +75,10 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     return { principal, scope: await segments.scope(principal, request.params.env_id) };
   }
 
-  /** Rule segments are part of the evaluation snapshot: drop this instance's copy at once (see flag-routes). */
-  const refresh = (scope: EnvironmentScope): void => snapshots.invalidate({ environmentId: scope.environmentId });
 
   app.get<{ Params: EnvParams }>(
     base,
-    { schema: { tags: TAGS, summary: 'List the segments of an environment', params: envParams, response: { 200: { type: 'array', items: segmentSchema } } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'List the segments of an environment', params: envParams, response: { 200: { type: 'array', items: segmentSchema } } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
       return (await segments.list(principal, scope)).map(segmentRecord);
@@ -87,11 +87,10 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
 
   app.post<{ Params: EnvParams; Body: SegmentBody }>(
     base,
-    { schema: { tags: TAGS, summary: 'Create a list or rule segment', params: envParams, body: segmentCreateBody, response: { 201: segmentSchema } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Create a list or rule segment', params: envParams, body: segmentCreateBody, response: { 201: segmentSchema } } },
     async (request, reply) => {
       const { principal, scope } = await resolve(request);
       const segment = await segments.create(principal, scope, request.body);
-      refresh(scope);
       return reply.code(201).send(segmentRecord(segment));
     },
   );
@@ -103,6 +102,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     {
       schema: {
         tags: TAGS,
+        security: BEARER_OR_SDK_KEY,
         summary: 'Whether a context key is a member of a list segment (excluded wins over included)',
         params: envParams,
         body: listCheckBody,
@@ -122,6 +122,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
       {
         schema: {
           tags: TAGS,
+          security: BEARER_OR_SDK_KEY,
           summary: 'Several list-checks at once (at most 1000), answered in order',
           params: envParams,
           body: listCheckBatchBody,
@@ -141,7 +142,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
 
   app.get<{ Params: SegmentParams }>(
     `${base}/:segment_id`,
-    { schema: { tags: TAGS, summary: 'Get a segment', params: segmentParams, response: { 200: segmentSchema } } },
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Get a segment', params: segmentParams, response: { 200: segmentSchema } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
       return segmentRecord(await segments.get(principal, scope, request.params.segment_id));
@@ -153,6 +154,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: 'Update a segment (key and kind cannot change; key lists given here replace the members)',
         params: segmentParams,
         body: segmentBody,
@@ -162,7 +164,6 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     async (request) => {
       const { principal, scope } = await resolve(request);
       const segment = await segments.update(principal, scope, request.params.segment_id, request.body);
-      refresh(scope);
       return segmentRecord(segment);
     },
   );
@@ -172,6 +173,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: 'Delete a segment (409 while a flag rule uses it)',
         params: segmentParams,
         querystring: versionQuery,
@@ -181,7 +183,6 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     async (request, reply) => {
       const { principal, scope } = await resolve(request);
       await segments.remove(principal, scope, request.params.segment_id, queryVersion(request.query));
-      refresh(scope);
       return reply.code(204).send();
     },
   );
@@ -191,6 +192,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: "Add or remove a list segment's included and excluded keys",
         params: segmentParams,
         body: memberChangesBody,
@@ -209,6 +211,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     {
       schema: {
         tags: TAGS,
+        security: BEARER_ONLY,
         summary: "A page of a list segment's keys, in key order",
         params: segmentParams,
         querystring: membersQuery,
