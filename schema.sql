@@ -161,6 +161,9 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT;
 -- Per-experiment aggregation: events of one environment and metric, per context, in a time window.
 CREATE INDEX IF NOT EXISTS events_by_metric ON events (environment_id, metric_key, context_type, context_key, timestamp_ms);
+-- "Did anything arrive after the results were computed" (is_stale): rows are appended in receipt
+-- order, so a BRIN index (a few pages) finds the newest ones without reading the rest.
+CREATE INDEX IF NOT EXISTS events_by_receipt ON events USING brin (received_at_ms);
 
 CREATE TABLE IF NOT EXISTS exposures (
   org_id          uuid NOT NULL,
@@ -174,6 +177,7 @@ CREATE TABLE IF NOT EXISTS exposures (
 ) PARTITION BY RANGE (received_at_ms);
 CREATE TABLE IF NOT EXISTS exposures_default PARTITION OF exposures DEFAULT;
 CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms);
+CREATE INDEX IF NOT EXISTS exposures_by_receipt ON exposures USING brin (received_at_ms);
 
 -- Answers to batch requests that carried an Idempotency-Key, kept 24 hours.
 CREATE TABLE IF NOT EXISTS idempotency_keys (
@@ -242,6 +246,8 @@ CREATE TABLE IF NOT EXISTS stats_jobs (
   attempts             integer NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS stats_jobs_claimable ON stats_jobs (created_at_ms) WHERE status IN ('pending', 'running');
+-- The scheduler's "does this experiment have an open or recent job" probe.
+CREATE INDEX IF NOT EXISTS stats_jobs_by_experiment ON stats_jobs (experiment_id, created_at_ms);
 
 -- Who changed what.
 CREATE TABLE IF NOT EXISTS audit_log (

@@ -27,6 +27,10 @@ export interface Config {
    * comma-separated list of proxy addresses/CIDRs. Login throttling by client address depends on it.
    */
   trustProxy: boolean | number | string;
+  /** ACTIVE experiments' results are recomputed this often (STATS_INTERVAL_MS, default 5 min). */
+  statsIntervalMs: number;
+  /** How often the stats worker looks for queued recompute jobs (STATS_POLL_MS, default 1 s). */
+  statsPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -141,5 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     bootstrapAdmin: bootstrapAdmin(env),
     trustProxy: trustProxy(env),
+    statsIntervalMs: integer(env, 'STATS_INTERVAL_MS', 300_000, 1_000, 86_400_000),
+    statsPollMs: integer(env, 'STATS_POLL_MS', 1_000, 10, 3_600_000),
   };
 }

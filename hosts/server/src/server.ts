@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgChangeNotifier, createPostgresRepositories, isMigrated } from '@switchyard/postgres';
+import { PgChangeNotifier, PgIngestWrites, createPostgresRepositories, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -9,11 +9,16 @@ import {
   EvaluationService,
   EventDefinitionCache,
   EventDefinitionService,
+  ExperimentService,
   FlagService,
+  LocalEchoNotifier,
   IngestService,
   ManagementService,
+  ResultsComputer,
   ScopeResolver,
   SegmentService,
+  StatsService,
+  StatsWorker,
   SyncHub,
   TokenService,
   flagVariantsFrom,
@@ -59,6 +64,8 @@ export interface RunningServer {
   services: GatewayServices;
   database: Database;
   bootstrap: BootstrapResult;
+  /** Runs recompute jobs and the schedule of ACTIVE experiments (tests drive it directly too). */
+  statsWorker: StatsWorker;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
   stop(): Promise<void>;
 }
@@ -79,7 +86,8 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
   try {
     const hasher = new BcryptPasswordHasher();
     const tokens = new TokenService({ secret: config.jwtSecret ?? developmentJwtSecret(config.dataDir), ttlSeconds: config.tokenTtlSeconds });
-    const notifier = new PgChangeNotifier(database.sql);
+    // Own subscribers hear a change before the write answers; other instances through PostgreSQL.
+    const notifier = new LocalEchoNotifier(new PgChangeNotifier(database.sql));
     const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier);
     await verifier.start();
     started.push({ stop: () => verifier.stop() });
@@ -90,7 +98,15 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const eventDefinitionCache = new EventDefinitionCache(repos.eventDefinitions, notifier);
     await eventDefinitionCache.start();
     started.push({ stop: () => eventDefinitionCache.stop() });
-    const ingest = new IngestService({ repos, scopes, definitions: eventDefinitionCache, flagVariants: flagVariantsFrom(snapshots) });
+    const ingestWrites = new PgIngestWrites(database.sql);
+    const ingest = new IngestService({
+      repos,
+      scopes,
+      definitions: eventDefinitionCache,
+      flagVariants: flagVariantsFrom(snapshots),
+      writeEvents: (scope, rows) => ingestWrites.insertEvents(scope, rows),
+      writeExposures: (scope, rows) => ingestWrites.insertExposures(scope, rows),
+    });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
     started.push({ stop: () => ingest.stop() });
@@ -100,6 +116,14 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       { onError: (error, scope) => syncLog.warn({ err: { message: (error as Error).message }, environment_id: scope.environmentId }, 'sync: definitions could not be loaded; streams closed') },
     );
     sync.start();
+    const statsLog = logging.forModule('stats');
+    const statsWorker = new StatsWorker(repos, new ResultsComputer(repos, { intervalMs: config.statsIntervalMs }), {
+      pollMs: config.statsPollMs,
+      intervalMs: config.statsIntervalMs,
+      log: (level, message, fields) => statsLog[level](fields ?? {}, message),
+    });
+    // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
+    started.push({ stop: () => statsWorker.stop() });
     const services: GatewayServices = {
       verifier,
       auth: new AuthService(repos, hasher, tokens),
@@ -111,6 +135,8 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,
       sync,
+      experiments: new ExperimentService(repos, scopes),
+      stats: new StatsService(repos),
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
@@ -160,8 +186,9 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       host: '0.0.0.0',
       port: config.syncGrpcPort,
       logger: syncLog,
-      register: (server) => {
+      register: (server, health) => {
         addFlagSyncService(server, { sync, verifier, logger: syncLog });
+        health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
         addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
       },
     });
@@ -169,6 +196,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     // First of all: sync streams never end by themselves, so they are ended (UNAVAILABLE: clients
     // reconnect elsewhere) before the gRPC servers wait for their calls to finish.
     started.unshift({ stop: () => sync.stop() });
+    statsWorker.start();
 
     let stopping: Promise<void> | null = null;
     return {
@@ -180,6 +208,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       services,
       database,
       bootstrap: bootstrapResult,
+      statsWorker,
       stop() {
         stopping ??= (async () => {
           // Streams first (they never end by themselves), then REST drains, then the pool closes.

@@ -1,7 +1,7 @@
 import { notFound, type EnvironmentScope, type IdempotencyRepository, type IdempotentRows } from '@switchyard/core';
 import type postgres from 'postgres';
 import type { Sql } from './connect.ts';
-import { INSERT_CHUNK_ROWS } from './event-repository.pg.ts';
+import { insertEventsStatement, insertExposuresStatement, retryingStaleSession } from './ingest-writes.pg.ts';
 import { isUuid } from './pg-errors.ts';
 
 const validScope = (scope: EnvironmentScope): boolean =>
@@ -65,61 +65,33 @@ export class PgIdempotencyRepository implements IdempotencyRepository {
   ): Promise<{ answer: unknown; stored: boolean }> {
     if (!validScope(scope)) throw notFound('environment', scope.environmentId);
     const receivedAtMs = Date.now();
-    return this.sql.begin(async (tx) => {
-      // 1. Claim the key first. The primary key makes a concurrent transaction with the same key
-      //    wait on this INSERT until ours ends, and then see our row: it writes nothing (no
-      //    RETURNING row) and reads our answer. The SELECT from environments scopes the write.
-      const [claimed] = await tx<{ answer: unknown }[]>`
+    // 1. ONE statement, so the claim and the rows commit together or not at all (and no explicit
+    //    transaction: see PgIngestWrites for why the ingest path avoids sql.begin). The primary key
+    //    makes a concurrent statement with the same key wait on the claim until ours commits, then
+    //    see our row: its claim returns nothing and its rows (conditioned on the claim) are skipped.
+    const onlyIfClaimed = () => this.sql`AND EXISTS (SELECT 1 FROM claimed)`;
+    const [won] = await retryingStaleSession(() => this.sql<{ answer: unknown }[]>`
+      WITH claimed AS (
         INSERT INTO idempotency_keys (environment_id, key, answer, expires_at_ms)
-        SELECT e.id, ${key}::text, ${tx.json((answer ?? null) as postgres.JSONValue)}, ${expiresAtMs}::int8
+        SELECT e.id, ${key}::text, ${this.sql.json((answer ?? null) as postgres.JSONValue)}, ${expiresAtMs}::int8
         FROM environments e
         WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
         ON CONFLICT (environment_id, key) DO UPDATE
           SET answer = EXCLUDED.answer, expires_at_ms = EXCLUDED.expires_at_ms
           WHERE idempotency_keys.expires_at_ms <= ${nowMs}
-        RETURNING answer`;
-      if (!claimed) {
-        // 2a. A live answer (a new statement sees the winner's committed row) or a foreign scope.
-        const [stored] = await tx<{ answer: unknown }[]>`
-          SELECT k.answer FROM idempotency_keys k
-          JOIN environments e ON e.id = k.environment_id
-          WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
-            AND k.environment_id = ${scope.environmentId} AND k.key = ${key}`;
-        if (!stored) throw notFound('environment', scope.environmentId);
-        return { answer: stored.answer, stored: false };
-      }
-      // 2b. Ours: the rows commit together with the answer, or neither does.
-      const events = (rows.events ?? []).map((event) => ({
-        org_id: scope.orgId,
-        environment_id: scope.environmentId,
-        metric_key: event.metricKey,
-        context_type: event.contextType,
-        context_key: event.contextKey,
-        value: event.value,
-        timestamp_ms: event.timestampMs,
-        received_at_ms: receivedAtMs,
-      }));
-      for (let start = 0; start < events.length; start += INSERT_CHUNK_ROWS) {
-        await tx`
-          INSERT INTO events ${tx(events.slice(start, start + INSERT_CHUNK_ROWS), 'org_id', 'environment_id', 'metric_key',
-            'context_type', 'context_key', 'value', 'timestamp_ms', 'received_at_ms')}`;
-      }
-      const exposures = (rows.exposures ?? []).map((exposure) => ({
-        org_id: scope.orgId,
-        environment_id: scope.environmentId,
-        flag_key: exposure.flagKey,
-        variant_key: exposure.variantKey,
-        context_type: exposure.contextType,
-        context_key: exposure.contextKey,
-        timestamp_ms: exposure.timestampMs,
-        received_at_ms: receivedAtMs,
-      }));
-      for (let start = 0; start < exposures.length; start += INSERT_CHUNK_ROWS) {
-        await tx`
-          INSERT INTO exposures ${tx(exposures.slice(start, start + INSERT_CHUNK_ROWS), 'org_id', 'environment_id', 'flag_key',
-            'variant_key', 'context_type', 'context_key', 'timestamp_ms', 'received_at_ms')}`;
-      }
-      return { answer: claimed.answer, stored: true };
-    });
+        RETURNING answer
+      ),
+      stored_events AS (${insertEventsStatement(this.sql, scope, rows.events ?? [], receivedAtMs, onlyIfClaimed())}),
+      stored_exposures AS (${insertExposuresStatement(this.sql, scope, rows.exposures ?? [], receivedAtMs, onlyIfClaimed())})
+      SELECT answer FROM claimed`);
+    if (won) return { answer: won.answer, stored: true };
+    // 2. A live answer (a new statement sees the winner's committed row) or a foreign scope.
+    const [stored] = await this.sql<{ answer: unknown }[]>`
+      SELECT k.answer FROM idempotency_keys k
+      JOIN environments e ON e.id = k.environment_id
+      WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+        AND k.environment_id = ${scope.environmentId} AND k.key = ${key}`;
+    if (!stored) throw notFound('environment', scope.environmentId);
+    return { answer: stored.answer, stored: false };
   }
 }

@@ -4,3 +4,4 @@ export * from './embedded.ts';
 export * from './repositories.ts';
 export * from './availability.ts';
 export * from './change-notifier.pg.ts';
+export * from './ingest-writes.pg.ts';

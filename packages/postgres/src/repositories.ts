@@ -15,6 +15,8 @@ import { PgIdempotencyRepository } from './idempotency-repository.pg.ts';
 import { PgExperimentRepository } from './experiment-repository.pg.ts';
 import { PgResultsRepository } from './results-repository.pg.ts';
 import { PgStatsJobRepository } from './stats-job-repository.pg.ts';
+import { PgExperimentDataRepository } from './experiment-data-repository.pg.ts';
+import { PgStatsScheduleRepository } from './stats-schedule-repository.pg.ts';
 import { PgRefreshTokenRepository } from './refresh-token-repository.pg.ts';
 import { PgLoginThrottleRepository } from './login-throttle-repository.pg.ts';
 
@@ -36,6 +38,8 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     experiments: new PgExperimentRepository(sql),
     results: new PgResultsRepository(sql),
     statsJobs: new PgStatsJobRepository(sql),
+    experimentData: new PgExperimentDataRepository(sql),
+    statsSchedule: new PgStatsScheduleRepository(sql),
     refreshTokens: new PgRefreshTokenRepository(sql),
     loginThrottle: new PgLoginThrottleRepository(sql),
   };

@@ -1,6 +1,165 @@
 import type * as grpc from '@grpc/grpc-js';
+import { invalidArgument, type EnvironmentScope, type Experiment, type ExperimentResults, type MetricStats, type Principal } from '@switchyard/core';
+import { iterationRecord, jobRecord, type ExperimentBody } from '@switchyard/services';
 import type { GatewayServices } from '../http/routes/gateway-services.ts';
 import type { Logger } from '../logging.ts';
+import { authenticateCall } from './grpc-credentials.ts';
+import { unary } from './grpc-errors.ts';
+import { loadProto, lookup } from './proto.ts';
 
-/** TODO(issue 7): svc.experiments.v1.ExperimentationService and svc.stats.v1.StatsService; being written. */
-export function addExperimentGrpcServices(_server: grpc.Server, _deps: { services: GatewayServices; logger: Logger }): void {}
+const ExperimentationServiceDefinition = lookup<grpc.ServiceClientConstructor>(
+  loadProto('svc/experiments/v1/experiments.proto'),
+  'svc.experiments.v1.ExperimentationService',
+);
+const StatsServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/stats/v1/stats.proto'), 'svc.stats.v1.StatsService');
+
+type Call<Req> = grpc.ServerUnaryCall<Req, unknown>;
+
+/** svc.experiments.v1.Experiment as decoded: proto3 `optional` fields are absent when unset. */
+interface ExperimentMessage {
+  id: string;
+  environment_id: string;
+  name?: string;
+  description?: string;
+  flag_key?: string;
+  status: string;
+  variant_keys: string[];
+  metric_keys: string[];
+  traffic_allocation?: number;
+  version: number;
+}
+interface ExperimentRef {
+  environment_id: string;
+  experiment_id: string;
+}
+
+const experimentMessage = (experiment: Experiment) => ({
+  id: experiment.id,
+  environment_id: experiment.environmentId,
+  name: experiment.name,
+  description: experiment.description,
+  flag_key: experiment.flagKey,
+  status: experiment.status,
+  variant_keys: experiment.variantKeys,
+  created_at_ms: experiment.createdAtMs,
+  updated_at_ms: experiment.updatedAtMs,
+  version: experiment.version,
+  metric_keys: experiment.metricKeys,
+  traffic_allocation: experiment.trafficAllocation,
+});
+
+/** JSON nulls become unset `optional` fields. */
+const orUnset = (value: number | null): number | undefined => (value === null ? undefined : value);
+
+const metricStatsMessage = (stats: MetricStats) => ({
+  mean: stats.mean,
+  variance: stats.variance,
+  lift: orUnset(stats.lift),
+  ci_low: orUnset(stats.ci_low),
+  ci_high: orUnset(stats.ci_high),
+  p_value: orUnset(stats.p_value),
+});
+
+const resultsMessage = (results: ExperimentResults, isStale: boolean) => ({
+  experiment_id: results.experimentId,
+  variant_results: results.variantResults.map((variant) => ({
+    variant_key: variant.variantKey,
+    participant_count: variant.participantCount,
+    metric_values: variant.metricValues,
+    p_value: variant.pValue,
+    p_value_present: variant.pValuePresent,
+    metric_stats: Object.fromEntries(Object.entries(variant.metricStats).map(([key, stats]) => [key, metricStatsMessage(stats)])),
+  })),
+  computed_at_ms: results.computedAtMs,
+  is_stale: isStale,
+  next_run_at_ms: results.nextRunAtMs,
+  computation_status: results.computationStatus,
+  srm_p_value: orUnset(results.srmPValue),
+});
+
+/** The fields of a request's Experiment that are set (or named in `mask`), as the REST body. */
+function bodyOf(message: ExperimentMessage | null | undefined, mask: readonly string[] = []): ExperimentBody {
+  if (!message) throw invalidArgument('experiment is required', 'experiment');
+  const given = (field: string, set: boolean) => set || mask.includes(field);
+  const body: ExperimentBody = {};
+  if (given('name', message.name !== undefined)) body.name = message.name ?? '';
+  if (given('description', message.description !== undefined)) body.description = message.description ?? '';
+  if (given('flag_key', message.flag_key !== undefined)) body.flag_key = message.flag_key ?? '';
+  if (given('variant_keys', message.variant_keys.length > 0)) body.variant_keys = message.variant_keys;
+  if (given('metric_keys', message.metric_keys.length > 0)) body.metric_keys = message.metric_keys;
+  if (given('traffic_allocation', message.traffic_allocation !== undefined)) body.traffic_allocation = message.traffic_allocation ?? 1;
+  if (message.version > 0) body.version = message.version;
+  return body;
+}
+
+function required(value: string | undefined, field: string): string {
+  if (!value) throw invalidArgument(`${field} is required`, field);
+  return value;
+}
+
+/**
+ * svc.experiments.v1.ExperimentationService and svc.stats.v1.StatsService on the internal gRPC
+ * port: the REST routes' services, RBAC and validation, with `authorization: Bearer` metadata.
+ */
+export function addExperimentGrpcServices(server: grpc.Server, deps: { services: GatewayServices; logger: Logger }): void {
+  const { services, logger } = deps;
+  const { verifier, experiments, stats } = services;
+
+  async function resolve(call: Call<unknown>, environmentId: string | undefined): Promise<{ principal: Principal; scope: EnvironmentScope }> {
+    const principal = await authenticateCall(verifier, call.metadata, 'bearer');
+    return { principal, scope: await experiments.scope(principal, required(environmentId, 'environment_id')) };
+  }
+  const experimentId = (request: ExperimentRef): string => required(request.experiment_id, 'experiment_id');
+
+  server.addService(ExperimentationServiceDefinition.service, {
+    createExperiment: unary(logger, async (call: Call<{ experiment: ExperimentMessage | null }>) => {
+      const { principal, scope } = await resolve(call, call.request.experiment?.environment_id);
+      return experimentMessage(await experiments.create(principal, scope, bodyOf(call.request.experiment)));
+    }),
+    updateExperiment: unary(logger, async (call: Call<{ experiment: ExperimentMessage | null; update_mask: string[] }>) => {
+      const { principal, scope } = await resolve(call, call.request.experiment?.environment_id);
+      const id = required(call.request.experiment?.id, 'experiment.id');
+      return experimentMessage(await experiments.update(principal, scope, id, bodyOf(call.request.experiment, call.request.update_mask)));
+    }),
+    getExperiment: unary(logger, async (call: Call<ExperimentRef>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      return experimentMessage(await experiments.get(principal, scope, experimentId(call.request)));
+    }),
+    deleteExperiment: unary(logger, async (call: Call<ExperimentRef & { version: number }>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      const version = call.request.version > 0 ? call.request.version : undefined;
+      return experimentMessage(await experiments.remove(principal, scope, experimentId(call.request), version));
+    }),
+    listExperiments: unary(logger, async (call: Call<{ environment_id: string }>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      return { experiments: (await experiments.list(principal, scope)).map(experimentMessage) };
+    }),
+    transitionExperiment: unary(logger, async (call: Call<ExperimentRef & { new_status: string; reason: string; version: number }>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      const { new_status, reason, version } = call.request;
+      const moved = await experiments.transition(principal, scope, experimentId(call.request), { new_status, reason, ...(version > 0 ? { version } : {}) });
+      return experimentMessage(moved);
+    }),
+    listIterations: unary(logger, async (call: Call<ExperimentRef>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      return { iterations: (await experiments.iterations(principal, scope, experimentId(call.request))).map(iterationRecord) };
+    }),
+    getResults: unary(logger, async (call: Call<ExperimentRef>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      const { results, isStale } = await experiments.results(principal, scope, experimentId(call.request));
+      return resultsMessage(results, isStale);
+    }),
+  });
+
+  server.addService(StatsServiceDefinition.service, {
+    triggerRecompute: unary(logger, async (call: Call<{ experiment_id: string }>) => {
+      const principal = await authenticateCall(verifier, call.metadata, 'bearer');
+      const job = await stats.triggerRecompute(principal, call.request.experiment_id);
+      return { job_id: job.id, status: job.status, created_at_ms: job.createdAtMs };
+    }),
+    getJobStatus: unary(logger, async (call: Call<{ job_id: string }>) => {
+      const principal = await authenticateCall(verifier, call.metadata, 'bearer');
+      return jobRecord(await stats.getJob(principal, call.request.job_id));
+    }),
+  });
+}

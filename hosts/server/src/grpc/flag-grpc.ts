@@ -7,6 +7,8 @@ import { featureFlagMessage, flagFieldsFromMessage, hashingJson, hashingMessages
 import { authenticateCall } from './grpc-credentials.ts';
 import { serverStream, unary } from './grpc-errors.ts';
 import { loadProto, lookup } from './proto.ts';
+import { withEncodedSync } from './sync-messages.ts';
+import { syncStreamHandler } from './sync-grpc.ts';
 
 const FlagServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
 
@@ -35,7 +37,7 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
     return { principal, target: await flags.target(principal, call.request.environment_id, 'environment') };
   };
 
-  server.addService(FlagServiceDefinition.service, {
+  server.addService(withEncodedSync(FlagServiceDefinition.service, ['Sync']), {
     getFlag: unary(logger, async (call: Call<{ environment_id: string; flag_key: string }>) => {
       const { principal, target } = await resolve(call);
       return featureFlagMessage(await flags.get(principal, target, call.request.flag_key));
@@ -91,5 +93,8 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
         return { flag: featureFlagMessage(flag), configs: hashingMessages(configs) };
       },
     ),
+
+    // The definitions stream FlagSyncService passes through (SPEC "Streaming gRPC interface" 4).
+    sync: syncStreamHandler('internal', { sync: services.sync, verifier: services.verifier, logger }),
   });
 }

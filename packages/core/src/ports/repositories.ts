@@ -1,4 +1,5 @@
 import type { AuditRepository, ExperimentRepository, ResultsRepository, StatsJobRepository } from './experiment-ports.ts';
+import type { ExperimentDataRepository, StatsScheduleRepository } from './experiment-data-ports.ts';
 import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
 import type { LoginThrottleRepository, RefreshTokenRepository } from './session-ports.ts';
@@ -20,6 +21,10 @@ export interface Repositories {
   experiments: ExperimentRepository;
   results: ResultsRepository;
   statsJobs: StatsJobRepository;
+  /** Experiment aggregation over events and exposures (in SQL), and results staleness. */
+  experimentData: ExperimentDataRepository;
+  /** The stats scheduler's cross-org view of jobs. */
+  statsSchedule: StatsScheduleRepository;
   audit: AuditRepository;
   refreshTokens: RefreshTokenRepository;
   loginThrottle: LoginThrottleRepository;

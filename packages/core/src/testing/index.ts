@@ -15,6 +15,8 @@ import { InMemoryIdempotencyRepository } from './in-memory-idempotency-repositor
 import { InMemoryExperimentRepository } from './in-memory-experiment-repository.ts';
 import { InMemoryResultsRepository } from './in-memory-results-repository.ts';
 import { InMemoryStatsJobRepository } from './in-memory-stats-job-repository.ts';
+import { InMemoryExperimentDataRepository } from './in-memory-experiment-data-repository.ts';
+import { InMemoryStatsScheduleRepository } from './in-memory-stats-schedule-repository.ts';
 import { InMemoryRefreshTokenRepository } from './in-memory-refresh-token-repository.ts';
 import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repository.ts';
 
@@ -39,6 +41,8 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     experiments: new InMemoryExperimentRepository(state),
     results: new InMemoryResultsRepository(state),
     statsJobs: new InMemoryStatsJobRepository(state),
+    experimentData: new InMemoryExperimentDataRepository(state),
+    statsSchedule: new InMemoryStatsScheduleRepository(state),
     refreshTokens: new InMemoryRefreshTokenRepository(state),
     loginThrottle: new InMemoryLoginThrottleRepository(state),
   };

@@ -1,12 +1,12 @@
 import { DomainError, type EnvironmentScope } from '@switchyard/core';
 
-/** Writes the rows of one environment in one transaction; resolves only once they are committed. */
+/** Writes the rows of one environment atomically (all or none); resolves only once they are committed. */
 export type WriteRows<Row> = (scope: EnvironmentScope, rows: Row[]) => Promise<unknown>;
 
 export interface BatchingWriterOptions {
   /** How long the first waiting rows wait for company before they are written (default 2 ms). */
   maxDelayMs?: number;
-  /** Waiting rows (all environments) that trigger a write at once (default 5,000). */
+  /** Waiting rows of one environment that start its write at once (default 5,000). */
   maxRows?: number;
 }
 
@@ -16,7 +16,7 @@ export interface BatchingWriterStats {
   requests: number;
   /** Rows handed to write(). */
   rows: number;
-  /** Transactions issued (one per environment per flush): fewer than requests under concurrency. */
+  /** Writes issued (one per environment per flush): fewer than requests under concurrency. */
   writes: number;
   /** Of those, the ones that failed (every request in them was rejected). */
   failedWrites: number;
@@ -35,24 +35,28 @@ interface Group<Row> {
 
 /**
  * Group commit for append-only rows. Concurrent requests hand their rows to write(); the writer
- * collects them for at most `maxDelayMs` (or until `maxRows` wait) and then writes each
- * environment's rows with ONE call of the write function (one transaction of multi-row INSERTs).
+ * collects them per environment and writes each environment's rows with ONE call of the write
+ * function (in PostgreSQL one INSERT statement, see PgIngestWrites):
+ * - the first waiting rows wait at most `maxDelayMs` for company, or not at all once their
+ *   environment has `maxRows` waiting;
+ * - while an environment's transaction is in flight, its newer rows wait for it to end and then
+ *   go together: under load the batches grow with the database's latency instead of the number
+ *   of transactions growing with the number of requests. Environments write concurrently.
  *
  * Guarantees:
- * 1. write() resolves only after the transaction holding its rows committed: nothing is
- *    acknowledged that is not durable.
- * 2. A failed transaction rejects every request in it, and none of their rows is stored (one
- *    transaction). A request's rows are never split over two transactions.
- * 3. Transactions of different environments run concurrently (bounded by the pool); a slow
- *    flush does not hold back the next one.
+ * 1. write() resolves only after the write holding its rows committed: nothing is acknowledged
+ *    that is not durable.
+ * 2. A failed write rejects every request in it, and none of their rows is stored (the write is
+ *    atomic). A request's rows are never split over two writes.
  */
 export class BatchingWriter<Row> {
   private readonly maxDelayMs: number;
   private readonly maxRows: number;
-  private pending = new Map<string, Group<Row>>();
-  private pendingRows = 0;
+  /** Rows waiting, by environment. */
+  private readonly pending = new Map<string, Group<Row>>();
+  /** Environments with a transaction in flight, and that transaction. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
   private readonly counters: BatchingWriterStats = { requests: 0, rows: 0, writes: 0, failedWrites: 0 };
 
@@ -88,16 +92,17 @@ export class BatchingWriter<Row> {
       // A loop, not push(...rows): a 10,000-row spread can overflow the argument limit.
       for (const row of rows) group.rows.push(row);
       group.waiters.push({ resolve, reject });
-      this.pendingRows += rows.length;
-      if (this.pendingRows >= this.maxRows) this.flushNow();
+      if (group.rows.length >= this.maxRows) this.start(id);
       else this.timer ??= setTimeout(() => this.flushNow(), this.maxDelayMs);
     });
   }
 
-  /** Writes whatever waits now and resolves when every transaction in flight has ended. */
+  /** Writes whatever waits and resolves when nothing is waiting or in flight any more. */
   async flush(): Promise<void> {
-    this.flushNow();
-    await Promise.allSettled([...this.inFlight]);
+    while (this.pending.size > 0 || this.inFlight.size > 0) {
+      this.flushNow();
+      await Promise.allSettled([...this.inFlight.values()]);
+    }
   }
 
   /** Refuses new rows, then flushes (call before the pool closes). Idempotent. */
@@ -111,15 +116,20 @@ export class BatchingWriter<Row> {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.pending.size === 0) return;
-    const groups = this.pending;
-    this.pending = new Map();
-    this.pendingRows = 0;
-    for (const group of groups.values()) {
-      const written = this.writeGroup(group);
-      this.inFlight.add(written);
-      void written.finally(() => this.inFlight.delete(written));
-    }
+    for (const id of [...this.pending.keys()]) this.start(id);
+  }
+
+  /** Starts the environment's waiting rows unless its previous transaction is still in flight (its end starts them). */
+  private start(id: string): void {
+    if (this.inFlight.has(id)) return;
+    const group = this.pending.get(id);
+    if (!group) return;
+    this.pending.delete(id);
+    const written = this.writeGroup(group).finally(() => {
+      this.inFlight.delete(id);
+      this.start(id);
+    });
+    this.inFlight.set(id, written);
   }
 
   private async writeGroup(group: Group<Row>): Promise<void> {

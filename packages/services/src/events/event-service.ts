@@ -8,7 +8,7 @@ import {
 } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
 import type { ScopeResolver } from '../scopes.ts';
-import { BatchingWriter, type BatchingWriterOptions } from './batching-writer.ts';
+import { BatchingWriter, type BatchingWriterOptions, type WriteRows } from './batching-writer.ts';
 import type { EventDefinitionCache } from './event-definition-cache.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
@@ -38,6 +38,12 @@ export interface IngestServiceDeps {
   definitions: EventDefinitionCache;
   /** The active flags of an environment and their variant keys (from the evaluation snapshots). */
   flagVariants: (scope: EnvironmentScope) => Promise<FlagVariants>;
+  /**
+   * How a group of rows is committed; default: the repositories' insert. The PostgreSQL host
+   * passes single-statement writes (PgIngestWrites), cheaper and safe when the connection dies.
+   */
+  writeEvents?: WriteRows<EventRow>;
+  writeExposures?: WriteRows<ExposureRow>;
   writer?: BatchingWriterOptions;
   now?: () => number;
 }
@@ -52,10 +58,10 @@ const storedKey = (kind: 'events' | 'exposures', key: string): string => `${kind
  *
  * Storage takes one of two paths:
  * - without an Idempotency-Key, rows go through a BatchingWriter per table (group commit: the
- *   rows of concurrent requests share one transaction per environment);
- * - with one, the rows and the answer are written in their own transaction that first claims the
- *   key (IdempotencyRepository.storeOnce), so a repeat — even a concurrent one, even on another
- *   instance — stores nothing and gets the first answer.
+ *   rows of concurrent requests share one write per environment);
+ * - with one, the rows and the answer are written together by one atomic write that first claims
+ *   the key (IdempotencyRepository.storeOnce), so a repeat — even a concurrent one, even on
+ *   another instance — stores nothing and gets the first answer.
  */
 export class IngestService {
   /** Group commit of metric events (its stats count the transactions). */
@@ -66,8 +72,8 @@ export class IngestService {
 
   constructor(private readonly deps: IngestServiceDeps) {
     this.now = deps.now ?? Date.now;
-    this.eventWriter = new BatchingWriter((scope, rows) => deps.repos.events.insert(scope, rows), deps.writer);
-    this.exposureWriter = new BatchingWriter((scope, rows) => deps.repos.exposures.insert(scope, rows), deps.writer);
+    this.eventWriter = new BatchingWriter(deps.writeEvents ?? ((scope, rows) => deps.repos.events.insert(scope, rows)), deps.writer);
+    this.exposureWriter = new BatchingWriter(deps.writeExposures ?? ((scope, rows) => deps.repos.exposures.insert(scope, rows)), deps.writer);
   }
 
   scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {

@@ -1,5 +1,167 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { EnvironmentScope, Principal } from '@switchyard/core';
+import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type TransitionBody } from '@switchyard/services';
+import { authenticate } from '../credentials.ts';
+import {
+  experimentCreateBody,
+  experimentParams,
+  experimentSchema,
+  experimentUpdateBody,
+  iterationSchema,
+  resultsSchema,
+  transitionBody,
+} from './experiment-schemas.ts';
+import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from './flag-schemas.ts';
 import type { GatewayServices } from './gateway-services.ts';
 
-/** TODO(issue 7): being written. */
-export function registerExperimentRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+const TAGS = ['experiments'];
+
+interface EnvParams {
+  env_id: string;
+}
+interface ExperimentParams extends EnvParams {
+  experiment_id: string;
+}
+
+/**
+ * `/v1/environments/{env_id}/experiments/**` (bearer only; SPEC "Experiments", DECISIONS §7).
+ * Create answers 201, every other success 200 (DELETE too, with the deleted experiment).
+ */
+export function registerExperimentRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { experiments, verifier } = services;
+  const base = '/v1/environments/:env_id/experiments';
+  const one = `${base}/:experiment_id`;
+
+  async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
+    const principal = await authenticate(verifier, request, 'bearer');
+    return { principal, scope: await experiments.scope(principal, request.params.env_id) };
+  }
+
+  app.get<{ Params: EnvParams }>(
+    base,
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'List the experiments of an environment (oldest first)', params: envParams, response: { 200: { type: 'array', items: experimentSchema } } } },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return (await experiments.list(principal, scope)).map(experimentRecord);
+    },
+  );
+
+  app.post<{ Params: EnvParams; Body: ExperimentBody }>(
+    base,
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: "Create an experiment on a flag's variants (starts in DRAFT)",
+        params: envParams,
+        body: experimentCreateBody,
+        response: { 201: experimentSchema },
+      },
+    },
+    async (request, reply) => {
+      const { principal, scope } = await resolve(request);
+      return reply.code(201).send(experimentRecord(await experiments.create(principal, scope, request.body)));
+    },
+  );
+
+  app.get<{ Params: ExperimentParams }>(
+    one,
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Get an experiment', params: experimentParams, response: { 200: experimentSchema } } },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return experimentRecord(await experiments.get(principal, scope, request.params.experiment_id));
+    },
+  );
+
+  for (const method of ['PATCH', 'PUT'] as const) {
+    app.route<{ Params: ExperimentParams; Body: ExperimentBody }>({
+      method,
+      url: one,
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'Update an experiment (the fields given; the flag and variants only in DRAFT)',
+        params: experimentParams,
+        body: experimentUpdateBody,
+        response: { 200: experimentSchema },
+      },
+      handler: async (request) => {
+        const { principal, scope } = await resolve(request);
+        return experimentRecord(await experiments.update(principal, scope, request.params.experiment_id, request.body));
+      },
+    });
+  }
+
+  app.delete<{ Params: ExperimentParams; Querystring: VersionQuery }>(
+    one,
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'Delete an experiment with its iterations and results; answers the deleted experiment',
+        params: experimentParams,
+        querystring: versionQuery,
+        response: { 200: experimentSchema },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return experimentRecord(await experiments.remove(principal, scope, request.params.experiment_id, queryVersion(request.query)));
+    },
+  );
+
+  for (const path of [`${one}/transitions`, `${one}/transition`]) {
+    app.post<{ Params: ExperimentParams; Body: TransitionBody }>(
+      path,
+      {
+        schema: {
+          tags: TAGS,
+          security: BEARER_ONLY,
+          summary: 'Move the experiment to another status (409 FAILED_PRECONDITION for an illegal move)',
+          params: experimentParams,
+          body: transitionBody,
+          response: { 200: experimentSchema },
+        },
+      },
+      async (request) => {
+        const { principal, scope } = await resolve(request);
+        return experimentRecord(await experiments.transition(principal, scope, request.params.experiment_id, request.body));
+      },
+    );
+  }
+
+  app.get<{ Params: ExperimentParams }>(
+    `${one}/iterations`,
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'The iterations of an experiment, numbered from 1 (one per entry into ACTIVE)',
+        params: experimentParams,
+        response: { 200: { type: 'array', items: iterationSchema } },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return (await experiments.iterations(principal, scope, request.params.experiment_id)).map(iterationRecord);
+    },
+  );
+
+  app.get<{ Params: ExperimentParams }>(
+    `${one}/results`,
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'The latest computed results of the current iteration (404 until first computed)',
+        params: experimentParams,
+        response: { 200: resultsSchema },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      const { results, isStale } = await experiments.results(principal, scope, request.params.experiment_id);
+      return resultsRecord(results, isStale);
+    },
+  );
+}

@@ -4,10 +4,13 @@ import type {
   DefinitionSnapshots,
   EvaluationService,
   EventDefinitionService,
+  ExperimentService,
   FlagService,
   IngestService,
   ManagementService,
   SegmentService,
+  StatsService,
+  SyncHub,
 } from '@switchyard/services';
 
 /**
@@ -25,4 +28,9 @@ export interface GatewayServices {
   eventDefinitions: EventDefinitionService;
   /** Metric events and exposures (its writers' stats count the group-commit transactions). */
   ingest: IngestService;
+  /** Definitions sync streams (FlagSyncService and FlagService.Sync). */
+  sync: SyncHub;
+  experiments: ExperimentService;
+  /** Recompute jobs (svc.stats.v1); the StatsWorker runs them. */
+  stats: StatsService;
 }

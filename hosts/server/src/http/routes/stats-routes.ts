@@ -1,5 +1,51 @@
 import type { FastifyInstance } from 'fastify';
+import { jobRecord } from '@switchyard/services';
+import { authenticate } from '../credentials.ts';
+import { jobParams, jobSchema, recomputeParams, recomputeResponse } from './experiment-schemas.ts';
+import { BEARER_ONLY } from './flag-schemas.ts';
 import type { GatewayServices } from './gateway-services.ts';
 
-/** TODO(issue 7): being written. */
-export function registerStatsRoutes(_app: FastifyInstance, _services: GatewayServices): void {}
+const TAGS = ['stats'];
+
+/**
+ * Recompute jobs (SPEC "Stats jobs"). SPEC declares no security here; DECISIONS §7 requires a
+ * bearer token of the experiment's org, so an experiment or job of another org answers 404.
+ */
+export function registerStatsRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { stats, verifier } = services;
+
+  app.post<{ Params: { experiment_id: string } }>(
+    '/v1/experiments/:experiment_id/recompute',
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: "Queue a recomputation of an experiment's results (202; poll GET /v1/jobs/{job_id})",
+        params: recomputeParams,
+        response: { 202: recomputeResponse },
+      },
+    },
+    async (request, reply) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      const job = await stats.triggerRecompute(principal, request.params.experiment_id);
+      return reply.code(202).send({ job_id: job.id, status: job.status, created_at_ms: job.createdAtMs });
+    },
+  );
+
+  app.get<{ Params: { job_id: string } }>(
+    '/v1/jobs/:job_id',
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'The status of a recompute job (404 when unknown)',
+        params: jobParams,
+        response: { 200: jobSchema },
+      },
+    },
+    async (request) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      return jobRecord(await stats.getJob(principal, request.params.job_id));
+    },
+  );
+}

@@ -22,3 +22,5 @@ export type { MakeSessionRepositories, SessionRepositories } from './session-rep
 export { loginThrottleRepositoryContract, refreshTokenRepositoryContract, sessionRepositoriesContract } from './session-repositories.contract.ts';
 export type { ChangeNotifierFixture, MakeChangeNotifiers } from './change-notifier.contract.ts';
 export { changeNotifierContract } from './change-notifier.contract.ts';
+export type { ExperimentDataRepositories, ExperimentDataWorld, MakeExperimentDataRepos } from './experiment-data-repositories.contract.ts';
+export { experimentDataRepositoryContract, statsScheduleRepositoryContract } from './experiment-data-repositories.contract.ts';

@@ -1,0 +1,76 @@
+/**
+ * Seeds one ACTIVE experiment with its exposures and events straight into PostgreSQL: tenancy rows,
+ * the flag (50/50 split) and event definitions through the repositories, then the bulk rows with
+ * `INSERT ... SELECT ... FROM generate_series` — the database generates them, nothing is sent row by
+ * row from Node.
+ */
+import type { EnvironmentScope } from '../../packages/core/src/index.ts';
+import type { Sql } from '../../packages/postgres/src/connect.ts';
+import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
+
+export interface SeedSizes {
+  exposures: number;
+  events: number;
+}
+
+export interface SeededExperiment {
+  scope: EnvironmentScope;
+  experimentId: string;
+  /** Distinct contexts exposed (each exposed twice when exposures = 2 × participants). */
+  participants: number;
+}
+
+/** Iteration start: every generated timestamp is after it. */
+export const T0 = Date.UTC(2030, 0, 1);
+
+export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<SeededExperiment> {
+  const repos = createPostgresRepositories(sql);
+  const org = await repos.orgs.create({ name: 'bench-stats' });
+  const project = await repos.projects.create({ orgId: org.id }, { name: 'shop' });
+  const environment = await repos.environments.create({ orgId: org.id, projectId: project.id }, { name: 'production' });
+  const scope = { orgId: org.id, projectId: project.id, environmentId: environment.id };
+  await repos.flags.createDefinition(scope, {
+    key: 'checkout', description: 'the checkout under test', value_type: 'string',
+    variants: [{ key: 'control', value: 'old' }, { key: 'treatment', value: 'new' }],
+  });
+  await repos.flags.updateState(scope, 'checkout', {
+    enabled: true,
+    rules: [{ id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'control', weight_milli: 500 }, { variant_key: 'treatment', weight_milli: 500 }] } }],
+  });
+  await repos.eventDefinitions.create(scope, { key: 'purchase', description: '', valueType: 'bool' });
+  await repos.eventDefinitions.create(scope, { key: 'revenue', description: '', valueType: 'double' });
+  await repos.eventDefinitions.create(scope, { key: 'clicks', description: '', valueType: 'int' });
+  const experiment = await repos.experiments.create(scope, {
+    name: 'bench', description: '', flagKey: 'checkout', variantKeys: ['control', 'treatment'],
+    metricKeys: ['purchase', 'revenue', 'clicks'], trafficAllocation: 1,
+  });
+  await repos.experiments.transition(scope, experiment.id, { from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', atMs: T0 });
+
+  // Exposures: each participant u twice (g and g + P), the variant by u's parity; 1% of them see
+  // the other variant on their second exposure (first exposure wins). Time order = heap order.
+  const participants = Math.max(1, Math.floor(sizes.exposures / 2));
+  await sql`
+    INSERT INTO exposures (org_id, environment_id, flag_key, variant_key, context_type, context_key, timestamp_ms, received_at_ms)
+    SELECT ${org.id}::uuid, ${environment.id}::uuid, 'checkout',
+      CASE WHEN (x.u % 2 = 0) <> (x.g > ${participants} AND x.u % 100 = 0) THEN 'control' ELSE 'treatment' END,
+      'user', 'user-' || x.u, ${T0}::int8 + x.g, ${T0}::int8 + x.g
+    FROM (SELECT g, (g - 1) % ${participants} AS u FROM generate_series(1, ${sizes.exposures}::int8) AS g) x`;
+
+  // Events after the exposures: 10% purchase (bool; treatment converts 12%, control 10%), 30% revenue
+  // (double), 60% clicks (int), over 1.2 × P contexts (a sixth never exposed). The context is a
+  // multiplicative hash of g (Knuth's constant modulo the prime 2^32 - 5), so consecutive events
+  // belong to scattered contexts as in real traffic, and no metric favours a variant by construction.
+  const contexts = Math.ceil(participants * 1.2);
+  const start = T0 + sizes.exposures + 1;
+  await sql`
+    INSERT INTO events (org_id, environment_id, metric_key, context_type, context_key, value, timestamp_ms, received_at_ms)
+    SELECT ${org.id}::uuid, ${environment.id}::uuid,
+      CASE WHEN x.g % 10 = 0 THEN 'purchase' WHEN x.g % 10 < 4 THEN 'revenue' ELSE 'clicks' END,
+      'user', 'user-' || x.c,
+      CASE WHEN x.g % 10 = 0 THEN (CASE WHEN (x.g / 10) % 100 < (CASE WHEN x.c % 2 = 1 THEN 12 ELSE 10 END) THEN 1 ELSE 0 END)
+           WHEN x.g % 10 < 4 THEN ((x.g * 31) % 10000) / 100.0
+           ELSE 1 + x.g % 3 END,
+      ${start}::int8 + x.g / 10, ${start}::int8 + x.g / 10
+    FROM (SELECT g, ((g * 2654435761) % 4294967291) % ${contexts} AS c FROM generate_series(1, ${sizes.events}::int8) AS g) x`;
+  return { scope, experimentId: experiment.id, participants };
+}

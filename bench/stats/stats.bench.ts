@@ -1,0 +1,101 @@
+/**
+ * Recompute time of one experiment's results over 1,000,000 exposures and 10,000,000 events
+ * (issue target: under 10 s on this machine).
+ *
+ *   npx tsx bench/stats/stats.bench.ts [--exposures 1000000] [--events 10000000] [--runs 3]
+ *
+ * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded PostgreSQL; a fresh
+ * database is created for the run and dropped afterwards. The rows are generated inside
+ * PostgreSQL (generate_series), then VACUUM ANALYZE runs, as autovacuum would after such a load.
+ *
+ * Timed: ResultsComputer.compute — everything a stats job does (look-ups, the aggregation in SQL,
+ * the statistics in core, saving the results) — `--runs` times, median reported. Baseline, same
+ * run: a bare `SELECT count(*)` over the same events (the floor of any pass over them).
+ * Also shown: the staleness probe every results read makes (`is_stale`).
+ */
+import { connect } from '../../packages/postgres/src/connect.ts';
+import { migrate } from '../../packages/postgres/src/migrate.ts';
+import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
+import { ResultsComputer } from '../../packages/services/src/experiments/results-computer.ts';
+import { openBenchDatabase } from '../evaluate/bench-database.ts';
+import { median, option } from '../support/measure.ts';
+import { seedExperiment } from './seed.ts';
+
+const sizes = { exposures: option('exposures', 1_000_000), events: option('events', 10_000_000) };
+const runs = option('runs', 3);
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - start, value };
+}
+
+const database = await openBenchDatabase();
+const sql = connect(database.url, { poolSize: 4, applicationName: 'switchyard-bench-stats' });
+try {
+  await migrate(sql);
+  const [server] = await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`;
+  console.log(`stats: PostgreSQL ${server?.version} (${database.source}), node ${process.version}`);
+  console.log(`seeding ${sizes.exposures.toLocaleString('en-US')} exposures and ${sizes.events.toLocaleString('en-US')} events ...`);
+  const seeding = await timed(() => seedExperiment(sql, sizes));
+  const vacuum = await timed(() => sql`VACUUM ANALYZE events, exposures`);
+  const seeded = seeding.value;
+  console.log(`seeded in ${(seeding.ms / 1000).toFixed(1)} s, VACUUM ANALYZE ${(vacuum.ms / 1000).toFixed(1)} s`);
+
+  const repos = createPostgresRepositories(sql);
+  const computer = new ResultsComputer(repos);
+  const scope = seeded.scope;
+  const baseline: number[] = [];
+  const recompute: number[] = [];
+  const staleness: number[] = [];
+  let last;
+  // Alternated so that cache warmth favours neither side.
+  for (let run = 0; run < runs; run += 1) {
+    baseline.push((await timed(() => sql`SELECT count(*) FROM events WHERE org_id = ${scope.orgId} AND environment_id = ${scope.environmentId}`)).ms);
+    const computed = await timed(() => computer.compute(scope.orgId, seeded.experimentId));
+    recompute.push(computed.ms);
+    last = computed.value;
+    staleness.push((await timed(() => repos.experimentData.dataArrivedSince(scope, { flagKey: 'checkout', metricKeys: ['purchase', 'revenue', 'clicks'], sinceMs: computed.value.computedAtMs }))).ms);
+  }
+
+  const rows = [
+    { name: 'baseline: SELECT count(*) over the events', runs: baseline },
+    { name: 'recompute (aggregate + statistics + save)', runs: recompute },
+    { name: 'staleness probe (is_stale on a results read)', runs: staleness },
+  ];
+  const base = median(baseline);
+  const header = ['workload', 'median ms', 'min', 'max', 'vs baseline'];
+  const cells = rows.map((r) => [r.name, median(r.runs).toFixed(0), Math.min(...r.runs).toFixed(0), Math.max(...r.runs).toFixed(0), `${(median(r.runs) / base).toFixed(2)}x`]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  console.log(`${runs} runs each, median reported`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const c of cells) console.log(line(c));
+  for (const variant of last?.variantResults ?? []) {
+    const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '-' : v.toPrecision(4));
+    console.log(`  ${variant.variantKey}: ${variant.participantCount.toLocaleString('en-US')} participants, purchase ${fmt(variant.metricValues.purchase)}, revenue ${fmt(variant.metricValues.revenue)}, clicks ${fmt(variant.metricValues.clicks)}, p ${variant.pValuePresent ? fmt(variant.pValue) : '-'}`);
+  }
+  console.log(
+    JSON.stringify({
+      bench: 'stats',
+      postgres: server?.version,
+      database: database.source,
+      exposures: sizes.exposures,
+      events: sizes.events,
+      participants: seeded.participants,
+      runs,
+      seed_ms: Math.round(seeding.ms),
+      baseline_count_ms: Math.round(base),
+      recompute_ms: Math.round(median(recompute)),
+      recompute_min_ms: Math.round(Math.min(...recompute)),
+      recompute_max_ms: Math.round(Math.max(...recompute)),
+      staleness_probe_ms: Number(median(staleness).toFixed(2)),
+      ratio_to_baseline: Number((median(recompute) / base).toFixed(2)),
+      target_ms: 10_000,
+    }),
+  );
+} finally {
+  await sql.end({ timeout: 5 });
+  await database.drop();
+}

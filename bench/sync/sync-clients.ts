@@ -1,0 +1,112 @@
+/**
+ * The client side of bench/sync, run as a child process so that decoding thousands of messages
+ * does not share the server's event loop (and the server's RSS is the parent's alone).
+ *
+ * Protocol over the IPC channel:
+ *   → {type: 'open', port, streams, perConnection, sdkKey, environmentId}
+ *   ← {type: 'opened', ms}                       every stream has its first message
+ *   → {type: 'expect', marker}                    a change is about to be made
+ *   ← {type: 'delivered', times}                  epoch ms (sub-ms) at which each stream got it
+ *   → {type: 'close'}  ← {type: 'closed'}
+ */
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../../hosts/server/src/grpc/proto.ts';
+
+/** Messages stay bytes: see RawClient. */
+type Message = Buffer;
+
+type Command =
+  | { type: 'open'; port: number; streams: number; perConnection: number; sdkKey: string; environmentId: string }
+  | { type: 'expect'; marker: string }
+  | { type: 'close' };
+
+const method = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagSyncService').service.SyncDefinitions!;
+/**
+ * FlagSyncService with responses left undecoded: a change is recognised by its marker (a unique
+ * flag description) in the bytes. In production every stream's client decodes its own messages
+ * in its own process; decoding all 10,000 one after another here would time this one process,
+ * not the server's delivery. Both servers under test are read the same way.
+ */
+const RawClient = grpc.makeGenericClientConstructor(
+  { SyncDefinitions: { ...method, responseDeserialize: (bytes: Buffer) => bytes } },
+  'FlagSyncService',
+);
+type RawStream = (request: unknown, metadata: grpc.Metadata) => grpc.ClientReadableStream<Message>;
+
+/** The same clock in both processes: wall-clock origin plus the monotonic offset. */
+const nowMs = (): number => performance.timeOrigin + performance.now();
+const send = (message: unknown): void => {
+  process.send?.(message);
+};
+
+let clients: grpc.Client[] = [];
+let calls: grpc.ClientReadableStream<Message>[] = [];
+let expectation: { marker: Buffer; times: number[]; pending: number } | null = null;
+
+function onMessage(index: number, message: Message): void {
+  const waiting = expectation;
+  if (!waiting || !Number.isNaN(waiting.times[index]!)) return;
+  if (!message.includes(waiting.marker)) return;
+  waiting.times[index] = nowMs();
+  waiting.pending -= 1;
+  if (waiting.pending === 0) {
+    expectation = null;
+    send({ type: 'delivered', times: waiting.times });
+  }
+}
+
+async function open(command: Extract<Command, { type: 'open' }>): Promise<void> {
+  const started = nowMs();
+  const connections = Math.ceil(command.streams / command.perConnection);
+  // A local subchannel pool per client: one HTTP/2 connection each, not one shared by all.
+  clients = Array.from({ length: connections }, () => new RawClient(`127.0.0.1:${command.port}`, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
+  const metadata = new grpc.Metadata();
+  metadata.set('x-sdk-key', command.sdkKey);
+  // Opened in batches, each waiting for its snapshots: a burst of 10,000 snapshots at once would
+  // measure the burst, not the steady state the RSS figure is about.
+  const batch = 500;
+  for (let first = 0; first < command.streams; first += batch) {
+    const opened: Promise<void>[] = [];
+    for (let index = first; index < Math.min(first + batch, command.streams); index++) {
+      const client = clients[index % connections]!;
+      const call = (client as unknown as Record<string, RawStream>).SyncDefinitions!.call(client, { environment_id: command.environmentId }, metadata);
+      calls.push(call);
+      opened.push(
+        new Promise((resolve, reject) => {
+          call.once('data', () => resolve());
+          call.once('error', reject);
+        }),
+      );
+      call.on('data', (message: Message) => onMessage(index, message));
+      call.on('error', () => {});
+    }
+    await Promise.all(opened);
+  }
+  send({ type: 'opened', ms: nowMs() - started });
+}
+
+function close(): void {
+  for (const call of calls) call.cancel();
+  for (const client of clients) client.close();
+  calls = [];
+  clients = [];
+  send({ type: 'closed' });
+}
+
+process.on('message', (command: Command) => {
+  switch (command.type) {
+    case 'open':
+      open(command).catch((error: unknown) => {
+        send({ type: 'error', message: (error as Error).message });
+      });
+      break;
+    case 'expect':
+      expectation = { marker: Buffer.from(command.marker, 'utf8'), times: new Array<number>(calls.length).fill(Number.NaN), pending: calls.length };
+      send({ type: 'expecting' });
+      break;
+    case 'close':
+      close();
+      break;
+  }
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,60 @@
+import * as grpc from '@grpc/grpc-js';
+import type { CredentialVerifier, SyncHub } from '@switchyard/services';
+import type { Logger } from '../logging.ts';
+import { authenticateCall } from './grpc-credentials.ts';
+import { toGrpcError } from './grpc-errors.ts';
+import { loadProto, lookup } from './proto.ts';
+import { SyncEncoder, withEncodedSync, type SyncShape } from './sync-messages.ts';
+import { GrpcSyncSink, WriteBudget } from './sync-sink.ts';
+
+const flagsProto = loadProto('svc/flags/v1/flags.proto');
+const FlagSyncServiceDefinition = lookup<grpc.ServiceClientConstructor>(flagsProto, 'svc.flags.v1.FlagSyncService');
+
+export const FLAG_SYNC_SERVICE_NAME = 'svc.flags.v1.FlagSyncService';
+
+/** The one encoder of this process: both streams' payloads are encoded with SyncResponse's serializer. */
+const encoder = new SyncEncoder(FlagSyncServiceDefinition.service.SyncDefinitions!.responseSerialize as (value: object) => Buffer);
+
+/** Unflushed bytes of all sync streams of this process (both ports), see WriteBudget. */
+export const syncWriteBudget = new WriteBudget();
+
+interface SyncRequestMessage {
+  environment_id: string;
+  contexts: unknown[];
+}
+
+export interface SyncDeps {
+  sync: SyncHub;
+  verifier: CredentialVerifier;
+  logger: Logger;
+}
+
+/**
+ * The handler of both definition streams: FlagSyncService.SyncDefinitions (public, `x-sdk-key`
+ * only) and FlagService.Sync (internal, `x-sdk-key` or a bearer token). The credential and the
+ * environment are checked before anything is sent; from then on the hub drives the stream.
+ */
+export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handleServerStreamingCall<SyncRequestMessage, unknown> {
+  const { sync, verifier, logger } = deps;
+  return (call) => {
+    void (async () => {
+      try {
+        const principal = await authenticateCall(verifier, call.metadata, shape === 'public' ? 'sdk' : 'bearer_or_sdk');
+        const scope = await sync.authorize(principal, call.request.environment_id);
+        if (call.cancelled) return;
+        const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId);
+        sink.handle = sync.open(scope, principal.kind === 'sdk_key' ? { sdkKeyId: principal.sdkKeyId } : {}, sink);
+        logger.debug({ environment_id: scope.environmentId, shape }, 'sync stream opened');
+      } catch (error) {
+        if (!call.cancelled) call.emit('error', toGrpcError(error, logger));
+      }
+    })();
+  };
+}
+
+/** svc.flags.v1.FlagSyncService on the public sync port. */
+export function addFlagSyncService(server: grpc.Server, deps: SyncDeps): void {
+  server.addService(withEncodedSync(FlagSyncServiceDefinition.service, ['SyncDefinitions']), {
+    syncDefinitions: syncStreamHandler('public', deps),
+  });
+}

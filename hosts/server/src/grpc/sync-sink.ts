@@ -1,0 +1,145 @@
+import * as grpc from '@grpc/grpc-js';
+import type { SendOutcome, SyncCloseCode, SyncMessage, SyncSink, SyncStreamHandle } from '@switchyard/services';
+import type { Logger } from '../logging.ts';
+import { GRPC_STATUS_BY_CODE } from './grpc-errors.ts';
+import type { SyncEncoder, SyncShape } from './sync-messages.ts';
+
+/** Default of WriteBudget.maxBytes: what all sync streams together may have written but not yet flushed. */
+export const DEFAULT_SYNC_WRITE_BUDGET_BYTES = 128 * 1024 * 1024;
+
+/**
+ * Bytes handed to grpc-js by sync streams and not yet flushed to their sockets, across the process.
+ *
+ * grpc-js copies every message it is given into a buffer of its own until the socket takes it. A
+ * full snapshot for every stream at once — after a lost database notification connection, or when
+ * thousands of clients reconnect together — would otherwise allocate streams × snapshot size in one
+ * go (10,000 × 300 KiB is 3 GB). Over the budget, a stream's message waits (without a copy: it
+ * shares the encoded payload) until earlier messages have been flushed.
+ */
+export class WriteBudget {
+  private inFlight = 0;
+  /** Sinks holding a message until there is room, in arrival order. */
+  private readonly waiting = new Set<GrpcSyncSink>();
+
+  constructor(readonly maxBytes: number = DEFAULT_SYNC_WRITE_BUDGET_BYTES) {}
+
+  get exhausted(): boolean {
+    return this.inFlight >= this.maxBytes;
+  }
+
+  get bytesInFlight(): number {
+    return this.inFlight;
+  }
+
+  take(bytes: number): void {
+    this.inFlight += bytes;
+  }
+
+  give(bytes: number): void {
+    this.inFlight -= bytes;
+    for (const sink of this.waiting) {
+      if (this.exhausted) break;
+      this.waiting.delete(sink);
+      sink.resume();
+    }
+  }
+
+  wait(sink: GrpcSyncSink): void {
+    this.waiting.add(sink);
+  }
+
+  leave(sink: GrpcSyncSink): void {
+    this.waiting.delete(sink);
+  }
+}
+
+/**
+ * A grpc-js server stream as the hub's sink. `send` answers `client_behind` when grpc-js's buffer
+ * for the stream is full (`write()` false) and `server_busy` when the process-wide write budget is;
+ * the hub then waits for `drained()`, reported here when the message held back has been written or
+ * when grpc-js emits 'drain'.
+ */
+export class GrpcSyncSink implements SyncSink {
+  handle: SyncStreamHandle | null = null;
+  /** The message held back while the budget is exhausted (at most one: the hub waits for drained()). */
+  private held: SyncMessage | null = null;
+  /** Bytes of this stream counted in the budget. */
+  private outstanding = 0;
+  private ended = false;
+
+  constructor(
+    private readonly call: grpc.ServerWritableStream<unknown, unknown>,
+    private readonly shape: SyncShape,
+    private readonly encoder: SyncEncoder,
+    private readonly budget: WriteBudget,
+    private readonly logger: Logger,
+    private readonly environmentId: string,
+  ) {
+    call.on('drain', () => this.handle?.drained());
+    // The client went away: whatever grpc-js still holds for it is freed with the call.
+    call.on('cancelled', () => {
+      this.release();
+      this.handle?.cancel();
+    });
+    // The status went out (the hub ended the stream): the same.
+    call.on('finish', () => {
+      this.release();
+      this.handle?.cancel();
+    });
+  }
+
+  send(message: SyncMessage): SendOutcome {
+    // A cancelled call drops writes; "sent" keeps the hub from waiting for a drain that never comes.
+    if (this.ended || this.call.cancelled) return 'sent';
+    if (this.budget.exhausted) {
+      this.held = message;
+      this.budget.wait(this);
+      return 'server_busy';
+    }
+    return this.write(message) ? 'sent' : 'client_behind';
+  }
+
+  /** There is room in the budget again: write the held message. */
+  resume(): void {
+    const message = this.held;
+    this.held = null;
+    if (!message || this.ended || this.call.cancelled) return;
+    // When grpc-js's own buffer is full now, its 'drain' reports drained() later.
+    if (this.write(message)) this.handle?.drained();
+    else this.handle?.clientBehind();
+  }
+
+  close(code: SyncCloseCode, reason: string): void {
+    this.logger.debug({ environment_id: this.environmentId, code, reason }, 'sync stream closed');
+    this.release();
+    if (this.call.cancelled) return;
+    // grpc-js ends the call with this status once the messages already written are sent.
+    this.call.emit('error', { code: GRPC_STATUS_BY_CODE[code], details: reason });
+  }
+
+  private write(message: SyncMessage): boolean {
+    const encoded = this.encoder.message(message.sequenceNumber, message.payload, this.shape);
+    const bytes = encoded.body.length;
+    this.outstanding += bytes;
+    this.budget.take(bytes);
+    return this.call.write(encoded, () => {
+      if (this.ended) return;
+      this.outstanding -= bytes;
+      this.budget.give(bytes);
+    });
+  }
+
+  /**
+   * The stream is over for us: stop counting its bytes. A client that never reads keeps grpc-js's
+   * bounded buffer for it until its connection ends; it must not hold the budget of all others.
+   */
+  private release(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.held = null;
+    this.budget.leave(this);
+    const bytes = this.outstanding;
+    this.outstanding = 0;
+    if (bytes > 0) this.budget.give(bytes);
+  }
+}

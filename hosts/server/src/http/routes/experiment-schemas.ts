@@ -1,0 +1,157 @@
+import { MAX_EXPERIMENT_DESCRIPTION, MAX_EXPERIMENT_NAME, MAX_METRIC_KEYS, MAX_TRANSITION_REASON, MAX_VARIANT_KEYS } from '@switchyard/services';
+import { uuidParam } from './schemas.ts';
+
+/**
+ * JSON schemas of the experiment and stats routes (SPEC "Experiments", "Stats jobs", DECISIONS §7).
+ * Response schemas are also Fastify's serialisers: every field of a record is listed. The meaning
+ * of a body (the flag exists, the variants are its variants, the metrics are registered) is
+ * checked by the ExperimentService, whose messages name the field.
+ */
+
+const key = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const keyList = (max: number, description: string) => ({ type: ['array', 'null'], maxItems: max, items: key, description }) as const;
+const nullableNumber = { type: ['number', 'null'] } as const;
+const STATUS_NAMES = ['EXPERIMENT_STATUS_DRAFT', 'EXPERIMENT_STATUS_ACTIVE', 'EXPERIMENT_STATUS_PAUSED', 'EXPERIMENT_STATUS_CONCLUDED'] as const;
+
+export const experimentParams = {
+  type: 'object',
+  required: ['env_id', 'experiment_id'],
+  properties: { env_id: uuidParam, experiment_id: { ...uuidParam, description: 'The experiment id (UUID).' } },
+} as const;
+
+export const experimentSchema = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'flag_key', 'status', 'variant_keys', 'metric_keys', 'traffic_allocation', 'version', 'created_at_ms', 'updated_at_ms', 'environment_id'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    flag_key: { type: 'string' },
+    status: { type: 'string', enum: [...STATUS_NAMES] },
+    variant_keys: { type: 'array', items: { type: 'string' }, description: 'The compared variants of the flag; the first is the control.' },
+    metric_keys: { type: 'array', items: { type: 'string' }, description: 'Event definition keys; the first is the primary metric (its p-value is `p_value`).' },
+    traffic_allocation: { type: 'number' },
+    version: { type: 'integer' },
+    created_at_ms: { type: 'integer' },
+    updated_at_ms: { type: 'integer' },
+    environment_id: { type: 'string' },
+  },
+} as const;
+
+const bodyProperties = {
+  name: { type: ['string', 'null'], maxLength: MAX_EXPERIMENT_NAME },
+  description: { type: ['string', 'null'], maxLength: MAX_EXPERIMENT_DESCRIPTION },
+  flag_key: { type: ['string', 'null'], maxLength: 128, description: 'A flag of the environment. Changes only in DRAFT.' },
+  variant_keys: keyList(MAX_VARIANT_KEYS, "At least 2 of the flag's variant keys, the control first (default: all its variants). Change only in DRAFT."),
+  metric_keys: keyList(MAX_METRIC_KEYS, 'Registered event definition keys (default: none).'),
+  traffic_allocation: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'Share of traffic in the experiment, 0..1 (default 1); frozen into each iteration.' },
+} as const;
+
+export const experimentCreateBody = {
+  type: 'object',
+  description: 'Starts in EXPERIMENT_STATUS_DRAFT. flag_key is required in practice (400 without it).',
+  properties: bodyProperties,
+} as const;
+
+export const experimentUpdateBody = {
+  type: 'object',
+  description: 'PATCH and PUT alike: the fields given change, the others keep their value.',
+  properties: {
+    ...bodyProperties,
+    version: { type: ['integer', 'null'], minimum: 0, description: 'Expected version (optimistic locking); a stale one answers 409 ABORTED.' },
+  },
+} as const;
+
+export const transitionBody = {
+  type: 'object',
+  required: ['new_status'],
+  description:
+    'Legal moves: DRAFT→ACTIVE, ACTIVE→PAUSED, PAUSED→ACTIVE, DRAFT|ACTIVE|PAUSED→CONCLUDED; anything else is 409 FAILED_PRECONDITION. ' +
+    'Entering ACTIVE opens a new iteration, leaving it closes the running one.',
+  properties: {
+    new_status: { type: 'string', minLength: 1, maxLength: 64, description: 'EXPERIMENT_STATUS_ACTIVE etc., or the short form: draft, active, paused, concluded.' },
+    reason: { type: ['string', 'null'], maxLength: MAX_TRANSITION_REASON, description: 'Why; kept in the audit log.' },
+    version: { type: ['integer', 'null'], minimum: 0, description: 'Expected version; a stale one answers 409 ABORTED.' },
+  },
+} as const;
+
+export const iterationSchema = {
+  type: 'object',
+  required: ['id', 'experiment_id', 'iteration_number', 'started_at_ms', 'ended_at_ms', 'traffic_allocation', 'metric_keys'],
+  properties: {
+    id: { type: 'string' },
+    experiment_id: { type: 'string' },
+    iteration_number: { type: 'integer', description: 'From 1, one per entry into ACTIVE.' },
+    started_at_ms: { type: 'integer' },
+    ended_at_ms: { type: 'integer', description: '0 while the iteration runs.' },
+    traffic_allocation: { type: 'number' },
+    metric_keys: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+const metricStatsSchema = {
+  type: 'object',
+  required: ['mean', 'variance', 'lift', 'ci_low', 'ci_high', 'p_value'],
+  description: "lift, the 95% CI of the difference to the control and Welch's p-value; null for the control and where not computable.",
+  properties: { mean: { type: 'number' }, variance: { type: 'number' }, lift: nullableNumber, ci_low: nullableNumber, ci_high: nullableNumber, p_value: nullableNumber },
+} as const;
+
+const variantResultSchema = {
+  type: 'object',
+  required: ['variant_key', 'participant_count', 'metric_values', 'p_value', 'p_value_present', 'metric_stats'],
+  properties: {
+    variant_key: { type: 'string' },
+    participant_count: { type: 'integer', description: 'Distinct contexts exposed to the variant in the current iteration (first exposure wins).' },
+    metric_values: { type: 'object', additionalProperties: { type: 'number' }, description: 'Per metric: the mean per participant (bool: the conversion rate).' },
+    p_value: { type: 'number', description: 'Primary metric, Welch two-sided against the control; 0 when p_value_present is false.' },
+    p_value_present: { type: 'boolean' },
+    metric_stats: { type: 'object', additionalProperties: metricStatsSchema },
+  },
+} as const;
+
+export const resultsSchema = {
+  type: 'object',
+  required: ['experiment_id', 'variant_results', 'computed_at_ms', 'is_stale', 'next_run_at_ms', 'computation_status', 'srm_p_value'],
+  properties: {
+    experiment_id: { type: 'string' },
+    variant_results: { type: 'array', items: variantResultSchema },
+    computed_at_ms: { type: 'integer' },
+    is_stale: { type: 'boolean', description: 'Exposures or events arrived after computed_at_ms.' },
+    next_run_at_ms: { type: 'integer', description: 'When the schedule recomputes an ACTIVE experiment; 0 when not scheduled.' },
+    computation_status: { type: 'string', description: '`completed`, or `no_iteration` for an experiment that never ran.' },
+    srm_p_value: { ...nullableNumber, description: "Sample-ratio mismatch: chi-squared p of the participant counts against the flag's planned split." },
+  },
+} as const;
+
+export const recomputeParams = {
+  type: 'object',
+  required: ['experiment_id'],
+  properties: { experiment_id: { type: 'string', minLength: 1, maxLength: 100, description: 'The experiment id; 400 when not a UUID.' } },
+} as const;
+
+export const jobParams = {
+  type: 'object',
+  required: ['job_id'],
+  properties: { job_id: { type: 'string', minLength: 1, maxLength: 100 } },
+} as const;
+
+const jobStatus = { type: 'string', enum: ['pending', 'running', 'completed', 'failed'] } as const;
+
+export const recomputeResponse = {
+  type: 'object',
+  required: ['job_id', 'status', 'created_at_ms'],
+  properties: { job_id: { type: 'string' }, status: { ...jobStatus, description: 'Always pending.' }, created_at_ms: { type: 'integer' } },
+} as const;
+
+export const jobSchema = {
+  type: 'object',
+  required: ['job_id', 'status', 'started_at_ms', 'completed_at_ms', 'error', 'created_at_ms'],
+  properties: {
+    job_id: { type: 'string' },
+    status: { ...jobStatus, description: 'pending → running → completed | failed.' },
+    started_at_ms: { type: 'integer', description: '0 until a worker first claims the job.' },
+    completed_at_ms: { type: 'integer', description: '0 until the job completes or fails.' },
+    error: { type: 'string', description: 'Empty unless failed.' },
+    created_at_ms: { type: 'integer' },
+  },
+} as const;

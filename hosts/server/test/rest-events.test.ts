@@ -1,0 +1,318 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  api,
+  expectError,
+  expectStatus,
+  loginAdmin,
+  seedTenant,
+  unique,
+  type ApiClient,
+  type Tenant,
+} from './support/rest-client.ts';
+import { startTestServer, type TestServer } from './support/test-server.ts';
+
+let it: TestServer;
+let client: ApiClient;
+let tenant: Tenant;
+let other: Tenant;
+/** A second environment of tenant's project, with its own SDK key. */
+let sibling: { environmentId: string; rawKey: string };
+
+const events = () => `/v1/environments/${tenant.environmentId}/events`;
+const batch = () => `/v1/environments/${tenant.environmentId}/events/batch`;
+
+interface StoredEvent {
+  metric_key: string;
+  context_type: string;
+  context_key: string;
+  value: number;
+  timestamp_ms: number;
+  received_at_ms: number;
+}
+
+/** The stored events of one context key (each test uses its own keys). */
+async function storedFor(contextKey: string): Promise<StoredEvent[]> {
+  const sql = it.server.database.sql;
+  const rows = await sql<StoredEvent[]>`
+    SELECT metric_key, context_type, context_key, value, timestamp_ms, received_at_ms FROM events
+    WHERE org_id = ${tenant.orgId} AND environment_id = ${tenant.environmentId} AND context_key = ${contextKey}
+    ORDER BY value, metric_key`;
+  return [...rows];
+}
+
+async function storedCount(): Promise<number> {
+  const sql = it.server.database.sql;
+  const [row] = await sql<{ n: number }[]>`
+    SELECT count(*)::int8 AS n FROM events WHERE org_id = ${tenant.orgId} AND environment_id = ${tenant.environmentId}`;
+  return row?.n ?? 0;
+}
+
+const event = (metric_key: string, context_key: string, extra: Record<string, unknown> = {}) => ({
+  metric_key,
+  context_type: 'user',
+  context_key,
+  ...extra,
+});
+
+before(async () => {
+  it = await startTestServer();
+  client = api(it.base);
+  const admin = await loginAdmin(client);
+  tenant = await seedTenant(client, admin.token, 'events');
+  other = await seedTenant(client, admin.token, 'intruder');
+  const environment = expectStatus(
+    await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }),
+    201,
+  );
+  const key = expectStatus(await client.post(`/v1/management/environments/${environment.environment_id}/sdk-keys`, { token: tenant.admin.token }), 201);
+  sibling = { environmentId: environment.environment_id, rawKey: key.raw_key };
+  for (const [key, valueType] of [
+    ['signup', 'bool'],
+    ['clicks', 'int'],
+    ['revenue', 'double'],
+  ] as const) {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/event-definitions`, { token: tenant.member.token, body: { key, value_type: valueType } }),
+      202,
+      `define ${key}`,
+    );
+  }
+});
+
+after(async () => {
+  await it.stop();
+});
+
+describe('POST /events: one event', () => {
+  test('with the SDK key: 202 {accepted_count: 1, rejected_keys: []}; a bool without value is stored as 1 at receipt time', async () => {
+    const user = `u-${unique()}`;
+    const sentAt = Date.now();
+    const answer = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: event('signup', user) }), 202);
+    const answeredAt = Date.now();
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: [] });
+    const [stored] = await storedFor(user);
+    assert.ok(stored, 'the event is committed before the answer');
+    assert.equal(stored.metric_key, 'signup');
+    assert.equal(stored.context_type, 'user');
+    assert.equal(stored.value, 1);
+    assert.ok(stored.timestamp_ms >= sentAt && stored.timestamp_ms <= answeredAt, `timestamp ${stored.timestamp_ms} is the receipt time`);
+    assert.ok(stored.received_at_ms >= sentAt && stored.received_at_ms <= answeredAt);
+  });
+
+  test('with a bearer token of the org (a member) and a client timestamp, which is kept', async () => {
+    const user = `u-${unique()}`;
+    const answer = expectStatus(
+      await client.post(events(), { token: tenant.member.token, body: event('revenue', user, { value: 19.99, timestamp_ms: 1_700_000_000_123 }) }),
+      202,
+    );
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: [] });
+    const [stored] = await storedFor(user);
+    assert.equal(stored?.value, 19.99);
+    assert.equal(stored?.timestamp_ms, 1_700_000_000_123);
+  });
+
+  test('an unknown key or a value of the wrong type: 202 with the key in rejected_keys, nothing stored', async () => {
+    const user = `u-${unique()}`;
+    const cases = [
+      event('never-defined', user),
+      event('signup', user, { value: 1 }),
+      event('signup', user, { value: 'true' }),
+      event('clicks', user, { value: 1.5 }),
+      event('clicks', user, { value: true }),
+      event('clicks', user),
+      event('revenue', user, { value: '19.99' }),
+      event('revenue', user, { value: null }),
+    ];
+    for (const body of cases) {
+      const answer = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body }), 202, JSON.stringify(body));
+      assert.deepEqual(answer, { accepted_count: 0, rejected_keys: [body.metric_key] }, JSON.stringify(body));
+    }
+    assert.deepEqual(await storedFor(user), []);
+  });
+
+  test('an event missing a field is rejected alone: its key, or "" without a metric key', async () => {
+    const user = `u-${unique()}`;
+    const missingContext = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: { metric_key: 'signup', context_type: 'user' } }), 202);
+    assert.deepEqual(missingContext, { accepted_count: 0, rejected_keys: ['signup'] });
+    const missingKey = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: { context_type: 'user', context_key: user } }), 202);
+    assert.deepEqual(missingKey, { accepted_count: 0, rejected_keys: [''] });
+    const badTimestamp = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: event('signup', user, { timestamp_ms: -5 }) }), 202);
+    assert.deepEqual(badTimestamp, { accepted_count: 0, rejected_keys: ['signup'] });
+    assert.deepEqual(await storedFor(user), []);
+  });
+
+  test('a body that is not an event: 400 INVALID_ARGUMENT', async () => {
+    for (const body of ['signup', 42, [event('signup', 'u1')], null]) {
+      expectError(await client.post(events(), { sdkKey: tenant.rawKey, body }), 400, 'INVALID_ARGUMENT');
+    }
+    expectError(
+      await client.request('POST', events(), { sdkKey: tenant.rawKey, headers: { 'content-type': 'application/json' }, body: undefined }),
+      400,
+      'INVALID_ARGUMENT',
+    );
+  });
+});
+
+describe('POST /events/batch', () => {
+  test('a bare array: each event on its own; bool stored as 1/0, ints and doubles as sent', async () => {
+    const user = `u-${unique()}`;
+    const body = [
+      event('signup', user, { value: true }),
+      event('signup', user, { value: false }),
+      event('clicks', user, { value: 3 }),
+      event('revenue', user, { value: 2.5 }),
+      event('nope', user),
+      event('clicks', user, { value: 'three' }),
+      event('nope', user, { value: 1 }),
+    ];
+    const answer = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body }), 202);
+    assert.deepEqual(answer, { accepted_count: 4, rejected_keys: ['nope', 'clicks'] }, 'each rejected key once, in order');
+    const stored = await storedFor(user);
+    assert.deepEqual(
+      stored.map((row) => [row.metric_key, row.value]),
+      [
+        ['signup', 0],
+        ['signup', 1],
+        ['revenue', 2.5],
+        ['clicks', 3],
+      ],
+    );
+  });
+
+  test('the {events: [...]} form, with a bearer token', async () => {
+    const user = `u-${unique()}`;
+    const answer = expectStatus(
+      await client.post(batch(), { token: tenant.admin.token, body: { events: [event('clicks', user, { value: 7 }), event('signup', user)] } }),
+      202,
+    );
+    assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [] });
+    assert.equal((await storedFor(user)).length, 2);
+  });
+
+  test('an empty batch is accepted with nothing to store', async () => {
+    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: [] }), 202), { accepted_count: 0, rejected_keys: [] });
+    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: { events: [] } }), 202), { accepted_count: 0, rejected_keys: [] });
+  });
+
+  test('a body that is not events: 400 INVALID_ARGUMENT', async () => {
+    for (const body of ['x', 7, { event: [] }, { events: 'signup' }, ['signup'], [event('signup', 'u1'), 3], null]) {
+      expectError(await client.post(batch(), { sdkKey: tenant.rawKey, body }), 400, 'INVALID_ARGUMENT');
+    }
+    const malformed = await client.request('POST', batch(), { sdkKey: tenant.rawKey, headers: { 'content-type': 'application/json' } });
+    expectError(malformed, 400, 'INVALID_ARGUMENT');
+    const notJson = await fetch(it.base + batch(), { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': tenant.rawKey }, body: '[{"metric_key":' });
+    assert.equal(notJson.status, 400);
+  });
+
+  test('exactly 10,000 events are accepted; 10,001 → 413 RESOURCE_EXHAUSTED and nothing stored', async () => {
+    const user = `max-${unique()}`;
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ metric_key: 'clicks', context_type: 'user', context_key: user, value: i }));
+    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: many }), 202), { accepted_count: 10_000, rejected_keys: [] });
+    assert.equal((await storedFor(user)).length, 10_000);
+
+    const tooMany = `over-${unique()}`;
+    const overLimit = Array.from({ length: 10_001 }, () => ({ metric_key: 'signup', context_type: 'u', context_key: tooMany }));
+    expectError(await client.post(batch(), { sdkKey: tenant.rawKey, body: { events: overLimit } }), 413, 'RESOURCE_EXHAUSTED', /10000/);
+    assert.deepEqual(await storedFor(tooMany), []);
+  });
+
+  test('a body over 1 MiB → 413 RESOURCE_EXHAUSTED', async () => {
+    const user = `big-${unique()}`;
+    const big = Array.from({ length: 2_000 }, () => event('signup', user, { padding: 'x'.repeat(600) }));
+    expectError(await client.post(batch(), { sdkKey: tenant.rawKey, body: big }), 413, 'RESOURCE_EXHAUSTED');
+    assert.deepEqual(await storedFor(user), []);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  test('a resend within 24 h is not stored twice and gets the first answer (even after definitions changed)', async () => {
+    const user = `idem-${unique()}`;
+    const key = `batch-${unique()}`;
+    const body = [event('signup', user), event('clicks', user, { value: 2 }), event('later', user, { value: 1 })];
+    const first = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': key } }), 202);
+    assert.deepEqual(first, { accepted_count: 2, rejected_keys: ['later'] });
+    // 'later' becomes known: a fresh request would now accept 3, the resend still answers as the first time.
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/event-definitions`, { token: tenant.admin.token, body: { key: 'later', value_type: 'int' } }),
+      202,
+    );
+    const again = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': key } }), 202);
+    assert.deepEqual(again, first);
+    assert.equal((await storedFor(user)).length, 2, 'stored once');
+
+    const fresh = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': `${key}-2` } }), 202);
+    assert.deepEqual(fresh, { accepted_count: 3, rejected_keys: [] }, 'another key is another request');
+    assert.equal((await storedFor(user)).length, 5);
+  });
+
+  test('two concurrent resends with the same key: stored once, both get the one answer', async () => {
+    const user = `race-${unique()}`;
+    const key = `race-${unique()}`;
+    const body = { events: Array.from({ length: 50 }, (_, i) => event('clicks', user, { value: i })) };
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': key } })),
+    );
+    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 50, rejected_keys: [] });
+    assert.equal((await storedFor(user)).length, 50);
+  });
+
+  test('keys are per environment: the same key in another environment is another request', async () => {
+    const key = `env-${unique()}`;
+    expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: [event('signup', 'x')], headers: { 'idempotency-key': key } }), 202);
+    const elsewhere = await client.post(`/v1/environments/${sibling.environmentId}/events/batch`, {
+      sdkKey: sibling.rawKey,
+      body: [event('signup', 'x')],
+      headers: { 'idempotency-key': key },
+    });
+    assert.deepEqual(expectStatus(elsewhere, 202), { accepted_count: 0, rejected_keys: ['signup'] }, 'signup is not defined there');
+  });
+
+  test('a malformed key is 400', async () => {
+    expectError(
+      await client.post(batch(), { sdkKey: tenant.rawKey, body: [event('signup', 'x')], headers: { 'idempotency-key': 'x'.repeat(256) } }),
+      400,
+      'INVALID_ARGUMENT',
+    );
+  });
+});
+
+describe('group commit', () => {
+  test('20 concurrent single-event requests are all committed in fewer transactions than requests', async (t) => {
+    const user = `group-${unique()}`;
+    const before = it.server.services.ingest.eventWriter.stats;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.post(events(), { sdkKey: tenant.rawKey, body: event('clicks', user, { value: i }) })),
+    );
+    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 1, rejected_keys: [] });
+    const after = it.server.services.ingest.eventWriter.stats;
+    assert.equal(after.requests - before.requests, 20);
+    const writes = after.writes - before.writes;
+    t.diagnostic(`20 concurrent requests → ${writes} transactions`);
+    assert.ok(writes < 20, `20 requests were written in ${writes} transactions`);
+    assert.equal((await storedFor(user)).length, 20);
+  });
+});
+
+describe('who may send events', () => {
+  test('no credential or an invalid SDK key → 401', async () => {
+    expectError(await client.post(events(), { body: event('signup', 'x') }), 401, 'UNAUTHENTICATED');
+    expectError(await client.post(batch(), { sdkKey: 'sk_not_a_key', body: [] }), 401, 'UNAUTHENTICATED');
+  });
+
+  test("an SDK key of another environment → 403; a bearer token of another org → 404; nothing stored", async () => {
+    const user = `who-${unique()}`;
+    expectError(await client.post(events(), { sdkKey: sibling.rawKey, body: event('signup', user) }), 403, 'PERMISSION_DENIED');
+    expectError(await client.post(batch(), { sdkKey: other.rawKey, body: [event('signup', user)] }), 403, 'PERMISSION_DENIED');
+    expectError(await client.post(events(), { token: other.admin.token, body: event('signup', user) }), 404, 'NOT_FOUND');
+    expectError(await client.post(batch(), { token: other.member.token, body: { events: [event('signup', user)] } }), 404, 'NOT_FOUND');
+    assert.deepEqual(await storedFor(user), []);
+  });
+
+  test('the other tenant sees none of these events', async () => {
+    assert.ok((await storedCount()) > 0);
+    const sql = it.server.database.sql;
+    const [row] = await sql<{ n: number }[]>`SELECT count(*)::int8 AS n FROM events WHERE org_id = ${other.orgId}`;
+    assert.equal(row?.n, 0);
+  });
+});

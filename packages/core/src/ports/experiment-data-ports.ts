@@ -1,0 +1,85 @@
+import type { MetricValueType, StatsJob } from '../model/entities.ts';
+import type { EnvironmentScope } from './scopes.ts';
+
+/** A metric of an experiment and how its events add up per participant. */
+export interface MetricSpec {
+  key: string;
+  valueType: MetricValueType;
+}
+
+/** What `ExperimentDataRepository.aggregate` reads: one flag's exposures and some metrics' events. */
+export interface AggregateQuery {
+  flagKey: string;
+  /** The experiment's variants; exposures to other variants of the flag are ignored. */
+  variantKeys: readonly string[];
+  metrics: readonly MetricSpec[];
+  /** Window on the rows' own `timestamp_ms`: from (inclusive) ... */
+  fromMs: number;
+  /** ... to (exclusive); null for a running iteration (no upper bound). */
+  toMs: number | null;
+}
+
+/**
+ * One metric over the participants of one variant that had at least one event of it in the window
+ * ("contributors"). A participant's value is the sum of its events' values, for a bool metric 1 if
+ * any event was true (else 0). Participants without events are NOT in these figures: they count as
+ * 0, which `variantAggregates` (core/experiments/aggregates.ts) folds in exactly.
+ */
+export interface MetricTotals {
+  contributors: number;
+  /** Mean of the contributors' values; null with no contributor. */
+  mean: number | null;
+  /** Sample variance (n - 1) of the contributors' values; null below 2 contributors. */
+  variance: number | null;
+  /** Contributors whose value is not 0 (for a bool metric: who converted). */
+  nonZero: number;
+}
+
+/** Participants of one variant and their metric totals. */
+export interface VariantTotals {
+  variantKey: string;
+  /** Distinct contexts whose first exposure in the window was to this variant. */
+  participants: number;
+  /** By metric key; a metric nobody had an event of is absent. */
+  metrics: Record<string, MetricTotals>;
+}
+
+/**
+ * Reads the raw experiment data. Aggregation happens in the store (SQL GROUP BY in PostgreSQL):
+ * only a few numbers per variant and metric come back, never the events themselves.
+ */
+export interface ExperimentDataRepository {
+  /**
+   * Per variant (in `variantKeys` order, every key present, 0 participants included):
+   * 1. participants: distinct (context_type, context_key) exposed to the flag in the window; a
+   *    context exposed to several of the variants belongs to the one of its FIRST exposure
+   *    (earliest `timestamp_ms`; ties broken by variant key), so each context counts once;
+   * 2. per metric: each participant's events of the metric in the window summed (bool: 1 if any
+   *    true), then n, mean, sample variance and non-zero count over those with events.
+   */
+  aggregate(scope: EnvironmentScope, query: AggregateQuery): Promise<VariantTotals[]>;
+  /**
+   * Whether any exposure of the flag or event of the metrics was RECEIVED after `sinceMs`
+   * (server receipt time, `received_at_ms > sinceMs`): results computed at `sinceMs` are stale.
+   */
+  dataArrivedSince(scope: EnvironmentScope, query: { flagKey: string; metricKeys: readonly string[]; sinceMs: number }): Promise<boolean>;
+}
+
+/** The stats scheduler's view of jobs across every org (next to StatsJobRepository's per-job calls). */
+export interface StatsScheduleRepository {
+  /**
+   * Creates a pending job for every ACTIVE experiment (any org) that is due and returns them. Due:
+   * its results are absent or `next_run_at_ms <= nowMs`, it has no pending or running job, and no
+   * job of it was created after `nowMs - intervalMs` (so a failing experiment is retried once per
+   * interval, not on every tick). Atomic across instances: concurrent calls never both enqueue
+   * for the same experiment.
+   */
+  enqueueDue(nowMs: number, intervalMs: number): Promise<StatsJob[]>;
+  /**
+   * Extends the lease of a job still running under the claim that made `attempts`; false when the
+   * job was finished or re-claimed meanwhile (the caller lost it and should stop).
+   */
+  renewLease(jobId: string, attempts: number, nowMs: number, leaseMs: number): Promise<boolean>;
+  /** Deletes completed and failed jobs that finished before `beforeMs`; returns how many. */
+  pruneFinished(beforeMs: number): Promise<number>;
+}

@@ -1,0 +1,110 @@
+import type { AggregateQuery, EnvironmentScope, ExperimentDataRepository, MetricTotals, VariantTotals } from '@switchyard/core';
+import type { Sql } from './connect.ts';
+import { isUuid } from './pg-errors.ts';
+
+interface TotalsRow {
+  variant_key: string;
+  /** null on the participant-count rows. */
+  metric_key: string | null;
+  n: number;
+  mean: number | null;
+  variance: number | null;
+  non_zero: number;
+}
+
+/**
+ * Memory for the aggregation's sorts and hash tables, for that one transaction only. The default
+ * 4 MB spills a million participants to disk; this keeps them in memory. One stats job runs at a
+ * time per worker, so this is paid at most once per process.
+ */
+const AGGREGATE_WORK_MEM = '128MB';
+
+const validScope = (scope: EnvironmentScope): boolean =>
+  isUuid(scope.orgId) && isUuid(scope.projectId) && isUuid(scope.environmentId);
+
+/**
+ * Experiment aggregation in ONE statement: PostgreSQL reads the exposures and events and returns a
+ * few rows per variant and metric (see `aggregate`). Scoped by org and environment like every
+ * statement; the list parameters are sent as `IN ($1, $2, ...)` (scalars only, no array types).
+ */
+export class PgExperimentDataRepository implements ExperimentDataRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async aggregate(scope: EnvironmentScope, query: AggregateQuery): Promise<VariantTotals[]> {
+    const totals = new Map<string, VariantTotals>(query.variantKeys.map((key) => [key, { variantKey: key, participants: 0, metrics: {} }]));
+    if (!validScope(scope) || query.variantKeys.length === 0) return [...totals.values()];
+    const sql = this.sql;
+    const window = (column: string) =>
+      sql`${sql(column)} >= ${query.fromMs}::int8 ${query.toMs === null ? sql`` : sql`AND ${sql(column)} < ${query.toMs}::int8`}`;
+    const metricKeys = query.metrics.map((metric) => metric.key);
+    const boolKeys = query.metrics.filter((metric) => metric.valueType === 'bool').map((metric) => metric.key);
+
+    // 1. exposed: one row per context, the variant of its first exposure (DISTINCT ON keeps the
+    //    first row of each context in the ORDER BY, i.e. the earliest; the variant key breaks ties).
+    // 2. valued: one row per context and metric, its value in the window (sum; bool: any true).
+    // 3. participants per variant, and per variant and metric n / avg / var_samp / non-zero count
+    //    over the participants that had events (the zeros are folded in by core, exactly).
+    const perMetric = metricKeys.length === 0 ? sql`` : sql`
+      UNION ALL
+      SELECT x.variant_key, v.metric_key, count(*)::int8 AS n, avg(v.value) AS mean, var_samp(v.value) AS variance,
+        (count(*) FILTER (WHERE v.value <> 0))::int8 AS non_zero
+      FROM exposed x
+      JOIN (
+        SELECT e.metric_key, e.context_type, e.context_key,
+          CASE WHEN ${boolKeys.length === 0 ? sql`false` : sql`e.metric_key IN ${sql(boolKeys)}`}
+            THEN CASE WHEN bool_or(e.value <> 0) THEN 1::float8 ELSE 0::float8 END
+            ELSE sum(e.value) END AS value
+        FROM events e
+        WHERE e.org_id = ${scope.orgId} AND e.environment_id = ${scope.environmentId}
+          AND e.metric_key IN ${sql(metricKeys)} AND ${window('e.timestamp_ms')}
+        GROUP BY e.metric_key, e.context_type, e.context_key
+      ) v ON v.context_type = x.context_type AND v.context_key = x.context_key
+      GROUP BY x.variant_key, v.metric_key`;
+
+    const rows = await sql.begin(async (tx) => {
+      await tx`SELECT set_config('work_mem', ${AGGREGATE_WORK_MEM}, true)`;
+      return tx<TotalsRow[]>`
+        WITH exposed AS MATERIALIZED (
+          SELECT DISTINCT ON (p.context_type, p.context_key) p.context_type, p.context_key, p.variant_key
+          FROM exposures p
+          WHERE p.org_id = ${scope.orgId} AND p.environment_id = ${scope.environmentId} AND p.flag_key = ${query.flagKey}
+            AND p.variant_key IN ${sql(query.variantKeys as string[])} AND ${window('p.timestamp_ms')}
+          ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key
+        )
+        SELECT x.variant_key, NULL::text AS metric_key, count(*)::int8 AS n, NULL::float8 AS mean, NULL::float8 AS variance,
+          0::int8 AS non_zero
+        FROM exposed x
+        GROUP BY x.variant_key
+        ${perMetric}`;
+    });
+
+    for (const row of rows) {
+      const variant = totals.get(row.variant_key);
+      if (!variant) continue;
+      if (row.metric_key === null) variant.participants = row.n;
+      else {
+        const metric: MetricTotals = { contributors: row.n, mean: row.mean, variance: row.variance, nonZero: row.non_zero };
+        variant.metrics[row.metric_key] = metric;
+      }
+    }
+    return [...totals.values()];
+  }
+
+  async dataArrivedSince(scope: EnvironmentScope, query: { flagKey: string; metricKeys: readonly string[]; sinceMs: number }): Promise<boolean> {
+    if (!validScope(scope)) return false;
+    const sql = this.sql;
+    // received_at_ms has a BRIN index (rows arrive in that order): only the newest block ranges
+    // are read, however many older rows the environment has.
+    const events = query.metricKeys.length === 0 ? sql`false` : sql`EXISTS (
+      SELECT 1 FROM events e
+      WHERE e.received_at_ms > ${query.sinceMs}::int8 AND e.org_id = ${scope.orgId}
+        AND e.environment_id = ${scope.environmentId} AND e.metric_key IN ${sql(query.metricKeys as string[])})`;
+    const [row] = await sql<{ stale: boolean }[]>`
+      SELECT EXISTS (
+        SELECT 1 FROM exposures p
+        WHERE p.received_at_ms > ${query.sinceMs}::int8 AND p.org_id = ${scope.orgId}
+          AND p.environment_id = ${scope.environmentId} AND p.flag_key = ${query.flagKey}
+      ) OR ${events} AS stale`;
+    return row?.stale ?? false;
+  }
+}

@@ -1,0 +1,114 @@
+import type { Experiment, ExperimentIteration, ExperimentResults, MetricStats, StatsJob, StatsJobStatus } from '@switchyard/core';
+
+/**
+ * The wire records of experiments, iterations, results and stats jobs (SPEC "REST response
+ * bodies" + DECISIONS §7), snake_case, shared by REST and gRPC.
+ */
+
+/** Experiment: SPEC's required fields plus DECISIONS §7's metric_keys and traffic_allocation. */
+export interface ExperimentRecord {
+  id: string;
+  environment_id: string;
+  name: string;
+  description: string;
+  flag_key: string;
+  status: string;
+  variant_keys: string[];
+  metric_keys: string[];
+  traffic_allocation: number;
+  version: number;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+export interface IterationRecord {
+  id: string;
+  experiment_id: string;
+  iteration_number: number;
+  started_at_ms: number;
+  /** 0 while the iteration runs. */
+  ended_at_ms: number;
+  traffic_allocation: number;
+  metric_keys: string[];
+}
+
+export interface VariantResultRecord {
+  variant_key: string;
+  participant_count: number;
+  metric_values: Record<string, number>;
+  p_value: number;
+  p_value_present: boolean;
+  metric_stats: Record<string, MetricStats>;
+}
+
+export interface ResultsRecord {
+  experiment_id: string;
+  variant_results: VariantResultRecord[];
+  computed_at_ms: number;
+  is_stale: boolean;
+  next_run_at_ms: number;
+  computation_status: string;
+  /** null when there is nothing to test (fewer than 2 variants with a planned weight, or nobody exposed). */
+  srm_p_value: number | null;
+}
+
+/** A job as GET /v1/jobs/{job_id} shows it; the recompute answer is the first three fields. */
+export interface JobRecord {
+  job_id: string;
+  status: StatsJobStatus;
+  started_at_ms: number;
+  completed_at_ms: number;
+  error: string;
+  created_at_ms: number;
+}
+
+export const experimentRecord = (experiment: Experiment): ExperimentRecord => ({
+  id: experiment.id,
+  environment_id: experiment.environmentId,
+  name: experiment.name,
+  description: experiment.description,
+  flag_key: experiment.flagKey,
+  status: experiment.status,
+  variant_keys: experiment.variantKeys,
+  metric_keys: experiment.metricKeys,
+  traffic_allocation: experiment.trafficAllocation,
+  version: experiment.version,
+  created_at_ms: experiment.createdAtMs,
+  updated_at_ms: experiment.updatedAtMs,
+});
+
+export const iterationRecord = (iteration: ExperimentIteration): IterationRecord => ({
+  id: iteration.id,
+  experiment_id: iteration.experimentId,
+  iteration_number: iteration.iterationNumber,
+  started_at_ms: iteration.startedAtMs,
+  ended_at_ms: iteration.endedAtMs,
+  traffic_allocation: iteration.trafficAllocation,
+  metric_keys: iteration.metricKeys,
+});
+
+export const resultsRecord = (results: ExperimentResults, isStale: boolean): ResultsRecord => ({
+  experiment_id: results.experimentId,
+  variant_results: results.variantResults.map((variant) => ({
+    variant_key: variant.variantKey,
+    participant_count: variant.participantCount,
+    metric_values: variant.metricValues,
+    p_value: variant.pValue,
+    p_value_present: variant.pValuePresent,
+    metric_stats: variant.metricStats,
+  })),
+  computed_at_ms: results.computedAtMs,
+  is_stale: isStale,
+  next_run_at_ms: results.nextRunAtMs,
+  computation_status: results.computationStatus,
+  srm_p_value: results.srmPValue,
+});
+
+export const jobRecord = (job: StatsJob): JobRecord => ({
+  job_id: job.id,
+  status: job.status,
+  started_at_ms: job.startedAtMs,
+  completed_at_ms: job.completedAtMs,
+  error: job.error,
+  created_at_ms: job.createdAtMs,
+});

@@ -1,0 +1,228 @@
+import {
+  failedPrecondition,
+  invalidArgument,
+  nextStatus,
+  notFound,
+  parseExperimentStatus,
+  versionConflict,
+  type EnvironmentScope,
+  type Experiment,
+  type ExperimentInput,
+  type ExperimentIteration,
+  type ExperimentResults,
+  type Flag,
+  type Principal,
+  type Repositories,
+} from '@switchyard/core';
+import { actorOf, requireAllowed } from '../authorization.ts';
+import type { ScopeResolver } from '../scopes.ts';
+import {
+  MAX_EXPERIMENT_DESCRIPTION,
+  MAX_EXPERIMENT_NAME,
+  MAX_METRIC_KEYS,
+  MAX_TRANSITION_REASON,
+  MAX_VARIANT_KEYS,
+  checkFlagKey,
+  checkKeyList,
+  checkTrafficAllocation,
+  optionalText,
+  optionalVersion,
+  present,
+  type ExperimentBody,
+  type TransitionBody,
+} from './experiment-input.ts';
+
+const DRAFT = 'EXPERIMENT_STATUS_DRAFT';
+const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
+
+const sameKeys = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((key, i) => key === b[i]);
+
+/**
+ * ExperimentationService (svc.experiments.v1): experiments of an environment, their lifecycle
+ * (core's transition rule; the repository opens and closes iterations in the same transaction)
+ * and their latest results, with `is_stale` worked out on every read.
+ *
+ * Writes are validated against the environment: the flag must exist (and not be archived), the
+ * variant keys must be its variants (default: all of them, at least two), the metric keys
+ * registered event definitions. The flag and the variants change only in DRAFT.
+ */
+export class ExperimentService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'experiments' | 'results' | 'experimentData' | 'flags' | 'eventDefinitions' | 'audit'>,
+    private readonly scopes: ScopeResolver,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The scope of an environment id from a URL or request (another org's: NOT_FOUND). */
+  scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    return this.scopes.environment(principal, environmentId);
+  }
+
+  async list(principal: Principal, scope: EnvironmentScope): Promise<Experiment[]> {
+    this.authorize(principal, 'experiment.read', scope);
+    return this.repos.experiments.list(scope);
+  }
+
+  async get(principal: Principal, scope: EnvironmentScope, experimentId: string): Promise<Experiment> {
+    this.authorize(principal, 'experiment.read', scope);
+    return this.require(scope, experimentId);
+  }
+
+  async create(principal: Principal, scope: EnvironmentScope, body: ExperimentBody): Promise<Experiment> {
+    this.authorize(principal, 'experiment.write', scope);
+    const flag = await this.requireFlag(scope, checkFlagKey(body.flag_key));
+    const input: ExperimentInput = {
+      name: optionalText(body.name, 'name', MAX_EXPERIMENT_NAME) ?? '',
+      description: optionalText(body.description, 'description', MAX_EXPERIMENT_DESCRIPTION) ?? '',
+      flagKey: flag.key,
+      variantKeys: this.checkVariants(flag, body.variant_keys),
+      metricKeys: present(body.metric_keys) ? await this.checkMetrics(scope, body.metric_keys) : [],
+      trafficAllocation: present(body.traffic_allocation) ? checkTrafficAllocation(body.traffic_allocation) : 1,
+    };
+    const experiment = await this.repos.experiments.create(scope, input);
+    await this.audit(principal, scope, 'experiment.create', experiment.id);
+    return experiment;
+  }
+
+  /** PATCH and PUT: the fields given change, the others keep their value. */
+  async update(principal: Principal, scope: EnvironmentScope, experimentId: string, body: ExperimentBody): Promise<Experiment> {
+    this.authorize(principal, 'experiment.write', scope);
+    const version = optionalVersion(body.version);
+    const current = await this.require(scope, experimentId);
+    const patch: Partial<ExperimentInput> = {};
+    const name = optionalText(body.name, 'name', MAX_EXPERIMENT_NAME);
+    if (name !== undefined) patch.name = name;
+    const description = optionalText(body.description, 'description', MAX_EXPERIMENT_DESCRIPTION);
+    if (description !== undefined) patch.description = description;
+    if (present(body.traffic_allocation)) patch.trafficAllocation = checkTrafficAllocation(body.traffic_allocation);
+    if (present(body.metric_keys)) patch.metricKeys = await this.checkMetrics(scope, body.metric_keys);
+
+    // 1. The flag and its variants: only in DRAFT, and only when they really change (a PUT may
+    //    send them back unchanged). A new flag without variant_keys takes all its variants.
+    const flagKey = present(body.flag_key) ? checkFlagKey(body.flag_key) : current.flagKey;
+    const variantsGiven = present(body.variant_keys);
+    if (flagKey !== current.flagKey || (variantsGiven && !sameKeys(checkKeyList(body.variant_keys, 'variant_keys', MAX_VARIANT_KEYS), current.variantKeys))) {
+      if (current.status !== DRAFT) {
+        throw failedPrecondition(`flag_key and variant_keys can change only in ${DRAFT} (the experiment is ${current.status})`);
+      }
+      const flag = await this.requireFlag(scope, flagKey);
+      patch.flagKey = flag.key;
+      patch.variantKeys = this.checkVariants(flag, variantsGiven ? body.variant_keys : undefined);
+    }
+    if (version !== undefined && version !== current.version) {
+      throw versionConflict('experiment', version, current.version);
+    }
+    // 2. A flag change is checked against the status read above: guard the write with that
+    //    version, so a transition in between makes this write fail (ABORTED) instead of slipping through.
+    const guard = version ?? (patch.flagKey !== undefined || patch.variantKeys !== undefined ? current.version : undefined);
+    const updated = await this.repos.experiments.update(scope, experimentId, patch, guard);
+    await this.audit(principal, scope, 'experiment.update', experimentId);
+    return updated;
+  }
+
+  /** Deletes with its iterations and results; returns the deleted experiment. */
+  async remove(principal: Principal, scope: EnvironmentScope, experimentId: string, version?: number): Promise<Experiment> {
+    this.authorize(principal, 'experiment.write', scope);
+    const deleted = await this.repos.experiments.delete(scope, experimentId, version);
+    await this.audit(principal, scope, 'experiment.delete', experimentId);
+    return deleted;
+  }
+
+  /**
+   * Moves the experiment to `new_status` (DECISIONS §7): 409 FAILED_PRECONDITION for a move the
+   * lifecycle forbids, 409 ABORTED when the experiment changed meanwhile (or `version` is stale).
+   * Entering ACTIVE needs the flag to still exist. The reason goes to the audit log.
+   */
+  async transition(principal: Principal, scope: EnvironmentScope, experimentId: string, body: TransitionBody): Promise<Experiment> {
+    this.authorize(principal, 'experiment.write', scope);
+    const to = parseExperimentStatus(body.new_status, 'new_status');
+    const reason = optionalText(body.reason, 'reason', MAX_TRANSITION_REASON) ?? '';
+    const version = optionalVersion(body.version);
+    const current = await this.require(scope, experimentId);
+    nextStatus(current.status, to);
+    if (to === ACTIVE) {
+      const flag = await this.repos.flags.get(scope, current.flagKey);
+      if (!flag || flag.archived) throw failedPrecondition(`flag '${current.flagKey}' no longer exists in this environment: the experiment cannot run`);
+    }
+    const moved = await this.repos.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, version);
+    await this.audit(principal, scope, 'experiment.transition', experimentId, { from: current.status, to, reason });
+    return moved;
+  }
+
+  async iterations(principal: Principal, scope: EnvironmentScope, experimentId: string): Promise<ExperimentIteration[]> {
+    this.authorize(principal, 'experiment.read', scope);
+    await this.require(scope, experimentId);
+    return this.repos.experiments.listIterations(scope, experimentId);
+  }
+
+  /**
+   * The latest computed results and whether they are stale (DECISIONS §7: exposures of the flag
+   * or events of the metrics arrived after computed_at_ms).
+   * @throws NOT_FOUND for an unknown experiment, or before the first computation
+   */
+  async results(principal: Principal, scope: EnvironmentScope, experimentId: string): Promise<{ results: ExperimentResults; isStale: boolean }> {
+    this.authorize(principal, 'experiment.read', scope);
+    const experiment = await this.require(scope, experimentId);
+    const results = await this.repos.results.get(scope, experimentId);
+    if (!results) throw notFound(`results of experiment '${experimentId}' (not computed yet: POST /v1/experiments/${experimentId}/recompute)`);
+    const isStale = await this.repos.experimentData.dataArrivedSince(scope, {
+      flagKey: experiment.flagKey,
+      metricKeys: experiment.metricKeys,
+      sinceMs: results.computedAtMs,
+    });
+    return { results, isStale };
+  }
+
+  // --- helpers ---
+
+  private authorize(principal: Principal, action: 'experiment.read' | 'experiment.write', scope: EnvironmentScope): void {
+    requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
+  }
+
+  private async require(scope: EnvironmentScope, experimentId: string): Promise<Experiment> {
+    const experiment = await this.repos.experiments.get(scope, experimentId);
+    if (!experiment) throw notFound('experiment', experimentId);
+    return experiment;
+  }
+
+  private async requireFlag(scope: EnvironmentScope, key: string): Promise<Flag> {
+    const flag = await this.repos.flags.get(scope, key);
+    if (!flag) throw invalidArgument(`flag '${key}' does not exist in this environment`, 'flag_key');
+    if (flag.archived) throw invalidArgument(`flag '${key}' is archived`, 'flag_key');
+    return flag;
+  }
+
+  /** The given keys (each a variant of the flag), or all the flag's variants; at least two. */
+  private checkVariants(flag: Flag, value: unknown): string[] {
+    const known = flag.variants.map((variant) => variant.key);
+    const keys = present(value) ? checkKeyList(value, 'variant_keys', MAX_VARIANT_KEYS) : known.slice(0, MAX_VARIANT_KEYS);
+    const unknown = keys.filter((key) => !known.includes(key));
+    if (unknown.length > 0) throw invalidArgument(`variant_keys: ${unknown.join(', ')} not among the variants of flag '${flag.key}' (${known.join(', ')})`, 'variant_keys');
+    if (keys.length < 2) {
+      throw invalidArgument(`an experiment compares at least 2 variants (flag '${flag.key}' ${present(value) ? 'was given' : 'has'} ${keys.length})`, 'variant_keys');
+    }
+    return keys;
+  }
+
+  /** Every key must be a registered event definition of the environment. */
+  private async checkMetrics(scope: EnvironmentScope, value: unknown): Promise<string[]> {
+    const keys = checkKeyList(value, 'metric_keys', MAX_METRIC_KEYS);
+    if (keys.length === 0) return keys;
+    const registered = new Set((await this.repos.eventDefinitions.list(scope)).map((definition) => definition.key));
+    const unknown = keys.filter((key) => !registered.has(key));
+    if (unknown.length > 0) throw invalidArgument(`metric_keys: ${unknown.join(', ')} not registered as event definitions of this environment`, 'metric_keys');
+    return keys;
+  }
+
+  private async audit(principal: Principal, scope: EnvironmentScope, action: string, experimentId: string, details: Record<string, unknown> = {}): Promise<void> {
+    await this.repos.audit.append({
+      orgId: scope.orgId,
+      actor: actorOf(principal),
+      action,
+      resourceType: 'experiment',
+      resourceId: experimentId,
+      atMs: this.now(),
+      details: { environment_id: scope.environmentId, ...details },
+    });
+  }
+}

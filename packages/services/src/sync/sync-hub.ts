@@ -1,0 +1,167 @@
+import { invalidArgument, type EnvironmentScope, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import type { CredentialVerifier } from '../auth/credential-verifier.ts';
+import { requireAllowed } from '../authorization.ts';
+import type { DefinitionSnapshots } from '../evaluation/definition-snapshots.ts';
+import type { ScopeResolver } from '../scopes.ts';
+import { EnvironmentChannel } from './environment-channel.ts';
+import { SyncStream } from './sync-stream.ts';
+import type { SyncHolder, SyncSink, SyncStreamHandle } from './sync-types.ts';
+
+export interface SyncHubDeps {
+  snapshots: Pick<DefinitionSnapshots, 'get' | 'onChange'>;
+  scopes: Pick<ScopeResolver, 'environment'>;
+  verifier: Pick<CredentialVerifier, 'onRevoked'>;
+  sdkKeys: Pick<SdkKeyRepository, 'list'>;
+}
+
+export interface SyncHubOptions {
+  /** How long a stream may stay unread (its transport buffer full) before RESOURCE_EXHAUSTED. */
+  maxStallMs?: number;
+  /** Told about failures to load definitions (the affected streams are closed with UNAVAILABLE). */
+  onError?: (error: unknown, scope: EnvironmentScope) => void;
+}
+
+export interface SyncHubStats {
+  streams: number;
+  environments: number;
+  /** Streams whose transport buffer is full right now. */
+  congested: number;
+}
+
+/** Default of SyncHubOptions.maxStallMs. */
+export const DEFAULT_MAX_STALL_MS = 30_000;
+
+/**
+ * How long a revoked key id is remembered. A stream whose key was checked just before the
+ * revocation, but registered just after it, is refused on registration.
+ */
+const REVOKED_MEMORY_MS = 5 * 60_000;
+
+/**
+ * The definitions sync streams of this process, independent of any transport (DECISIONS §9).
+ *
+ * Each environment with open streams has a channel holding the state last sent. A definition
+ * change — announced on every instance by DefinitionSnapshots, whatever instance made it — makes
+ * the channel reload once and send only the difference to all its streams; a lost notification
+ * connection makes it send full snapshots. Revoking an SDK key ends that key's streams with
+ * UNAUTHENTICATED; `stop()` ends all streams with UNAVAILABLE.
+ */
+export class SyncHub {
+  private readonly channels = new Map<string, EnvironmentChannel>();
+  private readonly streamsByKey = new Map<string, Set<SyncStream>>();
+  private readonly unsubscribers: Array<() => void> = [];
+  private readonly recentlyRevoked = new Map<string, number>();
+  private readonly maxStallMs: number;
+  private readonly onError: (error: unknown, scope: EnvironmentScope) => void;
+  private stopped = false;
+
+  constructor(
+    private readonly deps: SyncHubDeps,
+    options: SyncHubOptions = {},
+  ) {
+    this.maxStallMs = options.maxStallMs ?? DEFAULT_MAX_STALL_MS;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  start(): void {
+    this.unsubscribers.push(
+      this.deps.snapshots.onChange((change) => {
+        if (change.environmentId !== undefined) this.channels.get(change.environmentId)?.markChanged(false);
+        else if (change.projectId !== undefined) {
+          for (const channel of this.channels.values()) if (channel.scope.projectId === change.projectId) channel.markChanged(false);
+        } else {
+          for (const channel of this.channels.values()) channel.markChanged(true);
+        }
+      }),
+      this.deps.verifier.onRevoked((sdkKeyId) => {
+        this.rememberRevoked(sdkKeyId);
+        for (const stream of [...(this.streamsByKey.get(sdkKeyId) ?? [])]) stream.close('UNAUTHENTICATED', 'the SDK key was revoked');
+      }),
+    );
+  }
+
+  /**
+   * The environment a caller may sync: an SDK key only its own (another id is PERMISSION_DENIED,
+   * an empty one means its own); a user an environment of its org (else NOT_FOUND).
+   */
+  async authorize(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+    const id = environmentId === '' && principal.kind === 'sdk_key' ? principal.environmentId : environmentId;
+    if (id === '') throw invalidArgument('environment_id is required', 'environment_id');
+    const scope = await this.deps.scopes.environment(principal, id);
+    requireAllowed(principal, 'flag.sync', { orgId: scope.orgId, environmentId: scope.environmentId });
+    return scope;
+  }
+
+  /**
+   * Opens a stream on an authorized environment: the sink gets the full snapshot (sequence 1)
+   * as soon as it is loaded, then every change. The transport reports 'drain' and cancellation on
+   * the returned handle.
+   */
+  open(scope: EnvironmentScope, holder: SyncHolder, sink: SyncSink): SyncStreamHandle {
+    const refusal = this.stopped
+      ? ({ code: 'UNAVAILABLE', reason: 'the server is shutting down; reconnect' } as const)
+      : holder.sdkKeyId !== undefined && this.recentlyRevoked.has(holder.sdkKeyId)
+        ? ({ code: 'UNAUTHENTICATED', reason: 'the SDK key was revoked' } as const)
+        : null;
+    let channel = this.channels.get(scope.environmentId);
+    if (!channel) {
+      channel = new EnvironmentChannel(scope, { snapshots: this.deps.snapshots, sdkKeys: this.deps.sdkKeys, onError: this.onError });
+      // A refused stream never joins, so its environment is not kept either.
+      if (!refusal) this.channels.set(scope.environmentId, channel);
+    }
+    const owner = channel;
+    const stream = new SyncStream(holder, sink, owner, this.maxStallMs, (ended) => this.forget(owner, ended));
+    if (refusal) {
+      stream.close(refusal.code, refusal.reason);
+      return stream;
+    }
+    if (holder.sdkKeyId !== undefined) {
+      let streams = this.streamsByKey.get(holder.sdkKeyId);
+      if (!streams) this.streamsByKey.set(holder.sdkKeyId, (streams = new Set()));
+      streams.add(stream);
+    }
+    owner.add(stream);
+    return stream;
+  }
+
+  stats(): SyncHubStats {
+    let streams = 0;
+    let congested = 0;
+    for (const channel of this.channels.values()) {
+      streams += channel.streams.size;
+      for (const stream of channel.streams) if (stream.isCongested) congested++;
+    }
+    return { streams, environments: this.channels.size, congested };
+  }
+
+  /** Ends every stream with UNAVAILABLE (clients reconnect elsewhere) and refuses new ones. */
+  stop(): Promise<void> {
+    this.stopped = true;
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    for (const channel of [...this.channels.values()]) {
+      for (const stream of [...channel.streams]) stream.close('UNAVAILABLE', 'the server is shutting down; reconnect');
+    }
+    return Promise.resolve();
+  }
+
+  private rememberRevoked(sdkKeyId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.recentlyRevoked) {
+      if (now - at < REVOKED_MEMORY_MS) break; // insertion order is time order
+      this.recentlyRevoked.delete(id);
+    }
+    this.recentlyRevoked.delete(sdkKeyId);
+    this.recentlyRevoked.set(sdkKeyId, now);
+  }
+
+  private forget(channel: EnvironmentChannel, stream: SyncStream): void {
+    channel.streams.delete(stream);
+    // The state of an environment nobody streams is not kept; the next stream loads it afresh.
+    if (channel.streams.size === 0 && this.channels.get(channel.scope.environmentId) === channel) this.channels.delete(channel.scope.environmentId);
+    const keyId = stream.holder.sdkKeyId;
+    if (keyId === undefined) return;
+    const streams = this.streamsByKey.get(keyId);
+    streams?.delete(stream);
+    if (streams?.size === 0) this.streamsByKey.delete(keyId);
+  }
+}

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { MetricValueType } from '@switchyard/core';
+import { storedValue, validateEvents, validateExposures, type IncomingEvent } from '../src/events/event-validation.ts';
+
+const NOW = 1_800_000_000_000;
+const definitions = new Map<string, MetricValueType>([
+  ['signup', 'bool'],
+  ['clicks', 'int'],
+  ['revenue', 'double'],
+]);
+const event = (metric_key: unknown, extra: Partial<IncomingEvent> = {}): IncomingEvent => ({ metric_key, context_type: 'user', context_key: 'u1', ...extra });
+
+describe('storedValue (DECISIONS §6 value typing)', () => {
+  test('bool takes true/false as 1/0; a missing value (absent or null) is true; anything else is refused', () => {
+    assert.equal(storedValue('bool', true), 1);
+    assert.equal(storedValue('bool', false), 0);
+    assert.equal(storedValue('bool', undefined), 1);
+    assert.equal(storedValue('bool', null), 1);
+    for (const value of [1, 0, 'true', {}, []]) assert.equal(storedValue('bool', value), null, JSON.stringify(value));
+  });
+
+  test('int takes safe integers only; a missing value is refused', () => {
+    assert.equal(storedValue('int', 3), 3);
+    assert.equal(storedValue('int', -7), -7);
+    assert.equal(storedValue('int', 0), 0);
+    assert.equal(storedValue('int', 3.0), 3, 'JSON cannot tell 3.0 from 3');
+    for (const value of [1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '3', true, null, undefined]) {
+      assert.equal(storedValue('int', value), null, String(value));
+    }
+  });
+
+  test('double takes any finite number; a missing value is refused', () => {
+    assert.equal(storedValue('double', 2.5), 2.5);
+    assert.equal(storedValue('double', 4), 4);
+    assert.equal(storedValue('double', -1e300), -1e300);
+    for (const value of [Number.NaN, Number.NEGATIVE_INFINITY, '2.5', false, null, undefined]) {
+      assert.equal(storedValue('double', value), null, String(value));
+    }
+  });
+});
+
+describe('validateEvents', () => {
+  test('accepted events become rows; timestamp defaults to the receipt time (absent, null or 0)', () => {
+    const { rows, answer } = validateEvents(
+      [
+        event('signup'),
+        event('clicks', { value: 2, timestamp_ms: 1_700_000_000_000 }),
+        event('revenue', { value: 9.5, timestamp_ms: null }),
+        event('signup', { value: false, timestamp_ms: 0 }),
+      ],
+      definitions,
+      NOW,
+    );
+    assert.deepEqual(answer, { accepted_count: 4, rejected_keys: [] });
+    assert.deepEqual(rows, [
+      { metricKey: 'signup', contextType: 'user', contextKey: 'u1', value: 1, timestampMs: NOW },
+      { metricKey: 'clicks', contextType: 'user', contextKey: 'u1', value: 2, timestampMs: 1_700_000_000_000 },
+      { metricKey: 'revenue', contextType: 'user', contextKey: 'u1', value: 9.5, timestampMs: NOW },
+      { metricKey: 'signup', contextType: 'user', contextKey: 'u1', value: 0, timestampMs: NOW },
+    ]);
+  });
+
+  test('unknown keys and wrong types are rejected; each key once, in order of first appearance; the rest accepted', () => {
+    const { rows, answer } = validateEvents(
+      [
+        event('nope'),
+        event('clicks', { value: 1.5 }),
+        event('clicks', { value: 2 }),
+        event('nope'),
+        event('signup', { value: 'yes' }),
+        event('clicks', { value: 'x' }),
+      ],
+      definitions,
+      NOW,
+    );
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['nope', 'clicks', 'signup'] });
+    assert.equal(rows.length, 1);
+  });
+
+  test('missing or malformed fields reject the event with its key, or "" when the key itself is missing', () => {
+    const cases: Array<[IncomingEvent, string]> = [
+      [{ context_type: 'user', context_key: 'u1' }, ''],
+      [event(42), ''],
+      [event('signup', { context_type: undefined }), 'signup'],
+      [event('signup', { context_type: '' }), 'signup'],
+      [event('signup', { context_type: 'x'.repeat(65) }), 'signup'],
+      [event('signup', { context_key: undefined }), 'signup'],
+      [event('signup', { context_key: 7 }), 'signup'],
+      [event('signup', { context_key: 'k'.repeat(513) }), 'signup'],
+      [event('signup', { timestamp_ms: -1 }), 'signup'],
+      [event('signup', { timestamp_ms: 1.5 }), 'signup'],
+      [event('signup', { timestamp_ms: '1700000000000' }), 'signup'],
+    ];
+    for (const [input, key] of cases) {
+      assert.deepEqual(validateEvents([input], definitions, NOW), { rows: [], answer: { accepted_count: 0, rejected_keys: [key] } }, JSON.stringify(input));
+    }
+    const longest = validateEvents([event('signup', { context_type: 't'.repeat(64), context_key: 'k'.repeat(512) })], definitions, NOW);
+    assert.equal(longest.answer.accepted_count, 1);
+  });
+
+  test('no definitions: every event is rejected', () => {
+    assert.deepEqual(validateEvents([event('signup'), event('clicks', { value: 1 })], new Map(), NOW).answer, {
+      accepted_count: 0,
+      rejected_keys: ['signup', 'clicks'],
+    });
+  });
+});
+
+describe('validateExposures', () => {
+  const flags = new Map([['checkout', new Set(['control', 'treatment'])]]);
+  const exposure = (extra: Record<string, unknown> = {}) => ({ flag_key: 'checkout', variant_key: 'treatment', context_type: 'user', context_key: 'u1', ...extra });
+
+  test('an exposure to an existing variant of an active flag is accepted, timestamp defaulting to receipt', () => {
+    const { rows, answer } = validateExposures([exposure(), exposure({ variant_key: 'control', timestamp_ms: 5 })], flags, NOW);
+    assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [] });
+    assert.deepEqual(rows, [
+      { flagKey: 'checkout', variantKey: 'treatment', contextType: 'user', contextKey: 'u1', timestampMs: NOW },
+      { flagKey: 'checkout', variantKey: 'control', contextType: 'user', contextKey: 'u1', timestampMs: 5 },
+    ]);
+  });
+
+  test('an unknown flag or variant, or a missing field, rejects the exposure with its flag key (or "")', () => {
+    const { rows, answer } = validateExposures(
+      [
+        exposure({ flag_key: 'ghost' }),
+        exposure({ variant_key: 'missing' }),
+        exposure({ variant_key: undefined }),
+        exposure({ context_key: '' }),
+        exposure({ flag_key: undefined }),
+        exposure({ timestamp_ms: -3 }),
+        exposure(),
+      ],
+      flags,
+      NOW,
+    );
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['ghost', 'checkout', ''] });
+    assert.equal(rows.length, 1);
+  });
+});
