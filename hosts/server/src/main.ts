@@ -7,6 +7,7 @@ import { DEV_ADMIN_EMAIL } from './bootstrap.ts';
 import { writeDevAdminPassword } from './dev-secrets.ts';
 import { createLogger } from './logging.ts';
 import { startServer, type RunningServer } from './server.ts';
+import { isDriverWriteOnClosedSocket } from '@switchyard/postgres';
 
 function printLoginHelp(config: Config, server: RunningServer): void {
   const admin = server.bootstrap.createdAdmin;
@@ -45,6 +46,18 @@ async function main(): Promise<void> {
 
   const logging = createLogger({ filter: config.logFilter, json: config.appEnv === 'production' });
   const log = logging.forModule('server');
+  // A known driver bug throws from a timer when the database drops a transaction's connection
+  // (see isDriverWriteOnClosedSocket): survive that one; anything else uncaught ends the process.
+  const onUncaught = (error: unknown): void => {
+    if (isDriverWriteOnClosedSocket(error)) {
+      log.warn({ err: { message: (error as Error).message } }, 'database connection lost inside a transaction (driver bug ignored)');
+      return;
+    }
+    log.fatal({ err: error }, 'uncaught exception');
+    process.exit(1);
+  };
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onUncaught);
   let server: RunningServer;
   try {
     server = await startServer(config, logging);

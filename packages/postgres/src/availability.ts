@@ -24,3 +24,21 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code !== 'string') return false;
   return CONNECTION_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code);
 }
+
+/**
+ * postgres.js 3.4.x bug (porsager/postgres#1208, unfixed upstream): when a connection dies in the
+ * middle of `sql.begin()`, the library's own ROLLBACK is written to the already-closed socket from
+ * a timer callback. That surfaces as an uncaught TypeError, or as an unhandled rejection of the
+ * ROLLBACK with a connection-lost code, which nobody can catch. The transaction's promise has
+ * already rejected (CONNECTION_CLOSED) by then, so these carry no information and are safe to
+ * ignore; anything else uncaught is not. The host's process handlers use this to survive a
+ * database restart instead of exiting.
+ */
+export function isDriverWriteOnClosedSocket(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const stack = error.stack ?? '';
+  if (!/[\\/]postgres[\\/]src[\\/](connection|query|index)\.js/.test(stack)) return false;
+  if (error instanceof TypeError) return true;
+  const code = (error as { code?: unknown }).code;
+  return code === 'CONNECTION_CLOSED' || code === 'CONNECTION_DESTROYED' || code === 'CONNECTION_ENDED';
+}
