@@ -16,7 +16,7 @@ export interface LoadJob {
   connections: number;
   durationSeconds: number;
   headers: Record<string, string>;
-  /** Sent in order by every connection, round and round. */
+  /** The rotation: each connection sends its own share of it in order, round and round. */
   requests: LoadRequest[];
 }
 
@@ -39,14 +39,35 @@ export interface LoadSummary {
   durationSeconds: number;
 }
 
+/**
+ * The rotation split into one share per connection, together covering every request once.
+ * autocannon deep-clones its options and pre-builds every request of `requests` for each
+ * connection as it opens them: handing all 4,096 requests to each of 64 connections kept this
+ * process busy for seconds at the start of every run, while the first connections' requests waited
+ * (multi-second "max" latencies, and runs that were partly idle).
+ */
+function shares(requests: LoadRequest[], connections: number): autocannon.Request[][] {
+  const all = requests.map((request): autocannon.Request => ({ method: 'POST', path: request.path, body: request.body }));
+  const size = Math.max(1, Math.ceil(all.length / connections));
+  return Array.from({ length: connections }, (_, i) => {
+    const start = (i * size) % all.length;
+    const share = all.slice(start, start + size);
+    return share.length > 0 ? share : all.slice(0, size);
+  });
+}
+
 async function run(job: LoadJob): Promise<LoadSummary> {
+  const perConnection = shares(job.requests, job.connections);
+  let opened = 0;
   const result = await autocannon({
     url: job.url,
     connections: job.connections,
     duration: job.durationSeconds,
     method: 'POST',
     headers: job.headers,
-    requests: job.requests.map((request) => ({ method: 'POST', path: request.path, body: request.body })),
+    // One request to clone and build per connection; setupClient then gives it its own share.
+    requests: perConnection[0]!.slice(0, 1),
+    setupClient: (client) => client.setRequests(perConnection[opened++ % perConnection.length]!),
   });
   const statusCounts: Record<string, number> = {};
   for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) statusCounts[status] = stats.count ?? 0;
