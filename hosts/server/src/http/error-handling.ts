@@ -44,14 +44,14 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else if (isDatabaseUnavailable(error)) {
       status = HTTP_STATUS_BY_CODE.UNAVAILABLE;
       body = { error: 'the database is unavailable; retry later', code: 'UNAVAILABLE' };
-      request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
+      request.log.warn({ reqId: request.id, err: { message: error.message, code: error.code } }, 'database unavailable');
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       status = error.statusCode;
       body = { error: error.message, code: codeForStatus(status) };
     } else {
       status = 500;
       body = { error: 'internal error', code: 'INTERNAL' };
-      request.log.error({ err: error }, 'unhandled error');
+      request.log.error({ reqId: request.id, err: error }, 'unhandled error');
     }
     void reply.code(status).type('application/json; charset=utf-8').send(body);
   });

@@ -84,10 +84,22 @@ export function murmur3(input: string): number {
 let suffixFlag = '';
 let suffixProject = '';
 let suffixEnvironment = '';
-let suffixBytes = new Uint8Array(0);
+let suffixBytes: Uint8Array = new Uint8Array(0);
+
+/**
+ * Earlier suffixes by project → environment → flag, for a server that rotates over many flags
+ * (re-encoding on every change of flag cost several µs per evaluation). Bounded: cleared when large.
+ */
+const suffixCache = new Map<string, Map<string, Map<string, Uint8Array>>>();
+let suffixCacheEntries = 0;
+const MAX_SUFFIX_CACHE_ENTRIES = 50_000;
 
 function suffixFor(flagKey: string, projectId: string, environmentId: string): Uint8Array {
-  if (flagKey !== suffixFlag || projectId !== suffixProject || environmentId !== suffixEnvironment) {
+  if (flagKey === suffixFlag && projectId === suffixProject && environmentId === suffixEnvironment) return suffixBytes;
+  let byEnvironment = suffixCache.get(projectId);
+  let byFlag = byEnvironment?.get(environmentId);
+  let bytes = byFlag?.get(flagKey);
+  if (bytes === undefined) {
     let at = 0;
     scratch[at++] = SLASH;
     at = writeUtf8(flagKey, at);
@@ -95,12 +107,23 @@ function suffixFor(flagKey: string, projectId: string, environmentId: string): U
     at = writeUtf8(projectId, at);
     scratch[at++] = SLASH;
     at = writeUtf8(environmentId, at);
-    suffixBytes = scratch.slice(0, at);
-    suffixFlag = flagKey;
-    suffixProject = projectId;
-    suffixEnvironment = environmentId;
+    bytes = scratch.slice(0, at);
+    if (suffixCacheEntries >= MAX_SUFFIX_CACHE_ENTRIES) {
+      suffixCache.clear();
+      suffixCacheEntries = 0;
+      byEnvironment = undefined;
+      byFlag = undefined;
+    }
+    if (byEnvironment === undefined) suffixCache.set(projectId, (byEnvironment = new Map()));
+    if (byFlag === undefined) byEnvironment.set(environmentId, (byFlag = new Map()));
+    byFlag.set(flagKey, bytes);
+    suffixCacheEntries++;
   }
-  return suffixBytes;
+  suffixFlag = flagKey;
+  suffixProject = projectId;
+  suffixEnvironment = environmentId;
+  suffixBytes = bytes;
+  return bytes;
 }
 
 /**
