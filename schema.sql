@@ -160,7 +160,9 @@ CREATE TABLE IF NOT EXISTS events (
 ) PARTITION BY RANGE (received_at_ms);
 CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT;
 -- Per-experiment aggregation: events of one environment and metric, per context, in a time window.
-CREATE INDEX IF NOT EXISTS events_by_metric ON events (environment_id, metric_key, context_type, context_key, timestamp_ms);
+-- Covering (org_id, value included): the stats aggregation reads it in order with an index-only
+-- scan and sums each context's events without a sort or a hash table (see docs/decisions.md).
+CREATE INDEX IF NOT EXISTS events_by_metric ON events (environment_id, metric_key, context_type, context_key, timestamp_ms) INCLUDE (org_id, value);
 -- "Did anything arrive after the results were computed" (is_stale): rows are appended in receipt
 -- order, so a BRIN index (a few pages) finds the newest ones without reading the rest.
 CREATE INDEX IF NOT EXISTS events_by_receipt ON events USING brin (received_at_ms);
@@ -176,7 +178,8 @@ CREATE TABLE IF NOT EXISTS exposures (
   received_at_ms  bigint NOT NULL
 ) PARTITION BY RANGE (received_at_ms);
 CREATE TABLE IF NOT EXISTS exposures_default PARTITION OF exposures DEFAULT;
-CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms);
+-- Covering too: each context's first exposure (ties broken by variant key) straight from index order.
+CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms, variant_key) INCLUDE (org_id);
 CREATE INDEX IF NOT EXISTS exposures_by_receipt ON exposures USING brin (received_at_ms);
 
 -- Answers to batch requests that carried an Idempotency-Key, kept 24 hours.

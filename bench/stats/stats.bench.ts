@@ -2,17 +2,20 @@
  * Recompute time of one experiment's results over 1,000,000 exposures and 10,000,000 events
  * (issue target: under 10 s on this machine).
  *
- *   npx tsx bench/stats/stats.bench.ts [--exposures 1000000] [--events 10000000] [--runs 3]
+ *   npx tsx bench/stats/stats.bench.ts [--exposures 1000000] [--events 10000000] [--runs 3] [--organic-indexes]
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded PostgreSQL; a fresh
  * database is created for the run and dropped afterwards. The rows are generated inside
- * PostgreSQL (generate_series), then VACUUM ANALYZE runs, as autovacuum would after such a load.
+ * PostgreSQL (generate_series) with the indexes built after the load (`--organic-indexes`: kept
+ * during it, as live traffic builds them — minutes slower), then VACUUM ANALYZE runs, as autovacuum
+ * would after such a load.
  *
  * Timed: ResultsComputer.compute — everything a stats job does (look-ups, the aggregation in SQL,
  * the statistics in core, saving the results) — `--runs` times, median reported. Baseline, same
  * run: a bare `SELECT count(*)` over the same events (the floor of any pass over them).
  * Also shown: the staleness probe every results read makes (`is_stale`).
  */
+import { loadavg } from 'node:os';
 import { connect } from '../../packages/postgres/src/connect.ts';
 import { migrate } from '../../packages/postgres/src/migrate.ts';
 import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
@@ -21,7 +24,7 @@ import { openBenchDatabase } from '../evaluate/bench-database.ts';
 import { median, option } from '../support/measure.ts';
 import { seedExperiment } from './seed.ts';
 
-const sizes = { exposures: option('exposures', 1_000_000), events: option('events', 10_000_000) };
+const sizes = { exposures: option('exposures', 1_000_000), events: option('events', 10_000_000), organicIndexes: process.argv.includes('--organic-indexes') };
 const runs = option('runs', 3);
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
@@ -35,7 +38,8 @@ const sql = connect(database.url, { poolSize: 4, applicationName: 'switchyard-be
 try {
   await migrate(sql);
   const [server] = await sql<{ version: string }[]>`SELECT current_setting('server_version') AS version`;
-  console.log(`stats: PostgreSQL ${server?.version} (${database.source}), node ${process.version}`);
+  const loadBefore = loadavg()[0] ?? 0;
+  console.log(`stats: PostgreSQL ${server?.version} (${database.source}), node ${process.version}, load average ${loadBefore.toFixed(2)}`);
   console.log(`seeding ${sizes.exposures.toLocaleString('en-US')} exposures and ${sizes.events.toLocaleString('en-US')} events ...`);
   const seeding = await timed(() => seedExperiment(sql, sizes));
   const vacuum = await timed(() => sql`VACUUM ANALYZE events, exposures`);
@@ -68,7 +72,10 @@ try {
   const cells = rows.map((r) => [r.name, median(r.runs).toFixed(0), Math.min(...r.runs).toFixed(0), Math.max(...r.runs).toFixed(0), `${(median(r.runs) / base).toFixed(2)}x`]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  console.log(`${runs} runs each, median reported`);
+  const loadAfter = loadavg()[0] ?? 0;
+  console.log(`${runs} runs each, median reported; load average at the end ${loadAfter.toFixed(2)}`);
+  // The database server shares the machine: other work inflates every figure, the baseline too.
+  if (loadAfter > 1) console.log(`NOTE: the machine was busy (1-minute load ${loadAfter.toFixed(2)}); figures are inflated.`);
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const c of cells) console.log(line(c));
@@ -84,6 +91,7 @@ try {
       exposures: sizes.exposures,
       events: sizes.events,
       participants: seeded.participants,
+      organic_indexes: sizes.organicIndexes,
       runs,
       seed_ms: Math.round(seeding.ms),
       baseline_count_ms: Math.round(base),
@@ -93,6 +101,7 @@ try {
       staleness_probe_ms: Number(median(staleness).toFixed(2)),
       ratio_to_baseline: Number((median(recompute) / base).toFixed(2)),
       target_ms: 10_000,
+      load_average: Number(loadAfter.toFixed(2)),
     }),
   );
 } finally {

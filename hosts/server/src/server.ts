@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgChangeNotifier, PgIngestWrites, createPostgresRepositories, isMigrated } from '@switchyard/postgres';
+import { PgChangeNotifier, PgIngestWrites, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -120,6 +120,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const statsWorker = new StatsWorker(repos, new ResultsComputer(repos, { intervalMs: config.statsIntervalMs }), {
       pollMs: config.statsPollMs,
       intervalMs: config.statsIntervalMs,
+      isTransient: isDatabaseUnavailable,
       log: (level, message, fields) => statsLog[level](fields ?? {}, message),
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.

@@ -82,10 +82,12 @@ describe('StatsWorker', () => {
     const gone = await w.stats.triggerRecompute(w.admin, doomed.id);
     await w.experiments.remove(w.admin, w.scope, doomed.id);
     const finished = await worker().runPending();
-    assert.deepEqual(finished.map((j) => [j.id, j.status, j.error]), [
+    // Created in the same millisecond, the two may be claimed in either order.
+    const byId = (rows: string[][]) => rows.sort((x, y) => (x[0] ?? '').localeCompare(y[0] ?? ''));
+    assert.deepEqual(byId(finished.map((j) => [j.id, j.status, j.error])), byId([
       [ok.id, 'completed', ''],
       [gone.id, 'failed', `experiment ${doomed.id} no longer exists`],
-    ]);
+    ]));
     const logged: string[] = [];
     const broken = await w.stats.triggerRecompute(w.admin, experiment.id);
     const failing = worker({ compute: async () => { throw new Error('relation "x" does not exist'); } }, { log: (_level: string, message: string) => logged.push(message) });
@@ -93,6 +95,18 @@ describe('StatsWorker', () => {
     assert.deepEqual([failed?.id, failed?.status], [broken.id, 'failed']);
     assert.doesNotMatch(failed?.error ?? '', /relation/, 'no SQL text in the job');
     assert.deepEqual(logged, ['stats: computation failed']);
+  });
+
+  test('a transient error leaves the job to its lease: claimed again later, not failed', async () => {
+    const experiment = await activeExperiment();
+    const job = await w.stats.triggerRecompute(w.admin, experiment.id);
+    const outage = Object.assign(new Error('connection lost'), { code: 'CONNECTION_CLOSED' });
+    const flaky = worker({ compute: async () => { throw outage; } }, { leaseMs: 5, isTransient: (error: unknown) => error === outage });
+    await flaky.runNext();
+    assert.equal((await w.stats.getJob(w.admin, job.id)).status, 'running');
+    await sleep(10);
+    const [retried] = await worker().runPending();
+    assert.deepEqual([retried?.id, retried?.status, retried?.attempts], [job.id, 'completed', 2]);
   });
 
   test('schedule enqueues due ACTIVE experiments once', async () => {

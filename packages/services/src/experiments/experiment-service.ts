@@ -1,4 +1,5 @@
 import {
+  DomainError,
   failedPrecondition,
   invalidArgument,
   nextStatus,
@@ -164,7 +165,9 @@ export class ExperimentService {
     this.authorize(principal, 'experiment.read', scope);
     const experiment = await this.require(scope, experimentId);
     const results = await this.repos.results.get(scope, experimentId);
-    if (!results) throw notFound(`results of experiment '${experimentId}' (not computed yet: POST /v1/experiments/${experimentId}/recompute)`);
+    if (!results) {
+      throw new DomainError('NOT_FOUND', `results of experiment '${experimentId}' not computed yet (POST /v1/experiments/${experimentId}/recompute)`);
+    }
     const isStale = await this.repos.experimentData.dataArrivedSince(scope, {
       flagKey: experiment.flagKey,
       metricKeys: experiment.metricKeys,

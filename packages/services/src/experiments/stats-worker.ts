@@ -18,6 +18,11 @@ export interface StatsWorkerOptions {
   keepFinishedMs?: number;
   /** A job claimed this many times (each claim after a lost lease) is failed instead of run again. */
   maxAttempts?: number;
+  /**
+   * Errors after which the job is left to its lease instead of failed (e.g. the database is
+   * unreachable): it is claimed again once the lease expires, up to maxAttempts.
+   */
+  isTransient?: (error: unknown) => boolean;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
 }
@@ -55,6 +60,7 @@ export class StatsWorker {
   readonly scheduleEveryMs: number;
   private readonly keepFinishedMs: number;
   private readonly maxAttempts: number;
+  private readonly isTransient: (error: unknown) => boolean;
   private readonly log: NonNullable<StatsWorkerOptions['log']>;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
@@ -74,6 +80,7 @@ export class StatsWorker {
     this.scheduleEveryMs = options.scheduleEveryMs ?? Math.max(this.pollMs, Math.min(this.intervalMs, 15_000));
     this.keepFinishedMs = options.keepFinishedMs ?? DEFAULTS.keepFinishedMs;
     this.maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
+    this.isTransient = options.isTransient ?? (() => false);
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
   }
@@ -132,6 +139,10 @@ export class StatsWorker {
     try {
       await this.computer.compute(job.orgId, job.experimentId);
     } catch (error) {
+      if (this.isTransient(error)) {
+        this.log('warn', 'stats: computation interrupted; the job is retried when its lease expires', { job_id: job.id, error: (error as Error).message });
+        return job;
+      }
       failure = failureText(error);
       if (!isDomainError(error)) this.log('error', 'stats: computation failed', { job_id: job.id, error: (error as Error).message });
     } finally {
