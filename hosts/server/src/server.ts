@@ -131,12 +131,12 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier),
-      evaluation: new EvaluationService(repos, snapshots),
+      evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures)),
       snapshots,
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,
       sync,
-      experiments: new ExperimentService(repos, scopes),
+      experiments: new ExperimentService(repos, scopes, Date.now, notifier),
       stats: new StatsService(repos),
     };
     const bootstrapResult = await bootstrap(repos, hasher, {

@@ -55,7 +55,7 @@ class FakeSnapshots {
     const segments = new Map(data.segments.map((s) => [s.key, structuredClone(s)]));
     if (this.gate) await this.gate;
     if (this.failing) throw new Error('database down');
-    return { scope, flags, segments, listSegmentKeysByFlag: new Map(), loadedAtMs: Date.now() };
+    return { scope, flags, segments, listSegmentKeysByFlag: new Map(), experimentFlagKeys: new Set(), loadedAtMs: Date.now() };
   }
 
   onChange(listener: (change: { environmentId?: string; projectId?: string }) => void): () => void {

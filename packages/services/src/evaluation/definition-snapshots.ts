@@ -1,4 +1,6 @@
 import type { ChangeNotifier, EnvironmentScope, Flag, Repositories, Segment } from '@switchyard/core';
+
+const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
 import { DEFINITIONS_CHANGED_CHANNEL, decodeChange } from '../flags/definition-events.ts';
 
 /** Everything evaluation reads of one environment, loaded once and shared by every request. */
@@ -9,6 +11,8 @@ export interface EnvironmentSnapshot {
   segments: ReadonlyMap<string, Segment>;
   /** List segments that some flag rule references (their membership needs a database lookup). */
   listSegmentKeysByFlag: ReadonlyMap<string, readonly string[]>;
+  /** Flags under an ACTIVE experiment: evaluating them records an exposure. */
+  experimentFlagKeys: ReadonlySet<string>;
   loadedAtMs: number;
 }
 
@@ -26,7 +30,7 @@ export class DefinitionSnapshots {
   private readonly listeners = new Set<(change: { environmentId?: string; projectId?: string }) => void>();
 
   constructor(
-    private readonly repos: Pick<Repositories, 'flags' | 'segments'>,
+    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'experiments'>,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
   ) {}
@@ -86,7 +90,12 @@ export class DefinitionSnapshots {
   }
 
   private async load(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
-    const [flags, segments] = await Promise.all([this.repos.flags.list(scope), this.repos.segments.list(scope)]);
+    const [flags, segments, experiments] = await Promise.all([
+      this.repos.flags.list(scope),
+      this.repos.segments.list(scope),
+      this.repos.experiments.list(scope),
+    ]);
+    const experimentFlagKeys = new Set(experiments.filter((e) => e.status === ACTIVE).map((e) => e.flagKey));
     const segmentMap = new Map(segments.map((s) => [s.key, s]));
     const activeFlags = new Map(flags.filter((f) => !f.archived).map((f) => [f.key, f]));
     const listSegmentKeysByFlag = new Map<string, string[]>();
@@ -94,6 +103,6 @@ export class DefinitionSnapshots {
       const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
       if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
     }
-    return { scope, flags: activeFlags, segments: segmentMap, listSegmentKeysByFlag, loadedAtMs: this.now() };
+    return { scope, flags: activeFlags, segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys, loadedAtMs: this.now() };
   }
 }

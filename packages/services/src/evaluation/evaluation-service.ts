@@ -5,6 +5,7 @@ import {
   type EnvironmentScope,
   type EvaluationContext,
   type EvaluationResult,
+  type Exposure,
   type ParameterValue,
   type Principal,
   type Repositories,
@@ -59,6 +60,12 @@ export class EvaluationService {
   constructor(
     private readonly repos: Pick<Repositories, 'segments'>,
     private readonly snapshots: DefinitionSnapshots,
+    /**
+     * Stores exposures (the server passes the ingest service's group-commit writer). Evaluations of
+     * flags under an ACTIVE experiment are answered only after their exposures are committed.
+     */
+    private readonly recordExposures?: (scope: EnvironmentScope, exposures: Array<Omit<Exposure, 'environmentId'>>) => Promise<unknown>,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** The environment an SDK key may evaluate in; another environment's id → 403. */
@@ -86,7 +93,24 @@ export class EvaluationService {
     }
     const isListMember = await this.membership(scope, snapshot, flags.map((f) => f.key), contexts);
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
-    return flags.map((flag) => evaluate(flag, contexts, environment));
+    const results = flags.map((flag) => evaluate(flag, contexts, environment));
+    if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
+    return results;
+  }
+
+  /**
+   * DECISIONS §6: evaluating a flag under an ACTIVE experiment records who saw which variant. The
+   * exposure is of the first context of the request (the SDK's primary context) and of the variant
+   * served, whatever the reason; the results computation ignores variants outside the experiment.
+   */
+  private async expose(scope: EnvironmentScope, snapshot: EnvironmentSnapshot, results: EvaluationResult[], contexts: EvaluationContext[]): Promise<void> {
+    const context = contexts[0];
+    if (!this.recordExposures || !context) return;
+    const timestampMs = this.now();
+    const exposures = results
+      .filter((result) => snapshot.experimentFlagKeys.has(result.flag_key) && result.is_enabled && result.variant_key !== '')
+      .map((result) => ({ flagKey: result.flag_key, variantKey: result.variant_key, contextType: context.context_type, contextKey: context.key, timestampMs }));
+    if (exposures.length > 0) await this.recordExposures(scope, exposures);
   }
 
   /** Looks up, in one query, every (list segment, context key) pair the flags could ask about. */

@@ -14,7 +14,9 @@ import {
   type Flag,
   type Principal,
   type Repositories,
+  type ChangeNotifier,
 } from '@switchyard/core';
+import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import { actorOf, requireAllowed } from '../authorization.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import {
@@ -52,6 +54,8 @@ export class ExperimentService {
     private readonly repos: Pick<Repositories, 'experiments' | 'results' | 'experimentData' | 'flags' | 'eventDefinitions' | 'audit'>,
     private readonly scopes: ScopeResolver,
     private readonly now: () => number = Date.now,
+    /** Told when an environment's set of ACTIVE experiments changes: evaluate records exposures for their flags. */
+    private readonly notifier?: ChangeNotifier,
   ) {}
 
   /** The scope of an environment id from a URL or request (another org's: NOT_FOUND). */
@@ -126,6 +130,7 @@ export class ExperimentService {
     this.authorize(principal, 'experiment.write', scope);
     const deleted = await this.repos.experiments.delete(scope, experimentId, version);
     await this.audit(principal, scope, 'experiment.delete', experimentId);
+    await this.announce(scope);
     return deleted;
   }
 
@@ -147,6 +152,7 @@ export class ExperimentService {
     }
     const moved = await this.repos.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, version);
     await this.audit(principal, scope, 'experiment.transition', experimentId, { from: current.status, to, reason });
+    await this.announce(scope);
     return moved;
   }
 
@@ -215,6 +221,11 @@ export class ExperimentService {
     const unknown = keys.filter((key) => !registered.has(key));
     if (unknown.length > 0) throw invalidArgument(`metric_keys: ${unknown.join(', ')} not registered as event definitions of this environment`, 'metric_keys');
     return keys;
+  }
+
+  /** The evaluation snapshots carry the flags under ACTIVE experiments: refresh them everywhere. */
+  private async announce(scope: EnvironmentScope): Promise<void> {
+    await this.notifier?.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: scope.environmentId }));
   }
 
   private async audit(principal: Principal, scope: EnvironmentScope, action: string, experimentId: string, details: Record<string, unknown> = {}): Promise<void> {
