@@ -7,10 +7,10 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
+import { freePort } from '../packages/postgres/src/testing/free-port.ts';
 
 const ROOTS = ['packages', 'hosts', 'test'];
 
@@ -28,17 +28,6 @@ function findTestFiles(): string[] {
     }
   }
   return files.sort();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 async function main(): Promise<number> {

@@ -24,7 +24,7 @@ import { loadConfig } from '../../hosts/server/src/config.ts';
 import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { option } from '../support/measure.ts';
-import { openBenchDatabase } from './bench-database.ts';
+import { openBenchDatabase } from '../support/bench-database.ts';
 import type { LoadJob, LoadRequest, LoadSummary } from './load-generator.ts';
 import { CONTEXT_COUNT, FLAG_COUNT, benchContexts, seedEnvironment, type SeededEnvironment } from './seed.ts';
 

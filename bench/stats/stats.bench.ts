@@ -20,7 +20,7 @@ import { connect } from '../../packages/postgres/src/connect.ts';
 import { migrate } from '../../packages/postgres/src/migrate.ts';
 import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
 import { ResultsComputer } from '../../packages/services/src/experiments/results-computer.ts';
-import { openBenchDatabase } from '../evaluate/bench-database.ts';
+import { openBenchDatabase } from '../support/bench-database.ts';
 import { median, option } from '../support/measure.ts';
 import { seedExperiment } from './seed.ts';
 

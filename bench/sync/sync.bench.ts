@@ -34,7 +34,7 @@ import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { median, option } from '../support/measure.ts';
 import { startBareSyncServer } from './bare-sync-server.ts';
-import { openSyncBenchDatabase } from './sync-database.ts';
+import { openBenchDatabase } from '../support/bench-database.ts';
 
 const STREAM_COUNTS = (process.argv.includes('--streams') ? process.argv[process.argv.indexOf('--streams') + 1] ?? '' : '1000,10000')
   .split(',')
@@ -236,7 +236,7 @@ interface Row {
 }
 
 const loadBefore = loadavg()[0] ?? 0;
-const db = await openSyncBenchDatabase();
+const db = await openBenchDatabase();
 const logging = createLogger({ filter: 'warn', json: true });
 const server = await startServer(
   loadConfig({

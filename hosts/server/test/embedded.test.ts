@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import { freePort } from '@switchyard/postgres/testing';
 import { portFrom, spawnServer } from './support/server-process.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-embedded-'));
 // Run as root, PostgreSQL runs as the `postgres` user, which must reach the data directory.

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { connect, startEmbeddedPostgres, type EmbeddedPostgresHandle, type Sql } from '@switchyard/postgres';
+import { freePort } from '@switchyard/postgres/testing';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logging.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
@@ -19,16 +19,6 @@ import { TEST_ADMIN, TEST_JWT_SECRET } from './support/test-server.ts';
  * its data kept across the restart).
  */
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 const runDir = mkdtempSync(path.join(tmpdir(), 'switchyard-outage-'));
 // Run as root, PostgreSQL runs as the `postgres` user, which must reach the data directory.
