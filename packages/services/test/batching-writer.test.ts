@@ -121,6 +121,33 @@ describe('BatchingWriter', () => {
     assert.deepEqual(writer.stats, { requests: 4, rows: 4, writes: 2, failedWrites: 0 });
   });
 
+  test('maxConcurrentWrites: 2 starts a second write while the first is in flight; later rows wait for one to end', async () => {
+    const store = controlledStore();
+    const writer = new BatchingWriter<number>(store.write, { maxDelayMs: 1, maxConcurrentWrites: 2 });
+    const first = writer.write(envA, [1]);
+    await tick(10);
+    const second = writer.write(envA, [2]);
+    await tick(10);
+    assert.equal(store.calls.length, 2, 'a second write while the first is in flight');
+    const later = [writer.write(envA, [3]), writer.write(envA, [4])];
+    await tick(10);
+    assert.equal(store.calls.length, 2, 'no third write while two are in flight');
+    store.calls[1]?.settle();
+    await second;
+    await tick();
+    assert.equal(store.calls.length, 3);
+    assert.deepEqual(store.calls[2]?.rows, [3, 4]);
+    const flushed = watch(writer.flush());
+    await tick();
+    assert.ok(!flushed.settled, 'flush waits for every write in flight');
+    store.calls[0]?.settle();
+    store.calls[2]?.settle();
+    await Promise.all([first, ...later]);
+    await tick();
+    assert.ok(flushed.settled);
+    assert.deepEqual(writer.stats, { requests: 4, rows: 4, writes: 3, failedWrites: 0 });
+  });
+
   test('maxRows waiting starts the write at once, without waiting for the delay', async () => {
     const store = controlledStore();
     const writer = new BatchingWriter<number>(store.write, { maxDelayMs: 60_000, maxRows: 3 });

@@ -8,6 +8,12 @@ export interface BatchingWriterOptions {
   maxDelayMs?: number;
   /** Waiting rows of one environment that start its write at once (default 5,000). */
   maxRows?: number;
+  /**
+   * Writes of one environment in flight at once (default 1). Above 1, rows that arrive while the
+   * database works on one write start another on a second connection instead of waiting for it:
+   * more of PostgreSQL's cores work on one busy environment, at the price of more, smaller writes.
+   */
+  maxConcurrentWrites?: number;
 }
 
 /** What the writer has done so far: for tests and metrics. */
@@ -39,9 +45,10 @@ interface Group<Row> {
  * function (in PostgreSQL one INSERT statement, see PgIngestWrites):
  * - the first waiting rows wait at most `maxDelayMs` for company, or not at all once their
  *   environment has `maxRows` waiting;
- * - while an environment's transaction is in flight, its newer rows wait for it to end and then
- *   go together: under load the batches grow with the database's latency instead of the number
- *   of transactions growing with the number of requests. Environments write concurrently.
+ * - while an environment has `maxConcurrentWrites` transactions in flight (default 1), its newer
+ *   rows wait for one to end and then go together: under load the batches grow with the
+ *   database's latency instead of the number of transactions growing with the number of
+ *   requests. Environments write concurrently.
  *
  * Guarantees:
  * 1. write() resolves only after the write holding its rows committed: nothing is acknowledged
@@ -52,10 +59,13 @@ interface Group<Row> {
 export class BatchingWriter<Row> {
   private readonly maxDelayMs: number;
   private readonly maxRows: number;
+  private readonly maxConcurrentWrites: number;
   /** Rows waiting, by environment. */
   private readonly pending = new Map<string, Group<Row>>();
-  /** Environments with a transaction in flight, and that transaction. */
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Writes in flight, by environment. */
+  private readonly inFlight = new Map<string, number>();
+  /** Every write in flight (flush waits for them). */
+  private readonly writing = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly counters: BatchingWriterStats = { requests: 0, rows: 0, writes: 0, failedWrites: 0 };
@@ -66,6 +76,7 @@ export class BatchingWriter<Row> {
   ) {
     this.maxDelayMs = options.maxDelayMs ?? 2;
     this.maxRows = options.maxRows ?? 5_000;
+    this.maxConcurrentWrites = Math.max(1, options.maxConcurrentWrites ?? 1);
   }
 
   /** A copy of the counters. */
@@ -99,9 +110,9 @@ export class BatchingWriter<Row> {
 
   /** Writes whatever waits and resolves when nothing is waiting or in flight any more. */
   async flush(): Promise<void> {
-    while (this.pending.size > 0 || this.inFlight.size > 0) {
+    while (this.pending.size > 0 || this.writing.size > 0) {
       this.flushNow();
-      await Promise.allSettled([...this.inFlight.values()]);
+      await Promise.allSettled([...this.writing]);
     }
   }
 
@@ -119,17 +130,25 @@ export class BatchingWriter<Row> {
     for (const id of [...this.pending.keys()]) this.start(id);
   }
 
-  /** Starts the environment's waiting rows unless its previous transaction is still in flight (its end starts them). */
+  /**
+   * Starts the environment's waiting rows unless it already has maxConcurrentWrites writes in
+   * flight (the end of one starts them).
+   */
   private start(id: string): void {
-    if (this.inFlight.has(id)) return;
+    const writes = this.inFlight.get(id) ?? 0;
+    if (writes >= this.maxConcurrentWrites) return;
     const group = this.pending.get(id);
     if (!group) return;
     this.pending.delete(id);
+    this.inFlight.set(id, writes + 1);
     const written = this.writeGroup(group).finally(() => {
-      this.inFlight.delete(id);
+      this.writing.delete(written);
+      const left = (this.inFlight.get(id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(id, left);
+      else this.inFlight.delete(id);
       this.start(id);
     });
-    this.inFlight.set(id, written);
+    this.writing.add(written);
   }
 
   private async writeGroup(group: Group<Row>): Promise<void> {
