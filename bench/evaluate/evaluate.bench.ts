@@ -15,7 +15,6 @@
  * flag_key: all 1,000 flags per response, at --all-connections) is informational. Prints a table
  * and one JSON line; exits 0 whatever the figures.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -24,6 +23,7 @@ import { loadConfig } from '../../hosts/server/src/config.ts';
 import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { option } from '../support/measure.ts';
+import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import type { LoadJob, LoadRequest, LoadSummary } from './load-generator.ts';
 import { CONTEXT_COUNT, FLAG_COUNT, benchContexts, seedEnvironment, type SeededEnvironment } from './seed.ts';
@@ -61,37 +61,9 @@ interface Row extends LoadSummary {
 
 // --- the load generator (a child process) ---
 
-class LoadGenerator {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (s: LoadSummary) => void; reject: (e: Error) => void }>();
-  private readonly child: ChildProcess;
-
-  constructor() {
-    this.child = fork(new URL('./load-generator.ts', import.meta.url), { execArgv: ['--import', import.meta.resolve('tsx')] });
-    this.child.on('message', (message: LoadSummary | { id: number; error: string }) => {
-      const waiter = this.pending.get(message.id);
-      this.pending.delete(message.id);
-      if ('error' in message) waiter?.reject(new Error(message.error));
-      else waiter?.resolve(message);
-    });
-    this.child.on('exit', (code) => {
-      for (const waiter of this.pending.values()) waiter.reject(new Error(`load generator exited (${code})`));
-      this.pending.clear();
-    });
-  }
-
-  run(job: Omit<LoadJob, 'id'>): Promise<LoadSummary> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.child.send({ ...job, id } satisfies LoadJob);
-    });
-  }
-
-  close(): void {
-    if (this.child.connected) this.child.disconnect();
-  }
-}
+/** The load generator runs in a child process (see load-generator.ts). */
+type LoadGenerator = ChildJobs<Omit<LoadJob, 'id'>, LoadSummary>;
+const newLoadGenerator = (): LoadGenerator => new ChildJobs(new URL('./load-generator.ts', import.meta.url));
 
 // --- the baseline: a bare node:http server answering captured bytes ---
 
@@ -276,7 +248,7 @@ async function main(): Promise<void> {
       targets.push({ name, url: serverUrl, connections: ALL_CONNECTIONS, requests: evaluateRequests(seeded, false) });
     }
 
-    load = new LoadGenerator();
+    load = newLoadGenerator();
     const headers = { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey };
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baseline and the route; each row is then the target's median round (by requests/s).

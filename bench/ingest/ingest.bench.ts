@@ -22,7 +22,6 @@
  * (unless --skip-insert) multi-row INSERTs of one body each on --insert-lanes connections. Prints
  * a table and one JSON line; exits 0 whatever the figures.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,6 +29,7 @@ import { loadConfig } from '../../hosts/server/src/config.ts';
 import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { connect, type Sql } from '../../packages/postgres/src/connect.ts';
+import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import { median, option } from '../support/measure.ts';
 import type { IngestLoadJob, IngestLoadSummary } from './load-generator.ts';
@@ -67,37 +67,9 @@ interface RawRound {
 
 // --- the load generator (a child process) ---
 
-class LoadGenerator {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (s: IngestLoadSummary) => void; reject: (e: Error) => void }>();
-  private readonly child: ChildProcess;
-
-  constructor() {
-    this.child = fork(new URL('./load-generator.ts', import.meta.url), { execArgv: ['--import', import.meta.resolve('tsx')] });
-    this.child.on('message', (message: IngestLoadSummary | { id: number; error: string }) => {
-      const waiter = this.pending.get(message.id);
-      this.pending.delete(message.id);
-      if ('error' in message) waiter?.reject(new Error(message.error));
-      else waiter?.resolve(message);
-    });
-    this.child.on('exit', (code) => {
-      for (const waiter of this.pending.values()) waiter.reject(new Error(`load generator exited (${code})`));
-      this.pending.clear();
-    });
-  }
-
-  run(job: Omit<IngestLoadJob, 'id'>): Promise<IngestLoadSummary> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.child.send({ ...job, id } satisfies IngestLoadJob);
-    });
-  }
-
-  close(): void {
-    if (this.child.connected) this.child.disconnect();
-  }
-}
+/** The load generator runs in a child process (see load-generator.ts). */
+type LoadGenerator = ChildJobs<Omit<IngestLoadJob, 'id'>, IngestLoadSummary>;
+const newLoadGenerator = (): LoadGenerator => new ChildJobs(new URL('./load-generator.ts', import.meta.url));
 
 // --- the database between phases ---
 
@@ -288,7 +260,7 @@ async function main(): Promise<void> {
     sql = connect(database.url, { poolSize: Math.max(1, COPY_STREAMS), applicationName: 'switchyard-bench-ingest' });
     lanes = SKIP_INSERT ? undefined : connect(database.url, { poolSize: INSERT_LANES, applicationName: 'switchyard-bench-ingest' });
     const target: RawTarget = { orgId: seeded.orgId, environmentId: seeded.environmentId };
-    load = new LoadGenerator();
+    load = newLoadGenerator();
     const job = { url: serverUrl, path: route, connections: CONNECTIONS, headers, bodies: bodies.map((body) => body.json) };
     await load.run({ ...job, durationSeconds: WARMUP_S });
 
