@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgChangeNotifier, PgIngestWrites, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
+import { PgChangeNotifier, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -98,14 +98,11 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const eventDefinitionCache = new EventDefinitionCache(repos.eventDefinitions, notifier);
     await eventDefinitionCache.start();
     started.push({ stop: () => eventDefinitionCache.stop() });
-    const ingestWrites = new PgIngestWrites(database.sql);
     const ingest = new IngestService({
       repos,
       scopes,
       definitions: eventDefinitionCache,
       flagVariants: flagVariantsFrom(snapshots),
-      writeEvents: (scope, rows) => ingestWrites.insertEvents(scope, rows),
-      writeExposures: (scope, rows) => ingestWrites.insertExposures(scope, rows),
     });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.

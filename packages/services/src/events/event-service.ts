@@ -8,7 +8,7 @@ import {
 } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
 import type { ScopeResolver } from '../scopes.ts';
-import { BatchingWriter, type BatchingWriterOptions, type WriteRows } from './batching-writer.ts';
+import { BatchingWriter, type BatchingWriterOptions } from './batching-writer.ts';
 import type { EventDefinitionCache } from './event-definition-cache.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
@@ -38,12 +38,6 @@ export interface IngestServiceDeps {
   definitions: EventDefinitionCache;
   /** The active flags of an environment and their variant keys (from the evaluation snapshots). */
   flagVariants: (scope: EnvironmentScope) => Promise<FlagVariants>;
-  /**
-   * How a group of rows is committed; default: the repositories' insert. The PostgreSQL host
-   * passes single-statement writes (PgIngestWrites), cheaper and safe when the connection dies.
-   */
-  writeEvents?: WriteRows<EventRow>;
-  writeExposures?: WriteRows<ExposureRow>;
   writer?: BatchingWriterOptions;
   now?: () => number;
 }
@@ -76,8 +70,8 @@ export class IngestService {
     // and started on a second connection instead of waiting for the first to commit (bench/ingest,
     // one busy environment on 2 CPUs: ~85,000 -> ~128,000 committed events/s, p99 lower too).
     const writerOptions: BatchingWriterOptions = { maxConcurrentWrites: 2, ...deps.writer };
-    this.eventWriter = new BatchingWriter(deps.writeEvents ?? ((scope, rows) => deps.repos.events.insert(scope, rows)), writerOptions);
-    this.exposureWriter = new BatchingWriter(deps.writeExposures ?? ((scope, rows) => deps.repos.exposures.insert(scope, rows)), writerOptions);
+    this.eventWriter = new BatchingWriter<EventRow>((scope, rows) => deps.repos.events.insert(scope, rows), writerOptions);
+    this.exposureWriter = new BatchingWriter<ExposureRow>((scope, rows) => deps.repos.exposures.insert(scope, rows), writerOptions);
   }
 
   scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
