@@ -10,7 +10,8 @@ import {
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
-interface StatsJobRow {
+/** A `stats_jobs` row as the adapters select it. */
+export interface StatsJobRow {
   id: string;
   org_id: string;
   experiment_id: string;
@@ -23,7 +24,7 @@ interface StatsJobRow {
   attempts: number;
 }
 
-const toStatsJob = (row: StatsJobRow): StatsJob => ({
+export const toStatsJob = (row: StatsJobRow): StatsJob => ({
   id: row.id,
   orgId: row.org_id,
   experimentId: row.experiment_id,

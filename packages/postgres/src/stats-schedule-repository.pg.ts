@@ -1,35 +1,10 @@
-import type { StatsJob, StatsJobStatus, StatsScheduleRepository } from '@switchyard/core';
+import type { StatsJob, StatsScheduleRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid } from './pg-errors.ts';
+import { toStatsJob, type StatsJobRow } from './stats-job-repository.pg.ts';
 
 /** Any fixed number, distinct from the migration lock: every instance's scheduler serialises on it. */
 const SCHEDULER_LOCK_KEY = 7_243_110_002;
-
-interface StatsJobRow {
-  id: string;
-  org_id: string;
-  experiment_id: string;
-  status: StatsJobStatus;
-  error: string;
-  created_at_ms: number;
-  started_at_ms: number;
-  completed_at_ms: number;
-  lease_expires_at_ms: number;
-  attempts: number;
-}
-
-const toStatsJob = (row: StatsJobRow): StatsJob => ({
-  id: row.id,
-  orgId: row.org_id,
-  experimentId: row.experiment_id,
-  status: row.status,
-  error: row.error,
-  createdAtMs: row.created_at_ms,
-  startedAtMs: row.started_at_ms,
-  completedAtMs: row.completed_at_ms,
-  leaseExpiresAtMs: row.lease_expires_at_ms,
-  attempts: row.attempts,
-});
 
 /**
  * The stats scheduler's statements. They span every org on purpose (the schedule recomputes every

@@ -1,6 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
-import { invalidArgument, type EnvironmentScope, type Experiment, type ExperimentResults, type MetricStats, type Principal } from '@switchyard/core';
-import { iterationRecord, jobRecord, type ExperimentBody } from '@switchyard/services';
+import { invalidArgument, type EnvironmentScope, type ExperimentResults, type MetricStats, type Principal } from '@switchyard/core';
+import { experimentRecord, iterationRecord, jobRecord, type ExperimentBody } from '@switchyard/services';
 import type { GatewayServices } from '../http/routes/gateway-services.ts';
 import type { Logger } from '../logging.ts';
 import { authenticateCall } from './grpc-credentials.ts';
@@ -33,20 +33,8 @@ interface ExperimentRef {
   experiment_id: string;
 }
 
-const experimentMessage = (experiment: Experiment) => ({
-  id: experiment.id,
-  environment_id: experiment.environmentId,
-  name: experiment.name,
-  description: experiment.description,
-  flag_key: experiment.flagKey,
-  status: experiment.status,
-  variant_keys: experiment.variantKeys,
-  created_at_ms: experiment.createdAtMs,
-  updated_at_ms: experiment.updatedAtMs,
-  version: experiment.version,
-  metric_keys: experiment.metricKeys,
-  traffic_allocation: experiment.trafficAllocation,
-});
+/** The gRPC Experiment carries the same fields as the REST record. */
+const experimentMessage = experimentRecord;
 
 /** JSON nulls become unset `optional` fields. */
 const orUnset = (value: number | null): number | undefined => (value === null ? undefined : value);
