@@ -1,0 +1,92 @@
+/**
+ * The servers the evaluate route is compared with, all in the benchmark's process so that they
+ * share its CPU accounting. Each answers every request with the same bytes the real route gave for
+ * a sample request, so the rows differ only in the work done per request:
+ *
+ * - bare: reads the body and writes captured bytes (the issue's baseline: the floor of any HTTP/1.1
+ *   route on this machine);
+ * - JSON: reads the body, JSON.parse it and JSON.stringify an answer (the floor of any route that
+ *   reads and writes JSON, whatever serves it);
+ * - Fastify: the server's own Fastify app (createHttpApp: same options, JSON parser, error
+ *   handling and hooks) with the evaluate route's schemas, whose handler returns the captured answer
+ *   (the floor of the route in Fastify: everything but the credential check and the evaluation).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { createHttpApp } from '../../hosts/server/src/http/app.ts';
+import { envParams, evaluateBody, evaluateResponse } from '../../hosts/server/src/http/routes/flag-schemas.ts';
+import type { Logger } from '../../hosts/server/src/logging.ts';
+
+export interface ReferenceServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Response headers a server adds by itself (node sets date/connection/keep-alive, and we set the length). */
+const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/** The captured answer's own headers (content-type and the like), without the transport ones. */
+export function answerHeaders(headers: Headers): Record<string, string> {
+  const fixed: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (!TRANSPORT_HEADERS.has(name)) fixed[name] = value;
+  });
+  return fixed;
+}
+
+async function listen(server: Server, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+  server.keepAliveTimeout = keepAliveTimeoutMs;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Reads the body, as any route must, then answers the captured bytes. */
+export function startBareServer(body: Buffer, headers: Headers, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+  const fixed = { ...answerHeaders(headers), 'content-length': String(body.length) };
+  const server = createServer((request, response) => {
+    request.on('data', () => {});
+    request.on('end', () => {
+      response.writeHead(200, fixed);
+      response.end(body);
+    });
+  });
+  return listen(server, keepAliveTimeoutMs);
+}
+
+/**
+ * Reads and parses the JSON body, then serialises the captured answer object with JSON.stringify
+ * (a fresh string per request, as any JSON route makes).
+ */
+export function startJsonServer(answer: object, headers: Headers, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+  const fixed = answerHeaders(headers);
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { flag_key?: unknown };
+      const text = JSON.stringify({ ...answer, flag_key: parsed.flag_key });
+      response.writeHead(200, { ...fixed, 'content-length': String(Buffer.byteLength(text)) });
+      response.end(text);
+    });
+  });
+  return listen(server, keepAliveTimeoutMs);
+}
+
+/** The server's Fastify app and the route's schemas, answering the captured object without any work. */
+export async function startFastifyServer(answer: object, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+  const app: FastifyInstance = createHttpApp(logger);
+  app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, async (request) => ({
+    ...answer,
+    flag_key: (request.body as { flag_key?: string }).flag_key,
+  }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  app.server.keepAliveTimeout = keepAliveTimeoutMs;
+  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+}
