@@ -29,6 +29,8 @@ describe('condition ops', () => {
     assert.equal(holds('eq', [true], 1), false);
     assert.equal(holds('eq', [0], false), false);
     assert.equal(holds('in', [], 'x'), false);
+    assert.equal(holds('in', ['a', 30], '30'), true, 'a numeric string equals a number among other values');
+    assert.equal(holds('in', ['a', 'b'], '30'), false);
   });
 
   test('contains, starts_with, ends_with work on strings only', () => {
@@ -95,6 +97,14 @@ describe('condition ops', () => {
     assert.equal(holds('semver_gt', ['1.0.0'], '1.2'), false);
     assert.equal(holds('semver_gt', ['not-a-version'], '1.2.0'), false);
     assert.equal(holds('semver_gt', ['1.0.0'], 2), false);
+    assert.equal(holds('semver_gt', ['1.0.0'], `1.${'1'.repeat(300)}.0`), false, 'over-long versions are invalid');
+  });
+
+  test('semver ops stay correct over more distinct context versions than the parse cache keeps', () => {
+    for (let i = 0; i < 10_000; i++) {
+      assert.equal(holds('semver_gt', ['1.5000.0'], `1.${i}.0`), i > 5000, `1.${i}.0`);
+      assert.equal(holds('semver_eq', ['1.5000.0'], `1.${i}.0`), i === 5000);
+    }
   });
 
   test('before and after accept epoch ms and ISO 8601 on both sides', () => {

@@ -30,14 +30,16 @@ export function createHttpApp(logger: Logger, options: { trustProxy?: boolean | 
   });
   installJsonBodyParser(app);
   installErrorHandling(app);
-  app.addHook('onResponse', async (request, reply) => {
-    if (logger.isLevelEnabled('debug')) {
+  // Only when debug is on: an onResponse hook costs every request (a promise and a hook-runner
+  // step) even when it logs nothing, and the SDK routes are hot paths.
+  if (logger.isLevelEnabled('debug')) {
+    app.addHook('onResponse', async (request, reply) => {
       request.log.debug(
         // The route pattern, or the bare path for unknown routes: query strings may carry anything.
         { reqId: request.id, method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
         'request',
       );
-    }
-  });
+    });
+  }
   return app;
 }

@@ -78,9 +78,26 @@ export function toEpochMillis(value: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * Parsed versions by text. SDKs send few distinct versions, and evaluating every flag for one
+ * context reads the same version once per semver condition: parsing it (a long regular
+ * expression and an object) was a seventh of an all-flags evaluation. The parsed objects are only
+ * compared, never changed. Bounded: cleared when full, so unusual traffic costs parses, not memory.
+ */
+const parsedVersions = new Map<string, SemVer | null>();
+const MAX_PARSED_VERSIONS = 4096;
+/** semver refuses longer strings anyway; they are not worth a cache entry. */
+const MAX_VERSION_LENGTH = 256;
+
 function toSemVer(value: unknown): SemVer | undefined {
-  if (typeof value !== 'string') return undefined;
-  return semver.parse(value) ?? undefined;
+  if (typeof value !== 'string' || value.length > MAX_VERSION_LENGTH) return undefined;
+  let parsed = parsedVersions.get(value);
+  if (parsed === undefined) {
+    parsed = semver.parse(value);
+    if (parsedVersions.size >= MAX_PARSED_VERSIONS) parsedVersions.clear();
+    parsedVersions.set(value, parsed);
+  }
+  return parsed ?? undefined;
 }
 
 /** A regular expression for a `matches` value; null when too long or not compiling. */
@@ -106,6 +123,8 @@ function equalsAny(values: readonly ConditionValue[]): Predicate {
       if (n !== undefined) numbersFromStrings.add(n);
     }
   }
+  // Without a number among the values, no string can equal one: skip converting strings.
+  const hasNumbers = values.some((value) => typeof value === 'number');
   return (value) => {
     if (exact.has(value)) return true;
     switch (typeof value) {
@@ -113,6 +132,7 @@ function equalsAny(values: readonly ConditionValue[]): Predicate {
         return numbersFromStrings.has(value);
       case 'string': {
         if (value === 'true' || value === 'false') return exact.has(value === 'true');
+        if (!hasNumbers) return false;
         const n = toNumber(value);
         return n !== undefined && exact.has(n);
       }

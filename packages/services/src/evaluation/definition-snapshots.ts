@@ -24,6 +24,8 @@ export interface EnvironmentSnapshot {
  */
 export class DefinitionSnapshots {
   private readonly snapshots = new Map<string, Promise<EnvironmentSnapshot>>();
+  /** The loads of `snapshots` that have finished and are still current: read without an await. */
+  private readonly loaded = new Map<string, EnvironmentSnapshot>();
   /** The project of every environment ever loaded (it never changes), so a project change drops its snapshots at once. */
   private readonly projectOf = new Map<string, string>();
   private subscription: { unsubscribe(): Promise<void> } | null = null;
@@ -52,17 +54,33 @@ export class DefinitionSnapshots {
   }
 
   get(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
-    let snapshot = this.snapshots.get(scope.environmentId);
+    const environmentId = scope.environmentId;
+    let snapshot = this.snapshots.get(environmentId);
     if (!snapshot) {
-      snapshot = this.load(scope);
-      this.snapshots.set(scope.environmentId, snapshot);
-      this.projectOf.set(scope.environmentId, scope.projectId);
-      // A failed load must not stick: the next request tries again.
-      snapshot.catch(() => {
-        if (this.snapshots.get(scope.environmentId) === snapshot) this.snapshots.delete(scope.environmentId);
-      });
+      const loading = this.load(scope);
+      snapshot = loading;
+      this.snapshots.set(environmentId, loading);
+      this.projectOf.set(environmentId, scope.projectId);
+      loading.then(
+        // Unless a change dropped this load while it ran (its data may predate the change).
+        (value) => {
+          if (this.snapshots.get(environmentId) === loading) this.loaded.set(environmentId, value);
+        },
+        // A failed load must not stick: the next request tries again.
+        () => {
+          if (this.snapshots.get(environmentId) === loading) this.snapshots.delete(environmentId);
+        },
+      );
     }
     return snapshot;
+  }
+
+  /**
+   * The environment's snapshot when it is loaded and no change has dropped it since; undefined
+   * otherwise (then `get` loads it). Lets the evaluate hot path skip an await per request.
+   */
+  current(environmentId: string): EnvironmentSnapshot | undefined {
+    return this.loaded.get(environmentId);
   }
 
   /** Calls `listener` after each invalidation (sync streams push updates on it). */
@@ -73,12 +91,12 @@ export class DefinitionSnapshots {
 
   invalidate(change: { environmentId: string } | { projectId: string }): void {
     if ('environmentId' in change) {
-      this.snapshots.delete(change.environmentId);
+      this.drop(change.environmentId);
     } else {
       // Synchronously, loading snapshots included: a load that read the database before the
       // change must not serve a request made after the change was acknowledged.
       for (const environmentId of this.snapshots.keys()) {
-        if (this.projectOf.get(environmentId) === change.projectId) this.snapshots.delete(environmentId);
+        if (this.projectOf.get(environmentId) === change.projectId) this.drop(environmentId);
       }
     }
     for (const listener of this.listeners) listener(change);
@@ -86,7 +104,13 @@ export class DefinitionSnapshots {
 
   invalidateAll(): void {
     this.snapshots.clear();
+    this.loaded.clear();
     for (const listener of this.listeners) listener({});
+  }
+
+  private drop(environmentId: string): void {
+    this.snapshots.delete(environmentId);
+    this.loaded.delete(environmentId);
   }
 
   private async load(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {

@@ -6,6 +6,7 @@ import {
   type EvaluationContext,
   type EvaluationResult,
   type Exposure,
+  type Flag,
   type ParameterValue,
   type Principal,
   type Repositories,
@@ -82,7 +83,8 @@ export class EvaluationService {
   /** One flag (404 when unknown or archived) or every flag of the environment. */
   async evaluate(scope: EnvironmentScope, request: EvaluateRequest): Promise<EvaluationResult[]> {
     const contexts = checkContexts(request.contexts);
-    const snapshot = await this.snapshots.get(scope);
+    // The hot path awaits nothing: a loaded snapshot, no list segment to look up, no exposure.
+    const snapshot = this.snapshots.current(scope.environmentId) ?? (await this.snapshots.get(scope));
     let flags;
     if (request.flagKey !== undefined) {
       const flag = snapshot.flags.get(request.flagKey);
@@ -91,7 +93,8 @@ export class EvaluationService {
     } else {
       flags = [...snapshot.flags.values()];
     }
-    const isListMember = await this.membership(scope, snapshot, flags.map((f) => f.key), contexts);
+    const pairs = membershipPairs(snapshot, flags, contexts);
+    const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
     const results = flags.map((flag) => evaluate(flag, contexts, environment));
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
@@ -113,28 +116,33 @@ export class EvaluationService {
     if (exposures.length > 0) await this.recordExposures(scope, exposures);
   }
 
-  /** Looks up, in one query, every (list segment, context key) pair the flags could ask about. */
-  private async membership(
-    scope: EnvironmentScope,
-    snapshot: EnvironmentSnapshot,
-    flagKeys: string[],
-    contexts: EvaluationContext[],
-  ): Promise<((segmentKey: string, contextKey: string) => boolean) | undefined> {
-    const pairs: Array<{ segmentKey: string; contextKey: string }> = [];
-    const seen = new Set<string>();
-    for (const flagKey of flagKeys) {
-      for (const segmentKey of snapshot.listSegmentKeysByFlag.get(flagKey) ?? []) {
-        const segment = snapshot.segments.get(segmentKey);
-        const context = contexts.find((c) => c.context_type === segment?.context_type);
-        const id = `${segmentKey}\u0000${context?.key}`;
-        if (!context || seen.has(id)) continue;
-        seen.add(id);
-        pairs.push({ segmentKey, contextKey: context.key });
-      }
-    }
-    if (pairs.length === 0) return undefined;
+  /** Looks up, in one query, the list-segment memberships the flags could ask about. */
+  private async membership(scope: EnvironmentScope, pairs: MembershipPair[]): Promise<(segmentKey: string, contextKey: string) => boolean> {
     const answers = await this.repos.segments.checkMembers(scope, pairs);
     const members = new Set(pairs.filter((_, i) => answers[i] === true).map((p) => `${p.segmentKey}\u0000${p.contextKey}`));
     return (segmentKey, contextKey) => members.has(`${segmentKey}\u0000${contextKey}`);
   }
+}
+
+interface MembershipPair {
+  segmentKey: string;
+  contextKey: string;
+}
+
+/** Every (list segment, context key) pair the flags' rules could ask about, once each. */
+function membershipPairs(snapshot: EnvironmentSnapshot, flags: readonly Flag[], contexts: EvaluationContext[]): MembershipPair[] {
+  const pairs: MembershipPair[] = [];
+  if (snapshot.listSegmentKeysByFlag.size === 0) return pairs;
+  const seen = new Set<string>();
+  for (const flag of flags) {
+    for (const segmentKey of snapshot.listSegmentKeysByFlag.get(flag.key) ?? []) {
+      const segment = snapshot.segments.get(segmentKey);
+      const context = contexts.find((c) => c.context_type === segment?.context_type);
+      const id = `${segmentKey}\u0000${context?.key}`;
+      if (!context || seen.has(id)) continue;
+      seen.add(id);
+      pairs.push({ segmentKey, contextKey: context.key });
+    }
+  }
+  return pairs;
 }

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { EnvironmentScope, Flag, Repositories } from '@switchyard/core';
+import { InMemoryChangeNotifier } from '@switchyard/core/testing';
+import { DefinitionSnapshots } from '../src/index.ts';
+
+const SCOPE: EnvironmentScope = { orgId: 'org-1', projectId: 'project-1', environmentId: 'env-1' };
+
+const flag = (key: string): Flag => ({
+  key,
+  description: '',
+  value_type: 'bool',
+  variants: [{ key: 'on', value: true }],
+  enabled: true,
+  off_variant_key: null,
+  rules: [],
+  hashing: [],
+  version: 1,
+  archived: false,
+  created_at_ms: 0,
+  updated_at_ms: 0,
+});
+
+/** Repositories whose flag list the test controls: what it returns, whether it fails, and when it answers. */
+function fakeRepos() {
+  const control = {
+    flags: [flag('a')] as Flag[],
+    failing: false,
+    loads: 0,
+    /** While set, flag loads wait for it (to interleave a change with a load). */
+    gate: null as Promise<void> | null,
+  };
+  const repos = {
+    flags: {
+      list: async () => {
+        control.loads++;
+        const flags = control.flags.map((f) => ({ ...f }));
+        if (control.gate) await control.gate;
+        if (control.failing) throw new Error('database down');
+        return flags;
+      },
+    },
+    segments: { list: async () => [] },
+    experiments: { list: async () => [] },
+  } as unknown as Pick<Repositories, 'flags' | 'segments' | 'experiments'>;
+  return { repos, control };
+}
+
+describe('DefinitionSnapshots.current (the evaluate hot path without an await)', () => {
+  test('is the loaded snapshot once get() has finished, and the same object for every caller', async () => {
+    const { repos } = fakeRepos();
+    const snapshots = new DefinitionSnapshots(repos, new InMemoryChangeNotifier());
+    assert.equal(snapshots.current(SCOPE.environmentId), undefined, 'nothing before the first load');
+    const loaded = await snapshots.get(SCOPE);
+    assert.equal(snapshots.current(SCOPE.environmentId), loaded);
+    assert.deepEqual([...loaded.flags.keys()], ['a']);
+  });
+
+  test('a change to the environment, its project or everything drops it until the next load', async () => {
+    const { repos, control } = fakeRepos();
+    const snapshots = new DefinitionSnapshots(repos, new InMemoryChangeNotifier());
+    for (const drop of [
+      () => snapshots.invalidate({ environmentId: SCOPE.environmentId }),
+      () => snapshots.invalidate({ projectId: SCOPE.projectId }),
+      () => snapshots.invalidateAll(),
+    ]) {
+      await snapshots.get(SCOPE);
+      assert.ok(snapshots.current(SCOPE.environmentId));
+      drop();
+      assert.equal(snapshots.current(SCOPE.environmentId), undefined);
+    }
+    control.flags = [flag('b')];
+    const reloaded = await snapshots.get(SCOPE);
+    assert.deepEqual([...reloaded.flags.keys()], ['b']);
+    assert.equal(snapshots.current(SCOPE.environmentId), reloaded);
+  });
+
+  test('another project\'s change leaves it in place', async () => {
+    const { repos } = fakeRepos();
+    const snapshots = new DefinitionSnapshots(repos, new InMemoryChangeNotifier());
+    const loaded = await snapshots.get(SCOPE);
+    snapshots.invalidate({ projectId: 'project-2' });
+    snapshots.invalidate({ environmentId: 'env-2' });
+    assert.equal(snapshots.current(SCOPE.environmentId), loaded);
+  });
+
+  test('a load that a change dropped while it ran never becomes current (its data may predate the change)', async () => {
+    const { repos, control } = fakeRepos();
+    const snapshots = new DefinitionSnapshots(repos, new InMemoryChangeNotifier());
+    let open!: () => void;
+    control.gate = new Promise((resolve) => (open = resolve));
+    const stale = snapshots.get(SCOPE);
+    await new Promise((resolve) => setImmediate(resolve));
+    snapshots.invalidate({ environmentId: SCOPE.environmentId });
+    control.gate = null;
+    control.flags = [flag('after-change')];
+    open();
+    await stale;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(snapshots.current(SCOPE.environmentId), undefined, 'the stale load is not served');
+    const fresh = await snapshots.get(SCOPE);
+    assert.deepEqual([...fresh.flags.keys()], ['after-change']);
+    assert.equal(snapshots.current(SCOPE.environmentId), fresh);
+  });
+
+  test('a failed load is not current, and the next get() tries again', async () => {
+    const { repos, control } = fakeRepos();
+    const snapshots = new DefinitionSnapshots(repos, new InMemoryChangeNotifier());
+    control.failing = true;
+    await assert.rejects(snapshots.get(SCOPE), /database down/);
+    assert.equal(snapshots.current(SCOPE.environmentId), undefined);
+    control.failing = false;
+    const loaded = await snapshots.get(SCOPE);
+    assert.equal(control.loads, 2);
+    assert.equal(snapshots.current(SCOPE.environmentId), loaded);
+  });
+});
