@@ -70,7 +70,8 @@ export function startJsonServer(answer: object, headers: Headers, keepAliveTimeo
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { flag_key?: unknown };
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const parsed = JSON.parse(body.toString('utf8')) as { flag_key?: unknown };
       const text = JSON.stringify({ ...answer, flag_key: parsed.flag_key });
       response.writeHead(200, { ...fixed, 'content-length': String(Buffer.byteLength(text)) });
       response.end(text);
