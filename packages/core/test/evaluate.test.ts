@@ -3,15 +3,14 @@ import { describe, test } from 'node:test';
 import { bucketFor, evaluate } from '../src/evaluation/index.ts';
 import type { EvaluationEnvironment } from '../src/evaluation/index.ts';
 import type { EvaluationContext, Flag, Rule, Segment } from '../src/index.ts';
+import { testFlag, testSegment } from '../src/testing/fixtures.ts';
 
 const env: EvaluationEnvironment = { projectId: 'proj-1', environmentId: 'env-1' };
 const alice: EvaluationContext = { context_type: 'user', key: 'alice', parameters: { plan: 'pro', country: 'DE' } };
 const acme: EvaluationContext = { context_type: 'organization', key: 'acme', parameters: { seats: 500 } };
 
 function flag(over: Partial<Flag> = {}): Flag {
-  return {
-    key: 'new-checkout',
-    description: '',
+  return testFlag('new-checkout', {
     value_type: 'string',
     variants: [
       { key: 'on', value: 'ON' },
@@ -19,32 +18,13 @@ function flag(over: Partial<Flag> = {}): Flag {
       { key: 'a', value: 'A' },
       { key: 'b', value: 'B' },
     ],
-    enabled: true,
     off_variant_key: 'off',
-    rules: [],
-    hashing: [],
-    version: 1,
-    archived: false,
-    created_at_ms: 0,
-    updated_at_ms: 0,
     ...over,
-  };
+  });
 }
 
 function segment(over: Partial<Segment> & Pick<Segment, 'key'>): Segment {
-  return {
-    id: `id-${over.key}`,
-    context_type: 'user',
-    kind: 'rule',
-    description: '',
-    conditions: [],
-    included_count: 0,
-    excluded_count: 0,
-    version: 1,
-    created_at_ms: 0,
-    updated_at_ms: 0,
-    ...over,
-  };
+  return testSegment(over.key, over.kind ?? 'rule', over);
 }
 
 const proRule: Rule = { id: 'pro-users', conditions: [{ attribute: 'plan', op: 'eq', values: ['pro'] }], variant_key: 'on' };

@@ -1,25 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EnvironmentScope, Flag, Repositories } from '@switchyard/core';
-import { InMemoryChangeNotifier } from '@switchyard/core/testing';
+import { InMemoryChangeNotifier, testFlag } from '@switchyard/core/testing';
 import { DefinitionSnapshots } from '../src/index.ts';
 
 const SCOPE: EnvironmentScope = { orgId: 'org-1', projectId: 'project-1', environmentId: 'env-1' };
 
-const flag = (key: string): Flag => ({
-  key,
-  description: '',
-  value_type: 'bool',
-  variants: [{ key: 'on', value: true }],
-  enabled: true,
-  off_variant_key: null,
-  rules: [],
-  hashing: [],
-  version: 1,
-  archived: false,
-  created_at_ms: 0,
-  updated_at_ms: 0,
-});
+const flag = (key: string): Flag => testFlag(key);
 
 /** Repositories whose flag list the test controls: what it returns, whether it fails, and when it answers. */
 function fakeRepos() {

@@ -1,42 +1,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { isDomainError, type EnvironmentScope, type Flag, type Principal, type Segment } from '@switchyard/core';
-import { createInMemoryRepositories } from '@switchyard/core/testing';
+import { createInMemoryRepositories, testFlag, testSegment } from '@switchyard/core/testing';
 import { ScopeResolver, SyncHub, type EnvironmentSnapshot, type SendOutcome, type SyncCloseCode, type SyncMessage, type SyncSink, type SyncStreamHandle } from '../src/index.ts';
 
 const SCOPE: EnvironmentScope = { orgId: 'org-1', projectId: 'project-1', environmentId: 'env-1' };
 const OTHER: EnvironmentScope = { orgId: 'org-1', projectId: 'project-2', environmentId: 'env-2' };
 
-const flag = (key: string, fields: Partial<Flag> = {}): Flag => ({
-  key,
-  description: '',
-  value_type: 'bool',
-  variants: [{ key: 'on', value: true }],
-  enabled: true,
-  off_variant_key: null,
-  rules: [],
-  hashing: [],
-  version: 1,
-  archived: false,
-  created_at_ms: 0,
-  updated_at_ms: 0,
-  ...fields,
-});
-
-const segment = (key: string, kind: 'rule' | 'list' = 'rule', fields: Partial<Segment> = {}): Segment => ({
-  id: `id-${key}`,
-  key,
-  context_type: 'user',
-  kind,
-  description: '',
-  conditions: [],
-  included_count: 0,
-  excluded_count: 0,
-  version: 1,
-  created_at_ms: 0,
-  updated_at_ms: 0,
-  ...fields,
-});
+const flag = testFlag;
+const segment = testSegment;
 
 /** The definitions the fake DefinitionSnapshots serves, per environment, and its change listeners. */
 class FakeSnapshots {
