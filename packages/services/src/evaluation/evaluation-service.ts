@@ -23,29 +23,46 @@ export interface EvaluateRequest {
 const MAX_CONTEXTS = 10;
 const MAX_ATTRIBUTES = 100;
 
-/** Checks SDK-supplied contexts: scalar attributes only, bounded sizes. */
+/**
+ * Checks SDK-supplied contexts: scalar attributes only, bounded sizes. Runs on every evaluation,
+ * so it allocates nothing (plain loops, no entries arrays, no Set for a single context).
+ */
 export function checkContexts(contexts: EvaluationContext[]): EvaluationContext[] {
   if (contexts.length === 0 || contexts.length > MAX_CONTEXTS) throw invalidArgument(`between 1 and ${MAX_CONTEXTS} contexts are required`, 'contexts');
-  const types = new Set<string>();
-  for (const [i, context] of contexts.entries()) {
+  for (let i = 0; i < contexts.length; i++) {
+    const context = contexts[i]!;
     if (typeof context.key !== 'string' || context.key === '' || context.key.length > 1024) throw invalidArgument('context_key must be a non-empty string', i === 0 ? 'context_key' : `contexts[${i}].key`);
     if (typeof context.context_type !== 'string' || context.context_type === '') throw invalidArgument('context_type must be a non-empty string', i === 0 ? 'context_type' : `contexts[${i}].context_type`);
-    if (types.has(context.context_type)) throw invalidArgument(`two contexts of type '${context.context_type}'`, 'contexts');
-    types.add(context.context_type);
-    const parameters = context.parameters ?? {};
-    if (Object.keys(parameters).length > MAX_ATTRIBUTES) throw invalidArgument(`at most ${MAX_ATTRIBUTES} attributes per context`, 'attributes');
-    for (const [name, value] of Object.entries(parameters)) {
-      const type = typeof value;
+    for (let j = 0; j < i; j++) {
+      if (contexts[j]!.context_type === context.context_type) throw invalidArgument(`two contexts of type '${context.context_type}'`, 'contexts');
+    }
+    let count = 0;
+    for (const name in context.parameters) {
+      if (!Object.hasOwn(context.parameters, name)) continue;
+      if (++count > MAX_ATTRIBUTES) throw invalidArgument(`at most ${MAX_ATTRIBUTES} attributes per context`, 'attributes');
+      const type = typeof context.parameters[name];
       if (type !== 'string' && type !== 'number' && type !== 'boolean') throw invalidArgument(`attributes.${name} must be a string, number or boolean`, `attributes.${name}`);
     }
   }
   return contexts;
 }
 
-/** Attributes as sent by SDKs (`{name: scalar}`), dropping nulls. */
+/**
+ * Attributes as sent by SDKs (`{name: scalar}`), dropping nulls. The SDK's object itself when it
+ * holds no null (the usual case): it is parsed per request and nobody else holds it.
+ */
 export function toParameters(attributes: Record<string, unknown> | null | undefined): Record<string, ParameterValue> {
+  if (attributes === null || attributes === undefined) return {};
+  let hasNull = false;
+  for (const name in attributes) {
+    if (Object.hasOwn(attributes, name) && (attributes[name] === null || attributes[name] === undefined)) {
+      hasNull = true;
+      break;
+    }
+  }
+  if (!hasNull) return attributes as Record<string, ParameterValue>;
   const parameters: Record<string, ParameterValue> = {};
-  for (const [name, value] of Object.entries(attributes ?? {})) {
+  for (const [name, value] of Object.entries(attributes)) {
     if (value === null || value === undefined) continue;
     parameters[name] = value as ParameterValue;
   }
