@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bulkEvaluator, createFlag, envFlags, inChunks, put } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
-import { startTestServer, type TestServer } from './support/test-server.ts';
+import { portFrom, spawnServer } from './support/server-process.ts';
+import { TEST_JWT_SECRET, startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
  * Percentage allocation through REST: a 50/50 split over 10,000 keys and a 10% → 20% rollout,
@@ -68,14 +69,24 @@ async function evaluateAll(base: string): Promise<Pass> {
 
 const share = (values: string[], variant: string): number => values.filter((v) => v === variant).length / values.length;
 
-test('a 50/50 split and a 10% rollout over 10,000 keys: within ±2%, identical across calls and instances; 10% → 20% keeps every earlier member', async () => {
+test('a 50/50 split and a 10% rollout over 10,000 keys: within ±2%, identical across calls and across two server processes; 10% → 20% keeps every earlier member', async () => {
   const first = await evaluateAll(ts.base);
   assert.ok(Math.abs(share(first.split, 'a') - 0.5) <= 0.02, `split share of a: ${share(first.split, 'a')}`);
   assert.ok(Math.abs(share(first.rollout, 'on') - 0.1) <= 0.02, `rollout share: ${share(first.rollout, 'on')}`);
 
-  const other = await ts.startAnotherInstance();
-  const elsewhere = await evaluateAll(`http://127.0.0.1:${other.httpPort}`);
-  assert.deepEqual(elsewhere, first, 'another instance answers the same');
+  // A second OS process (the real entry point) on the same database: bucketing depends on
+  // nothing of the process it runs in.
+  const other = spawnServer({ APP_ENV: 'production', DATABASE_URL: ts.db.url, JWT_SECRET: TEST_JWT_SECRET });
+  try {
+    const httpPort = portFrom(await other.waitForLine(/REST listening/));
+    await other.waitForLine(/"msg":"ready"/);
+    const elsewhere = await evaluateAll(`http://127.0.0.1:${httpPort}`);
+    assert.deepEqual(elsewhere, first, 'the other process answers the same');
+    other.child.kill('SIGTERM');
+    assert.equal(await other.exited, 0);
+  } finally {
+    if (other.child.exitCode === null) other.child.kill('SIGKILL');
+  }
 
   // Raise the rollout, then call the first instance again: the split flag (untouched) must answer
   // exactly as in the first call, and the rollout only gain members.
