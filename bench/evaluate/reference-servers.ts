@@ -13,7 +13,6 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../../hosts/server/src/http/app.ts';
 import { envParams, evaluateBody, evaluateResponse } from '../../hosts/server/src/http/routes/flag-schemas.ts';
 import type { Logger } from '../../hosts/server/src/logging.ts';
@@ -27,7 +26,7 @@ export interface ReferenceServer {
 const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
 /** The captured answer's own headers (content-type and the like), without the transport ones. */
-export function answerHeaders(headers: Headers): Record<string, string> {
+function answerHeaders(headers: Headers): Record<string, string> {
   const fixed: Record<string, string> = {};
   headers.forEach((value, name) => {
     if (!TRANSPORT_HEADERS.has(name)) fixed[name] = value;
@@ -82,7 +81,7 @@ export function startJsonServer(answer: object, headers: Headers, keepAliveTimeo
 
 /** The server's Fastify app and the route's schemas, answering the captured object without any work. */
 export async function startFastifyServer(answer: object, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
-  const app: FastifyInstance = createHttpApp(logger);
+  const app = createHttpApp(logger);
   app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, async (request) => ({
     ...answer,
     flag_key: (request.body as { flag_key?: string }).flag_key,

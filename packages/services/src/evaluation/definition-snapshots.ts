@@ -23,9 +23,11 @@ export interface EnvironmentSnapshot {
  * time per environment). A lost notification connection drops everything.
  */
 export class DefinitionSnapshots {
-  private readonly snapshots = new Map<string, Promise<EnvironmentSnapshot>>();
-  /** The loads of `snapshots` that have finished and are still current: read without an await. */
-  private readonly loaded = new Map<string, EnvironmentSnapshot>();
+  /**
+   * One entry per environment: its load, and once that load has finished, its result (read
+   * without an await). A change deletes the entry, so a load it overtook finds its entry gone.
+   */
+  private readonly snapshots = new Map<string, { loading: Promise<EnvironmentSnapshot>; loaded?: EnvironmentSnapshot }>();
   /** The project of every environment ever loaded (it never changes), so a project change drops its snapshots at once. */
   private readonly projectOf = new Map<string, string>();
   private subscription: { unsubscribe(): Promise<void> } | null = null;
@@ -55,24 +57,22 @@ export class DefinitionSnapshots {
 
   get(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
     const environmentId = scope.environmentId;
-    let snapshot = this.snapshots.get(environmentId);
-    if (!snapshot) {
-      const loading = this.load(scope);
-      snapshot = loading;
-      this.snapshots.set(environmentId, loading);
-      this.projectOf.set(environmentId, scope.projectId);
-      loading.then(
-        // Unless a change dropped this load while it ran (its data may predate the change).
-        (value) => {
-          if (this.snapshots.get(environmentId) === loading) this.loaded.set(environmentId, value);
-        },
-        // A failed load must not stick: the next request tries again.
-        () => {
-          if (this.snapshots.get(environmentId) === loading) this.snapshots.delete(environmentId);
-        },
-      );
-    }
-    return snapshot;
+    const existing = this.snapshots.get(environmentId);
+    if (existing) return existing.loading;
+    const entry: { loading: Promise<EnvironmentSnapshot>; loaded?: EnvironmentSnapshot } = { loading: this.load(scope) };
+    this.snapshots.set(environmentId, entry);
+    this.projectOf.set(environmentId, scope.projectId);
+    entry.loading.then(
+      // Setting it on a dropped entry is harmless: nobody reads that entry any more.
+      (value) => {
+        entry.loaded = value;
+      },
+      // A failed load must not stick: the next request tries again.
+      () => {
+        if (this.snapshots.get(environmentId) === entry) this.snapshots.delete(environmentId);
+      },
+    );
+    return entry.loading;
   }
 
   /**
@@ -80,7 +80,7 @@ export class DefinitionSnapshots {
    * otherwise (then `get` loads it). Lets the evaluate hot path skip an await per request.
    */
   current(environmentId: string): EnvironmentSnapshot | undefined {
-    return this.loaded.get(environmentId);
+    return this.snapshots.get(environmentId)?.loaded;
   }
 
   /** Calls `listener` after each invalidation (sync streams push updates on it). */
@@ -91,12 +91,12 @@ export class DefinitionSnapshots {
 
   invalidate(change: { environmentId: string } | { projectId: string }): void {
     if ('environmentId' in change) {
-      this.drop(change.environmentId);
+      this.snapshots.delete(change.environmentId);
     } else {
       // Synchronously, loading snapshots included: a load that read the database before the
       // change must not serve a request made after the change was acknowledged.
       for (const environmentId of this.snapshots.keys()) {
-        if (this.projectOf.get(environmentId) === change.projectId) this.drop(environmentId);
+        if (this.projectOf.get(environmentId) === change.projectId) this.snapshots.delete(environmentId);
       }
     }
     for (const listener of this.listeners) listener(change);
@@ -104,13 +104,7 @@ export class DefinitionSnapshots {
 
   invalidateAll(): void {
     this.snapshots.clear();
-    this.loaded.clear();
     for (const listener of this.listeners) listener({});
-  }
-
-  private drop(environmentId: string): void {
-    this.snapshots.delete(environmentId);
-    this.loaded.delete(environmentId);
   }
 
   private async load(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
