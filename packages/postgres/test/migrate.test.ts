@@ -57,19 +57,32 @@ async function catalog(sql: TestDatabase['sql']): Promise<string[]> {
 }
 
 test('baseline + migrations give the same catalog as schema.sql', async () => {
+  // The frozen baseline replayed with every numbered migration, step by step, must describe the same
+  // schema as schema.sql; a change folded into one and not the other fails here.
   const migrations = listMigrations();
   const baselinePath = path.join(MIGRATIONS_PATH, BASELINE_FILE);
-  if (!existsSync(baselinePath)) {
-    // No history yet: schema.sql is the baseline itself and nothing can drift from it.
-    assert.deepEqual(migrations, [], 'a numbered migration needs the frozen 0001_baseline.sql beside it');
-    return;
-  }
+  assert.ok(existsSync(baselinePath), `${BASELINE_FILE} is the frozen schema the migrations start from`);
   const replayed = await createTestDatabase({ migrate: false });
   try {
     await replayed.sql.unsafe(readFileSync(baselinePath, 'utf8'));
     for (const migration of migrations) await replayed.sql.unsafe(migration.sql);
-    assert.deepEqual(await catalog(replayed.sql), await catalog(db.sql));
+    const fromHistory = await catalog(replayed.sql);
+    assert.ok(fromHistory.length > 100, 'the catalog query sees the schema');
+    assert.deepEqual(fromHistory, await catalog(db.sql));
   } finally {
     await replayed.drop();
+  }
+});
+
+test('the drift check notices a change made in schema.sql only', async () => {
+  // The comparison above must be able to fail: a database with one extra column differs.
+  const drifted = await createTestDatabase({ migrate: false });
+  try {
+    await drifted.sql.unsafe(readFileSync(path.join(MIGRATIONS_PATH, BASELINE_FILE), 'utf8'));
+    for (const migration of listMigrations()) await drifted.sql.unsafe(migration.sql);
+    await drifted.sql.unsafe('ALTER TABLE orgs ADD COLUMN drift_probe integer');
+    assert.notDeepEqual(await catalog(drifted.sql), await catalog(db.sql));
+  } finally {
+    await drifted.drop();
   }
 });

@@ -1,0 +1,285 @@
+-- The full current schema of the platform (PostgreSQL 14+).
+--
+-- A new database gets this file as its baseline (migration version 1); later changes are added
+-- as numbered files in packages/postgres/migrations/ AND folded into this file, and a test checks
+-- that both paths produce the same catalog. Every statement is idempotent.
+--
+-- Tenancy: org -> project -> environment. Every tenant-owned row carries org_id (and project_id /
+-- environment_id where they apply) so that each query can be scoped in its WHERE clause, and
+-- composite foreign keys make a row's ids agree with its parent's.
+
+CREATE TABLE IF NOT EXISTS orgs (
+  id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  name        text NOT NULL UNIQUE,
+  is_system   boolean NOT NULL DEFAULT false,
+  created_at  timestamptz NOT NULL DEFAULT now()
+);
+-- At most one system org.
+CREATE UNIQUE INDEX IF NOT EXISTS orgs_one_system ON orgs (is_system) WHERE is_system;
+
+CREATE TABLE IF NOT EXISTS users (
+  id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  email          text NOT NULL,
+  display_name   text NOT NULL,
+  password_hash  text NOT NULL,               -- bcrypt; never returned
+  created_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX IF NOT EXISTS users_email_ci ON users (lower(email));
+
+CREATE TABLE IF NOT EXISTS memberships (
+  org_id      uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  user_id     uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  role        text NOT NULL CHECK (role IN ('org_admin', 'org_member')),
+  created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (org_id, user_id)
+);
+CREATE INDEX IF NOT EXISTS memberships_by_user ON memberships (user_id, created_at);
+
+CREATE TABLE IF NOT EXISTS projects (
+  id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id      uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  name        text NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (org_id, name),
+  UNIQUE (id, org_id)
+);
+
+CREATE TABLE IF NOT EXISTS environments (
+  id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id      uuid NOT NULL,
+  project_id  uuid NOT NULL,
+  name        text NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (project_id, name),
+  UNIQUE (id, project_id, org_id),
+  FOREIGN KEY (project_id, org_id) REFERENCES projects (id, org_id) ON DELETE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS sdk_keys (
+  id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  key_prefix      text NOT NULL,
+  key_hash        text NOT NULL UNIQUE,        -- hex SHA-256 of the plaintext; the plaintext is never stored
+  created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  revoked_at      timestamptz,
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS sdk_keys_active_by_env ON sdk_keys (environment_id) WHERE revoked_at IS NULL;
+
+-- Flags: the definition is project-level ...
+CREATE TABLE IF NOT EXISTS flags (
+  id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id       uuid NOT NULL,
+  project_id   uuid NOT NULL,
+  key          text NOT NULL,
+  description  text NOT NULL DEFAULT '',
+  value_type   text NOT NULL CHECK (value_type IN ('bool', 'int', 'double', 'string', 'json')),
+  variants     jsonb NOT NULL DEFAULT '[]',
+  archived     boolean NOT NULL DEFAULT false,
+  version      bigint NOT NULL DEFAULT 1,
+  created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (project_id, key),
+  FOREIGN KEY (project_id, org_id) REFERENCES projects (id, org_id) ON DELETE CASCADE
+);
+
+-- ... and its state per environment (rows created on first write; absent = disabled, no rules).
+CREATE TABLE IF NOT EXISTS flag_environment_states (
+  flag_id          uuid NOT NULL REFERENCES flags (id) ON DELETE CASCADE,
+  org_id           uuid NOT NULL,
+  project_id       uuid NOT NULL,
+  environment_id   uuid NOT NULL,
+  enabled          boolean NOT NULL DEFAULT false,
+  off_variant_key  text,
+  rules            jsonb NOT NULL DEFAULT '[]',
+  hashing          jsonb NOT NULL DEFAULT '[]',
+  version          bigint NOT NULL DEFAULT 1,
+  updated_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (environment_id, flag_id),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS segments (
+  id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  key             text NOT NULL,
+  context_type    text NOT NULL,
+  kind            text NOT NULL CHECK (kind IN ('list', 'rule')),
+  description     text NOT NULL DEFAULT '',
+  conditions      jsonb NOT NULL DEFAULT '[]',
+  included_count  bigint NOT NULL DEFAULT 0,
+  excluded_count  bigint NOT NULL DEFAULT 0,
+  version         bigint NOT NULL DEFAULT 1,
+  created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (environment_id, key),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+
+-- List-segment members: one row per (segment, key, list). The primary key answers
+-- "is key K in segment S" with one index probe; the second index pages a list in key order.
+-- COLLATE "C": key order is byte (code point) order whatever the database locale, so the paging
+-- index serves ORDER BY/cursor comparisons directly and every adapter pages in the same order.
+CREATE TABLE IF NOT EXISTS segment_members (
+  segment_id   uuid NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
+  context_key  text COLLATE "C" NOT NULL,
+  list         text NOT NULL CHECK (list IN ('included', 'excluded')),
+  PRIMARY KEY (segment_id, context_key, list)
+);
+CREATE INDEX IF NOT EXISTS segment_members_paging ON segment_members (segment_id, list, context_key);
+
+CREATE TABLE IF NOT EXISTS event_definitions (
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  key             text NOT NULL,
+  description     text NOT NULL DEFAULT '',
+  value_type      text NOT NULL CHECK (value_type IN ('bool', 'int', 'double')),
+  created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (environment_id, key),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+
+-- Metric events: append-only, partitioned by receipt time. Rows land in the default partition;
+-- an operator can attach monthly partitions later without touching the application.
+-- No foreign keys (they would slow ingest and block partition detach); rows carry their tenant ids.
+CREATE TABLE IF NOT EXISTS events (
+  org_id          uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  metric_key      text NOT NULL,
+  context_type    text NOT NULL,
+  context_key     text NOT NULL,
+  value           double precision NOT NULL,   -- bool stored as 1/0
+  timestamp_ms    bigint NOT NULL,             -- client time (defaults to receipt time)
+  received_at_ms  bigint NOT NULL
+) PARTITION BY RANGE (received_at_ms);
+CREATE TABLE IF NOT EXISTS events_default PARTITION OF events DEFAULT;
+-- Per-experiment aggregation: events of one environment and metric, per context, in a time window.
+-- Covering (org_id, value included): the stats aggregation reads it in order with an index-only
+-- scan and sums each context's events without a sort or a hash table (see docs/decisions.md).
+CREATE INDEX IF NOT EXISTS events_by_metric ON events (environment_id, metric_key, context_type, context_key, timestamp_ms) INCLUDE (org_id, value);
+-- "Did anything arrive after the results were computed" (is_stale): rows are appended in receipt
+-- order, so a BRIN index (a few pages) finds the newest ones without reading the rest.
+CREATE INDEX IF NOT EXISTS events_by_receipt ON events USING brin (received_at_ms);
+
+CREATE TABLE IF NOT EXISTS exposures (
+  org_id          uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  flag_key        text NOT NULL,
+  variant_key     text NOT NULL,
+  context_type    text NOT NULL,
+  context_key     text NOT NULL,
+  timestamp_ms    bigint NOT NULL,
+  received_at_ms  bigint NOT NULL
+) PARTITION BY RANGE (received_at_ms);
+CREATE TABLE IF NOT EXISTS exposures_default PARTITION OF exposures DEFAULT;
+-- Covering too: each context's first exposure (ties broken by variant key) straight from index order.
+CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms, variant_key) INCLUDE (org_id);
+CREATE INDEX IF NOT EXISTS exposures_by_receipt ON exposures USING brin (received_at_ms);
+
+-- Answers to batch requests that carried an Idempotency-Key, kept 24 hours.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  environment_id  uuid NOT NULL,
+  key             text NOT NULL,
+  answer          jsonb NOT NULL,
+  expires_at_ms   bigint NOT NULL,
+  PRIMARY KEY (environment_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS experiments (
+  id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id              uuid NOT NULL,
+  project_id          uuid NOT NULL,
+  environment_id      uuid NOT NULL,
+  name                text NOT NULL DEFAULT '',
+  description         text NOT NULL DEFAULT '',
+  flag_key            text NOT NULL DEFAULT '',
+  status              text NOT NULL DEFAULT 'EXPERIMENT_STATUS_DRAFT',
+  variant_keys        text[] NOT NULL DEFAULT '{}',
+  metric_keys         text[] NOT NULL DEFAULT '{}',
+  traffic_allocation  double precision NOT NULL DEFAULT 1 CHECK (traffic_allocation >= 0 AND traffic_allocation <= 1),
+  version             bigint NOT NULL DEFAULT 1,
+  created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS experiments_by_env ON experiments (environment_id, created_at);
+CREATE INDEX IF NOT EXISTS experiments_active ON experiments (status) WHERE status = 'EXPERIMENT_STATUS_ACTIVE';
+
+CREATE TABLE IF NOT EXISTS experiment_iterations (
+  id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  experiment_id       uuid NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+  iteration_number    integer NOT NULL,
+  started_at_ms       bigint NOT NULL,
+  ended_at_ms         bigint NOT NULL DEFAULT 0,   -- 0 while running
+  metric_keys         text[] NOT NULL DEFAULT '{}',
+  traffic_allocation  double precision NOT NULL DEFAULT 1,
+  UNIQUE (experiment_id, iteration_number)
+);
+
+CREATE TABLE IF NOT EXISTS experiment_results (
+  experiment_id       uuid PRIMARY KEY REFERENCES experiments (id) ON DELETE CASCADE,
+  org_id              uuid NOT NULL,
+  environment_id      uuid NOT NULL,
+  iteration_id        uuid,
+  variant_results     jsonb NOT NULL DEFAULT '[]',
+  srm_p_value         double precision,
+  computed_at_ms      bigint NOT NULL,
+  next_run_at_ms      bigint NOT NULL DEFAULT 0,
+  computation_status  text NOT NULL
+);
+
+-- Recompute jobs. No foreign key to experiments: a job for a deleted experiment must still be
+-- readable, and fails with an error text.
+CREATE TABLE IF NOT EXISTS stats_jobs (
+  id                   uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id               uuid NOT NULL,
+  experiment_id        uuid NOT NULL,
+  status               text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'running', 'completed', 'failed')),
+  error                text NOT NULL DEFAULT '',
+  created_at_ms        bigint NOT NULL,
+  started_at_ms        bigint NOT NULL DEFAULT 0,
+  completed_at_ms      bigint NOT NULL DEFAULT 0,
+  lease_expires_at_ms  bigint NOT NULL DEFAULT 0,
+  attempts             integer NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS stats_jobs_claimable ON stats_jobs (created_at_ms) WHERE status IN ('pending', 'running');
+-- The scheduler's "does this experiment have an open or recent job" probe.
+CREATE INDEX IF NOT EXISTS stats_jobs_by_experiment ON stats_jobs (experiment_id, created_at_ms);
+
+-- Who changed what.
+CREATE TABLE IF NOT EXISTS audit_log (
+  id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id         uuid NOT NULL,
+  actor          text NOT NULL,
+  action         text NOT NULL,
+  resource_type  text NOT NULL,
+  resource_id    text NOT NULL,
+  at_ms          bigint NOT NULL,
+  details        jsonb NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC);
+
+-- Refresh tokens (hash only), single use: consuming one revokes it.
+CREATE TABLE IF NOT EXISTS refresh_tokens (
+  id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  user_id        uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  org_id         uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  token_hash     text NOT NULL UNIQUE,
+  created_at_ms  bigint NOT NULL,
+  expires_at_ms  bigint NOT NULL,
+  revoked_at_ms  bigint
+);
+CREATE INDEX IF NOT EXISTS refresh_tokens_by_user ON refresh_tokens (user_id) WHERE revoked_at_ms IS NULL;
+
+-- Failed logins per subject ('email:<lowercased address>' or 'ip:<address>') for throttling.
+CREATE TABLE IF NOT EXISTS login_failures (
+  subject  text NOT NULL,
+  at_ms    bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS login_failures_by_subject ON login_failures (subject, at_ms);
