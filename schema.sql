@@ -265,7 +265,20 @@ CREATE TABLE IF NOT EXISTS audit_log (
 );
 CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC);
 
--- Refresh tokens (hash only), single use: consuming one revokes it.
+-- Login sessions (docs/decisions.md "Sessions"): access tokens name their session, refresh tokens
+-- rotate inside it, and ending it ends both.
+CREATE TABLE IF NOT EXISTS sessions (
+  id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  user_id        uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  org_id         uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  created_at_ms  bigint NOT NULL,
+  expires_at_ms  bigint NOT NULL,
+  ended_at_ms    bigint
+);
+CREATE INDEX IF NOT EXISTS sessions_live_by_user ON sessions (user_id) WHERE ended_at_ms IS NULL;
+CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions (expires_at_ms);
+
+-- Refresh tokens (hash only), single use: consuming one revokes it; presenting it again ends its session.
 CREATE TABLE IF NOT EXISTS refresh_tokens (
   id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   user_id        uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -273,11 +286,26 @@ CREATE TABLE IF NOT EXISTS refresh_tokens (
   token_hash     text NOT NULL UNIQUE,
   created_at_ms  bigint NOT NULL,
   expires_at_ms  bigint NOT NULL,
-  revoked_at_ms  bigint
+  revoked_at_ms  bigint,
+  session_id     uuid NOT NULL REFERENCES sessions (id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS refresh_tokens_by_user ON refresh_tokens (user_id) WHERE revoked_at_ms IS NULL;
+CREATE INDEX IF NOT EXISTS refresh_tokens_by_session ON refresh_tokens (session_id);
 
--- Failed logins per subject ('email:<lowercased address>' or 'ip:<address>') for throttling.
+-- Invitations to join an org, accepted by the account holder (docs/decisions.md "Invitations").
+CREATE TABLE IF NOT EXISTS invitations (
+  id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id          uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  email           text NOT NULL,
+  role            text NOT NULL CHECK (role IN ('org_admin', 'org_member')),
+  token_hash      text NOT NULL UNIQUE,
+  created_at_ms   bigint NOT NULL,
+  expires_at_ms   bigint NOT NULL,
+  accepted_at_ms  bigint
+);
+CREATE INDEX IF NOT EXISTS invitations_by_org ON invitations (org_id, created_at_ms DESC);
+
+-- Failed logins per subject ('account:<lowercased email>|<address>' or 'ip:<address>') for throttling.
 CREATE TABLE IF NOT EXISTS login_failures (
   subject  text NOT NULL,
   at_ms    bigint NOT NULL

@@ -40,7 +40,8 @@ const countingKeys: SdkKeyRepository = {
   },
 };
 const tokens = new TokenService({ secret: 'bench-secret-bench-secret-bench-secret', ttlSeconds: 3600 });
-const verifier = new CredentialVerifier(tokens, countingKeys, new InMemoryChangeNotifier());
+// SDK keys only: no bearer token is verified here, so the session registry is never asked.
+const verifier = new CredentialVerifier(tokens, countingKeys, new InMemoryChangeNotifier(), { currentRole: async () => { throw new Error('not used'); } });
 await verifier.start();
 for (const key of RAW_KEYS) await verifier.verifySdkKey(key);
 const callsAfterWarm = repositoryCalls;

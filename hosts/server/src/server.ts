@@ -5,6 +5,8 @@ import {
   AuthService,
   BcryptPasswordHasher,
   CredentialVerifier,
+  InvitationService,
+  SessionRegistry,
   DefinitionSnapshots,
   EvaluationService,
   EventDefinitionCache,
@@ -88,7 +90,10 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const tokens = new TokenService({ secret: config.jwtSecret ?? developmentJwtSecret(config.dataDir), ttlSeconds: config.tokenTtlSeconds });
     // Own subscribers hear a change before the write answers; other instances through PostgreSQL.
     const notifier = new LocalEchoNotifier(new PgChangeNotifier(database.sql));
-    const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier);
+    const sessions = new SessionRegistry(repos, notifier);
+    await sessions.start();
+    started.push({ stop: () => sessions.stop() });
+    const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier, sessions);
     await verifier.start();
     started.push({ stop: () => verifier.stop() });
     const snapshots = new DefinitionSnapshots(repos, notifier);
@@ -122,10 +127,12 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
     started.push({ stop: () => statsWorker.stop() });
+    const auth = new AuthService(repos, hasher, tokens, notifier);
     const services: GatewayServices = {
       verifier,
-      auth: new AuthService(repos, hasher, tokens),
+      auth,
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
+      invitations: new InvitationService(repos, hasher, auth),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier),
       evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures)),

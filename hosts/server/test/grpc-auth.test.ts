@@ -12,6 +12,7 @@ import {
   type AuthClient,
   type ManagementClient,
 } from './support/grpc-clients.ts';
+import { api, joinOrgByInvitation, login as loginRest } from './support/rest-client.ts';
 import { TEST_ADMIN, TEST_JWT_SECRET, startTestServer, type TestServer } from './support/test-server.ts';
 
 const ALICE = { email: 'alice@example.com', password: 'alice-password-1' };
@@ -26,7 +27,9 @@ let orgA: string;
 let orgB: string;
 let orgC: string;
 let aliceId: string;
-/** Failed logins from this client's address so far: the address is throttled after 10 (see the last test). */
+/** A live session of Alice in org A: crafted tokens name it so that only what they vary matters. */
+let aliceSessionInA: string;
+/** Failed logins from this client's address so far: the address is throttled after 30 (see the last test). */
 let failedLoginsFromHere = 0;
 
 async function failedLogin(email: string, password: string, org_id = ''): Promise<grpc.ServiceError> {
@@ -41,7 +44,7 @@ async function login(email: string, password: string, org_id = '') {
 
 /** A token signed with our secret and our iss/aud, with arbitrary times and claims. */
 async function craftToken(options: { secret?: string; expiresAtS: number; issuedAtS: number }): Promise<string> {
-  return new SignJWT({ org: orgA, role: 'org_admin', sys: false })
+  return new SignJWT({ org: orgA, role: 'org_admin', sys: false, sid: aliceSessionInA })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(aliceId)
     .setIssuer('switchyard')
@@ -63,8 +66,16 @@ before(async () => {
   orgC = (await management.createOrg({ name: 'Org C' }, bearer(adminToken))).org_id;
   const seed = { email: ALICE.email, display_name: 'Alice', password: ALICE.password };
   aliceId = (await management.createUser({ ...seed, org_id: orgA, org_role: 'org_admin' }, bearer(adminToken))).user_id;
-  // The same email in a second org joins the existing user (its password is unchanged).
-  await management.createUser({ ...seed, org_id: orgB, org_role: 'org_member', password: 'other-password-2' }, bearer(adminToken));
+  // The same email in a second org is refused: an existing account joins only by invitation.
+  await rejectsWithStatus(
+    management.createUser({ ...seed, org_id: orgB, org_role: 'org_member', password: 'other-password-2' }, bearer(adminToken)),
+    grpc.status.ALREADY_EXISTS,
+  );
+  const client = api(it.base);
+  const alice = await loginRest(client, ALICE.email, ALICE.password);
+  await joinOrgByInvitation(client, adminToken, orgB, 'org_member', alice);
+  const claims = JSON.parse(Buffer.from(alice.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sid: string };
+  aliceSessionInA = claims.sid;
 });
 
 after(async () => {
@@ -203,10 +214,13 @@ describe('AuthService.RefreshSession over gRPC', () => {
     const context = await auth.validateCredential({ bearer_token: second.access_token });
     assert.equal(context.tenant_id, orgB);
 
+    // The replacement is itself good for exactly one use, and rotates again.
+    const third = await auth.refreshSession({ refresh_token: second.refresh_token });
+    assert.equal((await auth.validateCredential({ bearer_token: third.access_token })).tenant_id, orgB);
+    // Replaying a spent token (someone else holds it) ends the whole session: every token of it.
     await rejectsWithStatus(auth.refreshSession({ refresh_token: first.refresh_token }), grpc.status.UNAUTHENTICATED);
-    // The replacement is itself good for exactly one use.
-    await auth.refreshSession({ refresh_token: second.refresh_token });
-    await rejectsWithStatus(auth.refreshSession({ refresh_token: second.refresh_token }), grpc.status.UNAUTHENTICATED);
+    await rejectsWithStatus(auth.refreshSession({ refresh_token: third.refresh_token }), grpc.status.UNAUTHENTICATED);
+    await rejectsWithStatus(auth.validateCredential({ bearer_token: third.access_token }), grpc.status.UNAUTHENTICATED);
   });
 
   test('an unknown refresh token is UNAUTHENTICATED, an access token is not a refresh token, an empty one is INVALID_ARGUMENT', async () => {
@@ -258,11 +272,8 @@ describe('AuthService.ListUserOrgs over gRPC', () => {
 
   test('the system org is excluded', async () => {
     assert.deepEqual((await auth.listUserOrgs({ current_token: adminToken })).orgs, []);
-    // The system admin also joins org C: only org C is listed.
-    await management.createUser(
-      { org_id: orgC, email: TEST_ADMIN.email, display_name: 'Root', password: TEST_ADMIN.password, org_role: 'org_member' },
-      bearer(adminToken),
-    );
+    // The system admin also joins org C (by invitation, accepted with its own bearer): only org C is listed.
+    await joinOrgByInvitation(api(it.base), adminToken, orgC, 'org_member', { email: TEST_ADMIN.email, token: adminToken });
     assert.deepEqual((await auth.listUserOrgs({ current_token: adminToken })).orgs, [{ org_id: orgC, org_name: 'Org C', role: 'org_member' }]);
   });
 
@@ -274,8 +285,8 @@ describe('AuthService.ListUserOrgs over gRPC', () => {
 
 // Last: it locks logins from this client address for 15 minutes.
 describe('login throttling over gRPC', () => {
-  test('after 10 failures from one address the next login is RESOURCE_EXHAUSTED with retry-after metadata', async () => {
-    const remaining = 10 - failedLoginsFromHere;
+  test('after 30 failures from one address the next login is RESOURCE_EXHAUSTED with retry-after metadata', async () => {
+    const remaining = 30 - failedLoginsFromHere;
     assert.ok(remaining > 0, 'earlier tests left room before the limit');
     for (let attempt = 0; attempt < remaining; attempt += 1) await failedLogin(`victim-${attempt}@example.com`, 'wrong-password-0');
 

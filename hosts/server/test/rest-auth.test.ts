@@ -7,6 +7,7 @@ import {
   assertNoSecrets,
   expectError,
   expectStatus,
+  joinOrgByInvitation,
   login,
   loginAdmin,
   seedTenant,
@@ -40,23 +41,23 @@ before(async () => {
     await client.post(`/v1/admin/orgs/${a.orgId}/users`, { token: root.token, body: { email, display_name: 'Multi', password, org_role: 'org_member' } }),
     201,
   );
-  const second = expectStatus(
-    await client.post(`/v1/admin/orgs/${b.orgId}/users`, { token: root.token, body: { email, display_name: 'Multi', password, org_role: 'org_admin' } }),
-    201,
-  );
-  assert.equal(second.user_id, first.user_id, 'the same email is the same user in both orgs');
+  // The same account joins B by invitation (a second create is refused: see rest-identity.test.ts).
+  await joinOrgByInvitation(client, b.admin.token, b.orgId, 'org_admin', await login(client, email, password));
   multi = { userId: first.user_id as string, email, password };
 });
 after(() => ts.stop());
 
 const projectsOf = (orgId: string) => `/v1/management/orgs/${orgId}/projects`;
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+/** The session id an access token names (its `sid` claim). */
+const sessionOf = (token: string): string =>
+  (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sid: string }).sid;
 
 /** A token signed by hand; defaults are exactly what the server issues for A's org_admin. */
 async function signToken(options: { secret?: string; alg?: string; iss?: string; aud?: string; expOffset?: number; claims?: Record<string, unknown> } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const expOffset = options.expOffset ?? 3600;
-  return new SignJWT({ org: a.orgId, role: 'org_admin', sys: false, ...options.claims })
+  return new SignJWT({ org: a.orgId, role: 'org_admin', sys: false, sid: sessionOf(a.admin.token), ...options.claims })
     .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
     .setSubject(a.admin.userId)
     .setIssuer(options.iss ?? 'switchyard')
@@ -206,7 +207,7 @@ describe('bearer tokens', () => {
 });
 
 describe('POST /v1/auth/refresh', () => {
-  test('a refresh token gives a new working session; reusing it → 401', async () => {
+  test('a refresh token gives new working tokens in the same session; reusing it → 401 and ends the session', async () => {
     const session = await login(client, a.admin.email, a.admin.password);
     const refreshed = expectStatus(await client.post('/v1/auth/refresh', { body: { refresh_token: session.refreshToken } }), 200);
     assert.match(refreshed.token, /^eyJ/);
@@ -216,10 +217,16 @@ describe('POST /v1/auth/refresh', () => {
     assert.equal(refreshed.org_id, a.orgId);
     assert.ok(Date.parse(refreshed.expires_at) > Date.now());
     expectStatus(await client.get(projectsOf(a.orgId), { token: refreshed.token }), 200);
-
-    expectError(await client.post('/v1/auth/refresh', { body: { refresh_token: session.refreshToken } }), 401, 'UNAUTHENTICATED');
+    assert.equal(sessionOf(refreshed.token), sessionOf(session.token), 'the same session');
     // The new refresh token is itself good for one use.
-    expectStatus(await client.post('/v1/auth/refresh', { body: { refresh_token: refreshed.refresh_token } }), 200);
+    const again = expectStatus(await client.post('/v1/auth/refresh', { body: { refresh_token: refreshed.refresh_token } }), 200);
+    expectStatus(await client.get(projectsOf(a.orgId), { token: again.token }), 200);
+
+    // A replay of a spent token means two parties hold the session: it ends, every token of it.
+    expectError(await client.post('/v1/auth/refresh', { body: { refresh_token: session.refreshToken } }), 401, 'UNAUTHENTICATED');
+    expectError(await client.get(projectsOf(a.orgId), { token: again.token }), 401, 'UNAUTHENTICATED');
+    expectError(await client.post('/v1/auth/refresh', { body: { refresh_token: again.refresh_token } }), 401, 'UNAUTHENTICATED');
+    expectStatus(await client.get(projectsOf(a.orgId), { token: a.admin.token }), 200, 'another session of the same user goes on');
   });
 
   test('the same refresh token sent 5 times at once: exactly one new session', async () => {
@@ -293,7 +300,7 @@ describe('GET /v1/auth/orgs', () => {
     const email = `sys-and-a-${unique()}@example.com`;
     const password = `pw-sys-${unique()}-secret`;
     const seeded = expectStatus(await client.post('/v1/admin/seed-user', { token: root.token, body: { email, display_name: 'Both', password, org_role: 'org_admin' } }), 201);
-    expectStatus(await client.post(`/v1/admin/orgs/${a.orgId}/users`, { token: root.token, body: { email, display_name: 'Both', password, org_role: 'org_member' } }), 201);
+    await joinOrgByInvitation(client, root.token, a.orgId, 'org_member', await login(client, email, password));
     const session = await login(client, email, password);
     assert.notEqual(seeded.org_id, a.orgId);
     const body = expectStatus(await client.get('/v1/auth/orgs', { token: session.token }), 200);

@@ -1,8 +1,10 @@
 import { createInMemoryRepositories, InMemoryChangeNotifier } from '../src/testing/index.ts';
 import {
   changeNotifierContract,
+  invitationRepositoryContract,
   loginThrottleRepositoryContract,
   refreshTokenRepositoryContract,
+  sessionRepositoryContract,
   type MakeChangeNotifiers,
   type MakeSessionRepositories,
 } from '../src/testing/contracts/index.ts';
@@ -17,6 +19,8 @@ const makeNotifiers: MakeChangeNotifiers = async () => {
   return { notifier, peer: notifier, dropListeningConnection: async () => notifier.simulateReconnect(), close: async () => {} };
 };
 
+sessionRepositoryContract('in-memory', makeRepos);
 refreshTokenRepositoryContract('in-memory', makeRepos);
+invitationRepositoryContract('in-memory', makeRepos);
 loginThrottleRepositoryContract('in-memory', makeRepos);
 changeNotifierContract('in-memory', makeNotifiers);

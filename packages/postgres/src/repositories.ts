@@ -19,6 +19,8 @@ import { PgExperimentDataRepository } from './experiment-data-repository.pg.ts';
 import { PgStatsScheduleRepository } from './stats-schedule-repository.pg.ts';
 import { PgRefreshTokenRepository } from './refresh-token-repository.pg.ts';
 import { PgLoginThrottleRepository } from './login-throttle-repository.pg.ts';
+import { PgSessionRepository } from './session-repository.pg.ts';
+import { PgInvitationRepository } from './invitation-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -40,7 +42,9 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     statsJobs: new PgStatsJobRepository(sql),
     experimentData: new PgExperimentDataRepository(sql),
     statsSchedule: new PgStatsScheduleRepository(sql),
+    sessions: new PgSessionRepository(sql),
     refreshTokens: new PgRefreshTokenRepository(sql),
+    invitations: new PgInvitationRepository(sql),
     loginThrottle: new PgLoginThrottleRepository(sql),
   };
 }

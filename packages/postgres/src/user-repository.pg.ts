@@ -1,4 +1,4 @@
-import { notFound, type Membership, type OrgRole, type OrgScope, type User, type UserRepository } from '@switchyard/core';
+import { failedPrecondition, notFound, type Membership, type OrgRole, type OrgScope, type User, type UserRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
@@ -114,5 +114,53 @@ export class PgUserRepository implements UserRepository {
       user: toUser(row),
       membership: toMembership({ ...row, created_at_ms: row.membership_created_at_ms }),
     }));
+  }
+
+  async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
+    if (!isUuid(userId)) throw notFound('user', userId);
+    const result = await this.sql`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${userId}`;
+    if (result.count === 0) throw notFound('user', userId);
+  }
+
+  async setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership> {
+    if (!isUuid(scope.orgId) || !isUuid(userId)) throw notFound('member', userId);
+    return this.withOrgAdminsLocked(scope.orgId, userId, async (tx, current, admins) => {
+      if (current.role === 'org_admin' && role !== 'org_admin' && admins === 1) {
+        throw failedPrecondition('the last org_admin of an organisation cannot be demoted');
+      }
+      const [row] = await tx<MembershipRow[]>`
+        UPDATE memberships SET role = ${role} WHERE org_id = ${scope.orgId} AND user_id = ${userId}
+        RETURNING org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
+      if (!row) throw new Error('locked membership vanished');
+      return toMembership(row);
+    });
+  }
+
+  async removeMembership(scope: OrgScope, userId: string): Promise<void> {
+    if (!isUuid(scope.orgId) || !isUuid(userId)) throw notFound('member', userId);
+    await this.withOrgAdminsLocked(scope.orgId, userId, async (tx, current, admins) => {
+      if (current.role === 'org_admin' && admins === 1) throw failedPrecondition('the last org_admin of an organisation cannot be removed');
+      await tx`DELETE FROM memberships WHERE org_id = ${scope.orgId} AND user_id = ${userId}`;
+    });
+  }
+
+  /**
+   * Runs `change` with the org row locked, so that of two concurrent demotions or removals of the
+   * org's last two admins the second sees one admin left (the "keep an org_admin" rule holds).
+   */
+  private async withOrgAdminsLocked<T>(
+    orgId: string,
+    userId: string,
+    change: (tx: Sql, current: MembershipRow, admins: number) => Promise<T>,
+  ): Promise<T> {
+    return this.sql.begin(async (tx) => {
+      await tx`SELECT id FROM orgs WHERE id = ${orgId} FOR UPDATE`;
+      const [current] = await tx<MembershipRow[]>`
+        SELECT org_id, user_id, role, 0::int8 AS created_at_ms FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
+      if (!current) throw notFound('member', userId);
+      const [count] = await tx<{ admins: number }[]>`
+        SELECT count(*)::int AS admins FROM memberships WHERE org_id = ${orgId} AND role = 'org_admin'`;
+      return change(tx as unknown as Sql, current, count?.admins ?? 0);
+    }) as Promise<T>;
   }
 }

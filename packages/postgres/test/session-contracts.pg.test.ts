@@ -1,7 +1,9 @@
 import {
   changeNotifierContract,
+  invitationRepositoryContract,
   loginThrottleRepositoryContract,
   refreshTokenRepositoryContract,
+  sessionRepositoryContract,
   type MakeChangeNotifiers,
   type MakeSessionRepositories,
 } from '@switchyard/core/testing/contracts';
@@ -45,6 +47,8 @@ const makeNotifiers: MakeChangeNotifiers = async () => {
   };
 };
 
+sessionRepositoryContract('postgres', makeRepos);
 refreshTokenRepositoryContract('postgres', makeRepos);
+invitationRepositoryContract('postgres', makeRepos);
 loginThrottleRepositoryContract('postgres', makeRepos);
 changeNotifierContract('postgres', makeNotifiers);

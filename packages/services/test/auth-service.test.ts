@@ -1,9 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, test } from 'node:test';
-import { DomainError, RateLimitedError, isDomainError, type ErrorCode, type Repositories } from '@switchyard/core';
-import { InMemoryState, createInMemoryRepositories } from '@switchyard/core/testing';
-import { AuthService, BcryptPasswordHasher, DEFAULT_LOGIN_THROTTLE, LoginThrottle, TokenService, sha256Hex, type Session } from '../src/index.ts';
+import { DomainError, RateLimitedError, isDomainError, type ErrorCode, type Principal, type Repositories } from '@switchyard/core';
+import { InMemoryChangeNotifier, InMemoryState, createInMemoryRepositories } from '@switchyard/core/testing';
+import {
+  AuthService,
+  BcryptPasswordHasher,
+  CredentialVerifier,
+  DEFAULT_LOGIN_THROTTLE,
+  LoginThrottle,
+  SessionRegistry,
+  TokenService,
+  announceSessionChange,
+  sha256Hex,
+  type Session,
+} from '../src/index.ts';
 
 const hasher = new BcryptPasswordHasher(4);
 const ALICE = { email: 'alice@example.com', password: 'alice-password-1' };
@@ -16,6 +27,7 @@ let repos: Repositories;
 let clock: { nowMs: number };
 let tokens: TokenService;
 let auth: AuthService;
+let verifier: CredentialVerifier;
 let systemOrg: string;
 let orgA: string;
 let orgB: string;
@@ -40,7 +52,12 @@ beforeEach(async () => {
   clock = { nowMs: Date.UTC(2030, 0, 1) };
   const now = () => clock.nowMs;
   tokens = new TokenService({ secret: 'unit-test-secret-of-at-least-32-bytes!!', ttlSeconds: TTL_SECONDS, now });
-  auth = new AuthService(repos, hasher, tokens, new LoginThrottle(repos.loginThrottle, DEFAULT_LOGIN_THROTTLE, now), now);
+  const notifier = new InMemoryChangeNotifier();
+  const registry = new SessionRegistry(repos, notifier, { now });
+  await registry.start();
+  notifyChanged = (userId) => announceSessionChange(notifier, userId);
+  verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier, registry, { now });
+  auth = new AuthService(repos, hasher, tokens, notifier, new LoginThrottle(repos.loginThrottle, DEFAULT_LOGIN_THROTTLE, now), now);
 
   systemOrg = (await repos.orgs.create({ name: 'system', isSystem: true })).id;
   orgA = (await repos.orgs.create({ name: 'Org A' })).id;
@@ -58,6 +75,22 @@ beforeEach(async () => {
 const login = (email: string, password: string, extra: { orgId?: string; clientAddress?: string } = {}): Promise<Session> =>
   auth.login({ email, password, ...extra });
 
+/** What every writer does after changing a user's sessions or roles (the registry listens). */
+let notifyChanged: (userId: string) => Promise<void>;
+
+/** The session's caller as every route sees it: through the verifier and its session registry. */
+async function callerOf(session: Session): Promise<Extract<Principal, { kind: 'user' }>> {
+  const principal = await verifier.verifyBearer(session.accessToken);
+  assert.equal(principal.kind, 'user');
+  return principal as Extract<Principal, { kind: 'user' }>;
+}
+
+/** The claims a token carries, without the issue time (checked separately where it matters). */
+async function claimsOf(token: string) {
+  const { issuedAtMs: _issuedAt, ...claims } = await tokens.verify(token);
+  return claims;
+}
+
 describe('AuthService.login', () => {
   test('opens a session in the user\'s first org with a token that verifies to its claims', async () => {
     const session = await login(ALICE.email, ALICE.password);
@@ -66,7 +99,7 @@ describe('AuthService.login', () => {
     assert.equal(session.expiresIn, TTL_SECONDS);
     assert.equal(session.expiresAtMs, clock.nowMs + TTL_SECONDS * 1000);
     assert.match(session.refreshToken, /^rt_/);
-    assert.deepEqual(await tokens.verify(session.accessToken), { userId: aliceId, orgId: orgA, role: 'org_admin', isSystem: false });
+    assert.deepEqual(await claimsOf(session.accessToken), { userId: aliceId, orgId: orgA, role: 'org_admin', isSystem: false, sessionId: session.sessionId });
   });
 
   test('orgId picks another of the user\'s orgs, with its role there', async () => {
@@ -103,18 +136,40 @@ describe('AuthService.login', () => {
 });
 
 describe('AuthService.refresh', () => {
-  test('a refresh token is single use and opens a new session in the same org', async () => {
+  test('a refresh token is single use and rotates inside the same session and org', async () => {
     const first = await login(ALICE.email, ALICE.password, { orgId: orgB });
     clock.nowMs += 60_000;
     const second = await auth.refresh(first.refreshToken);
     assert.equal(second.userId, aliceId);
     assert.equal(second.orgId, orgB);
+    assert.equal(second.sessionId, first.sessionId, 'the same session');
     assert.notEqual(second.refreshToken, first.refreshToken);
     assert.equal(second.expiresAtMs, clock.nowMs + TTL_SECONDS * 1000, 'a fresh access token');
     assert.equal((await tokens.verify(second.accessToken)).role, 'org_member');
+    const third = await auth.refresh(second.refreshToken);
+    assert.equal((await callerOf(third)).userId, aliceId);
+  });
+
+  test('presenting a spent refresh token again ends the whole session: its access and refresh tokens', async () => {
+    const first = await login(ALICE.email, ALICE.password);
+    const second = await auth.refresh(first.refreshToken);
+    assert.equal((await callerOf(second)).userId, aliceId);
+    // Someone replays the first token (stolen): the session ends for both parties.
     await rejectsWith(auth.refresh(first.refreshToken), 'UNAUTHENTICATED');
-    await auth.refresh(second.refreshToken);
+    await rejectsWith(callerOf(second), 'UNAUTHENTICATED');
+    await rejectsWith(callerOf(first), 'UNAUTHENTICATED');
     await rejectsWith(auth.refresh(second.refreshToken), 'UNAUTHENTICATED');
+    // Another session of the same user is untouched.
+    const other = await login(ALICE.email, ALICE.password);
+    assert.equal((await callerOf(other)).userId, aliceId);
+  });
+
+  test('a refresh token signed under another JWT secret no longer works (rotating the secret ends sessions)', async () => {
+    const session = await login(ALICE.email, ALICE.password);
+    const rotated = new TokenService({ secret: 'another-secret-of-at-least-32-bytes!!!', ttlSeconds: TTL_SECONDS, now: () => clock.nowMs });
+    const afterRotation = new AuthService(repos, hasher, rotated, new InMemoryChangeNotifier(), undefined, () => clock.nowMs);
+    await rejectsWith(afterRotation.refresh(session.refreshToken), 'UNAUTHENTICATED');
+    await rejectsWith(rotated.verify(session.accessToken), 'UNAUTHENTICATED');
   });
 
   test('unknown tokens, access tokens and tokens older than 30 days are UNAUTHENTICATED', async () => {
@@ -125,39 +180,40 @@ describe('AuthService.refresh', () => {
     await rejectsWith(auth.refresh(session.refreshToken), 'UNAUTHENTICATED');
   });
 
-  test('only a hash of the refresh token is stored', async () => {
+  test('only a keyed hash of the refresh token is stored', async () => {
     const session = await login(ALICE.email, ALICE.password);
     const stored = JSON.stringify([...state.refreshTokens.values()]);
-    assert.ok(stored.includes(sha256Hex(session.refreshToken)));
+    assert.ok(stored.includes(tokens.refreshTokenHash(session.refreshToken)));
     assert.ok(!stored.includes(session.refreshToken));
+    assert.ok(!stored.includes(sha256Hex(session.refreshToken)), 'not a plain hash: it is bound to the signing secret');
   });
 });
 
 describe('AuthService.switchOrg', () => {
   test('a member gets a session in the target org with its role there', async () => {
     const inA = await login(ALICE.email, ALICE.password);
-    const inB = await auth.switchOrg(inA.accessToken, orgB);
+    const inB = await auth.switchOrg(await callerOf(inA), orgB);
     assert.equal(inB.orgId, orgB);
     assert.equal(inB.userId, aliceId);
-    assert.deepEqual(await tokens.verify(inB.accessToken), { userId: aliceId, orgId: orgB, role: 'org_member', isSystem: false });
+    assert.deepEqual(await claimsOf(inB.accessToken), { userId: aliceId, orgId: orgB, role: 'org_member', isSystem: false, sessionId: inB.sessionId });
     assert.equal((await auth.refresh(inB.refreshToken)).orgId, orgB);
   });
 
   test('a non-member is PERMISSION_DENIED; a bad or expired token is UNAUTHENTICATED', async () => {
     const inA = await login(ALICE.email, ALICE.password);
     for (const target of [orgC, systemOrg, randomUUID(), 'not-a-uuid']) {
-      await rejectsWith(auth.switchOrg(inA.accessToken, target), 'PERMISSION_DENIED');
+      await rejectsWith(auth.switchOrg(await callerOf(inA), target), 'PERMISSION_DENIED');
     }
-    await rejectsWith(auth.switchOrg('not-a-token', orgB), 'UNAUTHENTICATED');
+    await rejectsWith(verifier.verifyBearer('not-a-token'), 'UNAUTHENTICATED');
     clock.nowMs += TTL_SECONDS * 1000;
-    await rejectsWith(auth.switchOrg(inA.accessToken, orgB), 'UNAUTHENTICATED');
+    await rejectsWith(callerOf(inA), 'UNAUTHENTICATED');
   });
 });
 
 describe('AuthService.listUserOrgs', () => {
   test('lists the user\'s orgs with names and roles, oldest membership first', async () => {
     const session = await login(ALICE.email, ALICE.password);
-    assert.deepEqual(await auth.listUserOrgs(session.accessToken), [
+    assert.deepEqual(await auth.listUserOrgs(await callerOf(session)), [
       { orgId: orgA, orgName: 'Org A', role: 'org_admin' },
       { orgId: orgB, orgName: 'Org B', role: 'org_member' },
     ]);
@@ -165,13 +221,14 @@ describe('AuthService.listUserOrgs', () => {
 
   test('system orgs are excluded', async () => {
     const session = await login(ROOT.email, ROOT.password);
-    assert.deepEqual(await auth.listUserOrgs(session.accessToken), []);
+    assert.deepEqual(await auth.listUserOrgs(await callerOf(session)), []);
     await repos.users.addMembership({ orgId: orgC, userId: rootId, role: 'org_member' });
-    assert.deepEqual(await auth.listUserOrgs(session.accessToken), [{ orgId: orgC, orgName: 'Org C', role: 'org_member' }]);
+    assert.deepEqual(await auth.listUserOrgs(await callerOf(session)), [{ orgId: orgC, orgName: 'Org C', role: 'org_member' }]);
   });
 
-  test('a bad token is UNAUTHENTICATED', async () => {
-    await rejectsWith(auth.listUserOrgs('nope'), 'UNAUTHENTICATED');
+  test('an SDK-key principal or one without a session is UNAUTHENTICATED', async () => {
+    await rejectsWith(auth.listUserOrgs({ kind: 'sdk_key', sdkKeyId: 'k', orgId: orgA, projectId: 'p', environmentId: 'e' }), 'UNAUTHENTICATED');
+    await rejectsWith(auth.listUserOrgs({ kind: 'user', userId: aliceId, orgId: orgA, role: 'org_admin', isSystem: false }), 'UNAUTHENTICATED');
   });
 });
 
@@ -188,7 +245,7 @@ describe('AuthService login throttling (injected clock)', () => {
     return error.retryAfterSeconds;
   }
 
-  test('10 failures refuse the next attempt, even with the right password, for the rest of the window', async () => {
+  test('10 failures for one account from one address refuse the next attempt there, even with the right password, for the rest of the window', async () => {
     await fail(10);
     assert.equal(await rateLimited(login(ALICE.email, ALICE.password)), WINDOW_S);
     clock.nowMs += 5 * 60_000;
@@ -224,18 +281,114 @@ describe('AuthService login throttling (injected clock)', () => {
     assert.equal(await rateLimited(login(ALICE.email, ALICE.password)), 240);
   });
 
-  test('a success clears the email counter', async () => {
+  test('a success clears the account-and-address counter', async () => {
     await fail(9);
     await login(ALICE.email, ALICE.password);
     await fail(9);
     assert.equal((await login(ALICE.email, ALICE.password)).userId, aliceId);
   });
 
-  test('failures from one address throttle every email from it, but not other addresses; a success does not clear it', async () => {
-    for (let i = 0; i < 9; i += 1) await fail(1, `victim-${i}@example.com`, '203.0.113.7');
-    await login(ALICE.email, ALICE.password, { clientAddress: '203.0.113.7' });
-    await fail(1, 'victim-9@example.com', '203.0.113.7');
-    assert.ok((await rateLimited(login(ROOT.email, ROOT.password, { clientAddress: '203.0.113.7' }))) > 0);
+  test('30 failures from one address throttle every email from it, but not other addresses; a success does not clear it', async () => {
+    const address = '203.0.113.7';
+    for (let i = 0; i < 29; i += 1) await fail(1, `victim-${i}@example.com`, address);
+    await login(ALICE.email, ALICE.password, { clientAddress: address });
+    await fail(1, 'victim-29@example.com', address);
+    assert.ok((await rateLimited(login(ROOT.email, ROOT.password, { clientAddress: address }))) > 0);
     assert.equal((await login(ROOT.email, ROOT.password, { clientAddress: '198.51.100.1' })).userId, rootId);
+  });
+
+  test('an attacker failing 10 times with the victim\'s email does not lock the victim out', async () => {
+    await fail(10, ALICE.email, '203.0.113.66');
+    assert.ok((await rateLimited(login(ALICE.email, ALICE.password, { clientAddress: '203.0.113.66' }))) > 0, 'the attacker is refused');
+    const session = await login(ALICE.email, ALICE.password, { clientAddress: '198.51.100.20' });
+    assert.equal(session.userId, aliceId, 'the owner, from its own address, signs in');
+  });
+});
+
+describe('AuthService.logout', () => {
+  test('ends that session only: its access and refresh tokens stop working, other sessions go on', async () => {
+    const mine = await login(ALICE.email, ALICE.password);
+    const other = await login(ALICE.email, ALICE.password);
+    assert.equal((await callerOf(mine)).userId, aliceId);
+    await auth.logout(await callerOf(mine));
+    await rejectsWith(callerOf(mine), 'UNAUTHENTICATED');
+    await rejectsWith(auth.refresh(mine.refreshToken), 'UNAUTHENTICATED');
+    assert.equal((await callerOf(other)).userId, aliceId);
+    assert.equal((await auth.refresh(other.refreshToken)).sessionId, other.sessionId);
+  });
+});
+
+describe('AuthService.changePassword', () => {
+  test('checks the current password, ends every other session and keeps the caller\'s', async () => {
+    const mine = await login(ALICE.email, ALICE.password);
+    const other = await login(ALICE.email, ALICE.password, { orgId: orgB });
+    await rejectsWith(
+      auth.changePassword(await callerOf(mine), { currentPassword: 'wrong-password', newPassword: 'new-password-1' }),
+      'PERMISSION_DENIED',
+    );
+    assert.equal((await callerOf(other)).userId, aliceId, 'a wrong current password changes nothing');
+    await rejectsWith(auth.changePassword(await callerOf(mine), { currentPassword: ALICE.password, newPassword: 'short' }), 'INVALID_ARGUMENT');
+
+    await auth.changePassword(await callerOf(mine), { currentPassword: ALICE.password, newPassword: 'new-password-1' });
+    assert.equal((await callerOf(mine)).userId, aliceId, 'the session that changed it goes on');
+    await rejectsWith(callerOf(other), 'UNAUTHENTICATED');
+    await rejectsWith(auth.refresh(other.refreshToken), 'UNAUTHENTICATED');
+    await rejectsWith(login(ALICE.email, ALICE.password), 'UNAUTHENTICATED');
+    assert.equal((await login(ALICE.email, 'new-password-1')).userId, aliceId);
+  });
+
+  test('guessing the current password with a stolen access token is throttled like a login', async () => {
+    const mine = await login(ALICE.email, ALICE.password, { clientAddress: '203.0.113.9' });
+    const caller = await callerOf(mine);
+    for (let i = 0; i < 10; i += 1) {
+      await rejectsWith(auth.changePassword(caller, { currentPassword: `guess-${i}-guess`, newPassword: 'new-password-1', clientAddress: '203.0.113.9' }), 'PERMISSION_DENIED');
+    }
+    await rejectsWith(auth.changePassword(caller, { currentPassword: ALICE.password, newPassword: 'new-password-1', clientAddress: '203.0.113.9' }), 'RESOURCE_EXHAUSTED');
+  });
+});
+
+describe('SessionRegistry through the verifier: role changes and removals apply to tokens already issued', () => {
+  test('a role change is seen by the next request; a removal ends the org\'s sessions', async () => {
+    const inA = await login(ALICE.email, ALICE.password);
+    const inB = await login(ALICE.email, ALICE.password, { orgId: orgB });
+    const before = await callerOf(inA);
+    assert.equal(before.role, 'org_admin');
+    // Another admin exists so Alice may be demoted.
+    const bob = await repos.users.create({ email: 'bob@example.com', displayName: 'Bob', passwordHash: 'x' });
+    await repos.users.addMembership({ orgId: orgA, userId: bob.id, role: 'org_admin' });
+    await repos.users.setMembershipRole({ orgId: orgA }, aliceId, 'org_member');
+    // Without an announcement the registry still answers from memory (no database read per request)...
+    const cached = await callerOf(inA);
+    assert.equal(cached.role, 'org_admin');
+    // ...and the announcement every writer makes is what every instance acts on.
+    await notifyChanged(aliceId);
+    const after = await callerOf(inA);
+    assert.equal(after.role, 'org_member');
+
+    await repos.users.removeMembership({ orgId: orgB }, aliceId);
+    await notifyChanged(aliceId);
+    await rejectsWith(callerOf(inB), 'UNAUTHENTICATED');
+    assert.equal((await callerOf(inA)).userId, aliceId, 'the other org is untouched');
+  });
+
+  test('verifying a cached session makes no repository call', async () => {
+    const session = await login(ALICE.email, ALICE.password);
+    await callerOf(session);
+    let reads = 0;
+    const counted = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(object, property, receiver) {
+          const value = Reflect.get(object, property, receiver);
+          return typeof value === 'function' ? (...args: unknown[]) => { reads += 1; return value.apply(object, args); } : value;
+        },
+      });
+    const notifier = new InMemoryChangeNotifier();
+    const registry = new SessionRegistry({ sessions: counted(repos.sessions), users: counted(repos.users) }, notifier, { now: () => clock.nowMs });
+    const counting = new CredentialVerifier(tokens, repos.sdkKeys, notifier, registry, { now: () => clock.nowMs });
+    await counting.verifyBearer(session.accessToken);
+    const afterFirst = reads;
+    assert.ok(afterFirst > 0, 'the first request reads the user\'s sessions');
+    for (let i = 0; i < 100; i += 1) await counting.verifyBearer(session.accessToken);
+    assert.equal(reads, afterFirst, '100 more requests: no read');
   });
 });

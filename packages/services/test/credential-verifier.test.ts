@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { isDomainError, type EnvironmentScope, type SdkKey, type SdkKeyRepository } from '@switchyard/core';
+import { isDomainError, unauthenticated, type EnvironmentScope, type SdkKey, type SdkKeyRepository } from '@switchyard/core';
 import { createInMemoryRepositories, InMemoryChangeNotifier } from '@switchyard/core/testing';
 import { CredentialVerifier, SDK_KEY_REVOKED_CHANNEL, TokenService, generateSdkKey } from '../src/index.ts';
 
@@ -56,6 +56,14 @@ function nextRevocation(rawKey: string): Promise<{ sdkKeyId: string; cachedDurin
   });
 }
 
+/** A session registry stand-in: one live session whose user is now an org_member. */
+const sessions = {
+  currentRole: async (claims: { sessionId: string }) => {
+    if (claims.sessionId !== 'live-session') throw unauthenticated('the session has ended');
+    return 'org_member' as const;
+  },
+};
+
 beforeEach(async () => {
   const repos = createInMemoryRepositories();
   const org = await repos.orgs.create({ name: 'Acme' });
@@ -65,7 +73,7 @@ beforeEach(async () => {
   sdkKeys = new CountingSdkKeys(repos.sdkKeys);
   notifier = new InMemoryChangeNotifier();
   clock = { nowMs: 1_000_000 };
-  verifier = new CredentialVerifier(tokens, sdkKeys, notifier, { cacheTtlMs: 60_000, negativeCacheTtlMs: 2_000, now: () => clock.nowMs });
+  verifier = new CredentialVerifier(tokens, sdkKeys, notifier, sessions, { cacheTtlMs: 60_000, negativeCacheTtlMs: 2_000, now: () => clock.nowMs });
   await verifier.start();
 });
 
@@ -201,17 +209,23 @@ describe('CredentialVerifier: SDK keys', () => {
 });
 
 describe('CredentialVerifier: credentials', () => {
-  test('a bearer token becomes its user principal', async () => {
-    const { token } = await tokens.issue({ userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false });
-    const expected = { kind: 'user', userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false };
+  test('a bearer token becomes its user principal, with the role the session registry says it has now', async () => {
+    const { token } = await tokens.issue({ userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false, sessionId: 'live-session' });
+    // The token says org_admin; the registry (the current membership) says org_member, and wins.
+    const expected = { kind: 'user', userId: 'u1', orgId: 'o1', role: 'org_member', isSystem: false, sessionId: 'live-session' };
     assert.deepEqual(await verifier.verify({ bearerToken: token }), expected);
     assert.deepEqual(await verifier.verifyBearer(token), expected);
     await rejectsUnauthenticated(verifier.verifyBearer(`${token}x`));
   });
 
+  test('a bearer token of an ended session is UNAUTHENTICATED', async () => {
+    const { token } = await tokens.issue({ userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false, sessionId: 'ended-session' });
+    await rejectsUnauthenticated(verifier.verifyBearer(token));
+  });
+
   test('both credentials at once, or none, are UNAUTHENTICATED', async () => {
     const key = await newKey();
-    const { token } = await tokens.issue({ userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false });
+    const { token } = await tokens.issue({ userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false, sessionId: 'live-session' });
     await rejectsUnauthenticated(verifier.verify({ bearerToken: token, sdkKey: key.rawKey }));
     await rejectsUnauthenticated(verifier.verify({}));
     await rejectsUnauthenticated(verifier.verify({ bearerToken: undefined, sdkKey: undefined }));

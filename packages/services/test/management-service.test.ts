@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { isDomainError, type DomainError, type ErrorCode, type Principal } from '@switchyard/core';
 import { InMemoryChangeNotifier, InMemoryState, createInMemoryRepositories } from '@switchyard/core/testing';
-import { BcryptPasswordHasher, ManagementService, SDK_KEY_REVOKED_CHANNEL, type SdkKeyRecord } from '../src/index.ts';
+import { BcryptPasswordHasher, ManagementService, SDK_KEY_REVOKED_CHANNEL, SESSION_CHANGED_CHANNEL, type SdkKeyRecord } from '../src/index.ts';
 
 const hasher = new BcryptPasswordHasher(4);
 const NOW = Date.UTC(2030, 0, 1);
@@ -22,6 +22,7 @@ let environmentA: string;
 let projectB: string;
 let environmentB: string;
 let keyB: SdkKeyRecord;
+let sessionChanges: string[];
 
 async function rejectsWith(call: Promise<unknown>, code: ErrorCode): Promise<DomainError> {
   let caught: unknown;
@@ -55,6 +56,8 @@ beforeEach(async () => {
   notifier = new InMemoryChangeNotifier();
   revokedHere = [];
   management = new ManagementService(repos, hasher, notifier, (id) => revokedHere.push(id), () => NOW);
+  sessionChanges = [];
+  await notifier.subscribe(SESSION_CHANGED_CHANNEL, (userId) => sessionChanges.push(userId));
 
   const systemOrg = await repos.orgs.create({ name: 'system', isSystem: true });
   const rootUser = await repos.users.create({ email: 'root@example.com', displayName: 'Root', passwordHash: await hasher.hash('root-password') });
@@ -170,18 +173,17 @@ describe('ManagementService: users', () => {
     assert.doesNotMatch(error.message, /Admin A|admin-a@example\.com-password/);
   });
 
-  test('a system admin adds an existing email to an org with the given role; its password is kept', async () => {
-    const before = state.users.get(adminA.kind === 'user' ? adminA.userId : '');
-    const joined = await management.seedUser(root, orgB, { ...newUser('Admin-A@Example.com', { password: 'a-new-password-1' }), orgRole: 'org_member' });
-    assert.equal(joined.user_id, adminA.kind === 'user' ? adminA.userId : '');
-    assert.equal(joined.org_id, orgB);
-    assert.equal(joined.org_role, 'org_member');
-    assert.equal(joined.email, 'admin-a@example.com', 'the stored email');
-    const after = state.users.get(joined.user_id);
-    assert.equal(after?.passwordHash, before?.passwordHash);
-    assert.equal(await hasher.verify('admin-a@example.com-password', after?.passwordHash ?? ''), true);
-    assert.equal(await hasher.verify('a-new-password-1', after?.passwordHash ?? ''), false);
-    assert.equal(state.users.size, 4, 'no new user');
+  test('pre-registration takeover: a system admin seeding an email that has an account gets ALREADY_EXISTS and changes nothing', async () => {
+    // An admin of org A creates ceo@b.example with a password it knows...
+    await management.createUser(adminA, undefined, newUser('ceo@b.example', { password: 'known-to-a-1' }));
+    const membershipsBefore = state.memberships.length;
+    // ...later a system admin seeds that email into org B (and into the system org): both refused.
+    await rejectsWith(management.seedUser(root, orgB, { ...newUser('CEO@b.example', { password: 'b-chosen-password' }), orgRole: 'org_admin' }), 'ALREADY_EXISTS');
+    await rejectsWith(management.seedUser(root, undefined, newUser('ceo@b.example')), 'ALREADY_EXISTS');
+    assert.equal(state.memberships.length, membershipsBefore, 'no membership was added');
+    const account = [...state.users.values()].find((u) => u.email === 'ceo@b.example');
+    assert.equal(await hasher.verify('known-to-a-1', account?.passwordHash ?? ''), true, 'the password is unchanged');
+    assert.ok(!state.memberships.some((m) => m.userId === account?.id && m.orgId === orgB), 'A\'s password does not open B');
   });
 
   test('adding a member twice to the same org is ALREADY_EXISTS', async () => {
@@ -286,5 +288,48 @@ describe('ManagementService: audit log', () => {
     await rejectsWith(management.createProject(adminA, orgB, { name: 'Nope' }), 'NOT_FOUND');
     await rejectsWith(management.createProject(adminA, undefined, { name: 'Web' }), 'ALREADY_EXISTS');
     assert.equal(state.audit.length, count);
+  });
+});
+
+describe('ManagementService: member removal and role changes', () => {
+  const idOf = (principal: Principal): string => (principal.kind === 'user' ? principal.userId : '');
+
+  test('a role change answers the user record and is announced to every instance', async () => {
+    const updated = await management.setMemberRole(adminA, orgA, idOf(memberA), { orgRole: 'org_admin' });
+    assert.equal(updated.org_role, 'org_admin');
+    assert.equal(updated.user_id, idOf(memberA));
+    assert.deepEqual(sessionChanges, [idOf(memberA)]);
+    await rejectsWith(management.setMemberRole(adminA, orgA, idOf(memberA), { orgRole: 'owner' }), 'INVALID_ARGUMENT');
+    await rejectsWith(management.setMemberRole(adminA, orgA, idOf(memberA), { orgRole: undefined }), 'INVALID_ARGUMENT');
+  });
+
+  test('the last org_admin can be neither demoted nor removed (FAILED_PRECONDITION); with a second admin it can', async () => {
+    await rejectsWith(management.setMemberRole(adminA, orgA, idOf(adminA), { orgRole: 'org_member' }), 'FAILED_PRECONDITION');
+    await rejectsWith(management.removeMember(adminA, orgA, idOf(adminA)), 'FAILED_PRECONDITION');
+    await management.setMemberRole(adminA, orgA, idOf(memberA), { orgRole: 'org_admin' });
+    await management.removeMember(adminA, orgA, idOf(adminA));
+    assert.ok(!state.memberships.some((m) => m.orgId === orgA && m.userId === idOf(adminA)));
+  });
+
+  test('removing a member ends its sessions in that org and announces it; the account stays', async () => {
+    const member = idOf(memberA);
+    const sessions = createInMemoryRepositories(state).sessions;
+    const inA = await sessions.create({ userId: member, orgId: orgA, expiresAtMs: NOW + 3_600_000 });
+    await management.removeMember(adminA, orgA, member);
+    assert.notEqual(state.sessions.get(inA.id)?.endedAtMs, null, 'its session in the org ended');
+    assert.deepEqual(sessionChanges, [member]);
+    assert.ok(state.users.has(member), 'the account is not deleted');
+    await rejectsWith(management.removeMember(adminA, orgA, member), 'NOT_FOUND');
+  });
+
+  test('only an org_admin of that org may change roles or remove members', async () => {
+    await rejectsWith(management.setMemberRole(memberA, orgA, idOf(adminA), { orgRole: 'org_member' }), 'PERMISSION_DENIED');
+    await rejectsWith(management.removeMember(memberA, orgA, idOf(adminA)), 'PERMISSION_DENIED');
+    // Another org's admin: the org is answered as absent.
+    await rejectsWith(management.removeMember(adminB, orgA, idOf(memberA)), 'NOT_FOUND');
+    await rejectsWith(management.setMemberRole(adminB, orgA, idOf(memberA), { orgRole: 'org_admin' }), 'NOT_FOUND');
+    // An org admin naming a user of another org in its own org: not a member there.
+    await rejectsWith(management.removeMember(adminA, orgA, idOf(adminB)), 'NOT_FOUND');
+    assert.deepEqual(sessionChanges, []);
   });
 });

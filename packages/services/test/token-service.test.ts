@@ -5,7 +5,7 @@ import { isDomainError } from '@switchyard/core';
 import { TokenService, type AccessClaims } from '../src/index.ts';
 
 const SECRET = 'unit-test-secret-of-at-least-32-bytes!!';
-const CLAIMS: AccessClaims = { userId: 'user-1', orgId: 'org-1', role: 'org_member', isSystem: false };
+const CLAIMS: AccessClaims = { userId: 'user-1', orgId: 'org-1', role: 'org_member', isSystem: false, sessionId: 'session-1' };
 const T0 = Date.UTC(2030, 0, 1);
 
 const clockAt = (startMs: number) => {
@@ -31,7 +31,7 @@ async function rejectsUnauthenticated(verification: Promise<unknown>, message?: 
 
 /** A token with the claims our tokens carry, signed as the options say. */
 function signed(options: { secret?: string; alg?: 'HS256' | 'HS512'; issuer?: string; audience?: string; payload?: Record<string, unknown> } = {}) {
-  return new SignJWT(options.payload ?? { org: 'org-1', role: 'org_admin', sys: false })
+  return new SignJWT(options.payload ?? { org: 'org-1', role: 'org_admin', sys: false, sid: 'session-1' })
     .setProtectedHeader({ alg: options.alg ?? 'HS256', typ: 'JWT' })
     .setSubject('user-1')
     .setIssuer(options.issuer ?? 'switchyard')
@@ -44,9 +44,9 @@ function signed(options: { secret?: string; alg?: 'HS256' | 'HS512'; issuer?: st
 describe('TokenService', () => {
   test('issue → verify round-trips the claims; exp is the TTL after iat', async () => {
     const tokens = service();
-    for (const claims of [CLAIMS, { userId: 'root', orgId: 'sys', role: 'org_admin', isSystem: true } satisfies AccessClaims]) {
+    for (const claims of [CLAIMS, { userId: 'root', orgId: 'sys', role: 'org_admin', isSystem: true, sessionId: 's-2' } satisfies AccessClaims]) {
       const { token, expiresAtMs } = await tokens.issue(claims);
-      assert.deepEqual(await tokens.verify(token), claims);
+      assert.deepEqual(await tokens.verify(token), { ...claims, issuedAtMs: Math.floor(T0 / 1000) * 1000 });
       assert.equal(expiresAtMs, T0 + 3600_000);
       const payload = decodePart(token, 1);
       assert.equal(payload.exp, Math.floor(T0 / 1000) + 3600);
@@ -72,7 +72,7 @@ describe('TokenService', () => {
     const tokens = service({ now: clock.now });
     const { token } = await tokens.issue(CLAIMS);
     clock.nowMs = T0 + 3600_000 - 1000;
-    assert.deepEqual(await tokens.verify(token), CLAIMS);
+    assert.deepEqual(await tokens.verify(token), { ...CLAIMS, issuedAtMs: T0 });
     clock.nowMs = T0 + 3600_000;
     await rejectsUnauthenticated(tokens.verify(token), /expired/);
     clock.nowMs = T0 + 86_400_000;
@@ -103,7 +103,7 @@ describe('TokenService', () => {
     await rejectsUnauthenticated(service().verify(await signed({ audience: 'another-api' })));
     const { token } = await service({ issuer: 'switchyard-staging' }).issue(CLAIMS);
     await rejectsUnauthenticated(service().verify(token));
-    assert.deepEqual(await service({ issuer: 'switchyard-staging' }).verify(token), CLAIMS);
+    assert.deepEqual(await service({ issuer: 'switchyard-staging' }).verify(token), { ...CLAIMS, issuedAtMs: T0 });
     const forOtherAudience = await service({ audience: 'flags-admin' }).issue(CLAIMS);
     await rejectsUnauthenticated(service().verify(forOtherAudience.token));
   });
@@ -112,7 +112,7 @@ describe('TokenService', () => {
     const { token } = await service().issue(CLAIMS);
     const [header, payload, signature] = token.split('.');
     const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-    for (const change of [{ role: 'org_admin' }, { org: 'org-2' }, { sys: true }, { exp: Number(claims.exp) + 3600 }]) {
+    for (const change of [{ role: 'org_admin' }, { org: 'org-2' }, { sys: true }, { sid: 'someone-elses-session' }, { exp: Number(claims.exp) + 3600 }]) {
       await rejectsUnauthenticated(service().verify(`${header}.${base64url({ ...claims, ...change })}.${signature}`));
     }
   });
@@ -123,6 +123,9 @@ describe('TokenService', () => {
       { org: 'org-1', role: 'org_admin' },
       { org: 42, role: 'org_admin', sys: false },
       { org: 'org-1', role: 'org_admin', sys: 'false' },
+      // No session id: a token from before sessions existed, or one that names none.
+      { org: 'org-1', role: 'org_admin', sys: false },
+      { org: 'org-1', role: 'org_admin', sys: false, sid: 7 },
     ]) {
       await rejectsUnauthenticated(service().verify(await signed({ payload })));
     }

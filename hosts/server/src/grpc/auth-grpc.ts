@@ -58,11 +58,11 @@ export function addAuthGrpcService(
     }),
     switchOrg: unary(logger, async (call: grpc.ServerUnaryCall<{ current_token: string; target_org_id: string }, unknown>) => {
       if (!call.request.target_org_id) throw invalidArgument('target_org_id is required', 'target_org_id');
-      const session = await auth.switchOrg(call.request.current_token, call.request.target_org_id);
+      const session = await auth.switchOrg(await verifier.verifyBearer(call.request.current_token), call.request.target_org_id);
       return { access_token: session.accessToken, refresh_token: session.refreshToken, expires_in: session.expiresIn, org_id: session.orgId };
     }),
     listUserOrgs: unary(logger, async (call: grpc.ServerUnaryCall<{ current_token: string }, unknown>) => {
-      const orgs = await auth.listUserOrgs(call.request.current_token);
+      const orgs = await auth.listUserOrgs(await verifier.verifyBearer(call.request.current_token));
       return { orgs: orgs.map((org) => ({ org_id: org.orgId, org_name: org.orgName, role: org.role })) };
     }),
   });

@@ -7,7 +7,7 @@ import { TEST_ADMIN } from './test-server.ts';
 export type Json = any;
 
 /** What a secret is, which decides the one kind of answer allowed to carry it. */
-export type SecretKind = 'password' | 'token' | 'refresh_token' | 'raw_key';
+export type SecretKind = 'password' | 'token' | 'refresh_token' | 'raw_key' | 'invitation_token';
 const SECRET_FIELDS: ReadonlySet<string> = new Set<SecretKind>(['password', 'token', 'refresh_token', 'raw_key']);
 
 export interface ApiResponse {
@@ -82,7 +82,9 @@ function requestFrom(url: string, method: string, headers: Record<string, string
 function collectSecrets(secrets: Map<string, SecretKind>, value: unknown): void {
   if (typeof value !== 'object' || value === null) return;
   for (const [name, field] of Object.entries(value)) {
-    if (typeof field === 'string' && SECRET_FIELDS.has(name) && field !== '') secrets.set(field, name as SecretKind);
+    // An invitation's `token` is its own kind: shown once to the inviter, never anywhere else.
+    if (typeof field === 'string' && name === 'token' && field.startsWith('inv_')) secrets.set(field, 'invitation_token');
+    else if (typeof field === 'string' && SECRET_FIELDS.has(name) && field !== '') secrets.set(field, name as SecretKind);
     else collectSecrets(secrets, field);
   }
 }
@@ -190,6 +192,29 @@ export async function seedUser(client: ApiClient, adminToken: string, orgId: str
   return login(client, email, password, orgId);
 }
 
+/**
+ * Adds an existing account to another org the only way there is: an invitation from someone who
+ * may invite there (`inviterToken`), accepted by the account holder with its own bearer.
+ */
+export async function joinOrgByInvitation(
+  client: ApiClient,
+  inviterToken: string,
+  orgId: string,
+  role: 'org_admin' | 'org_member',
+  invitee: { email: string; token: string },
+): Promise<void> {
+  const invitation = expectStatus(
+    await client.post(`/v1/management/orgs/${orgId}/invitations`, { token: inviterToken, body: { email: invitee.email, org_role: role } }),
+    201,
+    `invite ${invitee.email}`,
+  );
+  expectStatus(
+    await client.post('/v1/auth/invitations/accept', { token: invitee.token, body: { token: invitation.token } }),
+    200,
+    `accept the invitation of ${invitee.email}`,
+  );
+}
+
 export interface Tenant {
   orgId: string;
   orgName: string;
@@ -248,7 +273,10 @@ function allowedKinds(exchange: Exchange): ReadonlySet<SecretKind> {
   if (exchange.status === 200 && ['/v1/auth/login', '/v1/auth/refresh', '/v1/auth/switch-org'].includes(exchange.path)) {
     return new Set<SecretKind>(['token', 'refresh_token']);
   }
+  // Accepting an invitation without an account creates one and signs it in.
+  if (exchange.status === 201 && exchange.path === '/v1/auth/invitations/accept') return new Set<SecretKind>(['token', 'refresh_token']);
   if (exchange.status === 201 && exchange.method === 'POST' && /\/sdk-keys$/.test(exchange.path)) return new Set<SecretKind>(['raw_key']);
+  if (exchange.status === 201 && exchange.method === 'POST' && /\/invitations$/.test(exchange.path)) return new Set<SecretKind>(['invitation_token']);
   return new Set();
 }
 

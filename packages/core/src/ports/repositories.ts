@@ -2,7 +2,7 @@ import type { AuditRepository, ExperimentRepository, ResultsRepository, StatsJob
 import type { ExperimentDataRepository, StatsScheduleRepository } from './experiment-data-ports.ts';
 import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
-import type { LoginThrottleRepository, RefreshTokenRepository } from './session-ports.ts';
+import type { InvitationRepository, LoginThrottleRepository, RefreshTokenRepository, SessionRepository } from './session-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -26,6 +26,8 @@ export interface Repositories {
   /** The stats scheduler's cross-org view of jobs. */
   statsSchedule: StatsScheduleRepository;
   audit: AuditRepository;
+  sessions: SessionRepository;
   refreshTokens: RefreshTokenRepository;
+  invitations: InvitationRepository;
   loginThrottle: LoginThrottleRepository;
 }

@@ -1,23 +1,98 @@
-/** A refresh token as stored: only its SHA-256 hash, never the token itself. */
+/**
+ * A login session: what one sign-in opened (DECISIONS in docs/decisions.md "Sessions"). Its access
+ * tokens carry its id; its refresh tokens rotate inside it; ending it ends all of them.
+ */
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  orgId: string;
+  createdAtMs: number;
+  /** When its refresh tokens stop working at the latest. */
+  expiresAtMs: number;
+  /** Set once the session was ended (logout, password change, refresh-token reuse, removal). */
+  endedAtMs: number | null;
+}
+
+/** Which of a user's live sessions to end. */
+export interface SessionEndFilter {
+  userId: string;
+  /** Only this session. */
+  sessionId?: string;
+  /** Every session but this one (a password change keeps the session that made it). */
+  exceptSessionId?: string;
+  /** Only sessions in this org (a member removed from an org). */
+  orgId?: string;
+}
+
+/** Login sessions. Every statement is scoped by the session's user. */
+export interface SessionRepository {
+  /** @throws NOT_FOUND when the user or org does not exist. */
+  create(input: { userId: string; orgId: string; expiresAtMs: number }): Promise<SessionRecord>;
+  get(sessionId: string): Promise<SessionRecord | null>;
+  /** The user's sessions that are not ended and not expired at `nowMs`, oldest first. */
+  listLive(userId: string, nowMs: number): Promise<SessionRecord[]>;
+  /** Ends the user's live sessions matching the filter at `nowMs`; returns how many it ended. */
+  end(filter: SessionEndFilter, nowMs: number): Promise<number>;
+}
+
+/** A refresh token as stored: only its hash, never the token itself. */
 export interface RefreshTokenRecord {
   id: string;
   userId: string;
   orgId: string;
+  sessionId: string;
   tokenHash: string;
   createdAtMs: number;
   expiresAtMs: number;
 }
 
+/** What presenting a refresh token found. */
+export type RefreshTokenConsumption =
+  /** The token was active and is now spent: the caller may rotate. */
+  | { outcome: 'consumed'; token: RefreshTokenRecord }
+  /** The token exists, unexpired, but was spent before: someone replayed it (end its session). */
+  | { outcome: 'reused'; token: RefreshTokenRecord };
+
 /**
  * Refresh tokens are single use: consuming one revokes it in the same statement, so a stolen
- * token raced against its owner works at most once (the rotation pattern of OAuth 2.1).
+ * token raced against its owner works at most once, and the second presentation is recognised as
+ * a reuse (the rotation pattern of OAuth 2.1).
  */
 export interface RefreshTokenRepository {
-  create(input: { userId: string; orgId: string; tokenHash: string; expiresAtMs: number }): Promise<RefreshTokenRecord>;
-  /** Revokes and returns the token when it is active and unexpired at `nowMs`; null otherwise. */
-  consume(tokenHash: string, nowMs: number): Promise<RefreshTokenRecord | null>;
+  create(input: { userId: string; orgId: string; sessionId: string; tokenHash: string; expiresAtMs: number }): Promise<RefreshTokenRecord>;
+  /**
+   * Spends the token when it is active and unexpired at `nowMs` (`consumed`); reports `reused` for
+   * an unexpired token spent before; null for an unknown or expired one.
+   */
+  consume(tokenHash: string, nowMs: number): Promise<RefreshTokenConsumption | null>;
   /** Revokes every active token of the user (e.g. on password change). Returns how many. */
   revokeAllForUser(userId: string): Promise<number>;
+}
+
+/** An invitation to join an org, accepted by the account holder (docs/decisions.md "Invitations"). */
+export interface Invitation {
+  id: string;
+  orgId: string;
+  /** As typed by the inviter; matched case-insensitively. */
+  email: string;
+  role: 'org_admin' | 'org_member';
+  createdAtMs: number;
+  expiresAtMs: number;
+  acceptedAtMs: number | null;
+}
+
+/** Invitations, stored with the token's hash only. Org-scoped except lookups by token hash. */
+export interface InvitationRepository {
+  /** @throws NOT_FOUND for an unknown org. */
+  create(scope: { orgId: string }, input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number }): Promise<Invitation>;
+  /** Unaccepted, unexpired invitations of the org, newest first. */
+  listPending(scope: { orgId: string }, nowMs: number): Promise<Invitation[]>;
+  /** Withdraws an unaccepted invitation. @throws NOT_FOUND when absent (or already accepted). */
+  delete(scope: { orgId: string }, invitationId: string): Promise<void>;
+  /** The unaccepted, unexpired invitation with this token hash, without spending it. */
+  findActive(tokenHash: string, nowMs: number): Promise<Invitation | null>;
+  /** Marks it accepted when still active at `nowMs` (single use: of concurrent calls one wins). */
+  accept(tokenHash: string, nowMs: number): Promise<Invitation | null>;
 }
 
 /**

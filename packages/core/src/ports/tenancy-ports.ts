@@ -24,6 +24,17 @@ export interface UserRepository {
   listMemberships(userId: string): Promise<Membership[]>;
   /** Members of one org, with their user records, oldest first. */
   listOrgUsers(scope: OrgScope): Promise<Array<{ user: User; membership: Membership }>>;
+  setPasswordHash(userId: string, passwordHash: string): Promise<void>;
+  /**
+   * Changes a member's role. Atomic with the check that the org keeps an org_admin.
+   * @throws NOT_FOUND when not a member; FAILED_PRECONDITION when it would demote the last org_admin.
+   */
+  setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership>;
+  /**
+   * Removes a member. Atomic with the check that the org keeps an org_admin.
+   * @throws NOT_FOUND when not a member; FAILED_PRECONDITION when it is the last org_admin.
+   */
+  removeMembership(scope: OrgScope, userId: string): Promise<void>;
 }
 
 export interface ProjectRepository {

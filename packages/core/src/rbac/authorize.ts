@@ -5,7 +5,8 @@ import type { OrgRole } from '../model/entities.ts';
  * A user token acts in one org at a time; an SDK key acts in exactly one environment.
  */
 export type Principal =
-  | { kind: 'user'; userId: string; orgId: string; role: OrgRole; isSystem: boolean }
+  /** `sessionId` names the login session the bearer token belongs to (logout ends it). */
+  | { kind: 'user'; userId: string; orgId: string; role: OrgRole; isSystem: boolean; sessionId?: string }
   | { kind: 'sdk_key'; sdkKeyId: string; orgId: string; projectId: string; environmentId: string };
 
 /** Everything a caller can ask to do. Names are `resource.verb`. */
@@ -19,6 +20,8 @@ export const ACTIONS = [
   'sdk_key.create',
   'sdk_key.delete',
   'user.create',
+  // members' roles and removal, invitations
+  'user.manage',
   // environment content
   'flag.read',
   'flag.write',
@@ -61,6 +64,7 @@ const ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'sdk_key.create',
   'sdk_key.delete',
   'user.create',
+  'user.manage',
 ]);
 
 /** What an SDK key may do, and only in its own environment. */

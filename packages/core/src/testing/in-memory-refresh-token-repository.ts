@@ -1,5 +1,5 @@
 import { alreadyExists, notFound } from '../errors/domain-error.ts';
-import type { RefreshTokenRecord, RefreshTokenRepository } from '../ports/session-ports.ts';
+import type { RefreshTokenConsumption, RefreshTokenRecord, RefreshTokenRepository } from '../ports/session-ports.ts';
 import type { InMemoryState } from './in-memory-state.ts';
 
 type StoredRefreshToken = RefreshTokenRecord & { revokedAtMs: number | null };
@@ -10,15 +10,17 @@ const toRecord = ({ revokedAtMs: _revoked, ...record }: StoredRefreshToken): Ref
 export class InMemoryRefreshTokenRepository implements RefreshTokenRepository {
   constructor(private readonly state: InMemoryState) {}
 
-  async create(input: { userId: string; orgId: string; tokenHash: string; expiresAtMs: number }): Promise<RefreshTokenRecord> {
+  async create(input: { userId: string; orgId: string; sessionId: string; tokenHash: string; expiresAtMs: number }): Promise<RefreshTokenRecord> {
     // As the foreign keys and the unique token_hash of refresh_tokens would.
     if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
     this.state.requireOrg({ orgId: input.orgId });
+    if (!this.state.sessions.has(input.sessionId)) throw notFound('session', input.sessionId);
     if (this.findByHash(input.tokenHash)) throw alreadyExists('refresh token', 'hash');
     const token: StoredRefreshToken = {
       id: this.state.newId(),
       userId: input.userId,
       orgId: input.orgId,
+      sessionId: input.sessionId,
       tokenHash: input.tokenHash,
       createdAtMs: this.state.now(),
       expiresAtMs: input.expiresAtMs,
@@ -28,13 +30,14 @@ export class InMemoryRefreshTokenRepository implements RefreshTokenRepository {
     return toRecord(token);
   }
 
-  async consume(tokenHash: string, nowMs: number): Promise<RefreshTokenRecord | null> {
+  async consume(tokenHash: string, nowMs: number): Promise<RefreshTokenConsumption | null> {
     // No await between the check and the write: under the event loop this is as atomic as the
     // adapter's single UPDATE, so of concurrent consumes exactly one gets the token.
     const token = this.findByHash(tokenHash);
-    if (!token || token.revokedAtMs !== null || token.expiresAtMs <= nowMs) return null;
+    if (!token || token.expiresAtMs <= nowMs) return null;
+    if (token.revokedAtMs !== null) return { outcome: 'reused', token: toRecord(token) };
     token.revokedAtMs = nowMs;
-    return toRecord(token);
+    return { outcome: 'consumed', token: toRecord(token) };
   }
 
   async revokeAllForUser(userId: string): Promise<number> {

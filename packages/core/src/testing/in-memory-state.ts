@@ -18,7 +18,7 @@ import type {
 } from '../model/entities.ts';
 import type { Flag, HashingConfig, Rule, Segment } from '../model/definitions.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.ts';
-import type { RefreshTokenRecord } from '../ports/session-ports.ts';
+import type { Invitation, RefreshTokenRecord, SessionRecord } from '../ports/session-ports.ts';
 
 /** A stored flag definition (project-level) in the fake. */
 export interface StoredFlagDefinition {
@@ -69,6 +69,10 @@ export class InMemoryState {
   readonly results = new Map<string, { scope: EnvironmentScope; results: ExperimentResults }>();
   readonly statsJobs = new Map<string, StatsJob>();
   readonly audit: AuditEntry[] = [];
+  /** login sessions by id */
+  readonly sessions = new Map<string, SessionRecord>();
+  /** invitations by id, with their token hash */
+  readonly invitations = new Map<string, Invitation & { tokenHash: string }>();
   /** refresh tokens by id; revokedAtMs is set when consumed or revoked */
   readonly refreshTokens = new Map<string, RefreshTokenRecord & { revokedAtMs: number | null }>();
   readonly loginFailures: Array<{ subject: string; atMs: number }> = [];

@@ -1,4 +1,4 @@
-import { alreadyExists, notFound } from '../errors/domain-error.ts';
+import { alreadyExists, failedPrecondition, notFound } from '../errors/domain-error.ts';
 import type { Membership, OrgRole, User } from '../model/entities.ts';
 import type { OrgScope } from '../ports/scopes.ts';
 import type { UserRepository } from '../ports/tenancy-ports.ts';
@@ -61,6 +61,35 @@ export class InMemoryUserRepository implements UserRepository {
       if (user) rows.push({ user: { ...user }, membership: { ...membership } });
     }
     return rows;
+  }
+
+  async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
+    const user = this.state.users.get(userId);
+    if (!user) throw notFound('user', userId);
+    user.passwordHash = passwordHash;
+  }
+
+  async setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership> {
+    const membership = this.find(scope.orgId, userId);
+    if (!membership) throw notFound('member', userId);
+    if (membership.role === 'org_admin' && role !== 'org_admin' && this.adminCount(scope.orgId) === 1) {
+      throw failedPrecondition('the last org_admin of an organisation cannot be demoted');
+    }
+    membership.role = role;
+    return { ...membership };
+  }
+
+  async removeMembership(scope: OrgScope, userId: string): Promise<void> {
+    const membership = this.find(scope.orgId, userId);
+    if (!membership) throw notFound('member', userId);
+    if (membership.role === 'org_admin' && this.adminCount(scope.orgId) === 1) {
+      throw failedPrecondition('the last org_admin of an organisation cannot be removed');
+    }
+    this.state.memberships.splice(this.state.memberships.indexOf(membership), 1);
+  }
+
+  private adminCount(orgId: string): number {
+    return this.state.memberships.filter((m) => m.orgId === orgId && m.role === 'org_admin').length;
   }
 
   private findByEmail(email: string): User | undefined {

@@ -19,6 +19,8 @@ import { InMemoryExperimentDataRepository } from './in-memory-experiment-data-re
 import { InMemoryStatsScheduleRepository } from './in-memory-stats-schedule-repository.ts';
 import { InMemoryRefreshTokenRepository } from './in-memory-refresh-token-repository.ts';
 import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repository.ts';
+import { InMemorySessionRepository } from './in-memory-session-repository.ts';
+import { InMemoryInvitationRepository } from './in-memory-invitation-repository.ts';
 
 export { InMemoryState } from './in-memory-state.ts';
 export { InMemoryChangeNotifier } from './in-memory-change-notifier.ts';
@@ -44,7 +46,9 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     statsJobs: new InMemoryStatsJobRepository(state),
     experimentData: new InMemoryExperimentDataRepository(state),
     statsSchedule: new InMemoryStatsScheduleRepository(state),
+    sessions: new InMemorySessionRepository(state),
     refreshTokens: new InMemoryRefreshTokenRepository(state),
+    invitations: new InMemoryInvitationRepository(state),
     loginThrottle: new InMemoryLoginThrottleRepository(state),
   };
 }

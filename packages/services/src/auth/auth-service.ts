@@ -2,13 +2,17 @@ import {
   invalidArgument,
   permissionDenied,
   unauthenticated,
+  type ChangeNotifier,
   type Membership,
   type PasswordHasher,
+  type Principal,
   type Repositories,
   type User,
 } from '@switchyard/core';
+import { requirePassword } from '../management/input-checks.ts';
 import { LoginThrottle } from './login-throttle.ts';
-import { generateRefreshToken, sha256Hex } from './secrets.ts';
+import { generateRefreshToken } from './secrets.ts';
+import { announceSessionChange } from './session-registry.ts';
 import type { TokenService } from './token-service.ts';
 
 /** A logged-in session: a short-lived access token and a single-use refresh token. */
@@ -20,6 +24,7 @@ export interface Session {
   refreshToken: string;
   userId: string;
   orgId: string;
+  sessionId: string;
 }
 
 export interface UserOrg {
@@ -28,23 +33,28 @@ export interface UserOrg {
   role: Membership['role'];
 }
 
-/** Refresh tokens live 30 days; each use replaces it with a new one. */
-const REFRESH_TTL_MS = 30 * 24 * 3600_000;
+/** A session's refresh tokens work for 30 days from sign-in; rotation does not extend it. */
+const SESSION_TTL_MS = 30 * 24 * 3600_000;
 
 /** The same message for an unknown email and a wrong password, so neither can be told apart. */
 const BAD_LOGIN = 'invalid email or password';
 
+type AuthRepositories = Pick<Repositories, 'users' | 'orgs' | 'sessions' | 'refreshTokens' | 'loginThrottle'>;
+
 /**
- * AuthService (svc.auth.v1): password login, refresh, org switching and org listing. Unknown email
- * and wrong password take the same path and the same time: both run one bcrypt comparison.
+ * AuthService (svc.auth.v1): password login, refresh, logout, password change, org switching and
+ * org listing, over login sessions (docs/decisions.md "Sessions"). Unknown email and wrong
+ * password take the same path and the same time: both run one bcrypt comparison. Every change that
+ * ends sessions is announced so that every instance's SessionRegistry stops accepting them.
  */
 export class AuthService {
   private readonly timingDummy: Promise<string>;
 
   constructor(
-    private readonly repos: Pick<Repositories, 'users' | 'orgs' | 'refreshTokens' | 'loginThrottle'>,
+    private readonly repos: AuthRepositories,
     private readonly hasher: PasswordHasher,
     private readonly tokens: TokenService,
+    private readonly notifier: ChangeNotifier,
     private readonly throttle: LoginThrottle = new LoginThrottle(repos.loginThrottle),
     private readonly now: () => number = Date.now,
   ) {
@@ -65,33 +75,88 @@ export class AuthService {
     return this.openSession(user.id, membership);
   }
 
-  /** Exchanges a refresh token (single use) for a new session in the same org. */
+  /**
+   * Exchanges a refresh token (single use) for new tokens in the same session. A token presented
+   * a second time means two parties hold it: the whole session ends.
+   */
   async refresh(refreshToken: string): Promise<Session> {
-    const record = await this.repos.refreshTokens.consume(sha256Hex(refreshToken), this.now());
-    if (!record) throw unauthenticated('invalid or expired refresh token');
-    const membership = await this.repos.users.getMembership(record.orgId, record.userId);
+    const nowMs = this.now();
+    const presented = await this.repos.refreshTokens.consume(this.tokens.refreshTokenHash(refreshToken), nowMs);
+    if (!presented) throw unauthenticated('invalid or expired refresh token');
+    const { token } = presented;
+    if (presented.outcome === 'reused') {
+      await this.endSessions({ userId: token.userId, sessionId: token.sessionId });
+      throw unauthenticated('refresh token already used; the session has ended');
+    }
+    const session = await this.repos.sessions.get(token.sessionId);
+    if (!session || session.endedAtMs !== null || session.expiresAtMs <= nowMs) throw unauthenticated('the session has ended');
+    const membership = await this.repos.users.getMembership(token.orgId, token.userId);
     if (!membership) throw unauthenticated('the user is no longer a member of this organisation');
-    return this.openSession(record.userId, membership);
+    return this.issueTokens(session.id, session.expiresAtMs, membership);
+  }
+
+  /** Ends the caller's session: its access and refresh tokens stop working on every instance. */
+  async logout(principal: Principal): Promise<void> {
+    const { userId, sessionId } = this.sessionOf(principal);
+    await this.endSessions({ userId, sessionId });
+  }
+
+  /**
+   * Changes the caller's password after checking the current one (throttled like a login), and
+   * ends every other session of the user; the caller's own session goes on.
+   */
+  async changePassword(
+    principal: Principal,
+    input: { currentPassword: string; newPassword: string; clientAddress?: string | undefined },
+  ): Promise<void> {
+    const { userId, sessionId } = this.sessionOf(principal);
+    const newPassword = requirePassword(input.newPassword);
+    const user = await this.repos.users.getById(userId);
+    if (!user) throw unauthenticated('the user no longer exists');
+    const attempt = await this.throttle.begin(user.email, input.clientAddress);
+    if (!(await this.hasher.verify(input.currentPassword, user.passwordHash))) {
+      throw permissionDenied('the current password is wrong');
+    }
+    await attempt.succeeded();
+    await this.repos.users.setPasswordHash(userId, await this.hasher.hash(newPassword));
+    await this.endSessions({ userId, exceptSessionId: sessionId });
   }
 
   /** A new session for the same user in another org it belongs to. */
-  async switchOrg(currentToken: string, targetOrgId: string): Promise<Session> {
-    const claims = await this.tokens.verify(currentToken);
-    const membership = await this.repos.users.getMembership(targetOrgId, claims.userId).catch(() => null);
+  async switchOrg(principal: Principal, targetOrgId: string): Promise<Session> {
+    const { userId } = this.sessionOf(principal);
+    const membership = await this.repos.users.getMembership(targetOrgId, userId).catch(() => null);
     if (!membership) throw permissionDenied('not a member of that organisation');
-    return this.openSession(claims.userId, membership);
+    return this.openSession(userId, membership);
   }
 
-  /** The orgs the token's user belongs to, system orgs excluded. */
-  async listUserOrgs(currentToken: string): Promise<UserOrg[]> {
-    const claims = await this.tokens.verify(currentToken);
-    const memberships = await this.repos.users.listMemberships(claims.userId);
+  /** The orgs the caller belongs to, system orgs excluded. */
+  async listUserOrgs(principal: Principal): Promise<UserOrg[]> {
+    const { userId } = this.sessionOf(principal);
+    const memberships = await this.repos.users.listMemberships(userId);
     const result: UserOrg[] = [];
     for (const membership of memberships) {
       const org = await this.repos.orgs.get(membership.orgId);
       if (org && !org.isSystem) result.push({ orgId: org.id, orgName: org.name, role: membership.role });
     }
     return result;
+  }
+
+  /** A new session for an account that just signed in another way (an accepted invitation). */
+  async openSessionFor(userId: string, orgId: string): Promise<Session> {
+    const membership = await this.repos.users.getMembership(orgId, userId);
+    if (!membership) throw unauthenticated('not a member of this organisation');
+    return this.openSession(userId, membership);
+  }
+
+  private sessionOf(principal: Principal): { userId: string; sessionId: string } {
+    if (principal.kind !== 'user' || principal.sessionId === undefined) throw unauthenticated('a user session is required');
+    return { userId: principal.userId, sessionId: principal.sessionId };
+  }
+
+  private async endSessions(filter: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<void> {
+    await this.repos.sessions.end(filter, this.now());
+    await announceSessionChange(this.notifier, filter.userId);
   }
 
   private async pickMembership(user: User, orgId: string | undefined): Promise<Membership> {
@@ -103,23 +168,38 @@ export class AuthService {
   }
 
   private async openSession(userId: string, membership: Membership): Promise<Session> {
+    // No announcement needed: an instance that holds the user's sessions from before this one
+    // re-reads them when a token newer than what it holds names an unknown session.
+    const session = await this.repos.sessions.create({ userId, orgId: membership.orgId, expiresAtMs: this.now() + SESSION_TTL_MS });
+    return this.issueTokens(session.id, session.expiresAtMs, membership);
+  }
+
+  private async issueTokens(sessionId: string, sessionExpiresAtMs: number, membership: Membership): Promise<Session> {
     const org = await this.repos.orgs.get(membership.orgId);
     if (!org) throw unauthenticated('organisation no longer exists');
-    const { token, expiresAtMs } = await this.tokens.issue({ userId, orgId: org.id, role: membership.role, isSystem: org.isSystem });
+    const { token, expiresAtMs } = await this.tokens.issue({
+      userId: membership.userId,
+      orgId: org.id,
+      role: membership.role,
+      isSystem: org.isSystem,
+      sessionId,
+    });
     const refreshToken = generateRefreshToken();
     await this.repos.refreshTokens.create({
-      userId,
+      userId: membership.userId,
       orgId: org.id,
-      tokenHash: sha256Hex(refreshToken),
-      expiresAtMs: this.now() + REFRESH_TTL_MS,
+      sessionId,
+      tokenHash: this.tokens.refreshTokenHash(refreshToken),
+      expiresAtMs: sessionExpiresAtMs,
     });
     return {
       accessToken: token,
       expiresAtMs,
       expiresIn: this.tokens.ttlSeconds,
       refreshToken,
-      userId,
+      userId: membership.userId,
       orgId: org.id,
+      sessionId,
     };
   }
 }

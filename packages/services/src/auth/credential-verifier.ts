@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { unauthenticated, type ChangeNotifier, type Principal, type SdkKeyRepository } from '@switchyard/core';
 import { SdkKeyCache } from './sdk-key-cache.ts';
 import { sha256Hex } from './secrets.ts';
+import type { SessionRegistry } from './session-registry.ts';
 import type { TokenService } from './token-service.ts';
 
 /** The channel on which every instance hears that an SDK key was revoked (payload: its id). */
@@ -22,8 +23,8 @@ export interface CredentialVerifierOptions {
 }
 
 /**
- * Turns a presented credential into a Principal (SPEC "Authentication" rules 3–6): a bearer JWT
- * → its user, org and role; an `x-sdk-key` → its environment. SDK keys are answered from memory
+ * Turns a presented credential into a Principal (docs/decisions.md "Identity and access"): a bearer
+ * JWT of a live session → its user, org and current role; an `x-sdk-key` → its environment. SDK keys are answered from memory
  * after the first check; a revocation anywhere reaches every instance through the notifier and
  * evicts the key at once (and `revoked` listeners — open sync streams — are told).
  */
@@ -41,6 +42,7 @@ export class CredentialVerifier {
     private readonly tokens: TokenService,
     private readonly sdkKeys: SdkKeyRepository,
     private readonly notifier: ChangeNotifier,
+    private readonly sessions: Pick<SessionRegistry, 'currentRole'>,
     options: CredentialVerifierOptions = {},
   ) {
     this.cache = new SdkKeyCache({
@@ -79,9 +81,14 @@ export class CredentialVerifier {
     throw unauthenticated('missing credentials');
   }
 
+  /**
+   * A bearer token's user, with the role it has *now* (a role change applies to tokens already
+   * issued) and only while its session is live — both answered from memory by the SessionRegistry.
+   */
   async verifyBearer(token: string): Promise<Principal> {
     const claims = await this.tokens.verify(token);
-    return { kind: 'user', userId: claims.userId, orgId: claims.orgId, role: claims.role, isSystem: claims.isSystem };
+    const role = await this.sessions.currentRole(claims);
+    return { kind: 'user', userId: claims.userId, orgId: claims.orgId, role, isSystem: claims.isSystem, sessionId: claims.sessionId };
   }
 
   /** The SDK-key principal from memory, or undefined when the database must be asked. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Hex SHA-256: how SDK keys and refresh tokens are stored (never the plaintext). */
+/** Hex SHA-256: how SDK keys and invitation tokens are stored (never the plaintext). */
 export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 /** SDK keys look like `sdk_<43 chars>`; the first 12 characters are kept visible as the prefix. */
@@ -20,3 +20,6 @@ export function generateSdkKey(): NewSdkKey {
 
 /** A new opaque refresh token (256 random bits). */
 export const generateRefreshToken = (): string => `rt_${randomBytes(32).toString('base64url')}`;
+
+/** A new invitation token (256 random bits), shown once to the inviter. */
+export const generateInvitationToken = (): string => `inv_${randomBytes(32).toString('base64url')}`;

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { unauthenticated, type OrgRole } from '@switchyard/core';
 
@@ -8,6 +8,13 @@ export interface AccessClaims {
   orgId: string;
   role: OrgRole;
   isSystem: boolean;
+  /** The login session the token belongs to (docs/decisions.md "Sessions"). */
+  sessionId: string;
+}
+
+/** What a verified token says: its claims and when it was issued (whole seconds, in ms). */
+export interface VerifiedClaims extends AccessClaims {
+  issuedAtMs: number;
 }
 
 export interface TokenServiceOptions {
@@ -46,7 +53,7 @@ export class TokenService {
   async issue(claims: AccessClaims): Promise<{ token: string; expiresAtMs: number }> {
     const issuedAt = Math.floor(this.now() / 1000);
     const expiresAt = issuedAt + this.options.ttlSeconds;
-    const token = await new SignJWT({ org: claims.orgId, role: claims.role, sys: claims.isSystem })
+    const token = await new SignJWT({ org: claims.orgId, role: claims.role, sys: claims.isSystem, sid: claims.sessionId })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(claims.userId)
       .setIssuer(this.issuer)
@@ -58,8 +65,16 @@ export class TokenService {
     return { token, expiresAtMs: expiresAt * 1000 };
   }
 
+  /**
+   * How a refresh token is stored: an HMAC under the signing secret, so that changing JWT_SECRET
+   * ends refresh tokens as well as access tokens (a leaked secret is rotated away completely).
+   */
+  refreshTokenHash(refreshToken: string): string {
+    return createHmac('sha256', this.key).update(`refresh-token:${refreshToken}`).digest('hex');
+  }
+
   /** @throws UNAUTHENTICATED for anything but a valid, unexpired token of ours. */
-  async verify(token: string): Promise<AccessClaims> {
+  async verify(token: string): Promise<VerifiedClaims> {
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: ALGORITHMS,
@@ -68,11 +83,14 @@ export class TokenService {
         currentDate: new Date(this.now()),
         requiredClaims: ['sub', 'exp', 'iat'],
       });
-      const { sub, org, role, sys } = payload as { sub?: unknown; org?: unknown; role?: unknown; sys?: unknown };
-      if (typeof sub !== 'string' || typeof org !== 'string' || (role !== 'org_admin' && role !== 'org_member') || typeof sys !== 'boolean') {
+      const { sub, org, role, sys, sid, iat } = payload as { sub?: unknown; org?: unknown; role?: unknown; sys?: unknown; sid?: unknown; iat?: unknown };
+      if (
+        typeof sub !== 'string' || typeof org !== 'string' || (role !== 'org_admin' && role !== 'org_member') ||
+        typeof sys !== 'boolean' || typeof sid !== 'string' || typeof iat !== 'number'
+      ) {
         throw unauthenticated('invalid token claims');
       }
-      return { userId: sub, orgId: org, role, isSystem: sys };
+      return { userId: sub, orgId: org, role, isSystem: sys, sessionId: sid, issuedAtMs: iat * 1000 };
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw unauthenticated('token expired');
       throw unauthenticated('invalid token');

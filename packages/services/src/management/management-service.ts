@@ -1,6 +1,6 @@
 import {
   alreadyExists,
-  isDomainError,
+  invalidArgument,
   notFound,
   type ChangeNotifier,
   type EnvironmentScope,
@@ -11,6 +11,7 @@ import {
 } from '@switchyard/core';
 import { actorOf, requireAllowed } from '../authorization.ts';
 import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
+import { announceSessionChange } from '../auth/session-registry.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
 import {
@@ -40,7 +41,7 @@ export interface NewUserInput {
  */
 export class ManagementService {
   constructor(
-    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'projects' | 'environments' | 'sdkKeys' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'sessions' | 'projects' | 'environments' | 'sdkKeys' | 'audit'>,
     private readonly hasher: PasswordHasher,
     private readonly notifier: ChangeNotifier,
     private readonly onSdkKeyRevoked: (sdkKeyId: string) => void = () => {},
@@ -66,7 +67,7 @@ export class ManagementService {
     requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
     const org = orgId ? await this.repos.orgs.get(orgId) : await this.repos.orgs.findSystemOrg();
     if (!org) throw notFound('organisation', orgId);
-    return this.addUser(principal, org.id, input, 'org_admin', true);
+    return this.addUser(principal, org.id, input, 'org_admin');
   }
 
   // --- inside an organisation ---
@@ -74,7 +75,35 @@ export class ManagementService {
   async createUser(principal: Principal, orgId: string | undefined, input: NewUserInput): Promise<UserRecord> {
     const targetOrg = orgId || principal.orgId;
     requireAllowed(principal, 'user.create', { orgId: targetOrg });
-    return this.addUser(principal, targetOrg, input, 'org_member', false);
+    return this.addUser(principal, targetOrg, input, 'org_member');
+  }
+
+  /**
+   * Changes a member's role; tokens already issued carry the new role from their next request on
+   * every instance. The last org_admin cannot be demoted (FAILED_PRECONDITION).
+   */
+  async setMemberRole(principal: Principal, orgId: string, userId: string, input: { orgRole: string | null | undefined }): Promise<UserRecord> {
+    requireAllowed(principal, 'user.manage', { orgId });
+    if (input.orgRole === undefined || input.orgRole === null || input.orgRole === '') throw invalidArgument('org_role is required', 'org_role');
+    const role = optionalRole(input.orgRole, 'org_member');
+    const membership = await this.repos.users.setMembershipRole({ orgId }, userId, role);
+    const user = await this.repos.users.getById(userId);
+    if (!user) throw notFound('member', userId);
+    await announceSessionChange(this.notifier, userId);
+    await this.audit(principal, orgId, 'user.role_change', 'user', userId, { role });
+    return userRecord(user, membership);
+  }
+
+  /**
+   * Removes a member from the org and ends the user's sessions in it on every instance. The last
+   * org_admin cannot be removed (FAILED_PRECONDITION); the account itself stays.
+   */
+  async removeMember(principal: Principal, orgId: string, userId: string): Promise<void> {
+    requireAllowed(principal, 'user.manage', { orgId });
+    await this.repos.users.removeMembership({ orgId }, userId);
+    await this.repos.sessions.end({ userId, orgId }, this.now());
+    await announceSessionChange(this.notifier, userId);
+    await this.audit(principal, orgId, 'user.remove', 'user', userId, {});
   }
 
   async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {
@@ -152,30 +181,20 @@ export class ManagementService {
   }
 
   /**
-   * Users are global (one login, many orgs). A new email creates the user. An email that already
-   * exists: a system-org administrator (`joinExisting`) adds that user to the org with the given
-   * role, leaving its password unchanged; an org admin gets ALREADY_EXISTS and learns nothing
-   * about the account, which may belong to another org.
+   * Users are global (one login, many orgs), and an account joins an org only with its holder's
+   * consent (an accepted invitation). So a new email creates the user, and an email that already
+   * has an account answers ALREADY_EXISTS and changes nothing, whoever asks: otherwise whoever
+   * created the account first would hold a password to every org it is later added to.
    */
-  private async addUser(principal: Principal, orgId: string, input: NewUserInput, defaultRole: OrgRole, joinExisting: boolean): Promise<UserRecord> {
+  private async addUser(principal: Principal, orgId: string, input: NewUserInput, defaultRole: OrgRole): Promise<UserRecord> {
     const email = requireEmail(input.email);
     const displayName = requireName(input.displayName, 'display_name');
     const password = requirePassword(input.password);
     const role = optionalRole(input.orgRole, defaultRole);
     if (!(await this.repos.orgs.get(orgId))) throw notFound('organisation', orgId);
-
-    let user = await this.repos.users.getByEmail(email);
-    if (user && !joinExisting) throw alreadyExists('user', email);
-    if (!user) {
-      try {
-        user = await this.repos.users.create({ email, displayName, passwordHash: await this.hasher.hash(password) });
-      } catch (error) {
-        // Created concurrently by another request: join that user instead (system admins only).
-        if (!(isDomainError(error) && error.code === 'ALREADY_EXISTS') || !joinExisting) throw error;
-        user = await this.repos.users.getByEmail(email);
-        if (!user) throw error;
-      }
-    }
+    if (await this.repos.users.getByEmail(email)) throw alreadyExists('user', email);
+    // A concurrent create of the same email fails here on the unique index: ALREADY_EXISTS too.
+    const user = await this.repos.users.create({ email, displayName, passwordHash: await this.hasher.hash(password) });
     const membership = await this.repos.users.addMembership({ orgId, userId: user.id, role });
     await this.audit(principal, orgId, 'user.create', 'user', user.id, { email: user.email, role });
     return userRecord(user, membership);

@@ -14,9 +14,6 @@ const sessionResponse = (session: Session) => ({
   org_id: session.orgId,
 });
 
-/** Authorization header value of the request, for the calls that take the current token. */
-const currentToken = (header: string | undefined): string => (header ?? '').replace(/^Bearer\s+/i, '').trim();
-
 export function registerAuthRoutes(app: FastifyInstance, services: GatewayServices): void {
   app.post<{ Body: { email: string; password: string; org_id?: string | null } }>(
     '/v1/auth/login',
@@ -50,14 +47,70 @@ export function registerAuthRoutes(app: FastifyInstance, services: GatewayServic
     '/v1/auth/switch-org',
     { schema: { body: { type: 'object', required: ['org_id'], properties: { org_id: nonEmptyString } } } },
     async (request) => {
-      await authenticate(services.verifier, request, 'bearer');
-      return sessionResponse(await services.auth.switchOrg(currentToken(request.headers.authorization), request.body.org_id));
+      const principal = await authenticate(services.verifier, request, 'bearer');
+      return sessionResponse(await services.auth.switchOrg(principal, request.body.org_id));
     },
   );
 
   app.get('/v1/auth/orgs', async (request) => {
-    await authenticate(services.verifier, request, 'bearer');
-    const orgs = await services.auth.listUserOrgs(currentToken(request.headers.authorization));
+    const principal = await authenticate(services.verifier, request, 'bearer');
+    const orgs = await services.auth.listUserOrgs(principal);
     return { orgs: orgs.map((org) => ({ org_id: org.orgId, org_name: org.orgName, role: org.role })) };
   });
+
+  // Ends the caller's session (its access and refresh tokens) on every instance.
+  app.post('/v1/auth/logout', async (request, reply) => {
+    const principal = await authenticate(services.verifier, request, 'bearer');
+    await services.auth.logout(principal);
+    return reply.code(204).send();
+  });
+
+  // Changes the caller's password and ends every other session of the user.
+  app.post<{ Body: { current_password: string; new_password: string } }>(
+    '/v1/auth/password',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['current_password', 'new_password'],
+          properties: { current_password: nonEmptyString, new_password: nonEmptyString },
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = await authenticate(services.verifier, request, 'bearer');
+      await services.auth.changePassword(principal, {
+        currentPassword: request.body.current_password,
+        newPassword: request.body.new_password,
+        clientAddress: request.ip,
+      });
+      return reply.code(204).send();
+    },
+  );
+
+  // With the invitee's bearer: join the org (200). Without: create the account and sign in (201).
+  app.post<{ Body: { token: string; display_name?: string; password?: string } }>(
+    '/v1/auth/invitations/accept',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['token'],
+          properties: { token: nonEmptyString, display_name: nonEmptyString, password: nonEmptyString },
+        },
+      },
+    },
+    async (request, reply) => {
+      if (request.headers.authorization !== undefined) {
+        const principal = await authenticate(services.verifier, request, 'bearer');
+        return services.invitations.acceptAsUser(principal, request.body.token);
+      }
+      const { session } = await services.invitations.acceptAsNewUser({
+        token: request.body.token,
+        displayName: request.body.display_name,
+        password: request.body.password,
+      });
+      return reply.code(201).send(sessionResponse(session));
+    },
+  );
 }

@@ -7,6 +7,7 @@ import type {
   ExperimentService,
   FlagService,
   IngestService,
+  InvitationService,
   ManagementService,
   SegmentService,
   StatsService,
@@ -21,6 +22,7 @@ export interface GatewayServices {
   verifier: CredentialVerifier;
   auth: AuthService;
   management: ManagementService;
+  invitations: InvitationService;
   flags: FlagService;
   segments: SegmentService;
   evaluation: EvaluationService;

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { authenticate } from '../credentials.ts';
 import type { GatewayServices } from './gateway-services.ts';
-import { nameBody, newUserBody, newUserInput, type NameBody, type NewUserBody } from './schemas.ts';
+import { nameBody, newUserBody, newUserInput, nonEmptyString, type NameBody, type NewUserBody } from './schemas.ts';
 
 /** `/v1/management/**`: projects, environments, SDK keys and users inside the caller's org. */
 export function registerManagementRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { management, verifier } = services;
+  const { management, invitations, verifier } = services;
 
   // --- projects ---
   app.post<{ Params: { org_id: string }; Body: NameBody }>(
@@ -42,6 +42,50 @@ export function registerManagementRoutes(app: FastifyInstance, services: Gateway
     const principal = await authenticate(verifier, request, 'bearer');
     return management.listUsers(principal, request.params.org_id);
   });
+
+  app.patch<{ Params: { org_id: string; user_id: string }; Body: { org_role: string } }>(
+    '/v1/management/orgs/:org_id/users/:user_id',
+    { schema: { body: { type: 'object', required: ['org_role'], properties: { org_role: { type: 'string', enum: ['org_admin', 'org_member'] } } } } },
+    async (request) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      return management.setMemberRole(principal, request.params.org_id, request.params.user_id, { orgRole: request.body.org_role });
+    },
+  );
+  app.delete<{ Params: { org_id: string; user_id: string } }>('/v1/management/orgs/:org_id/users/:user_id', async (request, reply) => {
+    const principal = await authenticate(verifier, request, 'bearer');
+    await management.removeMember(principal, request.params.org_id, request.params.user_id);
+    return reply.code(204).send();
+  });
+
+  // --- invitations (the only way an existing account joins another org) ---
+  app.post<{ Params: { org_id: string }; Body: { email: string; org_role?: string | null } }>(
+    '/v1/management/orgs/:org_id/invitations',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['email'],
+          properties: { email: nonEmptyString, org_role: { type: ['string', 'null'], enum: ['org_admin', 'org_member', null] } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      return reply.code(201).send(await invitations.create(principal, request.params.org_id, { email: request.body.email, orgRole: request.body.org_role }));
+    },
+  );
+  app.get<{ Params: { org_id: string } }>('/v1/management/orgs/:org_id/invitations', async (request) => {
+    const principal = await authenticate(verifier, request, 'bearer');
+    return invitations.list(principal, request.params.org_id);
+  });
+  app.delete<{ Params: { org_id: string; invitation_id: string } }>(
+    '/v1/management/orgs/:org_id/invitations/:invitation_id',
+    async (request, reply) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      await invitations.delete(principal, request.params.org_id, request.params.invitation_id);
+      return reply.code(204).send();
+    },
+  );
 
   // --- environments ---
   app.post<{ Params: { project_id: string }; Body: NameBody }>(

@@ -19,7 +19,13 @@ export type { ContractCheck, FlagSegmentFixture, MakeFlagSegmentRepos } from './
 export { flagRepositoryContract } from './flag-repository.contract.ts';
 export { segmentRepositoryContract } from './segment-repository.contract.ts';
 export type { MakeSessionRepositories, SessionRepositories } from './session-repositories.contract.ts';
-export { loginThrottleRepositoryContract, refreshTokenRepositoryContract, sessionRepositoriesContract } from './session-repositories.contract.ts';
+export {
+  invitationRepositoryContract,
+  loginThrottleRepositoryContract,
+  refreshTokenRepositoryContract,
+  sessionRepositoriesContract,
+  sessionRepositoryContract,
+} from './session-repositories.contract.ts';
 export type { ChangeNotifierFixture, MakeChangeNotifiers } from './change-notifier.contract.ts';
 export { changeNotifierContract } from './change-notifier.contract.ts';
 export type { ExperimentDataRepositories, ExperimentDataWorld, MakeExperimentDataRepos } from './experiment-data-repositories.contract.ts';

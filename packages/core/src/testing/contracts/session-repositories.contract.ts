@@ -3,10 +3,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Org, User } from '../../model/entities.ts';
 import type { Repositories } from '../../ports/repositories.ts';
+import type { Invitation, SessionRecord } from '../../ports/session-ports.ts';
 import { assertRecentMs, MALFORMED_ID, rejectsWithCode, unique, UNKNOWN_ID } from './tenancy-contract-support.ts';
 
-/** The ports the session contracts exercise; users and orgs exist only as the tokens' parents. */
-export type SessionRepositories = Pick<Repositories, 'orgs' | 'users' | 'refreshTokens' | 'loginThrottle'>;
+/** The ports the session contracts exercise; users and orgs exist only as the records' parents. */
+export type SessionRepositories = Pick<Repositories, 'orgs' | 'users' | 'sessions' | 'refreshTokens' | 'invitations' | 'loginThrottle'>;
 
 /** Builds the repositories a suite runs against (a fresh in-memory state, a fresh database). */
 export type MakeSessionRepositories = () => Promise<{ repos: SessionRepositories; close(): Promise<void> }>;
@@ -30,6 +31,10 @@ function useSessionRepositories(makeRepos: MakeSessionRepositories): () => Sessi
 const tokenHash = (): string => createHash('sha256').update(randomBytes(32)).digest('hex');
 
 const HOUR_MS = 3_600_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Lets the clock move so a later write gets a later millisecond timestamp (creation order is by ms). */
+const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5));
 
 async function createUser(repos: SessionRepositories): Promise<User> {
   return repos.users.create({ email: `${unique('user')}@example.com`, displayName: 'Session User', passwordHash: 'not-a-real-hash' });
@@ -39,78 +44,38 @@ async function createOrgAndUser(repos: SessionRepositories): Promise<{ org: Org;
   return { org: await repos.orgs.create({ name: unique('org') }), user: await createUser(repos) };
 }
 
-/** The behaviour every RefreshTokenRepository must show: hashes only, single use, revocable per user. */
-export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
-  describe(`RefreshTokenRepository contract: ${name}`, () => {
+/** A live session of the user in the org (expiring in an hour unless told). */
+function openSession(repos: SessionRepositories, owner: { org: Org; user: User }, expiresAtMs = Date.now() + HOUR_MS): Promise<SessionRecord> {
+  return repos.sessions.create({ userId: owner.user.id, orgId: owner.org.id, expiresAtMs });
+}
+
+/** The behaviour every SessionRepository must show: per-user live sessions, ended by filter. */
+export function sessionRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
+  describe(`SessionRepository contract: ${name}`, () => {
     const repos = useSessionRepositories(makeRepos);
 
-    const issue = (owner: { org: Org; user: User }, expiresAtMs = Date.now() + HOUR_MS) =>
-      repos().refreshTokens.create({ userId: owner.user.id, orgId: owner.org.id, tokenHash: tokenHash(), expiresAtMs });
-
-    test('create returns every field; consume gives the same record back exactly once', async () => {
+    test('create returns every field, not ended; get gives the same record back', async () => {
       const { org, user } = await createOrgAndUser(repos());
-      const input = { userId: user.id, orgId: org.id, tokenHash: tokenHash(), expiresAtMs: Date.now() + HOUR_MS };
-      const created = await repos().refreshTokens.create(input);
-      assert.deepEqual({ ...created, id: '', createdAtMs: 0 }, { ...input, id: '', createdAtMs: 0 });
-      assert.match(created.id, /^[0-9a-f-]{36}$/i);
-      assertRecentMs(created.createdAtMs);
-      assert.deepEqual(await repos().refreshTokens.consume(input.tokenHash, Date.now()), created);
-      assert.equal(await repos().refreshTokens.consume(input.tokenHash, Date.now()), null, 'a consumed token is spent');
+      const expiresAtMs = Date.now() + HOUR_MS;
+      const session = await repos().sessions.create({ userId: user.id, orgId: org.id, expiresAtMs });
+      assert.deepEqual(
+        { ...session, id: '', createdAtMs: 0 },
+        { id: '', userId: user.id, orgId: org.id, createdAtMs: 0, expiresAtMs, endedAtMs: null },
+      );
+      assert.match(session.id, UUID);
+      assertRecentMs(session.createdAtMs);
+      assert.deepEqual(await repos().sessions.get(session.id), session);
+      const second = await openSession(repos(), { org, user });
+      assert.notEqual(second.id, session.id, 'each sign-in opens its own session');
     });
 
-    test('an unknown hash consumes to null', async () => {
-      assert.equal(await repos().refreshTokens.consume(tokenHash(), Date.now()), null);
-      assert.equal(await repos().refreshTokens.consume('', Date.now()), null);
+    test('unknown and malformed ids get null', async () => {
+      assert.equal(await repos().sessions.get(UNKNOWN_ID), null);
+      assert.equal(await repos().sessions.get(MALFORMED_ID), null);
+      assert.equal(await repos().sessions.get(''), null);
     });
 
-    test('a token is expired from expiresAtMs on; consuming it then changes nothing', async () => {
-      const owner = await createOrgAndUser(repos());
-      const token = await issue(owner);
-      assert.equal(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs), null, 'expiresAtMs == nowMs is expired');
-      assert.equal(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs + 1), null);
-      // The failed attempts did not spend it: a clock a millisecond earlier still gets it, once.
-      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs - 1), token);
-      assert.equal(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs - 1), null);
-    });
-
-    test('concurrent consumes of one token: exactly one gets it', async () => {
-      // Several rounds, so that an implementation racing between its check and its write is caught.
-      const owner = await createOrgAndUser(repos());
-      for (let round = 0; round < 5; round += 1) {
-        const token = await issue(owner);
-        const nowMs = Date.now();
-        const outcomes = await Promise.all(Array.from({ length: 5 }, () => repos().refreshTokens.consume(token.tokenHash, nowMs)));
-        const winners = outcomes.filter((outcome) => outcome !== null);
-        assert.equal(winners.length, 1, `round ${round}: exactly one consume succeeds`);
-        assert.deepEqual(winners[0], token);
-      }
-    });
-
-    test('revokeAllForUser revokes that user\'s active tokens only and says how many', async () => {
-      const { org, user } = await createOrgAndUser(repos());
-      const colleague = await createUser(repos());
-      const mine = [await issue({ org, user }), await issue({ org, user }), await issue({ org, user })];
-      const spent = mine[2]!;
-      assert.notEqual(await repos().refreshTokens.consume(spent.tokenHash, Date.now()), null);
-      const theirs = await issue({ org, user: colleague });
-      assert.equal(await repos().refreshTokens.revokeAllForUser(user.id), 2, 'the consumed token is not counted again');
-      for (const token of mine) assert.equal(await repos().refreshTokens.consume(token.tokenHash, Date.now()), null);
-      assert.equal(await repos().refreshTokens.revokeAllForUser(user.id), 0, 'nothing left to revoke');
-      assert.deepEqual(await repos().refreshTokens.consume(theirs.tokenHash, Date.now()), theirs, 'another user is untouched');
-      // A token issued after the revocation works: revocation is not a ban.
-      const fresh = await issue({ org, user });
-      assert.deepEqual(await repos().refreshTokens.consume(fresh.tokenHash, Date.now()), fresh);
-    });
-
-    test('revokeAllForUser of an unknown or malformed user revokes nothing', async () => {
-      const owner = await createOrgAndUser(repos());
-      const token = await issue(owner);
-      assert.equal(await repos().refreshTokens.revokeAllForUser(UNKNOWN_ID), 0);
-      assert.equal(await repos().refreshTokens.revokeAllForUser(MALFORMED_ID), 0);
-      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), token);
-    });
-
-    test('create for an unknown or malformed user or org is NOT_FOUND; a stored hash is ALREADY_EXISTS', async () => {
+    test('create for an unknown or malformed user or org is NOT_FOUND and stores nothing', async () => {
       const { org, user } = await createOrgAndUser(repos());
       const expiresAtMs = Date.now() + HOUR_MS;
       for (const parents of [
@@ -119,16 +84,375 @@ export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSess
         { userId: user.id, orgId: UNKNOWN_ID },
         { userId: user.id, orgId: MALFORMED_ID },
       ]) {
+        await rejectsWithCode(repos().sessions.create({ ...parents, expiresAtMs }), 'NOT_FOUND');
+      }
+      assert.deepEqual(await repos().sessions.listLive(user.id, Date.now()), []);
+      assert.deepEqual(await repos().sessions.listLive(UNKNOWN_ID, Date.now()), []);
+    });
+
+    test('listLive gives the user\'s unended, unexpired sessions, oldest first', async () => {
+      const { org, user } = await createOrgAndUser(repos());
+      const otherOrg = await repos().orgs.create({ name: unique('org') });
+      const colleague = await createUser(repos());
+      const nowMs = Date.now() + 10 * 60_000;
+      const first = await openSession(repos(), { org, user });
+      await tick();
+      const expired = await openSession(repos(), { org, user }, nowMs);
+      await tick();
+      const ended = await openSession(repos(), { org, user });
+      await tick();
+      const second = await openSession(repos(), { org: otherOrg, user });
+      await tick();
+      const theirs = await openSession(repos(), { org, user: colleague });
+      await tick();
+      const third = await openSession(repos(), { org, user }, nowMs + 1);
+      assert.equal(await repos().sessions.end({ userId: user.id, sessionId: ended.id }, Date.now()), 1);
+      assert.deepEqual(await repos().sessions.listLive(user.id, nowMs), [first, second, third], 'expiresAtMs == nowMs is expired');
+      assert.deepEqual((await repos().sessions.listLive(user.id, nowMs - 1)).map((s) => s.id), [first.id, expired.id, second.id, third.id]);
+      assert.deepEqual((await repos().sessions.listLive(user.id, nowMs + 1)).map((s) => s.id), [first.id, second.id]);
+      assert.deepEqual(await repos().sessions.listLive(colleague.id, nowMs), [theirs]);
+      assert.deepEqual(await repos().sessions.listLive(UNKNOWN_ID, nowMs), []);
+      assert.deepEqual(await repos().sessions.listLive(MALFORMED_ID, nowMs), []);
+    });
+
+    test('end with a sessionId ends that session only, once, and only for its own user', async () => {
+      const owner = await createOrgAndUser(repos());
+      const colleague = await createUser(repos());
+      const target = await openSession(repos(), owner);
+      const sibling = await openSession(repos(), owner);
+      const theirs = await openSession(repos(), { org: owner.org, user: colleague });
+      const nowMs = Date.now();
+      assert.equal(await repos().sessions.end({ userId: colleague.id, sessionId: target.id }, nowMs), 0, 'another user cannot end it');
+      assert.equal((await repos().sessions.get(target.id))?.endedAtMs, null);
+      assert.equal(await repos().sessions.end({ userId: owner.user.id, sessionId: target.id }, nowMs), 1);
+      assert.deepEqual(await repos().sessions.get(target.id), { ...target, endedAtMs: nowMs });
+      assert.equal(await repos().sessions.end({ userId: owner.user.id, sessionId: target.id }, nowMs + 5), 0, 'ending twice ends nothing');
+      assert.equal((await repos().sessions.get(target.id))?.endedAtMs, nowMs, 'the first end time stays');
+      assert.deepEqual(await repos().sessions.listLive(owner.user.id, nowMs), [sibling]);
+      assert.deepEqual(await repos().sessions.listLive(colleague.id, nowMs), [theirs]);
+    });
+
+    test('end with exceptSessionId ends every other live session of the user', async () => {
+      const owner = await createOrgAndUser(repos());
+      const otherOrg = await repos().orgs.create({ name: unique('org') });
+      const colleague = await createUser(repos());
+      const kept = await openSession(repos(), owner);
+      const a = await openSession(repos(), owner);
+      const b = await openSession(repos(), { org: otherOrg, user: owner.user });
+      const theirs = await openSession(repos(), { org: owner.org, user: colleague });
+      const nowMs = Date.now();
+      assert.equal(await repos().sessions.end({ userId: owner.user.id, exceptSessionId: kept.id }, nowMs), 2);
+      assert.deepEqual(await repos().sessions.listLive(owner.user.id, nowMs), [kept]);
+      for (const session of [a, b]) assert.equal((await repos().sessions.get(session.id))?.endedAtMs, nowMs);
+      assert.deepEqual(await repos().sessions.listLive(colleague.id, nowMs), [theirs], 'another user is untouched');
+      assert.equal(await repos().sessions.end({ userId: owner.user.id, exceptSessionId: kept.id }, nowMs), 0, 'nothing left to end');
+    });
+
+    test('end with an exceptSessionId that names no session of the user ends them all', async () => {
+      // Failing closed: "all but this one" with a foreign or bogus id must not spare anything.
+      for (const except of [UNKNOWN_ID, MALFORMED_ID, 'foreign']) {
+        const owner = await createOrgAndUser(repos());
+        const foreign = await openSession(repos(), { org: owner.org, user: await createUser(repos()) });
+        await openSession(repos(), owner);
+        await openSession(repos(), owner);
+        const exceptSessionId = except === 'foreign' ? foreign.id : except;
+        assert.equal(await repos().sessions.end({ userId: owner.user.id, exceptSessionId }, Date.now()), 2, `except ${except}`);
+        assert.deepEqual(await repos().sessions.listLive(owner.user.id, Date.now()), []);
+        assert.equal((await repos().sessions.get(foreign.id))?.endedAtMs, null);
+      }
+    });
+
+    test('end with an orgId ends the user\'s live sessions in that org only', async () => {
+      const owner = await createOrgAndUser(repos());
+      const otherOrg = await repos().orgs.create({ name: unique('org') });
+      const colleague = await createUser(repos());
+      const a = await openSession(repos(), owner);
+      const elsewhere = await openSession(repos(), { org: otherOrg, user: owner.user });
+      const b = await openSession(repos(), owner);
+      const theirs = await openSession(repos(), { org: owner.org, user: colleague });
+      const nowMs = Date.now();
+      assert.equal(await repos().sessions.end({ userId: owner.user.id, orgId: owner.org.id }, nowMs), 2);
+      for (const session of [a, b]) assert.equal((await repos().sessions.get(session.id))?.endedAtMs, nowMs);
+      assert.deepEqual(await repos().sessions.listLive(owner.user.id, nowMs), [elsewhere]);
+      assert.deepEqual(await repos().sessions.listLive(colleague.id, nowMs), [theirs]);
+      assert.equal(await repos().sessions.end({ userId: owner.user.id, orgId: owner.org.id }, nowMs), 0);
+    });
+
+    test('end with only the userId ends all of them; expired sessions are not live and are not counted', async () => {
+      const owner = await createOrgAndUser(repos());
+      const nowMs = Date.now() + 10 * 60_000;
+      const expired = await openSession(repos(), owner, nowMs);
+      await openSession(repos(), owner);
+      await openSession(repos(), owner);
+      assert.equal(await repos().sessions.end({ userId: owner.user.id }, nowMs), 2);
+      assert.deepEqual(await repos().sessions.listLive(owner.user.id, nowMs - 1), [expired]);
+      assert.equal((await repos().sessions.get(expired.id))?.endedAtMs, null);
+    });
+
+    test('end with unknown or malformed ids ends nothing', async () => {
+      const owner = await createOrgAndUser(repos());
+      const session = await openSession(repos(), owner);
+      const userId = owner.user.id;
+      const nowMs = Date.now();
+      for (const filter of [
+        { userId: UNKNOWN_ID },
+        { userId: MALFORMED_ID },
+        { userId, sessionId: UNKNOWN_ID },
+        { userId, sessionId: MALFORMED_ID },
+        { userId, orgId: UNKNOWN_ID },
+        { userId, orgId: MALFORMED_ID },
+      ]) {
+        assert.equal(await repos().sessions.end(filter, nowMs), 0, JSON.stringify(filter));
+      }
+      assert.deepEqual(await repos().sessions.listLive(userId, nowMs), [session]);
+    });
+  });
+}
+
+/** The behaviour every RefreshTokenRepository must show: hashes only, single use with reuse detection, revocable per user. */
+export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
+  describe(`RefreshTokenRepository contract: ${name}`, () => {
+    const repos = useSessionRepositories(makeRepos);
+
+    /** A token in a new session of the owner (or in the session given). */
+    const issue = async (owner: { org: Org; user: User }, expiresAtMs = Date.now() + HOUR_MS, session?: SessionRecord) => {
+      const sessionId = (session ?? (await openSession(repos(), owner))).id;
+      return repos().refreshTokens.create({ userId: owner.user.id, orgId: owner.org.id, sessionId, tokenHash: tokenHash(), expiresAtMs });
+    };
+
+    test('create returns every field; consume spends it exactly once, then reports every replay as reused', async () => {
+      const owner = await createOrgAndUser(repos());
+      const session = await openSession(repos(), owner);
+      const input = { userId: owner.user.id, orgId: owner.org.id, sessionId: session.id, tokenHash: tokenHash(), expiresAtMs: Date.now() + HOUR_MS };
+      const created = await repos().refreshTokens.create(input);
+      assert.deepEqual({ ...created, id: '', createdAtMs: 0 }, { ...input, id: '', createdAtMs: 0 });
+      assert.match(created.id, UUID);
+      assertRecentMs(created.createdAtMs);
+      assert.deepEqual(await repos().refreshTokens.consume(input.tokenHash, Date.now()), { outcome: 'consumed', token: created });
+      assert.deepEqual(await repos().refreshTokens.consume(input.tokenHash, Date.now()), { outcome: 'reused', token: created });
+      assert.deepEqual(await repos().refreshTokens.consume(input.tokenHash, Date.now()), { outcome: 'reused', token: created });
+    });
+
+    test('tokens of one session are independent: spending one leaves the next usable', async () => {
+      const owner = await createOrgAndUser(repos());
+      const session = await openSession(repos(), owner);
+      const first = await issue(owner, undefined, session);
+      const rotated = await issue(owner, undefined, session);
+      assert.equal(rotated.sessionId, session.id);
+      assert.equal((await repos().refreshTokens.consume(first.tokenHash, Date.now()))?.outcome, 'consumed');
+      assert.deepEqual(await repos().refreshTokens.consume(rotated.tokenHash, Date.now()), { outcome: 'consumed', token: rotated });
+    });
+
+    test('an unknown hash consumes to null', async () => {
+      assert.equal(await repos().refreshTokens.consume(tokenHash(), Date.now()), null);
+      assert.equal(await repos().refreshTokens.consume('', Date.now()), null);
+    });
+
+    test('a token is expired from expiresAtMs on: null then, spent or not, and a failed attempt spends nothing', async () => {
+      const owner = await createOrgAndUser(repos());
+      const token = await issue(owner);
+      assert.equal(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs), null, 'expiresAtMs == nowMs is expired');
+      assert.equal(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs + 1), null);
+      // The failed attempts did not spend it: a clock a millisecond earlier still gets it, once.
+      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs - 1), { outcome: 'consumed', token });
+      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs - 1), { outcome: 'reused', token });
+      assert.equal(await repos().refreshTokens.consume(token.tokenHash, token.expiresAtMs), null, 'an expired spent token is not a reuse');
+    });
+
+    test('concurrent consumes of one token: exactly one consumes it, the others see a reuse', async () => {
+      // Several rounds, so that an implementation racing between its check and its write is caught.
+      const owner = await createOrgAndUser(repos());
+      for (let round = 0; round < 5; round += 1) {
+        const token = await issue(owner);
+        const nowMs = Date.now();
+        const outcomes = await Promise.all(Array.from({ length: 5 }, () => repos().refreshTokens.consume(token.tokenHash, nowMs)));
+        assert.equal(outcomes.filter((o) => o?.outcome === 'consumed').length, 1, `round ${round}: exactly one consume succeeds`);
+        assert.equal(outcomes.filter((o) => o?.outcome === 'reused').length, 4, `round ${round}: the others are reuses`);
+        for (const outcome of outcomes) assert.deepEqual(outcome?.token, token);
+      }
+    });
+
+    test('revokeAllForUser revokes that user\'s active tokens only and says how many', async () => {
+      const { org, user } = await createOrgAndUser(repos());
+      const colleague = await createUser(repos());
+      const mine = [await issue({ org, user }), await issue({ org, user }), await issue({ org, user })];
+      const spent = mine[2]!;
+      assert.equal((await repos().refreshTokens.consume(spent.tokenHash, Date.now()))?.outcome, 'consumed');
+      const theirs = await issue({ org, user: colleague });
+      assert.equal(await repos().refreshTokens.revokeAllForUser(user.id), 2, 'the consumed token is not counted again');
+      for (const token of mine) {
+        assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), { outcome: 'reused', token }, 'a revoked token is spent');
+      }
+      assert.equal(await repos().refreshTokens.revokeAllForUser(user.id), 0, 'nothing left to revoke');
+      assert.deepEqual(await repos().refreshTokens.consume(theirs.tokenHash, Date.now()), { outcome: 'consumed', token: theirs }, 'another user is untouched');
+      // A token issued after the revocation works: revocation is not a ban.
+      const fresh = await issue({ org, user });
+      assert.deepEqual(await repos().refreshTokens.consume(fresh.tokenHash, Date.now()), { outcome: 'consumed', token: fresh });
+    });
+
+    test('revokeAllForUser of an unknown or malformed user revokes nothing', async () => {
+      const owner = await createOrgAndUser(repos());
+      const token = await issue(owner);
+      assert.equal(await repos().refreshTokens.revokeAllForUser(UNKNOWN_ID), 0);
+      assert.equal(await repos().refreshTokens.revokeAllForUser(MALFORMED_ID), 0);
+      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), { outcome: 'consumed', token });
+    });
+
+    test('create for an unknown or malformed user, org or session is NOT_FOUND; a stored hash is ALREADY_EXISTS', async () => {
+      const { org, user } = await createOrgAndUser(repos());
+      const session = await openSession(repos(), { org, user });
+      const expiresAtMs = Date.now() + HOUR_MS;
+      const valid = { userId: user.id, orgId: org.id, sessionId: session.id };
+      for (const parents of [
+        { ...valid, userId: UNKNOWN_ID },
+        { ...valid, userId: MALFORMED_ID },
+        { ...valid, orgId: UNKNOWN_ID },
+        { ...valid, orgId: MALFORMED_ID },
+        { ...valid, sessionId: UNKNOWN_ID },
+        { ...valid, sessionId: MALFORMED_ID },
+      ]) {
         const hash = tokenHash();
         await rejectsWithCode(repos().refreshTokens.create({ ...parents, tokenHash: hash, expiresAtMs }), 'NOT_FOUND');
         assert.equal(await repos().refreshTokens.consume(hash, Date.now()), null, 'nothing was stored');
       }
-      const token = await issue({ org, user });
+      const token = await issue({ org, user }, undefined, session);
+      await rejectsWithCode(repos().refreshTokens.create({ ...valid, tokenHash: token.tokenHash, expiresAtMs }), 'ALREADY_EXISTS');
+      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), { outcome: 'consumed', token }, 'the original is intact');
+    });
+  });
+}
+
+/** The behaviour every InvitationRepository must show: org-scoped, hashes only, single use. */
+export function invitationRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
+  describe(`InvitationRepository contract: ${name}`, () => {
+    const repos = useSessionRepositories(makeRepos);
+
+    const newOrg = () => repos().orgs.create({ name: unique('org') });
+    const invite = async (org: Org, overrides: { role?: Invitation['role']; expiresAtMs?: number; tokenHash?: string } = {}) => {
+      const hash = overrides.tokenHash ?? tokenHash();
+      const invitation = await repos().invitations.create(
+        { orgId: org.id },
+        { email: `${unique('Invitee')}@Example.com`, role: overrides.role ?? 'org_member', tokenHash: hash, expiresAtMs: overrides.expiresAtMs ?? Date.now() + HOUR_MS },
+      );
+      return { invitation, hash };
+    };
+
+    test('create returns every field (never the hash), not accepted; findActive gives it back', async () => {
+      const org = await newOrg();
+      const hash = tokenHash();
+      const input = { email: `${unique('Ada')}@Example.com`, role: 'org_admin' as const, tokenHash: hash, expiresAtMs: Date.now() + HOUR_MS };
+      const invitation = await repos().invitations.create({ orgId: org.id }, input);
+      assert.deepEqual(
+        { ...invitation, id: '', createdAtMs: 0 },
+        { id: '', orgId: org.id, email: input.email, role: 'org_admin', createdAtMs: 0, expiresAtMs: input.expiresAtMs, acceptedAtMs: null },
+      );
+      assert.match(invitation.id, UUID);
+      assertRecentMs(invitation.createdAtMs);
+      assert.deepEqual(await repos().invitations.findActive(hash, Date.now()), invitation);
+    });
+
+    test('create for an unknown or malformed org is NOT_FOUND; a stored hash is ALREADY_EXISTS', async () => {
+      for (const orgId of [UNKNOWN_ID, MALFORMED_ID]) {
+        const hash = tokenHash();
+        await rejectsWithCode(
+          repos().invitations.create({ orgId }, { email: 'x@example.com', role: 'org_member', tokenHash: hash, expiresAtMs: Date.now() + HOUR_MS }),
+          'NOT_FOUND',
+        );
+        assert.equal(await repos().invitations.findActive(hash, Date.now()), null, 'nothing was stored');
+      }
+      const org = await newOrg();
+      const { invitation, hash } = await invite(org);
       await rejectsWithCode(
-        repos().refreshTokens.create({ userId: user.id, orgId: org.id, tokenHash: token.tokenHash, expiresAtMs }),
+        repos().invitations.create({ orgId: (await newOrg()).id }, { email: 'y@example.com', role: 'org_admin', tokenHash: hash, expiresAtMs: Date.now() + HOUR_MS }),
         'ALREADY_EXISTS',
       );
-      assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), token, 'the original is intact');
+      assert.deepEqual(await repos().invitations.findActive(hash, Date.now()), invitation, 'the original is intact');
+    });
+
+    test('listPending gives the org\'s unaccepted, unexpired invitations, newest first', async () => {
+      const org = await newOrg();
+      const otherOrg = await newOrg();
+      const nowMs = Date.now() + 10 * 60_000;
+      const oldest = (await invite(org)).invitation;
+      await tick();
+      const expired = (await invite(org, { expiresAtMs: nowMs })).invitation;
+      await tick();
+      const accepted = await invite(org);
+      await tick();
+      await invite(otherOrg);
+      await tick();
+      const newest = (await invite(org, { role: 'org_admin', expiresAtMs: nowMs + 1 })).invitation;
+      assert.notEqual(await repos().invitations.accept(accepted.hash, Date.now()), null);
+      assert.deepEqual(await repos().invitations.listPending({ orgId: org.id }, nowMs), [newest, oldest], 'expiresAtMs == nowMs is expired');
+      assert.deepEqual((await repos().invitations.listPending({ orgId: org.id }, nowMs - 1)).map((i) => i.id), [newest.id, expired.id, oldest.id]);
+      assert.deepEqual((await repos().invitations.listPending({ orgId: org.id }, nowMs + 1)).map((i) => i.id), [oldest.id]);
+      assert.equal((await repos().invitations.listPending({ orgId: otherOrg.id }, nowMs)).length, 1);
+      assert.deepEqual(await repos().invitations.listPending({ orgId: UNKNOWN_ID }, nowMs), []);
+      assert.deepEqual(await repos().invitations.listPending({ orgId: MALFORMED_ID }, nowMs), []);
+    });
+
+    test('delete withdraws a pending invitation: gone from listPending, its token no longer works', async () => {
+      const org = await newOrg();
+      const { invitation, hash } = await invite(org);
+      const kept = (await invite(org)).invitation;
+      await repos().invitations.delete({ orgId: org.id }, invitation.id);
+      assert.deepEqual(await repos().invitations.listPending({ orgId: org.id }, Date.now()), [kept]);
+      assert.equal(await repos().invitations.findActive(hash, Date.now()), null);
+      assert.equal(await repos().invitations.accept(hash, Date.now()), null);
+      await rejectsWithCode(repos().invitations.delete({ orgId: org.id }, invitation.id), 'NOT_FOUND');
+    });
+
+    test('delete is NOT_FOUND for unknown, malformed, another org\'s or accepted invitations, and changes nothing', async () => {
+      const org = await newOrg();
+      const otherOrg = await newOrg();
+      const { invitation } = await invite(org);
+      const accepted = await invite(org);
+      assert.notEqual(await repos().invitations.accept(accepted.hash, Date.now()), null);
+      await rejectsWithCode(repos().invitations.delete({ orgId: org.id }, UNKNOWN_ID), 'NOT_FOUND');
+      await rejectsWithCode(repos().invitations.delete({ orgId: org.id }, MALFORMED_ID), 'NOT_FOUND');
+      await rejectsWithCode(repos().invitations.delete({ orgId: otherOrg.id }, invitation.id), 'NOT_FOUND');
+      await rejectsWithCode(repos().invitations.delete({ orgId: MALFORMED_ID }, invitation.id), 'NOT_FOUND');
+      await rejectsWithCode(repos().invitations.delete({ orgId: UNKNOWN_ID }, invitation.id), 'NOT_FOUND');
+      await rejectsWithCode(repos().invitations.delete({ orgId: org.id }, accepted.invitation.id), 'NOT_FOUND');
+      assert.deepEqual(await repos().invitations.listPending({ orgId: org.id }, Date.now()), [invitation]);
+    });
+
+    test('findActive does not spend the invitation; unknown, expired and accepted ones are null', async () => {
+      const org = await newOrg();
+      const { invitation, hash } = await invite(org);
+      assert.deepEqual(await repos().invitations.findActive(hash, Date.now()), invitation);
+      assert.deepEqual(await repos().invitations.findActive(hash, Date.now()), invitation, 'still there');
+      assert.equal(await repos().invitations.findActive(hash, invitation.expiresAtMs), null, 'expiresAtMs == nowMs is expired');
+      assert.deepEqual(await repos().invitations.findActive(hash, invitation.expiresAtMs - 1), invitation);
+      assert.equal(await repos().invitations.findActive(tokenHash(), Date.now()), null);
+      assert.equal(await repos().invitations.findActive('', Date.now()), null);
+      const nowMs = Date.now();
+      assert.deepEqual(await repos().invitations.accept(hash, nowMs), { ...invitation, acceptedAtMs: nowMs });
+      assert.equal(await repos().invitations.findActive(hash, nowMs), null, 'accepted');
+    });
+
+    test('accept spends the invitation once; not when expired, and a failed attempt spends nothing', async () => {
+      const org = await newOrg();
+      const { invitation, hash } = await invite(org, { role: 'org_admin' });
+      assert.equal(await repos().invitations.accept(hash, invitation.expiresAtMs), null, 'expiresAtMs == nowMs is expired');
+      assert.equal(await repos().invitations.accept(hash, invitation.expiresAtMs + 1), null);
+      const nowMs = invitation.expiresAtMs - 1;
+      assert.deepEqual(await repos().invitations.accept(hash, nowMs), { ...invitation, acceptedAtMs: nowMs });
+      assert.equal(await repos().invitations.accept(hash, nowMs), null, 'single use');
+      assert.equal(await repos().invitations.accept(tokenHash(), nowMs), null, 'unknown hash');
+      assert.deepEqual(await repos().invitations.listPending({ orgId: org.id }, Date.now()), []);
+    });
+
+    test('concurrent accepts of one invitation: exactly one wins', async () => {
+      const org = await newOrg();
+      for (let round = 0; round < 5; round += 1) {
+        const { invitation, hash } = await invite(org);
+        const nowMs = Date.now();
+        const outcomes = await Promise.all(Array.from({ length: 5 }, () => repos().invitations.accept(hash, nowMs)));
+        const winners = outcomes.filter((outcome) => outcome !== null);
+        assert.equal(winners.length, 1, `round ${round}: exactly one accept succeeds`);
+        assert.deepEqual(winners[0], { ...invitation, acceptedAtMs: nowMs });
+      }
     });
   });
 }
@@ -220,8 +544,10 @@ export function loginThrottleRepositoryContract(name: string, makeRepos: MakeSes
   });
 }
 
-/** Both session repository contracts. */
+/** Every session-related repository contract. */
 export function sessionRepositoriesContract(name: string, makeRepos: MakeSessionRepositories): void {
+  sessionRepositoryContract(name, makeRepos);
   refreshTokenRepositoryContract(name, makeRepos);
+  invitationRepositoryContract(name, makeRepos);
   loginThrottleRepositoryContract(name, makeRepos);
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { isDomainError } from '../../errors/domain-error.ts';
+import type { Org, OrgRole, User } from '../../model/entities.ts';
 import {
   assertRecentMs,
   MALFORMED_ID,
@@ -13,6 +15,31 @@ import {
 
 const newUser = (repos: TenancyRepositories, label = 'user') =>
   repos.users.create({ email: `${unique(label)}@example.com`, displayName: `The ${label}`, passwordHash: '$2b$10$hash' });
+
+/** An org with one member per role given, in that order (the first joins first). */
+async function orgWithMembers(repos: TenancyRepositories, roles: OrgRole[]): Promise<{ org: Org; members: User[] }> {
+  const org = await repos.orgs.create({ name: unique('org') });
+  const members: User[] = [];
+  for (const role of roles) {
+    const user = await newUser(repos, role);
+    await repos.users.addMembership({ orgId: org.id, userId: user.id, role });
+    members.push(user);
+  }
+  return { org, members };
+}
+
+/** The roles of the org's members, in membership order. */
+const rolesOf = async (repos: TenancyRepositories, org: Org): Promise<OrgRole[]> =>
+  (await repos.users.listOrgUsers({ orgId: org.id })).map((row) => row.membership.role);
+
+/** Runs the promises to completion: how many fulfilled, and the codes of the rejections. */
+async function settle(promises: Array<Promise<unknown>>): Promise<{ fulfilled: number; codes: string[] }> {
+  const results = await Promise.allSettled(promises);
+  const codes = results.flatMap((result) =>
+    result.status === 'rejected' ? [isDomainError(result.reason) ? result.reason.code : String(result.reason)] : [],
+  );
+  return { fulfilled: results.filter((result) => result.status === 'fulfilled').length, codes };
+}
 
 /** The behaviour every UserRepository (users and memberships) must show. */
 export function userRepositoryContract(name: string, makeRepos: MakeTenancyRepositories): void {
@@ -114,6 +141,125 @@ export function userRepositoryContract(name: string, makeRepos: MakeTenancyRepos
       assert.deepEqual((await repos().users.listOrgUsers({ orgId: elsewhere.id })).map((r) => r.user.id), [outsider.id]);
       assert.deepEqual(await repos().users.listOrgUsers({ orgId: UNKNOWN_ID }), []);
       assert.deepEqual(await repos().users.listOrgUsers({ orgId: MALFORMED_ID }), []);
+    });
+
+    test('setPasswordHash replaces the hash, visible to getById and getByEmail; nothing else changes', async () => {
+      const user = await newUser(repos());
+      const other = await newUser(repos(), 'other');
+      await repos().users.setPasswordHash(user.id, '$2b$10$changed');
+      assert.deepEqual(await repos().users.getById(user.id), { ...user, passwordHash: '$2b$10$changed' });
+      assert.deepEqual(await repos().users.getByEmail(user.email), { ...user, passwordHash: '$2b$10$changed' });
+      assert.deepEqual(await repos().users.getById(other.id), other, 'another user is untouched');
+    });
+
+    test('setPasswordHash of an unknown or malformed user is NOT_FOUND', async () => {
+      await rejectsWithCode(repos().users.setPasswordHash(UNKNOWN_ID, 'h'), 'NOT_FOUND');
+      await rejectsWithCode(repos().users.setPasswordHash(MALFORMED_ID, 'h'), 'NOT_FOUND');
+    });
+
+    test('setMembershipRole changes the role and returns the membership; other orgs are untouched', async () => {
+      const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const [admin, member] = members as [User, User];
+      const elsewhere = await repos().orgs.create({ name: unique('elsewhere') });
+      await repos().users.addMembership({ orgId: elsewhere.id, userId: member.id, role: 'org_member' });
+      const before = await repos().users.getMembership(org.id, member.id);
+      const promoted = await repos().users.setMembershipRole({ orgId: org.id }, member.id, 'org_admin');
+      assert.deepEqual(promoted, { ...before, role: 'org_admin' });
+      assert.deepEqual(await repos().users.getMembership(org.id, member.id), promoted);
+      assert.equal((await repos().users.getMembership(elsewhere.id, member.id))?.role, 'org_member');
+      // Now there are two admins: either may step down, the other stays.
+      assert.equal((await repos().users.setMembershipRole({ orgId: org.id }, admin.id, 'org_member')).role, 'org_member');
+      assert.deepEqual(await rolesOf(repos(), org), ['org_member', 'org_admin']);
+      // Setting a role a member already has is allowed, even for the only admin.
+      assert.equal((await repos().users.setMembershipRole({ orgId: org.id }, member.id, 'org_admin')).role, 'org_admin');
+      assert.equal((await repos().users.setMembershipRole({ orgId: org.id }, admin.id, 'org_member')).role, 'org_member');
+    });
+
+    test('setMembershipRole cannot demote the only org_admin: FAILED_PRECONDITION, nothing changes', async () => {
+      const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_member', 'org_member']);
+      await rejectsWithCode(repos().users.setMembershipRole({ orgId: org.id }, members[0]!.id, 'org_member'), 'FAILED_PRECONDITION');
+      assert.deepEqual(await rolesOf(repos(), org), ['org_admin', 'org_member', 'org_member']);
+    });
+
+    test('setMembershipRole of a non-member, unknown or malformed ids is NOT_FOUND', async () => {
+      const { org } = await orgWithMembers(repos(), ['org_admin']);
+      const { org: otherOrg, members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const outsider = members[1]!;
+      const stranger = await newUser(repos(), 'stranger');
+      for (const [orgId, userId] of [
+        [org.id, outsider.id],
+        [org.id, stranger.id],
+        [org.id, UNKNOWN_ID],
+        [org.id, MALFORMED_ID],
+        [UNKNOWN_ID, outsider.id],
+        [MALFORMED_ID, outsider.id],
+      ] as const) {
+        await rejectsWithCode(repos().users.setMembershipRole({ orgId }, userId, 'org_admin'), 'NOT_FOUND');
+      }
+      assert.equal(await repos().users.getMembership(org.id, outsider.id), null, 'no membership was created');
+      assert.deepEqual(await rolesOf(repos(), otherOrg), ['org_admin', 'org_member']);
+    });
+
+    test('removeMembership removes the member from that org only; the account remains', async () => {
+      const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const [admin, member] = members as [User, User];
+      const elsewhere = await repos().orgs.create({ name: unique('elsewhere') });
+      await repos().users.addMembership({ orgId: elsewhere.id, userId: member.id, role: 'org_admin' });
+      await repos().users.removeMembership({ orgId: org.id }, member.id);
+      assert.equal(await repos().users.getMembership(org.id, member.id), null);
+      assert.deepEqual((await repos().users.listOrgUsers({ orgId: org.id })).map((row) => row.user.id), [admin.id]);
+      assert.deepEqual((await repos().users.listMemberships(member.id)).map((m) => m.orgId), [elsewhere.id]);
+      assert.deepEqual(await repos().users.getById(member.id), member, 'the account remains');
+      await rejectsWithCode(repos().users.removeMembership({ orgId: org.id }, member.id), 'NOT_FOUND');
+      // The removed user may be added again later.
+      await repos().users.addMembership({ orgId: org.id, userId: member.id, role: 'org_member' });
+      assert.equal((await repos().users.getMembership(org.id, member.id))?.role, 'org_member');
+    });
+
+    test('removeMembership of the only org_admin is FAILED_PRECONDITION; with another admin it is allowed', async () => {
+      const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const [admin, member] = members as [User, User];
+      await rejectsWithCode(repos().users.removeMembership({ orgId: org.id }, admin.id), 'FAILED_PRECONDITION');
+      assert.deepEqual(await rolesOf(repos(), org), ['org_admin', 'org_member']);
+      await repos().users.setMembershipRole({ orgId: org.id }, member.id, 'org_admin');
+      await repos().users.removeMembership({ orgId: org.id }, admin.id);
+      assert.deepEqual((await repos().users.listOrgUsers({ orgId: org.id })).map((row) => [row.user.id, row.membership.role]), [[member.id, 'org_admin']]);
+      await rejectsWithCode(repos().users.removeMembership({ orgId: org.id }, member.id), 'FAILED_PRECONDITION');
+    });
+
+    test('removeMembership of a non-member, unknown or malformed ids is NOT_FOUND', async () => {
+      const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const { members: others } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      for (const [orgId, userId] of [
+        [org.id, others[1]!.id],
+        [org.id, UNKNOWN_ID],
+        [org.id, MALFORMED_ID],
+        [UNKNOWN_ID, members[1]!.id],
+        [MALFORMED_ID, members[1]!.id],
+      ] as const) {
+        await rejectsWithCode(repos().users.removeMembership({ orgId }, userId), 'NOT_FOUND');
+      }
+      assert.deepEqual(await rolesOf(repos(), org), ['org_admin', 'org_member']);
+    });
+
+    test('concurrent removals or demotions of the last two admins: exactly one succeeds, the org keeps an admin', async () => {
+      // Several rounds and every pairing, so that an implementation racing between its count and its write is caught.
+      type Change = (orgId: string, userId: string) => Promise<unknown>;
+      const remove: Change = (orgId, userId) => repos().users.removeMembership({ orgId }, userId);
+      const demote: Change = (orgId, userId) => repos().users.setMembershipRole({ orgId }, userId, 'org_member');
+      for (const [label, first, second] of [
+        ['remove + remove', remove, remove],
+        ['demote + demote', demote, demote],
+        ['remove + demote', remove, demote],
+      ] as const) {
+        for (let round = 0; round < 3; round += 1) {
+          const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_admin', 'org_member']);
+          const outcome = await settle([first(org.id, members[0]!.id), second(org.id, members[1]!.id)]);
+          assert.deepEqual(outcome, { fulfilled: 1, codes: ['FAILED_PRECONDITION'] }, `${label}, round ${round}`);
+          const admins = (await repos().users.listOrgUsers({ orgId: org.id })).filter((row) => row.membership.role === 'org_admin');
+          assert.equal(admins.length, 1, `${label}, round ${round}: the org keeps one admin`);
+        }
+      }
     });
   });
 }

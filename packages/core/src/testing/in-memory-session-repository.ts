@@ -1,0 +1,50 @@
+import { notFound } from '../errors/domain-error.ts';
+import type { SessionEndFilter, SessionRecord, SessionRepository } from '../ports/session-ports.ts';
+import type { InMemoryState } from './in-memory-state.ts';
+
+/** SessionRepository over the shared in-memory tables. */
+export class InMemorySessionRepository implements SessionRepository {
+  constructor(private readonly state: InMemoryState) {}
+
+  async create(input: { userId: string; orgId: string; expiresAtMs: number }): Promise<SessionRecord> {
+    // As the foreign keys of `sessions` would.
+    if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
+    this.state.requireOrg({ orgId: input.orgId });
+    const session: SessionRecord = {
+      id: this.state.newId(),
+      userId: input.userId,
+      orgId: input.orgId,
+      createdAtMs: this.state.now(),
+      expiresAtMs: input.expiresAtMs,
+      endedAtMs: null,
+    };
+    this.state.sessions.set(session.id, session);
+    return { ...session };
+  }
+
+  async get(sessionId: string): Promise<SessionRecord | null> {
+    const session = this.state.sessions.get(sessionId);
+    return session ? { ...session } : null;
+  }
+
+  async listLive(userId: string, nowMs: number): Promise<SessionRecord[]> {
+    return [...this.state.sessions.values()]
+      .filter((s) => s.userId === userId && s.endedAtMs === null && s.expiresAtMs > nowMs)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs)
+      .map((s) => ({ ...s }));
+  }
+
+  async end(filter: SessionEndFilter, nowMs: number): Promise<number> {
+    let ended = 0;
+    for (const session of this.state.sessions.values()) {
+      // Live sessions only, as listLive counts them: an expired one is not ended (nor counted).
+      if (session.userId !== filter.userId || session.endedAtMs !== null || session.expiresAtMs <= nowMs) continue;
+      if (filter.sessionId !== undefined && session.id !== filter.sessionId) continue;
+      if (filter.exceptSessionId !== undefined && session.id === filter.exceptSessionId) continue;
+      if (filter.orgId !== undefined && session.orgId !== filter.orgId) continue;
+      session.endedAtMs = nowMs;
+      ended += 1;
+    }
+    return ended;
+  }
+}

@@ -1,0 +1,77 @@
+import { notFound, type Invitation, type InvitationRepository } from '@switchyard/core';
+import type { Sql } from './connect.ts';
+import { isUuid, translateErrors } from './pg-errors.ts';
+
+interface InvitationRow {
+  id: string;
+  org_id: string;
+  email: string;
+  role: Invitation['role'];
+  created_at_ms: number;
+  expires_at_ms: number;
+  accepted_at_ms: number | null;
+}
+
+const toInvitation = (row: InvitationRow): Invitation => ({
+  id: row.id,
+  orgId: row.org_id,
+  email: row.email,
+  role: row.role,
+  createdAtMs: row.created_at_ms,
+  expiresAtMs: row.expires_at_ms,
+  acceptedAtMs: row.accepted_at_ms,
+});
+
+/**
+ * Invitations in `invitations` (token hashes only). Org-scoped, except the lookups by token hash:
+ * a presented token is how an invitee finds its invitation in the first place.
+ */
+export class PgInvitationRepository implements InvitationRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async create(scope: { orgId: string }, input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number }): Promise<Invitation> {
+    if (!isUuid(scope.orgId)) throw notFound('organisation', scope.orgId);
+    const [row] = await translateErrors(
+      () => this.sql<InvitationRow[]>`
+        INSERT INTO invitations (org_id, email, role, token_hash, created_at_ms, expires_at_ms)
+        VALUES (${scope.orgId}, ${input.email}, ${input.role}, ${input.tokenHash},
+                floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8)
+        RETURNING id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms`,
+      { resource: 'invitation', name: 'token', parent: 'organisation' },
+    );
+    if (!row) throw new Error('INSERT ... RETURNING gave no row');
+    return toInvitation(row);
+  }
+
+  async listPending(scope: { orgId: string }, nowMs: number): Promise<Invitation[]> {
+    if (!isUuid(scope.orgId)) return [];
+    const rows = await this.sql<InvitationRow[]>`
+      SELECT id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms FROM invitations
+      WHERE org_id = ${scope.orgId} AND accepted_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
+      ORDER BY created_at_ms DESC, id`;
+    return rows.map(toInvitation);
+  }
+
+  async delete(scope: { orgId: string }, invitationId: string): Promise<void> {
+    if (!isUuid(scope.orgId) || !isUuid(invitationId)) throw notFound('invitation', invitationId);
+    const result = await this.sql`
+      DELETE FROM invitations WHERE org_id = ${scope.orgId} AND id = ${invitationId} AND accepted_at_ms IS NULL`;
+    if (result.count === 0) throw notFound('invitation', invitationId);
+  }
+
+  async findActive(tokenHash: string, nowMs: number): Promise<Invitation | null> {
+    const [row] = await this.sql<InvitationRow[]>`
+      SELECT id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms FROM invitations
+      WHERE token_hash = ${tokenHash} AND accepted_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8`;
+    return row ? toInvitation(row) : null;
+  }
+
+  async accept(tokenHash: string, nowMs: number): Promise<Invitation | null> {
+    // Check and mark in one statement: of concurrent accepts, one updates the row.
+    const [row] = await this.sql<InvitationRow[]>`
+      UPDATE invitations SET accepted_at_ms = ${nowMs}::int8
+      WHERE token_hash = ${tokenHash} AND accepted_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
+      RETURNING id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms`;
+    return row ? toInvitation(row) : null;
+  }
+}

@@ -1,0 +1,142 @@
+import { unauthenticated, type ChangeNotifier, type OrgRole, type Repositories } from '@switchyard/core';
+
+/** The channel on which every instance hears that a user's sessions or roles changed (payload: user id). */
+export const SESSION_CHANGED_CHANNEL = 'switchyard_session_changed';
+
+/** Tells every instance (this one first, through LocalEchoNotifier) to re-read the user's sessions. */
+export const announceSessionChange = (notifier: ChangeNotifier, userId: string): Promise<void> =>
+  notifier.publish(SESSION_CHANGED_CHANNEL, userId);
+
+/**
+ * A token issued less than this before a user's state was read may name a session the state does
+ * not know yet. Covers `iat`'s whole-second resolution and clock skew between instances.
+ */
+const NEWER_THAN_STATE_MARGIN_MS = 5_000;
+
+/** What one user's bearer tokens are checked against: live sessions (id → org) and roles (org → role). */
+interface UserSessionState {
+  liveSessions: Map<string, string>;
+  roles: Map<string, OrgRole>;
+  loadedAtMs: number;
+}
+
+export interface SessionRegistryOptions {
+  /** A user's state is re-read after this long even without a notification (a safety net). */
+  ttlMs?: number;
+  /** Users whose state is kept in memory; the least recently used is dropped beyond it. */
+  maxUsers?: number;
+  now?: () => number;
+}
+
+/**
+ * Answers, from memory, whether a bearer token's session is still live and what role its user has
+ * now (docs/decisions.md "Sessions"). A user's state is read from PostgreSQL on first use and kept;
+ * every logout, password change, role change or removal is announced on SESSION_CHANGED_CHANNEL
+ * and drops the user's state on every instance, so the next request re-reads it. A request costs
+ * no database round trip while the state is cached, and an ended session stops working everywhere
+ * as soon as the notification arrives.
+ */
+export class SessionRegistry {
+  private readonly users = new Map<string, UserSessionState>();
+  private readonly ttlMs: number;
+  private readonly maxUsers: number;
+  private readonly now: () => number;
+  private subscription: { unsubscribe(): Promise<void> } | null = null;
+  /**
+   * Bumped by every invalidation. A state read before a bump may predate the change that caused
+   * it, so it answers the request that read it but is not kept.
+   */
+  private generation = 0;
+
+  constructor(
+    private readonly repos: Pick<Repositories, 'sessions' | 'users'>,
+    private readonly notifier: ChangeNotifier,
+    options: SessionRegistryOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 60_000;
+    this.maxUsers = options.maxUsers ?? 50_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    this.subscription = await this.notifier.subscribe(
+      SESSION_CHANGED_CHANNEL,
+      (userId) => this.forget(userId),
+      // Notifications may have been missed while disconnected: forget everything.
+      () => this.forgetAll(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.unsubscribe();
+    this.subscription = null;
+  }
+
+  /**
+   * The role the token's user has now in the token's org.
+   * @throws UNAUTHENTICATED when the session has ended or expired, or the user left the org.
+   */
+  async currentRole(claims: { userId: string; orgId: string; sessionId: string; issuedAtMs: number }): Promise<OrgRole> {
+    let state = this.cached(claims.userId) ?? (await this.load(claims.userId));
+    if (!state.liveSessions.has(claims.sessionId) && claims.issuedAtMs + NEWER_THAN_STATE_MARGIN_MS > state.loadedAtMs) {
+      // The token may belong to a session opened (here or on another instance) after the state
+      // was read: read it again. An ended session's tokens are older and answered from memory.
+      state = await this.load(claims.userId);
+    }
+    if (state.liveSessions.get(claims.sessionId) !== claims.orgId) throw unauthenticated('the session has ended');
+    const role = state.roles.get(claims.orgId);
+    if (!role) throw unauthenticated('the user is no longer a member of this organisation');
+    return role;
+  }
+
+  /** Drops the user's state here (the channel's handler; also callable directly). */
+  forget(userId: string): void {
+    this.generation++;
+    this.users.delete(userId);
+  }
+
+  forgetAll(): void {
+    this.generation++;
+    this.users.clear();
+  }
+
+  /** How many users' states are held (for tests and metrics). */
+  get size(): number {
+    return this.users.size;
+  }
+
+  private cached(userId: string): UserSessionState | undefined {
+    const state = this.users.get(userId);
+    if (!state) return undefined;
+    if (this.now() - state.loadedAtMs >= this.ttlMs) {
+      this.users.delete(userId);
+      return undefined;
+    }
+    // Most recently used last, so the oldest entry is the one dropped when full.
+    this.users.delete(userId);
+    this.users.set(userId, state);
+    return state;
+  }
+
+  private async load(userId: string): Promise<UserSessionState> {
+    const generation = this.generation;
+    const loadedAtMs = this.now();
+    const [sessions, memberships] = await Promise.all([
+      this.repos.sessions.listLive(userId, loadedAtMs),
+      this.repos.users.listMemberships(userId),
+    ]);
+    const state: UserSessionState = {
+      liveSessions: new Map(sessions.map((s) => [s.id, s.orgId])),
+      roles: new Map(memberships.map((m) => [m.orgId, m.role])),
+      loadedAtMs,
+    };
+    if (generation === this.generation) {
+      this.users.set(userId, state);
+      if (this.users.size > this.maxUsers) {
+        const oldest = this.users.keys().next().value;
+        if (oldest !== undefined) this.users.delete(oldest);
+      }
+    }
+    return state;
+  }
+}

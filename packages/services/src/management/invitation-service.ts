@@ -1,0 +1,163 @@
+import {
+  alreadyExists,
+  isDomainError,
+  notFound,
+  permissionDenied,
+  unauthenticated,
+  type Invitation,
+  type PasswordHasher,
+  type Principal,
+  type Repositories,
+} from '@switchyard/core';
+import { actorOf, requireAllowed } from '../authorization.ts';
+import type { AuthService, Session } from '../auth/auth-service.ts';
+import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
+import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
+import type { UserRecord } from './records.ts';
+
+/** Invitations are single use and expire after 7 days. */
+const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+
+/** An invitation as answered by REST; `token` only in the create response. */
+export interface InvitationRecord {
+  invitation_id: string;
+  org_id: string;
+  email: string;
+  org_role: Invitation['role'];
+  created_at: string;
+  expires_at: string;
+  token?: string;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+const invitationRecord = (invitation: Invitation, token?: string): InvitationRecord => ({
+  invitation_id: invitation.id,
+  org_id: invitation.orgId,
+  email: invitation.email,
+  org_role: invitation.role,
+  created_at: iso(invitation.createdAtMs),
+  expires_at: iso(invitation.expiresAtMs),
+  ...(token === undefined ? {} : { token }),
+});
+
+const sameEmail = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
+
+/**
+ * Invitations (docs/decisions.md "Invitations"): the only way an existing account joins another
+ * org, because only the account's holder can accept one. An org_admin invites into its org; a
+ * system administrator into any org. The token is shown once and stored as a SHA-256 hash.
+ */
+export class InvitationService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'invitations' | 'audit'>,
+    private readonly hasher: PasswordHasher,
+    private readonly auth: Pick<AuthService, 'openSessionFor'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(principal: Principal, orgId: string, input: { email: string | undefined; orgRole?: string | null | undefined }): Promise<InvitationRecord> {
+    await this.requireInviter(principal, orgId);
+    const email = requireEmail(input.email);
+    const role = optionalRole(input.orgRole, 'org_member');
+    const token = generateInvitationToken();
+    const invitation = await this.repos.invitations.create(
+      { orgId },
+      { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS },
+    );
+    await this.audit(principal, orgId, 'invitation.create', invitation.id, { email, role });
+    return invitationRecord(invitation, token);
+  }
+
+  async list(principal: Principal, orgId: string): Promise<InvitationRecord[]> {
+    await this.requireInviter(principal, orgId);
+    return (await this.repos.invitations.listPending({ orgId }, this.now())).map((invitation) => invitationRecord(invitation));
+  }
+
+  async delete(principal: Principal, orgId: string, invitationId: string): Promise<void> {
+    await this.requireInviter(principal, orgId);
+    await this.repos.invitations.delete({ orgId }, invitationId);
+    await this.audit(principal, orgId, 'invitation.delete', invitationId, {});
+  }
+
+  /**
+   * The signed-in invitee joins the org. Its account's email must be the invited one, so a
+   * leaked token is no use to anyone else; the invitation is spent only once that holds.
+   */
+  async acceptAsUser(principal: Principal, token: string): Promise<{ org_id: string; org_role: Invitation['role'] }> {
+    if (principal.kind !== 'user') throw unauthenticated('a user bearer token is required');
+    const user = await this.repos.users.getById(principal.userId);
+    if (!user) throw unauthenticated('the user no longer exists');
+    const invitation = await this.repos.invitations.findActive(sha256Hex(token), this.now());
+    if (!invitation) throw notFound('invitation');
+    if (!sameEmail(invitation.email, user.email)) throw permissionDenied('this invitation is for another email address');
+    if (await this.repos.users.getMembership(invitation.orgId, user.id)) throw alreadyExists('membership', user.email);
+    const accepted = await this.spend(token);
+    const membership = await this.repos.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
+    await this.auditAcceptance(user.id, accepted);
+    return { org_id: membership.orgId, org_role: membership.role };
+  }
+
+  /**
+   * An invitee without an account creates one with the invited email and signs in. An email that
+   * already has an account must sign in and accept with its bearer (ALREADY_EXISTS).
+   */
+  async acceptAsNewUser(input: { token: string; displayName: string | undefined; password: string | undefined }): Promise<{ user: UserRecord; session: Session }> {
+    const displayName = requireName(input.displayName, 'display_name');
+    const password = requirePassword(input.password);
+    const invitation = await this.repos.invitations.findActive(sha256Hex(input.token), this.now());
+    if (!invitation) throw notFound('invitation');
+    if (await this.repos.users.getByEmail(invitation.email)) {
+      throw alreadyExists('user', invitation.email);
+    }
+    const passwordHash = await this.hasher.hash(password);
+    const accepted = await this.spend(input.token);
+    let user;
+    try {
+      user = await this.repos.users.create({ email: accepted.email, displayName, passwordHash });
+    } catch (error) {
+      if (isDomainError(error) && error.code === 'ALREADY_EXISTS') throw alreadyExists('user', accepted.email);
+      throw error;
+    }
+    const membership = await this.repos.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
+    await this.auditAcceptance(user.id, accepted);
+    const session = await this.auth.openSessionFor(user.id, accepted.orgId);
+    return {
+      user: { user_id: user.id, email: user.email, display_name: user.displayName, org_id: membership.orgId, org_role: membership.role },
+      session,
+    };
+  }
+
+  private async spend(token: string): Promise<Invitation> {
+    // Single use: of two concurrent acceptances, one spends it and the other finds nothing.
+    const accepted = await this.repos.invitations.accept(sha256Hex(token), this.now());
+    if (!accepted) throw notFound('invitation');
+    return accepted;
+  }
+
+  /** An org_admin of the org, or a system administrator for any org that exists. */
+  private async requireInviter(principal: Principal, orgId: string): Promise<void> {
+    if (principal.kind === 'user' && principal.isSystem) {
+      requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
+      if (!(await this.repos.orgs.get(orgId).catch(() => null))) throw notFound('organisation', orgId);
+      return;
+    }
+    requireAllowed(principal, 'user.manage', { orgId });
+  }
+
+  private async auditAcceptance(userId: string, invitation: Invitation): Promise<void> {
+    await this.repos.audit.append({
+      orgId: invitation.orgId,
+      actor: userId,
+      action: 'invitation.accept',
+      resourceType: 'invitation',
+      resourceId: invitation.id,
+      atMs: this.now(),
+      details: { email: invitation.email, role: invitation.role },
+    });
+  }
+
+  private async audit(principal: Principal, orgId: string, action: string, invitationId: string, details: Record<string, unknown>): Promise<void> {
+    await this.repos.audit.append({ orgId, actor: actorOf(principal), action, resourceType: 'invitation', resourceId: invitationId, atMs: this.now(), details });
+  }
+}
