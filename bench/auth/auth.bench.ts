@@ -1,6 +1,7 @@
 /**
  * Cost of the SDK-key check on a cached key (issue target: under 2 µs per check, no database
- * round trip).
+ * round trip), and of a bearer check with the session registry (ended sessions refused from
+ * memory) against the JWT verification alone, which any bearer check pays.
  *
  *   npx tsx bench/auth/auth.bench.ts [--rounds 7] [--round-ms 300]
  *
@@ -11,6 +12,7 @@
 import { createInMemoryRepositories, InMemoryChangeNotifier } from '../../packages/core/src/testing/index.ts';
 import type { SdkKeyRepository } from '../../packages/core/src/ports/tenancy-ports.ts';
 import { CredentialVerifier } from '../../packages/services/src/auth/credential-verifier.ts';
+import { SessionRegistry } from '../../packages/services/src/auth/session-registry.ts';
 import { generateSdkKey } from '../../packages/services/src/auth/secrets.ts';
 import { TokenService } from '../../packages/services/src/auth/token-service.ts';
 import { runBenchmark, type Workload } from '../support/measure.ts';
@@ -40,11 +42,33 @@ const countingKeys: SdkKeyRepository = {
   },
 };
 const tokens = new TokenService({ secret: 'bench-secret-bench-secret-bench-secret', ttlSeconds: 3600 });
-// SDK keys only: no bearer token is verified here, so the session registry is never asked.
-const verifier = new CredentialVerifier(tokens, countingKeys, new InMemoryChangeNotifier(), { currentRole: async () => { throw new Error('not used'); } });
+const notifier = new InMemoryChangeNotifier();
+let sessionReads = 0;
+const countingSessions = {
+  ...repos.sessions,
+  listLive: (userId: string, nowMs: number) => {
+    sessionReads++;
+    return repos.sessions.listLive(userId, nowMs);
+  },
+};
+const registry = new SessionRegistry({ sessions: countingSessions, users: repos.users }, notifier);
+await registry.start();
+const verifier = new CredentialVerifier(tokens, countingKeys, notifier, registry);
 await verifier.start();
 for (const key of RAW_KEYS) await verifier.verifySdkKey(key);
 const callsAfterWarm = repositoryCalls;
+
+// 64 users, each with a live session and a bearer token, checked once so the registry holds them.
+const BEARERS: string[] = [];
+for (let i = 0; i < 64; i++) {
+  const user = await repos.users.create({ email: `bench-${i}@example.com`, displayName: 'bench', passwordHash: 'x' });
+  await repos.users.addMembership({ orgId: org.id, userId: user.id, role: 'org_member' });
+  const session = await repos.sessions.create({ userId: user.id, orgId: org.id, expiresAtMs: Date.now() + 3_600_000 });
+  const { token } = await tokens.issue({ userId: user.id, orgId: org.id, role: 'org_member', isSystem: false, sessionId: session.id });
+  BEARERS.push(token);
+  await verifier.verifyBearer(token);
+}
+const sessionReadsAfterWarm = sessionReads;
 
 const baselineMap = new Map(RAW_KEYS.map((key, i) => [key, i]));
 
@@ -73,9 +97,28 @@ const workloads: Workload[] = [
       return sink;
     },
   },
+  {
+    name: 'bearer baseline: JWT verify alone',
+    run: async (n) => {
+      let sink = 0;
+      for (let i = 0; i < n; i++) sink ^= (await tokens.verify(BEARERS[i & 63]!)).role === 'org_member' ? 1 : 2;
+      return sink;
+    },
+  },
+  {
+    name: 'await verifyBearer (JWT + session registry)',
+    run: async (n) => {
+      let sink = 0;
+      for (let i = 0; i < n; i++) sink ^= (await verifier.verifyBearer(BEARERS[i & 63]!)).kind === 'user' ? 1 : 2;
+      return sink;
+    },
+  },
 ];
 
 await runBenchmark('auth', workloads);
 if (repositoryCalls !== callsAfterWarm) throw new Error(`cached checks reached the repository ${repositoryCalls - callsAfterWarm} times`);
 console.log(`repository calls during timed checks: ${repositoryCalls - callsAfterWarm} (the cache answered every check)`);
+if (sessionReads !== sessionReadsAfterWarm) throw new Error(`bearer checks read sessions ${sessionReads - sessionReadsAfterWarm} times`);
+console.log(`session reads during timed bearer checks: ${sessionReads - sessionReadsAfterWarm} (the registry answered every check)`);
 await verifier.stop();
+await registry.stop();
