@@ -113,3 +113,34 @@ if (evaluate(REDOS_FLAG, REDOS[0]!, ENV).reason !== 'DEFAULT') throw new Error('
 
 await runBenchmark('regex', workloads);
 console.log('(native RegExp on the 4096-char ReDoS input is not measured: about 2^4095 steps, it would never finish)');
+
+// Linear is not cheap for every pattern. A pattern whose automaton has very many states (the n-th
+// character from the end is an 'a') makes re2js's lazy DFA build a new state for nearly every
+// input character and throw its cache away when it fills, so the cost per character grows with
+// the pattern. These rows show the worst cases found: a few evaluations each, median milliseconds
+// per evaluation of one `matches` condition on a 4096-character value (docs/security-regex.md,
+// "Residual cost").
+const ADVERSARIAL = ['^(a|b)*a(a|b){14}$', '^(a|b)*a(a|b){200}$', '^(?:[ab]*a[ab]{30}){1,30}$', `${'[ab]{1000}'.repeat(90)}!`];
+const AB = Array.from({ length: 5 }, (_, i) => {
+  let state = 12345 + i;
+  let text = '';
+  for (let j = 0; j < 4095; j++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    text += state & 0x10000 ? 'a' : 'b';
+  }
+  return [{ context_type: 'user', key: `ab-${i}`, parameters: { country: 'DE', email: `${text}!` } }] as EvaluationContext[];
+});
+const adversarial = ADVERSARIAL.map((pattern) => {
+  const flag = flagWith([COUNTRY, { attribute: 'email', op: 'matches', values: [pattern] }]);
+  evaluate(flag, AB[0]!, ENV); // compiles the pattern
+  const ms = AB.map((contexts) => {
+    const started = performance.now();
+    if (evaluate(flag, contexts, ENV).reason !== 'DEFAULT') throw new Error(`${pattern} must not match`);
+    return performance.now() - started;
+  }).sort((x, y) => x - y);
+  return { pattern: pattern.length > 40 ? `${pattern.slice(0, 30)}… (${pattern.length} chars)` : pattern, program_size: RE2JS.compile(pattern).programSize(), ms_per_evaluation: Number(ms[ms.length >> 1]!.toFixed(1)) };
+});
+console.log('');
+console.log('adversarial patterns, 4096-character a/b value: median ms per evaluation (re2js)');
+for (const row of adversarial) console.log(`${row.pattern.padEnd(46)}  program size ${String(row.program_size).padStart(6)}  ${row.ms_per_evaluation.toFixed(1).padStart(8)} ms`);
+console.log(JSON.stringify({ bench: 'regex-adversarial', node: process.version, value_length: 4096, results: adversarial }));
