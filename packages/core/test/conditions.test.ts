@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { RE2JS } from 're2js';
 import { MAX_PATTERN_LENGTH, allConditionsHold, conditionHolds, validateConditions } from '../src/evaluation/index.ts';
 import { toEpochMillis, toNumber } from '../src/evaluation/conditions.ts';
 import type { Condition, ConditionOp, ConditionValue, EvaluationContext, ParameterValue } from '../src/index.ts';
@@ -53,24 +54,73 @@ describe('condition ops', () => {
     assert.equal(holds('matches', ['^1'], 123), false);
   });
 
-  test('matches compiles each pattern once per condition, not per evaluation', () => {
-    const condition: Condition = { attribute: 'attr', op: 'matches', values: ['^beta-'] };
-    const original = globalThis.RegExp;
-    let constructed = 0;
-    globalThis.RegExp = new Proxy(original, {
-      construct(target, args: [string]) {
-        constructed++;
-        return new target(...args);
-      },
-    });
+  test('matches compiles each pattern once, not per evaluation', () => {
+    // A pattern no other test uses: compiled patterns are also cached by text.
+    const condition: Condition = { attribute: 'attr', op: 'matches', values: ['^compile-once-'] };
+    const original = RE2JS.compile;
+    let compiled = 0;
+    RE2JS.compile = (regex: string, flags?: number) => {
+      compiled++;
+      return original.call(RE2JS, regex, flags);
+    };
     try {
       for (let i = 0; i < 1000; i++) {
-        assert.equal(conditionHolds(condition, [user({ attr: i % 2 ? 'beta-x' : 'x' })]), i % 2 === 1);
+        assert.equal(conditionHolds(condition, [user({ attr: i % 2 ? 'compile-once-x' : 'x' })]), i % 2 === 1);
       }
+      // A new document carrying the same pattern (a reloaded snapshot) reuses the compiled pattern.
+      assert.equal(conditionHolds({ ...condition, values: ['^compile-once-'] }, [user({ attr: 'compile-once-y' })]), true);
     } finally {
-      globalThis.RegExp = original;
+      RE2JS.compile = original;
     }
-    assert.equal(constructed, 1);
+    assert.equal(compiled, 1);
+  });
+
+  test('matches runs in linear time: a catastrophic-backtracking pattern answers promptly (ReDoS)', () => {
+    // With a backtracking engine (JavaScript's RegExp), ^(a+)+$ against n 'a's and a '!' tries
+    // every way of splitting the a's into groups, about 2^n steps: n = 30 already takes seconds,
+    // n = 100,000 would never finish. RE2 reads the input once per automaton state.
+    const input = `${'a'.repeat(100_000)}!`;
+    const started = performance.now();
+    assert.equal(holds('matches', ['^(a+)+$'], input), false);
+    assert.equal(holds('matches', ['^(a|a)*$'], input), false);
+    assert.equal(holds('matches', ['(x+x+)+y'], 'x'.repeat(100_000)), false);
+    assert.equal(holds('matches', ['^(a+)+!$'], input), true);
+    const elapsed = performance.now() - started;
+    // Generous for a busy 2-core machine: linear matching takes tens of milliseconds here.
+    assert.ok(elapsed < 5000, `took ${Math.round(elapsed)} ms`);
+  });
+
+  test('matches speaks RE2 syntax: anchors, classes, alternation, repetition, (?i), unanchored search', () => {
+    // Anchors: ^ and $ are the start and end of the whole value (no multi-line mode).
+    assert.equal(holds('matches', ['^[a-z]+@example\\.com$'], 'bob@example.com'), true);
+    assert.equal(holds('matches', ['^[a-z]+@example\\.com$'], 'bob@example.com.evil'), false);
+    assert.equal(holds('matches', ['^[a-z]+@example\\.com$'], 'Bob@example.com'), false, 'case-sensitive by default');
+    assert.equal(holds('matches', ['^beta'], 'a beta'), false);
+    assert.equal(holds('matches', ['end$'], 'the end\n'), false, '$ is the end of the text, not before a final newline');
+    // Without anchors the pattern may match anywhere in the value.
+    assert.equal(holds('matches', ['example'], 'bob@example.com'), true);
+    // Classes: \d, \w, \s, negated, POSIX, Unicode.
+    assert.equal(holds('matches', ['^\\d{3}-\\d{4}$'], '555-1234'), true);
+    assert.equal(holds('matches', ['^\\d{3}-\\d{4}$'], '555-12345'), false);
+    assert.equal(holds('matches', ['^\\w+\\s\\w+$'], 'hello world'), true);
+    assert.equal(holds('matches', ['^[^@]+$'], 'no-at-sign'), true);
+    assert.equal(holds('matches', ['^[^@]+$'], 'a@b'), false);
+    assert.equal(holds('matches', ['^[[:upper:]]{2}$'], 'DE'), true);
+    assert.equal(holds('matches', ['^\\p{Greek}+$'], 'αβγ'), true);
+    assert.equal(holds('matches', ['^.$'], '😀'), true, '. is one code point, not one UTF-16 unit');
+    // Alternation, groups and counted repetition.
+    assert.equal(holds('matches', ['^(DE|FR|IT)$'], 'FR'), true);
+    assert.equal(holds('matches', ['^(DE|FR|IT)$'], 'ES'), false);
+    assert.equal(holds('matches', ['^(?:ab){2,3}$'], 'ababab'), true);
+    assert.equal(holds('matches', ['^(?:ab){2,3}$'], 'ab'), false);
+    assert.equal(holds('matches', ['\\bfoo\\b'], 'a foo b'), true);
+    assert.equal(holds('matches', ['\\bfoo\\b'], 'afoob'), false);
+    // Flags inside the pattern: (?i) case-insensitive, (?s) dot matches newline.
+    assert.equal(holds('matches', ['(?i)^[a-z]+@EXAMPLE\\.com$'], 'Bob@Example.COM'), true);
+    assert.equal(holds('matches', ['^a.b$'], 'a\nb'), false);
+    assert.equal(holds('matches', ['(?s)^a.b$'], 'a\nb'), true);
+    // Named groups in both spellings compile.
+    assert.equal(holds('matches', ['^(?P<user>[a-z]+)@(?<host>[a-z.]+)$'], 'ann@example.com'), true);
   });
 
   test('lt, lte, gt, gte compare numbers; decimal numeric strings are coerced', () => {
@@ -254,6 +304,21 @@ describe('validateConditions', () => {
   test('rejects regular expressions that are too long or do not compile', () => {
     bad([{ attribute: 'a', op: 'matches', values: ['x'.repeat(MAX_PATTERN_LENGTH + 1)] }], /at most 1000/);
     bad([{ attribute: 'a', op: 'matches', values: ['ok', '(['] }], /values\[1\] is not a valid regular expression/);
+  });
+
+  test('rejects patterns outside RE2 syntax (backreferences, lookaround), which a linear-time engine cannot run', () => {
+    bad([{ attribute: 'a', op: 'matches', values: ['(a)\\1'] }], /^conditions\[0\]\.values\[0\] is not a valid regular expression \(RE2 syntax.*\\1/);
+    bad([{ attribute: 'a', op: 'matches', values: ['^x', '(?=a)'] }], /^conditions\[0\]\.values\[1\] is not a valid regular expression.*\(\?=/);
+    bad([{ attribute: 'a', op: 'eq', values: ['x'] }, { attribute: 'a', op: 'matches', values: ['(?!a)b'] }], /^conditions\[1\]\.values\[0\] is not a valid/);
+    bad([{ attribute: 'a', op: 'matches', values: ['(?<=a)b'] }], /^conditions\[0\]\.values\[0\] is not a valid/);
+    bad([{ attribute: 'a', op: 'matches', values: ['a{1001}'] }], /^conditions\[0\]\.values\[0\] is not a valid.*repeat/);
+    // A pattern that is catastrophic for a backtracking engine is fine for RE2: accepted.
+    ok([{ attribute: 'a', op: 'matches', values: ['^(a+)+$', '(?i)^beta-', '^\\p{L}+$'] }]);
+  });
+
+  test('refused patterns never match at evaluation either', () => {
+    assert.equal(holds('matches', ['(a)\\1'], 'aa'), false);
+    assert.equal(holds('matches', ['(?=a)a'], 'a'), false);
   });
 
   test('rejects non-numeric, non-semver and non-date values for their ops', () => {

@@ -15,6 +15,8 @@ interface BucketingCase {
 
 interface EvaluationCase {
   name: string;
+  /** How `expected` was derived by hand (test-vectors/README.md); documentation, not an input. */
+  why: string;
   flag: Flag;
   segments?: Segment[];
   list_members?: Record<string, { included: string[]; excluded: string[] }>;
@@ -58,6 +60,15 @@ describe('evaluation.json', () => {
   test('holds at least 40 uniquely named cases', () => {
     assert.ok(evaluationCases.length >= 40);
     assert.equal(new Set(evaluationCases.map((c) => c.name)).size, evaluationCases.length);
+  });
+
+  test('every case says how its expectation was derived (a non-empty one-line why)', () => {
+    for (const c of evaluationCases) {
+      assert.equal(typeof c.why, 'string', c.name);
+      assert.ok(c.why.trim() !== '' && !c.why.includes('\n'), c.name);
+      // A split's why names the bucket computed independently of the engine.
+      if (c.expected.bucket !== undefined) assert.match(c.why, new RegExp(`= ${c.expected.bucket};`), c.name);
+    }
   });
 
   test('covers every condition op, negate, segments of both kinds and every reason', () => {

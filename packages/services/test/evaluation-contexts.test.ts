@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isDomainError, type EvaluationContext } from '@switchyard/core';
+import { MAX_ATTRIBUTE_STRING_LENGTH, isDomainError, type EvaluationContext } from '@switchyard/core';
 import { checkContexts, toParameters } from '../src/index.ts';
 
 const user = (parameters: Record<string, unknown> = {}, key = 'u1', type = 'user'): EvaluationContext =>
@@ -39,6 +39,17 @@ describe('checkContexts', () => {
     assert.match(refusal([user({ ok: 'x', nested: { a: 1 } })]) ?? '', /attributes\.nested must be a string, number or boolean/);
     assert.match(refusal([user({ list: [1] })]) ?? '', /attributes\.list/);
     assert.match(refusal([user({ missing: null })]) ?? '', /attributes\.missing/);
+  });
+
+  test('refuses a string attribute over 4096 characters, naming it; 4096 is accepted', () => {
+    assert.equal(MAX_ATTRIBUTE_STRING_LENGTH, 4096);
+    assert.equal(refusal([user({ email: 'a'.repeat(4096) })]), null);
+    assert.equal(refusal([user({ email: '😀'.repeat(2048) })]), null, '2048 emoji are 4096 UTF-16 code units');
+    assert.match(refusal([user({ plan: 'pro', email: 'a'.repeat(4097) })]) ?? '', /^attributes\.email is 4097 characters long \(at most 4096\)$/);
+    assert.match(refusal([user({ email: '😀'.repeat(2049) })]) ?? '', /^attributes\.email is 4098 characters long/);
+    const second = user({ name: 'b'.repeat(5000) }, 'o1', 'organization');
+    assert.match(refusal([user({ email: 'a' }), second]) ?? '', /^contexts\[0\]\.attributes\.name is 5000 characters long/);
+    assert.equal(refusal([user({ count: 10 ** 300, beta: true })]), null, 'numbers and booleans are not capped');
   });
 });
 

@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import semver from 'semver';
 import type { SemVer } from 'semver';
 import type { EvaluationContext, ParameterValue } from '../model/context.ts';
@@ -5,7 +6,11 @@ import { CONDITION_OPS } from '../model/definitions.ts';
 import type { Condition, ConditionOp, ConditionValue } from '../model/definitions.ts';
 import { contextValue, findContext } from './bucketing.ts';
 
-/** Longest regular expression a `matches` condition may carry (ReDoS surface and memory). */
+/**
+ * Longest regular expression a `matches` condition may carry. The engine is linear in the input
+ * whatever the pattern (see compilePattern), so this bounds compile time and memory per pattern,
+ * not matching time (docs/security-regex.md).
+ */
 export const MAX_PATTERN_LENGTH = 1000;
 
 /** A condition compiled once: tests a present attribute value against the condition's values. */
@@ -100,13 +105,52 @@ function toSemVer(value: unknown): SemVer | undefined {
   return parsed ?? undefined;
 }
 
-/** A regular expression for a `matches` value; null when too long or not compiling. */
-function compilePattern(pattern: unknown): RegExp | null {
+/**
+ * Compiled `matches` patterns by pattern text (null: does not compile). The per-condition cache
+ * below already compiles a condition once; this one also spares a recompile when the same pattern
+ * reappears in a new document (every flag update, snapshot reload or sync message builds new
+ * condition objects) and lets the write-time check's compile serve evaluation. Bounded: cleared
+ * when full, so unusual patterns cost compiles, not memory.
+ */
+const compiledPatterns = new Map<string, RE2JS | null>();
+const MAX_COMPILED_PATTERNS = 1024;
+
+/**
+ * A compiled pattern for a `matches` value; null when not a string, too long or not compiling.
+ * RE2JS is the JavaScript port of RE2: RE2 syntax, and matching time linear in the input whatever
+ * the pattern, so that no pattern and no attribute value can stall evaluation (ReDoS;
+ * docs/security-regex.md). Syntax RE2 lacks (backreferences, lookaround) does not compile.
+ */
+function compilePattern(pattern: unknown): RE2JS | null {
   if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return null;
+  let compiledPattern = compiledPatterns.get(pattern);
+  if (compiledPattern === undefined) {
+    try {
+      compiledPattern = RE2JS.compile(pattern);
+    } catch {
+      compiledPattern = null;
+    }
+    if (compiledPatterns.size >= MAX_COMPILED_PATTERNS) compiledPatterns.clear();
+    compiledPatterns.set(pattern, compiledPattern);
+  }
+  return compiledPattern;
+}
+
+/**
+ * Why a `matches` pattern is refused at write time, or null when it compiles. Anything refused
+ * here would never match at evaluation.
+ */
+export function patternProblem(pattern: string): string | null {
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    return `is a regular expression of ${pattern.length} characters (at most ${MAX_PATTERN_LENGTH})`;
+  }
+  if (compilePattern(pattern) !== null) return null;
   try {
-    return new RegExp(pattern);
-  } catch {
+    RE2JS.compile(pattern);
     return null;
+  } catch (err) {
+    // RE2JS's messages read "error parsing regexp: invalid escape sequence: `\1`".
+    return `is not a valid regular expression (RE2 syntax: no backreferences, no lookaround): ${(err as Error).message}`;
   }
 }
 
@@ -181,8 +225,8 @@ function compileCondition(op: ConditionOp, values: readonly ConditionValue[]): P
     case 'ends_with':
       return stringPredicate(values, (v, o) => v.endsWith(o));
     case 'matches': {
-      const patterns = values.map(compilePattern).filter((p): p is RegExp => p !== null);
-      // No `g`/`y` flag, so test() keeps no lastIndex state between evaluations.
+      const patterns = values.map(compilePattern).filter((p): p is RE2JS => p !== null);
+      // test() is an unanchored search that keeps no state between calls (unlike a `g` RegExp).
       return (value) => typeof value === 'string' && patterns.some((p) => p.test(value));
     }
     case 'lt':
@@ -280,15 +324,8 @@ function validateValue(op: string, value: unknown, at: string): string | null {
   }
   if (STRING_OPS.has(op) && typeof value !== 'string') return `${at} must be a string for op "${op}"`;
   if (op === 'matches') {
-    const pattern = value as string;
-    if (pattern.length > MAX_PATTERN_LENGTH) {
-      return `${at} is a regular expression of ${pattern.length} characters (at most ${MAX_PATTERN_LENGTH})`;
-    }
-    try {
-      new RegExp(pattern);
-    } catch (err) {
-      return `${at} is not a valid regular expression: ${(err as Error).message}`;
-    }
+    const problem = patternProblem(value as string);
+    if (problem !== null) return `${at} ${problem}`;
   }
   if (NUMERIC_OPS.has(op) && toNumber(value) === undefined) {
     return `${at} must be a number for op "${op}", got ${describe(value)}`;

@@ -1,4 +1,5 @@
 import {
+  MAX_ATTRIBUTE_STRING_LENGTH,
   evaluate,
   invalidArgument,
   notFound,
@@ -25,7 +26,9 @@ const MAX_ATTRIBUTES = 100;
 
 /**
  * Checks SDK-supplied contexts: scalar attributes only, bounded sizes. Runs on every evaluation,
- * so it allocates nothing (plain loops, no entries arrays, no Set for a single context).
+ * so it allocates nothing (plain loops, no entries arrays, no Set for a single context). Every
+ * evaluation entry point (REST evaluate, OFREP) goes through here, so the string attribute cap
+ * (MAX_ATTRIBUTE_STRING_LENGTH; docs/security-regex.md) holds for all of them.
  */
 export function checkContexts(contexts: EvaluationContext[]): EvaluationContext[] {
   if (contexts.length === 0 || contexts.length > MAX_CONTEXTS) throw invalidArgument(`between 1 and ${MAX_CONTEXTS} contexts are required`, 'contexts');
@@ -40,8 +43,14 @@ export function checkContexts(contexts: EvaluationContext[]): EvaluationContext[
     for (const name in context.parameters) {
       if (!Object.hasOwn(context.parameters, name)) continue;
       if (++count > MAX_ATTRIBUTES) throw invalidArgument(`at most ${MAX_ATTRIBUTES} attributes per context`, 'attributes');
-      const type = typeof context.parameters[name];
+      const value = context.parameters[name];
+      const type = typeof value;
       if (type !== 'string' && type !== 'number' && type !== 'boolean') throw invalidArgument(`attributes.${name} must be a string, number or boolean`, `attributes.${name}`);
+      if (type === 'string' && (value as string).length > MAX_ATTRIBUTE_STRING_LENGTH) {
+        // Named as in the REST body: the first context's attributes, then `contexts[]` for the others.
+        const field = i === 0 ? `attributes.${name}` : `contexts[${i - 1}].attributes.${name}`;
+        throw invalidArgument(`${field} is ${(value as string).length} characters long (at most ${MAX_ATTRIBUTE_STRING_LENGTH})`, field);
+      }
     }
   }
   return contexts;

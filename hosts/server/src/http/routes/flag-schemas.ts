@@ -54,7 +54,7 @@ export const conditionSchema = {
     context_type: { type: 'string', description: 'Omitted: the first context that has the attribute.' },
     attribute: { type: 'string', minLength: 1, description: '"key" is the context key.' },
     op: { type: 'string', enum: [...CONDITION_OPS] },
-    values: { type: 'array', items: scalar },
+    values: { type: 'array', items: scalar, description: 'For `matches`: RE2 regular expressions of at most 1000 characters (no backreferences or lookaround).' },
     negate: { type: 'boolean' },
   },
 } as const;
@@ -260,7 +260,7 @@ export const listCheckBatchResponse = {
 
 const attributes = {
   type: ['object', 'null'],
-  description: 'Context parameters by name: scalars only (null entries are ignored).',
+  description: 'Context parameters by name: scalars only (null entries are ignored); strings of at most 4096 characters (UTF-16 code units), longer ones answer 400 INVALID_ARGUMENT.',
   additionalProperties: { type: [...scalar.type, 'null'] },
 } as const;
 

@@ -50,7 +50,8 @@ const contextSchema = {
   type: 'object',
   description:
     'OpenFeature evaluation context. `targetingKey` is the context key; `kind` or `context_type` names the context type ' +
-    '(default `user`); other string, number and boolean attributes are the context attributes (null, objects and arrays are ignored).',
+    '(default `user`); other string, number and boolean attributes are the context attributes (null, objects and arrays are ignored). ' +
+    'A string attribute longer than 4096 characters (UTF-16 code units) answers 400 INVALID_CONTEXT.',
   properties: {
     targetingKey: { type: 'string', maxLength: 1024 },
     kind: { type: 'string', minLength: 1, maxLength: 200 },
