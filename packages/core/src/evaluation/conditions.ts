@@ -155,6 +155,26 @@ export function patternProblem(pattern: string): string | null {
 }
 
 /**
+ * The most RE2 program instructions the `matches` patterns of one definition (a flag's rules, or a
+ * rule segment's conditions) may compile to. RE2 matching is linear in the input, but its constant
+ * grows with the program: about 10-15 ns per instruction and input character here, so this bounds
+ * one definition's regular-expression work on a 4096-character attribute to tens of milliseconds
+ * however many patterns it carries (docs/security-regex.md, "Residual cost"). Ordinary patterns
+ * compile to 10-50 instructions.
+ */
+export const MAX_MATCHES_PROGRAM_SIZE = 500;
+
+/** The RE2 program size of every `matches` value in the conditions (uncompilable ones count 0). */
+export function matchesProgramSize(conditions: readonly Condition[]): number {
+  let size = 0;
+  for (const condition of conditions) {
+    if (condition.op !== 'matches') continue;
+    for (const value of condition.values) size += compilePattern(value)?.programSize() ?? 0;
+  }
+  return size;
+}
+
+/**
  * `eq`/`in`: equal to any of the values. Same JS types compare with `===`; a number equals a
  * numeric string with the same value (see toNumber); a boolean equals the string "true"/"false".
  */

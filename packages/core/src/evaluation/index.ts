@@ -3,6 +3,6 @@
  * environment's segments. No I/O; list-segment membership comes in as a function.
  */
 export { BUCKET_COUNT, bucketFor, murmur3, pickBucket, resolveHashInput } from './bucketing.ts';
-export { MAX_PATTERN_LENGTH, allConditionsHold, conditionHolds, patternProblem, validateConditions } from './conditions.ts';
+export { MAX_MATCHES_PROGRAM_SIZE, MAX_PATTERN_LENGTH, allConditionsHold, matchesProgramSize, conditionHolds, patternProblem, validateConditions } from './conditions.ts';
 export { evaluate } from './evaluate.ts';
 export type { EvaluationEnvironment } from './evaluate.ts';

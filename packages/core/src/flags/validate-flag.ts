@@ -1,5 +1,5 @@
 import { invalidArgument } from '../errors/domain-error.ts';
-import { validateConditions } from '../evaluation/conditions.ts';
+import { MAX_MATCHES_PROGRAM_SIZE, matchesProgramSize, validateConditions } from '../evaluation/conditions.ts';
 import {
   FLAG_VALUE_TYPES,
   type Condition,
@@ -84,7 +84,19 @@ export function checkOffVariant(variantKeys: ReadonlySet<string>, value: unknown
 export function checkConditions(conditions: unknown, field: string): Condition[] {
   const problem = validateConditions(conditions ?? [], field);
   if (problem !== null) throw invalidArgument(problem, field);
-  return (conditions ?? []) as Condition[];
+  const checked = (conditions ?? []) as Condition[];
+  checkMatchesBudget(matchesProgramSize(checked), field);
+  return checked;
+}
+
+/** Refuses a definition whose `matches` patterns together exceed MAX_MATCHES_PROGRAM_SIZE. */
+function checkMatchesBudget(size: number, field: string): void {
+  if (size > MAX_MATCHES_PROGRAM_SIZE) {
+    throw invalidArgument(
+      `${field}: the regular expressions of "matches" conditions compile to ${size} RE2 instructions together (at most ${MAX_MATCHES_PROGRAM_SIZE}); use fewer or simpler patterns`,
+      field,
+    );
+  }
 }
 
 function checkAllocation(variantKeys: ReadonlySet<string>, allocation: unknown, field: string): NonNullable<Rule['allocation']> {
@@ -123,7 +135,7 @@ export function checkRules(variantKeys: ReadonlySet<string>, rules: unknown, fie
   if (!Array.isArray(rules)) throw invalidArgument(`${field} must be an array`, field);
   if (rules.length > MAX_RULES) throw invalidArgument(`${field} holds at most ${MAX_RULES} rules`, field);
   const ids = new Set<string>();
-  return rules.map((rule: unknown, i) => {
+  const checked = rules.map((rule: unknown, i) => {
     const path = `${field}[${i}]`;
     if (typeof rule !== 'object' || rule === null) throw invalidArgument(`${path} must be an object`, path);
     const raw = rule as Record<string, unknown>;
@@ -148,6 +160,9 @@ export function checkRules(variantKeys: ReadonlySet<string>, rules: unknown, fie
     else checked.allocation = checkAllocation(variantKeys, raw.allocation, `${path}.allocation`);
     return checked;
   });
+  // One budget for the whole flag: evaluating it may run every rule's patterns.
+  checkMatchesBudget(checked.reduce((size, rule) => size + matchesProgramSize(rule.conditions), 0), field);
+  return checked;
 }
 
 export function checkHashing(configs: unknown, field = 'configs'): HashingConfig[] {
