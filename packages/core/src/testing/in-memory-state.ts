@@ -68,6 +68,9 @@ export class InMemoryState {
   readonly iterations: ExperimentIteration[] = [];
   readonly results = new Map<string, { scope: EnvironmentScope; results: ExperimentResults }>();
   readonly statsJobs = new Map<string, StatsJob>();
+  /** Each org's last claim turn (the fair order of claimNext); the counter gives the next one. */
+  readonly statsJobTurns = new Map<string, number>();
+  statsJobTurnCounter = 0;
   readonly audit: AuditEntry[] = [];
   /** refresh tokens by id; revokedAtMs is set when consumed or revoked */
   readonly refreshTokens = new Map<string, RefreshTokenRecord & { revokedAtMs: number | null }>();
