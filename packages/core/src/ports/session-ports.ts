@@ -18,6 +18,11 @@ export interface RefreshTokenRepository {
   consume(tokenHash: string, nowMs: number): Promise<RefreshTokenRecord | null>;
   /** Revokes every active token of the user (e.g. on password change). Returns how many. */
   revokeAllForUser(userId: string): Promise<number>;
+  /**
+   * Deletes at most `limit` tokens that expired (`expiresAtMs <= nowMs`; revoked or not: an expired
+   * token can never be consumed), across every user; returns how many. Live tokens stay.
+   */
+  pruneExpired(nowMs: number, limit: number): Promise<number>;
 }
 
 /**
@@ -37,6 +42,11 @@ export interface LoginThrottleRepository {
   forgetOne(subjects: string[], atMs: number): Promise<void>;
   /** Forgets a subject's failures (after a successful login) and everyone's older than `beforeMs` (exclusive). */
   clear(subject: string, beforeMs: number): Promise<void>;
+  /**
+   * Deletes at most `limit` failures recorded before `beforeMs` (exclusive: those no throttle
+   * window can count any more), of any subject; returns how many.
+   */
+  pruneOlderThan(beforeMs: number, limit: number): Promise<number>;
 }
 
 /**

@@ -130,6 +130,24 @@ export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSess
       );
       assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), token, 'the original is intact');
     });
+
+    test('pruneExpired deletes expired tokens (spent or not), at most limit per call; live ones stay', async () => {
+      // Expiries in 1970 (ms 1,000..5,000): no other test's token is that old, so the counts are exact.
+      const owner = await createOrgAndUser(repos());
+      const old = [];
+      for (let i = 1; i <= 5; i += 1) old.push(await issue(owner, i * 1_000));
+      const live = await issue(owner);
+      assert.deepEqual(await repos().refreshTokens.consume(old[0]!.tokenHash, 500), old[0], 'spent before it expired');
+      assert.equal(await repos().refreshTokens.pruneExpired(3_000, 2), 2, 'the batch limit holds');
+      assert.equal(await repos().refreshTokens.pruneExpired(3_000, 2), 1, 'expiresAtMs == nowMs is expired too');
+      assert.equal(await repos().refreshTokens.pruneExpired(3_000, 2), 0);
+      // Tokens 4 and 5 are still stored: consumable as of a time before their expiry.
+      assert.equal((await repos().refreshTokens.consume(old[3]!.tokenHash, 3_500))?.id, old[3]!.id);
+      assert.equal(await repos().refreshTokens.pruneExpired(5_000, 0), 0, 'a limit of 0 deletes nothing');
+      assert.equal(await repos().refreshTokens.pruneExpired(5_000, 10), 2);
+      assert.equal(await repos().refreshTokens.consume(old[4]!.tokenHash, 4_500), null, 'pruned');
+      assert.deepEqual(await repos().refreshTokens.consume(live.tokenHash, Date.now()), live);
+    });
   });
 }
 
@@ -216,6 +234,22 @@ export function loginThrottleRepositoryContract(name: string, makeRepos: MakeSes
       ]);
       await throttle.forgetOne([ip], t0 + 5);
       assert.deepEqual(await throttle.failuresSince([ip], t0), [{ subject: ip, count: 1, oldestAtMs: t0 }], 'no failure at that time: nothing removed');
+    });
+
+    test('pruneOlderThan deletes failures before the instant, at most limit per call, of any subject', async () => {
+      const throttle = repos().loginThrottle;
+      const t0 = epoch();
+      // Earlier tests' failures are all older than t0: clear them so the counts below are exact.
+      while ((await throttle.pruneOlderThan(t0, 1_000)) > 0);
+      const subjects = [`email:${unique('pruned')}@example.com`, `ip:${unique('10.0.0')}`];
+      await throttle.recordFailure(subjects, t0);
+      await throttle.recordFailure(subjects, t0 + 10);
+      await throttle.recordFailure(subjects, t0 + 20);
+      assert.equal(await throttle.pruneOlderThan(t0 + 20, 3), 3, 'the batch limit holds');
+      assert.equal(await throttle.pruneOlderThan(t0 + 20, 3), 1, 'beforeMs is exclusive: the failures at t0 + 20 stay');
+      assert.equal(await throttle.pruneOlderThan(t0 + 20, 3), 0);
+      assert.equal(await throttle.pruneOlderThan(t0 + 30, 0), 0, 'a limit of 0 deletes nothing');
+      assert.deepEqual(await throttle.failuresSince(subjects, 0), subjects.map((subject) => ({ subject, count: 1, oldestAtMs: t0 + 20 })));
     });
   });
 }
