@@ -190,6 +190,8 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   expires_at_ms   bigint NOT NULL,
   PRIMARY KEY (environment_id, key)
 );
+-- The pruner deletes expired answers in batches, oldest expiry first.
+CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at_ms);
 
 CREATE TABLE IF NOT EXISTS experiments (
   id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -251,6 +253,14 @@ CREATE TABLE IF NOT EXISTS stats_jobs (
 CREATE INDEX IF NOT EXISTS stats_jobs_claimable ON stats_jobs (created_at_ms) WHERE status IN ('pending', 'running');
 -- The scheduler's "does this experiment have an open or recent job" probe.
 CREATE INDEX IF NOT EXISTS stats_jobs_by_experiment ON stats_jobs (experiment_id, created_at_ms);
+-- At most one queued (pending) job per experiment: a recompute while one is queued gets it back.
+CREATE UNIQUE INDEX IF NOT EXISTS stats_jobs_one_pending ON stats_jobs (experiment_id) WHERE status = 'pending';
+-- Whose turn it is: workers claim the oldest job of the org whose jobs were claimed least
+-- recently (round robin across orgs), so one org's long queue cannot starve another org's job.
+CREATE TABLE IF NOT EXISTS stats_job_turns (
+  org_id     uuid PRIMARY KEY,
+  last_turn  bigint NOT NULL
+);
 
 -- Who changed what.
 CREATE TABLE IF NOT EXISTS audit_log (

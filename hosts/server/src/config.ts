@@ -31,6 +31,10 @@ export interface Config {
   statsIntervalMs: number;
   /** How often the stats worker looks for queued recompute jobs (STATS_POLL_MS, default 1 s). */
   statsPollMs: number;
+  /** Pause between runs of the pruner of expired rows (PRUNE_INTERVAL_MS, default 1 h). */
+  pruneIntervalMs: number;
+  /** Rows the pruner deletes per statement (PRUNE_BATCH_SIZE, default 1,000). */
+  pruneBatchSize: number;
 }
 
 export class ConfigError extends Error {
@@ -147,5 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     statsIntervalMs: integer(env, 'STATS_INTERVAL_MS', 300_000, 1_000, 86_400_000),
     statsPollMs: integer(env, 'STATS_POLL_MS', 1_000, 10, 3_600_000),
+    pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
+    pruneBatchSize: integer(env, 'PRUNE_BATCH_SIZE', 1_000, 1, 100_000),
   };
 }

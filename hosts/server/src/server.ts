@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgChangeNotifier, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
+import { PgAdvisoryLock, PgChangeNotifier, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -16,6 +16,7 @@ import {
   LocalEchoNotifier,
   IngestService,
   ManagementService,
+  Pruner,
   ResultsComputer,
   ScopeResolver,
   SegmentService,
@@ -68,6 +69,8 @@ export interface RunningServer {
   bootstrap: BootstrapResult;
   /** Runs recompute jobs and the schedule of ACTIVE experiments (tests drive it directly too). */
   statsWorker: StatsWorker;
+  /** Deletes expired idempotency answers, refresh tokens and login failures (tests run it directly too). */
+  pruner: Pruner;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
   stop(): Promise<void>;
 }
@@ -127,6 +130,14 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
     started.push({ stop: () => statsWorker.stop() });
+    // One instance at a time prunes (an advisory lock); stopped before the pool closes.
+    const pruneLog = logging.forModule('prune');
+    const pruner = new Pruner(repos, new PgAdvisoryLock(database.sql, 'switchyard:prune'), {
+      intervalMs: config.pruneIntervalMs,
+      batchSize: config.pruneBatchSize,
+      log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
+    });
+    started.push({ stop: () => pruner.stop() });
     const auth = new AuthService(repos, hasher, tokens, notifier);
     const services: GatewayServices = {
       verifier,
@@ -202,6 +213,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     // reconnect elsewhere) before the gRPC servers wait for their calls to finish.
     started.unshift({ stop: () => sync.stop() });
     statsWorker.start();
+    pruner.start();
 
     let stopping: Promise<void> | null = null;
     return {
@@ -214,6 +226,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       database,
       bootstrap: bootstrapResult,
       statsWorker,
+      pruner,
       stop() {
         stopping ??= (async () => {
           // Streams first (they never end by themselves), then REST drains, then the pool closes.

@@ -145,14 +145,25 @@ describe('EventService.Ingest and EventIngestionService.IngestEvent', () => {
           event('purchase', user, { value: { bool_value: true } }),
           event('unknown', user, { value: { int_value: 2 } }),
           { metric_key: 'signup', context_type: 'user' },
-          { context_type: 'user', context_key: user },
           event('signup', user, { value: { bool_value: true } }),
         ],
       },
       bearer(tenant.member.token),
     );
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['unknown', 'signup', 'clicks', 'purchase', ''] });
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['unknown', 'signup', 'clicks', 'purchase'] });
     assert.equal((await stored(user)).length, 1);
+  });
+
+  test('an event without a metric_key (unset, which proto3 delivers as "") fails the call with INVALID_ARGUMENT; nothing stored', async () => {
+    const user = `m-${unique()}`;
+    for (const hole of [{ context_type: 'user', context_key: user }, { metric_key: '', context_type: 'user', context_key: user }]) {
+      const error = await rejectsWithStatus(
+        ingestion.ingestEvent({ environment_id: tenant.environmentId, events: [event('signup', user), hole] }, bearer(tenant.member.token)),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      assert.match(error.details, /events\[1\]\.metric_key/);
+    }
+    assert.deepEqual(await stored(user), []);
   });
 
   test('idempotency-key metadata: a resend stores nothing and gets the first answer', async () => {

@@ -132,6 +132,17 @@ describe('svc.stats.v1.StatsService and GetResults', () => {
     assert.equal(results.srm_p_value, 1);
   });
 
+  test('TriggerRecompute while a job is queued answers that job: ten concurrent calls, one job', async () => {
+    const created = await create();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => stats.triggerRecompute({ experiment_id: created.id }, asA())));
+    assert.equal(new Set(answers.map((answer) => answer.job_id)).size, 1);
+    assert.ok(answers.every((answer) => answer.status === 'pending'));
+    await ts.server.statsWorker.runPending();
+    const next = await stats.triggerRecompute({ experiment_id: created.id }, asA());
+    assert.notEqual(next.job_id, answers[0]?.job_id, 'a finished job is not handed out again');
+    await ts.server.statsWorker.runPending();
+  });
+
   test('TriggerRecompute: INVALID_ARGUMENT for a non-UUID, NOT_FOUND unknown or of another org; GetJobStatus NOT_FOUND', async () => {
     const created = await create();
     await rejectsWithStatus(stats.triggerRecompute({ experiment_id: 'nope' }, asA()), grpc.status.INVALID_ARGUMENT);

@@ -131,14 +131,21 @@ describe('POST /events: one event', () => {
     assert.deepEqual(await storedFor(user), []);
   });
 
-  test('an event missing a field is rejected alone: its key, or "" without a metric key', async () => {
+  test('an event missing a field other than metric_key is rejected alone, with its key', async () => {
     const user = `u-${unique()}`;
     const missingContext = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: { metric_key: 'signup', context_type: 'user' } }), 202);
     assert.deepEqual(missingContext, { accepted_count: 0, rejected_keys: ['signup'] });
-    const missingKey = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: { context_type: 'user', context_key: user } }), 202);
-    assert.deepEqual(missingKey, { accepted_count: 0, rejected_keys: [''] });
     const badTimestamp = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: event('signup', user, { timestamp_ms: -5 }) }), 202);
     assert.deepEqual(badTimestamp, { accepted_count: 0, rejected_keys: ['signup'] });
+    assert.deepEqual(await storedFor(user), []);
+  });
+
+  test('an event without a metric_key (missing, null, not a string, empty) is not an event: 400 naming metric_key', async () => {
+    const user = `u-${unique()}`;
+    for (const metric_key of [undefined, null, 42, '']) {
+      const body = { metric_key, context_type: 'user', context_key: user, value: true };
+      expectError(await client.post(events(), { sdkKey: tenant.rawKey, body }), 400, 'INVALID_ARGUMENT', /^metric_key is required/);
+    }
     assert.deepEqual(await storedFor(user), []);
   });
 
@@ -193,6 +200,16 @@ describe('POST /events/batch', () => {
   test('an empty batch is accepted with nothing to store', async () => {
     assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: [] }), 202), { accepted_count: 0, rejected_keys: [] });
     assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: { events: [] } }), 202), { accepted_count: 0, rejected_keys: [] });
+  });
+
+  test('an entry without a metric_key: 400 naming events[i].metric_key, and none of the batch is stored', async () => {
+    const user = `u-${unique()}`;
+    const withHole = (hole: Record<string, unknown>) => [event('signup', user), event('clicks', user, { value: 1 }), { context_type: 'user', context_key: user, ...hole }];
+    for (const hole of [{}, { metric_key: '' }, { metric_key: null }, { metric_key: 7 }]) {
+      expectError(await client.post(batch(), { sdkKey: tenant.rawKey, body: withHole(hole) }), 400, 'INVALID_ARGUMENT', /^events\[2\]\.metric_key is required/);
+      expectError(await client.post(batch(), { sdkKey: tenant.rawKey, body: { events: withHole(hole) } }), 400, 'INVALID_ARGUMENT', /events\[2\]\.metric_key/);
+    }
+    assert.deepEqual(await storedFor(user), []);
   });
 
   test('a body that is not events: 400 INVALID_ARGUMENT', async () => {

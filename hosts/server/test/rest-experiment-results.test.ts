@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { welchTTest, type SampleSummary } from '@switchyard/core';
+import { createFlag } from './support/flag-client.ts';
 import { eventually } from './support/flag-fixtures.ts';
-import { ACTIVE, createExperiment, experimentPath, moveThrough, prepareEnvironment } from './support/experiment-fixtures.ts';
+import { ACTIVE, createExperiment, experimentPath, moveThrough, prepareEnvironment, splitFlag } from './support/experiment-fixtures.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
  * The whole path of an experiment over REST with the server's own worker loop: a flag split 50/50,
  * the experiment made ACTIVE, exposures and metric events ingested, a recompute queued and run,
- * then the results checked against numbers computed here from the same per-participant data —
- * and the purchase p-value against the SciPy fixture it was built to match.
+ * then the results checked against numbers that do not come from the code under test: the data
+ * is laid out so that each variant's per-participant values are the sample of a case of the SciPy
+ * fixtures (packages/core/test-vectors/stats/welch.json), whose means, variances, p-values and
+ * confidence intervals are then the expected answer; the rest (lift, means of sums) is worked out
+ * by hand in the comments.
  */
 
 let ts: TestServer;
@@ -29,23 +32,40 @@ before(async () => {
 });
 after(() => ts.stop());
 
-/** welch.json's case "bool 120/1000 vs 150/1000" (SciPy's ttest_ind on the 0/1 samples). */
-function fixturePValue(): number {
+interface WelchCase {
+  name: string;
+  control: { n: number; mean: number; variance: number };
+  treatment: { n: number; mean: number; variance: number };
+  expected: { p_value: number; diff: number; ci_low: number; ci_high: number };
+}
+
+/** A case of welch.json (SciPy's ttest_ind / ttest_ind_from_stats, Welch). */
+function welchCase(name: string): WelchCase {
   const text = readFileSync(new URL('../../../packages/core/test-vectors/stats/welch.json', import.meta.url), 'utf8');
-  const found = (JSON.parse(text) as { cases: Array<{ name: string; expected: { p_value: number } | null }> }).cases.find((c) => c.name === 'bool 120/1000 vs 150/1000');
-  assert.ok(found?.expected, 'fixture case');
-  return found.expected.p_value;
+  const found = (JSON.parse(text) as { cases: WelchCase[] }).cases.find((c) => c.name === name);
+  assert.ok(found?.expected, `fixture case ${name}`);
+  return found;
 }
 
-/** Two-pass mean and sample variance of the per-participant values (zeros included). */
-function summary(values: number[]): SampleSummary {
-  const n = values.length;
-  const mean = values.reduce((s, v) => s + v, 0) / n;
-  return { n, mean, variance: values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1) };
-}
-
+/** Relative agreement, as packages/core/test/stats-fixtures.test.ts requires of the fixtures. */
 function assertRelative(actual: number, expected: number, what: string, tolerance = 1e-9): void {
+  assert.equal(typeof actual, 'number', `${what}: got ${actual}`);
   assert.ok(Math.abs(actual - expected) <= tolerance * Math.abs(expected), `${what}: got ${actual}, expected ${expected}`);
+}
+
+/** The control's and the treatment's stats of one metric against a fixture case. */
+function assertMatchesFixture(control: Json, treatment: Json, metric: string, fixture: WelchCase): void {
+  assertRelative(control.metric_values[metric], fixture.control.mean, `${metric}: control mean`);
+  assertRelative(control.metric_stats[metric].mean, fixture.control.mean, `${metric}: control stats mean`);
+  assertRelative(control.metric_stats[metric].variance, fixture.control.variance, `${metric}: control variance`);
+  assert.deepEqual([control.metric_stats[metric].lift, control.metric_stats[metric].ci_low, control.metric_stats[metric].ci_high, control.metric_stats[metric].p_value], [null, null, null, null], `${metric}: the control is not compared with itself`);
+  assertRelative(treatment.metric_values[metric], fixture.treatment.mean, `${metric}: treatment mean`);
+  assertRelative(treatment.metric_stats[metric].variance, fixture.treatment.variance, `${metric}: treatment variance`);
+  assertRelative(treatment.metric_stats[metric].p_value, fixture.expected.p_value, `${metric}: p`);
+  assertRelative(treatment.metric_stats[metric].ci_low, fixture.expected.ci_low, `${metric}: ci_low`);
+  assertRelative(treatment.metric_stats[metric].ci_high, fixture.expected.ci_high, `${metric}: ci_high`);
+  // lift = (treatment mean - control mean) / control mean, from the fixture's own numbers.
+  assertRelative(treatment.metric_stats[metric].lift, fixture.expected.diff / fixture.control.mean, `${metric}: lift`);
 }
 
 const PER_VARIANT = 1000;
@@ -111,37 +131,66 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     assert.deepEqual(Object.keys(control).sort(), ['metric_stats', 'metric_values', 'p_value', 'p_value_present', 'participant_count', 'variant_key']);
     assert.deepEqual([control.variant_key, control.participant_count, treatment.variant_key, treatment.participant_count], ['control', PER_VARIANT, 'treatment', PER_VARIANT]);
 
-    // purchase: the fixture's data exactly, so the p-value is SciPy's.
+    // purchase: 120 and 150 of 1000 converted, exactly the data of the fixture case, whose numbers
+    // (SciPy's) are the answer; the primary metric's p-value is also the variant's p_value.
+    const purchase = welchCase('bool 120/1000 vs 150/1000');
     assert.deepEqual([control.metric_values.purchase, treatment.metric_values.purchase], [0.12, 0.15]);
+    assertMatchesFixture(control, treatment, 'purchase', purchase);
+    assertRelative(treatment.metric_stats.purchase.lift, 0.25, 'purchase lift by hand: (0.15 - 0.12) / 0.12');
     assert.deepEqual([control.p_value_present, control.p_value], [false, 0]);
     assert.equal(treatment.p_value_present, true);
-    const purchase = (i: number, converted: number) => (i < converted ? 1 : 0);
-    const expectedPurchase = welchTTest(
-      summary(Array.from({ length: PER_VARIANT }, (_, i) => purchase(i, 120))),
-      summary(Array.from({ length: PER_VARIANT }, (_, i) => purchase(i, 150))),
-    );
-    assert.ok(expectedPurchase);
-    assertRelative(treatment.p_value, expectedPurchase.pValue, 'purchase p vs welchTTest on the raw 0/1 data', 1e-12);
-    assertRelative(treatment.p_value, fixturePValue(), 'purchase p vs the SciPy fixture');
-    assertRelative(treatment.metric_stats.purchase.ci_low, expectedPurchase.ciLow, 'purchase ci_low', 1e-9);
-    assertRelative(treatment.metric_stats.purchase.lift, 0.25, 'purchase lift');
-    assert.deepEqual(control.metric_stats.purchase, { mean: 0.12, variance: control.metric_stats.purchase.variance, lift: null, ci_low: null, ci_high: null, p_value: null });
+    assert.equal(treatment.p_value, treatment.metric_stats.purchase.p_value);
 
-    // revenue: per participant sums, zeros for those without events.
-    const sums = (values: (i: number) => number[]) => Array.from({ length: PER_VARIANT }, (_, i) => values(i).reduce((s, v) => s + v, 0));
-    const controlSummary = summary(sums(controlRevenue));
-    const treatmentSummary = summary(sums(treatmentRevenue));
-    const expectedRevenue = welchTTest(controlSummary, treatmentSummary);
-    assert.ok(expectedRevenue);
-    assertRelative(control.metric_values.revenue, controlSummary.mean, 'control revenue mean', 1e-12);
-    assertRelative(control.metric_stats.revenue.variance, controlSummary.variance, 'control revenue variance', 1e-12);
-    assertRelative(treatment.metric_values.revenue, treatmentSummary.mean, 'treatment revenue mean', 1e-12);
-    assertRelative(treatment.metric_stats.revenue.variance, treatmentSummary.variance, 'treatment revenue variance', 1e-12);
-    assertRelative(treatment.metric_stats.revenue.p_value, expectedRevenue.pValue, 'revenue p', 1e-9);
-    assertRelative(treatment.metric_stats.revenue.ci_high, expectedRevenue.ciHigh, 'revenue ci_high', 1e-9);
+    // revenue: means of per-participant sums, zeros included, by hand. Control: c-0..c-299 send
+    // (i % 7) * 3.5, i.e. 42 whole cycles of 0..6 (42 * 21) plus c-294..c-299 (0..5: 15) = 897
+    // times 3.5 = 3139.5, and every tenth of them 12.25 more (30 * 12.25 = 367.5): 3507 over
+    // 1000 participants. Treatment: t-0..t-399 send (i % 5) * 4.25: 80 cycles of 0..4 (80 * 10)
+    // times 4.25 = 3400 over 1000. (Its variance and p-value are checked by the next test.)
+    assertRelative(control.metric_values.revenue, 3.507, 'control revenue mean', 1e-12);
+    assertRelative(treatment.metric_values.revenue, 3.4, 'treatment revenue mean', 1e-12);
 
     // 5. One more event of a metric: the results are stale until recomputed.
     await post('events', { metric_key: 'revenue', context_type: 'user', context_key: controlKey(1), value: 1 });
     assert.equal(expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/results`, { token: a.member.token }), 200).is_stale, true);
+  });
+
+  test('a double metric whose per-participant sums are the sample of a SciPy case: means, variances, p and CI are SciPy\'s', async () => {
+    // welch.json "n=3 vs n=3": control mean 1.0 and variance 0.25, treatment 1.8 and 0.49. The
+    // samples {0.5, 1.0, 1.5} and {1.1, 1.8, 2.5} have exactly these (deviations ±0.5 and ±0.7
+    // over n - 1 = 2: 0.5 / 2 and 0.98 / 2). Two of the values arrive as two events each.
+    const fixture = welchCase('n=3 vs n=3');
+    await createFlag(client, a.admin.token, a.environmentId, splitFlag('pricing'));
+    const experiment = await createExperiment(client, a, { flag_key: 'pricing', metric_keys: ['revenue'] });
+    await moveThrough(client, a, experiment.id, [ACTIVE]);
+    const [iteration] = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/iterations`, { token: a.admin.token }), 200);
+    const t = iteration.started_at_ms as number;
+    const samples = { control: [[0.5], [1.0], [1.0, 0.5]], treatment: [[1.1], [1.8], [2.0, 0.5]] };
+    const exposures: Json[] = [];
+    const events: Json[] = [];
+    for (const [variant, values] of Object.entries(samples)) {
+      values.forEach((parts, i) => {
+        const contextKey = `pricing-${variant}-${i}`;
+        exposures.push({ flag_key: 'pricing', variant_key: variant, context_type: 'user', context_key: contextKey, timestamp_ms: t + i });
+        for (const value of parts) events.push({ metric_key: 'revenue', context_type: 'user', context_key: contextKey, value, timestamp_ms: t + 10 });
+      });
+    }
+    events.push({ metric_key: 'revenue', context_type: 'user', context_key: 'pricing-stranger', value: 100, timestamp_ms: t + 10 });
+    await post('exposures', { exposures });
+    await post('events/batch', { events });
+
+    const queued = expectStatus(await client.post(`/v1/experiments/${experiment.id}/recompute`, { token: a.member.token }), 202);
+    let finished: Json;
+    await eventually('the job to finish', async () => {
+      finished = expectStatus(await client.get(`/v1/jobs/${queued.job_id}`, { token: a.member.token }), 200);
+      return finished.status === 'completed' || finished.status === 'failed';
+    }, 15_000);
+    assert.equal(finished.status, 'completed', finished.error);
+
+    const results = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/results`, { token: a.member.token }), 200);
+    const [control, treatment] = results.variant_results;
+    assert.deepEqual([control.variant_key, control.participant_count, treatment.variant_key, treatment.participant_count], ['control', fixture.control.n, 'treatment', fixture.treatment.n]);
+    assertMatchesFixture(control, treatment, 'revenue', fixture);
+    assertRelative(treatment.metric_stats.revenue.lift, 0.8, 'revenue lift by hand: (1.8 - 1.0) / 1.0');
+    assert.equal(treatment.p_value, treatment.metric_stats.revenue.p_value, 'revenue is this experiment\'s primary metric');
   });
 });

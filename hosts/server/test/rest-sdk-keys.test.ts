@@ -170,7 +170,10 @@ describe('SDK keys', () => {
     expectError(await client.post(keysOf(a.environmentId), { sdkKey: second.raw }), 401, 'UNAUTHENTICATED');
   });
 
-  test('a key cached on another instance is rejected there within 1 s of the DELETE on this one', async () => {
+  // The revocation must reach the other instance through the notification: its cache would keep
+  // the key for 60 s otherwise, so waiting up to 15 s still tells the two apart on a busy machine.
+  // How fast it arrives is measured by bench/propagation.
+  test('a key cached on another instance is rejected there after the DELETE on this one, long before its cache would expire', async () => {
     const other = await ts.startAnotherInstance();
     const otherVerifier = other.services.verifier;
     const key = await createKey(a);
@@ -189,12 +192,11 @@ describe('SDK keys', () => {
         rejection = error;
         break;
       }
-      if (Date.now() - deletedAt >= 1000) break;
+      if (Date.now() - deletedAt >= 15_000) break;
       await sleep(50);
     }
-    assert.ok(rejection !== undefined, 'the other instance still accepted the key 1 s after the DELETE');
+    assert.ok(rejection !== undefined, 'the other instance still accepted the key 15 s after the DELETE');
     assert.equal((rejection as { code?: unknown }).code, 'UNAUTHENTICATED');
-    assert.ok(Date.now() - deletedAt <= 1100);
     // The other instance's answers stay in line with the database for the remaining key.
     await expectWorks(second.raw, second.id, a, a.environmentId, otherVerifier);
   });

@@ -81,6 +81,48 @@ describe('segment CRUD', () => {
   });
 });
 
+describe('PUT replaces a large list without loading it', () => {
+  test('200,000 stored members replaced by 10,000 keys: exactly the new list, the excluded list kept, no member read by the server', async () => {
+    const key = `huge-${unique()}`;
+    const created = await createSegment(client, a.admin.token, a.environmentId, { key, context_type: 'user', kind: 'list', excluded_keys: ['banned'] });
+    // 200,000 members written in SQL directly (the REST limit is 10,000 keys per request).
+    const inserted = await ts.db.sql`
+      INSERT INTO segment_members (segment_id, context_key, list)
+      SELECT ${created.id}::uuid, 'old-' || lpad(g::text, 6, '0'), 'included' FROM generate_series(0, 199999) AS g`;
+    assert.equal(inserted.count, 200_000);
+    await ts.db.sql`UPDATE segments SET included_count = 200000 WHERE id = ${created.id}`;
+
+    // The new list: 5,000 of the stored keys and 5,000 new ones, sent in no particular order.
+    const kept = Array.from({ length: 5_000 }, (_, i) => `old-${String(i * 40).padStart(6, '0')}`);
+    const fresh = Array.from({ length: 5_000 }, (_, i) => `new-${String(i).padStart(6, '0')}`);
+    const body = { included_keys: [...fresh, ...kept].reverse(), version: created.version };
+    const expected = [...fresh, ...kept].sort();
+
+    // The old service read every member page by page (listMembers) to diff in memory; the
+    // replacement must not read members at all.
+    const segments = ts.server.repos.segments;
+    const listMembers = segments.listMembers;
+    let memberReads = 0;
+    segments.listMembers = (...args) => {
+      memberReads += 1;
+      return listMembers.apply(segments, args);
+    };
+    let updated;
+    try {
+      updated = expectStatus(await put(client, `${base()}/${key}`, { token: a.admin.token, body }), 200);
+    } finally {
+      segments.listMembers = listMembers;
+    }
+    assert.equal(memberReads, 0, 'PUT must not page through the stored members');
+    assert.deepEqual([updated.included_count, updated.excluded_count], [10_000, 1]);
+
+    const rows = await ts.db.sql<{ context_key: string; list: string }[]>`
+      SELECT context_key, list FROM segment_members WHERE segment_id = ${created.id} ORDER BY list, context_key COLLATE "C"`;
+    assert.deepEqual(rows.filter((row) => row.list === 'excluded').map((row) => row.context_key), ['banned']);
+    assert.deepEqual(rows.filter((row) => row.list === 'included').map((row) => row.context_key), expected);
+  });
+});
+
 describe('members', () => {
   test('PATCH adds and removes keys (200 record); GET pages through them in key order', async () => {
     const key = `members-${unique()}`;

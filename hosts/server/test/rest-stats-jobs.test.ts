@@ -99,6 +99,24 @@ describe('POST /v1/experiments/{experiment_id}/recompute and GET /v1/jobs/{job_i
     assert.deepEqual(computed.variant_results.map((v: { participant_count: number; p_value_present: boolean }) => [v.participant_count, v.p_value_present]), [[0, false], [0, false]]);
   });
 
+  test('concurrent recomputes of one experiment while a job is queued: all 202 with that one job', async () => {
+    const experiment = await createExperiment(client, a);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => recompute(experiment.id)));
+    const queued = answers.map((answer) => expectStatus(answer, 202));
+    assert.equal(new Set(queued.map((q) => q.job_id)).size, 1, 'one job for twenty triggers');
+    assert.equal(new Set(queued.map((q) => q.created_at_ms)).size, 1);
+    const [row] = await ts.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM stats_jobs WHERE experiment_id = ${experiment.id}`;
+    assert.equal(row?.n, 1);
+    // A later trigger while it is still queued gets it too; once it ran, a trigger queues anew.
+    assert.equal(expectStatus(await recompute(experiment.id, a.member.token), 202).job_id, queued[0]?.job_id);
+    await ts.server.statsWorker.runPending();
+    assert.equal(expectStatus(await job(queued[0]?.job_id), 200).status, 'completed');
+    const next = expectStatus(await recompute(experiment.id), 202);
+    assert.notEqual(next.job_id, queued[0]?.job_id);
+    assert.equal(next.status, 'pending');
+    await ts.server.statsWorker.runPending();
+  });
+
   test('a job for an experiment deleted before it ran fails with an error text', async () => {
     const experiment = await createExperiment(client, a);
     const queued = expectStatus(await recompute(experiment.id), 202);
@@ -128,10 +146,9 @@ describe('workers', () => {
   });
 
   test('two workers on two connection pools never run the same job', async () => {
-    const experiment = await createExperiment(client, a, { metric_keys: ['revenue'] });
-    await moveThrough(client, a, experiment.id, [ACTIVE]);
+    // Twelve experiments (one experiment has at most one queued job).
     const queued: string[] = [];
-    for (let i = 0; i < 12; i += 1) queued.push(expectStatus(await recompute(experiment.id), 202).job_id);
+    for (let i = 0; i < 12; i += 1) queued.push(expectStatus(await recompute((await createExperiment(client, a)).id), 202).job_id);
     const otherRepos = createPostgresRepositories(secondPool);
     const calls: string[] = [];
     const first = new StatsWorker(ts.server.repos, slow(new ResultsComputer(ts.server.repos), calls));
@@ -146,6 +163,29 @@ describe('workers', () => {
       const stored = await ts.server.repos.statsJobs.get({ orgId: a.orgId }, id);
       assert.deepEqual([stored?.status, stored?.attempts], ['completed', 1]);
     }
+  });
+
+  test("orgs take turns: org B's one job queued after org A's twenty runs within the first two", async () => {
+    await prepareEnvironment(client, b);
+    const busy: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      const experiment = await createExperiment(client, a);
+      expectStatus(await recompute(experiment.id), 202);
+      busy.push(experiment.id);
+    }
+    const quiet = await createExperiment(client, b);
+    expectStatus(await recompute(quiet.id, b.admin.token), 202);
+    const order: string[] = [];
+    const worker = new StatsWorker(ts.server.repos, {
+      compute(orgId, experimentId) {
+        order.push(experimentId);
+        return new ResultsComputer(ts.server.repos).compute(orgId, experimentId);
+      },
+    });
+    await worker.runPending();
+    assert.deepEqual([...order].sort(), [...busy, quiet.id].sort(), 'every job ran once');
+    const position = order.indexOf(quiet.id);
+    assert.ok(position <= 1, `org B's job ran ${position + 1}th of ${order.length}`);
   });
 
   test('a job whose worker crashed (lease expired) is claimed again and completed; too many attempts fail it', async () => {

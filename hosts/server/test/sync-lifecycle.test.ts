@@ -61,7 +61,7 @@ describe('a slow consumer', () => {
     await sleep(200);
     const beforeResume = stream.messages.length;
     stream.call.resume();
-    const snapshot = await stream.until((m) => m.full_snapshot && m.sequence_number > 1, 5000);
+    const snapshot = await stream.until((m) => m.full_snapshot && m.sequence_number > 1);
     assert.equal(snapshot.flags.find((flag) => flag.key === 'big')?.description, 'final-4', 'the snapshot is the latest state');
     assert.ok(stream.messages.length - beforeResume < updates + 5, 'the changes made while congested were not all queued');
     const sequences = stream.messages.map((m) => m.sequence_number);
@@ -119,10 +119,11 @@ describe('shutdown', () => {
     open.push(stream);
     assert.ok(flagKeys(await stream.next()).includes('big'));
     const stopped = instance.stop();
-    const error = await endsWith(stream, grpc.status.UNAVAILABLE, 5000);
-    assert.match(error.details, /shutting down/);
-    const started = Date.now();
+    // Ended by the sync hub, with its own status and text. Had the gRPC servers been stopped
+    // first, they would have waited out their grace period for this call and then cut it off:
+    // the stream would end with another status or text (no wall-clock bound needed to tell).
+    const error = await endsWith(stream, grpc.status.UNAVAILABLE);
+    assert.match(error.details, /shutting down; reconnect/);
     await stopped;
-    assert.ok(Date.now() - started < 4000, 'the server did not wait for the grace period');
   });
 });

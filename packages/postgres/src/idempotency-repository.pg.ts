@@ -94,4 +94,21 @@ export class PgIdempotencyRepository implements IdempotencyRepository {
     if (!stored) throw notFound('environment', scope.environmentId);
     return { answer: stored.answer, stored: false };
   }
+
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    // Maintenance across every environment (no tenant asks for it). The batch is picked on the
+    // expiry index, so each statement touches `limit` rows however large the table is.
+    const result = await this.sql`
+      DELETE FROM idempotency_keys k
+      USING (
+        SELECT environment_id, key FROM idempotency_keys
+        WHERE expires_at_ms <= ${nowMs}::int8
+        ORDER BY expires_at_ms
+        LIMIT ${limit}
+      ) expired
+      WHERE k.environment_id = expired.environment_id AND k.key = expired.key
+        AND k.expires_at_ms <= ${nowMs}::int8`;
+    return result.count;
+  }
 }

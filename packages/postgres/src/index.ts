@@ -5,3 +5,4 @@ export * from './repositories.ts';
 export * from './availability.ts';
 export * from './change-notifier.pg.ts';
 export * from './ingest-writes.pg.ts';
+export * from './advisory-lock.pg.ts';

@@ -74,4 +74,12 @@ export class PgInvitationRepository implements InvitationRepository {
       RETURNING id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms`;
     return row ? toInvitation(row) : null;
   }
+
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    const result = await this.sql`
+      DELETE FROM invitations
+      WHERE id IN (SELECT id FROM invitations WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${limit})`;
+    return result.count;
+  }
 }

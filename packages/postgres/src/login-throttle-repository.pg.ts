@@ -45,6 +45,20 @@ export class PgLoginThrottleRepository implements LoginThrottleRepository {
         WHERE subject = ANY(${this.sql.array(distinct)}::text[]) AND at_ms = ${atMs}::int8)`;
   }
 
+  /**
+   * Rows have no key, so a batch is picked by ctid (a TID scan deletes it). The rows are never
+   * updated, so a ctid read by the sub-select still names the same row when it is deleted. No
+   * ORDER BY: the scan stops at the first `limit` old rows (no index on `at_ms` alone).
+   */
+  async pruneOlderThan(beforeMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    const result = await this.sql`
+      DELETE FROM login_failures
+      WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM login_failures WHERE at_ms < ${beforeMs}::int8 LIMIT ${limit}))`;
+    return result.count;
+  }
+
   async clear(subject: string, beforeMs: number): Promise<void> {
     await this.sql`DELETE FROM login_failures WHERE subject = ${subject} OR at_ms < ${beforeMs}::int8`;
   }

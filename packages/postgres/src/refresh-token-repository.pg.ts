@@ -61,6 +61,20 @@ export class PgRefreshTokenRepository implements RefreshTokenRepository {
     return earlier ? { outcome: 'reused', token: toRecord(earlier) } : null;
   }
 
+  /**
+   * Maintenance across every user. No index on `expires_at_ms` (the table is being reworked
+   * elsewhere and is small next to idempotency answers): with no ORDER BY the scan stops at the
+   * first `limit` expired rows, so a batch costs little while many have expired.
+   */
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    const result = await this.sql`
+      DELETE FROM refresh_tokens
+      WHERE id IN (
+        SELECT id FROM refresh_tokens WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${limit})`;
+    return result.count;
+  }
+
   async revokeAllForUser(userId: string): Promise<number> {
     if (!isUuid(userId)) return 0;
     const result = await this.sql`

@@ -5,6 +5,7 @@ import type {
   EnvironmentScope,
   MemberChanges,
   MemberList,
+  MemberLists,
   Page,
   Segment,
   SegmentInput,
@@ -142,13 +143,7 @@ export class PgSegmentRepository implements SegmentRepository {
       // 1. Lock the segment: member writers of one segment queue here, so the counts and the
       //    version move by whole changes, one call after another, and the segment cannot be
       //    deleted half-way through.
-      const [segment] = await tx<{ id: string; kind: SegmentKind }[]>`
-        SELECT id, kind FROM segments
-        WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND environment_id = ${scope.environmentId}
-          AND key = ${key}
-        FOR NO KEY UPDATE`;
-      if (!segment) throw notFound('segment', key);
-      if (segment.kind !== 'list') throw failedPrecondition(`segment '${key}' is a rule segment and has no member lists`);
+      const segment = await lockListSegment(tx, scope, key);
 
       // 2. Removals first, then additions: a key both removed and added in one call ends up a member.
       const scoped = { ...scope, segmentId: segment.id };
@@ -160,6 +155,34 @@ export class PgSegmentRepository implements SegmentRepository {
         UPDATE segments SET
           included_count = included_count + ${included},
           excluded_count = excluded_count + ${excluded},
+          version = version + 1,
+          updated_at = clock_timestamp()
+        WHERE id = ${segment.id} AND org_id = ${scope.orgId} AND project_id = ${scope.projectId}
+          AND environment_id = ${scope.environmentId}
+        RETURNING *`;
+      if (!row) throw new Error('segment row vanished under its own lock');
+      return fromRow(row);
+    });
+  }
+
+  async replaceMembers(scope: EnvironmentScope, key: string, lists: MemberLists): Promise<Segment> {
+    if (!validScope(scope)) throw notFound('segment', key);
+    return this.sql.begin(async (tx) => {
+      // 1. Lock the segment, as changeMembers does: member writers of one segment queue here.
+      const segment = await lockListSegment(tx, scope, key);
+      // 2. Per given list: delete the members not in the new list, then insert the new keys
+      //    (present ones skipped). Nothing is read back: the database compares the stored rows
+      //    with the new list itself, so the cost in this process is the new list only.
+      const scoped = { ...scope, segmentId: segment.id };
+      const included = lists.included ? distinct(lists.included) : null;
+      const excluded = lists.excluded ? distinct(lists.excluded) : null;
+      if (included) await replaceList(tx, scoped, 'included', included);
+      if (excluded) await replaceList(tx, scoped, 'excluded', excluded);
+      // 3. After a replace the list is exactly its distinct new keys: that is its count.
+      const [row] = await tx<SegmentRow[]>`
+        UPDATE segments SET
+          included_count = COALESCE(${included?.length ?? null}::int8, included_count),
+          excluded_count = COALESCE(${excluded?.length ?? null}::int8, excluded_count),
           version = version + 1,
           updated_at = clock_timestamp()
         WHERE id = ${segment.id} AND org_id = ${scope.orgId} AND project_id = ${scope.projectId}
@@ -254,6 +277,38 @@ export class PgSegmentRepository implements SegmentRepository {
 }
 
 type SegmentInScope = EnvironmentScope & { segmentId: string };
+
+/**
+ * Locks a list segment's row for a member write (FOR NO KEY UPDATE: member writers of one segment
+ * queue here, and the segment cannot be deleted half-way through).
+ * @throws NOT_FOUND, FAILED_PRECONDITION for a rule segment.
+ */
+async function lockListSegment(tx: TransactionSql, scope: EnvironmentScope, key: string): Promise<{ id: string }> {
+  const [segment] = await tx<{ id: string; kind: SegmentKind }[]>`
+    SELECT id, kind FROM segments
+    WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND environment_id = ${scope.environmentId}
+      AND key = ${key}
+    FOR NO KEY UPDATE`;
+  if (!segment) throw notFound('segment', key);
+  if (segment.kind !== 'list') throw failedPrecondition(`segment '${key}' is a rule segment and has no member lists`);
+  return segment;
+}
+
+/**
+ * Makes one list exactly `keys` (distinct) in two statements, whatever the size of the stored
+ * list. `NOT IN (SELECT ... unnest)` is planned as a hashed sub-plan: the new keys are hashed once
+ * and each stored member probes it (an anti-join against an unnest the planner under-estimates
+ * could become a nested loop over both lists). Keys are never NULL, so NOT IN means what it says.
+ */
+async function replaceList(tx: TransactionSql, scope: SegmentInScope, list: MemberList, keys: string[]): Promise<void> {
+  await tx`
+    DELETE FROM segment_members m USING segments s
+    WHERE s.id = ${scope.segmentId} AND s.org_id = ${scope.orgId} AND s.project_id = ${scope.projectId}
+      AND s.environment_id = ${scope.environmentId}
+      AND m.segment_id = s.id AND m.list = ${list}
+      AND m.context_key NOT IN (SELECT k.context_key FROM unnest(${keys}::text[]) AS k(context_key))`;
+  await addMembers(tx, scope, list, keys);
+}
 
 /**
  * Adds keys to one list in a single statement whatever their number; keys already present are

@@ -68,4 +68,14 @@ export class PgSessionRepository implements SessionRepository {
         ${filter.orgId !== undefined ? this.sql`AND org_id = ${filter.orgId}` : this.sql``}`;
     return result.count;
   }
+
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    // Refresh tokens of the session go with it (ON DELETE CASCADE).
+    const result = await this.sql`
+      DELETE FROM sessions
+      WHERE id IN (
+        SELECT id FROM sessions WHERE ended_at_ms IS NOT NULL OR expires_at_ms <= ${nowMs}::int8 LIMIT ${limit})`;
+    return result.count;
+  }
 }

@@ -39,8 +39,9 @@ export const toStatsJob = (row: StatsJobRow): StatsJob => ({
 
 /**
  * Stats recompute jobs in `stats_jobs`. create and get are scoped by org; claimNext, complete and
- * fail are the workers' view by job id across orgs. claimNext is one UPDATE over a
- * FOR UPDATE SKIP LOCKED sub-select, so concurrent workers never claim the same job.
+ * fail are the workers' view by job id across orgs. create hands back the experiment's queued job
+ * if there is one. claimNext is one UPDATE over a FOR UPDATE SKIP LOCKED sub-select, so concurrent
+ * workers never claim the same job, taking orgs in turn (`stats_job_turns`).
  *
  * startedAtMs records the FIRST claim and is kept when an expired lease is claimed again: it answers
  * "since when has this job been worked on"; `attempts` and the lease tell the retries apart.
@@ -56,14 +57,21 @@ export class PgStatsJobRepository implements StatsJobRepository {
   async create(scope: OrgScope, experimentId: string, nowMs: number): Promise<StatsJob> {
     if (!isUuid(scope.orgId)) throw notFound('organisation', scope.orgId);
     if (!isUuid(experimentId)) throw notFound('experiment', experimentId);
+    // The partial unique index on pending jobs makes this race-free: of concurrent triggers one
+    // inserts, the others wait for it and take the DO UPDATE branch, which changes nothing and
+    // returns the queued job. A job being claimed meanwhile (no longer pending) lets the insert
+    // through: a new job, since the running one may already have read the data.
     const [row] = await translateErrors(
       () => this.sql<StatsJobRow[]>`
         INSERT INTO stats_jobs (org_id, experiment_id, created_at_ms)
         VALUES (${scope.orgId}, ${experimentId}, ${nowMs})
+        ON CONFLICT (experiment_id) WHERE status = 'pending'
+        DO UPDATE SET status = stats_jobs.status WHERE stats_jobs.org_id = EXCLUDED.org_id
         RETURNING ${this.columns()}`,
       { resource: 'stats job', parent: 'experiment' },
     );
-    if (!row) throw new Error('INSERT ... RETURNING gave no row');
+    // Only an experiment id queued under another org gets here (ids are UUIDs: not in practice).
+    if (!row) throw notFound('experiment', experimentId);
     return toStatsJob(row);
   }
 
@@ -75,21 +83,34 @@ export class PgStatsJobRepository implements StatsJobRepository {
   }
 
   async claimNext(nowMs: number, leaseMs: number): Promise<StatsJob | null> {
-    // SKIP LOCKED passes over a job another worker is claiming this instant; if that worker has
-    // committed already, the re-check of the WHERE drops the row and the scan moves to the next.
+    // 1. Fairness: claimable jobs are ordered by their org's last turn (never served first), then
+    //    age; so the orgs with queued jobs take turns, each turn its oldest job. The sort is over
+    //    claimable jobs only, at most one pending per experiment (stats_jobs_one_pending).
+    // 2. SKIP LOCKED passes over a job another worker is claiming this instant; if that worker has
+    //    committed already, the re-check of the WHERE drops the row and the scan moves on.
+    // 3. The claimed job's org gets the next turn number in the same statement.
     const [row] = await this.sql<StatsJobRow[]>`
-      UPDATE stats_jobs SET
-        status = 'running',
-        started_at_ms = CASE WHEN started_at_ms = 0 THEN ${nowMs}::int8 ELSE started_at_ms END,
-        lease_expires_at_ms = ${nowMs + leaseMs},
-        attempts = attempts + 1
-      WHERE id = (
-        SELECT id FROM stats_jobs
-        WHERE status = 'pending' OR (status = 'running' AND lease_expires_at_ms < ${nowMs})
-        ORDER BY created_at_ms, id
+      WITH next AS (
+        SELECT j.id FROM stats_jobs j
+        LEFT JOIN stats_job_turns t ON t.org_id = j.org_id
+        WHERE j.status = 'pending' OR (j.status = 'running' AND j.lease_expires_at_ms < ${nowMs})
+        ORDER BY COALESCE(t.last_turn, 0), j.created_at_ms, j.id
         LIMIT 1
-        FOR UPDATE SKIP LOCKED)
-      RETURNING ${this.columns()}`;
+        FOR UPDATE OF j SKIP LOCKED
+      ), claimed AS (
+        UPDATE stats_jobs SET
+          status = 'running',
+          started_at_ms = CASE WHEN started_at_ms = 0 THEN ${nowMs}::int8 ELSE started_at_ms END,
+          lease_expires_at_ms = ${nowMs + leaseMs},
+          attempts = attempts + 1
+        WHERE id = (SELECT id FROM next)
+        RETURNING ${this.columns()}
+      ), turn AS (
+        INSERT INTO stats_job_turns (org_id, last_turn)
+        SELECT org_id, COALESCE((SELECT max(last_turn) FROM stats_job_turns), 0) + 1 FROM claimed
+        ON CONFLICT (org_id) DO UPDATE SET last_turn = EXCLUDED.last_turn
+      )
+      SELECT * FROM claimed`;
     return row ? toStatsJob(row) : null;
   }
 

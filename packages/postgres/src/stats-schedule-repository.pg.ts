@@ -31,6 +31,8 @@ export class PgStatsScheduleRepository implements StatsScheduleRepository {
             WHERE j.experiment_id = x.id
               AND (j.status IN ('pending', 'running') OR j.created_at_ms > ${nowMs - intervalMs}::int8))
         ORDER BY x.created_at, x.id
+        -- A recompute triggered by hand since the check (it takes no lock) already queued one.
+        ON CONFLICT (experiment_id) WHERE status = 'pending' DO NOTHING
         RETURNING id, org_id, experiment_id, status, error, created_at_ms, started_at_ms, completed_at_ms,
           lease_expires_at_ms, attempts`;
       return rows.map(toStatsJob);
@@ -48,6 +50,9 @@ export class PgStatsScheduleRepository implements StatsScheduleRepository {
   async pruneFinished(beforeMs: number): Promise<number> {
     const removed = await this.sql`
       DELETE FROM stats_jobs WHERE status IN ('completed', 'failed') AND completed_at_ms < ${beforeMs}::int8`;
+    // Turns of orgs without jobs go too (one row per org that ever queued would only grow); such
+    // an org counts as never served, which lately it has not been.
+    await this.sql`DELETE FROM stats_job_turns t WHERE NOT EXISTS (SELECT 1 FROM stats_jobs j WHERE j.org_id = t.org_id)`;
     return removed.count;
   }
 }

@@ -49,7 +49,7 @@ const makeRepos: MakeEventExperimentRepos = async () => {
   const sql = db.sql;
   // orgs cascades to projects, environments, event definitions, experiments and their
   // iterations and results; the tables without foreign keys are named.
-  await sql`TRUNCATE orgs, events, exposures, idempotency_keys, stats_jobs CASCADE`;
+  await sql`TRUNCATE orgs, events, exposures, idempotency_keys, stats_jobs, stats_job_turns CASCADE`;
   const [env, otherEnvSameProject] = await addOrgWithEnvironments(sql, 'a', 2);
   const [otherOrgEnv] = await addOrgWithEnvironments(sql, 'b', 1);
   if (!env || !otherEnvSameProject || !otherOrgEnv) throw new Error('fixture environments missing');

@@ -37,7 +37,7 @@ async function addOrgWithEnvironments(sql: Sql, label: string, environmentCount:
 const makeRepos: MakeExperimentDataRepos = async () => {
   if (!db) throw new Error('test database not created');
   const sql = db.sql;
-  await sql`TRUNCATE orgs, events, exposures, idempotency_keys, stats_jobs CASCADE`;
+  await sql`TRUNCATE orgs, events, exposures, idempotency_keys, stats_jobs, stats_job_turns CASCADE`;
   const [env, otherEnvSameProject] = await addOrgWithEnvironments(sql, 'a', 2);
   const [otherOrgEnv] = await addOrgWithEnvironments(sql, 'b', 1);
   if (!env || !otherEnvSameProject || !otherOrgEnv) throw new Error('fixture environments missing');

@@ -86,3 +86,27 @@ test('the drift check notices a change made in schema.sql only', async () => {
     await drifted.drop();
   }
 });
+
+test('0003 keeps the oldest queued stats job of an experiment queued twice and fails the others, naming it', async () => {
+  // Before 0003 every recompute queued a job; the unique index on pending jobs needs one each.
+  const old = await createTestDatabase({ migrate: false });
+  try {
+    await old.sql.unsafe(readFileSync(path.join(MIGRATIONS_PATH, BASELINE_FILE), 'utf8'));
+    const org = '11111111-1111-4111-8111-111111111111';
+    const twice = '22222222-2222-4222-8222-222222222222';
+    const once = '33333333-3333-4333-8333-333333333333';
+    const [first, second, third, single] = await old.sql<{ id: string }[]>`
+      INSERT INTO stats_jobs (org_id, experiment_id, created_at_ms)
+      VALUES (${org}, ${twice}, 100), (${org}, ${twice}, 200), (${org}, ${twice}, 300), (${org}, ${once}, 150)
+      RETURNING id`;
+    for (const migration of listMigrations()) await old.sql.unsafe(migration.sql);
+    const rows = await old.sql<{ id: string; status: string; error: string }[]>`SELECT id, status, error FROM stats_jobs`;
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    assert.deepEqual([byId.get(first!.id)?.status, byId.get(single!.id)?.status], ['pending', 'pending']);
+    for (const duplicate of [second!, third!]) {
+      assert.deepEqual(byId.get(duplicate.id), { id: duplicate.id, status: 'failed', error: `superseded by job ${first!.id} of the same experiment` });
+    }
+  } finally {
+    await old.drop();
+  }
+});

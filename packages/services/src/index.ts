@@ -39,3 +39,4 @@ export * from './experiments/results-computer.ts';
 export * from './experiments/stats-service.ts';
 export * from './experiments/stats-worker.ts';
 export * from './local-echo-notifier.ts';
+export * from './maintenance/pruner.ts';

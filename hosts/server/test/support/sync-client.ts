@@ -11,6 +11,12 @@ export type { SyncResponseMessage };
  * (internal port).
  */
 
+/**
+ * How long next(), until() and endsWith() wait by default: an event that does happen arrives far
+ * sooner even on a busy 2-core machine; timing itself is measured in bench/, never asserted here.
+ */
+export const DEFAULT_WAIT_MS = 15_000;
+
 const flagsProto = loadProto('svc/flags/v1/flags.proto');
 const FlagSyncServiceClient = lookup<grpc.ServiceClientConstructor>(flagsProto, 'svc.flags.v1.FlagSyncService');
 const FlagServiceClient = lookup<grpc.ServiceClientConstructor>(flagsProto, 'svc.flags.v1.FlagService');
@@ -91,8 +97,8 @@ function track(call: grpc.ClientReadableStream<SyncResponseMessage>, onCancel: (
     call,
     messages,
     ended,
-    next: (timeoutMs = 5000) => waitFor(() => (read < messages.length ? messages[read++] : undefined), `message #${read + 1}`, timeoutMs),
-    until: (predicate, timeoutMs = 5000) =>
+    next: (timeoutMs = DEFAULT_WAIT_MS) => waitFor(() => (read < messages.length ? messages[read++] : undefined), `message #${read + 1}`, timeoutMs),
+    until: (predicate, timeoutMs = DEFAULT_WAIT_MS) =>
       waitFor(
         () => {
           while (read < messages.length) {
@@ -154,7 +160,7 @@ export function syncClients(port: number, connections: number): { open(request: 
 }
 
 /** Asserts that the stream ends with `status` within `timeoutMs`. */
-export async function endsWith(stream: OpenStream, status: grpc.status, timeoutMs = 5000): Promise<grpc.ServiceError> {
+export async function endsWith(stream: OpenStream, status: grpc.status, timeoutMs = DEFAULT_WAIT_MS): Promise<grpc.ServiceError> {
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
     stream.ended,

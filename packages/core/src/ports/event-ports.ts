@@ -53,6 +53,11 @@ export interface IdempotencyRepository {
     expiresAtMs: number,
     nowMs?: number,
   ): Promise<{ answer: unknown; stored: boolean }>;
+  /**
+   * Deletes at most `limit` expired answers (`expiresAtMs <= nowMs`), earliest expiry first, across
+   * every environment (maintenance, not a tenant call); returns how many. Live answers stay.
+   */
+  pruneExpired(nowMs: number, limit: number): Promise<number>;
 }
 
 /** What a request with an Idempotency-Key stores together with its answer. */

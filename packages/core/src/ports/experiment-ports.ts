@@ -52,12 +52,18 @@ export interface ResultsRepository {
 }
 
 export interface StatsJobRepository {
-  /** A new job in `pending`. */
+  /**
+   * A new job in `pending` — or, while the experiment already has a pending (queued, not yet
+   * claimed) job, that job unchanged: at most one job per experiment waits, however many
+   * triggers arrive, concurrent ones included.
+   */
   create(scope: OrgScope, experimentId: string, nowMs: number): Promise<StatsJob>;
   get(scope: OrgScope, jobId: string): Promise<StatsJob | null>;
   /**
-   * Claims the oldest pending job, or a running one whose lease expired (FOR UPDATE SKIP LOCKED in
-   * PostgreSQL, so several workers never claim the same job). Sets running, the lease
+   * Claims a pending job, or a running one whose lease expired (FOR UPDATE SKIP LOCKED in
+   * PostgreSQL, so several workers never claim the same job), taking orgs in turn: the oldest
+   * claimable job of the org whose jobs were claimed least recently (an org never served first),
+   * so one org's long queue cannot starve another org's job. Sets running, the lease
    * (nowMs + leaseMs) and attempts + 1; startedAtMs is set by the first claim only and kept when an
    * expired lease is claimed again. A lease counts as expired when leaseExpiresAtMs < nowMs.
    */

@@ -73,6 +73,12 @@ export interface MemberChanges {
 
 export type MemberList = 'included' | 'excluded';
 
+/** The new content of a segment's lists; a list left out (or null) is not changed. */
+export interface MemberLists {
+  included?: string[] | null;
+  excluded?: string[] | null;
+}
+
 /** Environment-level segments. List members live in an indexed table for O(1) membership checks. */
 export interface SegmentRepository {
   /** @throws ALREADY_EXISTS. */
@@ -93,6 +99,14 @@ export interface SegmentRepository {
    * @throws NOT_FOUND, FAILED_PRECONDITION (a rule segment has no member lists).
    */
   changeMembers(scope: EnvironmentScope, key: string, changes: MemberChanges): Promise<Segment>;
+  /**
+   * Makes each given list exactly `keys` (duplicates count once; a list not given is left as it
+   * is) in one transaction and bumps the version once. The stored members are never read into
+   * memory: the work is bounded by the new lists (which a request body bounds), not by the size of
+   * the segment.
+   * @throws NOT_FOUND, FAILED_PRECONDITION (a rule segment has no member lists).
+   */
+  replaceMembers(scope: EnvironmentScope, key: string, lists: MemberLists): Promise<Segment>;
   /**
    * Members in key (code point) order; `cursor` is the last key of the previous page.
    * @throws NOT_FOUND, INVALID_ARGUMENT (limit below 1).

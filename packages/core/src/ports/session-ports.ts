@@ -33,6 +33,11 @@ export interface SessionRepository {
   listLive(userId: string, nowMs: number): Promise<SessionRecord[]>;
   /** Ends the user's live sessions matching the filter at `nowMs`; returns how many it ended. */
   end(filter: SessionEndFilter, nowMs: number): Promise<number>;
+  /**
+   * Deletes up to `limit` sessions that are ended, or expired at `nowMs`, with their refresh
+   * tokens (the pruner; a session that can never be used again). Returns how many.
+   */
+  pruneExpired(nowMs: number, limit: number): Promise<number>;
 }
 
 /** A refresh token as stored: only its hash, never the token itself. */
@@ -67,6 +72,11 @@ export interface RefreshTokenRepository {
   consume(tokenHash: string, nowMs: number): Promise<RefreshTokenConsumption | null>;
   /** Revokes every active token of the user (e.g. on password change). Returns how many. */
   revokeAllForUser(userId: string): Promise<number>;
+  /**
+   * Deletes at most `limit` tokens that expired (`expiresAtMs <= nowMs`; revoked or not: an expired
+   * token can never be consumed), across every user; returns how many. Live tokens stay.
+   */
+  pruneExpired(nowMs: number, limit: number): Promise<number>;
 }
 
 /** An invitation to join an org, accepted by the account holder (docs/decisions.md "Invitations"). */
@@ -93,6 +103,8 @@ export interface InvitationRepository {
   findActive(tokenHash: string, nowMs: number): Promise<Invitation | null>;
   /** Marks it accepted when still active at `nowMs` (single use: of concurrent calls one wins). */
   accept(tokenHash: string, nowMs: number): Promise<Invitation | null>;
+  /** Deletes up to `limit` invitations past their expiry at `nowMs`, accepted or not (the pruner). */
+  pruneExpired(nowMs: number, limit: number): Promise<number>;
 }
 
 /**
@@ -112,6 +124,11 @@ export interface LoginThrottleRepository {
   forgetOne(subjects: string[], atMs: number): Promise<void>;
   /** Forgets a subject's failures (after a successful login) and everyone's older than `beforeMs` (exclusive). */
   clear(subject: string, beforeMs: number): Promise<void>;
+  /**
+   * Deletes at most `limit` failures recorded before `beforeMs` (exclusive: those no throttle
+   * window can count any more), of any subject; returns how many.
+   */
+  pruneOlderThan(beforeMs: number, limit: number): Promise<number>;
 }
 
 /**

@@ -56,4 +56,13 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     this.state.idempotency.set(id, { answer: answerAsStored, expiresAtMs });
     return { answer: viaJson(answerAsStored), stored: true };
   }
+
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    const expired = [...this.state.idempotency.entries()]
+      .filter(([, stored]) => stored.expiresAtMs <= nowMs)
+      .sort(([, a], [, b]) => a.expiresAtMs - b.expiresAtMs)
+      .slice(0, Math.max(0, limit));
+    for (const [id] of expired) this.state.idempotency.delete(id);
+    return expired.length;
+  }
 }

@@ -54,6 +54,12 @@ export class InMemoryInvitationRepository implements InvitationRepository {
     return toInvitation(invitation);
   }
 
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    const gone = [...this.state.invitations.values()].filter((i) => i.expiresAtMs <= nowMs).slice(0, Math.max(0, limit));
+    for (const invitation of gone) this.state.invitations.delete(invitation.id);
+    return gone.length;
+  }
+
   private findByHash(tokenHash: string): StoredInvitation | undefined {
     for (const invitation of this.state.invitations.values()) if (invitation.tokenHash === tokenHash) return invitation;
     return undefined;

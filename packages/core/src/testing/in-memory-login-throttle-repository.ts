@@ -24,6 +24,17 @@ export class InMemoryLoginThrottleRepository implements LoginThrottleRepository 
     }
   }
 
+  async pruneOlderThan(beforeMs: number, limit: number): Promise<number> {
+    const old = this.state.loginFailures
+      .filter((failure) => failure.atMs < beforeMs)
+      .sort((a, b) => a.atMs - b.atMs)
+      .slice(0, Math.max(0, limit));
+    const gone = new Set(old);
+    const kept = this.state.loginFailures.filter((failure) => !gone.has(failure));
+    this.state.loginFailures.splice(0, this.state.loginFailures.length, ...kept);
+    return old.length;
+  }
+
   async clear(subject: string, beforeMs: number): Promise<void> {
     const kept = this.state.loginFailures.filter((f) => f.subject !== subject && f.atMs >= beforeMs);
     this.state.loginFailures.splice(0, this.state.loginFailures.length, ...kept);

@@ -51,6 +51,15 @@ export class InMemoryRefreshTokenRepository implements RefreshTokenRepository {
     return revoked;
   }
 
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    const expired = [...this.state.refreshTokens.values()]
+      .filter((token) => token.expiresAtMs <= nowMs)
+      .sort((a, b) => a.expiresAtMs - b.expiresAtMs)
+      .slice(0, Math.max(0, limit));
+    for (const token of expired) this.state.refreshTokens.delete(token.id);
+    return expired.length;
+  }
+
   private findByHash(tokenHash: string): StoredRefreshToken | undefined {
     for (const token of this.state.refreshTokens.values()) {
       if (token.tokenHash === tokenHash) return token;

@@ -1,6 +1,6 @@
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, versionConflict } from '../errors/domain-error.ts';
 import type { Condition, Segment } from '../model/definitions.ts';
-import type { MemberChanges, MemberList, SegmentInput, SegmentRepository } from '../ports/flag-ports.ts';
+import type { MemberChanges, MemberList, MemberLists, SegmentInput, SegmentRepository } from '../ports/flag-ports.ts';
 import type { EnvironmentScope, Page } from '../ports/scopes.ts';
 import { compareKeys } from './compare-keys.ts';
 import type { InMemoryState } from './in-memory-state.ts';
@@ -86,6 +86,18 @@ export class InMemorySegmentRepository implements SegmentRepository {
     for (const contextKey of changes.remove_excluded ?? []) members.excluded.delete(contextKey);
     for (const contextKey of changes.add_included ?? []) members.included.add(contextKey);
     for (const contextKey of changes.add_excluded ?? []) members.excluded.add(contextKey);
+    segment.included_count = members.included.size;
+    segment.excluded_count = members.excluded.size;
+    this.touch(segment);
+    return viaJson(segment);
+  }
+
+  async replaceMembers(scope: EnvironmentScope, key: string, lists: MemberLists): Promise<Segment> {
+    const { segment } = this.require(scope, key, undefined);
+    if (segment.kind !== 'list') throw failedPrecondition(`segment '${key}' is a rule segment and has no member lists`);
+    const members = this.membersOf(segment.id);
+    if (lists.included) members.included = new Set(lists.included);
+    if (lists.excluded) members.excluded = new Set(lists.excluded);
     segment.included_count = members.included.size;
     segment.excluded_count = members.excluded.size;
     this.touch(segment);

@@ -47,4 +47,16 @@ export class InMemorySessionRepository implements SessionRepository {
     }
     return ended;
   }
+
+  async pruneExpired(nowMs: number, limit: number): Promise<number> {
+    const gone = [...this.state.sessions.values()]
+      .filter((s) => s.endedAtMs !== null || s.expiresAtMs <= nowMs)
+      .slice(0, Math.max(0, limit));
+    for (const session of gone) {
+      this.state.sessions.delete(session.id);
+      // As ON DELETE CASCADE on refresh_tokens.session_id would.
+      for (const [id, token] of this.state.refreshTokens) if (token.sessionId === session.id) this.state.refreshTokens.delete(id);
+    }
+    return gone.length;
+  }
 }

@@ -68,6 +68,9 @@ export class InMemoryState {
   readonly iterations: ExperimentIteration[] = [];
   readonly results = new Map<string, { scope: EnvironmentScope; results: ExperimentResults }>();
   readonly statsJobs = new Map<string, StatsJob>();
+  /** Each org's last claim turn (the fair order of claimNext); the counter gives the next one. */
+  readonly statsJobTurns = new Map<string, number>();
+  statsJobTurnCounter = 0;
   readonly audit: AuditEntry[] = [];
   /** login sessions by id */
   readonly sessions = new Map<string, SessionRecord>();

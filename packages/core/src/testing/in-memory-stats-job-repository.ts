@@ -9,7 +9,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Stats recompute jobs in memory. claimNext runs without awaiting, so two claims can never take the
- * same job, as FOR UPDATE SKIP LOCKED guarantees in PostgreSQL.
+ * same job, as FOR UPDATE SKIP LOCKED guarantees in PostgreSQL; orgs take turns as in the adapter.
+ * create hands back the experiment's queued job if there is one.
  *
  * startedAtMs records the FIRST claim and is kept when an expired lease is claimed again: it answers
  * "since when has this job been worked on"; `attempts` and the lease tell the retries apart.
@@ -24,6 +25,13 @@ export class InMemoryStatsJobRepository implements StatsJobRepository {
   async create(scope: OrgScope, experimentId: string, nowMs: number): Promise<StatsJob> {
     if (!UUID.test(scope.orgId)) throw notFound('organisation', scope.orgId);
     if (!UUID.test(experimentId)) throw notFound('experiment', experimentId);
+    // At most one queued job per experiment: a trigger while one is queued gets it back.
+    for (const queued of this.state.statsJobs.values()) {
+      if (queued.experimentId === experimentId && queued.status === 'pending') {
+        if (queued.orgId !== scope.orgId) throw notFound('experiment', experimentId);
+        return { ...queued };
+      }
+    }
     const job: StatsJob = {
       id: this.state.newId(),
       orgId: scope.orgId,
@@ -46,12 +54,16 @@ export class InMemoryStatsJobRepository implements StatsJobRepository {
   }
 
   async claimNext(nowMs: number, leaseMs: number): Promise<StatsJob | null> {
+    const turn = (job: StatsJob): number => this.state.statsJobTurns.get(job.orgId) ?? 0;
     const claimable = [...this.state.statsJobs.values()]
       .filter((job) => job.status === 'pending' || (job.status === 'running' && job.leaseExpiresAtMs < nowMs))
-      // Oldest first; the id breaks ties the way the SQL ORDER BY created_at_ms, id does.
-      .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      // Orgs take turns (least recently served first), then oldest first; the id breaks ties the
+      // way the SQL ORDER BY COALESCE(last_turn, 0), created_at_ms, id does.
+      .sort((a, b) => turn(a) - turn(b) || a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const job = claimable[0];
     if (!job) return null;
+    this.state.statsJobTurnCounter += 1;
+    this.state.statsJobTurns.set(job.orgId, this.state.statsJobTurnCounter);
     job.status = 'running';
     if (job.startedAtMs === 0) job.startedAtMs = nowMs;
     job.leaseExpiresAtMs = nowMs + leaseMs;

@@ -47,6 +47,8 @@ export class InMemoryStatsScheduleRepository implements StatsScheduleRepository 
         removed += 1;
       }
     }
+    const withJobs = new Set([...this.state.statsJobs.values()].map((job) => job.orgId));
+    for (const orgId of this.state.statsJobTurns.keys()) if (!withJobs.has(orgId)) this.state.statsJobTurns.delete(orgId);
     return removed;
   }
 }

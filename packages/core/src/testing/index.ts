@@ -24,6 +24,7 @@ import { InMemoryInvitationRepository } from './in-memory-invitation-repository.
 
 export { InMemoryState } from './in-memory-state.ts';
 export { InMemoryChangeNotifier } from './in-memory-change-notifier.ts';
+export { InMemoryExclusiveLock } from './in-memory-exclusive-lock.ts';
 export { testFlag, testSegment } from './fixtures.ts';
 
 /** Every port backed by one shared in-memory state: for unit tests and for the core used alone. */

@@ -12,6 +12,7 @@ import { BatchingWriter, type BatchingWriterOptions } from './batching-writer.ts
 import type { EventDefinitionCache } from './event-definition-cache.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
+  firstWithoutMetricKey,
   validateEvents,
   validateExposures,
   type EventRow,
@@ -30,6 +31,11 @@ const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export interface IngestOptions {
   /** The client's Idempotency-Key, if any. */
   idempotencyKey?: string | undefined;
+  /**
+   * The request carried one event on its own (REST `POST .../events`), not a list: an error then
+   * names `metric_key` rather than `events[0].metric_key`.
+   */
+  single?: boolean;
 }
 
 export interface IngestServiceDeps {
@@ -80,11 +86,13 @@ export class IngestService {
 
   /**
    * Validates and stores metric events (see validateEvents for what rejects one).
-   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed Idempotency-Key.
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed
+   *   Idempotency-Key or an entry without a metric_key (firstWithoutMetricKey).
    */
   async ingestEvents(principal: Principal, scope: EnvironmentScope, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestAnswer> {
     requireAllowed(principal, 'event.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
     checkCount(events.length, 'events');
+    checkMetricKeys(events, options.single === true);
     const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
     const receivedAtMs = this.now();
     if (idempotencyKey !== undefined) {
@@ -143,6 +151,14 @@ function checkCount(count: number, what: string): void {
   if (count > MAX_EVENTS_PER_REQUEST) {
     throw new DomainError('RESOURCE_EXHAUSTED', `at most ${MAX_EVENTS_PER_REQUEST} ${what} per request (got ${count})`);
   }
+}
+
+/** See firstWithoutMetricKey: the whole request is refused, naming the first such entry. */
+function checkMetricKeys(events: readonly IncomingEvent[], single: boolean): void {
+  const index = firstWithoutMetricKey(events);
+  if (index < 0) return;
+  const field = single ? 'metric_key' : `events[${index}].metric_key`;
+  throw invalidArgument(`${field} is required: an event without a metric_key is not an event`, field);
 }
 
 function checkIdempotencyKey(key: string | undefined): string | undefined {

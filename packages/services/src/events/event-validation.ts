@@ -81,6 +81,17 @@ class Rejections {
 }
 
 /**
+ * An entry without a metric key is not an event (nothing could ever accept it, and `""` in
+ * `rejected_keys` tells the client nothing), so it refuses the whole request with INVALID_ARGUMENT
+ * naming the field. Missing, null, not a string, or `""` all count as missing: gRPC cannot tell
+ * an unset string field from `""` (proto3), so both transports treat them alike.
+ * @returns the index of the first entry without a metric key, or -1.
+ */
+export function firstWithoutMetricKey(events: readonly IncomingEvent[]): number {
+  return events.findIndex((event) => typeof event.metric_key !== 'string' || event.metric_key === '');
+}
+
+/**
  * Checks each event on its own against the environment's definitions. An event is rejected — its
  * metric key (or "" when it has none) goes to `rejected_keys`, once per key — when its key is not
  * a registered definition, its value does not fit the definition's type, its context type or key

@@ -14,7 +14,9 @@ export class StatsService {
   ) {}
 
   /**
-   * Queues a recomputation of the experiment's results; the worker picks it up.
+   * Queues a recomputation of the experiment's results; the worker picks it up. While a job of the
+   * experiment is queued (not yet running) that job is returned instead of a new one, so repeated
+   * or concurrent triggers cost one computation (StatsJobRepository.create).
    * @throws INVALID_ARGUMENT when the id is not a UUID (SPEC: 400); NOT_FOUND when no experiment
    *   of the caller's org has it
    */

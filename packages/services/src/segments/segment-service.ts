@@ -122,7 +122,11 @@ export class SegmentService {
     const excluded = checkKeys(body.excluded_keys, 'excluded_keys');
     let segment = await this.repos.segments.update(scope, key, patch, body.version ?? undefined);
     if (current.kind === 'list' && (body.included_keys || body.excluded_keys)) {
-      segment = await this.replaceMembers(scope, key, body.included_keys ? included : null, body.excluded_keys ? excluded : null);
+      // Replaced in the database (the stored members, possibly millions, are never loaded here).
+      segment = await this.repos.segments.replaceMembers(scope, key, {
+        included: body.included_keys ? included : null,
+        excluded: body.excluded_keys ? excluded : null,
+      });
     }
     await this.changed(principal, scope, 'segment.update', key);
     return segment;
@@ -172,31 +176,6 @@ export class SegmentService {
       queries.map((q) => ({ segmentKey: q.segment_key, contextKey: q.context_key })),
     );
     return queries.map((query, i) => segments.get(query.segment_key)?.context_type === query.context_type && answers[i] === true);
-  }
-
-  private async replaceMembers(scope: EnvironmentScope, key: string, included: string[] | null, excluded: string[] | null): Promise<Segment> {
-    const all = async (list: MemberList): Promise<string[]> => {
-      const keys: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const page: Page<string> = await this.repos.segments.listMembers(scope, key, list, { cursor, limit: 10_000 });
-        keys.push(...page.items);
-        cursor = page.nextCursor;
-      } while (cursor !== null);
-      return keys;
-    };
-    const changes: MemberChanges = {};
-    if (included) {
-      const keep = new Set(included);
-      changes.remove_included = (await all('included')).filter((k) => !keep.has(k));
-      changes.add_included = included;
-    }
-    if (excluded) {
-      const keep = new Set(excluded);
-      changes.remove_excluded = (await all('excluded')).filter((k) => !keep.has(k));
-      changes.add_excluded = excluded;
-    }
-    return this.repos.segments.changeMembers(scope, key, changes);
   }
 
   private authorize(principal: Principal, action: 'segment.read' | 'segment.write', scope: EnvironmentScope): void {

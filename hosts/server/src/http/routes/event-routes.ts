@@ -25,13 +25,14 @@ export const idempotencyHeaders = {
 /**
  * One event. Field types are documented, not enforced here: a field that is missing or of the
  * wrong type rejects that event alone (its metric key goes to rejected_keys), so one bad event
- * never costs the others of a batch. Only a body that is not events at all is a 400.
+ * never costs the others of a batch. Only a body that is not events at all is a 400 — and an
+ * entry without a metric_key is not an event (the ingest service refuses it, naming the field).
  */
 const eventSchema = {
   type: 'object',
   description: 'A metric event. The key must be a registered event definition and the value must fit its type.',
   properties: {
-    metric_key: { description: 'string, required: the key of an event definition of the environment' },
+    metric_key: { description: 'string, required: the key of an event definition of the environment (missing or empty: 400 for the whole request)' },
     context_type: { description: 'string, required (at most 64 characters), e.g. user' },
     context_key: { description: 'string, required (at most 512 characters)' },
     value: {
@@ -90,11 +91,12 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
     request: FastifyRequest<{ Params: EnvParams; Headers: IdempotencyHeaders }>,
     reply: FastifyReply,
     events: IncomingEvent[],
+    single: boolean,
   ): Promise<FastifyReply> {
     const principal = await authenticate(verifier, request, 'bearer_or_sdk');
     const scope = await ingest.scope(principal, request.params.env_id);
     if (events.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, events.length, 'events');
-    const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'] });
+    const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single });
     return reply.code(202).send(answer);
   }
 
@@ -111,7 +113,7 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
         response: { 202: ingestResponse },
       },
     },
-    (request, reply) => handle(request, reply, [request.body]),
+    (request, reply) => handle(request, reply, [request.body], true),
   );
 
   app.post<{ Params: EnvParams; Headers: IdempotencyHeaders; Body: IncomingEvent[] | { events: IncomingEvent[] } }>(
@@ -127,6 +129,6 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
         response: { 202: ingestResponse },
       },
     },
-    (request, reply) => handle(request, reply, Array.isArray(request.body) ? request.body : request.body.events),
+    (request, reply) => handle(request, reply, Array.isArray(request.body) ? request.body : request.body.events, false),
   );
 }

@@ -20,7 +20,7 @@ export function registerStatsRoutes(app: FastifyInstance, services: GatewayServi
       schema: {
         tags: TAGS,
         security: BEARER_ONLY,
-        summary: "Queue a recomputation of an experiment's results (202; poll GET /v1/jobs/{job_id})",
+        summary: "Queue a recomputation of an experiment's results (202 with the job, or with the one already queued for it; poll GET /v1/jobs/{job_id})",
         params: recomputeParams,
         response: { 202: recomputeResponse },
       },

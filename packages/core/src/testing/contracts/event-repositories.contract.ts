@@ -225,6 +225,24 @@ export function idempotencyRepositoryContract(name: string, makeRepos: MakeEvent
         assert.equal(await repos.idempotency.get(scopes.env, 'k2', 6_000), null, 'the expiry was not extended');
       }));
 
+    test('pruneExpired deletes expired answers of every environment, at most limit per call; live ones stay', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        // Expiries 100..500 alternating between two orgs' environments, and one live answer.
+        const scopeOf = (i: number) => (i % 2 === 0 ? scopes.env : scopes.otherOrgEnv);
+        for (let i = 1; i <= 5; i += 1) await repos.idempotency.putIfAbsent(scopeOf(i), `old-${i}`, { i }, i * 100, 0);
+        await repos.idempotency.putIfAbsent(scopes.env, 'live', first, 10_000, 0);
+        assert.equal(await repos.idempotency.pruneExpired(300, 2), 2, 'the batch limit holds');
+        assert.equal(await repos.idempotency.pruneExpired(300, 2), 1, 'expiresAtMs == nowMs is expired too');
+        assert.equal(await repos.idempotency.pruneExpired(300, 2), 0);
+        // Read as of time 0, when none had expired: the pruned ones are gone, the rest intact.
+        const left = [];
+        for (let i = 1; i <= 5; i += 1) left.push(await repos.idempotency.get(scopeOf(i), `old-${i}`, 0));
+        assert.deepEqual(left, [null, null, null, { i: 4 }, { i: 5 }]);
+        assert.equal(await repos.idempotency.pruneExpired(9_999, 0), 0, 'a limit of 0 deletes nothing');
+        assert.equal(await repos.idempotency.pruneExpired(9_999, 10), 2);
+        assert.deepEqual(await repos.idempotency.get(scopes.env, 'live', 9_999), first);
+      }));
+
     test('an expired answer is replaced by the next putIfAbsent', () =>
       inWorld(makeRepos, async ({ repos, scopes }) => {
         await repos.idempotency.putIfAbsent(scopes.env, 'k3', first, 5_000, 1_000);

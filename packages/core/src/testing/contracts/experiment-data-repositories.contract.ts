@@ -213,6 +213,16 @@ export function statsScheduleRepositoryContract(name: string, makeRepos: MakeExp
         assert.deepEqual(third.map((j) => j.experimentId), [mine.id]);
       }));
 
+    test('enqueueDue skips an experiment whose recompute was queued by hand (one pending job per experiment)', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const queued = await activeExperiment(repos, scopes.env, 'queued-by-hand');
+        const due = await activeExperiment(repos, scopes.env, 'due');
+        const manual = await repos.statsJobs.create({ orgId: scopes.env.orgId }, queued.id, T - 2 * INTERVAL);
+        const jobs = await repos.statsSchedule.enqueueDue(T, INTERVAL);
+        assert.deepEqual(jobs.map((job) => job.experimentId), [due.id]);
+        assert.equal((await repos.statsJobs.create({ orgId: scopes.env.orgId }, queued.id, T)).id, manual.id);
+      }));
+
     test('enqueueDue: concurrent ticks enqueue one job per experiment', () =>
       inWorld(makeRepos, async ({ repos, scopes }) => {
         const experiment = await activeExperiment(repos, scopes.env, 'raced');
@@ -241,16 +251,17 @@ export function statsScheduleRepositoryContract(name: string, makeRepos: MakeExp
       inWorld(makeRepos, async ({ repos, scopes }) => {
         const experiment = await activeExperiment(repos, scopes.env, 'pruned');
         const org = { orgId: scopes.env.orgId };
+        // One at a time: an experiment has at most one queued job.
         const done = await repos.statsJobs.create(org, experiment.id, T);
-        const failed = await repos.statsJobs.create(org, experiment.id, T + 1);
-        const recent = await repos.statsJobs.create(org, experiment.id, T + 2);
-        const pending = await repos.statsJobs.create(org, experiment.id, T + 3);
         await repos.statsJobs.claimNext(T + 10, 1000);
         await repos.statsJobs.complete(done.id, T + 100);
+        const failed = await repos.statsJobs.create(org, experiment.id, T + 1);
         await repos.statsJobs.claimNext(T + 10, 1000);
         await repos.statsJobs.fail(failed.id, 'boom', T + 200);
+        const recent = await repos.statsJobs.create(org, experiment.id, T + 2);
         await repos.statsJobs.claimNext(T + 10, 1000);
         await repos.statsJobs.complete(recent.id, T + 300);
+        const pending = await repos.statsJobs.create(org, experiment.id, T + 3);
         assert.equal(await repos.statsSchedule.pruneFinished(T + 300), 2);
         assert.equal(await repos.statsJobs.get(org, done.id), null);
         assert.equal(await repos.statsJobs.get(org, failed.id), null);

@@ -9,7 +9,7 @@ const numbered = (prefix: string, from: number, to: number): string[] =>
 
 /**
  * The member-list cases of the SegmentRepository contract (registered by segmentRepositoryContract
- * inside its describe block): changeMembers, listMembers, checkMembers.
+ * inside its describe block): changeMembers, replaceMembers, listMembers, checkMembers.
  */
 export function segmentMembersContract(check: ContractCheck): void {
   check('changeMembers keeps exact counts and bumps the version', async ({ repos, scopes }) => {
@@ -147,5 +147,51 @@ export function segmentMembersContract(check: ContractCheck): void {
     const removed = await repos.segments.changeMembers(scopes.env, 'big', { remove_included: keys, remove_excluded: keys });
     assert.deepEqual([removed.included_count, removed.excluded_count], [5_000, 0]);
     assert.deepEqual((await repos.segments.listMembers(scopes.env, 'big', 'included', { limit: 1 })).items, ['ctx-020000']);
+  });
+
+  check('replaceMembers makes each given list exactly the new keys, leaves the other, one version bump', async ({ repos, scopes }) => {
+    await repos.segments.create(scopes.env, listSegment('swap'));
+    await repos.segments.changeMembers(scopes.env, 'swap', { add_included: ['a', 'b', 'c'], add_excluded: ['x', 'y'] });
+    const replaced = await repos.segments.replaceMembers(scopes.env, 'swap', { included: ['c', 'd', 'd', 'e'] });
+    assert.deepEqual([replaced.included_count, replaced.excluded_count, replaced.version], [3, 2, 3]);
+    assert.deepEqual(await repos.segments.get(scopes.env, 'swap'), replaced);
+    const all = async (list: 'included' | 'excluded') => (await repos.segments.listMembers(scopes.env, 'swap', list, { limit: 100 })).items;
+    assert.deepEqual(await all('included'), ['c', 'd', 'e']);
+    assert.deepEqual(await all('excluded'), ['x', 'y'], 'a list not given is not touched');
+    // Both lists; an empty list empties it; null leaves it.
+    const both = await repos.segments.replaceMembers(scopes.env, 'swap', { included: [], excluded: ['y', 'z'] });
+    assert.deepEqual([both.included_count, both.excluded_count, both.version], [0, 2, 4]);
+    assert.deepEqual([await all('included'), await all('excluded')], [[], ['y', 'z']]);
+    const none = await repos.segments.replaceMembers(scopes.env, 'swap', { included: null, excluded: null });
+    assert.deepEqual([none.included_count, none.excluded_count, none.version], [0, 2, 5]);
+    assert.deepEqual(await repos.segments.checkMembers(scopes.env, [{ segmentKey: 'swap', contextKey: 'c' }, { segmentKey: 'swap', contextKey: 'z' }]), [false, false]);
+  });
+
+  check('replaceMembers: NOT_FOUND for an unknown segment or another scope, FAILED_PRECONDITION for a rule segment', async ({ repos, scopes }) => {
+    await rejectsWith(repos.segments.replaceMembers(scopes.env, 'nope', { included: ['a'] }), 'NOT_FOUND');
+    await repos.segments.create(scopes.env, { key: 'rules', context_type: 'user', kind: 'rule', conditions: [] });
+    await rejectsWith(repos.segments.replaceMembers(scopes.env, 'rules', { included: ['a'] }), 'FAILED_PRECONDITION');
+    await repos.segments.create(scopes.env, listSegment('mine'));
+    await repos.segments.changeMembers(scopes.env, 'mine', { add_included: ['kept'] });
+    await rejectsWith(repos.segments.replaceMembers(scopes.otherEnvSameProject, 'mine', { included: [] }), 'NOT_FOUND');
+    assert.deepEqual((await repos.segments.listMembers(scopes.env, 'mine', 'included', { limit: 5 })).items, ['kept']);
+  });
+
+  check('replaceMembers of a 30,000-key list by an overlapping 10,000-key list is exact', async ({ repos, scopes }) => {
+    await repos.segments.create(scopes.env, listSegment('large'));
+    await repos.segments.changeMembers(scopes.env, 'large', { add_included: numbered('k-', 0, 10_000) });
+    await repos.segments.changeMembers(scopes.env, 'large', { add_included: numbered('k-', 10_000, 20_000) });
+    await repos.segments.changeMembers(scopes.env, 'large', { add_included: numbered('k-', 20_000, 30_000) });
+    const next = numbered('k-', 25_000, 35_000);
+    const replaced = await repos.segments.replaceMembers(scopes.env, 'large', { included: next });
+    assert.equal(replaced.included_count, 10_000);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Page<string> = await repos.segments.listMembers(scopes.env, 'large', 'included', { cursor, limit: 4_000 });
+      seen.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    assert.deepEqual(seen, next);
   });
 }

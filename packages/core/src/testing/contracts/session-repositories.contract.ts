@@ -206,6 +206,28 @@ export function sessionRepositoryContract(name: string, makeRepos: MakeSessionRe
       }
       assert.deepEqual(await repos().sessions.listLive(userId, nowMs), [session]);
     });
+
+    test('pruneExpired deletes ended and expired sessions (with their refresh tokens), at most limit per call; live ones stay', async () => {
+      const owner = await createOrgAndUser(repos());
+      const ended = await openSession(repos(), owner);
+      await repos().sessions.end({ userId: owner.user.id, sessionId: ended.id }, Date.now());
+      // Expiries in 1970: no other test's session is that old, so the counts below are exact.
+      const expired = [await openSession(repos(), owner, 1_000), await openSession(repos(), owner, 2_000)];
+      const live = await openSession(repos(), owner);
+      const token = await repos().refreshTokens.create({ userId: owner.user.id, orgId: owner.org.id, sessionId: ended.id, tokenHash: tokenHash(), expiresAtMs: Date.now() + HOUR_MS });
+      let pruned = 0;
+      for (let call = 0; call < 50; call += 1) {
+        const deleted = await repos().sessions.pruneExpired(Date.now(), 1);
+        assert.ok(deleted <= 1, 'the batch limit holds');
+        if (deleted === 0) break;
+        pruned += deleted;
+      }
+      assert.ok(pruned >= 3, `the ended and the two expired sessions went (${pruned})`);
+      for (const gone of [ended, ...expired]) assert.equal(await repos().sessions.get(gone.id), null);
+      assert.equal(await repos().refreshTokens.consume(token.tokenHash, Date.now()), null, 'its refresh token went with it');
+      assert.equal((await repos().sessions.get(live.id))?.id, live.id, 'a live session stays');
+      assert.equal(await repos().sessions.pruneExpired(Date.now(), 0), 0, 'a limit of 0 deletes nothing');
+    });
   });
 }
 
@@ -318,6 +340,24 @@ export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSess
       const token = await issue({ org, user }, undefined, session);
       await rejectsWithCode(repos().refreshTokens.create({ ...valid, tokenHash: token.tokenHash, expiresAtMs }), 'ALREADY_EXISTS');
       assert.deepEqual(await repos().refreshTokens.consume(token.tokenHash, Date.now()), { outcome: 'consumed', token }, 'the original is intact');
+    });
+
+    test('pruneExpired deletes expired tokens (spent or not), at most limit per call; live ones stay', async () => {
+      // Expiries in 1970 (ms 1,000..5,000): no other test's token is that old, so the counts are exact.
+      const owner = await createOrgAndUser(repos());
+      const old = [];
+      for (let i = 1; i <= 5; i += 1) old.push(await issue(owner, i * 1_000));
+      const live = await issue(owner);
+      assert.deepEqual(await repos().refreshTokens.consume(old[0]!.tokenHash, 500), { outcome: 'consumed', token: old[0] }, 'spent before it expired');
+      assert.equal(await repos().refreshTokens.pruneExpired(3_000, 2), 2, 'the batch limit holds');
+      assert.equal(await repos().refreshTokens.pruneExpired(3_000, 2), 1, 'expiresAtMs == nowMs is expired too');
+      assert.equal(await repos().refreshTokens.pruneExpired(3_000, 2), 0);
+      // Tokens 4 and 5 are still stored: consumable as of a time before their expiry.
+      assert.equal((await repos().refreshTokens.consume(old[3]!.tokenHash, 3_500))?.token.id, old[3]!.id);
+      assert.equal(await repos().refreshTokens.pruneExpired(5_000, 0), 0, 'a limit of 0 deletes nothing');
+      assert.equal(await repos().refreshTokens.pruneExpired(5_000, 10), 2);
+      assert.equal(await repos().refreshTokens.consume(old[4]!.tokenHash, 4_500), null, 'pruned');
+      assert.deepEqual(await repos().refreshTokens.consume(live.tokenHash, Date.now()), { outcome: 'consumed', token: live });
     });
   });
 }
@@ -454,6 +494,24 @@ export function invitationRepositoryContract(name: string, makeRepos: MakeSessio
         assert.deepEqual(winners[0], { ...invitation, acceptedAtMs: nowMs });
       }
     });
+
+
+    test('pruneExpired deletes invitations past their expiry (accepted or not), at most limit per call', async () => {
+      const org = await newOrg();
+      const old = [];
+      // Expiries in 1970: no other test's invitation is that old, so the counts are exact.
+      for (let i = 1; i <= 3; i += 1) {
+        const hash = tokenHash();
+        old.push({ hash, invitation: await repos().invitations.create({ orgId: org.id }, { email: `old-${i}@example.com`, role: 'org_member', tokenHash: hash, expiresAtMs: i * 1_000 }) });
+      }
+      const live = await invite(org);
+      assert.equal(await repos().invitations.pruneExpired(5_000, 2), 2, 'the batch limit holds');
+      assert.equal(await repos().invitations.pruneExpired(5_000, 2), 1);
+      assert.equal(await repos().invitations.pruneExpired(5_000, 2), 0);
+      assert.equal(await repos().invitations.pruneExpired(5_000, 0), 0, 'a limit of 0 deletes nothing');
+      for (const { hash } of old) assert.equal(await repos().invitations.accept(hash, 500), null, 'pruned');
+      assert.equal((await repos().invitations.findActive(live.hash, Date.now()))?.id, live.invitation.id, 'a live invitation stays');
+    });
   });
 }
 
@@ -540,6 +598,22 @@ export function loginThrottleRepositoryContract(name: string, makeRepos: MakeSes
       ]);
       await throttle.forgetOne([ip], t0 + 5);
       assert.deepEqual(await throttle.failuresSince([ip], t0), [{ subject: ip, count: 1, oldestAtMs: t0 }], 'no failure at that time: nothing removed');
+    });
+
+    test('pruneOlderThan deletes failures before the instant, at most limit per call, of any subject', async () => {
+      const throttle = repos().loginThrottle;
+      const t0 = epoch();
+      // Earlier tests' failures are all older than t0: clear them so the counts below are exact.
+      while ((await throttle.pruneOlderThan(t0, 1_000)) > 0);
+      const subjects = [`email:${unique('pruned')}@example.com`, `ip:${unique('10.0.0')}`];
+      await throttle.recordFailure(subjects, t0);
+      await throttle.recordFailure(subjects, t0 + 10);
+      await throttle.recordFailure(subjects, t0 + 20);
+      assert.equal(await throttle.pruneOlderThan(t0 + 20, 3), 3, 'the batch limit holds');
+      assert.equal(await throttle.pruneOlderThan(t0 + 20, 3), 1, 'beforeMs is exclusive: the failures at t0 + 20 stay');
+      assert.equal(await throttle.pruneOlderThan(t0 + 20, 3), 0);
+      assert.equal(await throttle.pruneOlderThan(t0 + 30, 0), 0, 'a limit of 0 deletes nothing');
+      assert.deepEqual(await throttle.failuresSince(subjects, 0), subjects.map((subject) => ({ subject, count: 1, oldestAtMs: t0 + 20 })));
     });
   });
 }

@@ -104,5 +104,50 @@ export function statsJobRepositoryContract(name: string, makeRepos: MakeEventExp
         assert.deepEqual([...claimedIds].sort(), jobs.map((job) => job.id).sort());
         for (const claim of claims) if (claim) assert.equal(claim.attempts, 1);
       }));
+
+    test('create while the experiment has a pending job returns that job; once it is claimed, a new one', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const org = { orgId: scopes.env.orgId };
+        const experimentId = randomUUID();
+        const first = await repos.statsJobs.create(org, experimentId, 100);
+        assert.deepEqual(await repos.statsJobs.create(org, experimentId, 200), first, 'the queued job, unchanged');
+        const other = await repos.statsJobs.create(org, randomUUID(), 300);
+        assert.notEqual(other.id, first.id, 'another experiment gets its own job');
+        assert.equal((await repos.statsJobs.claimNext(1_000, LEASE_MS))?.id, first.id);
+        // Running is not queued: the running computation may already have read the data.
+        const second = await repos.statsJobs.create(org, experimentId, 1_100);
+        assert.notEqual(second.id, first.id);
+        assert.deepEqual([second.status, second.createdAtMs], ['pending', 1_100]);
+        assert.equal((await repos.statsJobs.create(org, experimentId, 1_200)).id, second.id);
+      }));
+
+    test('concurrent creates for one experiment make exactly one job', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const org = { orgId: scopes.env.orgId };
+        const experimentId = randomUUID();
+        const jobs = await Promise.all(Array.from({ length: 25 }, (_, i) => repos.statsJobs.create(org, experimentId, 100 + i)));
+        assert.equal(new Set(jobs.map((job) => job.id)).size, 1);
+        const claimed = await repos.statsJobs.claimNext(1_000, LEASE_MS);
+        assert.equal(claimed?.id, jobs[0]?.id);
+        assert.equal(await repos.statsJobs.claimNext(1_000, LEASE_MS), null, 'no second job was queued');
+      }));
+
+    test("claimNext takes orgs in turn: one org's long queue does not starve another org's job", () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const busy = { orgId: scopes.env.orgId };
+        const quiet = { orgId: scopes.otherOrgEnv.orgId };
+        const busyJobs = [];
+        for (let i = 0; i < 40; i += 1) busyJobs.push(await repos.statsJobs.create(busy, randomUUID(), 100 + i));
+        const quietJob = await repos.statsJobs.create(quiet, randomUUID(), 1_000);
+        const claims = [];
+        for (let i = 0; i < 4; i += 1) claims.push((await repos.statsJobs.claimNext(5_000 + i, LEASE_MS))?.id);
+        // Neither org was served: the oldest job goes first (the busy org's), then the quiet
+        // org's turn comes before the busy org's second job, then the busy org's, oldest first.
+        assert.deepEqual(claims, [busyJobs[0]?.id, quietJob.id, busyJobs[1]?.id, busyJobs[2]?.id]);
+        // A new job of the quiet org again goes next: the busy org was served more recently.
+        const again = await repos.statsJobs.create(quiet, randomUUID(), 9_000);
+        assert.equal((await repos.statsJobs.claimNext(5_010, LEASE_MS))?.id, again.id);
+        assert.equal((await repos.statsJobs.claimNext(5_011, LEASE_MS))?.id, busyJobs[3]?.id);
+      }));
   });
 }

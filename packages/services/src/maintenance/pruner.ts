@@ -1,0 +1,170 @@
+import type { ExclusiveLock, Repositories } from '@switchyard/core';
+import { DEFAULT_LOGIN_THROTTLE } from '../auth/login-throttle.ts';
+
+/** Timing and sizes of a Pruner; every field has a production default. */
+export interface PrunerOptions {
+  /** Pause between pruning runs (default 1 hour). */
+  intervalMs?: number;
+  /** Delay of the first run after start (default: one minute, or the interval when shorter). */
+  firstRunAfterMs?: number;
+  /** Rows deleted per statement (default 1,000): each statement holds its locks briefly. */
+  batchSize?: number;
+  /** Pause between two batches of one table (default 100 ms), so pruning never hogs the database. */
+  pauseMs?: number;
+  /**
+   * Login failures older than this can no longer count towards a throttle (default: the login
+   * throttle's own window, DEFAULT_LOGIN_THROTTLE in auth/login-throttle.ts).
+   */
+  loginWindowMs?: number;
+  log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+  now?: () => number;
+}
+
+/** Rows one run deleted, per table. */
+export interface PruneReport {
+  idempotencyKeys: number;
+  refreshTokens: number;
+  sessions: number;
+  invitations: number;
+  loginFailures: number;
+}
+
+export const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
+export const DEFAULT_PRUNE_BATCH_SIZE = 1_000;
+const DEFAULT_PAUSE_MS = 100;
+const DEFAULT_FIRST_RUN_AFTER_MS = 60_000;
+
+/**
+ * Deletes rows that can never matter again, so these tables stop growing without bound:
+ * Idempotency-Key answers past their expiry, refresh tokens past theirs (spent or not), sessions
+ * ended or expired (with their refresh tokens), invitations past their expiry, and login failures
+ * older than the throttle window.
+ *
+ * 1. One instance at a time: a run holds an ExclusiveLock (a PostgreSQL advisory lock); an
+ *    instance that finds it held skips the run, since another instance is doing the work.
+ * 2. The cut-off instants are read once at the start of a run.
+ * 3. Each table is pruned in batches of `batchSize` rows, one statement each, with a pause
+ *    between batches, until a batch deletes fewer than `batchSize` (the backlog is gone).
+ * 4. stop() ends the run after the current statement and waits for it.
+ */
+export class Pruner {
+  readonly intervalMs: number;
+  readonly batchSize: number;
+  private readonly firstRunAfterMs: number;
+  private readonly pauseMs: number;
+  private readonly loginWindowMs: number;
+  private readonly log: NonNullable<PrunerOptions['log']>;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<PruneReport | null> | null = null;
+  private stopping = false;
+  private wakeFromPause: (() => void) | null = null;
+
+  constructor(
+    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle'>,
+    private readonly lock: ExclusiveLock,
+    options: PrunerOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS;
+    this.batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
+    this.firstRunAfterMs = options.firstRunAfterMs ?? Math.min(this.intervalMs, DEFAULT_FIRST_RUN_AFTER_MS);
+    this.pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
+    this.loginWindowMs = options.loginWindowMs ?? DEFAULT_LOGIN_THROTTLE.windowMs;
+    this.log = options.log ?? (() => {});
+    this.now = options.now ?? Date.now;
+    if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError('batchSize must be a positive integer');
+  }
+
+  /** Schedules the runs: the first after `firstRunAfterMs`, then every `intervalMs` after the previous one ended. */
+  start(): void {
+    if (this.stopping || this.timer !== null) return;
+    this.schedule(this.firstRunAfterMs);
+  }
+
+  /** Stops scheduling, cuts a run in progress short after its current statement, and waits for it. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.wakeFromPause?.();
+    await this.current?.catch(() => {});
+  }
+
+  /**
+   * One pruning run, now. Returns what it deleted, or null when another holder of the lock (another
+   * instance) is running one: this instance then does nothing.
+   */
+  runOnce(): Promise<PruneReport | null> {
+    const run = this.run();
+    this.current = run;
+    return run.finally(() => {
+      if (this.current === run) this.current = null;
+    });
+  }
+
+  private async run(): Promise<PruneReport | null> {
+    const outcome = await this.lock.tryRun(async () => {
+      const nowMs = this.now();
+      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0 };
+      report.idempotencyKeys = await this.drain((limit) => this.repos.idempotency.pruneExpired(nowMs, limit));
+      report.refreshTokens = await this.drain((limit) => this.repos.refreshTokens.pruneExpired(nowMs, limit));
+      report.sessions = await this.drain((limit) => this.repos.sessions.pruneExpired(nowMs, limit));
+      report.invitations = await this.drain((limit) => this.repos.invitations.pruneExpired(nowMs, limit));
+      report.loginFailures = await this.drain((limit) => this.repos.loginThrottle.pruneOlderThan(nowMs - this.loginWindowMs, limit));
+      return report;
+    });
+    if (!outcome.ran) {
+      this.log('info', 'prune: another instance holds the lock; skipped');
+      return null;
+    }
+    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures } = outcome.value;
+    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures > 0) {
+      this.log('info', 'prune: deleted expired rows', {
+        idempotency_keys: idempotencyKeys,
+        refresh_tokens: refreshTokens,
+        sessions,
+        invitations,
+        login_failures: loginFailures,
+      });
+    }
+    return outcome.value;
+  }
+
+  /** Batches until one deletes fewer than a batch (or the pruner stops); returns the total. */
+  private async drain(prune: (limit: number) => Promise<number>): Promise<number> {
+    let total = 0;
+    while (!this.stopping) {
+      const deleted = await prune(this.batchSize);
+      total += deleted;
+      if (deleted < this.batchSize || this.stopping) break;
+      await this.pause();
+    }
+    return total;
+  }
+
+  /** Waits pauseMs, or less when stop() wakes it. */
+  private pause(): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.wakeFromPause = null;
+        resolve();
+      };
+      const timer = setTimeout(wake, this.pauseMs);
+      this.wakeFromPause = wake;
+    });
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.runOnce()
+        .catch((error: unknown) => this.log('warn', 'prune: run failed; next run at the next interval', { err: { message: (error as Error).message } }))
+        .finally(() => {
+          if (!this.stopping) this.schedule(this.intervalMs);
+        });
+    }, delayMs);
+    // Pruning alone never keeps the process alive.
+    this.timer.unref();
+  }
+}
