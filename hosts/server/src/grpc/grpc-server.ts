@@ -17,7 +17,11 @@ const DEFAULT_LIMITS: GrpcLimits = { maxConcurrentStreams: 1_000, maxConnectionI
 /**
  * The grpc-js options of every server of this process (docs/security-transport.md).
  * - Keepalive pings from the server every 30 s (10 s to answer) keep idle long-lived streams
- *   alive through proxies and NATs and end connections whose peer vanished.
+ *   alive through proxies and NATs and end connections whose peer vanished. grpc-js servers ping
+ *   every connection, with or without calls (`keepalive_permit_without_calls` is read by grpc-js
+ *   clients only), and enforce no minimum interval on the client's pings: grpc-js has no
+ *   `grpc.http2.min_ping_interval_without_data_ms`; node's HTTP/2 layer drops a connection
+ *   whose unanswered control frames pile up (nghttp2 flood protection).
  * - `max_concurrent_streams` caps the calls one connection may have open; further streams wait
  *   in the client until one ends (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).
  * - `max_connection_idle_ms` closes a connection without any call; a connection carrying a sync
@@ -28,7 +32,6 @@ export function grpcServerOptions(limits: GrpcLimits): grpc.ServerOptions {
   return {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
-    'grpc.keepalive_permit_without_calls': 1,
     'grpc.max_receive_message_length': 4 * 1024 * 1024,
     'grpc.max_concurrent_streams': limits.maxConcurrentStreams,
     'grpc.max_connection_idle_ms': limits.maxConnectionIdleMs,
