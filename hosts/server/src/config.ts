@@ -79,6 +79,12 @@ export interface GrpcLimits {
   maxConnectionIdleMs: number;
 }
 
+/** Defaults of the REST slow-client limits (README, "Configuration"). */
+export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 };
+
+/** Defaults of the gRPC connection limits (README, "Configuration"). */
+export const DEFAULT_GRPC_LIMITS: Readonly<GrpcLimits> = { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 };
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -220,10 +226,10 @@ function grpcTls(env: Env, prefix: string): GrpcTls | null {
 
 function httpTimeouts(env: Env): HttpTimeouts {
   const timeouts: HttpTimeouts = {
-    headersMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
-    requestMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
-    idleMs: integer(env, 'HTTP_IDLE_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    headersMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.headersMs, 100, 3_600_000),
+    requestMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.requestMs, 100, 3_600_000),
+    keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.keepAliveMs, 100, 3_600_000),
+    idleMs: integer(env, 'HTTP_IDLE_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.idleMs, 100, 3_600_000),
   };
   // node:http refuses a header limit beyond the whole-request limit.
   if (timeouts.headersMs > timeouts.requestMs) {
@@ -254,8 +260,8 @@ export function loadConfig(env: Env = process.env): Config {
     syncGrpcTls: grpcTls(env, 'SYNC_GRPC_TLS'),
     httpTimeouts: httpTimeouts(env),
     grpcLimits: {
-      maxConcurrentStreams: integer(env, 'GRPC_MAX_CONCURRENT_STREAMS', 1_000, 1, 1_000_000),
-      maxConnectionIdleMs: integer(env, 'GRPC_MAX_CONNECTION_IDLE_MS', 300_000, 1_000, 86_400_000),
+      maxConcurrentStreams: integer(env, 'GRPC_MAX_CONCURRENT_STREAMS', DEFAULT_GRPC_LIMITS.maxConcurrentStreams, 1, 1_000_000),
+      maxConnectionIdleMs: integer(env, 'GRPC_MAX_CONNECTION_IDLE_MS', DEFAULT_GRPC_LIMITS.maxConnectionIdleMs, 1_000, 86_400_000),
     },
     syncMaxStreamsPerKey: integer(env, 'SYNC_MAX_STREAMS_PER_KEY', 1_000, 1, 1_000_000),
     logFilter: logFilter(env),

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { GrpcLimits, GrpcTls } from '../config.ts';
+import { DEFAULT_GRPC_LIMITS, type GrpcLimits, type GrpcTls } from '../config.ts';
 import type { Logger } from '../logging.ts';
 import { HealthStatus } from './health-service.ts';
 
@@ -10,9 +10,6 @@ export interface RunningGrpcServer {
   /** NOT_SERVING, then a graceful shutdown; calls still open after `graceMs` are cancelled. */
   stop(graceMs: number): Promise<void>;
 }
-
-/** Used when the caller passes no limits (tests and benchmarks of a bare server). */
-const DEFAULT_LIMITS: GrpcLimits = { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 };
 
 /**
  * The grpc-js options of every server of this process (docs/security-transport.md).
@@ -57,7 +54,7 @@ export async function startGrpcServer(options: {
   limits?: GrpcLimits;
   register?: (server: grpc.Server, health: HealthStatus) => void;
 }): Promise<RunningGrpcServer> {
-  const server = new grpc.Server(grpcServerOptions(options.limits ?? DEFAULT_LIMITS));
+  const server = new grpc.Server(grpcServerOptions(options.limits ?? DEFAULT_GRPC_LIMITS));
   const health = new HealthStatus();
   health.addTo(server);
   options.register?.(server, health);

@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { HttpTimeouts } from '../config.ts';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config.ts';
 import type { Logger } from '../logging.ts';
 import { installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -14,16 +14,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 const trustHops = (hops: number) => (_address: string, hop: number): boolean => hop < hops;
 
-/** Used when the caller passes none (unit tests of the app). */
-const DEFAULT_TIMEOUTS: HttpTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 };
-
 /**
  * The Fastify instance every REST route is registered on: hardened JSON parsing, the `{error, code}`
  * error format everywhere, and one debug line per request instead of Fastify's two info lines
  * (the SDK routes are hot paths).
  */
 export function createHttpApp(logger: Logger, options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts } = {}): FastifyInstance {
-  const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const app = Fastify({
     // Slow clients (docs/security-transport.md): headers and the whole request must arrive in
     // time, idle keep-alive connections and silent sockets are closed. node:http checks the first

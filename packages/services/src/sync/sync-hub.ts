@@ -5,7 +5,7 @@ import type { DefinitionSnapshots } from '../evaluation/definition-snapshots.ts'
 import type { ScopeResolver } from '../scopes.ts';
 import { EnvironmentChannel } from './environment-channel.ts';
 import { SyncStream } from './sync-stream.ts';
-import type { SyncHolder, SyncSink, SyncStreamHandle } from './sync-types.ts';
+import type { SyncCloseCode, SyncHolder, SyncSink, SyncStreamHandle } from './sync-types.ts';
 
 export interface SyncHubDeps {
   snapshots: Pick<DefinitionSnapshots, 'get' | 'onChange'>;
@@ -108,13 +108,7 @@ export class SyncHub {
    * the returned handle.
    */
   open(scope: EnvironmentScope, holder: SyncHolder, sink: SyncSink): SyncStreamHandle {
-    const refusal = this.stopped
-      ? ({ code: 'UNAVAILABLE', reason: 'the server is shutting down; reconnect' } as const)
-      : holder.sdkKeyId !== undefined && this.recentlyRevoked.has(holder.sdkKeyId)
-        ? ({ code: 'UNAUTHENTICATED', reason: 'the SDK key was revoked' } as const)
-        : holder.sdkKeyId !== undefined && (this.streamsByKey.get(holder.sdkKeyId)?.size ?? 0) >= this.maxStreamsPerKey
-          ? ({ code: 'RESOURCE_EXHAUSTED', reason: `this SDK key already has ${this.maxStreamsPerKey} open sync streams on this server` } as const)
-          : null;
+    const refusal = this.refusal(holder);
     let channel = this.channels.get(scope.environmentId);
     if (!channel) {
       channel = new EnvironmentChannel(scope, { snapshots: this.deps.snapshots, sdkKeys: this.deps.sdkKeys, onError: this.onError });
@@ -134,6 +128,17 @@ export class SyncHub {
     }
     owner.add(stream);
     return stream;
+  }
+
+  /** Why a new stream of `holder` is ended at once, or null when it may open. */
+  private refusal(holder: SyncHolder): { code: SyncCloseCode; reason: string } | null {
+    if (this.stopped) return { code: 'UNAVAILABLE', reason: 'the server is shutting down; reconnect' };
+    if (holder.sdkKeyId === undefined) return null;
+    if (this.recentlyRevoked.has(holder.sdkKeyId)) return { code: 'UNAUTHENTICATED', reason: 'the SDK key was revoked' };
+    if ((this.streamsByKey.get(holder.sdkKeyId)?.size ?? 0) >= this.maxStreamsPerKey) {
+      return { code: 'RESOURCE_EXHAUSTED', reason: `this SDK key already has ${this.maxStreamsPerKey} open sync streams on this server` };
+    }
+    return null;
   }
 
   stats(): SyncHubStats {
