@@ -249,6 +249,8 @@ const server = await startServer(
     BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     RUST_LOG: 'warn',
+    // Every bench stream uses one SDK key; the per-key cap (default 1,000) would refuse most.
+    SYNC_MAX_STREAMS_PER_KEY: String(Math.max(...STREAM_COUNTS, 1)),
   }),
   logging,
 );

@@ -1,7 +1,11 @@
 /**
  * Process configuration, from environment variables only (DECISIONS §1). Every value is checked
  * here, at startup: a bad value stops the process with one clear line instead of failing later.
+ * TLS files are read here too, so an unreadable or mismatched file is a configuration error.
  */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 
 export type AppEnv = 'development' | 'production' | 'test';
 
@@ -15,6 +19,20 @@ export interface Config {
   httpPort: number;
   grpcPort: number;
   syncGrpcPort: number;
+  /** Bind addresses: REST and the public sync port are public, the internal services loopback. */
+  httpHost: string;
+  grpcHost: string;
+  syncGrpcHost: string;
+  /** TLS of the internal gRPC port (GRPC_TLS_*); null: plaintext. */
+  grpcTls: GrpcTls | null;
+  /** TLS of the public sync port (SYNC_GRPC_TLS_*); null: plaintext. */
+  syncGrpcTls: GrpcTls | null;
+  /** Slow-client limits of the REST server (docs/security-transport.md). */
+  httpTimeouts: HttpTimeouts;
+  /** Per-connection limits of both gRPC servers (docs/security-transport.md). */
+  grpcLimits: GrpcLimits;
+  /** Open sync streams one SDK key may hold on this instance; the next is RESOURCE_EXHAUSTED. */
+  syncMaxStreamsPerKey: number;
   /** The log filter, e.g. `info` or `warn,http=debug`. */
   logFilter: string;
   /** null in development: a random secret kept in the data directory. */
@@ -23,10 +41,12 @@ export interface Config {
   dbPoolSize: number;
   bootstrapAdmin: { email: string; password: string } | null;
   /**
-   * Whether X-Forwarded-For is believed (Fastify's trustProxy): false, true, a hop count, or a
-   * comma-separated list of proxy addresses/CIDRs. Login throttling by client address depends on it.
+   * Which X-Forwarded-For entries are believed: false (none), a number of trusted proxy hops
+   * (`TRUST_PROXY=true` is 1: the address the nearest proxy saw, never the client-written
+   * leftmost entry), or a comma-separated list of proxy addresses/CIDRs. Login throttling by
+   * client address depends on it.
    */
-  trustProxy: boolean | number | string;
+  trustProxy: false | number | string;
   /** ACTIVE experiments' results are recomputed this often (STATS_INTERVAL_MS, default 5 min). */
   statsIntervalMs: number;
   /** How often the stats worker looks for queued recompute jobs (STATS_POLL_MS, default 1 s). */
@@ -36,6 +56,38 @@ export interface Config {
   /** Rows the pruner deletes per statement (PRUNE_BATCH_SIZE, default 1,000). */
   pruneBatchSize: number;
 }
+
+/** PEM contents of a gRPC port's TLS files. */
+export interface GrpcTls {
+  cert: Buffer;
+  key: Buffer;
+  /** Set: clients must present a certificate signed by this CA (mutual TLS). */
+  ca: Buffer | null;
+}
+
+export interface HttpTimeouts {
+  /** Time to receive a request's headers (node's headersTimeout). */
+  headersMs: number;
+  /** Time to receive a whole request, headers and body (node's requestTimeout). */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this (node's keepAliveTimeout). */
+  keepAliveMs: number;
+  /** A socket with no traffic either way for this long is destroyed (Fastify's connectionTimeout). */
+  idleMs: number;
+}
+
+export interface GrpcLimits {
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: calls one connection may have open at once. */
+  maxConcurrentStreams: number;
+  /** A connection with no call for this long is closed (GOAWAY); open streams keep it busy. */
+  maxConnectionIdleMs: number;
+}
+
+/** Defaults of the REST slow-client limits (README, "Configuration"). */
+export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 };
+
+/** Defaults of the gRPC connection limits (README, "Configuration"). */
+export const DEFAULT_GRPC_LIMITS: Readonly<GrpcLimits> = { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 };
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -119,13 +171,75 @@ function bootstrapAdmin(env: Env): Config['bootstrapAdmin'] {
   return { email, password };
 }
 
+/**
+ * `true` is one trusted hop, not Fastify's "believe the leftmost entry": the client writes that
+ * entry itself, so believing it would let anyone choose its address (and dodge per-address limits).
+ */
 function trustProxy(env: Env): Config['trustProxy'] {
   const raw = text(env, 'TRUST_PROXY');
   if (raw === undefined || raw.toLowerCase() === 'false') return false;
-  if (raw.toLowerCase() === 'true') return true;
-  if (/^\d+$/.test(raw)) return Number(raw);
+  if (raw.toLowerCase() === 'true') return 1;
+  if (/^\d+$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
   if (/^[0-9a-fA-F.:/,\s]+$/.test(raw)) return raw;
   throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses (got "${raw}")`);
+}
+
+function host(env: Env, name: string, fallback: string): string {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (isIP(raw) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(raw)) {
+    throw new ConfigError(`${name} must be an IP address or a host name (got "${raw}")`);
+  }
+  return raw;
+}
+
+function pemFile(name: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new ConfigError(`${name}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
+/** `<prefix>_CERT_FILE` and `<prefix>_KEY_FILE` (both or neither), `<prefix>_CA_FILE` for mTLS. */
+function grpcTls(env: Env, prefix: string): GrpcTls | null {
+  const certFile = text(env, `${prefix}_CERT_FILE`);
+  const keyFile = text(env, `${prefix}_KEY_FILE`);
+  const caFile = text(env, `${prefix}_CA_FILE`);
+  if (certFile === undefined && keyFile === undefined) {
+    if (caFile !== undefined) throw new ConfigError(`${prefix}_CA_FILE needs ${prefix}_CERT_FILE and ${prefix}_KEY_FILE`);
+    return null;
+  }
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError(`${prefix}_CERT_FILE and ${prefix}_KEY_FILE must be set together`);
+  }
+  const tls: GrpcTls = {
+    cert: pemFile(`${prefix}_CERT_FILE`, certFile),
+    key: pemFile(`${prefix}_KEY_FILE`, keyFile),
+    ca: caFile === undefined ? null : pemFile(`${prefix}_CA_FILE`, caFile),
+  };
+  try {
+    // Parses the PEM and checks that the key belongs to the certificate, as the server would later.
+    createSecureContext({ cert: tls.cert, key: tls.key, ...(tls.ca ? { ca: tls.ca } : {}) });
+  } catch (error) {
+    const reason = (error as Error).message.split('\n')[0];
+    throw new ConfigError(`${prefix}_CERT_FILE/${prefix}_KEY_FILE${tls.ca ? `/${prefix}_CA_FILE` : ''} are not a usable PEM certificate and key (${reason})`);
+  }
+  return tls;
+}
+
+function httpTimeouts(env: Env): HttpTimeouts {
+  const timeouts: HttpTimeouts = {
+    headersMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.headersMs, 100, 3_600_000),
+    requestMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.requestMs, 100, 3_600_000),
+    keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.keepAliveMs, 100, 3_600_000),
+    idleMs: integer(env, 'HTTP_IDLE_TIMEOUT_MS', DEFAULT_HTTP_TIMEOUTS.idleMs, 100, 3_600_000),
+  };
+  // node:http refuses a header limit beyond the whole-request limit.
+  if (timeouts.headersMs > timeouts.requestMs) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${timeouts.headersMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${timeouts.requestMs})`);
+  }
+  return timeouts;
 }
 
 /** Reads and checks the configuration. @throws ConfigError with a one-line message. */
@@ -143,6 +257,17 @@ export function loadConfig(env: Env = process.env): Config {
     httpPort: port(env, 'HTTP_PORT', 8080),
     grpcPort: port(env, 'GRPC_PORT', 9090),
     syncGrpcPort: port(env, 'SYNC_GRPC_PORT', 50050),
+    httpHost: host(env, 'HTTP_HOST', '0.0.0.0'),
+    grpcHost: host(env, 'GRPC_HOST', '127.0.0.1'),
+    syncGrpcHost: host(env, 'SYNC_GRPC_HOST', '0.0.0.0'),
+    grpcTls: grpcTls(env, 'GRPC_TLS'),
+    syncGrpcTls: grpcTls(env, 'SYNC_GRPC_TLS'),
+    httpTimeouts: httpTimeouts(env),
+    grpcLimits: {
+      maxConcurrentStreams: integer(env, 'GRPC_MAX_CONCURRENT_STREAMS', DEFAULT_GRPC_LIMITS.maxConcurrentStreams, 1, 1_000_000),
+      maxConnectionIdleMs: integer(env, 'GRPC_MAX_CONNECTION_IDLE_MS', DEFAULT_GRPC_LIMITS.maxConnectionIdleMs, 1_000, 86_400_000),
+    },
+    syncMaxStreamsPerKey: integer(env, 'SYNC_MAX_STREAMS_PER_KEY', 1_000, 1, 1_000_000),
     logFilter: logFilter(env),
     jwtSecret: jwtSecret(env, appEnv),
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 86400, 60, 31_536_000),

@@ -12,7 +12,8 @@ export interface Database {
 
 /**
  * Connects to DATABASE_URL, or starts the embedded PostgreSQL (data in DATA_DIR/postgres, reused
- * across restarts), then brings the schema up to date.
+ * across restarts; its superuser password in DATA_DIR/postgres-password), then brings the schema
+ * up to date.
  */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   let url = config.databaseUrl;
@@ -24,8 +25,15 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     const embedded = await startEmbeddedPostgres({
       dataDir,
       port: config.embeddedPgPort,
+      // Generated once per data directory (docs/decisions.md, "Process").
+      passwordFile: path.resolve(config.dataDir, 'postgres-password'),
+      // A terminal's Ctrl-C must reach only us: the server is stopped after the pool has closed.
+      ownProcessGroup: true,
       onLog: (line) => logger.trace({ line: line.trim() }, 'embedded postgres'),
     });
+    if (embedded.passwordMigrated) {
+      logger.info('embedded PostgreSQL: replaced the built-in superuser password of this data directory with a generated one (kept in postgres-password)');
+    }
     url = embedded.url;
     stopEmbedded = () => embedded.stop();
     logger.info(

@@ -58,16 +58,9 @@ async function main(): Promise<void> {
   };
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onUncaught);
-  let server: RunningServer;
-  try {
-    server = await startServer(config, logging);
-  } catch (error) {
-    log.fatal({ err: error }, 'startup failed');
-    process.exit(1);
-  }
-  printLoginHelp(config, server);
-  log.info('ready');
-
+  // Signals are taken from the start: killed by a signal without a handler, node skips its exit
+  // hooks, and the embedded PostgreSQL (in a process group of its own) would be left running.
+  let server: RunningServer | null = null;
   let firstSignalAt = 0;
   const shutdown = (signal: string): void => {
     if (firstSignalAt > 0) {
@@ -78,6 +71,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     firstSignalAt = Date.now();
+    if (server === null) {
+      // Still starting: nothing to drain. The exit hook stops the embedded server, if any.
+      log.info({ signal }, 'stopped during startup');
+      process.exit(1);
+    }
     log.info({ signal }, 'shutting down: draining requests and streams');
     server.stop().then(
       () => {
@@ -92,6 +90,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // The terminal went away (its default action would also skip the exit hooks).
+  process.on('SIGHUP', () => shutdown('SIGHUP'));
+
+  try {
+    server = await startServer(config, logging);
+  } catch (error) {
+    log.fatal({ err: error }, 'startup failed');
+    process.exit(1);
+  }
+  printLoginHelp(config, server);
+  log.info('ready');
 }
 
 void main();

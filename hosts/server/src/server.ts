@@ -118,7 +118,10 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(
       { snapshots, scopes, verifier, sdkKeys: repos.sdkKeys },
-      { onError: (error, scope) => syncLog.warn({ err: { message: (error as Error).message }, environment_id: scope.environmentId }, 'sync: definitions could not be loaded; streams closed') },
+      {
+        maxStreamsPerKey: config.syncMaxStreamsPerKey,
+        onError: (error, scope) => syncLog.warn({ err: { message: (error as Error).message }, environment_id: scope.environmentId }, 'sync: definitions could not be loaded; streams closed'),
+      },
     );
     sync.start();
     const statsLog = logging.forModule('stats');
@@ -159,7 +162,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       generateDevAdmin: database.embedded && config.appEnv !== 'production',
     });
 
-    const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy });
+    const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts });
     await registerOpenApi(http);
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
     registerMetricsRoute(http);
@@ -175,15 +178,19 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     registerExposureRoutes(http, services);
     registerExperimentRoutes(http, services);
     registerStatsRoutes(http, services);
-    await http.listen({ host: '0.0.0.0', port: config.httpPort });
+    await http.listen({ host: config.httpHost, port: config.httpPort });
     started.unshift({ stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort }, 'REST listening');
 
     const grpcServices: RunningGrpcServer = await startGrpcServer({
       name: 'internal',
-      host: '0.0.0.0',
+      // Loopback unless GRPC_HOST says otherwise: these services trust their callers' metadata
+      // more than the public port does, and serve reflection (docs/security-transport.md).
+      host: config.grpcHost,
       port: config.grpcPort,
+      tls: config.grpcTls,
+      limits: config.grpcLimits,
       logger: logging.forModule('grpc'),
       register: (server) => {
         const logger = logging.forModule('grpc');
@@ -199,8 +206,10 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     started.unshift({ stop: () => grpcServices.stop(GRPC_GRACE_MS) });
     const syncServer = await startGrpcServer({
       name: 'sync',
-      host: '0.0.0.0',
+      host: config.syncGrpcHost,
       port: config.syncGrpcPort,
+      tls: config.syncGrpcTls,
+      limits: config.grpcLimits,
       logger: syncLog,
       register: (server, health) => {
         addFlagSyncService(server, { sync, verifier, logger: syncLog });

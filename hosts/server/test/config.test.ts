@@ -18,10 +18,17 @@ describe('loadConfig', () => {
     assert.equal(config.bootstrapAdmin, null);
     assert.equal(config.dataDir, '.data');
     assert.equal(config.trustProxy, false);
+    assert.deepEqual([config.httpHost, config.grpcHost, config.syncGrpcHost], ['0.0.0.0', '127.0.0.1', '0.0.0.0']);
+    assert.equal(config.grpcTls, null);
+    assert.equal(config.syncGrpcTls, null);
+    assert.deepEqual(config.httpTimeouts, { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 });
+    assert.deepEqual(config.grpcLimits, { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 });
+    assert.equal(config.syncMaxStreamsPerKey, 1_000);
   });
 
-  test('TRUST_PROXY: true, a hop count or addresses', () => {
-    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+  test('TRUST_PROXY: true is one trusted hop (never the leftmost entry), a hop count or addresses', () => {
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, 1);
+    assert.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false);
     assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
     assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1');
   });
@@ -67,6 +74,14 @@ describe('loadConfig', () => {
     ['a DATABASE_URL that is not a URL', { DATABASE_URL: 'not a url' }, /not a valid URL/],
     ['a bootstrap email without password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c' }, /set together/],
     ['a TRUST_PROXY that is not an address list', { TRUST_PROXY: 'yes please' }, /TRUST_PROXY/],
+    ['a bind address that is not one', { GRPC_HOST: 'every where' }, /GRPC_HOST must be an IP address/],
+    ['a TLS certificate without its key', { GRPC_TLS_CERT_FILE: '/etc/hostname' }, /GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE must be set together/],
+    ['a TLS key without its certificate', { SYNC_GRPC_TLS_KEY_FILE: '/etc/hostname' }, /SYNC_GRPC_TLS_CERT_FILE and SYNC_GRPC_TLS_KEY_FILE must be set together/],
+    ['a client CA without a server certificate', { GRPC_TLS_CA_FILE: '/etc/hostname' }, /GRPC_TLS_CA_FILE needs/],
+    ['an unreadable TLS file', { GRPC_TLS_CERT_FILE: '/nonexistent/cert.pem', GRPC_TLS_KEY_FILE: '/nonexistent/key.pem' }, /GRPC_TLS_CERT_FILE: cannot read \/nonexistent\/cert.pem \(ENOENT\)/],
+    ['TLS files that are not PEM', { GRPC_TLS_CERT_FILE: '/etc/hostname', GRPC_TLS_KEY_FILE: '/etc/hostname' }, /not a usable PEM certificate and key/],
+    ['a header timeout beyond the request timeout', { HTTP_HEADERS_TIMEOUT_MS: '40000' }, /HTTP_HEADERS_TIMEOUT_MS \(40000\) must not exceed HTTP_REQUEST_TIMEOUT_MS/],
+    ['a stream cap of zero', { SYNC_MAX_STREAMS_PER_KEY: '0' }, /SYNC_MAX_STREAMS_PER_KEY/],
     ['a short bootstrap password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c', BOOTSTRAP_ADMIN_PASSWORD: 'short' }, /at least 8/],
   ];
   for (const [name, env, message] of rejects) {

@@ -13,6 +13,12 @@ describe('configuration errors stop the process with one clear line', () => {
     assert.deepEqual(server.lines, ['configuration error: HTTP_PORT must be an integer from 0 to 65535 (got "eighty")']);
   });
 
+  test('a TLS certificate without its key: exit 2', async () => {
+    const server = spawnServer({ GRPC_TLS_CERT_FILE: '/nonexistent/cert.pem' });
+    assert.equal(await server.exited, 2);
+    assert.deepEqual(server.lines, ['configuration error: GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE must be set together']);
+  });
+
   test('APP_ENV=production without DATABASE_URL: exit 2', async () => {
     const server = spawnServer({ ...PRODUCTION });
     assert.equal(await server.exited, 2);

@@ -70,7 +70,7 @@ let activeKeys: Set<string>;
 let errors: unknown[];
 let hub: SyncHub;
 
-function newHub(maxStallMs = 10_000): SyncHub {
+function newHub(maxStallMs = 10_000, maxStreamsPerKey?: number): SyncHub {
   const created = new SyncHub(
     {
       snapshots,
@@ -83,7 +83,7 @@ function newHub(maxStallMs = 10_000): SyncHub {
       },
       sdkKeys: { list: async () => [...activeKeys].map((id) => ({ id }) as never) },
     },
-    { maxStallMs, onError: (error) => errors.push(error) },
+    { maxStallMs, onError: (error) => errors.push(error), ...(maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey }) },
   );
   created.start();
   return created;
@@ -353,5 +353,31 @@ describe('authorize', () => {
     const user: Principal = { kind: 'user', userId: 'u', orgId: SCOPE.orgId, role: 'org_member', isSystem: false };
     await assert.rejects(hub.authorize(user, ''), code('INVALID_ARGUMENT'));
     await assert.rejects(hub.authorize(user, SCOPE.environmentId), code('NOT_FOUND'));
+  });
+});
+
+describe('streams per SDK key', () => {
+  test('beyond maxStreamsPerKey a stream ends at once with RESOURCE_EXHAUSTED; an ended stream frees its slot; other keys and users are not counted', async () => {
+    await hub.stop();
+    hub = newHub(10_000, 2);
+    const first = await openStream(SCOPE, 'key-1');
+    const second = await openStream(SCOPE, 'key-1');
+    const third = await openStream(SCOPE, 'key-1');
+    assert.equal(third.closed?.code, 'RESOURCE_EXHAUSTED');
+    assert.match(third.closed?.reason ?? '', /2 open sync streams/);
+    assert.equal(third.messages.length, 0);
+    assert.equal(hub.stats().streams, 2);
+    // Another key and a user (no key) have slots of their own.
+    assert.equal((await openStream(OTHER, 'key-2')).closed, null);
+    const user = new FakeSink();
+    user.handle = hub.open(SCOPE, {}, user);
+    await settle();
+    assert.equal(user.closed, null);
+
+    first.handle!.cancel();
+    const fourth = await openStream(SCOPE, 'key-1');
+    assert.equal(fourth.closed, null);
+    assert.equal(fourth.messages[0]?.payload.fullSnapshot, true);
+    assert.equal(second.closed, null);
   });
 });

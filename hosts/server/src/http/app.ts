@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config.ts';
 import type { Logger } from '../logging.ts';
 import { installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
@@ -6,6 +7,11 @@ import { installJsonBodyParser } from './json-body.ts';
 /** Largest accepted request body (DECISIONS §6: 1 MiB per body; 413 beyond). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/**
+ * Trusts the `hops` addresses nearest to us: the socket's peer and then X-Forwarded-For from the
+ * right. The client address is the next entry — the one the outermost trusted proxy saw — and
+ * never an entry further left, which whoever sent the request could have written.
+ */
 const trustHops = (hops: number) => (_address: string, hop: number): boolean => hop < hops;
 
 /**
@@ -13,13 +19,26 @@ const trustHops = (hops: number) => (_address: string, hop: number): boolean => 
  * error format everywhere, and one debug line per request instead of Fastify's two info lines
  * (the SDK routes are hot paths).
  */
-export function createHttpApp(logger: Logger, options: { trustProxy?: boolean | number | string } = {}): FastifyInstance {
+export function createHttpApp(logger: Logger, options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts } = {}): FastifyInstance {
+  const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const app = Fastify({
+    // Slow clients (docs/security-transport.md): headers and the whole request must arrive in
+    // time, idle keep-alive connections and silent sockets are closed. node:http checks the first
+    // two every `connectionsCheckingInterval`, so that runs often enough for the limits to hold.
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionTimeout: timeouts.idleMs,
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     requestIdHeader: 'x-request-id',
-    // A hop count trusts that many proxies nearest to us (Fastify takes it as a function).
+    // A hop count trusts that many proxies nearest to us (Fastify takes it as a function); a list
+    // of addresses/CIDRs is passed on as is.
     trustProxy: typeof options.trustProxy === 'number' ? trustHops(options.trustProxy) : (options.trustProxy ?? false),
     return503OnClosing: true,
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false, allowUnionTypes: true } },

@@ -17,9 +17,13 @@ export interface ServerProcess {
 /**
  * Runs the real server entry point (`npm start` runs the same file) as a child process, with
  * the given environment on top of a clean one. Ports default to 0 (any free port).
+ * `detached`: in a process group of its own (see the spawn option below).
  */
-export function spawnServer(env: Record<string, string>): ServerProcess {
+export function spawnServer(env: Record<string, string>, options: { detached?: boolean } = {}): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    // A process-group leader, like a shell's foreground job: `process.kill(-pid, signal)` then
+    // signals it and every child in its group, as a terminal's Ctrl-C does.
+    detached: options.detached ?? false,
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? '',

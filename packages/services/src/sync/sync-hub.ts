@@ -5,7 +5,7 @@ import type { DefinitionSnapshots } from '../evaluation/definition-snapshots.ts'
 import type { ScopeResolver } from '../scopes.ts';
 import { EnvironmentChannel } from './environment-channel.ts';
 import { SyncStream } from './sync-stream.ts';
-import type { SyncHolder, SyncSink, SyncStreamHandle } from './sync-types.ts';
+import type { SyncCloseCode, SyncHolder, SyncSink, SyncStreamHandle } from './sync-types.ts';
 
 export interface SyncHubDeps {
   snapshots: Pick<DefinitionSnapshots, 'get' | 'onChange'>;
@@ -19,6 +19,11 @@ export interface SyncHubOptions {
   maxStallMs?: number;
   /** Told about failures to load definitions (the affected streams are closed with UNAVAILABLE). */
   onError?: (error: unknown, scope: EnvironmentScope) => void;
+  /**
+   * Open streams one SDK key may hold in this hub; one more is ended with RESOURCE_EXHAUSTED, and
+   * a slot is free again as soon as a stream ends. Bounds what a leaked or looping key can cost.
+   */
+  maxStreamsPerKey?: number;
 }
 
 export interface SyncHubStats {
@@ -30,6 +35,9 @@ export interface SyncHubStats {
 
 /** Default of SyncHubOptions.maxStallMs. */
 export const DEFAULT_MAX_STALL_MS = 30_000;
+
+/** Default of SyncHubOptions.maxStreamsPerKey (every replica of an app usually shares one key). */
+export const DEFAULT_MAX_STREAMS_PER_KEY = 1_000;
 
 /**
  * How long a revoked key id is remembered. A stream whose key was checked just before the
@@ -52,6 +60,7 @@ export class SyncHub {
   private readonly unsubscribers: Array<() => void> = [];
   private readonly recentlyRevoked = new Map<string, number>();
   private readonly maxStallMs: number;
+  private readonly maxStreamsPerKey: number;
   private readonly onError: (error: unknown, scope: EnvironmentScope) => void;
   private stopped = false;
 
@@ -60,6 +69,7 @@ export class SyncHub {
     options: SyncHubOptions = {},
   ) {
     this.maxStallMs = options.maxStallMs ?? DEFAULT_MAX_STALL_MS;
+    this.maxStreamsPerKey = options.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
     this.onError = options.onError ?? (() => {});
   }
 
@@ -98,11 +108,7 @@ export class SyncHub {
    * the returned handle.
    */
   open(scope: EnvironmentScope, holder: SyncHolder, sink: SyncSink): SyncStreamHandle {
-    const refusal = this.stopped
-      ? ({ code: 'UNAVAILABLE', reason: 'the server is shutting down; reconnect' } as const)
-      : holder.sdkKeyId !== undefined && this.recentlyRevoked.has(holder.sdkKeyId)
-        ? ({ code: 'UNAUTHENTICATED', reason: 'the SDK key was revoked' } as const)
-        : null;
+    const refusal = this.refusal(holder);
     let channel = this.channels.get(scope.environmentId);
     if (!channel) {
       channel = new EnvironmentChannel(scope, { snapshots: this.deps.snapshots, sdkKeys: this.deps.sdkKeys, onError: this.onError });
@@ -122,6 +128,17 @@ export class SyncHub {
     }
     owner.add(stream);
     return stream;
+  }
+
+  /** Why a new stream of `holder` is ended at once, or null when it may open. */
+  private refusal(holder: SyncHolder): { code: SyncCloseCode; reason: string } | null {
+    if (this.stopped) return { code: 'UNAVAILABLE', reason: 'the server is shutting down; reconnect' };
+    if (holder.sdkKeyId === undefined) return null;
+    if (this.recentlyRevoked.has(holder.sdkKeyId)) return { code: 'UNAUTHENTICATED', reason: 'the SDK key was revoked' };
+    if ((this.streamsByKey.get(holder.sdkKeyId)?.size ?? 0) >= this.maxStreamsPerKey) {
+      return { code: 'RESOURCE_EXHAUSTED', reason: `this SDK key already has ${this.maxStreamsPerKey} open sync streams on this server` };
+    }
+    return null;
   }
 
   stats(): SyncHubStats {
