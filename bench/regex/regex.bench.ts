@@ -30,7 +30,7 @@ const contextsWith = (email: (i: number) => string): EvaluationContext[][] =>
 const SHORT = contextsWith(emailOf);
 // Values at the attribute cap (4096 characters): the longest input an evaluation entry point accepts.
 const LONG = contextsWith((i) => `${'a'.repeat(4096 - emailOf(i).length)}${emailOf(i)}`);
-// The ReDoS input of docs/security-regex.md: 4095 'a's and a '!' (RegExp would not finish on it).
+// The ReDoS input of docs/security.md: 4095 'a's and a '!' (RegExp would not finish on it).
 const REDOS = contextsWith((i) => `${'a'.repeat(4095 - (i % 8))}!${'b'.repeat(i % 8)}`.slice(0, 4096));
 
 const COUNTRY: Condition = { attribute: 'country', op: 'in', values: ['DE', 'FR', 'NL', 'AT'] };
@@ -118,8 +118,8 @@ console.log('(native RegExp on the 4096-char ReDoS input is not measured: about 
 // character from the end is an 'a') makes re2js's lazy DFA build a new state for nearly every
 // input character and throw its cache away when it fills, so the cost per character grows with
 // the pattern. These rows show the worst cases found: a few evaluations each, median milliseconds
-// per evaluation of one `matches` condition on a 4096-character value (docs/security-regex.md,
-// "Residual cost").
+// per evaluation of one `matches` condition on a 4096-character value (docs/security.md,
+// "Cost budget per definition").
 const ADVERSARIAL = ['^(a|b)*a(a|b){14}$', '^(a|b)*a(a|b){200}$', '^(?:[ab]*a[ab]{30}){1,30}$', `${'[ab]{1000}'.repeat(90)}!`];
 const AB = Array.from({ length: 5 }, (_, i) => {
   let state = 12345 + i;

@@ -27,9 +27,9 @@ export interface Config {
   grpcTls: GrpcTls | null;
   /** TLS of the public sync port (SYNC_GRPC_TLS_*); null: plaintext. */
   syncGrpcTls: GrpcTls | null;
-  /** Slow-client limits of the REST server (docs/security-transport.md). */
+  /** Slow-client limits of the REST server (docs/security.md). */
   httpTimeouts: HttpTimeouts;
-  /** Per-connection limits of both gRPC servers (docs/security-transport.md). */
+  /** Per-connection limits of both gRPC servers (docs/security.md). */
   grpcLimits: GrpcLimits;
   /** Open sync streams one SDK key may hold on this instance; the next is RESOURCE_EXHAUSTED. */
   syncMaxStreamsPerKey: number;

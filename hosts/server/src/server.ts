@@ -186,7 +186,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const grpcServices: RunningGrpcServer = await startGrpcServer({
       name: 'internal',
       // Loopback unless GRPC_HOST says otherwise: these services trust their callers' metadata
-      // more than the public port does, and serve reflection (docs/security-transport.md).
+      // more than the public port does, and serve reflection (docs/security.md).
       host: config.grpcHost,
       port: config.grpcPort,
       tls: config.grpcTls,

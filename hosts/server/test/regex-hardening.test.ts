@@ -9,7 +9,7 @@ import { portFrom, spawnServer } from './support/server-process.ts';
 import { TEST_JWT_SECRET, startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
- * `matches` cannot stall the server (docs/security-regex.md): patterns run on a linear-time engine
+ * `matches` cannot stall the server (docs/security.md): patterns run on a linear-time engine
  * (RE2 syntax), patterns outside RE2 are refused at write time on every writer, and string
  * attributes over 4096 characters are refused at every evaluation entry point.
  */

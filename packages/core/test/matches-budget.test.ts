@@ -4,7 +4,7 @@ import { checkConditions, checkRules, isDomainError, type Condition } from '../s
 
 // The total RE2 program a definition's `matches` patterns compile to is capped at write time
 // (MAX_MATCHES_PROGRAM_SIZE). RE2 is linear in the input, but a condition carrying twenty patterns
-// like COSTLY measured 2-3 s per evaluation on a 4096-character value (docs/security-regex.md):
+// like COSTLY measured 2-3 s per evaluation on a 4096-character value (docs/security.md):
 // each forces RE2 through a large program on every character.
 const COSTLY = '^(a|b)*a(a|b){14}$';
 const ORDINARY = ['^[a-z0-9._%+-]+@example\\.com$', '(?i)^.*@(gmail|yahoo|hotmail)\\.com$', '^user-[0-9]{1,6}$', '^(beta|canary)-.+$'];

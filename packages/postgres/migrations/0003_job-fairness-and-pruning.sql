@@ -1,4 +1,4 @@
--- Bounds on the stats queue and on tables that only grew (docs/security-bounds.md).
+-- Bounds on the stats queue and on tables that only grew (docs/security.md).
 
 -- 1. At most one queued (pending) recompute job per experiment: a trigger while one is queued
 --    gets that job back. Jobs already queued twice keep their oldest; the others are failed with

@@ -12,7 +12,7 @@ export interface RunningGrpcServer {
 }
 
 /**
- * The grpc-js options of every server of this process (docs/security-transport.md).
+ * The grpc-js options of every server of this process (docs/security.md).
  * - Keepalive pings from the server every 30 s (10 s to answer) keep idle long-lived streams
  *   alive through proxies and NATs and end connections whose peer vanished. grpc-js servers ping
  *   every connection, with or without calls (`keepalive_permit_without_calls` is read by grpc-js

@@ -22,7 +22,7 @@ const trustHops = (hops: number) => (_address: string, hop: number): boolean => 
 export function createHttpApp(logger: Logger, options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts } = {}): FastifyInstance {
   const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const app = Fastify({
-    // Slow clients (docs/security-transport.md): headers and the whole request must arrive in
+    // Slow clients (docs/security.md): headers and the whole request must arrive in
     // time, idle keep-alive connections and silent sockets are closed. node:http checks the first
     // two every `connectionsCheckingInterval`, so that runs often enough for the limits to hold.
     http: {

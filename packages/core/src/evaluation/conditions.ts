@@ -9,7 +9,7 @@ import { contextValue, findContext } from './bucketing.ts';
 /**
  * Longest regular expression a `matches` condition may carry. The engine is linear in the input
  * whatever the pattern (see compilePattern), so this bounds compile time and memory per pattern,
- * not matching time (docs/security-regex.md).
+ * not matching time (docs/security.md).
  */
 export const MAX_PATTERN_LENGTH = 1000;
 
@@ -119,7 +119,7 @@ const MAX_COMPILED_PATTERNS = 1024;
  * A compiled pattern for a `matches` value; null when not a string, too long or not compiling.
  * RE2JS is the JavaScript port of RE2: RE2 syntax, and matching time linear in the input whatever
  * the pattern, so that no pattern and no attribute value can stall evaluation (ReDoS;
- * docs/security-regex.md). Syntax RE2 lacks (backreferences, lookaround) does not compile.
+ * docs/security.md). Syntax RE2 lacks (backreferences, lookaround) does not compile.
  */
 function compilePattern(pattern: unknown): RE2JS | null {
   if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return null;
@@ -159,7 +159,7 @@ export function patternProblem(pattern: string): string | null {
  * rule segment's conditions) may compile to. RE2 matching is linear in the input, but its constant
  * grows with the program: about 10-15 ns per instruction and input character here, so this bounds
  * one definition's regular-expression work on a 4096-character attribute to tens of milliseconds
- * however many patterns it carries (docs/security-regex.md, "Residual cost"). Ordinary patterns
+ * however many patterns it carries (docs/security.md, "Cost budget per definition"). Ordinary patterns
  * compile to 10-50 instructions.
  */
 export const MAX_MATCHES_PROGRAM_SIZE = 500;

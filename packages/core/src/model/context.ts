@@ -15,6 +15,6 @@ export interface EvaluationContext {
  * characters of the Basic Multilingual Plane) that an evaluation entry point accepts. Matching is
  * linear in the input, so this bounds what one `matches` condition (and any string op) can cost a
  * request; every edge (REST evaluate, OFREP) refuses longer values with INVALID_ARGUMENT naming
- * the attribute (docs/security-regex.md).
+ * the attribute (docs/security.md).
  */
 export const MAX_ATTRIBUTE_STRING_LENGTH = 4096;

@@ -28,7 +28,7 @@ const MAX_ATTRIBUTES = 100;
  * Checks SDK-supplied contexts: scalar attributes only, bounded sizes. Runs on every evaluation,
  * so it allocates nothing (plain loops, no entries arrays, no Set for a single context). Every
  * evaluation entry point (REST evaluate, OFREP) goes through here, so the string attribute cap
- * (MAX_ATTRIBUTE_STRING_LENGTH; docs/security-regex.md) holds for all of them.
+ * (MAX_ATTRIBUTE_STRING_LENGTH; docs/security.md) holds for all of them.
  */
 export function checkContexts(contexts: EvaluationContext[]): EvaluationContext[] {
   if (contexts.length === 0 || contexts.length > MAX_CONTEXTS) throw invalidArgument(`between 1 and ${MAX_CONTEXTS} contexts are required`, 'contexts');
