@@ -80,6 +80,18 @@ async function post(path: string, body: unknown): Promise<void> {
   assert.deepEqual(answer.rejected_keys, [], `${path}: nothing rejected`);
 }
 
+/** Queues a recompute through the REST route and waits for the server's worker to complete it. */
+async function recomputeAndWait(experimentId: string): Promise<void> {
+  const queued = expectStatus(await client.post(`/v1/experiments/${experimentId}/recompute`, { token: a.member.token }), 202);
+  let finished: Json;
+  await eventually('the job to finish', async () => {
+    finished = expectStatus(await client.get(`/v1/jobs/${queued.job_id}`, { token: a.member.token }), 200);
+    return finished.status === 'completed' || finished.status === 'failed';
+  }, 15_000);
+  assert.equal(finished.status, 'completed', finished.error);
+  assert.equal(finished.error, '');
+}
+
 describe('full flow: 50/50 flag → ACTIVE → exposures and events → recompute → results', () => {
   test('participant counts, metric values and p-values match the computation from the same data', async () => {
     const experiment = await createExperiment(client, a, { metric_keys: ['purchase', 'revenue'] });
@@ -112,14 +124,7 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     await post('events/batch', { events });
 
     // 3. Recompute through the REST route; the server's worker loop runs the job.
-    const queued = expectStatus(await client.post(`/v1/experiments/${experiment.id}/recompute`, { token: a.member.token }), 202);
-    let finished: Json;
-    await eventually('the job to finish', async () => {
-      finished = expectStatus(await client.get(`/v1/jobs/${queued.job_id}`, { token: a.member.token }), 200);
-      return finished.status === 'completed' || finished.status === 'failed';
-    }, 15_000);
-    assert.equal(finished.status, 'completed', finished.error);
-    assert.equal(finished.error, '');
+    await recomputeAndWait(experiment.id);
 
     // 4. The results.
     const results = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/results`, { token: a.member.token }), 200);
@@ -178,13 +183,7 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     await post('exposures', { exposures });
     await post('events/batch', { events });
 
-    const queued = expectStatus(await client.post(`/v1/experiments/${experiment.id}/recompute`, { token: a.member.token }), 202);
-    let finished: Json;
-    await eventually('the job to finish', async () => {
-      finished = expectStatus(await client.get(`/v1/jobs/${queued.job_id}`, { token: a.member.token }), 200);
-      return finished.status === 'completed' || finished.status === 'failed';
-    }, 15_000);
-    assert.equal(finished.status, 'completed', finished.error);
+    await recomputeAndWait(experiment.id);
 
     const results = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/results`, { token: a.member.token }), 200);
     const [control, treatment] = results.variant_results;
