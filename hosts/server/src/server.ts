@@ -117,7 +117,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     started.push({ stop: () => ingest.stop() });
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(
-      { snapshots, scopes, verifier, sdkKeys: repos.sdkKeys },
+      { snapshots, scopes, verifier, sessions, sdkKeys: repos.sdkKeys },
       {
         maxStreamsPerKey: config.syncMaxStreamsPerKey,
         onError: (error, scope) => syncLog.warn({ err: { message: (error as Error).message }, environment_id: scope.environmentId }, 'sync: definitions could not be loaded; streams closed'),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { bearer } from './support/grpc-clients.ts';
-import { api, expectStatus, loginAdmin, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
+import { api, expectStatus, login, loginAdmin, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { endsWith, flagKeys, openInternalSync, openSync, sdkKeyMetadata, segmentKeys, type OpenStream } from './support/sync-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -239,5 +239,22 @@ describe('FlagService.Sync (internal port)', () => {
     const foreign = openInternalSync(it.server.grpcPort, { environment_id: other.environmentId }, bearer(tenant.member.token));
     open.push(foreign);
     await endsWith(foreign, grpc.status.NOT_FOUND);
+  });
+
+  test('a bearer stream, on this or another instance, ends with UNAUTHENTICATED when its session ends', async () => {
+    const session = await login(rest, tenant.member.email, tenant.member.password);
+    const another = await it.startAnotherInstance();
+    const here = openInternalSync(it.server.grpcPort, { environment_id: tenant.environmentId }, bearer(session.token));
+    const there = openInternalSync(another.grpcPort, { environment_id: tenant.environmentId }, bearer(session.token));
+    const unrelated = openInternalSync(it.server.grpcPort, { environment_id: tenant.environmentId }, bearer(tenant.member.token));
+    open.push(here, there, unrelated);
+    for (const stream of [here, there, unrelated]) assert.equal((await stream.next()).sequence_number, 1);
+    expectStatus(await rest.post('/v1/auth/logout', { token: session.token }), 204);
+    await endsWith(here, grpc.status.UNAUTHENTICATED);
+    await endsWith(there, grpc.status.UNAUTHENTICATED);
+    // The member's other session streams on.
+    const key = `after-logout-${unique()}`;
+    await createFlag(tenant, key);
+    assert.ok(flagKeys(await unrelated.until((m) => flagKeys(m).includes(key))).includes(key));
   });
 });

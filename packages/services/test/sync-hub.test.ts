@@ -66,6 +66,9 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
 
 let snapshots: FakeSnapshots;
 let revocationListeners: Set<(id: string) => void>;
+let sessionListeners: Set<(userId: string | null) => void>;
+/** Session ids the fake session registry answers as live. */
+let liveSessions: Set<string>;
 let activeKeys: Set<string>;
 let errors: unknown[];
 let hub: SyncHub;
@@ -82,6 +85,16 @@ function newHub(maxStallMs = 10_000, maxStreamsPerKey?: number): SyncHub {
         },
       },
       sdkKeys: { list: async () => [...activeKeys].map((id) => ({ id }) as never) },
+      sessions: {
+        onChanged: (listener) => {
+          sessionListeners.add(listener);
+          return () => sessionListeners.delete(listener);
+        },
+        currentRole: async (claims) => {
+          if (!liveSessions.has(claims.sessionId)) throw new Error('the session has ended');
+          return 'org_member';
+        },
+      },
     },
     { maxStallMs, onError: (error) => errors.push(error), ...(maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey }) },
   );
@@ -101,6 +114,8 @@ beforeEach(() => {
   snapshots.data.set(SCOPE.environmentId, { flags: [flag('b'), flag('a')], segments: [segment('rules'), segment('list', 'list')] });
   snapshots.data.set(OTHER.environmentId, { flags: [flag('other')], segments: [] });
   revocationListeners = new Set();
+  sessionListeners = new Set();
+  liveSessions = new Set(['session-a', 'session-b']);
   activeKeys = new Set(['key-1', 'key-2']);
   errors = [];
   hub = newHub();
@@ -296,6 +311,35 @@ describe('ending streams', () => {
     assert.equal(one.closed?.code, 'UNAUTHENTICATED');
     assert.equal(two.closed, null);
     assert.equal(hub.stats().streams, 1);
+  });
+
+  test('a bearer stream ends with UNAUTHENTICATED once its session has ended; other sessions and SDK keys go on', async () => {
+    const bearer = (userId: string, sessionId: string): Promise<FakeSink> => {
+      const sink = new FakeSink();
+      sink.handle = hub.open(SCOPE, { session: { userId, orgId: SCOPE.orgId, sessionId } }, sink);
+      return settle().then(() => sink);
+    };
+    const ending = await bearer('user-a', 'session-a');
+    const sameUserOtherSession = await bearer('user-a', 'session-b');
+    const otherUser = await bearer('user-b', 'session-a');
+    const keyed = await openStream(SCOPE, 'key-1');
+    // A change for user-a while its sessions are live ends nothing.
+    for (const listener of sessionListeners) listener('user-a');
+    await settle();
+    assert.equal(ending.closed, null);
+    liveSessions.delete('session-a');
+    for (const listener of sessionListeners) listener('user-a');
+    await settle();
+    assert.equal((ending.closed as FakeSink["closed"])?.code, 'UNAUTHENTICATED');
+    assert.equal(sameUserOtherSession.closed, null);
+    assert.equal(otherUser.closed, null, 'only the named user is re-checked');
+    assert.equal(keyed.closed, null);
+    // A lost notification connection (null) re-checks every bearer stream.
+    for (const listener of sessionListeners) listener(null);
+    await settle();
+    assert.equal((otherUser.closed as FakeSink["closed"])?.code, 'UNAUTHENTICATED');
+    assert.equal(sameUserOtherSession.closed, null);
+    assert.equal(hub.stats().streams, 2);
   });
 
   test('a stream of a key revoked after its check but before its registration is refused', async () => {

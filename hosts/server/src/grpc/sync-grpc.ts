@@ -43,7 +43,13 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
         const scope = await sync.authorize(principal, call.request.environment_id);
         if (call.cancelled) return;
         const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId);
-        sink.handle = sync.open(scope, principal.kind === 'sdk_key' ? { sdkKeyId: principal.sdkKeyId } : {}, sink);
+        const holder =
+          principal.kind === 'sdk_key'
+            ? { sdkKeyId: principal.sdkKeyId }
+            : principal.sessionId === undefined
+              ? {}
+              : { session: { userId: principal.userId, orgId: principal.orgId, sessionId: principal.sessionId } };
+        sink.handle = sync.open(scope, holder, sink);
         logger.debug({ environment_id: scope.environmentId, shape }, 'sync stream opened');
       } catch (error) {
         if (!call.cancelled) call.emit('error', toGrpcError(error, logger));

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { unauthenticated, type ChangeNotifier, type OrgRole, type Repositories } from '@switchyard/core';
 
 /** The channel on which every instance hears that a user's sessions or roles changed (payload: user id). */
@@ -38,6 +39,7 @@ export interface SessionRegistryOptions {
  */
 export class SessionRegistry {
   private readonly users = new Map<string, UserSessionState>();
+  private readonly events = new EventEmitter();
   private readonly ttlMs: number;
   private readonly maxUsers: number;
   private readonly now: () => number;
@@ -56,6 +58,7 @@ export class SessionRegistry {
     this.ttlMs = options.ttlMs ?? 60_000;
     this.maxUsers = options.maxUsers ?? 50_000;
     this.now = options.now ?? Date.now;
+    this.events.setMaxListeners(0);
   }
 
   async start(): Promise<void> {
@@ -93,11 +96,23 @@ export class SessionRegistry {
   forget(userId: string): void {
     this.generation++;
     this.users.delete(userId);
+    this.events.emit('changed', userId);
   }
 
   forgetAll(): void {
     this.generation++;
     this.users.clear();
+    this.events.emit('changed', null);
+  }
+
+  /**
+   * Calls `listener` with the id of every user whose sessions or roles may have changed, or null
+   * when every user's may have (a lost notification connection). Long-lived streams opened with a
+   * bearer token re-check their session on it. Returns the unsubscribe function.
+   */
+  onChanged(listener: (userId: string | null) => void): () => void {
+    this.events.on('changed', listener);
+    return () => this.events.off('changed', listener);
   }
 
   /** How many users' states are held (for tests and metrics). */

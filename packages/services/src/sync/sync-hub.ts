@@ -1,5 +1,6 @@
 import { invalidArgument, type EnvironmentScope, type Principal, type SdkKeyRepository } from '@switchyard/core';
 import type { CredentialVerifier } from '../auth/credential-verifier.ts';
+import type { SessionRegistry } from '../auth/session-registry.ts';
 import { requireAllowed } from '../authorization.ts';
 import type { DefinitionSnapshots } from '../evaluation/definition-snapshots.ts';
 import type { ScopeResolver } from '../scopes.ts';
@@ -11,6 +12,8 @@ export interface SyncHubDeps {
   snapshots: Pick<DefinitionSnapshots, 'get' | 'onChange'>;
   scopes: Pick<ScopeResolver, 'environment'>;
   verifier: Pick<CredentialVerifier, 'onRevoked'>;
+  /** Ends bearer-token streams whose session ended (logout, password change, removal). */
+  sessions: Pick<SessionRegistry, 'onChanged' | 'currentRole'>;
   sdkKeys: Pick<SdkKeyRepository, 'list'>;
 }
 
@@ -57,6 +60,8 @@ const REVOKED_MEMORY_MS = 5 * 60_000;
 export class SyncHub {
   private readonly channels = new Map<string, EnvironmentChannel>();
   private readonly streamsByKey = new Map<string, Set<SyncStream>>();
+  /** Bearer-token streams by user id. */
+  private readonly streamsByUser = new Map<string, Set<SyncStream>>();
   private readonly unsubscribers: Array<() => void> = [];
   private readonly recentlyRevoked = new Map<string, number>();
   private readonly maxStallMs: number;
@@ -87,7 +92,23 @@ export class SyncHub {
         this.rememberRevoked(sdkKeyId);
         for (const stream of [...(this.streamsByKey.get(sdkKeyId) ?? [])]) stream.close('UNAUTHENTICATED', 'the SDK key was revoked');
       }),
+      this.deps.sessions.onChanged((userId) => {
+        const users = userId === null ? [...this.streamsByUser.keys()] : [userId];
+        for (const user of users) for (const stream of [...(this.streamsByUser.get(user) ?? [])]) void this.recheckSession(stream);
+      }),
     );
+  }
+
+  /** Ends a bearer-token stream whose session has ended or whose user left the org. */
+  private async recheckSession(stream: SyncStream): Promise<void> {
+    const session = stream.holder.session;
+    if (!session) return;
+    try {
+      // issuedAtMs 0: the token is older than any state, so only the stored sessions decide.
+      await this.deps.sessions.currentRole({ ...session, issuedAtMs: 0 });
+    } catch {
+      stream.close('UNAUTHENTICATED', 'the session has ended');
+    }
   }
 
   /**
@@ -121,11 +142,8 @@ export class SyncHub {
       stream.close(refusal.code, refusal.reason);
       return stream;
     }
-    if (holder.sdkKeyId !== undefined) {
-      let streams = this.streamsByKey.get(holder.sdkKeyId);
-      if (!streams) this.streamsByKey.set(holder.sdkKeyId, (streams = new Set()));
-      streams.add(stream);
-    }
+    if (holder.sdkKeyId !== undefined) addTo(this.streamsByKey, holder.sdkKeyId, stream);
+    if (holder.session !== undefined) addTo(this.streamsByUser, holder.session.userId, stream);
     owner.add(stream);
     return stream;
   }
@@ -175,10 +193,19 @@ export class SyncHub {
     channel.streams.delete(stream);
     // The state of an environment nobody streams is not kept; the next stream loads it afresh.
     if (channel.streams.size === 0 && this.channels.get(channel.scope.environmentId) === channel) this.channels.delete(channel.scope.environmentId);
-    const keyId = stream.holder.sdkKeyId;
-    if (keyId === undefined) return;
-    const streams = this.streamsByKey.get(keyId);
-    streams?.delete(stream);
-    if (streams?.size === 0) this.streamsByKey.delete(keyId);
+    if (stream.holder.sdkKeyId !== undefined) removeFrom(this.streamsByKey, stream.holder.sdkKeyId, stream);
+    if (stream.holder.session !== undefined) removeFrom(this.streamsByUser, stream.holder.session.userId, stream);
   }
+}
+
+function addTo(index: Map<string, Set<SyncStream>>, id: string, stream: SyncStream): void {
+  let streams = index.get(id);
+  if (!streams) index.set(id, (streams = new Set()));
+  streams.add(stream);
+}
+
+function removeFrom(index: Map<string, Set<SyncStream>>, id: string, stream: SyncStream): void {
+  const streams = index.get(id);
+  streams?.delete(stream);
+  if (streams?.size === 0) index.delete(id);
 }

@@ -62,4 +62,6 @@ export interface SyncStreamHandle {
 /** Who holds a stream: an SDK key's streams end when the key is revoked. */
 export interface SyncHolder {
   sdkKeyId?: string;
+  /** A stream opened with a bearer token: it lasts only as long as this session. */
+  session?: { userId: string; orgId: string; sessionId: string };
 }
