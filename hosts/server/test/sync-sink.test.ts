@@ -29,6 +29,8 @@ class FakeCall extends EventEmitter {
 
 const payload = (environmentId: string): SyncPayload => ({
   environmentId,
+  projectId: 'project-1',
+  experimentFlagKeys: [],
   fullSnapshot: true,
   serverTimestampMs: 1,
   flags: [],

@@ -35,6 +35,8 @@ export interface SyncResponseMessage {
   full_snapshot: boolean;
   rule_segments: RuleSegmentMessage[];
   list_segments: ListSegmentMetaMessage[];
+  project_id: string;
+  experiment_flag_keys: string[];
 }
 
 /** A message whose payload is already encoded: only the sequence number is per stream. */
@@ -72,6 +74,8 @@ export function syncBody(payload: SyncPayload, shape: SyncShape): Record<string,
     removed_flag_keys: payload.removedFlagKeys,
     removed_segment_keys: payload.removedSegmentKeys,
     full_snapshot: payload.fullSnapshot,
+    project_id: payload.projectId,
+    experiment_flag_keys: payload.experimentFlagKeys,
   };
   if (shape === 'public') {
     body.segments = payload.segments.map(segmentMessage);

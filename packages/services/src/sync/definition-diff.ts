@@ -13,6 +13,8 @@ export interface DefinitionState {
   segments: ReadonlyMap<string, Entry<Segment>>;
   /** When the snapshot was read from the database (epoch ms). */
   loadedAtMs: number;
+  /** Flags under an ACTIVE experiment, in key order. */
+  experimentFlagKeys: readonly string[];
 }
 
 export interface DefinitionChanges {
@@ -20,6 +22,8 @@ export interface DefinitionChanges {
   segments: Segment[];
   removedFlagKeys: string[];
   removedSegmentKeys: string[];
+  /** The set of flags under an ACTIVE experiment differs (payloads always carry the whole set). */
+  experimentFlagKeysChanged: boolean;
 }
 
 const byKey = <T extends { key: string }>(a: T, b: T): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
@@ -32,7 +36,12 @@ function entries<T extends { key: string }>(documents: Iterable<T>): Map<string,
 
 /** A snapshot (active flags only: an archived flag is gone for SDKs) as a comparable state. */
 export function definitionState(snapshot: EnvironmentSnapshot): DefinitionState {
-  return { flags: entries(snapshot.flags.values()), segments: entries(snapshot.segments.values()), loadedAtMs: snapshot.loadedAtMs };
+  return {
+    flags: entries(snapshot.flags.values()),
+    segments: entries(snapshot.segments.values()),
+    loadedAtMs: snapshot.loadedAtMs,
+    experimentFlagKeys: [...snapshot.experimentFlagKeys].sort(),
+  };
 }
 
 /**
@@ -54,8 +63,10 @@ export function diffStates(before: DefinitionState, after: DefinitionState): Def
     segments: changed(before.segments, after.segments),
     removedFlagKeys: removed(before.flags, after.flags),
     removedSegmentKeys: removed(before.segments, after.segments),
+    experimentFlagKeysChanged: before.experimentFlagKeys.join('\u0000') !== after.experimentFlagKeys.join('\u0000'),
   };
 }
 
 export const isEmptyChange = (changes: DefinitionChanges): boolean =>
-  changes.flags.length === 0 && changes.segments.length === 0 && changes.removedFlagKeys.length === 0 && changes.removedSegmentKeys.length === 0;
+  changes.flags.length === 0 && changes.segments.length === 0 && changes.removedFlagKeys.length === 0 && changes.removedSegmentKeys.length === 0 &&
+  !changes.experimentFlagKeysChanged;

@@ -19,6 +19,8 @@ export interface ChannelDeps {
 function fullPayload(scope: EnvironmentScope, state: DefinitionState): SyncPayload {
   return {
     environmentId: scope.environmentId,
+    projectId: scope.projectId,
+    experimentFlagKeys: state.experimentFlagKeys,
     fullSnapshot: true,
     serverTimestampMs: state.loadedAtMs,
     flags: [...state.flags.values()].map((entry) => entry.document),
@@ -130,9 +132,14 @@ export class EnvironmentChannel {
     if (isEmptyChange(changes)) return;
     await this.broadcast({
       environmentId: this.scope.environmentId,
+      projectId: this.scope.projectId,
+      experimentFlagKeys: next.experimentFlagKeys,
       fullSnapshot: false,
       serverTimestampMs: next.loadedAtMs,
-      ...changes,
+      flags: changes.flags,
+      segments: changes.segments,
+      removedFlagKeys: changes.removedFlagKeys,
+      removedSegmentKeys: changes.removedSegmentKeys,
     });
   }
 

@@ -7,6 +7,10 @@ import type { ErrorCode, Flag, Segment } from '@switchyard/core';
  */
 export interface SyncPayload {
   environmentId: string;
+  /** The environment's project: SDKs bucket splits with it (DECISIONS §4 hash input). */
+  projectId: string;
+  /** Flags under an ACTIVE experiment, in key order: the complete set in every payload. */
+  experimentFlagKeys: readonly string[];
   /** True: the complete state, which replaces whatever the client held. */
   fullSnapshot: boolean;
   /** When the definitions this payload reflects were read (epoch ms). */
