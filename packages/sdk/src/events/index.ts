@@ -1,0 +1,4 @@
+export { EventDelivery, EVENT_DELIVERY_DEFAULTS } from './event-delivery.ts';
+export type { EventDeliveryOptions, EventDeliveryStats, RecordedExposure, TrackedEvent } from './event-delivery.ts';
+export { DEFAULT_RETRY_POLICY } from './retry-policy.ts';
+export type { RetryPolicy } from './retry-policy.ts';
