@@ -1,1 +1,18 @@
 export * from './logger.ts';
+export { SwitchyardClient } from './client.ts';
+export type { SwitchyardOptions } from './options.ts';
+export { TestData } from './testing/test-data.ts';
+export { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
+export type {
+  BootstrapDefinitions,
+  ChangeEvent,
+  ClientEvents,
+  ClientState,
+  EvaluationDetail,
+  SdkContext,
+  SdkContextInput,
+  SdkErrorCode,
+  SdkEvaluationReason,
+  StateEvent,
+} from './types.ts';
+export type { Flag, Segment, FlagValue } from '@switchyard/core';
