@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { SwitchyardClient, TestData } from '../src/index.ts';
+import { FileCache } from '../src/store/file-cache.ts';
+import { boolFlag, segment, segmentFlag, silent } from './fixtures.ts';
+import { boolFlagMessage, snapshotMessage, startFakeSyncServer, type FakeSyncServer } from './fake-sync-server.ts';
+
+const clients: SwitchyardClient[] = [];
+const servers: FakeSyncServer[] = [];
+after(async () => {
+  for (const client of clients) await client.close();
+  for (const server of servers) await server.stop();
+});
+const track = (client: SwitchyardClient): SwitchyardClient => {
+  clients.push(client);
+  return client;
+};
+
+describe('TestData', () => {
+  test('values, typed helpers, change events', async () => {
+    const td = new TestData().setFlag('on', true).setFlag('name', 'Ada').setFlag('limit', 3).setFlag('config', { a: 1 });
+    const client = track(new SwitchyardClient({ testData: td }));
+    await client.waitForReady({ timeoutMs: 0 });
+    assert.equal(client.boolVariation('on', { key: 'u' }, false), true);
+    assert.equal(client.stringVariation('name', { key: 'u' }, ''), 'Ada');
+    assert.equal(client.numberVariation('limit', { key: 'u' }, 0), 3);
+    assert.deepEqual(client.jsonVariation('config', { key: 'u' }, null), { a: 1 });
+    assert.deepEqual(client.allFlags({ key: 'u' }), { on: true, name: 'Ada', limit: 3, config: { a: 1 } });
+    assert.deepEqual(client.variationDetail('on', { key: 'u' }, false), { value: true, variant_key: 'value', reason: 'DEFAULT' });
+
+    const changes: string[][] = [];
+    client.on('change', ({ flag_keys }) => changes.push(flag_keys));
+    td.setFlag('on', false);
+    td.removeFlag('name');
+    assert.deepEqual(changes, [['on'], ['name']]);
+    assert.equal(client.boolVariation('on', { key: 'u' }, true), false);
+  });
+
+  test('whole flag documents, rule and list segments, multi-context', async () => {
+    const td = new TestData()
+      .setFlag(boolFlag('de-only', false, { rules: [{ id: 'r', conditions: [{ context_type: 'org', attribute: 'country', op: 'eq', values: ['DE'] }], variant_key: 'on' }] }))
+      .setFlag(segmentFlag('beta-only', 'beta'))
+      .setListMembers('beta', ['u1']);
+    const client = track(new SwitchyardClient({ testData: td }));
+    assert.equal(client.boolVariation('de-only', [{ key: 'u' }, { key: 'o', type: 'org', attributes: { country: 'DE' } }], false), true);
+    assert.equal(client.boolVariation('de-only', { key: 'u', attributes: { country: 'DE' } }, false), false, 'the condition names the org context');
+    assert.equal(client.boolVariation('beta-only', { key: 'u1' }, false), true);
+    assert.equal(client.boolVariation('beta-only', { key: 'u2' }, true), false);
+    assert.equal(await client.variationAsync('beta-only', { key: 'u1' }, false), true);
+  });
+});
+
+describe('evaluation never throws', () => {
+  const td = new TestData().setFlag('on', true).setFlag('name', 'Ada').setFlag(boolFlag('off', true, { enabled: false, off_variant_key: null }));
+  const client = track(new SwitchyardClient({ testData: td, logger: silent }));
+
+  test('type mismatches, unknown flags and bad contexts serve the fallback with an error code', () => {
+    assert.deepEqual(client.variationDetail('name', { key: 'u' }, false), {
+      value: false,
+      variant_key: '',
+      reason: 'ERROR',
+      error_code: 'TYPE_MISMATCH',
+      error_message: 'flag "name" is of type string; a boolean was asked for',
+    });
+    assert.equal(client.boolVariation('name', { key: 'u' }, true), true);
+    assert.equal(client.numberVariation('on', { key: 'u' }, 7), 7);
+    assert.equal(client.stringVariation('on', { key: 'u' }, 'x'), 'x');
+    assert.equal(client.variationDetail('missing', { key: 'u' }, 1).error_code, 'FLAG_NOT_FOUND');
+    for (const context of [null, undefined, 42, 'u', {}, { key: '' }, { key: 1 }, [], [{ key: 'u' }, null], { key: 'u', type: 5 }, { key: 'u', attributes: { a: {} } }]) {
+      const detail = client.variationDetail('on', context as never, false);
+      assert.equal(detail.error_code, 'INVALID_CONTEXT', JSON.stringify(context));
+      assert.equal(detail.value, false);
+    }
+    assert.equal(client.variation('on', { key: 'u' }, null), true, 'a null fallback implies no type');
+    assert.deepEqual(client.variationDetail('off', { key: 'u' }, 'fb'), { value: 'fb', variant_key: '', reason: 'DISABLED' });
+  });
+
+  test('hostile inputs: a throwing getter, a non-string flag key', () => {
+    const evil = { get key(): string { throw new Error('boom'); } };
+    assert.equal(client.variationDetail('on', evil as never, false).reason, 'ERROR');
+    assert.equal(client.variationDetail(undefined as never, { key: 'u' }, false).error_code, 'FLAG_NOT_FOUND');
+    assert.doesNotThrow(() => client.track('m', evil as never));
+    assert.deepEqual(client.allFlags(null as never), { on: null, name: null, off: null });
+  });
+});
+
+interface Posted {
+  path: string;
+  body: any;
+}
+
+function recordingFetch(posted: Posted[], members = new Set<string>()): typeof fetch {
+  return (async (url: string, init: RequestInit) => {
+    const path = new URL(url).pathname;
+    const body = JSON.parse(String(init.body));
+    posted.push({ path, body });
+    if (path.endsWith('/list-check/batch')) {
+      return Response.json(body.map((q: any) => ({ segment_key: q.segment_key, context_key: q.context_key, is_member: members.has(q.context_key) })));
+    }
+    const count = (body.events ?? body.exposures ?? body).length ?? 1;
+    return Response.json({ accepted_count: count, rejected_keys: [] }, { status: 202 });
+  }) as unknown as typeof fetch;
+}
+
+describe('with bootstrap definitions (no server)', () => {
+  const bootstrap = {
+    environmentId: 'env-1',
+    projectId: 'proj-1',
+    flags: [boolFlag('exp'), segmentFlag('gated', 'beta')],
+    segments: [segment('beta', 'list')],
+    experimentFlagKeys: ['exp'],
+  };
+
+  test('stale at once; exposures for experiment flags (first context) and track events go to delivery', async () => {
+    const posted: Posted[] = [];
+    const client = track(new SwitchyardClient({ sdkKey: 'sdk_k', baseUrl: 'http://sy.test', syncUrl: '127.0.0.1:1', bootstrap, fetch: recordingFetch(posted), logger: silent }));
+    assert.equal(client.state, 'stale');
+    await client.waitForReady({ timeoutMs: 0 });
+    assert.equal(client.boolVariation('exp', [{ key: 'u1' }, { key: 'o1', type: 'org' }], false), true);
+    client.boolVariation('gated', { key: 'u1' }, false);
+    client.track('purchase', { key: 'u1' }, 42.5);
+    await client.flush();
+    const exposures = posted.filter((p) => p.path === '/v1/environments/env-1/exposures').flatMap((p) => p.body.exposures);
+    assert.equal(exposures.length, 1, 'only the experiment flag');
+    assert.deepEqual({ ...exposures[0], timestamp_ms: 0 }, { flag_key: 'exp', variant_key: 'on', context_type: 'user', context_key: 'u1', timestamp_ms: 0 });
+    const events = posted.filter((p) => p.path === '/v1/environments/env-1/events/batch').flatMap((p) => p.body.events ?? p.body);
+    assert.equal(events.length, 1);
+    assert.equal(events[0].metric_key, 'purchase');
+    assert.equal(events[0].value, 42.5);
+  });
+
+  test('list segments: sync evaluation counts an unknown membership as "no" and fetches it; async asks first', async () => {
+    const posted: Posted[] = [];
+    const client = track(
+      new SwitchyardClient({ sdkKey: 'sdk_k', baseUrl: 'http://sy.test', syncUrl: '127.0.0.1:1', bootstrap, fetch: recordingFetch(posted, new Set(['u1'])), logger: silent, events: { enabled: false } }),
+    );
+    assert.equal(client.boolVariation('gated', { key: 'u1' }, false), false, 'not known yet');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(client.boolVariation('gated', { key: 'u1' }, false), true, 'cached by the background fetch');
+    const before = posted.length;
+    const answers = await Promise.all([client.variationAsync('gated', { key: 'u2' }, true), client.variationAsync('gated', { key: 'u3' }, true), client.variationAsync('gated', { key: 'u1' }, false)]);
+    assert.deepEqual(answers, [false, false, true]);
+    const batches = posted.slice(before).filter((p) => p.path.endsWith('/segments/list-check/batch'));
+    assert.equal(batches.length, 1, 'u2 and u3 in one request; u1 from the cache');
+    assert.deepEqual(batches[0]!.body, [
+      { segment_key: 'beta', context_key: 'u2', context_type: 'user' },
+      { segment_key: 'beta', context_key: 'u3', context_type: 'user' },
+    ]);
+  });
+});
+
+test('cache file: written after a sync message, then used by a client that cannot reach the server', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sdk-cache-'));
+  const cacheFile = path.join(dir, 'flags.json');
+  const server = await startFakeSyncServer();
+  servers.push(server);
+  server.onStream = (stream) => stream.send(snapshotMessage(1, [boolFlagMessage('a', true)]));
+  const online = new SwitchyardClient({ sdkKey: 'sdk_k', baseUrl: 'http://sy.test', syncUrl: `127.0.0.1:${server.port}`, cacheFile, cacheWriteIntervalMs: 0, logger: silent, events: { enabled: false } });
+  await online.waitForReady({ timeoutMs: 15_000 });
+  await online.close();
+  const cached = await new FileCache(cacheFile, 0, silent).read();
+  assert.equal(cached?.projectId, 'proj-1');
+  await server.stop();
+
+  const offline = track(
+    new SwitchyardClient({ sdkKey: 'sdk_k', baseUrl: 'http://sy.test', syncUrl: `127.0.0.1:${server.port}`, cacheFile, logger: silent, events: { enabled: false }, reconnect: { baseDelayMs: 1000 } }),
+  );
+  await offline.waitForReady({ timeoutMs: 15_000 });
+  assert.equal(offline.state, 'stale');
+  assert.equal(offline.environmentId, 'env-1');
+  assert.equal(offline.boolVariation('a', { key: 'u' }, false), true);
+});
