@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { defineMetric } from '../hosts/server/test/support/experiment-fixtures.ts';
+import { createFlag } from '../hosts/server/test/support/flag-client.ts';
+import { api, loginAdmin, seedTenant, type Tenant } from '../hosts/server/test/support/rest-client.ts';
+import { startTestServer, type TestServer } from '../hosts/server/test/support/test-server.ts';
+import { buildPackages, packPackages } from '../scripts/build-packages.ts';
+
+/**
+ * The published packages are real packages: `npm run pack` builds @switchyard/core and
+ * @switchyard/sdk to JavaScript with declarations, the tarballs install in an empty project, and
+ * plain `node` (no tsx) runs an ES module and a CommonJS script that use both: core runs its own
+ * shipped conformance vectors (murmurhash, re2js, semver and @stdlib through the built code), the
+ * SDK serves a TestData flag and then a real server's flag over the sync stream.
+ */
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+let work: string;
+let consumer: string;
+let tarballs: string[];
+
+/** The body both scripts share; `core`, `sdk` and `vectorPath` come from import or require. */
+const SHARED = String.raw`
+async function main(core, sdk, vectorPath) {
+  const out = {};
+  const read = (name) => JSON.parse(readFileSync(vectorPath(name), 'utf8'));
+
+  // The evaluation and bucketing vectors shipped in @switchyard/core, run by the built code.
+  const failures = [];
+  const evaluation = read('evaluation.json').cases;
+  for (const c of evaluation) {
+    const members = c.list_members ?? {};
+    const result = core.evaluate(c.flag, c.contexts, {
+      projectId: c.project_id,
+      environmentId: c.environment_id,
+      segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
+      isListMember: (segment, key) => {
+        const list = members[segment];
+        return list !== undefined && !list.excluded.includes(key) && list.included.includes(key);
+      },
+    });
+    const got = JSON.stringify([result.variant_key, result.value, result.is_enabled, result.reason, result.bucket, result.error_code]);
+    const want = JSON.stringify([c.expected.variant_key, c.expected.value, c.expected.is_enabled, c.expected.reason, c.expected.bucket, c.expected.error_code]);
+    if (got !== want) failures.push(c.name + ': ' + got + ' != ' + want);
+  }
+  const bucketing = read('bucketing.json').cases;
+  for (const c of bucketing) {
+    const bucket = core.bucketFor(c.hash_input, c.flag_key, c.project_id, c.environment_id);
+    if (bucket !== c.bucket) failures.push('bucket ' + c.hash_input + ': ' + bucket + ' != ' + c.bucket);
+  }
+  out.vectors = { evaluation: evaluation.length, bucketing: bucketing.length, failures };
+  out.stats = { srm: core.srmPValue([500, 500], [1, 1]), t: core.studentTTwoSidedPValue(0, 10), chi: core.chiSquaredSurvival(0, 1) };
+
+  // The SDK with a test data source: no server, no network.
+  const td = new sdk.TestData();
+  td.setFlag('packaged', 'from-test-data');
+  const local = new sdk.SwitchyardClient({ testData: td });
+  await local.waitForReady({ timeoutMs: 2000 });
+  out.testData = local.variation('packaged', { key: 'user-1' }, 'fallback');
+  await local.close();
+
+  // And against a real server when the test gives one.
+  if (process.env.SDK_KEY) {
+    const client = new sdk.SwitchyardClient({ sdkKey: process.env.SDK_KEY, baseUrl: process.env.BASE_URL, syncUrl: process.env.SYNC_URL, logger: sdk.silentLogger });
+    await client.waitForReady({ timeoutMs: 15000 });
+    out.server = client.variation('packaged', { key: 'user-1' }, 'fallback');
+    client.track('packaged-metric', { key: process.env.CONSUMER_NAME }, true);
+    await client.close();
+  }
+  console.log(JSON.stringify(out));
+}
+`;
+
+const ESM = `import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as core from '@switchyard/core';
+import * as sdk from '@switchyard/sdk';
+${SHARED}
+await main(core, sdk, (name) => fileURLToPath(import.meta.resolve('@switchyard/core/test-vectors/' + name)));
+`;
+
+const CJS = `'use strict';
+const { readFileSync } = require('node:fs');
+const core = require('@switchyard/core');
+const sdk = require('@switchyard/sdk');
+${SHARED}
+main(core, sdk, (name) => require.resolve('@switchyard/core/test-vectors/' + name)).catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
+
+/** Type-checks against the installed declarations, as a TypeScript user would (both conditions). */
+const TYPES = `import { bucketFor, evaluate, type Flag } from '@switchyard/core';
+import { SwitchyardClient, TestData, type SwitchyardOptions } from '@switchyard/sdk';
+const td = new TestData().setFlag('packaged', true);
+const options: SwitchyardOptions = { testData: td };
+const client = new SwitchyardClient(options);
+const on: boolean = client.variation('packaged', { key: 'user-1' }, false);
+const bucket: number = bucketFor('user-1', 'packaged', 'p', 'e');
+declare const flag: Flag;
+const reason: string = evaluate(flag, { context_type: 'user', key: 'u' }, { projectId: 'p', environmentId: 'e' }).reason;
+export { on, bucket, reason };
+`;
+
+before(async () => {
+  work = mkdtempSync(path.join(tmpdir(), 'switchyard-packaging-'));
+  const built = await buildPackages();
+  tarballs = await packPackages(built, path.join(work, 'tarballs'));
+  consumer = path.join(work, 'consumer');
+  mkdirSync(consumer);
+  writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+  await run(npm, ['install', ...tarballs, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: consumer, maxBuffer: 16 * 1024 * 1024 });
+  writeFileSync(path.join(consumer, 'consumer.mjs'), ESM);
+  writeFileSync(path.join(consumer, 'consumer.cjs'), CJS);
+  writeFileSync(path.join(consumer, 'types.mts'), TYPES);
+  writeFileSync(path.join(consumer, 'types.cts'), TYPES);
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+async function runConsumer(script: string, env: Record<string, string> = {}): Promise<any> {
+  const { stdout } = await run(process.execPath, [script], { cwd: consumer, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+}
+
+function tarballFiles(tarball: string): Promise<string[]> {
+  return run('tar', ['tzf', tarball]).then(({ stdout }) => stdout.trim().split('\n').map((file) => file.replace(/^package\//, '')));
+}
+
+describe('packages', () => {
+  test('the tarballs hold JavaScript and declarations, not sources, fakes or tests', async () => {
+    assert.deepEqual(tarballs.map((file) => path.basename(file)), ['switchyard-core-0.1.0.tgz', 'switchyard-sdk-0.1.0.tgz']);
+    for (const tarball of tarballs) {
+      const files = await tarballFiles(tarball);
+      for (const required of ['package.json', 'README.md', 'LICENSE', 'esm/index.js', 'esm/index.d.ts', 'cjs/index.js', 'cjs/index.d.ts', 'cjs/package.json']) {
+        assert.ok(files.includes(required), `${path.basename(tarball)} has ${required}`);
+      }
+      const strays = files.filter((file) => /^src\//.test(file) || /\/testing\/(index|contracts|in-memory)/.test(file) || /\.test\.|(^|\/)test\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')));
+      assert.deepEqual(strays, [], `${path.basename(tarball)} ships no sources or tests`);
+      const declarations = files.filter((file) => file.endsWith('.d.ts'));
+      for (const file of declarations) {
+        const text = readFileSync(path.join(consumer, 'node_modules', '@switchyard', path.basename(tarball).includes('core') ? 'core' : 'sdk', file), 'utf8');
+        assert.doesNotMatch(text, /from '\.{1,2}\/[^']*\.ts'/, `${file} imports .js, not .ts`);
+      }
+    }
+    assert.ok((await tarballFiles(tarballs[0]!)).includes('test-vectors/evaluation.json'), 'core ships the conformance vectors');
+  });
+
+  test('the published manifests: no "private", conditional exports, small runtime dependencies', () => {
+    const core = JSON.parse(readFileSync(path.join(consumer, 'node_modules/@switchyard/core/package.json'), 'utf8'));
+    const sdk = JSON.parse(readFileSync(path.join(consumer, 'node_modules/@switchyard/sdk/package.json'), 'utf8'));
+    for (const manifest of [core, sdk]) {
+      assert.equal(manifest.private, undefined);
+      assert.deepEqual(manifest.exports['.'], {
+        import: { types: './esm/index.d.ts', default: './esm/index.js' },
+        require: { types: './cjs/index.d.ts', default: './cjs/index.js' },
+      });
+      assert.equal(manifest.main, './cjs/index.js');
+    }
+    assert.deepEqual(Object.keys(core.dependencies).sort(), ['@stdlib/stats-base-dists-chisquare-cdf', '@stdlib/stats-base-dists-t-cdf', 'murmurhash', 're2js', 'semver']);
+    assert.deepEqual(sdk.dependencies, { '@grpc/grpc-js': sdk.dependencies['@grpc/grpc-js'], '@grpc/proto-loader': sdk.dependencies['@grpc/proto-loader'], '@switchyard/core': core.version });
+    const installed = readdirSync(path.join(consumer, 'node_modules'));
+    for (const heavy of ['tsx', 'typescript', 'fastify', 'postgres', 'esbuild']) assert.ok(!installed.includes(heavy), `${heavy} is not installed with the packages`);
+  });
+
+  for (const script of ['consumer.mjs', 'consumer.cjs']) {
+    test(`plain node runs ${script}: core's shipped vectors pass, the SDK serves a TestData flag`, async () => {
+      const out = await runConsumer(script);
+      assert.deepEqual(out.vectors.failures, []);
+      assert.ok(out.vectors.evaluation >= 40 && out.vectors.bucketing >= 40, JSON.stringify(out.vectors));
+      assert.deepEqual(out.stats, { srm: 1, t: 1, chi: 1 });
+      assert.equal(out.testData, 'from-test-data');
+    });
+  }
+
+  test('the declarations type-check for an ES module and a CommonJS TypeScript user', async () => {
+    const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--typeRoots', path.join(ROOT, 'node_modules/@types'), '--types', 'node', 'types.mts', 'types.cts'];
+    await run(process.execPath, [tsc, ...args], { cwd: consumer }).catch((error: { stdout?: string }) => assert.fail(error.stdout));
+  });
+
+  describe('against a real server', () => {
+    let server: TestServer;
+    let tenant: Tenant;
+
+    before(async () => {
+      server = await startTestServer();
+      const client = api(server.base);
+      const admin = await loginAdmin(client);
+      tenant = await seedTenant(client, admin.token, 'packaging');
+      await createFlag(client, tenant.admin.token, tenant.environmentId, {
+        flag: { key: 'packaged', value_type: 'string', variants: [{ key: 'served', value: 'from-the-server' }, { key: 'off', value: 'off' }], off_variant_key: 'off', rules: [{ id: 'all', conditions: [], variant_key: 'served' }] },
+        enabled: true,
+      });
+      await defineMetric(client, tenant, 'packaged-metric', 'bool');
+    });
+    after(() => server.stop());
+
+    for (const script of ['consumer.mjs', 'consumer.cjs']) {
+      test(`${script} reads the flag over the sync stream and its tracked event is stored`, async () => {
+        const out = await runConsumer(script, {
+          SDK_KEY: tenant.rawKey,
+          BASE_URL: server.base,
+          SYNC_URL: `127.0.0.1:${server.server.syncGrpcPort}`,
+          CONSUMER_NAME: script,
+        });
+        assert.equal(out.server, 'from-the-server');
+        const sql = server.server.database.sql;
+        const [row] = await sql<{ n: string }[]>`
+          SELECT count(*) AS n FROM events WHERE org_id = ${tenant.orgId} AND environment_id = ${tenant.environmentId} AND context_key = ${script}`;
+        assert.equal(Number(row?.n), 1, 'the event tracked before close() is stored');
+      });
+    }
+  });
+});
