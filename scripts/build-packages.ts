@@ -1,8 +1,9 @@
 /**
  * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core and
  * @switchyard/sdk) into JavaScript packages with type declarations that install and run on plain
- * Node 20 from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the workspaces stay TypeScript source (their package.json
- * `exports` point to src/*.ts, run with tsx); only the build output is JavaScript:
+ * Node 20 from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
+ * workspaces stay TypeScript source (their package.json `exports` point to src/*.ts, run with
+ * tsx); only the build output is JavaScript:
  *
  *   packages/<name>/dist/esm/**   ES modules + .d.ts   (tsconfig.build.json)
  *   packages/<name>/dist/cjs/**   CommonJS + .d.ts     (tsconfig.build.cjs.json; cjs/package.json says so)
@@ -162,12 +163,30 @@ function publishableManifest(spec: PackageSpec, source: SourceManifest, versions
   };
 }
 
-async function buildOne(spec: PackageSpec, versions: Map<string, string>): Promise<BuiltPackage> {
+/**
+ * The tsconfig to compile with: the workspace's own, or (when building elsewhere, as the packaging
+ * test does so it never races a build in the working tree) a wrapper extending it with another
+ * outDir and core's declarations taken from that other place.
+ */
+function projectFor(spec: PackageSpec, format: 'esm' | 'cjs', distDir: string, coreDist: string | undefined): string {
+  const own = path.join(ROOT, spec.dir, format === 'esm' ? 'tsconfig.build.json' : 'tsconfig.build.cjs.json');
+  if (distDir === path.join(ROOT, spec.dir, 'dist')) return own;
+  // typeRoots: found from the config's own directory otherwise, which is no longer in the repository.
+  const compilerOptions: Record<string, unknown> = { outDir: path.join(distDir, format), typeRoots: [path.join(ROOT, 'node_modules', '@types')] };
+  if (coreDist !== undefined) compilerOptions.paths = { '@switchyard/core': [path.join(coreDist, format, 'index.d.ts')] };
+  const wrapper = path.join(path.dirname(distDir), `tsconfig.${path.basename(spec.dir)}.${format}.json`);
+  writeFileSync(wrapper, JSON.stringify({ extends: own, compilerOptions }, null, 2));
+  return wrapper;
+}
+
+async function buildOne(spec: PackageSpec, versions: Map<string, string>, distDir: string, coreDist: string | undefined): Promise<BuiltPackage> {
   const workspace = path.join(ROOT, spec.dir);
-  const distDir = path.join(workspace, 'dist');
   const source = readJson<SourceManifest>(path.join(workspace, 'package.json'));
   rmSync(distDir, { recursive: true, force: true });
-  await Promise.all([tsc(path.join(spec.dir, 'tsconfig.build.json')), tsc(path.join(spec.dir, 'tsconfig.build.cjs.json'))]);
+  mkdirSync(distDir, { recursive: true });
+  // Both compilations finish before a failure is reported, so nothing writes into a directory being removed.
+  const compiled = await Promise.allSettled([tsc(projectFor(spec, 'esm', distDir, coreDist)), tsc(projectFor(spec, 'cjs', distDir, coreDist))]);
+  for (const result of compiled) if (result.status === 'rejected') throw result.reason;
   rewriteDeclarationImports(distDir);
   writeFileSync(path.join(distDir, 'cjs', 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
   for (const { from, keep } of spec.copy) {
@@ -182,15 +201,24 @@ async function buildOne(spec: PackageSpec, versions: Map<string, string>): Promi
   return { name: source.name, version: source.version, distDir };
 }
 
-/** Builds every published package in order; returns where each one is. */
-export async function buildPackages(): Promise<BuiltPackage[]> {
+/**
+ * Builds every published package in order; returns where each one is. By default into
+ * packages/<name>/dist; with `outDir`, into `<outDir>/<name>` instead (the working tree untouched).
+ */
+export async function buildPackages(options: { outDir?: string } = {}): Promise<BuiltPackage[]> {
   const versions = new Map<string, string>();
   for (const spec of PUBLISHED) {
     const manifest = readJson<SourceManifest>(path.join(ROOT, spec.dir, 'package.json'));
     versions.set(manifest.name, manifest.version);
   }
   const built: BuiltPackage[] = [];
-  for (const spec of PUBLISHED) built.push(await buildOne(spec, versions));
+  let coreDist: string | undefined;
+  for (const spec of PUBLISHED) {
+    const distDir = options.outDir === undefined ? path.join(ROOT, spec.dir, 'dist') : path.join(path.resolve(options.outDir), path.basename(spec.dir));
+    const pkg = await buildOne(spec, versions, distDir, coreDist);
+    if (pkg.name === '@switchyard/core') coreDist = pkg.distDir;
+    built.push(pkg);
+  }
   return built;
 }
 

@@ -114,7 +114,7 @@ export { on, bucket, reason };
 
 before(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'switchyard-packaging-'));
-  const built = await buildPackages();
+  const built = await buildPackages({ outDir: path.join(work, 'build') });
   tarballs = await packPackages(built, path.join(work, 'tarballs'));
   consumer = path.join(work, 'consumer');
   mkdirSync(consumer);
