@@ -318,6 +318,15 @@ describe('EventDelivery: metric events', () => {
     assert.equal(events.stats().droppedEvents, bad.length + 1);
     assert.equal(events.stats().droppedExposures, bad.length);
   });
+  test('a batch that cannot even be sent (an environment id no URL can hold) settles: flush resolves, the events count as dropped', async () => {
+    const events = delivery({ environmentId: () => '\uD800' });
+    events.track(event(1));
+    await events.flush();
+    assert.equal(ingest.received.length, 0);
+    assert.equal(events.stats().droppedEvents, 1);
+    assert.equal(events.stats().queuedEvents, 0);
+    assert.ok(logger.lines.some((line) => line.level === 'error' && line.message.startsWith('could not send 1 events')));
+  });
 });
 
 describe('EventDelivery: exposures', () => {

@@ -175,10 +175,10 @@ export class DeliveryQueue {
     const batch = this.takeBatch();
     this.inFlightCount = batch.length;
     const { retry, noun, logger } = this.options;
-    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/v1/environments/${encodeURIComponent(environmentId)}/${this.options.route}`;
-    const body = `{"${this.options.field}":[${batch.map((item) => item.json).join(',')}]}`;
-    const idempotencyKey = randomUUID();
     try {
+      const url = `${this.options.baseUrl.replace(/\/+$/, '')}/v1/environments/${encodeURIComponent(environmentId)}/${this.options.route}`;
+      const body = `{"${this.options.field}":[${batch.map((item) => item.json).join(',')}]}`;
+      const idempotencyKey = randomUUID();
       for (let attempt = 1; ; attempt++) {
         const result = await this.attempt(url, body, idempotencyKey);
         if (result.outcome === 'delivered') {
@@ -201,6 +201,11 @@ export class DeliveryQueue {
         logger.debug(`delivering ${batch.length} ${noun} failed (${why}); retry ${attempt} in ${delayMs} ms`, { status: result.status, attempt });
         await this.sleep(delayMs);
       }
+    } catch (error) {
+      // Not a delivery failure but a bug or a bad environment id: the batch must still settle, or flush would wait forever.
+      logger.error(`could not send ${batch.length} ${noun}: ${error instanceof Error ? error.name : 'error'}`);
+      this.giveUp(batch);
+      return true;
     } finally {
       this.inFlightCount = 0;
       this.settledSeq = batch[batch.length - 1]!.seq;
