@@ -1,0 +1,1 @@
+export { SwitchyardProvider, toSdkContext, type SwitchyardProviderOptions } from './provider.ts';
