@@ -30,8 +30,9 @@ let tarballs: string[];
 
 /** The body both scripts share; `core`, `sdk` and `vectorPath` come from import or require. */
 const SHARED = String.raw`
-async function main(core, sdk, vectorPath) {
+async function main(core, sdk, openfeature, vectorPath) {
   const out = {};
+  out.provider = typeof openfeature.SwitchyardProvider;
   const read = (name) => JSON.parse(readFileSync(vectorPath(name), 'utf8'));
 
   // The evaluation and bucketing vectors shipped in @switchyard/core, run by the built code.
@@ -84,16 +85,18 @@ const ESM = `import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as core from '@switchyard/core';
 import * as sdk from '@switchyard/sdk';
+import * as openfeature from '@switchyard/sdk/openfeature';
 ${SHARED}
-await main(core, sdk, (name) => fileURLToPath(import.meta.resolve('@switchyard/core/test-vectors/' + name)));
+await main(core, sdk, openfeature, (name) => fileURLToPath(import.meta.resolve('@switchyard/core/test-vectors/' + name)));
 `;
 
 const CJS = `'use strict';
 const { readFileSync } = require('node:fs');
 const core = require('@switchyard/core');
 const sdk = require('@switchyard/sdk');
+const openfeature = require('@switchyard/sdk/openfeature');
 ${SHARED}
-main(core, sdk, (name) => require.resolve('@switchyard/core/test-vectors/' + name)).catch((error) => {
+main(core, sdk, openfeature, (name) => require.resolve('@switchyard/core/test-vectors/' + name)).catch((error) => {
   console.error(error);
   process.exit(1);
 });
@@ -119,7 +122,8 @@ before(async () => {
   consumer = path.join(work, 'consumer');
   mkdirSync(consumer);
   writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  await run(npm, ['install', ...tarballs, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: consumer, maxBuffer: 16 * 1024 * 1024 });
+  // @openfeature/server-sdk: the optional peer dependency of @switchyard/sdk/openfeature.
+  await run(npm, ['install', ...tarballs, '@openfeature/server-sdk', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: consumer, maxBuffer: 16 * 1024 * 1024 });
   writeFileSync(path.join(consumer, 'consumer.mjs'), ESM);
   writeFileSync(path.join(consumer, 'consumer.cjs'), CJS);
   writeFileSync(path.join(consumer, 'types.mts'), TYPES);
@@ -176,8 +180,9 @@ describe('packages', () => {
   });
 
   for (const script of ['consumer.mjs', 'consumer.cjs']) {
-    test(`plain node runs ${script}: core's shipped vectors pass, the SDK serves a TestData flag`, async () => {
+    test(`plain node runs ${script}: core's shipped vectors pass, the SDK serves a TestData flag, the OpenFeature provider loads`, async () => {
       const out = await runConsumer(script);
+      assert.equal(out.provider, 'function');
       assert.deepEqual(out.vectors.failures, []);
       assert.ok(out.vectors.evaluation >= 40 && out.vectors.bucketing >= 40, JSON.stringify(out.vectors));
       assert.deepEqual(out.stats, { srm: 1, t: 1, chi: 1 });
