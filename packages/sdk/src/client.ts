@@ -17,6 +17,11 @@ const DEFAULT_READY_TIMEOUT_MS = 10_000;
 
 type Membership = (segmentKey: string, contextKey: string) => boolean;
 
+/** The caller's fallback, with why. */
+function failure(fallback: FlagValue, code: SdkErrorCode, message: string): EvaluationDetail {
+  return { value: fallback, variant_key: '', reason: 'ERROR', error_code: code, error_message: message };
+}
+
 /**
  * The Switchyard SDK client (docs/sdk.md): keeps the environment's definitions in memory from the
  * sync stream and evaluates flags locally with core's evaluate(), with no network call per
@@ -38,6 +43,9 @@ export class SwitchyardClient {
   private streamDelivered = false;
   private unsubscribeTestData: (() => void) | undefined;
   private warnedNoProject = false;
+  /** See cachedEnvironment. */
+  private syncEnvironment: EvaluationEnvironment | undefined;
+  private evaluating: EvaluationContext[] = [];
 
   constructor(options: SwitchyardOptions) {
     this.options = resolveOptions(options);
@@ -300,21 +308,20 @@ export class SwitchyardClient {
     membership: Membership | undefined,
     recordExposure = true,
   ): EvaluationDetail {
-    const fail = (code: SdkErrorCode, message: string): EvaluationDetail => ({ value: fallback, variant_key: '', reason: 'ERROR', error_code: code, error_message: message });
     try {
-      if (!this.store.hasDefinitions) return fail('CLIENT_NOT_READY', 'no flag definitions yet');
+      if (!this.store.hasDefinitions) return failure(fallback, 'CLIENT_NOT_READY', 'no flag definitions yet');
       const contexts = toCoreContexts(context);
-      if (!contexts) return fail('INVALID_CONTEXT', 'a context is {key: non-empty string, type?: string, attributes?: {name: string | number | boolean}} or a non-empty array of them');
+      if (!contexts) return failure(fallback, 'INVALID_CONTEXT', 'a context is {key: non-empty string, type?: string, attributes?: {name: string | number | boolean}} or a non-empty array of them');
       const flag = this.store.flag(flagKey);
-      if (!flag) return fail('FLAG_NOT_FOUND', `no flag "${String(flagKey)}"`);
-      const result = evaluate(flag, contexts, this.environment(membership ?? this.cachedMembership(flag, contexts)));
-      if (result.reason === 'ERROR') return fail((result.error_code as SdkErrorCode | undefined) ?? 'GENERAL', result.error_message ?? 'evaluation failed');
+      if (!flag) return failure(fallback, 'FLAG_NOT_FOUND', `no flag "${String(flagKey)}"`);
+      const result = evaluate(flag, contexts, membership ? this.environment(membership) : this.cachedEnvironment(contexts));
+      if (result.reason === 'ERROR') return failure(fallback, (result.error_code as SdkErrorCode | undefined) ?? 'GENERAL', result.error_message ?? 'evaluation failed');
       if (result.value === null) {
         // A disabled flag without an off variant, or a variant key naming no variant: the fallback.
         return { value: fallback, variant_key: '', reason: result.reason };
       }
       if (!hasType(result.value, expected)) {
-        return fail('TYPE_MISMATCH', `flag "${flagKey}" is of type ${flag.value_type}; ${expected === 'object' ? 'an object' : `a ${expected}`} was asked for`);
+        return failure(fallback, 'TYPE_MISMATCH', `flag "${flagKey}" is of type ${flag.value_type}; ${expected === 'object' ? 'an object' : `a ${expected}`} was asked for`);
       }
       if (recordExposure) this.recordExposure(flag, result.variant_key, result.is_enabled, contexts);
       const detail: EvaluationDetail = { value: result.value, variant_key: result.variant_key, reason: result.reason };
@@ -324,8 +331,22 @@ export class SwitchyardClient {
       }
       return detail;
     } catch (error) {
-      return fail('GENERAL', `evaluation failed: ${error instanceof Error ? error.message : String(error)}`);
+      return failure(fallback, 'GENERAL', `evaluation failed: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  /**
+   * The environment of synchronous evaluations, reused while the definitions it points at are the
+   * same (no object or closure per evaluation): its list-membership function reads the contexts of
+   * the evaluation in progress from `evaluating` (evaluation is synchronous, so it cannot change
+   * under it).
+   */
+  private cachedEnvironment(contexts: EvaluationContext[]): EvaluationEnvironment {
+    this.evaluating = contexts;
+    const env = this.syncEnvironment;
+    if (env && env.segments === this.store.segments && env.projectId === this.store.projectId && env.environmentId === (this.store.environmentId ?? '')) return env;
+    this.syncEnvironment = this.environment(this.cachedMembership());
+    return this.syncEnvironment;
   }
 
   private environment(isListMember: Membership): EvaluationEnvironment {
@@ -340,13 +361,13 @@ export class SwitchyardClient {
    * Synchronous membership: the cached answer; unknown counts as "not a member" and queues a
    * background lookup so a later evaluation knows (docs/sdk.md "List segments").
    */
-  private cachedMembership(_flag: Flag, contexts: EvaluationContext[]): Membership {
+  private cachedMembership(): Membership {
     const testData = this.options.testData;
     if (testData) return (segmentKey, contextKey) => testData.isListMember(segmentKey, contextKey);
     return (segmentKey, contextKey) => {
       const cached = this.membershipCache.get(segmentKey, contextKey);
       if (cached !== undefined) return cached;
-      const query = this.membershipQuery(segmentKey, contextKey, contexts);
+      const query = this.membershipQuery(segmentKey, contextKey, this.evaluating);
       if (query) this.listChecker?.prefetch(query);
       return false;
     };

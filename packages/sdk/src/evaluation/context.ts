@@ -8,27 +8,53 @@ const DEFAULT_CONTEXT_TYPE = 'user';
  * EvaluationContext list; undefined for anything malformed (reported as INVALID_CONTEXT).
  */
 export function toCoreContexts(input: SdkContextInput): EvaluationContext[] | undefined {
-  const list: unknown[] = Array.isArray(input) ? input : [input];
-  if (list.length === 0) return undefined;
+  if (!Array.isArray(input)) {
+    const context = toCoreContext(input);
+    return context ? [context] : undefined;
+  }
+  if (input.length === 0) return undefined;
   const out: EvaluationContext[] = [];
-  for (const item of list) {
-    if (typeof item !== 'object' || item === null) return undefined;
-    const { key, type, attributes } = item as { key?: unknown; type?: unknown; attributes?: unknown };
-    if (typeof key !== 'string' || key === '') return undefined;
-    if (type !== undefined && (typeof type !== 'string' || type === '')) return undefined;
-    const context: EvaluationContext = { context_type: (type as string | undefined) ?? DEFAULT_CONTEXT_TYPE, key };
-    if (attributes !== undefined && attributes !== null) {
-      if (typeof attributes !== 'object' || Array.isArray(attributes)) return undefined;
-      const parameters: Record<string, string | number | boolean> = {};
-      for (const [name, value] of Object.entries(attributes)) {
-        if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) parameters[name] = value;
-        else if (value !== undefined && value !== null) return undefined;
-      }
-      context.parameters = parameters;
-    }
+  for (const item of input) {
+    const context = toCoreContext(item);
+    if (!context) return undefined;
     out.push(context);
   }
   return out;
+}
+
+/**
+ * One context. The caller's attributes object is used as it is when every value is a string, a
+ * finite number or a boolean and it is a plain object (the common case: no copy per evaluation;
+ * evaluation only reads it); otherwise a copy of its own properties without null or undefined.
+ */
+function toCoreContext(item: unknown): EvaluationContext | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const { key, type, attributes } = item as { key?: unknown; type?: unknown; attributes?: unknown };
+  if (typeof key !== 'string' || key === '') return undefined;
+  if (type !== undefined && (typeof type !== 'string' || type === '')) return undefined;
+  const context: EvaluationContext = { context_type: (type as string | undefined) ?? DEFAULT_CONTEXT_TYPE, key };
+  if (attributes === undefined || attributes === null) return context;
+  if (typeof attributes !== 'object' || Array.isArray(attributes)) return undefined;
+  const values = attributes as Record<string, unknown>;
+  // An object with another prototype (a class instance, Object.create(...)) could carry inherited
+  // properties that core would read as attributes: only its own ones are copied.
+  const prototype: unknown = Object.getPrototypeOf(values);
+  let needsCopy = prototype !== Object.prototype && prototype !== null;
+  for (const name in values) {
+    if (!Object.prototype.hasOwnProperty.call(values, name)) continue;
+    const value = values[name];
+    if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) continue;
+    if (value === undefined || value === null) needsCopy = true;
+    else return undefined;
+  }
+  context.parameters = needsCopy ? withoutAbsent(values) : (values as Record<string, string | number | boolean>);
+  return context;
+}
+
+function withoutAbsent(values: Record<string, unknown>): Record<string, string | number | boolean> {
+  const parameters: Record<string, string | number | boolean> = {};
+  for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== null) parameters[name] = value as string | number | boolean;
+  return parameters;
 }
 
 /** What a typed helper (or a fallback's own type) asks a value to be. */
