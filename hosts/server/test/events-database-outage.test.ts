@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { connect, startEmbeddedPostgres, type EmbeddedPostgresHandle, type Sql } from '@switchyard/postgres';
-import { freePort } from '@switchyard/postgres/testing';
+import { stablePort } from '@switchyard/postgres/testing';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logging.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
@@ -64,7 +64,7 @@ async function waitUntilInsertSleeps(observer: Sql): Promise<void> {
 }
 
 before(async () => {
-  port = await freePort();
+  port = await stablePort();
   const { url } = await startDatabase();
   const logging = createLogger({ filter: 'warn', json: true, destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   server = await startServer(

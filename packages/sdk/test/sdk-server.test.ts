@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, freePort, type TestDatabase } from '@switchyard/postgres/testing';
+import { createTestDatabase, stablePort, type TestDatabase } from '@switchyard/postgres/testing';
 import { splitFlag } from '../../../hosts/server/test/support/experiment-fixtures.ts';
 import { createFlag, createSegment, envFlags, evaluate, onOffFlag, put } from '../../../hosts/server/test/support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from '../../../hosts/server/test/support/rest-client.ts';
@@ -74,8 +74,8 @@ async function until(what: string, probe: () => boolean): Promise<void> {
 
 before(async () => {
   db = await createTestDatabase({ migrate: false });
-  httpPort = await freePort();
-  syncPort = await freePort();
+  httpPort = await stablePort();
+  syncPort = await stablePort();
   server = await startServer({ http: httpPort, sync: syncPort });
   rest = api(`http://127.0.0.1:${httpPort}`);
   const root = await loginAdmin(rest);
