@@ -27,20 +27,12 @@ import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import { option } from '../support/measure.ts';
+import { call } from '../support/rest-call.ts';
 
 const FLAGS = option('flags', 10_000);
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' };
 const RUN_LIMIT_MS = 15 * 60_000;
 
-async function call(base: string, method: string, route: string, token: string | undefined, body?: unknown): Promise<any> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(base + route, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${route}: ${response.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-}
 
 const benchFlag = (i: number) => ({
   flag: {

@@ -30,6 +30,7 @@ import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import { median, option } from '../support/measure.ts';
+import { call, percentile } from '../support/rest-call.ts';
 
 const CLIENTS = option('clients', 1000);
 const PROCESSES = option('processes', 2);
@@ -44,17 +45,7 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' };
 
 const nowMs = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 
-async function call(base: string, method: string, route: string, token: string | undefined, body?: unknown): Promise<any> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(base + route, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${route}: ${response.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-}
 
 /** A bool flag; the first is the one the rounds flip (its off variant), the rest are company. */
 const benchFlag = (key: string) => ({

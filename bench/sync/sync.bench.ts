@@ -35,6 +35,7 @@ import { startServer, type RunningServer } from '../../hosts/server/src/server.t
 import { median, option } from '../support/measure.ts';
 import { startBareSyncServer } from './bare-sync-server.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
+import { call, percentile } from '../support/rest-call.ts';
 
 const STREAM_COUNTS = (process.argv.includes('--streams') ? process.argv[process.argv.indexOf('--streams') + 1] ?? '' : '1000,10000')
   .split(',')
@@ -49,20 +50,10 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' };
 const nowMs = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number): number => Math.round(bytes / 1024 / 1024);
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
 
 // --- seeding over REST (as an operator would) and the FlagService ---
 
-async function call(base: string, method: string, route: string, token: string | undefined, body?: unknown): Promise<any> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(base + route, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${route}: ${response.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-}
 
 const benchFlag = (i: number) => ({
   flag: {
