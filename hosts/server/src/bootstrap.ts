@@ -38,9 +38,9 @@ async function ensureAdmin(repos: Repositories, hasher: PasswordHasher, org: Org
 }
 
 /**
- * DECISIONS §2: the system org always exists; the first administrator comes from
- * BOOTSTRAP_ADMIN_EMAIL/PASSWORD, or, in development on the embedded database with neither set,
- * is admin@localhost with a random password that the caller shows once.
+ * docs/contract.md "Processes and ports" (bootstrap): the system org always exists; the first
+ * administrator comes from BOOTSTRAP_ADMIN_EMAIL/PASSWORD, or, in development on the embedded
+ * database with neither set, is admin@localhost with a random password that the caller shows once.
  */
 export async function bootstrap(
   repos: Repositories,

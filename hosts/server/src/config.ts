@@ -1,5 +1,5 @@
 /**
- * Process configuration, from environment variables only (DECISIONS §1). Every value is checked
+ * Process configuration, from environment variables only (docs/contract.md "Processes and ports"). Every value is checked
  * here, at startup: a bad value stops the process with one clear line instead of failing later.
  * TLS files are read here too, so an unreadable or mismatched file is a configuration error.
  */
@@ -116,7 +116,7 @@ const port = (env: Env, name: string, fallback: number): number => integer(env, 
 
 const LOG_LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent', 'off']);
 
-/** Accepts `level` or `level,module=level,...` (the RUST_LOG style the spec names). */
+/** Accepts `level` or `level,module=level,...` (the RUST_LOG style, docs/contract.md "Processes and ports"). */
 function logFilter(env: Env): string {
   const raw = text(env, 'RUST_LOG') ?? text(env, 'LOG_LEVEL') ?? 'info';
   for (const directive of raw.split(',')) {

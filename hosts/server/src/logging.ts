@@ -43,7 +43,7 @@ export interface LogFilter {
 
 const toPinoLevel = (level: string): LevelWithSilent => (level === 'off' ? 'silent' : (level as LevelWithSilent));
 
-/** Parses `info` or `warn,http=debug,grpc=trace` (the RUST_LOG style of the spec). */
+/** Parses `info` or `warn,http=debug,grpc=trace` (the RUST_LOG style, docs/contract.md "Processes and ports"). */
 export function parseLogFilter(filter: string): LogFilter {
   const result: LogFilter = { defaultLevel: 'info', modules: new Map() };
   for (const directive of filter.split(',').map((d) => d.trim()).filter(Boolean)) {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
 describe('loadConfig', () => {
-  test('defaults follow DECISIONS §1', () => {
+  test('defaults follow docs/contract.md "Processes and ports"', () => {
     const config = loadConfig({});
     assert.equal(config.appEnv, 'development');
     assert.equal(config.databaseUrl, null);

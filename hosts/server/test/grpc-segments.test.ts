@@ -139,7 +139,7 @@ describe('SegmentationService over gRPC: EvaluateMembership', () => {
     await rejectsWithStatus(member('vip', 'alice', 'user', metadataWith('x-sdk-key', 'sk_not-a-key')), grpc.status.UNAUTHENTICATED);
   });
 
-  test("another environment's SDK key is PERMISSION_DENIED (DECISIONS §3); another org's token NOT_FOUND", async () => {
+  test("another environment's SDK key is PERMISSION_DENIED (docs/contract.md \"Roles (RBAC)\"); another org's token NOT_FOUND", async () => {
     await rejectsWithStatus(member('vip', 'alice', 'user', metadataWith('x-sdk-key', other.rawKey)), grpc.status.PERMISSION_DENIED);
     await rejectsWithStatus(member('vip', 'alice', 'user', bearer(other.admin.token)), grpc.status.NOT_FOUND);
   });

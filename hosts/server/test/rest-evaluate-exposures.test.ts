@@ -5,7 +5,7 @@ import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, t
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
- * DECISIONS §6: evaluating a flag that belongs to an ACTIVE experiment records an exposure, and
+ * docs/decisions.md "Exposures recorded by evaluate": evaluating a flag that belongs to an ACTIVE experiment records an exposure, and
  * the evaluate answer comes only after it is committed.
  */
 let ts: TestServer;

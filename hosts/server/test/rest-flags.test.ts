@@ -22,7 +22,7 @@ after(() => ts.stop());
 const newKey = (label: string): string => `${label}-${unique()}`;
 
 describe('flags on the environment route', () => {
-  test('create 201, get 200, list 200, update 200, delete 204: the DECISIONS §4 record', async () => {
+  test('create 201, get 200, list 200, update 200, delete 204: the Flag record of docs/contract.md "Flags and evaluation"', async () => {
     const key = newKey('crud');
     const created = await createFlag(client, a.admin.token, a.environmentId, onOffFlag(key));
     assert.deepEqual(Object.keys(created).sort(), FLAG_FIELDS);

@@ -14,7 +14,7 @@ const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
 const PAUSED = 'EXPERIMENT_STATUS_PAUSED';
 const CONCLUDED = 'EXPERIMENT_STATUS_CONCLUDED';
 
-/** DECISIONS §7, written out independently of the module's table. */
+/** docs/contract.md "Experiments and statistics", written out independently of the module's table. */
 const LEGAL: ReadonlyArray<[ExperimentStatus, ExperimentStatus]> = [
   [DRAFT, ACTIVE],
   [ACTIVE, PAUSED],
@@ -34,7 +34,7 @@ function assertCode(fn: () => unknown, code: string, message?: RegExp): void {
 }
 
 describe('canTransition / nextStatus', () => {
-  test('exactly the six moves of DECISIONS §7 are legal', () => {
+  test('exactly the six moves of docs/contract.md "Experiments and statistics" are legal', () => {
     for (const from of EXPERIMENT_STATUSES) {
       for (const to of EXPERIMENT_STATUSES) {
         const legal = LEGAL.some(([f, t]) => f === from && t === to);

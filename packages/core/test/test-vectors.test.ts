@@ -99,7 +99,7 @@ describe('evaluation.json', () => {
         projectId: c.project_id,
         environmentId: c.environment_id,
         segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
-        // Excluded wins over included (DECISIONS §5).
+        // Excluded wins over included (docs/contract.md "Segments").
         isListMember: (segmentKey, contextKey) => {
           const list = members[segmentKey];
           return list !== undefined && !list.excluded.includes(contextKey) && list.included.includes(contextKey);

@@ -1,7 +1,7 @@
 import type { Flag, FlagValue, Segment } from '@switchyard/core';
 
 /**
- * Who or what a flag is evaluated for (DECISIONS §11 as docs/sdk.md describes it): a key, a type
+ * Who or what a flag is evaluated for (as docs/sdk.md describes it): a key, a type
  * (default "user") and attributes that targeting conditions read. An array is a multi-context
  * input: conditions may name a context type, and splits hash the type their allocation names.
  */
@@ -53,7 +53,7 @@ export type ClientState = 'initializing' | 'ready' | 'stale' | 'error' | 'closed
 export interface BootstrapDefinitions {
   flags: Flag[];
   segments?: Segment[];
-  /** Needed for splits to bucket exactly as the server does (DECISIONS §4). */
+  /** Needed for splits to bucket exactly as the server does (docs/contract.md "Flags and evaluation"). */
   projectId?: string;
   environmentId?: string;
   experimentFlagKeys?: string[];

@@ -1,7 +1,7 @@
 import { notFound, permissionDenied, type EnvironmentScope, type Principal, type ProjectScope, type Repositories } from '@switchyard/core';
 
 /**
- * System-org users act on /v1/admin only (DECISIONS §3: 403 on environment routes). Checked before
+ * System-org users act on /v1/admin only (docs/contract.md "Roles (RBAC)": 403 on environment routes). Checked before
  * the lookup, which searches the caller's org and would otherwise answer 404.
  */
 function refuseSystemUser(principal: Principal): void {
@@ -18,7 +18,7 @@ export class ScopeResolver {
   async environment(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
     refuseSystemUser(principal);
     if (principal.kind === 'sdk_key') {
-      // An SDK key grants exactly one environment: any other id is 403 (DECISIONS §3), the same
+      // An SDK key grants exactly one environment: any other id is 403 (docs/contract.md "Roles (RBAC)"), the same
       // answer whichever org the id belongs to or whether it exists, so nothing is revealed.
       if (principal.environmentId !== environmentId) throw permissionDenied('the SDK key does not grant access to this environment');
       return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
@@ -28,7 +28,7 @@ export class ScopeResolver {
     return { orgId: environment.orgId, projectId: environment.projectId, environmentId: environment.id };
   }
 
-  /** A project id, or (as SPEC allows on /v1/projects/{id}/flags) an environment id. */
+  /** A project id, or (as /v1/projects/{id}/flags allows, docs/contract.md "Flags") an environment id. */
   async projectOrEnvironment(principal: Principal, id: string): Promise<{ project: ProjectScope } | { environment: EnvironmentScope }> {
     refuseSystemUser(principal);
     const project = await this.repos.projects.get({ orgId: principal.orgId }, id);

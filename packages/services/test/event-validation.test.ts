@@ -11,7 +11,7 @@ const definitions = new Map<string, MetricValueType>([
 ]);
 const event = (metric_key: unknown, extra: Partial<IncomingEvent> = {}): IncomingEvent => ({ metric_key, context_type: 'user', context_key: 'u1', ...extra });
 
-describe('storedValue (DECISIONS §6 value typing)', () => {
+describe('storedValue (docs/contract.md "Events, exposures and idempotency": value typing)', () => {
   test('bool takes true/false as 1/0; a missing value (absent or null) is true; anything else is refused', () => {
     assert.equal(storedValue('bool', true), 1);
     assert.equal(storedValue('bool', false), 0);

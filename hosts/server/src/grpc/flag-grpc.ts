@@ -94,7 +94,7 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
       },
     ),
 
-    // The definitions stream FlagSyncService passes through (SPEC "Streaming gRPC interface" 4).
+    // The definitions stream FlagSyncService passes through (docs/contract.md "Sync stream").
     sync: syncStreamHandler('internal', { sync: services.sync, verifier: services.verifier, logger }),
   });
 }

@@ -4,7 +4,7 @@ import { decodePayload, encodePayload } from './flag-messages.ts';
 
 /**
  * svc.segments.v1 messages ⇄ the Segment documents of core and the SegmentService body
- * (DECISIONS §5). Validation stays the SegmentService's.
+ * (docs/contract.md "Segments"). Validation stays the SegmentService's.
  */
 
 export interface ListSegmentMessage {

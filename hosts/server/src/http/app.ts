@@ -4,7 +4,7 @@ import type { Logger } from '../logging.ts';
 import { installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
 
-/** Largest accepted request body (DECISIONS §6: 1 MiB per body; 413 beyond). */
+/** Largest accepted request body (docs/contract.md "Events, exposures and idempotency": 1 MiB per body; 413 beyond). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { unauthenticated, type Principal } from '@switchyard/core';
 import type { CredentialVerifier } from '@switchyard/services';
 
-/** Which credentials a route accepts (SPEC "Authentication" rule 6). */
+/** Which credentials a route accepts (docs/contract.md "Authentication"). */
 export type CredentialKind = 'bearer' | 'sdk' | 'bearer_or_sdk';
 
 function bearerToken(request: FastifyRequest): string | undefined {

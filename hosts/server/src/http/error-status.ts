@@ -1,6 +1,6 @@
 import type { ErrorCode } from '@switchyard/core';
 
-/** The one table from domain error codes to HTTP statuses (SPEC "Errors" + DECISIONS §8). */
+/** The one table from domain error codes to HTTP statuses (docs/contract.md "Errors"). */
 export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   INVALID_ARGUMENT: 400,
   UNAUTHENTICATED: 401,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 
-/** JSON deeper than this is refused before parsing (DECISIONS: 400 without crashing). */
+/** JSON deeper than this is refused before parsing (400 without crashing: docs/contract.md "Errors"). */
 export const MAX_JSON_DEPTH = 64;
 
 /**

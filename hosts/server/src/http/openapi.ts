@@ -5,7 +5,7 @@ import { errorBody } from './routes/schemas.ts';
 /** Where the document is served (no credentials needed: it describes, it does not reveal). */
 export const OPENAPI_PATH = '/v1/openapi.json';
 
-/** The `{error, code}` body (DECISIONS §8), one shared component instead of a copy per route. */
+/** The `{error, code}` body (docs/contract.md "Errors"), one shared component instead of a copy per route. */
 const ERROR_SCHEMA_ID = 'ErrorBody';
 
 /** Security schemes routes may name in `schema.security`. */
@@ -49,7 +49,7 @@ function documentRoute({ schema, url }: { schema?: FastifySchema; url: string })
     const declared = (documented.response ?? undefined) as ResponseMap | undefined;
     const responses: ResponseMap = declared ? { ...declared } : { '2XX': { description: 'Success' } };
     if (!declaresErrors(responses)) {
-      responses.default = { $ref: `${ERROR_SCHEMA_ID}#`, description: 'Error: `{error, code}` with the status of the code (DECISIONS §8)' };
+      responses.default = { $ref: `${ERROR_SCHEMA_ID}#`, description: 'Error: `{error, code}` with the status of the code (docs/contract.md "Errors")' };
     }
     documented.response = responses;
   }

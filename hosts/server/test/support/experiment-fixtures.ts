@@ -6,7 +6,7 @@ import { expectStatus, type ApiClient, type ApiResponse, type Json, type Tenant 
 export const experimentsOf = (environmentId: string): string => `/v1/environments/${environmentId}/experiments`;
 export const experimentPath = (environmentId: string, experimentId: string): string => `${experimentsOf(environmentId)}/${experimentId}`;
 
-/** Every field of an Experiment record (SPEC + DECISIONS §7). */
+/** Every field of an Experiment record (docs/contract.md "Records"). */
 export const EXPERIMENT_FIELDS = [
   'created_at_ms', 'description', 'environment_id', 'flag_key', 'id', 'metric_keys', 'name', 'status', 'traffic_allocation', 'updated_at_ms', 'variant_keys', 'version',
 ];

@@ -11,7 +11,7 @@ export const evaluatePath = (environmentId: string): string => `/v1/environments
 export const put = (client: ApiClient, path: string, options?: RequestOptions): Promise<ApiResponse> => client.request('PUT', path, options);
 export const patch = (client: ApiClient, path: string, options?: RequestOptions): Promise<ApiResponse> => client.request('PATCH', path, options);
 
-/** Every field of a Flag record (DECISIONS §4, plus `archived`). */
+/** Every field of a Flag record (docs/contract.md "Flags and evaluation", plus `archived`). */
 export const FLAG_FIELDS = [
   'archived',
   'created_at_ms',

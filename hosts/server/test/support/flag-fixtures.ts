@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient, Tenant } from './rest-client.ts';
 import type { TestServer } from './test-server.ts';
 
-/** A flag as the create body's `flag` object (DECISIONS §4). */
+/** A flag as the create body's `flag` object (docs/contract.md "Flags and evaluation"). */
 export interface FlagSpec {
   key: string;
   value_type: 'bool' | 'int' | 'double' | 'string' | 'json';

@@ -142,7 +142,7 @@ export function expectStatus(response: ApiResponse, status: number, what = 'requ
   return response.body;
 }
 
-/** Asserts an error answer: the status and the `{error, code}` body of SPEC "Errors". */
+/** Asserts an error answer: the status and the `{error, code}` body of docs/contract.md "Errors". */
 export function expectError(response: ApiResponse, status: number, code: string, message?: RegExp): void {
   assert.equal(response.status, status, `expected ${status} ${code}, got ${response.status} ${response.text}`);
   assert.equal(response.body?.code, code, response.text);

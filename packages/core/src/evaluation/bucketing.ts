@@ -127,7 +127,7 @@ function suffixFor(flagKey: string, projectId: string, environmentId: string): U
 }
 
 /**
- * The bucket (0..99999) of a hash input for one flag in one environment (DECISIONS §4):
+ * The bucket (0..99999) of a hash input for one flag in one environment (docs/contract.md "Flags and evaluation"):
  * murmur3_x86_32(seed 0) of the UTF-8 bytes of `hash_input/flag_key/project_id/environment_id`,
  * modulo 100000. Flag, project and environment are part of the input so that one user lands in
  * independent buckets for different flags and environments.

@@ -216,7 +216,7 @@ function describeError(err: unknown): string {
 }
 
 /**
- * Evaluates one flag for one context or several (a multi-context input), DECISIONS §4.
+ * Evaluates one flag for one context or several (a multi-context input), docs/contract.md "Flags and evaluation".
  *
  * Never throws: a malformed flag or input comes back as reason ERROR (error_code GENERAL, or
  * INVALID_CONTEXT for an empty or malformed context list) with the off variant and a null value.

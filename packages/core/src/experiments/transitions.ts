@@ -1,5 +1,5 @@
 /**
- * The experiment lifecycle of DECISIONS §7, as pure functions: which status moves are legal and how
+ * The experiment lifecycle of docs/contract.md "Experiments and statistics", as pure functions: which status moves are legal and how
  * a status named by a client is read. The repository applies a move (with its iterations); this
  * module alone decides whether the move may happen.
  */

@@ -11,7 +11,7 @@ import {
 } from '../model/definitions.ts';
 
 /**
- * Write-time checks of flag documents (DECISIONS §4). Everything evaluation relies on is checked
+ * Write-time checks of flag documents (docs/contract.md "Flags and evaluation"). Everything evaluation relies on is checked
  * here, once, so that evaluate() never meets a malformed rule it would have to guess about:
  * values match the flag's type, rules reference variants that exist, weights sum to 100%,
  * conditions (regular expressions included) compile. Each failure names the offending field.

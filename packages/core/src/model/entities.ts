@@ -1,6 +1,6 @@
 /**
  * Tenancy, identity and experimentation records. These are internal records (camelCase);
- * hosts map them to the snake_case wire records of DECISIONS §2 at the edge.
+ * hosts map them to the snake_case wire records of docs/contract.md "Records" at the edge.
  */
 
 export type OrgRole = 'org_admin' | 'org_member';
@@ -74,7 +74,7 @@ export interface MetricEvent {
   metricKey: string;
   contextType: string;
   contextKey: string;
-  /** bool events are stored as 1/0; a missing bool value counts as true (DECISIONS §6). */
+  /** bool events are stored as 1/0; a missing bool value counts as true (docs/contract.md "Events, exposures and idempotency"). */
   value: number;
   timestampMs: number;
 }

@@ -1,6 +1,6 @@
 /**
  * Every repository call names the tenant it acts for. Adapters put these ids in the WHERE clause
- * of every statement, so an id from another org simply is not found (DECISIONS §3).
+ * of every statement, so an id from another org simply is not found (docs/contract.md "Roles (RBAC)").
  */
 export interface OrgScope {
   orgId: string;

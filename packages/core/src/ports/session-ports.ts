@@ -1,5 +1,5 @@
 /**
- * A login session: what one sign-in opened (DECISIONS in docs/decisions.md "Sessions"). Its access
+ * A login session: what one sign-in opened (docs/decisions.md "Sessions"). Its access
  * tokens carry its id; its refresh tokens rotate inside it; ending it ends all of them.
  */
 export interface SessionRecord {

@@ -54,7 +54,7 @@ export type Decision =
 
 const ALLOW: Decision = { allowed: true };
 const deny = (reason: string): Decision => ({ allowed: false, code: 'PERMISSION_DENIED', reason });
-/** Another org's resource is answered as absent so its existence is not revealed (DECISIONS §3). */
+/** Another org's resource is answered as absent so its existence is not revealed (docs/contract.md "Roles (RBAC)"). */
 const hidden: Decision = { allowed: false, code: 'NOT_FOUND', reason: 'not found' };
 
 /** Actions only an org_admin may take inside its org. */
@@ -77,7 +77,7 @@ const SDK_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>([
 ]);
 
 /**
- * The single RBAC decision every transport calls (DECISIONS §3):
+ * The single RBAC decision every transport calls (docs/contract.md "Roles (RBAC)"):
  * 1. system-org users may use admin actions and nothing else;
  * 2. other users may not use admin actions, and act only inside their own org
  *    (another org's resource is NOT_FOUND);

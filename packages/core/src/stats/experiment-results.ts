@@ -1,6 +1,6 @@
 /**
  * From per-variant aggregates (computed in SQL) to the VariantResult rows of experiment results
- * (DECISIONS §7). Pure: the caller queries, this only does arithmetic.
+ * (docs/contract.md "Experiments and statistics"). Pure: the caller queries, this only does arithmetic.
  */
 import type { AllocationBucket } from '../model/definitions.ts';
 import type { MetricStats, VariantResult } from '../model/entities.ts';
@@ -39,9 +39,9 @@ export interface VariantResultsInput {
   variants: readonly VariantAggregate[];
   /** The experiment's `metric_keys`; every variant gets metric values and stats for each. */
   metricKeys: readonly string[];
-  /** The metric whose p-value fills `pValue`; default (DECISIONS §7) the first metric key. */
+  /** The metric whose p-value fills `pValue`; default (docs/contract.md "Experiments and statistics") the first metric key. */
   primaryMetricKey?: string | null;
-  /** The variant the others are compared with; default (DECISIONS §7) the first variant. */
+  /** The variant the others are compared with; default (docs/contract.md "Experiments and statistics") the first variant. */
   controlVariantKey?: string;
 }
 

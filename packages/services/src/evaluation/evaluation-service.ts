@@ -15,7 +15,7 @@ import {
 import { requireAllowed } from '../authorization.ts';
 import type { DefinitionSnapshots, EnvironmentSnapshot } from './definition-snapshots.ts';
 
-/** The evaluate request of SPEC: one context (key + type + attributes), optionally one flag. */
+/** The evaluate request (docs/contract.md "Evaluation"): one context (key + type + attributes), optionally one flag. */
 export interface EvaluateRequest {
   contexts: EvaluationContext[];
   flagKey?: string | undefined;
@@ -128,7 +128,7 @@ export class EvaluationService {
   }
 
   /**
-   * DECISIONS §6: evaluating a flag under an ACTIVE experiment records who saw which variant. The
+   * docs/decisions.md "Exposures recorded by evaluate": evaluating a flag under an ACTIVE experiment records who saw which variant. The
    * exposure is of the first context of the request (the SDK's primary context) and of the variant
    * served, whatever the reason; the results computation ignores variants outside the experiment.
    */

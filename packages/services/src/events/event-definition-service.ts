@@ -16,14 +16,14 @@ import type { EventDefinitionCache } from './event-definition-cache.ts';
 /** Longest description kept. */
 export const MAX_EVENT_DEFINITION_DESCRIPTION = 2_000;
 
-/** The event definition body of DECISIONS §6 (create; on update every field is optional). */
+/** The event definition body of docs/contract.md "Events, exposures and idempotency" (create; on update every field is optional). */
 export interface EventDefinitionBody {
   key?: string;
   description?: string | null;
   value_type?: string;
 }
 
-/** The REST/gRPC record of DECISIONS §6. */
+/** The REST/gRPC record of docs/contract.md "Events, exposures and idempotency". */
 export interface EventDefinitionRecord {
   key: string;
   description: string;
@@ -57,7 +57,7 @@ function checkDescription(value: unknown): string {
 
 /**
  * Event definitions (svc.events.v1 EventService definition calls): the metric keys an environment
- * accepts and the value type of each (SPEC "Events" 1). Every change drops the ingest cache of
+ * accepts and the value type of each (docs/contract.md "Events, exposures and idempotency"). Every change drops the ingest cache of
  * the environment on every instance.
  */
 export class EventDefinitionService {

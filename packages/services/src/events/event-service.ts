@@ -23,7 +23,7 @@ import {
   type IngestAnswer,
 } from './event-validation.ts';
 
-/** How long an Idempotency-Key answer is kept (DECISIONS §6: a repeat within 24 h is accepted once). */
+/** How long an Idempotency-Key answer is kept (docs/contract.md "Events, exposures and idempotency": a repeat within 24 h is accepted once). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Idempotency-Key: 1-255 visible ASCII characters (a UUID is typical). */
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

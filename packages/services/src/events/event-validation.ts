@@ -1,6 +1,6 @@
 import type { Exposure, MetricEvent, MetricValueType } from '@switchyard/core';
 
-/** Most events (or exposures) in one request (DECISIONS §6); beyond: RESOURCE_EXHAUSTED (HTTP 413). */
+/** Most events (or exposures) in one request (docs/contract.md "Events, exposures and idempotency"); beyond: RESOURCE_EXHAUSTED (HTTP 413). */
 export const MAX_EVENTS_PER_REQUEST = 10_000;
 /** Longest context type and context key stored; longer ones reject the event. */
 export const MAX_CONTEXT_TYPE_LENGTH = 64;
@@ -19,7 +19,7 @@ export interface IncomingEvent {
   timestamp_ms?: unknown;
 }
 
-/** The exposure body entry of DECISIONS §6. */
+/** The exposure body entry of docs/contract.md "Events, exposures and idempotency". */
 export interface IncomingExposure {
   flag_key?: unknown;
   variant_key?: unknown;
@@ -28,7 +28,7 @@ export interface IncomingExposure {
   timestamp_ms?: unknown;
 }
 
-/** The ingest answer of SPEC "REST response bodies" (and svc.events.v1.IngestResponse). */
+/** The ingest answer of docs/contract.md "Events and exposures" (and svc.events.v1.IngestResponse). */
 export interface IngestAnswer {
   accepted_count: number;
   rejected_keys: string[];
@@ -42,7 +42,7 @@ export type FlagVariants = ReadonlyMap<string, ReadonlySet<string>>;
 
 /**
  * The number stored for a value of the given type (bool as 1/0), or null when the value does not
- * fit the type (DECISIONS §6):
+ * fit the type (docs/contract.md "Events, exposures and idempotency"):
  * - bool takes true/false; a missing value (absent or null) counts as true;
  * - int takes integers only (the number's value decides: JSON cannot tell 3.0 from 3, and
  *   gRPC's double_value 3.0 is treated alike, so both transports accept the same events);

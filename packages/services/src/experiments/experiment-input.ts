@@ -1,7 +1,7 @@
 import { invalidArgument } from '@switchyard/core';
 
 /**
- * Field checks of the experiment bodies (DECISIONS §7). Each names the offending field in its
+ * Field checks of the experiment bodies (docs/contract.md "Experiments and statistics"). Each names the offending field in its
  * INVALID_ARGUMENT; references (the flag, its variants, event definitions) are checked by the
  * service against the environment.
  */

@@ -1,11 +1,11 @@
 import type { Experiment, ExperimentIteration, ExperimentResults, MetricStats, StatsJob, StatsJobStatus } from '@switchyard/core';
 
 /**
- * The wire records of experiments, iterations, results and stats jobs (SPEC "REST response
- * bodies" + DECISIONS §7), snake_case, shared by REST and gRPC.
+ * The wire records of experiments, iterations, results and stats jobs (docs/contract.md
+ * "Records"), snake_case, shared by REST and gRPC.
  */
 
-/** Experiment: SPEC's required fields plus DECISIONS §7's metric_keys and traffic_allocation. */
+/** Experiment: the record of docs/contract.md "Records", metric_keys and traffic_allocation included. */
 export interface ExperimentRecord {
   id: string;
   environment_id: string;

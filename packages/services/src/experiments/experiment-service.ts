@@ -135,7 +135,7 @@ export class ExperimentService {
   }
 
   /**
-   * Moves the experiment to `new_status` (DECISIONS §7): 409 FAILED_PRECONDITION for a move the
+   * Moves the experiment to `new_status` (docs/contract.md "Experiments and statistics"): 409 FAILED_PRECONDITION for a move the
    * lifecycle forbids, 409 ABORTED when the experiment changed meanwhile (or `version` is stale).
    * Entering ACTIVE needs the flag to still exist. The reason goes to the audit log.
    */
@@ -163,7 +163,7 @@ export class ExperimentService {
   }
 
   /**
-   * The latest computed results and whether they are stale (DECISIONS §7: exposures of the flag
+   * The latest computed results and whether they are stale (docs/contract.md "Experiments and statistics": exposures of the flag
    * or events of the metrics arrived after computed_at_ms).
    * @throws NOT_FOUND for an unknown experiment, or before the first computation
    */

@@ -16,7 +16,7 @@ export const COMPUTATION_COMPLETED = 'completed';
 /** computation_status of an experiment that never ran: every variant has 0 participants. */
 export const COMPUTATION_NO_ITERATION = 'no_iteration';
 
-/** Results are recomputed on schedule this often by default (DECISIONS §7 `next_run_at_ms`). */
+/** Results are recomputed on schedule this often by default (docs/contract.md "Experiments and statistics", `next_run_at_ms`). */
 export const DEFAULT_STATS_INTERVAL_MS = 5 * 60_000;
 
 /** What a stats job runs; the worker depends on this shape only. */

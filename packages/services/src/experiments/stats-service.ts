@@ -5,7 +5,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * StatsService (svc.stats.v1): recompute jobs. The routes carry only an id, so the caller's org
- * scopes every lookup: an experiment or job of another org is NOT_FOUND (DECISIONS §3, §7).
+ * scopes every lookup: an experiment or job of another org is NOT_FOUND (docs/contract.md "Roles (RBAC)", "Experiments and statistics").
  */
 export class StatsService {
   constructor(
@@ -17,7 +17,7 @@ export class StatsService {
    * Queues a recomputation of the experiment's results; the worker picks it up. While a job of the
    * experiment is queued (not yet running) that job is returned instead of a new one, so repeated
    * or concurrent triggers cost one computation (StatsJobRepository.create).
-   * @throws INVALID_ARGUMENT when the id is not a UUID (SPEC: 400); NOT_FOUND when no experiment
+   * @throws INVALID_ARGUMENT when the id is not a UUID (400, docs/contract.md "Stats jobs"); NOT_FOUND when no experiment
    *   of the caller's org has it
    */
   async triggerRecompute(principal: Principal, experimentId: string): Promise<StatsJob> {

@@ -27,7 +27,7 @@ import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from './definition-events.t
 /** Where a flag route points: one environment (merged view) or a project's definitions. */
 export type FlagTarget = { environment: EnvironmentScope } | { project: ProjectScope };
 
-/** The create/update body of SPEC: `{flag, key?, enabled?, version?}`; top-level fields win. */
+/** The create/update body (docs/contract.md "Flags"): `{flag, key?, enabled?, version?}`; top-level fields win. */
 export interface FlagWriteBody {
   flag?: Record<string, unknown> | null;
   key?: string | null;
@@ -37,7 +37,7 @@ export interface FlagWriteBody {
 
 const present = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
 
-/** Merges the top-level fields over the `flag` object, as DECISIONS §4 says. */
+/** Merges the top-level fields over the `flag` object (docs/contract.md "Flags"). */
 function mergeBody(body: FlagWriteBody): Record<string, unknown> {
   const fields: Record<string, unknown> = { ...(body.flag ?? {}) };
   if (present(body.key)) fields.key = body.key;

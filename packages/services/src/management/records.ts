@@ -1,7 +1,7 @@
 import type { Environment, Membership, Org, Project, SdkKey, User } from '@switchyard/core';
 
 /**
- * The wire records of DECISIONS §2, shared by REST and gRPC. A user record never carries a
+ * The wire records of docs/contract.md "Records", shared by REST and gRPC. A user record never carries a
  * password or hash; an SDK key record carries `raw_key` only in the create response.
  */
 export interface OrgRecord {

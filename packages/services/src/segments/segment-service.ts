@@ -18,7 +18,7 @@ import { actorOf, requireAllowed } from '../authorization.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import type { ScopeResolver } from '../scopes.ts';
 
-/** The segment body of DECISIONS §5. */
+/** The segment body of docs/contract.md "Segments". */
 export interface SegmentBody {
   key?: string;
   context_type?: string;

@@ -49,7 +49,7 @@ export const DEFAULT_MAX_STREAMS_PER_KEY = 1_000;
 const REVOKED_MEMORY_MS = 5 * 60_000;
 
 /**
- * The definitions sync streams of this process, independent of any transport (DECISIONS §9).
+ * The definitions sync streams of this process, independent of any transport (docs/contract.md "Sync stream", docs/decisions.md "Sync stream").
  *
  * Each environment with open streams has a channel holding the state last sent. A definition
  * change — announced on every instance by DefinitionSnapshots, whatever instance made it — makes

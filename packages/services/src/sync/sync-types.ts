@@ -7,7 +7,7 @@ import type { ErrorCode, Flag, Segment } from '@switchyard/core';
  */
 export interface SyncPayload {
   environmentId: string;
-  /** The environment's project: SDKs bucket splits with it (DECISIONS §4 hash input). */
+  /** The environment's project: SDKs bucket splits with it (docs/contract.md "Bucketing"). */
   projectId: string;
   /** Flags under an ACTIVE experiment, in key order: the complete set in every payload. */
   experimentFlagKeys: readonly string[];

@@ -4,7 +4,7 @@ import { authenticate } from '../credentials.ts';
 import type { GatewayServices } from './gateway-services.ts';
 import { nonEmptyString, optionalString } from './schemas.ts';
 
-/** The login response of DECISIONS §2 (`token`, `expires_at` ISO 8601, refresh token, ids). */
+/** The login response of docs/contract.md "Authentication and sessions" (`token`, `expires_at` ISO 8601, refresh token, ids). */
 const sessionResponse = (session: Session) => ({
   token: session.accessToken,
   expires_at: new Date(session.expiresAtMs).toISOString(),

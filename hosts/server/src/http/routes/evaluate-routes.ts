@@ -15,7 +15,7 @@ interface EvaluateBody {
   contexts?: Array<{ context_type: string; key: string; attributes?: Attributes }>;
 }
 
-/** The evaluate answer of DECISIONS §4 for one flag. */
+/** The evaluate answer of docs/contract.md "Flags and evaluation" for one flag. */
 function answer(result: EvaluationResult) {
   return {
     evaluated: true,

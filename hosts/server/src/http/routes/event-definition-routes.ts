@@ -57,8 +57,8 @@ interface DefinitionParams extends EnvParams {
 
 /**
  * `/v1/environments/{env_id}/event-definitions/**` (bearer only): the metric keys an environment
- * accepts and their value types. Statuses as DECISIONS §6: create and update answer 202 with the
- * record, GET of one 200 (the spec's 501 is not kept), delete 204.
+ * accepts and their value types. Statuses as docs/contract.md "Event definitions": create and update
+ * answer 202 with the record, GET of one 200 (not 501: "Deliberate departures"), delete 204.
  */
 export function registerEventDefinitionRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { eventDefinitions, verifier } = services;

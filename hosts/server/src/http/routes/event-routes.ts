@@ -5,7 +5,7 @@ import type { GatewayServices } from './gateway-services.ts';
 import { uuidParam } from './schemas.ts';
 
 const TAGS = ['events'];
-/** SPEC "Authentication" 6: event routes take an SDK key or a bearer token. */
+/** docs/contract.md "Authentication": event routes take an SDK key or a bearer token. */
 export const SDK_OR_BEARER: ReadonlyArray<Record<string, readonly string[]>> = [{ sdk_key: [] }, { bearer_jwt: [] }];
 
 export const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
@@ -80,7 +80,7 @@ export function tooManyEntries(reply: FastifyReply, count: number, what: string)
 }
 
 /**
- * SDK routes of SPEC: `POST /v1/environments/{env_id}/events` (one event) and `.../events/batch`
+ * SDK routes (docs/contract.md "Events and exposures"): `POST /v1/environments/{env_id}/events` (one event) and `.../events/batch`
  * (a bare array or `{events: [...]}`), with `x-sdk-key` or a bearer token. 202
  * `{accepted_count, rejected_keys}` once the accepted events are committed to PostgreSQL.
  */

@@ -24,7 +24,7 @@ interface ExperimentParams extends EnvParams {
 }
 
 /**
- * `/v1/environments/{env_id}/experiments/**` (bearer only; SPEC "Experiments", DECISIONS §7).
+ * `/v1/environments/{env_id}/experiments/**` (bearer only; docs/contract.md "Experiments", "Experiments and statistics").
  * Create answers 201, every other success 200 (DELETE too, with the deleted experiment).
  */
 export function registerExperimentRoutes(app: FastifyInstance, services: GatewayServices): void {

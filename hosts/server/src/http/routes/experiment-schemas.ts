@@ -2,7 +2,7 @@ import { MAX_EXPERIMENT_DESCRIPTION, MAX_EXPERIMENT_NAME, MAX_METRIC_KEYS, MAX_T
 import { uuidParam } from './schemas.ts';
 
 /**
- * JSON schemas of the experiment and stats routes (SPEC "Experiments", "Stats jobs", DECISIONS §7).
+ * JSON schemas of the experiment and stats routes (docs/contract.md "Experiments", "Stats jobs", "Experiments and statistics").
  * Response schemas are also Fastify's serialisers: every field of a record is listed. The meaning
  * of a body (the flag exists, the variants are its variants, the metrics are registered) is
  * checked by the ExperimentService, whose messages name the field.

@@ -19,7 +19,7 @@ const exposureSchema = {
 } as const;
 
 const exposuresBody = {
-  description: '`{exposures: [...]}` (DECISIONS §6), or the bare array; at most 10,000 exposures.',
+  description: '`{exposures: [...]}` (docs/contract.md "Events, exposures and idempotency"), or the bare array; at most 10,000 exposures.',
   anyOf: [
     { type: 'object', required: ['exposures'], properties: { exposures: { type: 'array', items: exposureSchema } } },
     { type: 'array', items: exposureSchema },
@@ -27,7 +27,7 @@ const exposuresBody = {
 } as const;
 
 /**
- * `POST /v1/environments/{env_id}/exposures` (DECISIONS §6), SDK key or bearer: exposures feed
+ * `POST /v1/environments/{env_id}/exposures` (docs/contract.md "Events, exposures and idempotency"), SDK key or bearer: exposures feed
  * experiment participants. 202 `{accepted_count, rejected_keys}` once the accepted ones are
  * committed; rejected entries report their flag key.
  */

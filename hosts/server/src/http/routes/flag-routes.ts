@@ -20,7 +20,7 @@ import type { GatewayServices } from './gateway-services.ts';
 import { uuidParam } from './schemas.ts';
 
 /**
- * The two spellings of the flag routes (SPEC "Flags"): per environment (the merged view), and per
+ * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per
  * project (the project-level definition; an environment id there behaves as the environment route).
  */
 const MOUNTS = [
@@ -38,7 +38,7 @@ interface FlagParams {
   flag_id: string;
 }
 
-/** Flag CRUD, rules, variants, hashing and archiving, bearer token only (SPEC "Authentication" rule 6). */
+/** Flag CRUD, rules, variants, hashing and archiving, bearer token only (docs/contract.md "Authentication"). */
 export function registerFlagRoutes(app: FastifyInstance, services: GatewayServices): void {
   for (const mount of MOUNTS) registerAt(app, services, mount);
 }

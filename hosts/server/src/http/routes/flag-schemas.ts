@@ -2,7 +2,7 @@ import { CONDITION_OPS, FLAG_VALUE_TYPES } from '@switchyard/core';
 import { nonEmptyString, optionalString, uuidParam } from './schemas.ts';
 
 /**
- * JSON schemas of the flag, segment and evaluation routes (DECISIONS §4, §5). They describe the
+ * JSON schemas of the flag, segment and evaluation routes (docs/contract.md "Flags and evaluation", "Segments"). They describe the
  * shapes for ajv and the OpenAPI document; the meaning of the documents (values matching the
  * flag's value_type, references to variants and segments, weights summing to 1000, regular
  * expressions compiling) is checked by core's validators, whose messages name the exact field.
@@ -101,7 +101,7 @@ const hashingConfigSchema = {
   },
 } as const;
 
-/** The Flag record (DECISIONS §4) plus `archived`. */
+/** The Flag record (docs/contract.md "Flags and evaluation") plus `archived`. */
 export const flagSchema = {
   type: 'object',
   required: ['key', 'enabled'],

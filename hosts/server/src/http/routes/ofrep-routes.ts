@@ -17,7 +17,7 @@ import type { CredentialVerifier } from '@switchyard/services';
 import type { GatewayServices } from './gateway-services.ts';
 
 /**
- * OpenFeature Remote Evaluation Protocol (DECISIONS §10; open-feature/protocol service/openapi.yaml).
+ * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
  * The routes live in their own encapsulated plugin so that every failure, including the ones
  * Fastify raises before a handler runs (bad JSON, schema), answers in OFREP's shapes instead of
  * the `{error, code}` of the rest of the API.

@@ -41,7 +41,7 @@ interface SegmentParams extends EnvParams {
   segment_id: string;
 }
 
-/** The record of DECISIONS §5: list segments show member counts, rule segments their conditions. */
+/** The record of docs/contract.md "Segments": list segments show member counts, rule segments their conditions. */
 function segmentRecord(segment: Segment): Record<string, unknown> {
   const base = {
     id: segment.id,
@@ -59,8 +59,8 @@ function segmentRecord(segment: Segment): Record<string, unknown> {
 }
 
 /**
- * `/v1/environments/{env_id}/segments/**`. Every route accepts a bearer token or an SDK key (SPEC
- * routing table); RBAC lets an SDK key use the list-check routes only (403 elsewhere).
+ * `/v1/environments/{env_id}/segments/**`. Every route accepts a bearer token or an SDK key (docs/contract.md
+ * "Authentication"); RBAC lets an SDK key use the list-check routes only (403 elsewhere).
  *
  * The static paths `list-check`, `list-check/batch` and `batch-list-check` exist only for POST,
  * and POST has no `/:segment_id` route, so a segment may even be named `list-check`: the router

@@ -8,8 +8,8 @@ import type { GatewayServices } from './gateway-services.ts';
 const TAGS = ['stats'];
 
 /**
- * Recompute jobs (SPEC "Stats jobs"). SPEC declares no security here; DECISIONS §7 requires a
- * bearer token of the experiment's org, so an experiment or job of another org answers 404.
+ * Recompute jobs (docs/contract.md "Stats jobs"). They require a bearer token of the experiment's
+ * org (docs/contract.md "Deliberate departures"), so an experiment or job of another org answers 404.
  */
 export function registerStatsRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { stats, verifier } = services;
