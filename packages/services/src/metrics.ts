@@ -19,7 +19,10 @@ export type StatsJobOutcome =
 export interface ServiceMetrics {
   /** One evaluate() call's results: one per flag evaluated (REST evaluate and OFREP). */
   evaluated(results: readonly EvaluationResult[]): void;
-  /** Entries of one ingest call whose valid rows were stored (idempotent repeats are not counted again). */
+  /**
+   * Entries of one ingest call once its valid rows are stored: accepted (stored) and rejected
+   * (invalid, each entry counted). Idempotent repeats are not counted again.
+   */
   ingested(kind: 'events' | 'exposures', accepted: number, rejected: number): void;
   /** A claimed stats job ended; `seconds` is the time from its claim to its end. */
   statsJob(outcome: StatsJobOutcome, seconds: number): void;

@@ -105,9 +105,9 @@ export class IngestService {
       if (earlier) return earlier;
     }
     const { rows, answer } = validateEvents(events, await this.deps.definitions.types(scope), receivedAtMs);
-    if (idempotencyKey !== undefined) return this.storeOnce('events', scope, storedKey('events', idempotencyKey), { events: rows }, answer, receivedAtMs);
+    if (idempotencyKey !== undefined) return this.storeOnce('events', events.length, scope, storedKey('events', idempotencyKey), { events: rows }, answer, receivedAtMs);
     await this.eventWriter.write(scope, rows);
-    this.metrics.ingested('events', answer.accepted_count, answer.rejected_keys.length);
+    this.metrics.ingested('events', answer.accepted_count, events.length - answer.accepted_count);
     return answer;
   }
 
@@ -131,10 +131,10 @@ export class IngestService {
     }
     const { rows, answer } = validateExposures(exposures, await this.deps.flagVariants(scope), receivedAtMs);
     if (idempotencyKey !== undefined) {
-      return this.storeOnce('exposures', scope, storedKey('exposures', idempotencyKey), { exposures: rows }, answer, receivedAtMs);
+      return this.storeOnce('exposures', exposures.length, scope, storedKey('exposures', idempotencyKey), { exposures: rows }, answer, receivedAtMs);
     }
     await this.exposureWriter.write(scope, rows);
-    this.metrics.ingested('exposures', answer.accepted_count, answer.rejected_keys.length);
+    this.metrics.ingested('exposures', answer.accepted_count, exposures.length - answer.accepted_count);
     return answer;
   }
 
@@ -150,6 +150,7 @@ export class IngestService {
 
   private async storeOnce(
     kind: 'events' | 'exposures',
+    entries: number,
     scope: EnvironmentScope,
     key: string,
     rows: IdempotentRows,
@@ -158,7 +159,7 @@ export class IngestService {
   ): Promise<IngestAnswer> {
     const outcome = await this.deps.repos.idempotency.storeOnce(scope, key, rows, answer, nowMs + IDEMPOTENCY_TTL_MS, nowMs);
     // A concurrent repeat that lost the claim stored nothing: the first request counted its rows.
-    if (outcome.stored) this.metrics.ingested(kind, answer.accepted_count, answer.rejected_keys.length);
+    if (outcome.stored) this.metrics.ingested(kind, answer.accepted_count, entries - answer.accepted_count);
     return outcome.answer as IngestAnswer;
   }
 }
