@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { ServiceMetrics, StatsJobOutcome, SyncHub } from '@switchyard/services';
 import type { EvaluationResult } from '@switchyard/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { CallMetrics } from './call-metrics.ts';
 import { instrumentService, type GrpcCallObserver } from './grpc/grpc-metrics.ts';
 
 /** The `route` label of requests no route matched (their URL is not a label: unbounded). */
@@ -37,39 +38,39 @@ export type PoolProbe = () => Promise<Array<{ state: string; count: number }>>;
  * in one process in tests; the global default registry would make them clash). The services
  * report through ServiceMetrics (plain callbacks); REST and gRPC through the methods below.
  *
- * Hot-path costs: an HTTP request adds one counter increment and one histogram observation
- * (prom-client hashes the label values each time, well under a microsecond); an evaluation adds
- * one Map update per flag, turned into the counter only when /metrics is scraped.
+ * Hot-path costs: REST requests and gRPC calls are kept in plain maps (CallMetrics) and an
+ * evaluation adds one Map update per flag; both become Prometheus samples only when /metrics is
+ * scraped.
  */
 export class ServerMetrics implements ServiceMetrics {
   /** The instance's metrics and the shared process metrics: what `/metrics` serves. */
   readonly registry = new Registry();
 
-  private readonly httpRequests = new Counter({
-    name: 'switchyard_http_requests_total',
-    help: 'REST requests answered, by method, route pattern ("unmatched" when no route matched) and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly httpDuration = new Histogram({
-    name: 'switchyard_http_request_duration_seconds',
-    help: 'Time from receiving a REST request to sending its answer, by method and route pattern.',
-    labelNames: ['method', 'route'] as const,
+  private readonly http = new CallMetrics({
+    counter: {
+      name: 'switchyard_http_requests_total',
+      help: 'REST requests answered, by method, route pattern ("unmatched" when no route matched) and status code.',
+    },
+    histogram: {
+      name: 'switchyard_http_request_duration_seconds',
+      help: 'Time from receiving a REST request to sending its answer, by method and route pattern.',
+    },
+    labels: ['method', 'route'],
+    outcome: 'status',
     buckets: HTTP_BUCKETS,
-    registers: [this.registry],
   });
-  private readonly grpcCalls = new Counter({
-    name: 'switchyard_grpc_calls_total',
-    help: 'gRPC calls ended (both gRPC ports), by service, method and status code; a stream counts when it ends.',
-    labelNames: ['service', 'method', 'code'] as const,
-    registers: [this.registry],
-  });
-  private readonly grpcDuration = new Histogram({
-    name: 'switchyard_grpc_call_duration_seconds',
-    help: 'Duration of gRPC calls (both gRPC ports), by service and method; a stream from its start to its end.',
-    labelNames: ['service', 'method'] as const,
+  private readonly grpc = new CallMetrics({
+    counter: {
+      name: 'switchyard_grpc_calls_total',
+      help: 'gRPC calls ended (both gRPC ports), by service, method and status code; a stream counts when it ends.',
+    },
+    histogram: {
+      name: 'switchyard_grpc_call_duration_seconds',
+      help: 'Duration of gRPC calls (both gRPC ports), by service and method; a stream from its start to its end.',
+    },
+    labels: ['service', 'method'],
+    outcome: 'code',
     buckets: GRPC_BUCKETS,
-    registers: [this.registry],
   });
   /** Evaluations by reason since start, counted on the hot path without prom-client. */
   private readonly evaluationCounts = new Map<string, number>();
@@ -117,6 +118,7 @@ export class ServerMetrics implements ServiceMetrics {
     });
     // getMetricsAsArray returns the metric objects themselves (typed as their JSON form).
     for (const metric of processMetrics().getMetricsAsArray()) this.registry.registerMetric(metric as unknown as Metric);
+    for (const metric of [...this.http.metrics(), ...this.grpc.metrics()]) this.registry.registerMetric(metric);
     // Zero from the start, so that rates and alerts see the series before the first increment.
     for (const outcome of ['accepted', 'rejected']) {
       this.ingestEvents.inc({ outcome }, 0);
@@ -129,19 +131,14 @@ export class ServerMetrics implements ServiceMetrics {
 
   /** One answered request; `route` is the route pattern, undefined when no route matched. */
   httpRequest(method: string, route: string | undefined, status: number, milliseconds: number): void {
-    const pattern = route ?? UNMATCHED_ROUTE;
-    this.httpRequests.inc({ method, route: pattern, status });
-    this.httpDuration.observe({ method, route: pattern }, milliseconds / 1000);
+    this.http.observe(method, route ?? UNMATCHED_ROUTE, status, milliseconds / 1000);
   }
 
   // ---- gRPC ----
 
   /** Wraps every handler a grpc-js server gets from now on (see instrumentService). */
   instrumentGrpc(server: grpc.Server): void {
-    const observe: GrpcCallObserver = (service, method, code, seconds) => {
-      this.grpcCalls.inc({ service, method, code });
-      this.grpcDuration.observe({ service, method }, seconds);
-    };
+    const observe: GrpcCallObserver = (service, method, code, seconds) => this.grpc.observe(service, method, code, seconds);
     const addService = server.addService.bind(server);
     server.addService = (definition, implementation) => addService(definition, instrumentService(definition, implementation, observe));
   }
