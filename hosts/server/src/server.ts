@@ -57,6 +57,7 @@ import { registerAuthRoutes } from './http/routes/auth-routes.ts';
 import type { GatewayServices } from './http/routes/gateway-services.ts';
 import { registerManagementRoutes } from './http/routes/management-routes.ts';
 import type { RootLogger } from './logging.ts';
+import { ServerMetrics } from './metrics.ts';
 
 export interface RunningServer {
   httpPort: number;
@@ -71,6 +72,8 @@ export interface RunningServer {
   statsWorker: StatsWorker;
   /** Deletes expired idempotency answers, refresh tokens and login failures (tests run it directly too). */
   pruner: Pruner;
+  /** This instance's Prometheus metrics (served at `/metrics`). */
+  metrics: ServerMetrics;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
   stop(): Promise<void>;
 }
@@ -87,6 +90,17 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
   const database = await openDatabase(config, logging.forModule('database'));
   const repos = createPostgresRepositories(database.sql);
   const started: Array<{ stop(): Promise<void> }> = [];
+  const metrics = new ServerMetrics();
+  // postgres.js tells nothing about its pool: the gauge reads pg_stat_activity at scrape time,
+  // i.e. the connections PostgreSQL has from application 'switchyard' to this database — every
+  // instance sharing the database, and the scrape's own query as one active connection.
+  metrics.watchPool(config.dbPoolSize, async () => {
+    const rows = await database.sql<Array<{ state: string; count: number }>>`
+      SELECT coalesce(state, 'unknown') AS state, count(*)::int AS count FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = current_setting('application_name') AND backend_type = 'client backend'
+      GROUP BY 1`;
+    return rows.map((row) => ({ state: row.state.replaceAll(' ', '_'), count: row.count }));
+  });
 
   try {
     const hasher = new BcryptPasswordHasher();
@@ -111,6 +125,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       scopes,
       definitions: eventDefinitionCache,
       flagVariants: flagVariantsFrom(snapshots),
+      metrics,
     });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
@@ -124,12 +139,14 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       },
     );
     sync.start();
+    metrics.watchSync(sync);
     const statsLog = logging.forModule('stats');
     const statsWorker = new StatsWorker(repos, new ResultsComputer(repos, { intervalMs: config.statsIntervalMs }), {
       pollMs: config.statsPollMs,
       intervalMs: config.statsIntervalMs,
       isTransient: isDatabaseUnavailable,
       log: (level, message, fields) => statsLog[level](fields ?? {}, message),
+      metrics,
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
     started.push({ stop: () => statsWorker.stop() });
@@ -149,7 +166,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       invitations: new InvitationService(repos, hasher, auth),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier),
-      evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures)),
+      evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics),
       snapshots,
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,
@@ -162,10 +179,10 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       generateDevAdmin: database.embedded && config.appEnv !== 'production',
     });
 
-    const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts });
+    const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
-    registerMetricsRoute(http);
+    registerMetricsRoute(http, metrics.registry);
     registerAuthRoutes(http, services);
     registerAdminRoutes(http, services);
     registerManagementRoutes(http, services);
@@ -192,11 +209,12 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       tls: config.grpcTls,
       limits: config.grpcLimits,
       logger: logging.forModule('grpc'),
+      metrics,
       register: (server) => {
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, logger });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
-        addFlagGrpcService(server, { services, logger });
+        addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addSegmentGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
@@ -211,8 +229,9 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       tls: config.syncGrpcTls,
       limits: config.grpcLimits,
       logger: syncLog,
+      metrics,
       register: (server, health) => {
-        addFlagSyncService(server, { sync, verifier, logger: syncLog });
+        addFlagSyncService(server, { sync, verifier, logger: syncLog, onMessage: metrics.syncMessageSent });
         health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
         addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
       },
@@ -236,6 +255,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       bootstrap: bootstrapResult,
       statsWorker,
       pruner,
+      metrics,
       stop() {
         stopping ??= (async () => {
           // Streams first (they never end by themselves), then REST drains, then the pool closes.

@@ -40,3 +40,4 @@ export * from './experiments/stats-service.ts';
 export * from './experiments/stats-worker.ts';
 export * from './local-echo-notifier.ts';
 export * from './maintenance/pruner.ts';
+export * from './metrics.ts';

@@ -27,7 +27,7 @@ interface MutateFlagRequest {
  * `authorization` metadata; every decision (RBAC, tenancy, validation, optimistic locking) is the
  * FlagService's, exactly as for the REST flag routes, so both transports behave alike.
  */
-export function addFlagGrpcService(server: grpc.Server, deps: { services: GatewayServices; logger: Logger }): void {
+export function addFlagGrpcService(server: grpc.Server, deps: { services: GatewayServices; logger: Logger; onSyncMessage?: () => void }): void {
   const { services, logger } = deps;
   const flags = services.flags;
 
@@ -95,6 +95,6 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
     ),
 
     // The definitions stream FlagSyncService passes through (docs/contract.md "Sync stream").
-    sync: syncStreamHandler('internal', { sync: services.sync, verifier: services.verifier, logger }),
+    sync: syncStreamHandler('internal', { sync: services.sync, verifier: services.verifier, logger, ...(deps.onSyncMessage ? { onMessage: deps.onSyncMessage } : {}) }),
   });
 }

@@ -53,8 +53,11 @@ export async function startGrpcServer(options: {
   tls?: GrpcTls | null;
   limits?: GrpcLimits;
   register?: (server: grpc.Server, health: HealthStatus) => void;
+  /** Observes every call of every service added to the server (health included). */
+  metrics?: { instrumentGrpc(server: grpc.Server): void };
 }): Promise<RunningGrpcServer> {
   const server = new grpc.Server(grpcServerOptions(options.limits ?? DEFAULT_GRPC_LIMITS));
+  options.metrics?.instrumentGrpc(server);
   const health = new HealthStatus();
   health.addTo(server);
   options.register?.(server, health);

@@ -27,6 +27,8 @@ export interface SyncDeps {
   sync: SyncHub;
   verifier: CredentialVerifier;
   logger: Logger;
+  /** Told about every message written to a stream (metrics). */
+  onMessage?: () => void;
 }
 
 /**
@@ -35,14 +37,14 @@ export interface SyncDeps {
  * environment are checked before anything is sent; from then on the hub drives the stream.
  */
 export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handleServerStreamingCall<SyncRequestMessage, unknown> {
-  const { sync, verifier, logger } = deps;
+  const { sync, verifier, logger, onMessage } = deps;
   return (call) => {
     void (async () => {
       try {
         const principal = await authenticateCall(verifier, call.metadata, shape === 'public' ? 'sdk' : 'bearer_or_sdk');
         const scope = await sync.authorize(principal, call.request.environment_id);
         if (call.cancelled) return;
-        const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId);
+        const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId, onMessage);
         const holder =
           principal.kind === 'sdk_key'
             ? { sdkKeyId: principal.sdkKeyId }

@@ -74,6 +74,8 @@ export class GrpcSyncSink implements SyncSink {
     private readonly budget: WriteBudget,
     private readonly logger: Logger,
     private readonly environmentId: string,
+    /** Told about every message handed to grpc-js (metrics). */
+    private readonly onMessage: () => void = () => {},
   ) {
     call.on('drain', () => this.handle?.drained());
     // The client went away: whatever grpc-js still holds for it is freed with the call.
@@ -122,6 +124,7 @@ export class GrpcSyncSink implements SyncSink {
     const bytes = encoded.body.length;
     this.outstanding += bytes;
     this.budget.take(bytes);
+    this.onMessage();
     return this.call.write(encoded, () => {
       if (this.ended) return;
       this.outstanding -= bytes;

@@ -19,7 +19,15 @@ const trustHops = (hops: number) => (_address: string, hop: number): boolean => 
  * error format everywhere, and one debug line per request instead of Fastify's two info lines
  * (the SDK routes are hot paths).
  */
-export function createHttpApp(logger: Logger, options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts } = {}): FastifyInstance {
+export interface HttpRequestObserver {
+  /** One answered request: `route` is the route pattern, undefined when no route matched. */
+  httpRequest(method: string, route: string | undefined, status: number, milliseconds: number): void;
+}
+
+export function createHttpApp(
+  logger: Logger,
+  options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts; metrics?: HttpRequestObserver } = {},
+): FastifyInstance {
   const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const app = Fastify({
     // Slow clients (docs/security.md): headers and the whole request must arrive in
@@ -49,6 +57,15 @@ export function createHttpApp(logger: Logger, options: { trustProxy?: false | nu
   });
   installJsonBodyParser(app);
   installErrorHandling(app);
+  // Request metrics: a callback hook (no promise), the route pattern (never the URL) and Fastify's
+  // own elapsed time, so nothing is stored per request.
+  const metrics = options.metrics;
+  if (metrics) {
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
+      done();
+    });
+  }
   // Only when debug is on: an onResponse hook costs every request (a promise and a hook-runner
   // step) even when it logs nothing, and the SDK routes are hot paths.
   if (logger.isLevelEnabled('debug')) {

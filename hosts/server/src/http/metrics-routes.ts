@@ -1,13 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry } from 'prom-client';
 
-/** Prometheus metrics of this process at `/metrics` (one registry per server instance). */
-export function registerMetricsRoute(app: FastifyInstance): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+/** Prometheus metrics of this server instance at `/metrics` (its own registry: see ServerMetrics). */
+export function registerMetricsRoute(app: FastifyInstance, registry: Registry): void {
   app.get('/metrics', async (_request, reply) => {
     void reply.type(registry.contentType);
     return registry.metrics();
   });
-  return registry;
 }

@@ -13,6 +13,7 @@ import {
   type Repositories,
 } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
+import { NO_METRICS, type ServiceMetrics } from '../metrics.ts';
 import type { DefinitionSnapshots, EnvironmentSnapshot } from './definition-snapshots.ts';
 
 /** The evaluate request (docs/contract.md "Evaluation"): one context (key + type + attributes), optionally one flag. */
@@ -93,6 +94,8 @@ export class EvaluationService {
      */
     private readonly recordExposures?: (scope: EnvironmentScope, exposures: Array<Omit<Exposure, 'environmentId'>>) => Promise<unknown>,
     private readonly now: () => number = Date.now,
+    /** Told the results of every evaluation (counted by reason in the host's metrics). */
+    private readonly metrics: Pick<ServiceMetrics, 'evaluated'> = NO_METRICS,
   ) {}
 
   /** The environment an SDK key may evaluate in; another environment's id → 403. */
@@ -124,6 +127,7 @@ export class EvaluationService {
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
     const results = flags.map((flag) => evaluate(flag, contexts, environment));
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
+    this.metrics.evaluated(results);
     return results;
   }
 

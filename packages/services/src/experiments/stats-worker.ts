@@ -1,4 +1,5 @@
 import { isDomainError, type Repositories, type StatsJob } from '@switchyard/core';
+import { NO_METRICS, type ServiceMetrics, type StatsJobOutcome } from '../metrics.ts';
 import { DEFAULT_STATS_INTERVAL_MS, type ResultsComputation } from './results-computer.ts';
 
 /** Timing of a StatsWorker; every field has a production default. */
@@ -25,6 +26,8 @@ export interface StatsWorkerOptions {
   isTransient?: (error: unknown) => boolean;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
+  /** Told how every claimed job ended and how long it took. */
+  metrics?: Pick<ServiceMetrics, 'statsJob'>;
 }
 
 const DEFAULTS = {
@@ -63,6 +66,7 @@ export class StatsWorker {
   private readonly isTransient: (error: unknown) => boolean;
   private readonly log: NonNullable<StatsWorkerOptions['log']>;
   private readonly now: () => number;
+  private readonly metrics: Pick<ServiceMetrics, 'statsJob'>;
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<void> | null = null;
   private stopping = false;
@@ -83,6 +87,7 @@ export class StatsWorker {
     this.isTransient = options.isTransient ?? (() => false);
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
+    this.metrics = options.metrics ?? NO_METRICS;
   }
 
   /** Starts the loop: a first look at once, then every pollMs after the queue is empty. */
@@ -122,8 +127,12 @@ export class StatsWorker {
   async runNext(): Promise<StatsJob | null> {
     const job = await this.repos.statsJobs.claimNext(this.now(), this.leaseMs);
     if (!job) return null;
+    const startedAt = performance.now();
+    const ended = (outcome: StatsJobOutcome) => this.metrics.statsJob(outcome, (performance.now() - startedAt) / 1000);
     if (job.attempts > this.maxAttempts) {
-      return this.finish(job, `gave up after ${this.maxAttempts} attempts: the computation never finished (worker stopped or crashed)`);
+      const finished = await this.finish(job, `gave up after ${this.maxAttempts} attempts: the computation never finished (worker stopped or crashed)`);
+      ended('failed');
+      return finished;
     }
     let lost = false;
     const heartbeat = setInterval(() => {
@@ -141,6 +150,7 @@ export class StatsWorker {
     } catch (error) {
       if (this.isTransient(error)) {
         this.log('warn', 'stats: computation interrupted; the job is retried when its lease expires', { job_id: job.id, error: (error as Error).message });
+        ended('interrupted');
         return job;
       }
       failure = failureText(error);
@@ -150,9 +160,12 @@ export class StatsWorker {
     }
     if (lost) {
       this.log('warn', 'stats: lease lost during the computation; the new claimer finishes the job', { job_id: job.id });
+      ended('lease_lost');
       return job;
     }
-    return this.finish(job, failure);
+    const finished = await this.finish(job, failure);
+    ended(failure === null ? 'completed' : 'failed');
+    return finished;
   }
 
   /** completed (failure null) or failed; a job re-claimed and finished by another worker meanwhile is left as it is. */
