@@ -14,6 +14,9 @@
  * the sibling package pinned to its exact version. `--pack` then runs `npm pack` on each dist
  * directory into `dist/` at the repository root (or `--out <dir>`).
  *
+ * Without --pack it also builds the server host into hosts/server/dist (scripts/build-server.ts),
+ * so `npm run build` emits everything production runs as JavaScript.
+ *
  * Usage: tsx scripts/build-packages.ts [--pack] [--out <dir>]
  */
 import { execFile } from 'node:child_process';
@@ -21,6 +24,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildServer } from './build-server.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -245,6 +249,10 @@ async function main(): Promise<void> {
   for (const pkg of built) console.log(`built ${pkg.name}@${pkg.version} → ${path.relative(ROOT, pkg.distDir)}`);
   if (args.includes('--pack')) {
     for (const tarball of await packPackages(built, outDir)) console.log(`packed ${path.relative(process.cwd(), tarball)}`);
+  } else {
+    // `npm run build` emits every host too: the server with the workspaces it uses (scripts/build-server.ts).
+    const server = await buildServer();
+    console.log(`built the server → ${path.relative(ROOT, server.main)} (node ${path.relative(process.cwd(), server.main)})`);
   }
   console.log(`done in ${Date.now() - started} ms`);
 }
