@@ -1,7 +1,7 @@
 /**
  * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core and
  * @switchyard/sdk) into JavaScript packages with type declarations that install and run on plain
- * Node 20 from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
+ * Node (20, 22 and 24: the repository's `engines`) from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
  * workspaces stay TypeScript source (their package.json `exports` point to src/*.ts, run with
  * tsx); only the build output is JavaScript:
  *
@@ -160,7 +160,8 @@ function publishableManifest(spec: PackageSpec, source: SourceManifest, versions
     main: './cjs/index.js',
     types: './cjs/index.d.ts',
     exports: exportsMap,
-    engines: { node: '>=20' },
+    // What .ci/run tests: the repository's own `engines`.
+    engines: { node: readJson<{ engines: { node: string } }>(path.join(ROOT, 'package.json')).engines.node },
     dependencies,
     ...(source.peerDependencies ? { peerDependencies: source.peerDependencies } : {}),
     ...(source.peerDependenciesMeta ? { peerDependenciesMeta: source.peerDependenciesMeta } : {}),
