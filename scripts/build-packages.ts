@@ -1,7 +1,7 @@
 /**
  * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core and
  * @switchyard/sdk) into JavaScript packages with type declarations that install and run on plain
- * Node 20 from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
+ * Node (20, 22 and 24: the repository's `engines`) from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
  * workspaces stay TypeScript source (their package.json `exports` point to src/*.ts, run with
  * tsx); only the build output is JavaScript:
  *
@@ -14,6 +14,9 @@
  * the sibling package pinned to its exact version. `--pack` then runs `npm pack` on each dist
  * directory into `dist/` at the repository root (or `--out <dir>`).
  *
+ * Without --pack it also builds the server host into hosts/server/dist (scripts/build-server.ts),
+ * so `npm run build` emits everything production runs as JavaScript.
+ *
  * Usage: tsx scripts/build-packages.ts [--pack] [--out <dir>]
  */
 import { execFile } from 'node:child_process';
@@ -21,6 +24,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildServer } from './build-server.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -156,7 +160,8 @@ function publishableManifest(spec: PackageSpec, source: SourceManifest, versions
     main: './cjs/index.js',
     types: './cjs/index.d.ts',
     exports: exportsMap,
-    engines: { node: '>=20' },
+    // What .ci/run tests: the repository's own `engines`.
+    engines: { node: readJson<{ engines: { node: string } }>(path.join(ROOT, 'package.json')).engines.node },
     dependencies,
     ...(source.peerDependencies ? { peerDependencies: source.peerDependencies } : {}),
     ...(source.peerDependenciesMeta ? { peerDependenciesMeta: source.peerDependenciesMeta } : {}),
@@ -245,6 +250,10 @@ async function main(): Promise<void> {
   for (const pkg of built) console.log(`built ${pkg.name}@${pkg.version} → ${path.relative(ROOT, pkg.distDir)}`);
   if (args.includes('--pack')) {
     for (const tarball of await packPackages(built, outDir)) console.log(`packed ${path.relative(process.cwd(), tarball)}`);
+  } else {
+    // `npm run build` emits every host too: the server with the workspaces it uses (scripts/build-server.ts).
+    const server = await buildServer();
+    console.log(`built the server → ${path.relative(ROOT, server.main)} (node ${path.relative(process.cwd(), server.main)})`);
   }
   console.log(`done in ${Date.now() - started} ms`);
 }

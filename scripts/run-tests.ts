@@ -38,6 +38,7 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  console.log(`# node ${process.version} (${process.execPath}), ${files.length} test files`);
   let stopDatabase: (() => Promise<void>) | undefined;
   const env = { ...process.env };
   if (!env.TEST_DATABASE_URL) {

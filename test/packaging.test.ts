@@ -172,6 +172,8 @@ describe('packages', () => {
         require: { types: './cjs/index.d.ts', default: './cjs/index.js' },
       });
       assert.equal(manifest.main, './cjs/index.js');
+      // The Node versions .ci/run tests, as the repository's own manifest names them.
+      assert.equal(manifest.engines.node, JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).engines.node);
     }
     assert.deepEqual(Object.keys(core.dependencies).sort(), ['@stdlib/stats-base-dists-chisquare-cdf', '@stdlib/stats-base-dists-t-cdf', 'murmurhash', 're2js', 'semver']);
     assert.deepEqual(sdk.dependencies, { '@grpc/grpc-js': sdk.dependencies['@grpc/grpc-js'], '@grpc/proto-loader': sdk.dependencies['@grpc/proto-loader'], '@switchyard/core': core.version });

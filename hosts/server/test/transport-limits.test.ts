@@ -91,12 +91,13 @@ describe('gRPC concurrent streams per connection (GRPC_MAX_CONCURRENT_STREAMS=2)
     const client = new HealthService(`127.0.0.1:${it.server.grpcPort}`, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }) as unknown as grpc.Client & {
       watch(request: { service: string }): grpc.ClientReadableStream<{ status: string }>;
     };
-    const watch = (): { call: grpc.ClientReadableStream<{ status: string }>; statuses: string[] } => {
+    const watch = (): { call: grpc.ClientReadableStream<{ status: string }>; statuses: string[]; errors: grpc.ServiceError[] } => {
       const call = client.watch({ service: '' });
       const statuses: string[] = [];
+      const errors: grpc.ServiceError[] = [];
       call.on('data', (message: { status: string }) => statuses.push(message.status));
-      call.on('error', () => {});
-      return { call, statuses };
+      call.on('error', (error: grpc.ServiceError) => errors.push(error));
+      return { call, statuses, errors };
     };
     try {
       const first = watch();
@@ -108,10 +109,23 @@ describe('gRPC concurrent streams per connection (GRPC_MAX_CONCURRENT_STREAMS=2)
       await sleep(1_500);
       assert.deepEqual(third.statuses, [], 'the third call waits for a free stream');
       first.call.cancel();
-      await eventually(() => third.statuses.length > 0, 'the third call to start once the first ended');
-      assert.deepEqual(third.statuses, ['SERVING']);
+      await eventually(() => third.statuses.length > 0 || third.errors.length > 0, 'the third call to start (or be refused) once the first ended');
+      if (third.errors.length > 0) {
+        // Node 22 and later: the waiting call's HEADERS reach the server with the first call's
+        // RST_STREAM, before node:http2 has let go of the reset stream, and it refuses the call
+        // (ENHANCE_YOUR_CALM, RESOURCE_EXHAUSTED to the client) instead of serving it; Node 20 serves it.
+        // The limit still holds, and the slot is free for the next call.
+        assert.ok(Number(process.versions.node.split('.')[0]) >= 22, `refused on Node ${process.version}: ${third.errors[0]?.message}`);
+        assert.equal(third.errors[0]?.code, grpc.status.RESOURCE_EXHAUSTED, third.errors[0]?.message);
+        const fourth = watch();
+        await eventually(() => fourth.statuses.length > 0, 'a later call to start in the freed slot');
+        assert.deepEqual(fourth.statuses, ['SERVING']);
+        fourth.call.cancel();
+      } else {
+        assert.deepEqual(third.statuses, ['SERVING']);
+        third.call.cancel();
+      }
       second.call.cancel();
-      third.call.cancel();
     } finally {
       client.close();
     }

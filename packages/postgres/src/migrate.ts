@@ -5,10 +5,17 @@ import type { Sql } from './connect.ts';
 /** Any fixed number: every instance must use the same one so they serialise on it. */
 const MIGRATION_LOCK_KEY = 7_243_110_001;
 
+/**
+ * True only in the built server (scripts/build-server.ts defines it), a single bundled file with
+ * schema.sql and migrations/ copied beside it; from source the repository layout applies.
+ */
+declare const SWITCHYARD_BUNDLE: boolean | undefined;
+const BUNDLED = typeof SWITCHYARD_BUNDLE !== 'undefined' && SWITCHYARD_BUNDLE;
+
 /** The full current schema: a new database is created from it directly (as version 1). */
-const SCHEMA_FILE = fileURLToPath(new URL('../../../schema.sql', import.meta.url));
+const SCHEMA_FILE = fileURLToPath(new URL(BUNDLED ? './schema.sql' : '../../../schema.sql', import.meta.url));
 /** Numbered changes since the baseline, `0002_what.sql`, ...; each is also folded into schema.sql. */
-const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL(BUNDLED ? './migrations/' : '../migrations/', import.meta.url));
 
 /** A frozen copy of the schema the first migration started from; never applied by migrate(). */
 export const BASELINE_FILE = '0001_baseline.sql';

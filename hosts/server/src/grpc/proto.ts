@@ -2,8 +2,13 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 
-/** proto/ at the repository root: the source of truth for every gRPC shape. */
-export const PROTO_ROOT = fileURLToPath(new URL('../../../../proto/', import.meta.url));
+/** True only in the built server (scripts/build-server.ts defines it), which has proto/ copied beside it. */
+declare const SWITCHYARD_BUNDLE: boolean | undefined;
+
+/** proto/ at the repository root (or beside the built server): the source of truth for every gRPC shape. */
+export const PROTO_ROOT = fileURLToPath(
+  new URL(typeof SWITCHYARD_BUNDLE !== 'undefined' && SWITCHYARD_BUNDLE ? './proto/' : '../../../../proto/', import.meta.url),
+);
 
 /**
  * Loads a .proto file (path relative to proto/). Field names stay snake_case as in the .proto and

@@ -17,14 +17,16 @@ export interface ServerProcess {
 /**
  * Runs the real server entry point (`npm start` runs the same file) as a child process, with
  * the given environment on top of a clean one. Ports default to 0 (any free port).
- * `detached`: in a process group of its own (see the spawn option below).
+ * `detached`: in a process group of its own (see the spawn option below). `main`: a built
+ * server (`node <main>`, no tsx) instead of the source; `cwd`: the repository root unless given.
  */
-export function spawnServer(env: Record<string, string>, options: { detached?: boolean } = {}): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+export function spawnServer(env: Record<string, string>, options: { detached?: boolean; main?: string; cwd?: string } = {}): ServerProcess {
+  const args = options.main === undefined ? ['--import', 'tsx', MAIN] : [options.main];
+  const child = spawn(process.execPath, args, {
     // A process-group leader, like a shell's foreground job: `process.kill(-pid, signal)` then
     // signals it and every child in its group, as a terminal's Ctrl-C does.
     detached: options.detached ?? false,
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
