@@ -39,6 +39,7 @@ import { addManagementGrpcService } from './grpc/management-grpc.ts';
 import { addSegmentGrpcService } from './grpc/segment-grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
 import { addReflection } from './grpc/sync-reflection.ts';
+import { ShutdownSequence } from './shutdown-sequence.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
@@ -78,6 +79,30 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * How the server stops, first to last (the database pool closes after all of them):
+ * - sync streams first: they never end by themselves, so they are ended (UNAVAILABLE: clients
+ *   reconnect elsewhere) before the gRPC servers wait for their calls to finish;
+ * - then the servers stop accepting and drain their in-flight calls and requests;
+ * - then the notification subscriptions end;
+ * - then what writes in the background finishes before the pool closes: rows waiting for their
+ *   group commit are written (no acknowledged request is lost), the stats job in progress ends,
+ *   a pruning batch ends.
+ */
+const SHUTDOWN_ORDER = [
+  'sync streams',
+  'public sync gRPC server',
+  'internal gRPC server',
+  'REST server',
+  'session registry',
+  'credential verifier',
+  'definition snapshots',
+  'event definition cache',
+  'ingest writers',
+  'stats worker',
+  'pruner',
+] as const;
+
 /** How long in-flight gRPC calls get to finish at shutdown before they are cancelled. */
 const GRPC_GRACE_MS = 5_000;
 
@@ -89,7 +114,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
   const log = logging.forModule('server');
   const database = await openDatabase(config, logging.forModule('database'));
   const repos = createPostgresRepositories(database.sql);
-  const started: Array<{ stop(): Promise<void> }> = [];
+  const shutdown = new ShutdownSequence(SHUTDOWN_ORDER);
   const metrics = new ServerMetrics();
   // postgres.js tells nothing about its pool: the gauge reads pg_stat_activity at scrape time,
   // i.e. the connections PostgreSQL has from application 'switchyard' to this database — every
@@ -109,17 +134,17 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     const notifier = new LocalEchoNotifier(new PgChangeNotifier(database.sql));
     const sessions = new SessionRegistry(repos, notifier);
     await sessions.start();
-    started.push({ stop: () => sessions.stop() });
+    shutdown.add('session registry', () => sessions.stop());
     const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier, sessions);
     await verifier.start();
-    started.push({ stop: () => verifier.stop() });
+    shutdown.add('credential verifier', () => verifier.stop());
     const snapshots = new DefinitionSnapshots(repos, notifier);
     await snapshots.start();
-    started.push({ stop: () => snapshots.stop() });
+    shutdown.add('definition snapshots', () => snapshots.stop());
     const scopes = new ScopeResolver(repos);
     const eventDefinitionCache = new EventDefinitionCache(repos.eventDefinitions, notifier);
     await eventDefinitionCache.start();
-    started.push({ stop: () => eventDefinitionCache.stop() });
+    shutdown.add('event definition cache', () => eventDefinitionCache.stop());
     const ingest = new IngestService({
       repos,
       scopes,
@@ -129,7 +154,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
-    started.push({ stop: () => ingest.stop() });
+    shutdown.add('ingest writers', () => ingest.stop());
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(
       { snapshots, scopes, verifier, sessions, sdkKeys: repos.sdkKeys },
@@ -149,7 +174,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       metrics,
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
-    started.push({ stop: () => statsWorker.stop() });
+    shutdown.add('stats worker', () => statsWorker.stop());
     // One instance at a time prunes (an advisory lock); stopped before the pool closes.
     const pruneLog = logging.forModule('prune');
     const pruner = new Pruner(repos, new PgAdvisoryLock(database.sql, 'switchyard:prune'), {
@@ -157,7 +182,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       batchSize: config.pruneBatchSize,
       log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
     });
-    started.push({ stop: () => pruner.stop() });
+    shutdown.add('pruner', () => pruner.stop());
     const auth = new AuthService(repos, hasher, tokens, notifier);
     const services: GatewayServices = {
       verifier,
@@ -196,7 +221,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     registerExperimentRoutes(http, services);
     registerStatsRoutes(http, services);
     await http.listen({ host: config.httpHost, port: config.httpPort });
-    started.unshift({ stop: () => http.close() });
+    shutdown.add('REST server', () => http.close());
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort }, 'REST listening');
 
@@ -221,7 +246,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
         addReflection(server, (service) => service !== FLAG_SYNC_SERVICE_NAME);
       },
     });
-    started.unshift({ stop: () => grpcServices.stop(GRPC_GRACE_MS) });
+    shutdown.add('internal gRPC server', () => grpcServices.stop(GRPC_GRACE_MS));
     const syncServer = await startGrpcServer({
       name: 'sync',
       host: config.syncGrpcHost,
@@ -236,10 +261,8 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
         addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
       },
     });
-    started.unshift({ stop: () => syncServer.stop(GRPC_GRACE_MS) });
-    // First of all: sync streams never end by themselves, so they are ended (UNAVAILABLE: clients
-    // reconnect elsewhere) before the gRPC servers wait for their calls to finish.
-    started.unshift({ stop: () => sync.stop() });
+    shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    shutdown.add('sync streams', () => sync.stop());
     statsWorker.start();
     pruner.start();
 
@@ -258,19 +281,15 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
       metrics,
       stop() {
         stopping ??= (async () => {
-          // Streams first (they never end by themselves), then REST drains, then the pool closes.
-          // Each part stops even if another failed (e.g. the embedded database already got the
-          // terminal's Ctrl-C): a failed step is logged, and the rest still drains and closes.
-          for (const part of started) {
-            await part.stop().catch((error: unknown) => log.warn({ err: { message: (error as Error).message } }, 'shutdown step failed'));
-          }
+          // In SHUTDOWN_ORDER, then the pool. A failed step is logged and the rest still stop.
+          await shutdown.run((step, error) => log.warn({ step, err: { message: (error as Error).message } }, 'shutdown step failed'));
           await database.close();
         })();
         return stopping;
       },
     };
   } catch (error) {
-    for (const part of started) await part.stop().catch(() => {});
+    await shutdown.run(() => {});
     await database.close().catch(() => {});
     throw error;
   }
