@@ -258,7 +258,9 @@ export class SwitchyardClient {
   allFlags(context: SdkContextInput): Record<string, FlagValue> {
     const out: Record<string, FlagValue> = {};
     try {
-      for (const key of this.store.flags.keys()) out[key] = this.detail(key, context, null, 'any', undefined, false).value;
+      // The context is checked and converted once for all flags.
+      const contexts = toCoreContexts(context);
+      for (const key of this.store.flags.keys()) out[key] = this.detailFor(key, contexts, null, 'any', undefined, false).value;
     } catch (error) {
       this.options.logger.error('allFlags failed', { error: String(error) });
     }
@@ -306,11 +308,27 @@ export class SwitchyardClient {
     fallback: FlagValue,
     expected: ExpectedType,
     membership: Membership | undefined,
-    recordExposure = true,
+  ): EvaluationDetail {
+    let contexts: EvaluationContext[] | undefined;
+    try {
+      contexts = toCoreContexts(context);
+    } catch {
+      contexts = undefined;
+    }
+    return this.detailFor(flagKey, contexts, fallback, expected, membership, true);
+  }
+
+  /** One evaluation of contexts already converted (undefined: the input was malformed). */
+  private detailFor(
+    flagKey: string,
+    contexts: EvaluationContext[] | undefined,
+    fallback: FlagValue,
+    expected: ExpectedType,
+    membership: Membership | undefined,
+    recordExposure: boolean,
   ): EvaluationDetail {
     try {
       if (!this.store.hasDefinitions) return failure(fallback, 'CLIENT_NOT_READY', 'no flag definitions yet');
-      const contexts = toCoreContexts(context);
       if (!contexts) return failure(fallback, 'INVALID_CONTEXT', 'a context is {key: non-empty string, type?: string, attributes?: {name: string | number | boolean}} or a non-empty array of them');
       const flag = this.store.flag(flagKey);
       if (!flag) return failure(fallback, 'FLAG_NOT_FOUND', `no flag "${String(flagKey)}"`);

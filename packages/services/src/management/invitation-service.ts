@@ -13,7 +13,7 @@ import { actorOf, requireAllowed } from '../authorization.ts';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
-import type { UserRecord } from './records.ts';
+import { userRecord, type UserRecord } from './records.ts';
 
 /** Invitations are single use and expire after 7 days. */
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
@@ -123,7 +123,7 @@ export class InvitationService {
     await this.auditAcceptance(user.id, accepted);
     const session = await this.auth.openSessionFor(user.id, accepted.orgId);
     return {
-      user: { user_id: user.id, email: user.email, display_name: user.displayName, org_id: membership.orgId, org_role: membership.role },
+      user: userRecord(user, membership),
       session,
     };
   }
