@@ -1,4 +1,5 @@
 import {
+  DomainError,
   alreadyExists,
   isDomainError,
   notFound,
@@ -17,6 +18,12 @@ import { userRecord, type UserRecord } from './records.ts';
 
 /** Invitations are single use and expire after 7 days. */
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+
+/**
+ * Pending invitations one org may hold at once: an org admin cannot fill the table (or the
+ * inviter's list) without bound; accepted, withdrawn and expired ones free their place.
+ */
+export const MAX_PENDING_INVITATIONS = 1_000;
 
 /** An invitation as answered by REST; `token` only in the create response. */
 export interface InvitationRecord {
@@ -60,6 +67,9 @@ export class InvitationService {
     await this.requireInviter(principal, orgId);
     const email = requireEmail(input.email);
     const role = optionalRole(input.orgRole, 'org_member');
+    if ((await this.repos.invitations.listPending({ orgId }, this.now())).length >= MAX_PENDING_INVITATIONS) {
+      throw new DomainError('RESOURCE_EXHAUSTED', `the organisation already has ${MAX_PENDING_INVITATIONS} pending invitations; withdraw some first`);
+    }
     const token = generateInvitationToken();
     const invitation = await this.repos.invitations.create(
       { orgId },
