@@ -4,9 +4,13 @@
  * Integration tests need a PostgreSQL server: TEST_DATABASE_URL when set, otherwise an embedded
  * PostgreSQL started here for the run (throwaway data directory) and stopped afterwards. Each test
  * file creates its own database on that server (packages/postgres/src/testing/test-database.ts).
+ *
+ * The integration suites (every file that starts a server with startTestServer) then run a second
+ * time against the split topology: a gateway in front of a services process (docs/architecture.md).
+ * TEST_TOPOLOGIES=single skips that second pass (CI does on its extra Node versions).
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
@@ -54,15 +58,24 @@ async function main(): Promise<number> {
     stopDatabase = () => embedded.stop();
   }
 
+  let code = await runFiles(files, { ...env, TEST_TOPOLOGY: 'single' });
+  const splitFiles = files.filter((file) => readFileSync(file, 'utf8').includes('startTestServer('));
+  if (env.TEST_TOPOLOGIES !== 'single' && splitFiles.length > 0) {
+    console.log(`# again on the split topology (gateway + services): ${splitFiles.length} test files`);
+    code = (await runFiles(splitFiles, { ...env, TEST_TOPOLOGY: 'split' })) || code;
+  }
+  await stopDatabase?.();
+  return code;
+}
+
+async function runFiles(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const concurrency = Number(env.TEST_CONCURRENCY ?? 4);
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
     { stdio: 'inherit', env },
   );
-  const code = await new Promise<number>((resolve) => child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0))));
-  await stopDatabase?.();
-  return code;
+  return new Promise<number>((resolve) => child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0))));
 }
 
 main().then(

@@ -243,7 +243,7 @@ function httpTimeouts(env: Env): HttpTimeouts {
 }
 
 /** Reads and checks the configuration. @throws ConfigError with a one-line message. */
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env, defaults: { httpPort?: number } = {}): Config {
   const rawAppEnv = (text(env, 'APP_ENV') ?? 'development').toLowerCase();
   if (rawAppEnv !== 'development' && rawAppEnv !== 'production' && rawAppEnv !== 'test') {
     throw new ConfigError(`APP_ENV must be development, production or test (got "${rawAppEnv}")`);
@@ -254,7 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrl(env, appEnv),
     embeddedPgPort: port(env, 'EMBEDDED_PG_PORT', 54329),
     dataDir: text(env, 'DATA_DIR') ?? '.data',
-    httpPort: port(env, 'HTTP_PORT', 8080),
+    httpPort: port(env, 'HTTP_PORT', defaults.httpPort ?? 8080),
     grpcPort: port(env, 'GRPC_PORT', 9090),
     syncGrpcPort: port(env, 'SYNC_GRPC_PORT', 50050),
     httpHost: host(env, 'HTTP_HOST', '0.0.0.0'),
@@ -278,5 +278,72 @@ export function loadConfig(env: Env = process.env): Config {
     statsPollMs: integer(env, 'STATS_POLL_MS', 1_000, 10, 3_600_000),
     pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     pruneBatchSize: integer(env, 'PRUNE_BATCH_SIZE', 1_000, 1, 100_000),
+  };
+}
+
+/** How a gateway reaches the services process (SERVICES_*). */
+export interface ServicesConnection {
+  /** `host:port` of the services' internal gRPC port. */
+  url: string;
+  /** null: plaintext. `ca` verifies the services' certificate; `cert`/`key` are this gateway's (mutual TLS). */
+  tls: { ca: Buffer; cert: Buffer | null; key: Buffer | null } | null;
+  /** A call to the services taking longer is abandoned (REST 503). */
+  deadlineMs: number;
+}
+
+/** What a gateway process reads: its public ports and the services' address — no database, no signing secret. */
+export interface GatewayConfig {
+  appEnv: AppEnv;
+  httpPort: number;
+  httpHost: string;
+  syncGrpcPort: number;
+  syncGrpcHost: string;
+  syncGrpcTls: GrpcTls | null;
+  httpTimeouts: HttpTimeouts;
+  grpcLimits: GrpcLimits;
+  syncMaxStreamsPerKey: number;
+  logFilter: string;
+  trustProxy: Config['trustProxy'];
+  services: ServicesConnection;
+}
+
+function servicesConnection(env: Env): ServicesConnection {
+  const url = text(env, 'SERVICES_URL') ?? '127.0.0.1:9090';
+  const match = /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(url);
+  if (!match || Number(match[2]) > 65535) throw new ConfigError(`SERVICES_URL must be host:port (got "${url}")`);
+  const caFile = text(env, 'SERVICES_TLS_CA_FILE');
+  const certFile = text(env, 'SERVICES_TLS_CERT_FILE');
+  const keyFile = text(env, 'SERVICES_TLS_KEY_FILE');
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new ConfigError('SERVICES_TLS_CERT_FILE and SERVICES_TLS_KEY_FILE must be set together');
+  if (caFile === undefined && certFile !== undefined) throw new ConfigError('SERVICES_TLS_CERT_FILE needs SERVICES_TLS_CA_FILE');
+  const tls =
+    caFile === undefined
+      ? null
+      : {
+          ca: pemFile('SERVICES_TLS_CA_FILE', caFile),
+          cert: certFile === undefined ? null : pemFile('SERVICES_TLS_CERT_FILE', certFile),
+          key: keyFile === undefined ? null : pemFile('SERVICES_TLS_KEY_FILE', keyFile),
+        };
+  return { url, tls, deadlineMs: integer(env, 'SERVICES_DEADLINE_MS', 10_000, 100, 600_000) };
+}
+
+/** Reads and checks a gateway's configuration. @throws ConfigError with a one-line message. */
+export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
+  // The shared checks of every other value; production's DATABASE_URL and JWT_SECRET requirements
+  // are the services' (a gateway holds neither), hence APP_ENV is not passed as production here.
+  const full = loadConfig({ ...env, DATABASE_URL: undefined, JWT_SECRET: undefined, APP_ENV: env.APP_ENV === 'production' ? 'test' : env.APP_ENV });
+  return {
+    appEnv: (text(env, 'APP_ENV') ?? 'development').toLowerCase() as AppEnv,
+    httpPort: full.httpPort,
+    httpHost: full.httpHost,
+    syncGrpcPort: full.syncGrpcPort,
+    syncGrpcHost: full.syncGrpcHost,
+    syncGrpcTls: full.syncGrpcTls,
+    httpTimeouts: full.httpTimeouts,
+    grpcLimits: full.grpcLimits,
+    syncMaxStreamsPerKey: full.syncMaxStreamsPerKey,
+    logFilter: full.logFilter,
+    trustProxy: full.trustProxy,
+    services: servicesConnection(env),
   };
 }

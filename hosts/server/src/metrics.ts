@@ -72,6 +72,20 @@ export class ServerMetrics implements ServiceMetrics {
     outcome: 'code',
     buckets: GRPC_BUCKETS,
   });
+  /** A gateway's calls to the services process (empty elsewhere). */
+  private readonly servicesCalls = new CallMetrics({
+    counter: {
+      name: 'switchyard_services_calls_total',
+      help: 'Calls a gateway made to the services process, by gRPC service, method and status code.',
+    },
+    histogram: {
+      name: 'switchyard_services_call_duration_seconds',
+      help: 'Gateway to services call latency (the hop a split deployment adds), by gRPC service and method.',
+    },
+    labels: ['service', 'method'],
+    outcome: 'code',
+    buckets: GRPC_BUCKETS,
+  });
   /** Evaluations by reason since start, counted on the hot path without prom-client. */
   private readonly evaluationCounts = new Map<string, number>();
   private readonly syncMessages = new Counter({
@@ -118,7 +132,7 @@ export class ServerMetrics implements ServiceMetrics {
     });
     // getMetricsAsArray returns the metric objects themselves (typed as their JSON form).
     for (const metric of processMetrics().getMetricsAsArray()) this.registry.registerMetric(metric as unknown as Metric);
-    for (const metric of [...this.http.metrics(), ...this.grpc.metrics()]) this.registry.registerMetric(metric);
+    for (const metric of [...this.http.metrics(), ...this.grpc.metrics(), ...this.servicesCalls.metrics()]) this.registry.registerMetric(metric);
     // Zero from the start, so that rates and alerts see the series before the first increment.
     for (const outcome of ['accepted', 'rejected']) {
       this.ingestEvents.inc({ outcome }, 0);
@@ -128,6 +142,11 @@ export class ServerMetrics implements ServiceMetrics {
   }
 
   // ---- REST ----
+
+  /** One call from this gateway to the services process. */
+  servicesCall = (service: string, method: string, code: string, seconds: number): void => {
+    this.servicesCalls.observe(service, method, code, seconds);
+  };
 
   /** One answered request; `route` is the route pattern, undefined when no route matched. */
   httpRequest(method: string, route: string | undefined, status: number, milliseconds: number): void {

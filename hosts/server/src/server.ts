@@ -44,29 +44,26 @@ import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
 import { registerOpenApi } from './http/openapi.ts';
-import { registerEvaluateRoutes } from './http/routes/evaluate-routes.ts';
-import { registerEventDefinitionRoutes } from './http/routes/event-definition-routes.ts';
-import { registerEventRoutes } from './http/routes/event-routes.ts';
-import { registerExperimentRoutes } from './http/routes/experiment-routes.ts';
-import { registerExposureRoutes } from './http/routes/exposure-routes.ts';
-import { registerStatsRoutes } from './http/routes/stats-routes.ts';
-import { registerFlagRoutes } from './http/routes/flag-routes.ts';
-import { registerOfrepRoutes } from './http/routes/ofrep-routes.ts';
-import { registerSegmentRoutes } from './http/routes/segment-routes.ts';
-import { registerAdminRoutes } from './http/routes/admin-routes.ts';
-import { registerAuthRoutes } from './http/routes/auth-routes.ts';
+import { registerRestRoutes } from './http/rest-routes.ts';
+import { addGatewayGrpcServices } from './grpc/gateway-grpc.ts';
 import type { GatewayServices } from './http/routes/gateway-services.ts';
-import { registerManagementRoutes } from './http/routes/management-routes.ts';
 import type { RootLogger } from './logging.ts';
 import { ServerMetrics } from './metrics.ts';
+
+/** The in-process services: what routes call, plus the concrete verifier and snapshots tests and benches drive. */
+export interface InProcessServices extends GatewayServices {
+  verifier: CredentialVerifier;
+  snapshots: DefinitionSnapshots;
+}
 
 export interface RunningServer {
   httpPort: number;
   grpcPort: number;
+  /** 0 for the `services` role (no public sync port). */
   syncGrpcPort: number;
   http: FastifyInstance;
   repos: Repositories;
-  services: GatewayServices;
+  services: InProcessServices;
   database: Database;
   bootstrap: BootstrapResult;
   /** Runs recompute jobs and the schedule of ACTIVE experiments (tests drive it directly too). */
@@ -107,10 +104,18 @@ const SHUTDOWN_ORDER = [
 const GRPC_GRACE_MS = 5_000;
 
 /**
+ * What a server process serves:
+ * - `all`: the single process — REST API, internal gRPC, public sync gRPC;
+ * - `services`: the services process behind gateways — internal gRPC (with the gateway hop's
+ *   services) and only the operational routes on HTTP_PORT (/healthz, /readyz, /metrics).
+ */
+export type ServerRole = 'all' | 'services';
+
+/**
  * The composition root of the single-process server: database → repositories → bootstrap →
  * REST (HTTP_PORT) + internal gRPC (GRPC_PORT) + public sync gRPC (SYNC_GRPC_PORT).
  */
-export async function startServer(config: Config, logging: RootLogger): Promise<RunningServer> {
+export async function startServer(config: Config, logging: RootLogger, role: ServerRole = 'all'): Promise<RunningServer> {
   const log = logging.forModule('server');
   const database = await openDatabase(config, logging.forModule('database'));
   const repos = createPostgresRepositories(database.sql);
@@ -184,7 +189,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     });
     shutdown.add('pruner', () => pruner.stop());
     const auth = new AuthService(repos, hasher, tokens, notifier);
-    const services: GatewayServices = {
+    const services: InProcessServices = {
       verifier,
       auth,
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
@@ -205,21 +210,10 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     });
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
-    await registerOpenApi(http);
+    if (role === 'all') await registerOpenApi(http);
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
     registerMetricsRoute(http, metrics.registry);
-    registerAuthRoutes(http, services);
-    registerAdminRoutes(http, services);
-    registerManagementRoutes(http, services);
-    registerFlagRoutes(http, services);
-    registerSegmentRoutes(http, services);
-    registerEvaluateRoutes(http, services);
-    registerOfrepRoutes(http, services);
-    registerEventDefinitionRoutes(http, services);
-    registerEventRoutes(http, services);
-    registerExposureRoutes(http, services);
-    registerExperimentRoutes(http, services);
-    registerStatsRoutes(http, services);
+    if (role === 'all') registerRestRoutes(http, services);
     await http.listen({ host: config.httpHost, port: config.httpPort });
     shutdown.add('REST server', () => http.close());
     const httpPort = (http.server.address() as { port: number }).port;
@@ -243,25 +237,30 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
         addSegmentGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
+        addGatewayGrpcServices(server, { services, verifier, logger });
         addReflection(server, (service) => service !== FLAG_SYNC_SERVICE_NAME);
       },
     });
     shutdown.add('internal gRPC server', () => grpcServices.stop(GRPC_GRACE_MS));
-    const syncServer = await startGrpcServer({
-      name: 'sync',
-      host: config.syncGrpcHost,
-      port: config.syncGrpcPort,
-      tls: config.syncGrpcTls,
-      limits: config.grpcLimits,
-      logger: syncLog,
-      metrics,
-      register: (server, health) => {
-        addFlagSyncService(server, { sync, verifier, logger: syncLog, onMessage: metrics.syncMessageSent });
-        health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
-        addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
-      },
-    });
-    shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    // The public sync port belongs to the edge: in a split deployment the gateways serve it.
+    const syncServer =
+      role === 'all'
+        ? await startGrpcServer({
+            name: 'sync',
+            host: config.syncGrpcHost,
+            port: config.syncGrpcPort,
+            tls: config.syncGrpcTls,
+            limits: config.grpcLimits,
+            logger: syncLog,
+            metrics,
+            register: (server, health) => {
+              addFlagSyncService(server, { sync, verifier, logger: syncLog, onMessage: metrics.syncMessageSent });
+              health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
+              addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
+            },
+          })
+        : null;
+    if (syncServer) shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => sync.stop());
     statsWorker.start();
     pruner.start();
@@ -270,7 +269,7 @@ export async function startServer(config: Config, logging: RootLogger): Promise<
     return {
       httpPort,
       grpcPort: grpcServices.port,
-      syncGrpcPort: syncServer.port,
+      syncGrpcPort: syncServer?.port ?? 0,
       http,
       repos,
       services,

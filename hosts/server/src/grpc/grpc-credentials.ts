@@ -1,6 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { unauthenticated, type Principal } from '@switchyard/core';
-import type { CredentialVerifier } from '@switchyard/services';
+import type { CallerVerifier } from '../http/routes/gateway-services.ts';
 
 const single = (metadata: grpc.Metadata, name: string): string | undefined => {
   const values = metadata.get(name);
@@ -20,7 +20,7 @@ export function bearerFromMetadata(metadata: grpc.Metadata): string | undefined 
 
 /** The caller of a gRPC call, from `authorization: Bearer` or `x-sdk-key` metadata. */
 export async function authenticateCall(
-  verifier: CredentialVerifier,
+  verifier: CallerVerifier,
   metadata: grpc.Metadata,
   accept: 'bearer' | 'sdk' | 'bearer_or_sdk',
 ): Promise<Principal> {

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import type { CredentialVerifier, SyncHub } from '@switchyard/services';
+import type { SyncHub } from '@switchyard/services';
+import type { CallerVerifier } from '../http/routes/gateway-services.ts';
 import type { Logger } from '../logging.ts';
 import { authenticateCall } from './grpc-credentials.ts';
 import { toGrpcError } from './grpc-errors.ts';
@@ -25,7 +26,7 @@ interface SyncRequestMessage {
 
 export interface SyncDeps {
   sync: SyncHub;
-  verifier: CredentialVerifier;
+  verifier: CallerVerifier;
   logger: Logger;
   /** Told about every message written to a stream (metrics). */
   onMessage?: () => void;

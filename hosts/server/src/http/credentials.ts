@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { unauthenticated, type Principal } from '@switchyard/core';
-import type { CredentialVerifier } from '@switchyard/services';
+import type { CallerVerifier } from './routes/gateway-services.ts';
 
 /** Which credentials a route accepts (docs/contract.md "Authentication"). */
 export type CredentialKind = 'bearer' | 'sdk' | 'bearer_or_sdk';
@@ -25,7 +25,7 @@ function sdkKey(request: FastifyRequest): string | undefined {
  * (no prefix-based middleware), so no path spelling can reach a handler without it.
  * @throws UNAUTHENTICATED when the accepted credential is missing or invalid.
  */
-export async function authenticate(verifier: CredentialVerifier, request: FastifyRequest, kind: CredentialKind): Promise<Principal> {
+export async function authenticate(verifier: CallerVerifier, request: FastifyRequest, kind: CredentialKind): Promise<Principal> {
   const token = kind === 'sdk' ? undefined : bearerToken(request);
   const key = kind === 'bearer' ? undefined : sdkKey(request);
   if (token !== undefined) return verifier.verifyBearer(token);

@@ -3,9 +3,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logging.ts';
+import { loadConfig, loadGatewayConfig } from '../../src/config.ts';
+import type { RunningGateway } from '../../src/gateway.ts';
+import { createLogger, type RootLogger } from '../../src/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+
+/**
+ * Which deployment the integration suites run against (docs/architecture.md): `single` (one
+ * process) or `split` (a gateway in front of a services process, talking over real gRPC on
+ * loopback). `npm test` runs the suites once per topology; TEST_TOPOLOGY picks it per run.
+ */
+export type Topology = 'single' | 'split';
+
+export const TOPOLOGY: Topology = process.env.TEST_TOPOLOGY === 'split' ? 'split' : 'single';
 
 export const TEST_ADMIN = { email: 'root@example.com', password: 'root-password-1' };
 export const TEST_JWT_SECRET = 'integration-test-secret-of-at-least-32-bytes';
@@ -17,6 +27,10 @@ export interface TestServer {
   base: string;
   /** Every log line written so far (JSON, debug level and up): assert no secret is in them. */
   logs: string[];
+  /** The topology this server runs as. */
+  topology: Topology;
+  /** The gateway in front of the services (split topology only). */
+  gateway: RunningGateway | null;
   /** A second server process-equivalent on the same database (another instance). */
   startAnotherInstance(): Promise<RunningServer>;
   stop(): Promise<void>;
@@ -26,7 +40,8 @@ export interface TestServer {
  * The real single-process server on ephemeral ports over a fresh database, with a system-org
  * admin (TEST_ADMIN) and every log line captured. Extra environment variables override defaults.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { topology?: Topology } = {}): Promise<TestServer> {
+  const topology = options.topology ?? TOPOLOGY;
   const db = await createTestDatabase({ migrate: false });
   const logs: string[] = [];
   const sink = new Writable({
@@ -48,15 +63,18 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password,
       ...env,
     });
-  const server = await startServer(config(), logging);
+  const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging));
+  const server = await start();
   const others: RunningServer[] = [];
   return {
     server,
     db,
     base: `http://127.0.0.1:${server.httpPort}`,
     logs,
+    topology,
+    gateway: gatewayOf.get(server) ?? null,
     async startAnotherInstance() {
-      const other = await startServer(config(), logging);
+      const other = await start();
       others.push(other);
       return other;
     },
@@ -66,4 +84,42 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       await db.drop();
     },
   };
+}
+
+const gatewayOf = new WeakMap<RunningServer, RunningGateway>();
+
+/**
+ * A services process and a gateway in front of it, as one RunningServer: REST, the public sync
+ * port and `http` are the gateway's; the internal gRPC port, repositories and in-process services
+ * are the services'. Stopping stops the gateway first.
+ */
+async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger): Promise<RunningServer> {
+  const services = await startServer({ ...config, httpPort: 0 }, logging, 'services');
+  let gateway: RunningGateway;
+  try {
+    const { startGateway } = await import('../../src/gateway.ts');
+    gateway = await startGateway(
+      loadGatewayConfig({ HTTP_PORT: String(config.httpPort), SYNC_GRPC_PORT: String(config.syncGrpcPort), ...env, SERVICES_URL: `127.0.0.1:${services.grpcPort}` }),
+      logging,
+    );
+    for (const deadline = Date.now() + 10_000; !gateway.isReady(); ) {
+      if (Date.now() > deadline) throw new Error('the gateway did not become ready');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } catch (error) {
+    await services.stop();
+    throw error;
+  }
+  const split: RunningServer = {
+    ...services,
+    httpPort: gateway.httpPort,
+    syncGrpcPort: gateway.syncGrpcPort,
+    http: gateway.http,
+    async stop() {
+      await gateway.stop();
+      await services.stop();
+    },
+  };
+  gatewayOf.set(split, gateway);
+  return split;
 }

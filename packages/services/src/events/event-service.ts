@@ -139,6 +139,25 @@ export class IngestService {
   }
 
   /** Refuses new rows and writes what waits; call before the database pool closes. */
+  /**
+   * Stores the exposures of evaluations a gateway made from its own definitions (docs/decisions.md
+   * "Exposures recorded by evaluate"); the single-process server writes them to exposureWriter
+   * directly. The caller must be allowed to evaluate in the environment; answers once committed.
+   */
+  async recordEvaluationExposures(principal: Principal, scope: EnvironmentScope, exposures: readonly ExposureRow[]): Promise<void> {
+    requireAllowed(principal, 'flag.evaluate', { orgId: scope.orgId, environmentId: scope.environmentId });
+    checkCount(exposures.length, 'exposures');
+    for (const exposure of exposures) {
+      const valid =
+        typeof exposure === 'object' && exposure !== null &&
+        typeof exposure.flagKey === 'string' && typeof exposure.variantKey === 'string' &&
+        typeof exposure.contextType === 'string' && typeof exposure.contextKey === 'string' &&
+        Number.isSafeInteger(exposure.timestampMs);
+      if (!valid) throw invalidArgument('an evaluation exposure needs flagKey, variantKey, contextType, contextKey and timestampMs', 'exposures');
+    }
+    await this.exposureWriter.write(scope, exposures.map(({ flagKey, variantKey, contextType, contextKey, timestampMs }) => ({ flagKey, variantKey, contextType, contextKey, timestampMs })));
+  }
+
   async stop(): Promise<void> {
     await Promise.all([this.eventWriter.close(), this.exposureWriter.close()]);
   }

@@ -14,19 +14,23 @@ import type {
   SyncHub,
 } from '@switchyard/services';
 
+/** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
+export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
+
 /**
  * What the REST gateway calls. In the single-process server these are the service objects
- * themselves (in-process); a split deployment would put gRPC clients with the same shape here.
+ * themselves (in-process); a gateway puts gRPC clients of the services process here (remote/), and
+ * its own verifier, definitions and evaluation (docs/architecture.md).
  */
 export interface GatewayServices {
-  verifier: CredentialVerifier;
+  verifier: CallerVerifier;
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
   flags: FlagService;
   segments: SegmentService;
   evaluation: EvaluationService;
-  snapshots: DefinitionSnapshots;
+  snapshots: Pick<DefinitionSnapshots, 'get' | 'current' | 'onChange'>;
   eventDefinitions: EventDefinitionService;
   /** Metric events and exposures (its writers' stats count the group-commit transactions). */
   ingest: IngestService;

@@ -13,7 +13,7 @@ import {
   type Principal,
 } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
-import type { CredentialVerifier } from '@switchyard/services';
+import type { CallerVerifier } from './gateway-services.ts';
 import type { GatewayServices } from './gateway-services.ts';
 
 /**
@@ -147,7 +147,7 @@ const looksLikeJwt = (credential: string): boolean => credential.startsWith('eyJ
  * providers' only header). A valid user token is a credential of the wrong kind: 403.
  * @throws UNAUTHENTICATED (401) or PERMISSION_DENIED (403).
  */
-async function sdkPrincipal(verifier: CredentialVerifier, request: FastifyRequest): Promise<Principal> {
+async function sdkPrincipal(verifier: CallerVerifier, request: FastifyRequest): Promise<Principal> {
   const header = request.headers['x-sdk-key'];
   if (header !== undefined) {
     if (typeof header !== 'string' || header.trim() === '') throw unauthenticated('invalid SDK key');

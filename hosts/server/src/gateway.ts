@@ -1,0 +1,176 @@
+import * as grpc from '@grpc/grpc-js';
+import type { FastifyInstance } from 'fastify';
+import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
+import { EvaluationService, SyncHub } from '@switchyard/services';
+import type { GatewayConfig, ServicesConnection } from './config.ts';
+import { startGrpcServer } from './grpc/grpc-server.ts';
+import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
+import { addReflection } from './grpc/sync-reflection.ts';
+import { createHttpApp } from './http/app.ts';
+import { registerHealthRoutes } from './http/health-routes.ts';
+import { registerMetricsRoute } from './http/metrics-routes.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { registerRestRoutes } from './http/rest-routes.ts';
+import type { GatewayServices } from './http/routes/gateway-services.ts';
+import type { RootLogger } from './logging.ts';
+import { ServerMetrics } from './metrics.ts';
+import { credentialOf, linkCredential } from './remote/forwarded-credential.ts';
+import { RemoteCredentialVerifier } from './remote/remote-credential-verifier.ts';
+import { RemoteDefinitionSnapshots } from './remote/remote-definition-snapshots.ts';
+import { RemoteListMembership } from './remote/remote-list-membership.ts';
+import { RouteScope, createRemoteServices } from './remote/remote-services.ts';
+import { ShutdownSequence } from './shutdown-sequence.ts';
+
+export interface RunningGateway {
+  httpPort: number;
+  syncGrpcPort: number;
+  http: FastifyInstance;
+  services: GatewayServices;
+  metrics: ServerMetrics;
+  /** True while the gateway hears the services' credential events (its readiness). */
+  isReady(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * How a gateway stops, first to last: its public streams and servers (draining requests, which
+ * may still call the services), then its links to the services.
+ */
+const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'definitions', 'credential verifier', 'services channel'] as const;
+
+const GRPC_GRACE_MS = 5_000;
+
+/** The channel credentials for SERVICES_URL: plaintext, TLS, or TLS with this gateway's certificate. */
+export function servicesChannelCredentials(connection: ServicesConnection): grpc.ChannelCredentials {
+  const tls = connection.tls;
+  if (!tls) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(tls.ca, tls.key, tls.cert);
+}
+
+/**
+ * The composition root of a gateway (docs/architecture.md): the REST API and the public sync port
+ * with no database. Credentials are checked by the services (cached here while their revocations
+ * are heard), calls go to the services' `*GatewayService`s with the caller's credential, and
+ * evaluation and sync run from definitions streamed by FlagService.Sync.
+ */
+export async function startGateway(config: GatewayConfig, logging: RootLogger): Promise<RunningGateway> {
+  const log = logging.forModule('gateway');
+  const shutdown = new ShutdownSequence(GATEWAY_SHUTDOWN_ORDER);
+  const metrics = new ServerMetrics();
+  const address = config.services.url;
+  const credentials = servicesChannelCredentials(config.services);
+  const channel = new grpc.Channel(address, credentials, { 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
+  shutdown.add('services channel', () => channel.close());
+  try {
+    const verifier = new RemoteCredentialVerifier(address, credentials, {
+      deadlineMs: config.services.deadlineMs,
+      log: (level, message, fields) => log[level](fields ?? {}, message),
+    });
+    await verifier.start();
+    shutdown.add('credential verifier', () => verifier.stop());
+    const definitions = new RemoteDefinitionSnapshots(address, credentials, {});
+    await definitions.start();
+    shutdown.add('definitions', () => definitions.stop());
+    const remote = createRemoteServices({
+      channel,
+      deadlineMs: config.services.deadlineMs,
+      onDefinitionsChanged: (routeId) => definitions.forget(routeId),
+      onCall: metrics.servicesCall,
+    });
+    const membership = new RemoteListMembership(address, credentials, { deadlineMs: config.services.deadlineMs });
+    const evaluation = new GatewayEvaluationService(
+      { segments: membership },
+      definitions,
+      // The evaluate scope carries the caller's credential, which the hop forwards.
+      (scope, exposures) => remote.ingest.recordEvaluationExposures(scope as unknown as Principal, new RouteScope(scope.environmentId, '') as unknown as EnvironmentScope, exposures),
+      Date.now,
+      metrics,
+    );
+    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync: undefined as unknown as SyncHub };
+    const syncLog = logging.forModule('sync');
+    const sync = new SyncHub(
+      {
+        snapshots: definitions,
+        scopes: { environment: (principal, id) => environmentScope(remote, principal, id) },
+        verifier,
+        // A gateway cannot ask the sessions table: a bearer stream ends when its user's sessions change.
+        sessions: { onChanged: (listener) => verifier.onSessionChanged(listener), currentRole: () => Promise.reject(unauthenticated('the session has changed')) },
+        // Nor list an environment's keys: after missed revocations, key streams end and reconnect (re-checked).
+        sdkKeys: { list: async () => [] },
+      },
+      {
+        maxStreamsPerKey: config.syncMaxStreamsPerKey,
+        onError: (error, scope) => syncLog.warn({ err: { message: (error as Error).message }, environment_id: scope.environmentId }, 'sync: definitions could not be loaded; streams closed'),
+      },
+    );
+    sync.start();
+    services.sync = sync;
+    metrics.watchSync(sync);
+
+    const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
+    await registerOpenApi(http);
+    registerHealthRoutes(http, { isReady: async () => verifier.isWatching() });
+    registerMetricsRoute(http, metrics.registry);
+    registerRestRoutes(http, services);
+    await http.listen({ host: config.httpHost, port: config.httpPort });
+    shutdown.add('REST server', () => http.close());
+    const httpPort = (http.server.address() as { port: number }).port;
+    log.info({ port: httpPort, services: address }, 'gateway REST listening');
+
+    const syncServer = await startGrpcServer({
+      name: 'sync',
+      host: config.syncGrpcHost,
+      port: config.syncGrpcPort,
+      tls: config.syncGrpcTls,
+      limits: config.grpcLimits,
+      logger: syncLog,
+      metrics,
+      register: (server, health) => {
+        addFlagSyncService(server, { sync, verifier, logger: syncLog, onMessage: metrics.syncMessageSent });
+        health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
+        addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
+      },
+    });
+    shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    shutdown.add('sync streams', () => sync.stop());
+
+    let stopping: Promise<void> | null = null;
+    return {
+      httpPort,
+      syncGrpcPort: syncServer.port,
+      http,
+      services,
+      metrics,
+      isReady: () => verifier.isWatching(),
+      stop() {
+        stopping ??= shutdown.run((step, error) => log.warn({ step, err: { message: (error as Error).message } }, 'shutdown step failed'));
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await shutdown.run(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Evaluation from the streamed definitions. Its scopes carry the caller's credential, with which
+ * the definitions stream of the environment is opened and exposures are recorded.
+ */
+class GatewayEvaluationService extends EvaluationService {
+  override scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    const scope = super.scopeFor(principal, environmentId);
+    const credential = credentialOf(principal);
+    return credential ? linkCredential(scope, credential) : scope;
+  }
+}
+
+/** The environment a sync caller asks for: an SDK key's own from its principal, anything else from the services. */
+async function environmentScope(remote: Pick<GatewayServices, 'management'>, principal: Principal, id: string): Promise<EnvironmentScope> {
+  const credential = credentialOf(principal);
+  if (credential === undefined) throw permissionDenied();
+  if (principal.kind === 'sdk_key' && id === principal.environmentId) {
+    return linkCredential({ orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId }, credential);
+  }
+  return linkCredential(await remote.management.environmentScope(principal, id), credential);
+}

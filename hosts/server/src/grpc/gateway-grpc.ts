@@ -1,0 +1,79 @@
+import * as grpc from '@grpc/grpc-js';
+import { invalidArgument, isDomainError, type Principal } from '@switchyard/core';
+import type { CredentialVerifier } from '@switchyard/services';
+import type { GatewayServices } from '../http/routes/gateway-services.ts';
+import type { Logger } from '../logging.ts';
+import { GATEWAY_INTERFACES, rpcName, type GatewayInterface } from '../remote/gateway-interfaces.ts';
+import { decodeArguments, encodeResult } from '../remote/service-call-codec.ts';
+import { authenticateCall } from './grpc-credentials.ts';
+import { toGrpcError } from './grpc-errors.ts';
+import { loadProto, lookup } from './proto.ts';
+
+/** Set on every status a service method raised itself, so a gateway tells it from a transport failure. */
+export const DOMAIN_ERROR_METADATA = 'x-switchyard-domain-error';
+
+interface ServiceCall {
+  scope_id: string;
+  scope_via: string;
+  arguments: Buffer;
+}
+
+type Method = (...args: unknown[]) => Promise<unknown>;
+
+/** The loaded `*GatewayService` of an interface, checked against its method list (they must agree). */
+export function gatewayServiceDefinition(gatewayInterface: GatewayInterface): grpc.ServiceClientConstructor {
+  const constructor = lookup<grpc.ServiceClientConstructor>(loadProto(gatewayInterface.proto), gatewayInterface.service);
+  const inProto = Object.values(constructor.service).map((method) => method.originalName ?? '').sort();
+  const inCode = Object.keys(gatewayInterface.methods).sort();
+  if (inProto.join() !== inCode.join()) {
+    throw new Error(`${gatewayInterface.service}: the .proto lists [${inProto.join(', ')}] but gateway-interfaces.ts [${inCode.join(', ')}]`);
+  }
+  return constructor;
+}
+
+/**
+ * The `*GatewayService`s on the internal port (docs/architecture.md "The gateway hop"): each RPC
+ * authenticates the credential in its metadata, resolves the route id into a scope for that
+ * caller (as the REST route does in one process), then calls the same service method.
+ */
+export function addGatewayGrpcServices(server: grpc.Server, deps: { services: GatewayServices; verifier: CredentialVerifier; logger: Logger }): void {
+  for (const gatewayInterface of GATEWAY_INTERFACES) {
+    const target = deps.services[gatewayInterface.member] as unknown as Record<string, Method>;
+    const handlers: grpc.UntypedServiceImplementation = {};
+    for (const [method, spec] of Object.entries(gatewayInterface.methods)) {
+      const call = async (request: ServiceCall, metadata: grpc.Metadata): Promise<unknown> => {
+        const args = decodeArguments(request.arguments);
+        const leading: unknown[] = [];
+        let principal: Principal | undefined;
+        if (spec.caller) {
+          principal = await authenticateCall(deps.verifier, metadata, 'bearer_or_sdk');
+          leading.push(principal);
+        }
+        if (spec.scoped) leading.push(await resolveScope(target, gatewayInterface, principal!, request));
+        return target[method]!.call(target, ...leading, ...args);
+      };
+      handlers[rpcName(method)] = (serverCall: grpc.ServerUnaryCall<ServiceCall, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        call(serverCall.request, serverCall.metadata).then(
+          (result) => callback(null, { result: encodeResult(result) }),
+          (error: unknown) => {
+            const status = toGrpcError(error, deps.logger);
+            if (isDomainError(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
+            callback(status);
+          },
+        );
+      };
+    }
+    server.addService(gatewayServiceDefinition(gatewayInterface).service, handlers);
+  }
+}
+
+/** The scope argument: the route id resolved for the authenticated caller, never taken as sent. */
+function resolveScope(target: Record<string, Method>, gatewayInterface: GatewayInterface, principal: Principal, request: ServiceCall): Promise<unknown> {
+  const scopeMethod = gatewayInterface.scopeMethod;
+  if (scopeMethod === undefined) throw new Error(`${gatewayInterface.service} has scoped methods but no scopeMethod`);
+  if (scopeMethod === 'target') {
+    if (request.scope_via !== 'environment' && request.scope_via !== 'project') throw invalidArgument('scope_via must be "environment" or "project"', 'scope_via');
+    return target.target!.call(target, principal, request.scope_id, request.scope_via);
+  }
+  return target.scope!.call(target, principal, request.scope_id);
+}

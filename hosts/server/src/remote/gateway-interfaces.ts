@@ -1,0 +1,146 @@
+import type { GatewayServices } from '../http/routes/gateway-services.ts';
+
+/**
+ * How one method travels over the gateway hop (docs/architecture.md "The gateway hop"):
+ * - `caller`: the first argument is the caller's principal, sent as its credential in metadata
+ *   (false only for logins, refreshes and accepting an invitation as a new user: no caller yet);
+ * - `scoped`: the next argument is the route's scope, sent as its route id and resolved again by
+ *   the services for the authenticated caller (never trusted as sent);
+ * - `changesDefinitions`: after it succeeds, the gateway's copy of the scope's definitions is stale.
+ */
+export interface MethodSpec {
+  caller: boolean;
+  scoped: boolean;
+  changesDefinitions: boolean;
+}
+
+/** One services interface the REST routes call, and the `*GatewayService` that carries it. */
+export interface GatewayInterface {
+  /** The member of GatewayServices it implements. */
+  member: RemotableMember;
+  /** The .proto file (under proto/) and the fully qualified gRPC service. */
+  proto: string;
+  service: string;
+  /** The method that resolves a route id into the scope argument of `scoped` methods. */
+  scopeMethod?: 'target' | 'scope';
+  /** Method name (as in TypeScript; the RPC is its PascalCase) → how it travels. */
+  methods: Readonly<Record<string, MethodSpec>>;
+}
+
+/** The GatewayServices members that are gRPC clients in a gateway (the rest are local there). */
+export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync'>;
+
+const withCaller: MethodSpec = { caller: true, scoped: false, changesDefinitions: false };
+const anonymous: MethodSpec = { caller: false, scoped: false, changesDefinitions: false };
+const scopedRead: MethodSpec = { caller: true, scoped: true, changesDefinitions: false };
+const scopedWrite: MethodSpec = { caller: true, scoped: true, changesDefinitions: true };
+
+/** Every interface of the hop. Adding a REST route that calls a new method means adding it here and to its .proto. */
+export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
+  {
+    member: 'auth',
+    proto: 'svc/auth/v1/auth_gateway.proto',
+    service: 'svc.auth.v1.AuthGatewayService',
+    methods: { login: anonymous, refresh: anonymous, logout: withCaller, changePassword: withCaller, switchOrg: withCaller, listUserOrgs: withCaller },
+  },
+  {
+    member: 'management',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.ManagementGatewayService',
+    methods: {
+      createOrg: withCaller,
+      listOrgs: withCaller,
+      seedUser: withCaller,
+      createUser: withCaller,
+      setMemberRole: withCaller,
+      removeMember: withCaller,
+      listUsers: withCaller,
+      createProject: withCaller,
+      listProjects: withCaller,
+      createEnvironment: withCaller,
+      listEnvironments: withCaller,
+      createSdkKey: withCaller,
+      listSdkKeys: withCaller,
+      deleteSdkKey: withCaller,
+      environmentScope: withCaller,
+    },
+  },
+  {
+    member: 'invitations',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.InvitationGatewayService',
+    methods: { create: withCaller, list: withCaller, delete: withCaller, acceptAsUser: withCaller, acceptAsNewUser: anonymous },
+  },
+  {
+    member: 'flags',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.FlagGatewayService',
+    scopeMethod: 'target',
+    methods: {
+      list: scopedRead,
+      get: scopedRead,
+      create: scopedWrite,
+      update: scopedWrite,
+      remove: scopedWrite,
+      archive: scopedWrite,
+      replaceRules: scopedWrite,
+      upsertVariants: scopedWrite,
+      updateHashing: scopedWrite,
+    },
+  },
+  {
+    member: 'segments',
+    proto: 'svc/segments/v1/segments_gateway.proto',
+    service: 'svc.segments.v1.SegmentGatewayService',
+    scopeMethod: 'scope',
+    methods: {
+      list: scopedRead,
+      get: scopedRead,
+      create: scopedWrite,
+      update: scopedWrite,
+      remove: scopedWrite,
+      changeMembers: scopedWrite,
+      listMembers: scopedRead,
+      checkMembership: scopedRead,
+    },
+  },
+  {
+    member: 'eventDefinitions',
+    proto: 'svc/events/v1/events_gateway.proto',
+    service: 'svc.events.v1.EventDefinitionGatewayService',
+    scopeMethod: 'scope',
+    methods: { list: scopedRead, get: scopedRead, create: scopedRead, update: scopedRead, remove: scopedRead },
+  },
+  {
+    member: 'ingest',
+    proto: 'svc/events/v1/events_gateway.proto',
+    service: 'svc.events.v1.IngestGatewayService',
+    scopeMethod: 'scope',
+    methods: { ingestEvents: scopedRead, ingestExposures: scopedRead, recordEvaluationExposures: scopedRead },
+  },
+  {
+    member: 'experiments',
+    proto: 'svc/experiments/v1/experiments_gateway.proto',
+    service: 'svc.experiments.v1.ExperimentGatewayService',
+    scopeMethod: 'scope',
+    methods: {
+      list: scopedRead,
+      get: scopedRead,
+      create: scopedWrite,
+      update: scopedWrite,
+      remove: scopedWrite,
+      transition: scopedWrite,
+      iterations: scopedRead,
+      results: scopedRead,
+    },
+  },
+  {
+    member: 'stats',
+    proto: 'svc/stats/v1/stats_gateway.proto',
+    service: 'svc.stats.v1.StatsGatewayService',
+    methods: { triggerRecompute: withCaller, getJob: withCaller },
+  },
+];
+
+/** `changePassword` → `ChangePassword`: the RPC name of a method. */
+export const rpcName = (method: string): string => method.charAt(0).toUpperCase() + method.slice(1);
