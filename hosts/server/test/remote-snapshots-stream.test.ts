@@ -219,7 +219,7 @@ describe('streams that end or never answer', () => {
     });
     const snapshots = new RemoteDefinitionSnapshots(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { firstSnapshotTimeoutMs: 60_000 });
     opened.push(snapshots);
-    const outcome = await Promise.race([snapshots.get(scopeOf('env-1')).catch((e: unknown) => e), sleep(30_000, 'still waiting')]);
+    const outcome = await Promise.race([snapshots.get(scopeOf('env-1')).catch((e: unknown) => e), sleep(30_000, 'still waiting', { ref: false })]);
     assert.ok(outcome instanceof DomainError, `expected a rejection, got ${String(outcome)}`);
     assert.equal(outcome.code, 'UNAVAILABLE');
     assert.equal(outcome.message, 'the services are unavailable; retry later');
