@@ -232,11 +232,17 @@ describe('streams that end or never answer', () => {
     assert.equal(calls.length, 0);
   });
 
-  test('after stop(), get() answers UNAVAILABLE', async () => {
+  test('stop() closes every stream, forgotten ones still loading included; get() answers UNAVAILABLE after', async () => {
     const snapshots = remote();
     await snapshots.get(scopeOf('env-1'));
+    onOpen = () => {};
+    const loading = snapshots.get(scopeOf('env-2'));
+    await until(() => calls.length === 2, 'the second stream');
+    snapshots.forget('env-2');
     snapshots.stop();
     assert.equal(snapshots.environmentCount(), 0);
+    assert.equal((await rejection(loading)).code, 'UNAVAILABLE');
+    await until(() => calls.every((call) => call.cancelled), 'every stream closed');
     assert.equal((await rejection(snapshots.get(scopeOf('env-1')))).code, 'UNAVAILABLE');
   });
 });

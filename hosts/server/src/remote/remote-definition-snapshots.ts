@@ -72,14 +72,18 @@ function asSdkMessage(message: InternalSyncMessage): SyncResponseMessage {
  * per request.
  *
  * A stream is opened by the first get() of its environment, with the credential of that caller
- * (forwarded-credential.ts), and shared by everyone after. Whenever a stream ends — its key
- * revoked, the services shutting down, a sequence gap, idleness, forget() — the environment is
- * dropped and onChange told, so the next get() opens a fresh stream with its own caller's
- * credential and a fresh full snapshot.
+ * (forwarded-credential.ts), and shared by everyone after: the gateway authorizes each caller for
+ * the environment before asking for its snapshot. A refusal before the first snapshot answers
+ * every caller waiting on that stream, and nothing is kept, so the next get() tries again with its
+ * own caller's credential. Whenever a stream ends — its key revoked, the services shutting down,
+ * a sequence gap, idleness, forget() — the environment is dropped and onChange told, so the next
+ * get() opens a fresh stream, with its own caller's credential, from a fresh full snapshot.
  */
 export class RemoteDefinitionSnapshots {
   private readonly client: SyncClient;
   private readonly held = new Map<string, HeldEnvironment>();
+  /** Every open stream: the held ones and those forgotten while their first snapshot is on its way. */
+  private readonly open = new Set<HeldEnvironment>();
   private readonly listeners = new Set<(change: { environmentId?: string; projectId?: string }) => void>();
   private readonly idleTimeoutMs: number;
   private readonly maxEnvironments: number;
@@ -117,7 +121,7 @@ export class RemoteDefinitionSnapshots {
     this.stopped = true;
     clearInterval(this.sweeper);
     this.sweeper = undefined;
-    for (const entry of [...this.held.values()]) this.close(entry, { notify: false });
+    for (const entry of [...this.open]) this.close(entry, { notify: false });
     this.client.close();
   }
 
@@ -127,7 +131,7 @@ export class RemoteDefinitionSnapshots {
    */
   async get(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
     if (this.stopped) throw servicesUnavailable();
-    const entry = this.held.get(scope.environmentId) ?? this.open(scope);
+    const entry = this.held.get(scope.environmentId) ?? this.openStream(scope);
     entry.lastUsedMs = this.now();
     return entry.snapshot ?? entry.first;
   }
@@ -171,7 +175,7 @@ export class RemoteDefinitionSnapshots {
     return this.held.size;
   }
 
-  private open(scope: EnvironmentScope): HeldEnvironment {
+  private openStream(scope: EnvironmentScope): HeldEnvironment {
     const credential = credentialOf(scope);
     // Every scope a gateway builds is linked to its caller's credential: a missing one is a bug.
     if (!credential) throw new DomainError('INTERNAL', 'no credential is linked to the evaluation scope');
@@ -200,6 +204,7 @@ export class RemoteDefinitionSnapshots {
       closed: false,
     };
     this.held.set(environmentId, entry);
+    this.open.add(entry);
     call.on('data', (message: InternalSyncMessage) => this.received(entry, message));
     // Every end, error or not, comes as 'status' too; that is where it is handled.
     call.on('error', () => {});
@@ -253,6 +258,7 @@ export class RemoteDefinitionSnapshots {
     entry.closed = true;
     clearTimeout(entry.firstTimer);
     if (this.held.get(entry.environmentId) === entry) this.held.delete(entry.environmentId);
+    this.open.delete(entry);
     if (how.cancel !== false) entry.call.cancel();
     entry.settleFirst?.(how.error ?? servicesUnavailable());
     entry.settleFirst = undefined;
