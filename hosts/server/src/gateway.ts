@@ -68,8 +68,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     });
     await verifier.start();
     shutdown.add('credential verifier', () => verifier.stop());
-    const definitions = new RemoteDefinitionSnapshots(address, credentials, {});
-    await definitions.start();
+    const definitions = new RemoteDefinitionSnapshots(address, credentials, { logger: logging.forModule('definitions') });
+    definitions.start();
     shutdown.add('definitions', () => definitions.stop());
     const remote = createRemoteServices({
       channel,
@@ -77,7 +77,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       onDefinitionsChanged: (routeId) => definitions.forget(routeId),
       onCall: metrics.servicesCall,
     });
-    const membership = new RemoteListMembership(address, credentials, { deadlineMs: config.services.deadlineMs });
+    const membership = new RemoteListMembership(address, credentials, definitions, { callTimeoutMs: config.services.deadlineMs });
+    shutdown.add('definitions', () => membership.close());
     const evaluation = new GatewayEvaluationService(
       { segments: membership },
       definitions,

@@ -1,8 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, ERROR_CODES, type ErrorCode } from '@switchyard/core';
+import { ServicesUnavailableError } from './grpc-status-errors.ts';
 
 /** What a gateway answers while it cannot reach the services (REST 503). */
-export const servicesUnavailable = (): DomainError => new DomainError('UNAVAILABLE', 'the services are unavailable; retry later');
+export const servicesUnavailable = (): DomainError => new ServicesUnavailableError();
 
 /**
  * Statuses that say "the services are not there right now" rather than "your request is refused":
