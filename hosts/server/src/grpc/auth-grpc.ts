@@ -49,6 +49,15 @@ function watchCredentials(deps: {
   stopping: AbortSignal | undefined;
 }): grpc.handleServerStreamingCall<unknown, CredentialEvent> {
   const { verifier, sessions, stopping } = deps;
+  // One abort listener for all watches (an AbortSignal warns past 10 listeners): it ends the open ones.
+  const open = new Set<() => void>();
+  stopping?.addEventListener(
+    'abort',
+    () => {
+      for (const endAtShutdown of [...open]) endAtShutdown();
+    },
+    { once: true },
+  );
   return (call) => {
     let ended = false;
     let unread = 0;
@@ -60,14 +69,14 @@ function watchCredentials(deps: {
       if (ended) return false;
       ended = true;
       for (const unsubscribe of unsubscribers) unsubscribe();
-      stopping?.removeEventListener('abort', onStopping);
+      open.delete(endAtShutdown);
       call.off('drain', onDrain);
       return true;
     };
     const endWith = (code: grpc.status, details: string) => {
       if (finish() && !call.cancelled) call.emit('error', { code, details });
     };
-    function onStopping() {
+    function endAtShutdown() {
       endWith(grpc.status.UNAVAILABLE, 'the server is shutting down; reconnect');
     }
     const send = (event: CredentialEvent) => {
@@ -78,8 +87,8 @@ function watchCredentials(deps: {
     };
     call.on('drain', onDrain);
     call.once('cancelled', finish);
-    if (stopping?.aborted) return onStopping();
-    stopping?.addEventListener('abort', onStopping, { once: true });
+    if (stopping?.aborted) return endAtShutdown();
+    open.add(endAtShutdown);
     unsubscribers.push(
       verifier.onRevoked((sdkKeyId) => send({ sdk_key_revoked: { sdk_key_id: sdkKeyId } })),
       sessions.onChanged((userId) => send({ session_changed: { user_id: userId ?? '' } })),
