@@ -50,7 +50,8 @@ function remoteSnapshots(target = address, options: ConstructorParameters<typeof
 }
 
 before(async () => {
-  ts = await startTestServer();
+  // The gateway's parts are built here, against one process's internal port.
+  ts = await startTestServer({}, { topology: 'single' });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'remote');
