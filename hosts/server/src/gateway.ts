@@ -19,6 +19,7 @@ import { RemoteCredentialVerifier } from './remote/remote-credential-verifier.ts
 import { RemoteDefinitionSnapshots } from './remote/remote-definition-snapshots.ts';
 import { RemoteListMembership } from './remote/remote-list-membership.ts';
 import { RouteScope, createRemoteServices } from './remote/remote-services.ts';
+import { SERVICES_CHANNEL_OPTIONS } from './remote/services-channel.ts';
 import { ShutdownSequence } from './shutdown-sequence.ts';
 
 export interface RunningGateway {
@@ -59,7 +60,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
   const metrics = new ServerMetrics();
   const address = config.services.url;
   const credentials = servicesChannelCredentials(config.services);
-  const channel = new grpc.Channel(address, credentials, { 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
+  const channel = new grpc.Channel(address, credentials, SERVICES_CHANNEL_OPTIONS);
   shutdown.add('services channel', async () => channel.close());
   try {
     const verifier = new RemoteCredentialVerifier(address, credentials, {

@@ -5,6 +5,7 @@ import { buildEnvironmentSnapshot, type SnapshotChange, type EnvironmentSnapshot
 import { loadProto, lookup } from '../grpc/proto.ts';
 import type { Logger } from '../logging.ts';
 import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
+import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 import { domainErrorFromServices, servicesUnavailable } from './services-error.ts';
 
 const FlagServiceClient = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
@@ -100,12 +101,9 @@ export class RemoteDefinitionSnapshots {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.client = new FlagServiceClient(address, credentials, {
+      ...SERVICES_CHANNEL_OPTIONS,
       // A full snapshot of a large environment is one message.
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
-      // Streams are long-lived: pings find a services host that vanished without closing the
-      // connection, so its streams end and get() stops answering from definitions nobody updates.
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 10_000,
     }) as unknown as SyncClient;
   }
 
