@@ -1,9 +1,11 @@
 /**
- * The production build of the server host (part of `npm run build`): hosts/server/src/main.ts and
- * the workspaces it uses (@switchyard/core, postgres, services) bundled by esbuild into one ES
- * module that plain `node` runs, no tsx:
+ * The production build of the hosts (part of `npm run build`): the three entry points and the
+ * workspaces they use (@switchyard/core, postgres, services, sdk) bundled by esbuild into ES
+ * modules that plain `node` runs, no tsx (code they share goes to chunk-*.mjs beside them):
  *
- *   hosts/server/dist/main.mjs        the server (+ main.mjs.map: `node --enable-source-maps`)
+ *   hosts/server/dist/main.mjs        the single process (+ .map: `node --enable-source-maps`)
+ *   hosts/server/dist/gateway.mjs     a gateway (hosts/gateway)
+ *   hosts/server/dist/services.mjs    the services process (hosts/services)
  *   hosts/server/dist/proto/**        the .proto files it loads at startup
  *   hosts/server/dist/schema.sql      a new database is created from it
  *   hosts/server/dist/migrations/*    the numbered migrations
@@ -34,8 +36,10 @@ const dependenciesExternal: Plugin = {
 export interface BuiltServer {
   /** Absolute path of the directory written. */
   outDir: string;
-  /** Absolute path of the entry point: `node <main>`. */
+  /** Absolute paths of the entry points: `node <main>` (single process), `node <gateway>`, `node <services>`. */
   main: string;
+  gateway: string;
+  services: string;
 }
 
 /**
@@ -47,10 +51,16 @@ export async function buildServer(options: { outDir?: string } = {}): Promise<Bu
   const outDir = path.resolve(options.outDir ?? SERVER_DIST);
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const main = path.join(outDir, 'main.mjs');
   await build({
-    entryPoints: [path.join(ROOT, 'hosts', 'server', 'src', 'main.ts')],
-    outfile: main,
+    entryPoints: {
+      main: path.join(ROOT, 'hosts', 'server', 'src', 'main.ts'),
+      gateway: path.join(ROOT, 'hosts', 'gateway', 'src', 'main.ts'),
+      services: path.join(ROOT, 'hosts', 'services', 'src', 'main.ts'),
+    },
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
+    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -67,7 +77,7 @@ export async function buildServer(options: { outDir?: string } = {}): Promise<Bu
   for (const file of readdirSync(migrations)) {
     if (file.endsWith('.sql')) cpSync(path.join(migrations, file), path.join(outDir, 'migrations', file));
   }
-  return { outDir, main };
+  return { outDir, main: path.join(outDir, 'main.mjs'), gateway: path.join(outDir, 'gateway.mjs'), services: path.join(outDir, 'services.mjs') };
 }
 
 async function main(): Promise<void> {
@@ -75,7 +85,8 @@ async function main(): Promise<void> {
   const outIndex = args.indexOf('--out');
   const started = Date.now();
   const built = await buildServer(outIndex >= 0 && args[outIndex + 1] ? { outDir: args[outIndex + 1] } : {});
-  console.log(`built the server → ${path.relative(process.cwd(), built.main)} in ${Date.now() - started} ms`);
+  const names = [built.main, built.gateway, built.services].map((file) => path.relative(process.cwd(), file));
+  console.log(`built the hosts → ${names.join(', ')} in ${Date.now() - started} ms`);
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@switchyard/postgres/testing';
 import { portFrom, spawnServer } from '../hosts/server/test/support/server-process.ts';
 import { buildServer, type BuiltServer } from '../scripts/build-server.ts';
 
@@ -102,5 +102,34 @@ test('the built server runs on plain node: schema created, ready, login, gRPC re
     assert.equal(await server.exited, 0, server.lines.join('\n'));
   } finally {
     if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  }
+});
+
+test('the built gateway and services run on plain node: the gateway is ready behind the services and logs in through them', { timeout: 120_000 }, async () => {
+  for (const entry of [built.gateway, built.services]) assert.doesNotMatch(readFileSync(entry, 'utf8'), /from ["'](tsx|@switchyard\/)/);
+  const servicesGrpcPort = await freePort();
+  const env = { APP_ENV: 'production', DATABASE_URL: db.url, DATA_DIR: dataDir, JWT_SECRET: 'built-server-test-secret-of-32-bytes-or-more' };
+  const services = spawnServer({ ...env, GRPC_PORT: String(servicesGrpcPort), HTTP_PORT: '0' }, { main: built.services, cwd: dataDir });
+  const gateway = spawnServer({ APP_ENV: 'production', SERVICES_URL: `127.0.0.1:${servicesGrpcPort}` }, { main: built.gateway, cwd: dataDir });
+  try {
+    await services.waitForLine(/services are up/, 60_000);
+    const port = portFrom(await gateway.waitForLine(/gateway REST listening/, 60_000));
+    for (let ready = 0; ready !== 200; ) {
+      ready = (await fetch(`http://127.0.0.1:${port}/readyz`)).status;
+      if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // As the administrator the first test bootstrapped in this database.
+    const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
+    assert.equal(login.status, 200, await login.clone().text());
+    gateway.child.kill('SIGTERM');
+    assert.equal(await gateway.exited, 0, gateway.lines.join('\n'));
+    services.child.kill('SIGTERM');
+    assert.equal(await services.exited, 0, services.lines.join('\n'));
+  } finally {
+    for (const process of [gateway, services]) if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill('SIGKILL');
   }
 });
