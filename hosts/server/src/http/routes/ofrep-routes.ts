@@ -15,6 +15,8 @@ import {
 import { isDatabaseUnavailable } from '@switchyard/postgres';
 import type { CallerVerifier } from './gateway-services.ts';
 import type { GatewayServices } from './gateway-services.ts';
+import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
+import { presentedByRequest } from '../credentials.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -148,15 +150,11 @@ const looksLikeJwt = (credential: string): boolean => credential.startsWith('eyJ
  * @throws UNAUTHENTICATED (401) or PERMISSION_DENIED (403).
  */
 async function sdkPrincipal(verifier: CallerVerifier, request: FastifyRequest): Promise<Principal> {
-  const header = request.headers['x-sdk-key'];
-  if (header !== undefined) {
-    if (typeof header !== 'string' || header.trim() === '') throw unauthenticated('invalid SDK key');
-    return verifier.verifySdkKey(header.trim());
-  }
-  const authorization = request.headers.authorization;
-  if (authorization === undefined) throw unauthenticated('missing SDK key');
-  const credential = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-  if (credential === undefined) throw unauthenticated('the Authorization header must be "Bearer <sdk key>"');
+  const presented = presentedByRequest(request);
+  const key = sdkKeyCredential(presented);
+  if (key !== undefined) return verifier.verifySdkKey(key);
+  const credential = bearerCredential(presented, 'sdk key');
+  if (credential === undefined) throw unauthenticated('missing SDK key');
   if (looksLikeJwt(credential)) {
     await verifier.verifyBearer(credential); // an invalid token stays a 401
     throw permissionDenied('OFREP needs an SDK key, not a user token');

@@ -1,0 +1,57 @@
+import { unauthenticated, type Principal } from '@switchyard/core';
+import type { CallerVerifier } from '../http/routes/gateway-services.ts';
+
+/** Which credentials a route or RPC accepts (docs/contract.md "Authentication"). */
+export type CredentialKind = 'bearer' | 'sdk' | 'bearer_or_sdk';
+
+/**
+ * The credential headers of a request, as every transport reads them: REST headers, gRPC metadata
+ * (every value of a key, to refuse duplicates) and OFREP's. `where` names them in error messages.
+ */
+export interface PresentedCredentials {
+  authorization: string | readonly string[] | undefined;
+  sdkKey: string | readonly string[] | undefined;
+  where: 'header' | 'metadata';
+}
+
+function single(value: string | readonly string[] | undefined, name: string, where: PresentedCredentials['where']): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return value;
+  if (value.length === 0) return undefined;
+  if (value.length > 1) throw unauthenticated(`more than one ${name} ${where} value`);
+  return value[0];
+}
+
+/**
+ * The token of `Authorization: Bearer <token>`, the one parser of it for every transport.
+ * @throws UNAUTHENTICATED when the header is present but not of that form.
+ */
+export function bearerCredential(presented: PresentedCredentials, what = 'token'): string | undefined {
+  const header = single(presented.authorization, 'authorization', presented.where);
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
+  if (!match?.[1]) throw unauthenticated(presented.where === 'header' ? `the Authorization header must be "Bearer <${what}>"` : `authorization metadata must be "Bearer <${what}>"`);
+  return match[1];
+}
+
+/** The `x-sdk-key` value, trimmed. @throws UNAUTHENTICATED for an empty or repeated one. */
+export function sdkKeyCredential(presented: PresentedCredentials): string | undefined {
+  const value = single(presented.sdkKey, 'x-sdk-key', presented.where);
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw unauthenticated('invalid SDK key');
+  return value.trim();
+}
+
+/**
+ * The caller of a request or call, checked against what it accepts: the one authentication step
+ * of REST routes and gRPC services (OFREP adds its Bearer-carries-an-SDK-key rule on top).
+ * @throws UNAUTHENTICATED when the accepted credential is missing or invalid.
+ */
+export async function authenticatePresented(verifier: CallerVerifier, presented: PresentedCredentials, accept: CredentialKind): Promise<Principal> {
+  const token = accept === 'sdk' ? undefined : bearerCredential(presented);
+  if (token !== undefined) return verifier.verifyBearer(token);
+  const key = accept === 'bearer' ? undefined : sdkKeyCredential(presented);
+  if (key !== undefined) return verifier.verifySdkKey(key);
+  const missing = accept === 'bearer' ? 'bearer token' : accept === 'sdk' ? `x-sdk-key ${presented.where}` : `bearer token or x-sdk-key ${presented.where}`;
+  throw unauthenticated(presented.where === 'metadata' && accept !== 'sdk' ? 'missing authorization metadata' : `missing ${missing}`);
+}
