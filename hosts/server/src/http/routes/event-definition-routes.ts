@@ -62,7 +62,6 @@ interface DefinitionParams extends EnvParams {
  */
 export function registerEventDefinitionRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { eventDefinitions, verifier } = services;
-  const base = '/v1/environments/:env_id/event-definitions';
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
     const principal = await authenticate(verifier, request, 'bearer');
@@ -70,7 +69,7 @@ export function registerEventDefinitionRoutes(app: FastifyInstance, services: Ga
   }
 
   app.get<{ Params: EnvParams }>(
-    base,
+    '/v1/environments/:env_id/event-definitions',
     {
       schema: {
         tags: TAGS,
@@ -87,7 +86,7 @@ export function registerEventDefinitionRoutes(app: FastifyInstance, services: Ga
   );
 
   app.post<{ Params: EnvParams; Body: EventDefinitionBody }>(
-    base,
+    '/v1/environments/:env_id/event-definitions',
     {
       schema: {
         tags: TAGS,
@@ -106,7 +105,7 @@ export function registerEventDefinitionRoutes(app: FastifyInstance, services: Ga
   );
 
   app.get<{ Params: DefinitionParams }>(
-    `${base}/:def_id`,
+    `/v1/environments/:env_id/event-definitions/:def_id`,
     {
       schema: { tags: TAGS, summary: 'Get one event definition', security: BEARER, params: definitionParams, response: { 200: definitionSchema } },
     },
@@ -117,7 +116,7 @@ export function registerEventDefinitionRoutes(app: FastifyInstance, services: Ga
   );
 
   app.put<{ Params: DefinitionParams; Body: EventDefinitionBody }>(
-    `${base}/:def_id`,
+    `/v1/environments/:env_id/event-definitions/:def_id`,
     {
       schema: {
         tags: TAGS,
@@ -136,7 +135,7 @@ export function registerEventDefinitionRoutes(app: FastifyInstance, services: Ga
   );
 
   app.delete<{ Params: DefinitionParams }>(
-    `${base}/:def_id`,
+    `/v1/environments/:env_id/event-definitions/:def_id`,
     {
       schema: {
         tags: TAGS,

@@ -29,8 +29,6 @@ interface ExperimentParams extends EnvParams {
  */
 export function registerExperimentRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { experiments, verifier } = services;
-  const base = '/v1/environments/:env_id/experiments';
-  const one = `${base}/:experiment_id`;
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
     const principal = await authenticate(verifier, request, 'bearer');
@@ -38,7 +36,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   }
 
   app.get<{ Params: EnvParams }>(
-    base,
+    '/v1/environments/:env_id/experiments',
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'List the experiments of an environment (oldest first)', params: envParams, response: { 200: { type: 'array', items: experimentSchema } } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
@@ -47,7 +45,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   );
 
   app.post<{ Params: EnvParams; Body: ExperimentBody }>(
-    base,
+    '/v1/environments/:env_id/experiments',
     {
       schema: {
         tags: TAGS,
@@ -65,7 +63,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   );
 
   app.get<{ Params: ExperimentParams }>(
-    one,
+    '/v1/environments/:env_id/experiments/:experiment_id',
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Get an experiment', params: experimentParams, response: { 200: experimentSchema } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
@@ -76,7 +74,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   for (const method of ['PATCH', 'PUT'] as const) {
     app.route<{ Params: ExperimentParams; Body: ExperimentBody }>({
       method,
-      url: one,
+      url: '/v1/environments/:env_id/experiments/:experiment_id',
       schema: {
         tags: TAGS,
         security: BEARER_ONLY,
@@ -93,7 +91,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   }
 
   app.delete<{ Params: ExperimentParams; Querystring: VersionQuery }>(
-    one,
+    '/v1/environments/:env_id/experiments/:experiment_id',
     {
       schema: {
         tags: TAGS,
@@ -110,7 +108,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
     },
   );
 
-  for (const path of [`${one}/transitions`, `${one}/transition`]) {
+  for (const path of [`/v1/environments/:env_id/experiments/:experiment_id/transitions`, `/v1/environments/:env_id/experiments/:experiment_id/transition`]) {
     app.post<{ Params: ExperimentParams; Body: TransitionBody }>(
       path,
       {
@@ -131,7 +129,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   }
 
   app.get<{ Params: ExperimentParams }>(
-    `${one}/iterations`,
+    `/v1/environments/:env_id/experiments/:experiment_id/iterations`,
     {
       schema: {
         tags: TAGS,
@@ -148,7 +146,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   );
 
   app.get<{ Params: ExperimentParams }>(
-    `${one}/results`,
+    `/v1/environments/:env_id/experiments/:experiment_id/results`,
     {
       schema: {
         tags: TAGS,

@@ -22,10 +22,35 @@ import { uuidParam } from './schemas.ts';
 /**
  * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per
  * project (the project-level definition; an environment id there behaves as the environment route).
+ * Every path is written out in full so that a URL can be found by searching for it.
  */
 const MOUNTS = [
-  { prefix: '/v1/environments/:env_id/flags', param: 'env_id', via: 'environment' },
-  { prefix: '/v1/projects/:project_id/flags', param: 'project_id', via: 'project' },
+  {
+    param: 'env_id',
+    via: 'environment',
+    paths: {
+      list: '/v1/environments/:env_id/flags',
+      one: '/v1/environments/:env_id/flags/:flag_id',
+      hashing: '/v1/environments/:env_id/flags/:flag_id/hashing',
+      rules: '/v1/environments/:env_id/flags/:flag_id/rules',
+      variants: '/v1/environments/:env_id/flags/:flag_id/variants',
+      archive: '/v1/environments/:env_id/flags/:flag_id/archive',
+      unarchive: '/v1/environments/:env_id/flags/:flag_id/unarchive',
+    },
+  },
+  {
+    param: 'project_id',
+    via: 'project',
+    paths: {
+      list: '/v1/projects/:project_id/flags',
+      one: '/v1/projects/:project_id/flags/:flag_id',
+      hashing: '/v1/projects/:project_id/flags/:flag_id/hashing',
+      rules: '/v1/projects/:project_id/flags/:flag_id/rules',
+      variants: '/v1/projects/:project_id/flags/:flag_id/variants',
+      archive: '/v1/projects/:project_id/flags/:flag_id/archive',
+      unarchive: '/v1/projects/:project_id/flags/:flag_id/unarchive',
+    },
+  },
 ] as const;
 
 type Mount = (typeof MOUNTS)[number];
@@ -45,7 +70,7 @@ export function registerFlagRoutes(app: FastifyInstance, services: GatewayServic
 
 function registerAt(app: FastifyInstance, services: GatewayServices, mount: Mount): void {
   const { flags, verifier } = services;
-  const { prefix, param, via } = mount;
+  const { paths, param, via } = mount;
   const where = via === 'environment' ? 'an environment' : 'a project (or an environment)';
   const listParams = { type: 'object', required: [param], properties: { [param]: uuidParam } };
   const flagParams = { type: 'object', required: [param, 'flag_id'], properties: { [param]: uuidParam, flag_id: flagKeyParam } };
@@ -56,13 +81,13 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     return { principal, target: await flags.target(principal, id, via) };
   }
 
-  app.get(prefix, { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {
+  app.get(paths.list, { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {
     const { principal, target } = await resolve(request);
     return flags.list(principal, target);
   });
 
   app.post<{ Body: FlagWriteBody }>(
-    prefix,
+    paths.list,
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: `Create a flag in ${where}`, params: listParams, body: flagCreateBody, response: { 201: flagSchema } } },
     async (request, reply) => {
       const { principal, target } = await resolve(request);
@@ -72,7 +97,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   );
 
   app.get<{ Params: FlagParams }>(
-    `${prefix}/:flag_id`,
+    paths.one,
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Get a flag', params: flagParams, response: { 200: flagSchema } } },
     async (request) => {
       const { principal, target } = await resolve(request);
@@ -81,7 +106,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   );
 
   app.put<{ Params: FlagParams; Body: FlagWriteBody }>(
-    `${prefix}/:flag_id`,
+    paths.one,
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Update a flag (fields present in the body)', params: flagParams, body: flagWriteBody, response: { 200: flagSchema } } },
     async (request) => {
       const { principal, target } = await resolve(request);
@@ -91,7 +116,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   );
 
   app.delete<{ Params: FlagParams; Querystring: VersionQuery }>(
-    `${prefix}/:flag_id`,
+    paths.one,
     {
       schema: {
         tags: TAGS,
@@ -110,7 +135,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   );
 
   app.put<{ Params: FlagParams; Body: { configs: unknown[]; version?: number | null } }>(
-    `${prefix}/:flag_id/hashing`,
+    paths.hashing,
     {
       schema: {
         tags: TAGS,
@@ -129,7 +154,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   );
 
   app.put<{ Params: FlagParams; Body: { rules: unknown[]; version?: number | null } }>(
-    `${prefix}/:flag_id/rules`,
+    paths.rules,
     {
       schema: {
         tags: TAGS,
@@ -148,7 +173,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   );
 
   app.post<{ Params: FlagParams; Body: { variants: unknown[] } }>(
-    `${prefix}/:flag_id/variants`,
+    paths.variants,
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Add variants or change their values', params: flagParams, body: variantsBody, response: { 202: flagSchema } } },
     async (request, reply) => {
       const { principal, target } = await resolve(request);
@@ -159,7 +184,7 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
 
   for (const archived of [true, false]) {
     app.post<{ Params: FlagParams; Querystring: VersionQuery }>(
-      `${prefix}/:flag_id/${archived ? 'archive' : 'unarchive'}`,
+      archived ? paths.archive : paths.unarchive,
       {
         schema: {
           tags: TAGS,

@@ -68,7 +68,6 @@ function segmentRecord(segment: Segment): Record<string, unknown> {
  */
 export function registerSegmentRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { segments, verifier } = services;
-  const base = '/v1/environments/:env_id/segments';
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
     const principal = await authenticate(verifier, request, 'bearer_or_sdk');
@@ -77,7 +76,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
 
 
   app.get<{ Params: EnvParams }>(
-    base,
+    '/v1/environments/:env_id/segments',
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'List the segments of an environment', params: envParams, response: { 200: { type: 'array', items: segmentSchema } } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
@@ -86,7 +85,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   );
 
   app.post<{ Params: EnvParams; Body: SegmentBody }>(
-    base,
+    '/v1/environments/:env_id/segments',
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Create a list or rule segment', params: envParams, body: segmentCreateBody, response: { 201: segmentSchema } } },
     async (request, reply) => {
       const { principal, scope } = await resolve(request);
@@ -98,7 +97,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   // --- list-check (SDK routes) ---
 
   app.post<{ Params: EnvParams; Body: MembershipQuery }>(
-    `${base}/list-check`,
+    `/v1/environments/:env_id/segments/list-check`,
     {
       schema: {
         tags: TAGS,
@@ -116,7 +115,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
     },
   );
 
-  for (const path of [`${base}/list-check/batch`, `${base}/batch-list-check`]) {
+  for (const path of [`/v1/environments/:env_id/segments/list-check/batch`, `/v1/environments/:env_id/segments/batch-list-check`]) {
     app.post<{ Params: EnvParams; Body: MembershipQuery[] }>(
       path,
       {
@@ -141,7 +140,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   // --- one segment ---
 
   app.get<{ Params: SegmentParams }>(
-    `${base}/:segment_id`,
+    `/v1/environments/:env_id/segments/:segment_id`,
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: 'Get a segment', params: segmentParams, response: { 200: segmentSchema } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
@@ -150,7 +149,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   );
 
   app.put<{ Params: SegmentParams; Body: SegmentBody }>(
-    `${base}/:segment_id`,
+    `/v1/environments/:env_id/segments/:segment_id`,
     {
       schema: {
         tags: TAGS,
@@ -169,7 +168,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   );
 
   app.delete<{ Params: SegmentParams; Querystring: VersionQuery }>(
-    `${base}/:segment_id`,
+    `/v1/environments/:env_id/segments/:segment_id`,
     {
       schema: {
         tags: TAGS,
@@ -188,7 +187,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   );
 
   app.patch<{ Params: SegmentParams; Body: MemberChanges }>(
-    `${base}/:segment_id/members`,
+    `/v1/environments/:env_id/segments/:segment_id/members`,
     {
       schema: {
         tags: TAGS,
@@ -207,7 +206,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   );
 
   app.get<{ Params: SegmentParams; Querystring: { list?: MemberList; cursor?: string; limit?: string } }>(
-    `${base}/:segment_id/members`,
+    `/v1/environments/:env_id/segments/:segment_id/members`,
     {
       schema: {
         tags: TAGS,
