@@ -99,7 +99,13 @@ async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<str
   try {
     const { startGateway } = await import('../../src/gateway.ts');
     gateway = await startGateway(
-      loadGatewayConfig({ HTTP_PORT: String(config.httpPort), SYNC_GRPC_PORT: String(config.syncGrpcPort), ...env, SERVICES_URL: `127.0.0.1:${services.grpcPort}` }),
+      loadGatewayConfig({
+        HTTP_PORT: String(config.httpPort),
+        SYNC_GRPC_PORT: String(config.syncGrpcPort),
+        ...env,
+        // A TLS certificate names the host (the test certificates: localhost), not the address.
+        SERVICES_URL: `${config.grpcTls ? 'localhost' : '127.0.0.1'}:${services.grpcPort}`,
+      }),
       logging,
     );
     for (const deadline = Date.now() + 10_000; !gateway.isReady(); ) {
