@@ -36,7 +36,7 @@ export interface RunningGateway {
  * How a gateway stops, first to last: its public streams and servers (draining requests, which
  * may still call the services), then its links to the services.
  */
-const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'definitions', 'credential verifier', 'services channel'] as const;
+const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'definitions', 'list memberships', 'credential verifier', 'services channel'] as const;
 
 const GRPC_GRACE_MS = 5_000;
 
@@ -60,24 +60,25 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
   const address = config.services.url;
   const credentials = servicesChannelCredentials(config.services);
   const channel = new grpc.Channel(address, credentials, { 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
-  shutdown.add('services channel', () => channel.close());
+  shutdown.add('services channel', async () => channel.close());
   try {
     const verifier = new RemoteCredentialVerifier(address, credentials, {
-      deadlineMs: config.services.deadlineMs,
+      callTimeoutMs: config.services.deadlineMs,
       log: (level, message, fields) => log[level](fields ?? {}, message),
     });
     await verifier.start();
     shutdown.add('credential verifier', () => verifier.stop());
-    const definitions = new RemoteDefinitionSnapshots(address, credentials, {});
-    await definitions.start();
-    shutdown.add('definitions', () => definitions.stop());
+    const definitions = new RemoteDefinitionSnapshots(address, credentials, { logger: logging.forModule('definitions') });
+    definitions.start();
+    shutdown.add('definitions', async () => definitions.stop());
     const remote = createRemoteServices({
       channel,
       deadlineMs: config.services.deadlineMs,
       onDefinitionsChanged: (routeId) => definitions.forget(routeId),
       onCall: metrics.servicesCall,
     });
-    const membership = new RemoteListMembership(address, credentials, { deadlineMs: config.services.deadlineMs });
+    const membership = new RemoteListMembership(address, credentials, definitions, { callTimeoutMs: config.services.deadlineMs });
+    shutdown.add('list memberships', async () => membership.close());
     const evaluation = new GatewayEvaluationService(
       { segments: membership },
       definitions,
@@ -86,7 +87,6 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       Date.now,
       metrics,
     );
-    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync: undefined as unknown as SyncHub };
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(
       {
@@ -104,8 +104,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       },
     );
     sync.start();
-    services.sync = sync;
     metrics.watchSync(sync);
+    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);

@@ -78,8 +78,9 @@ export interface RunningServer {
 
 /**
  * How the server stops, first to last (the database pool closes after all of them):
- * - sync streams first: they never end by themselves, so they are ended (UNAVAILABLE: clients
- *   reconnect elsewhere) before the gRPC servers wait for their calls to finish;
+ * - sync streams (and gateways' credential watches) first: they never end by themselves, so they
+ *   are ended (UNAVAILABLE: clients reconnect elsewhere) before the gRPC servers wait for their
+ *   calls to finish;
  * - then the servers stop accepting and drain their in-flight calls and requests;
  * - then the notification subscriptions end;
  * - then what writes in the background finishes before the pool closes: rows waiting for their
@@ -219,6 +220,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort }, 'REST listening');
 
+    // Aborted with the sync streams: gateways' credential watches never end by themselves either.
+    const endCredentialWatches = new AbortController();
     const grpcServices: RunningGrpcServer = await startGrpcServer({
       name: 'internal',
       // Loopback unless GRPC_HOST says otherwise: these services trust their callers' metadata
@@ -231,7 +234,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
       register: (server) => {
         const logger = logging.forModule('grpc');
-        addAuthGrpcService(server, { auth: services.auth, verifier, logger });
+        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addSegmentGrpcService(server, { services, logger });
@@ -261,7 +264,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
           })
         : null;
     if (syncServer) shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
-    shutdown.add('sync streams', () => sync.stop());
+    shutdown.add('sync streams', () => {
+      endCredentialWatches.abort();
+      return sync.stop();
+    });
     statsWorker.start();
     pruner.start();
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EnvironmentScope, Flag, Repositories } from '@switchyard/core';
-import { InMemoryChangeNotifier, testFlag } from '@switchyard/core/testing';
-import { DefinitionSnapshots } from '../src/index.ts';
+import { InMemoryChangeNotifier, testFlag, testSegment } from '@switchyard/core/testing';
+import { DefinitionSnapshots, buildEnvironmentSnapshot } from '../src/index.ts';
 
 const SCOPE: EnvironmentScope = { orgId: 'org-1', projectId: 'project-1', environmentId: 'env-1' };
 
@@ -100,5 +100,23 @@ describe('DefinitionSnapshots.current (the evaluate hot path without an await)',
     const loaded = await snapshots.get(SCOPE);
     assert.equal(control.loads, 2);
     assert.equal(snapshots.current(SCOPE.environmentId), loaded);
+  });
+});
+
+describe('buildEnvironmentSnapshot (shared by the database-backed and the remote snapshots)', () => {
+  test('active flags in the order given, every segment, the list segments each flag names, the experiment flags', () => {
+    const rule = (segment_keys: string[]) => ({ id: 'r', conditions: [], segment_keys, variant_key: 'on' });
+    const flags = [
+      testFlag('b', { rules: [rule(['list-1', 'rule-1']), rule(['list-1', 'list-2'])] }),
+      testFlag('a', { archived: true, rules: [rule(['list-1'])] }),
+      testFlag('c', { rules: [rule(['rule-1', 'missing'])] }),
+    ];
+    const segments = [testSegment('list-1', 'list'), testSegment('list-2', 'list'), testSegment('rule-1', 'rule')];
+    const snapshot = buildEnvironmentSnapshot(SCOPE, flags, segments, ['b', 'b'], 1234);
+    assert.deepEqual([...snapshot.flags.keys()], ['b', 'c'], 'the archived flag is left out');
+    assert.deepEqual([...snapshot.segments.keys()], ['list-1', 'list-2', 'rule-1']);
+    assert.deepEqual([...snapshot.listSegmentKeysByFlag], [['b', ['list-1', 'list-2']]], 'list segments only, once each; a flag naming none is absent');
+    assert.deepEqual([...snapshot.experimentFlagKeys], ['b']);
+    assert.deepEqual([snapshot.scope, snapshot.loadedAtMs], [SCOPE, 1234]);
   });
 });

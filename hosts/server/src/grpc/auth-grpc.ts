@@ -1,13 +1,17 @@
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { ACTIONS, authorize, invalidArgument, type Principal } from '@switchyard/core';
-import type { AuthService, CredentialVerifier, Session } from '@switchyard/services';
+import type { AuthService, CredentialVerifier, Session, SessionRegistry } from '@switchyard/services';
 import type { Logger } from '../logging.ts';
 import { unary } from './grpc-errors.ts';
 import { loadProto, lookup } from './proto.ts';
 
 const AuthServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/auth/v1/auth.proto'), 'svc.auth.v1.AuthService');
 
-/** svc.common.v1.RbacContext of a principal; `permissions` lists what core's authorize allows it. */
+/**
+ * svc.common.v1.RbacContext of a principal; `permissions` lists what core's authorize allows it.
+ * It holds every field of the principal, so a gateway rebuilds the very principal the services
+ * act for (hosts/server/src/remote/remote-credential-verifier.ts).
+ */
 export function rbacContext(principal: Principal) {
   const home = principal.kind === 'sdk_key' ? { orgId: principal.orgId, environmentId: principal.environmentId } : { orgId: principal.orgId };
   return {
@@ -17,6 +21,79 @@ export function rbacContext(principal: Principal) {
     permissions: ACTIONS.filter((action) => authorize(principal, action, home).allowed),
     subject: principal.kind === 'sdk_key' ? principal.sdkKeyId : principal.userId,
     is_system: principal.kind === 'user' && principal.isSystem,
+    project_id: principal.kind === 'sdk_key' ? principal.projectId : '',
+    session_id: principal.kind === 'user' ? (principal.sessionId ?? '') : '',
+    kind: principal.kind === 'sdk_key' ? 'PRINCIPAL_KIND_SDK_KEY' : 'PRINCIPAL_KIND_USER',
+  };
+}
+
+/** svc.auth.v1.CredentialEvent: exactly one member set. */
+type CredentialEvent = { ready: true } | { sdk_key_revoked: { sdk_key_id: string } } | { session_changed: { user_id: string } };
+
+/**
+ * Events a watch may write while its client's window is full. They are tiny, so a client this far
+ * behind is not reading at all; ending its stream costs nothing, since a gateway whose watch ends
+ * drops its cache and reconnects.
+ */
+const MAX_UNREAD_WATCH_EVENTS = 1_000;
+
+/**
+ * WatchCredentials (proto/svc/auth/v1/auth.proto): subscribes first, then sends `ready`, so no
+ * revocation after `ready` is missed; relays every revocation and session change until the client
+ * cancels, stops reading, or the server stops (`stopping` aborted: UNAVAILABLE, promptly, rather
+ * than a cancellation when the gRPC server's grace period runs out).
+ */
+function watchCredentials(deps: {
+  verifier: Pick<CredentialVerifier, 'onRevoked'>;
+  sessions: Pick<SessionRegistry, 'onChanged'>;
+  stopping: AbortSignal | undefined;
+}): grpc.handleServerStreamingCall<unknown, CredentialEvent> {
+  const { verifier, sessions, stopping } = deps;
+  // One abort listener for all watches (an AbortSignal warns past 10 listeners): it ends the open ones.
+  const open = new Set<() => void>();
+  stopping?.addEventListener(
+    'abort',
+    () => {
+      for (const endAtShutdown of [...open]) endAtShutdown();
+    },
+    { once: true },
+  );
+  return (call) => {
+    let ended = false;
+    let unread = 0;
+    const unsubscribers: Array<() => void> = [];
+    const onDrain = () => {
+      unread = 0;
+    };
+    const finish = (): boolean => {
+      if (ended) return false;
+      ended = true;
+      for (const unsubscribe of unsubscribers) unsubscribe();
+      open.delete(endAtShutdown);
+      call.off('drain', onDrain);
+      return true;
+    };
+    const endWith = (code: grpc.status, details: string) => {
+      if (finish() && !call.cancelled) call.emit('error', { code, details });
+    };
+    function endAtShutdown() {
+      endWith(grpc.status.UNAVAILABLE, 'the server is shutting down; reconnect');
+    }
+    const send = (event: CredentialEvent) => {
+      if (ended || call.cancelled) return;
+      if (call.write(event)) return;
+      unread += 1;
+      if (unread > MAX_UNREAD_WATCH_EVENTS) endWith(grpc.status.RESOURCE_EXHAUSTED, 'credential events are not being read; reconnect');
+    };
+    call.on('drain', onDrain);
+    call.once('cancelled', finish);
+    if (stopping?.aborted) return endAtShutdown();
+    open.add(endAtShutdown);
+    unsubscribers.push(
+      verifier.onRevoked((sdkKeyId) => send({ sdk_key_revoked: { sdk_key_id: sdkKeyId } })),
+      sessions.onChanged((userId) => send({ session_changed: { user_id: userId ?? '' } })),
+    );
+    send({ ready: true });
   };
 }
 
@@ -34,13 +111,17 @@ interface CredentialRequest {
   sdk_key?: string;
 }
 
-/** svc.auth.v1.AuthService on the internal gRPC port, over the same AuthService as REST. */
+/**
+ * svc.auth.v1.AuthService on the internal gRPC port, over the same AuthService as REST. Aborting
+ * `stopping` (at shutdown) ends the open WatchCredentials streams with UNAVAILABLE.
+ */
 export function addAuthGrpcService(
   server: grpc.Server,
-  deps: { auth: AuthService; verifier: CredentialVerifier; logger: Logger },
+  deps: { auth: AuthService; verifier: CredentialVerifier; sessions: SessionRegistry; logger: Logger; stopping?: AbortSignal },
 ): void {
-  const { auth, verifier, logger } = deps;
+  const { auth, verifier, sessions, logger, stopping } = deps;
   server.addService(AuthServiceDefinition.service, {
+    watchCredentials: watchCredentials({ verifier, sessions, stopping }),
     validateCredential: unary(logger, async (call: grpc.ServerUnaryCall<CredentialRequest, unknown>) => {
       const request = call.request;
       if (request.credential === 'bearer_token') return rbacContext(await verifier.verifyBearer(request.bearer_token ?? ''));

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { invalidArgument, isDomainError, type Principal } from '@switchyard/core';
+import { isDatabaseUnavailable } from '@switchyard/postgres';
 import type { CredentialVerifier } from '@switchyard/services';
 import type { GatewayServices } from '../http/routes/gateway-services.ts';
 import type { Logger } from '../logging.ts';
@@ -9,7 +10,7 @@ import { authenticateCall } from './grpc-credentials.ts';
 import { toGrpcError } from './grpc-errors.ts';
 import { loadProto, lookup } from './proto.ts';
 
-/** Set on every status a service method raised itself, so a gateway tells it from a transport failure. */
+/** Set on every status the services answered themselves, so a gateway tells it from a transport failure. */
 export const DOMAIN_ERROR_METADATA = 'x-switchyard-domain-error';
 
 interface ServiceCall {
@@ -57,7 +58,8 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
           (result) => callback(null, { result: encodeResult(result) }),
           (error: unknown) => {
             const status = toGrpcError(error, deps.logger);
-            if (isDomainError(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
+            // The services' own answers, a lost database included (REST says 502 for it, as in one process).
+            if (isDomainError(error) || isDatabaseUnavailable(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
             callback(status);
           },
         );

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { ServicesUnavailableError } from '../remote/grpc-status-errors.ts';
 import { HTTP_STATUS_BY_CODE, codeForStatus } from './error-status.ts';
 
 interface ErrorBody {
@@ -30,7 +31,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     let status: number;
     let body: ErrorBody;
     if (isDomainError(error)) {
-      status = HTTP_STATUS_BY_CODE[error.code];
+      // 503 for a gateway that cannot reach its services (retrying is right); otherwise the table.
+      status = error instanceof ServicesUnavailableError ? 503 : HTTP_STATUS_BY_CODE[error.code];
       body = { error: error.message, code: error.code };
       if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     } else if (error.validation) {

@@ -77,7 +77,7 @@ function remoteInterface(gatewayInterface: GatewayInterface, options: RemoteServ
         call(request, metadata, { deadline: Date.now() + options.deadlineMs }, (error, reply) => {
           options.onCall?.(gatewayInterface.service, rpc, error ? (grpc.status[error.code] ?? 'UNKNOWN') : 'OK', (performance.now() - startedAt) / 1000);
           if (error) {
-            reject(fromGrpcError(error, error.metadata?.get(DOMAIN_ERROR_METADATA).length > 0));
+            reject(fromGrpcError(error, { answeredByServices: error.metadata?.get(DOMAIN_ERROR_METADATA).length > 0 }));
             return;
           }
           if (spec.changesDefinitions && scope) options.onDefinitionsChanged(scope.routeId);

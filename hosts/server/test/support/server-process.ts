@@ -1,7 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+/** The three hosts' entry points (`npm start`, `npm run start:gateway`, `npm run start:services`). */
+const ENTRIES = {
+  server: fileURLToPath(new URL('../../src/main.ts', import.meta.url)),
+  gateway: fileURLToPath(new URL('../../../gateway/src/main.ts', import.meta.url)),
+  services: fileURLToPath(new URL('../../../services/src/main.ts', import.meta.url)),
+} as const;
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 export interface ServerProcess {
@@ -18,10 +23,14 @@ export interface ServerProcess {
  * Runs the real server entry point (`npm start` runs the same file) as a child process, with
  * the given environment on top of a clean one. Ports default to 0 (any free port).
  * `detached`: in a process group of its own (see the spawn option below). `main`: a built
- * server (`node <main>`, no tsx) instead of the source; `cwd`: the repository root unless given.
+ * server (`node <main>`, no tsx) instead of the source; `cwd`: the repository root unless given;
+ * `entry`: which host to run from source (the single server unless given).
  */
-export function spawnServer(env: Record<string, string>, options: { detached?: boolean; main?: string; cwd?: string } = {}): ServerProcess {
-  const args = options.main === undefined ? ['--import', 'tsx', MAIN] : [options.main];
+export function spawnServer(
+  env: Record<string, string>,
+  options: { detached?: boolean; main?: string; cwd?: string; entry?: keyof typeof ENTRIES } = {},
+): ServerProcess {
+  const args = options.main === undefined ? ['--import', 'tsx', ENTRIES[options.entry ?? 'server']] : [options.main];
   const child = spawn(process.execPath, args, {
     // A process-group leader, like a shell's foreground job: `process.kill(-pid, signal)` then
     // signals it and every child in its group, as a terminal's Ctrl-C does.

@@ -528,7 +528,26 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "is_system": {
                       "type": "bool",
                       "id": 6
+                    },
+                    "project_id": {
+                      "type": "string",
+                      "id": 7
+                    },
+                    "session_id": {
+                      "type": "string",
+                      "id": 8
+                    },
+                    "kind": {
+                      "type": "PrincipalKind",
+                      "id": 9
                     }
+                  }
+                },
+                "PrincipalKind": {
+                  "values": {
+                    "PRINCIPAL_KIND_UNSPECIFIED": 0,
+                    "PRINCIPAL_KIND_USER": 1,
+                    "PRINCIPAL_KIND_SDK_KEY": 2
                   }
                 }
               }

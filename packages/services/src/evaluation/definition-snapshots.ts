@@ -113,14 +113,32 @@ export class DefinitionSnapshots {
       this.repos.segments.list(scope),
       this.repos.experiments.list(scope),
     ]);
-    const experimentFlagKeys = new Set(experiments.filter((e) => e.status === ACTIVE).map((e) => e.flagKey));
-    const segmentMap = new Map(segments.map((s) => [s.key, s]));
-    const activeFlags = new Map(flags.filter((f) => !f.archived).map((f) => [f.key, f]));
-    const listSegmentKeysByFlag = new Map<string, string[]>();
-    for (const flag of activeFlags.values()) {
-      const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
-      if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
-    }
-    return { scope, flags: activeFlags, segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys, loadedAtMs: this.now() };
+    const experimentFlagKeys = experiments.filter((e) => e.status === ACTIVE).map((e) => e.flagKey);
+    return buildEnvironmentSnapshot(scope, flags, segments, experimentFlagKeys, this.now());
   }
+}
+
+/**
+ * One environment's snapshot from its definitions, whatever their source: the database here, the
+ * services' sync stream in a gateway (hosts/server/src/remote/remote-definition-snapshots.ts), so
+ * both evaluate from identically built snapshots. Archived flags are left out; `flags` are kept in
+ * the order given (the repositories and the sync stream's full snapshots list them by key).
+ */
+export function buildEnvironmentSnapshot(
+  scope: EnvironmentScope,
+  flags: Iterable<Flag>,
+  segments: Iterable<Segment>,
+  experimentFlagKeys: Iterable<string>,
+  loadedAtMs: number,
+): EnvironmentSnapshot {
+  const segmentMap = new Map<string, Segment>();
+  for (const segment of segments) segmentMap.set(segment.key, segment);
+  const activeFlags = new Map<string, Flag>();
+  for (const flag of flags) if (!flag.archived) activeFlags.set(flag.key, flag);
+  const listSegmentKeysByFlag = new Map<string, string[]>();
+  for (const flag of activeFlags.values()) {
+    const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
+    if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
+  }
+  return { scope, flags: activeFlags, segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys: new Set(experimentFlagKeys), loadedAtMs };
 }

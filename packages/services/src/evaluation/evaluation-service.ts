@@ -86,8 +86,10 @@ export function toParameters(attributes: Record<string, unknown> | null | undefi
  */
 export class EvaluationService {
   constructor(
-    private readonly repos: Pick<Repositories, 'segments'>,
-    private readonly snapshots: DefinitionSnapshots,
+    // Only what evaluation reads, so that a gateway can hand in its remote snapshots and list
+    // membership (hosts/server/src/remote/) in place of the database-backed ones.
+    private readonly repos: { segments: Pick<Repositories['segments'], 'checkMembers'> },
+    private readonly snapshots: Pick<DefinitionSnapshots, 'get' | 'current'>,
     /**
      * Stores exposures (the server passes the ingest service's group-commit writer). Evaluations of
      * flags under an ACTIVE experiment are answered only after their exposures are committed.

@@ -257,6 +257,8 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
         return sendFailure(reply, 404, failure(request, 'FLAG_NOT_FOUND', error.message));
       case 'INVALID_ARGUMENT':
         return sendFailure(reply, 400, failure(request, 'INVALID_CONTEXT', error.message));
+      case 'UNAVAILABLE': // a gateway whose services cannot be reached, or lost their database
+        return sendFailure(reply, 503, { errorCode: 'GENERAL', errorDetails: error.message });
       case 'RESOURCE_EXHAUSTED':
         if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
         return reply.code(429).send();
