@@ -42,10 +42,10 @@ export class HostProcess {
     readonly name: string,
     entry: string,
     env: Record<string, string>,
-    options: { cwd: string; echo?: (line: string) => void },
+    options: { cwd: string; echo?: (line: string) => void; nodeArgs?: string[] },
   ) {
     hookExit();
-    this.child = spawn(process.execPath, ['--import', TSX_LOADER, entry], {
+    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', TSX_LOADER, entry], {
       cwd: options.cwd,
       env,
       detached: true, // its own process group: stop() reaches its children too

@@ -4,7 +4,7 @@
  * one flag and all flags; ingest >= 0.7x; RSS of every process reported).
  *
  *   npx tsx bench/topology/topology.bench.ts [--duration 10] [--warmup 3] [--connections 32]
- *                                             [--rounds 2] [--skip-all]
+ *                                             [--rounds 2] [--skip-all] [--verbose] [--cpu-prof-dir DIR]
  *
  * The real hosts run as child processes (`node --import tsx hosts/.../main.ts`), all three over one
  * fresh database (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded PostgreSQL):
@@ -38,6 +38,8 @@ const ROUNDS = option('rounds', 2);
 const SKIP_ALL = process.argv.includes('--skip-all');
 /** Echo the hosts' own output (warnings and errors: LOG_LEVEL=warn) on stderr. */
 const VERBOSE = process.argv.includes('--verbose');
+/** `--cpu-prof-dir DIR`: every host writes V8 CPU profiles (one per thread) to DIR/<host> when it stops (node --cpu-prof). */
+const CPU_PROF_DIR = process.argv.includes('--cpu-prof-dir') ? path.resolve(process.argv[process.argv.indexOf('--cpu-prof-dir') + 1] ?? '.') : null;
 
 const FLAG_COUNT = 100;
 /** Evaluate rotation: flag (i * 37) mod FLAG_COUNT with user i, so flags and users rotate out of step. */
@@ -108,7 +110,8 @@ function baseEnv(dataDir: string): Record<string, string> {
 const echo = VERBOSE ? (line: string): void => void process.stderr.write(`${line}\n`) : undefined;
 
 function spawnHost(name: string, entry: string, env: Record<string, string>): HostProcess {
-  return new HostProcess(name, entry, env, { cwd: ROOT, ...(echo ? { echo } : {}) });
+  const nodeArgs = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(CPU_PROF_DIR, name)}`] : [];
+  return new HostProcess(name, entry, env, { cwd: ROOT, nodeArgs, ...(echo ? { echo } : {}) });
 }
 
 async function startSingle(database: BenchDatabase, dataDir: string, started: HostProcess[]): Promise<Topology> {
@@ -417,7 +420,7 @@ function printReport(rows: Row[], memory: MemoryRow[], meta: Record<string, unkn
         .map(([name, us]) => (Object.keys(m.cpuUsPerRequestByProcess).length > 1 ? `${name} ${us.toFixed(0)}` : ''))
         .filter(Boolean)
         .join(' + '),
-      ratio ? `${ratio.ratio.toFixed(2)}x` : '',
+      ratio ? `${ratio.ratio.toFixed(3)}x` : '',
       ratio ? `>= ${TARGETS[r.load]}x ${ratio.ratio >= TARGETS[r.load] ? 'met' : 'NOT met'}` : '',
     ];
   });
