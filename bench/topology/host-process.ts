@@ -92,7 +92,8 @@ export class HostProcess {
     return this.exitInfo !== null;
   }
 
-  private describeExit(): string {
+  /** `running`, or how it ended. */
+  describeExit(): string {
     const info = this.exitInfo;
     return info ? (info.signal ? `killed by ${info.signal}` : `exited with code ${String(info.code)}`) : 'running';
   }
@@ -118,14 +119,24 @@ export class HostProcess {
 
   /** Resident memory now and at its highest, from /proc/<pid>/status. */
   memory(): ProcessMemory {
-    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    } catch {
+      return { rssKiB: Number.NaN, peakRssKiB: Number.NaN }; // it has exited
+    }
     const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
     return { rssKiB: field('VmRSS'), peakRssKiB: field('VmHWM') };
   }
 
   /** CPU time (user + system) the process has used so far, in ms (10 ms resolution). */
   cpuMs(): number {
-    const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+    } catch {
+      return Number.NaN; // it has exited
+    }
     // Fields after the command name (which may hold spaces, hence the last ')'): state is field 3,
     // utime field 14 and stime field 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -600,6 +600,9 @@ async function main(): Promise<void> {
         return { load, topology: t.name, rounds, summary: summarise(rounds) };
       }),
     );
+    for (const host of started) {
+      if (host.hasExited) notes.push(`${host.name} ${host.describeExit()} during the run (its figures are not clean); its last output:\n${host.output()}`);
+    }
     const memory: MemoryRow[] = topologies.flatMap((t) =>
       t.processes.map((p) => ({ topology: t.name, process: p.name, pid: p.pid, idle: idle.get(p)!, afterLoads: p.memory() })),
     );
