@@ -19,6 +19,7 @@ import { RemoteCredentialVerifier } from './remote/remote-credential-verifier.ts
 import { RemoteDefinitionSnapshots } from './remote/remote-definition-snapshots.ts';
 import { RemoteListMembership } from './remote/remote-list-membership.ts';
 import { RouteScope, createRemoteServices } from './remote/remote-services.ts';
+import { SERVICES_CHANNEL_OPTIONS } from './remote/services-channel.ts';
 import { ShutdownSequence } from './shutdown-sequence.ts';
 
 export interface RunningGateway {
@@ -59,7 +60,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
   const metrics = new ServerMetrics();
   const address = config.services.url;
   const credentials = servicesChannelCredentials(config.services);
-  const channel = new grpc.Channel(address, credentials, { 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
+  const channel = new grpc.Channel(address, credentials, SERVICES_CHANNEL_OPTIONS);
   shutdown.add('services channel', async () => channel.close());
   try {
     const verifier = new RemoteCredentialVerifier(address, credentials, {
@@ -95,8 +96,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
         verifier,
         // A gateway cannot ask the sessions table: a bearer stream ends when its user's sessions change.
         sessions: { onChanged: (listener) => verifier.onSessionChanged(listener), currentRole: () => Promise.reject(unauthenticated('the session has changed')) },
-        // Nor list an environment's keys: after missed revocations, key streams end and reconnect (re-checked).
-        sdkKeys: { list: async () => [] },
+        // After a resync, the keys still active, asked with the credential that opened the environment.
+        sdkKeys: { list: async (scope) => (await remote.management.activeSdkKeyIds(scope as unknown as Principal, scope.environmentId)).map((id) => ({ id })) },
       },
       {
         maxStreamsPerKey: config.syncMaxStreamsPerKey,
@@ -169,7 +170,9 @@ class GatewayEvaluationService extends EvaluationService {
 async function environmentScope(remote: Pick<GatewayServices, 'management'>, principal: Principal, id: string): Promise<EnvironmentScope> {
   const credential = credentialOf(principal);
   if (credential === undefined) throw permissionDenied();
-  if (principal.kind === 'sdk_key' && id === principal.environmentId) {
+  if (principal.kind === 'sdk_key') {
+    // As the services' ScopeResolver: a key grants its one environment, any other id is 403.
+    if (id !== principal.environmentId) throw permissionDenied('the SDK key does not grant access to this environment');
     return linkCredential({ orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId }, credential);
   }
   return linkCredential(await remote.management.environmentScope(principal, id), credential);

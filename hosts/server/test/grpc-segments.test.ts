@@ -93,7 +93,7 @@ describe('SegmentationService over gRPC: create and read', () => {
   test('ListSegments answers rule segments in full and list segments as metadata only', async () => {
     const listed = await segments.listSegments({ environment_id: env }, admin);
     assert.deepEqual(listed.rule_segments, [ruleSegment]);
-    assert.deepEqual(listed.list_segments, [{ key: 'vip', context_type: 'user', id: listSegment.id }]);
+    assert.deepEqual(listed.list_segments, [{ key: 'vip', context_type: 'user', id: listSegment.id, version: listSegment.version }]);
   });
 
   test('GetSegment carries at most the first 1000 keys of each list inline', async () => {

@@ -88,7 +88,7 @@ describe('TLS on the gRPC ports', () => {
         GRPC_TLS_KEY_FILE: certs.serverKey,
         SYNC_GRPC_TLS_CERT_FILE: certs.serverCert,
         SYNC_GRPC_TLS_KEY_FILE: certs.serverKey,
-      });
+      }, { topology: 'single' }); // the ports' own TLS settings, as one process serves them
     });
     after(() => it.stop());
 
@@ -103,7 +103,7 @@ describe('TLS on the gRPC ports', () => {
   describe('mutual TLS (GRPC_TLS_CA_FILE)', () => {
     let it: TestServer;
     before(async () => {
-      it = await startTestServer({ GRPC_TLS_CERT_FILE: certs.serverCert, GRPC_TLS_KEY_FILE: certs.serverKey, GRPC_TLS_CA_FILE: certs.ca });
+      it = await startTestServer({ GRPC_TLS_CERT_FILE: certs.serverCert, GRPC_TLS_KEY_FILE: certs.serverKey, GRPC_TLS_CA_FILE: certs.ca }, { topology: 'single' });
     });
     after(() => it.stop());
 

@@ -56,7 +56,8 @@ function value(samples: Sample[], name: string, labels: Record<string, string> =
 
 before(async () => {
   // The server's own stats worker looks once at startup and then hourly: the test runs it.
-  ts = await startTestServer({ STATS_POLL_MS: '3600000' });
+  // One instance's registry; a gateway's own metrics are checked in gateway-metrics.test.ts.
+  ts = await startTestServer({ STATS_POLL_MS: '3600000' }, { topology: 'single' });
   client = api(ts.base);
   root = await loginAdmin(client);
   tenant = await seedTenant(client, root.token, 'metrics');

@@ -112,7 +112,8 @@ function openWatch(port: number, options: grpc.ChannelOptions = {}) {
 
 before(async () => {
   grpcPort = await stablePort();
-  it = await startTestServer({ GRPC_PORT: String(grpcPort) });
+  // The gateway's verifier is built here, against one process's internal port.
+  it = await startTestServer({ GRPC_PORT: String(grpcPort) }, { topology: 'single' });
   services = it.server;
   client = api(it.base);
   rest = client;

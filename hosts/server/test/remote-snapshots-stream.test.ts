@@ -121,7 +121,7 @@ describe('applying the stream', () => {
     assert.deepEqual(second.listSegmentKeysByFlag.get('0-first'), ['beta']);
     assert.deepEqual([...second.experimentFlagKeys], ['b']);
     assert.deepEqual([...first.flags.keys()].sort(), ['a', 'b'], 'the earlier snapshot is untouched');
-    assert.deepEqual(changes, [{ environmentId: 'env-1' }]);
+    assert.deepEqual(changes, [{ environmentId: 'env-1', resync: false }]);
 
     const archived = { ...testFlag('b'), archived: true };
     calls[0]!.write(message('env-1', 3, { flags: [archived], experiments: [] }));
@@ -150,7 +150,7 @@ describe('applying the stream', () => {
     await snapshots.get(scopeOf('env-1'));
     calls[0]!.write(message('env-1', 3, { flags: [testFlag('lost-2-then-3')] }));
     await until(() => snapshots.current('env-1') === undefined, 'the drop');
-    assert.deepEqual(changes, [{ environmentId: 'env-1' }]);
+    assert.deepEqual(changes, [{ environmentId: 'env-1', resync: false }]);
     assert.equal(snapshots.environmentCount(), 0);
     await until(() => calls[0]!.cancelled, 'the cancelled stream');
 
@@ -197,7 +197,7 @@ describe('streams that end or never answer', () => {
     await snapshots.get(scopeOf('env-1'));
     calls[0]!.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the server is shutting down' });
     await until(() => snapshots.current('env-1') === undefined, 'the drop');
-    assert.deepEqual(changes, [{ environmentId: 'env-1' }]);
+    assert.deepEqual(changes, [{ environmentId: 'env-1', resync: true }]);
     assert.equal(snapshots.environmentCount(), 0);
   });
 
@@ -257,7 +257,7 @@ describe('which environments are held', () => {
     assert.deepEqual([...(await snapshots.get(scopeOf('env-1'))).flags.keys()], ['v1']);
     snapshots.forget('env-1');
     assert.equal(snapshots.current('env-1'), undefined);
-    assert.deepEqual(changes, [{ environmentId: 'env-1' }]);
+    assert.deepEqual(changes, [{ environmentId: 'env-1', resync: false }]);
     assert.deepEqual([...(await snapshots.get(scopeOf('env-1'))).flags.keys()], ['v2']);
 
     await snapshots.get(scopeOf('env-2'));
@@ -295,7 +295,7 @@ describe('which environments are held', () => {
       await until(() => snapshots.environmentCount() === 1, 'closing the idle environment');
       assert.equal(snapshots.current('idle'), undefined);
       assert.ok(snapshots.current('busy'), 'the environment in use stays');
-      assert.deepEqual(changes, [{ environmentId: 'idle' }]);
+      assert.deepEqual(changes, [{ environmentId: 'idle', resync: false }]);
     } finally {
       clearInterval(keepBusy);
     }

@@ -26,6 +26,7 @@ export interface ListSegmentMetaMessage {
   key: string;
   context_type: string;
   id: string;
+  version: number;
 }
 
 /** A rule segment; its conditions travel as the UTF-8 JSON payload `{conditions}`. */
@@ -51,6 +52,7 @@ export const listSegmentMeta = (segment: Segment): ListSegmentMetaMessage => ({
   key: segment.key,
   context_type: segment.context_type,
   id: segment.id,
+  version: segment.version,
 });
 
 /** A RuleSegment as a SegmentService body (create or update). */

@@ -63,6 +63,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       listSdkKeys: withCaller,
       deleteSdkKey: withCaller,
       environmentScope: withCaller,
+      activeSdkKeyIds: withCaller,
     },
   },
   {

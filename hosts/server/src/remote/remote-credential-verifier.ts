@@ -8,6 +8,7 @@ import { linkCredential, type ForwardedCredential } from './forwarded-credential
 import { fromGrpcError } from './grpc-status-errors.ts';
 import { principalFromRbacContext, type RbacContextMessage } from './principal-from-rbac.ts';
 import { ValidatedCredentialCache, credentialCacheKey } from './validated-credential-cache.ts';
+import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 
 const AuthServiceClient = lookup<grpc.ServiceClientConstructor>(loadProto('svc/auth/v1/auth.proto'), 'svc.auth.v1.AuthService');
 
@@ -81,14 +82,10 @@ export class RemoteCredentialVerifier {
     this.now = options.now ?? Date.now;
     this.cache = new ValidatedCredentialCache({ maxEntries: options.maxCachedCredentials ?? 100_000, now: this.now });
     this.client = new AuthServiceClient(address, credentials, {
-      // The channel's own reconnection follows the watch's backoff, not grpc-js's default (up to
-      // 2 minutes), so a restarted services process is found again within seconds.
+      ...SERVICES_CHANNEL_OPTIONS,
+      // The channel's own reconnection follows the watch's backoff.
       'grpc.initial_reconnect_backoff_ms': minRetryMs,
       'grpc.max_reconnect_backoff_ms': maxRetryMs,
-      // A services host that vanished without closing the connection is noticed within ~15 s:
-      // until then revocations would not arrive while cached answers are still given.
-      'grpc.keepalive_time_ms': 10_000,
-      'grpc.keepalive_timeout_ms': 5_000,
     });
     this.stub = this.client as unknown as AuthStub;
     this.events.setMaxListeners(0);

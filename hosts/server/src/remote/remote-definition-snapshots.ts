@@ -1,10 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, type EnvironmentScope, type Flag } from '@switchyard/core';
 import { DefinitionStore, decodeSyncMessage, type SegmentMessage, type SyncResponseMessage } from '@switchyard/sdk/definitions';
-import { buildEnvironmentSnapshot, type EnvironmentSnapshot } from '@switchyard/services';
+import { buildEnvironmentSnapshot, type SnapshotChange, type EnvironmentSnapshot } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import type { Logger } from '../logging.ts';
 import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
+import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 import { domainErrorFromServices, servicesUnavailable } from './services-error.ts';
 
 const FlagServiceClient = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
@@ -84,7 +85,7 @@ export class RemoteDefinitionSnapshots {
   private readonly held = new Map<string, HeldEnvironment>();
   /** Every open stream: the held ones and those forgotten while their first snapshot is on its way. */
   private readonly open = new Set<HeldEnvironment>();
-  private readonly listeners = new Set<(change: { environmentId?: string; projectId?: string }) => void>();
+  private readonly listeners = new Set<(change: SnapshotChange) => void>();
   private readonly idleTimeoutMs: number;
   private readonly maxEnvironments: number;
   private readonly firstSnapshotTimeoutMs: number;
@@ -100,12 +101,9 @@ export class RemoteDefinitionSnapshots {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.client = new FlagServiceClient(address, credentials, {
+      ...SERVICES_CHANNEL_OPTIONS,
       // A full snapshot of a large environment is one message.
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
-      // Streams are long-lived: pings find a services host that vanished without closing the
-      // connection, so its streams end and get() stops answering from definitions nobody updates.
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 10_000,
     }) as unknown as SyncClient;
   }
 
@@ -145,7 +143,7 @@ export class RemoteDefinitionSnapshots {
   }
 
   /** Called with `{environmentId}` after each change applied and each environment dropped. */
-  onChange(listener: (change: { environmentId?: string; projectId?: string }) => void): () => void {
+  onChange(listener: (change: SnapshotChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -242,18 +240,20 @@ export class RemoteDefinitionSnapshots {
       if (entry.forgotten) this.close(entry, { notify: false });
       return;
     }
-    this.notify(entry.environmentId);
+    // A full snapshot after the first: the services resynchronised (they may have missed changes).
+    this.notify(entry.environmentId, update.fullSnapshot);
   }
 
   /** The services ended the stream (revoked key, shutdown, a slow reader) or the connection broke. */
   private ended(entry: HeldEnvironment, status: grpc.StatusObject): void {
     if (entry.closed) return;
     this.logger?.debug({ environment_id: entry.environmentId, code: grpc.status[status.code], details: status.details }, 'definitions stream ended');
-    this.close(entry, { notify: entry.snapshot !== undefined && !entry.forgotten, error: domainErrorFromServices(status), cancel: false });
+    // Revocations may have been missed until a new stream is open: its listeners resync.
+    this.close(entry, { notify: entry.snapshot !== undefined && !entry.forgotten, resync: true, error: domainErrorFromServices(status), cancel: false });
   }
 
   /** Ends the environment's stream and drops it; callers still waiting for its first snapshot get `error`. */
-  private close(entry: HeldEnvironment, how: { notify: boolean; error?: DomainError; cancel?: boolean }): void {
+  private close(entry: HeldEnvironment, how: { notify: boolean; resync?: boolean; error?: DomainError; cancel?: boolean }): void {
     if (entry.closed) return;
     entry.closed = true;
     clearTimeout(entry.firstTimer);
@@ -262,11 +262,12 @@ export class RemoteDefinitionSnapshots {
     if (how.cancel !== false) entry.call.cancel();
     entry.settleFirst?.(how.error ?? servicesUnavailable());
     entry.settleFirst = undefined;
-    if (how.notify) this.notify(entry.environmentId);
+    // The next get() opens a new stream whose first snapshot listeners diff against what they hold.
+    if (how.notify) this.notify(entry.environmentId, how.resync === true);
   }
 
-  private notify(environmentId: string): void {
-    for (const listener of this.listeners) listener({ environmentId });
+  private notify(environmentId: string, resync: boolean): void {
+    for (const listener of this.listeners) listener({ environmentId, resync });
   }
 
   /** Closes the streams of environments unused for idleTimeoutMs (evaluations mark use through current() or get()). */

@@ -4,6 +4,7 @@ import type { EnvironmentSnapshot } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
 import { domainErrorFromServices } from './services-error.ts';
+import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 
 const SegmentationServiceClient = lookup<grpc.ServiceClientConstructor>(
   loadProto('svc/segments/v1/segments.proto'),
@@ -56,7 +57,7 @@ export class RemoteListMembership {
     options: RemoteListMembershipOptions = {},
   ) {
     this.callTimeoutMs = options.callTimeoutMs ?? 5_000;
-    this.client = new SegmentationServiceClient(address, credentials) as unknown as SegmentationClient;
+    this.client = new SegmentationServiceClient(address, credentials, SERVICES_CHANNEL_OPTIONS) as unknown as SegmentationClient;
   }
 
   /** One answer per pair, in order: true/false, or null for a segment unknown to the environment. */

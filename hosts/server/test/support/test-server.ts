@@ -90,8 +90,8 @@ const gatewayOf = new WeakMap<RunningServer, RunningGateway>();
 
 /**
  * A services process and a gateway in front of it, as one RunningServer: REST, the public sync
- * port and `http` are the gateway's; the internal gRPC port, repositories and in-process services
- * are the services'. Stopping stops the gateway first.
+ * port, `http` and the sync hub are the gateway's; the internal gRPC port, repositories and the
+ * other in-process services are the services'. Stopping stops the gateway first.
  */
 async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger): Promise<RunningServer> {
   const services = await startServer({ ...config, httpPort: 0 }, logging, 'services');
@@ -115,6 +115,8 @@ async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<str
     httpPort: gateway.httpPort,
     syncGrpcPort: gateway.syncGrpcPort,
     http: gateway.http,
+    // The public sync streams are the gateway's: tests reading the hub's counters read its hub.
+    services: { ...services.services, sync: gateway.services.sync },
     async stop() {
       await gateway.stop();
       await services.stop();

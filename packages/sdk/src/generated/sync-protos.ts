@@ -645,6 +645,10 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "id": {
                       "type": "string",
                       "id": 3
+                    },
+                    "version": {
+                      "type": "uint64",
+                      "id": 4
                     }
                   }
                 },

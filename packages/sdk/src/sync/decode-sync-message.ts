@@ -46,6 +46,7 @@ interface ListSegmentMetaMessage {
   key: string;
   context_type?: string;
   id?: string;
+  version?: number;
 }
 export interface SegmentMessage {
   segment?: string;
@@ -160,7 +161,7 @@ export function segmentFromMessage(message: SegmentMessage): Segment {
   }
   if (message.list_segment) {
     const s = message.list_segment;
-    return { ...base, id: s.id ?? '', key: s.key, context_type: s.context_type ?? '', kind: 'list', conditions: [], version: 0 };
+    return { ...base, id: s.id ?? '', key: s.key, context_type: s.context_type ?? '', kind: 'list', conditions: [], version: Number(s.version ?? 0) };
   }
   throw new Error('a segment message carries neither rule_segment nor list_segment');
 }

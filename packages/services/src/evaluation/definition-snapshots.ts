@@ -3,6 +3,17 @@ import type { ChangeNotifier, EnvironmentScope, Flag, Repositories, Segment } fr
 const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
 import { DEFINITIONS_CHANGED_CHANNEL, decodeChange } from '../flags/definition-events.ts';
 
+/**
+ * What changed: one environment, a project's environments, or (neither) everything. `resync`: the
+ * holder may have missed changes (a lost notification connection, a fresh upstream snapshot), so
+ * sync streams get a full snapshot and revoked keys are looked for.
+ */
+export interface SnapshotChange {
+  environmentId?: string;
+  projectId?: string;
+  resync?: boolean;
+}
+
 /** Everything evaluation reads of one environment, loaded once and shared by every request. */
 export interface EnvironmentSnapshot {
   scope: EnvironmentScope;
@@ -31,7 +42,7 @@ export class DefinitionSnapshots {
   /** The project of every environment ever loaded (it never changes), so a project change drops its snapshots at once. */
   private readonly projectOf = new Map<string, string>();
   private subscription: { unsubscribe(): Promise<void> } | null = null;
-  private readonly listeners = new Set<(change: { environmentId?: string; projectId?: string }) => void>();
+  private readonly listeners = new Set<(change: SnapshotChange) => void>();
 
   constructor(
     private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'experiments'>,
@@ -84,7 +95,7 @@ export class DefinitionSnapshots {
   }
 
   /** Calls `listener` after each invalidation (sync streams push updates on it). */
-  onChange(listener: (change: { environmentId?: string; projectId?: string }) => void): () => void {
+  onChange(listener: (change: SnapshotChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

@@ -2,6 +2,7 @@ import {
   alreadyExists,
   invalidArgument,
   notFound,
+  permissionDenied,
   type ChangeNotifier,
   type EnvironmentScope,
   type OrgRole,
@@ -158,6 +159,20 @@ export class ManagementService {
     requireAllowed(principal, 'org.read', { orgId: principal.orgId });
     const scope = await this.environmentScope(principal, environmentId);
     return (await this.repos.sdkKeys.list(scope)).map((key) => sdkKeyRecord(key));
+  }
+
+  /**
+   * The ids of an environment's active SDK keys (ids only). A gateway's sync hub asks after a
+   * resync, with the credential that opened the environment's definitions, to end the streams of
+   * keys revoked while it was not listening: so an SDK key may ask about its own environment.
+   */
+  async activeSdkKeyIds(principal: Principal, environmentId: string): Promise<string[]> {
+    if (principal.kind === 'sdk_key') {
+      if (principal.environmentId !== environmentId) throw permissionDenied('the SDK key does not grant access to this environment');
+      const own = { orgId: principal.orgId, projectId: principal.projectId, environmentId };
+      return (await this.repos.sdkKeys.list(own)).map((key) => key.id);
+    }
+    return (await this.listSdkKeys(principal, environmentId)).map((key) => key.sdk_key_id);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { EnvironmentScope, SdkKeyRepository } from '@switchyard/core';
+import type { EnvironmentScope, SdkKey } from '@switchyard/core';
 import type { DefinitionSnapshots } from '../evaluation/definition-snapshots.ts';
 import { definitionState, diffStates, isEmptyChange, type DefinitionState } from './definition-diff.ts';
 import type { SyncStream } from './sync-stream.ts';
@@ -12,7 +12,8 @@ const BROADCAST_SLICE = 1000;
 
 export interface ChannelDeps {
   snapshots: Pick<DefinitionSnapshots, 'get'>;
-  sdkKeys: Pick<SdkKeyRepository, 'list'>;
+  /** The active keys of an environment (only their ids are read). */
+  sdkKeys: { list(scope: EnvironmentScope): Promise<ReadonlyArray<Pick<SdkKey, 'id'>>> };
   onError: (error: unknown, scope: EnvironmentScope) => void;
 }
 

@@ -1,4 +1,4 @@
-import { invalidArgument, type EnvironmentScope, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import { invalidArgument, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
 import type { CredentialVerifier } from '../auth/credential-verifier.ts';
 import type { SessionRegistry } from '../auth/session-registry.ts';
 import { requireAllowed } from '../authorization.ts';
@@ -14,7 +14,8 @@ export interface SyncHubDeps {
   verifier: Pick<CredentialVerifier, 'onRevoked'>;
   /** Ends bearer-token streams whose session ended (logout, password change, removal). */
   sessions: Pick<SessionRegistry, 'onChanged' | 'currentRole'>;
-  sdkKeys: Pick<SdkKeyRepository, 'list'>;
+  /** The active keys of an environment (only their ids are read). */
+  sdkKeys: { list(scope: EnvironmentScope): Promise<ReadonlyArray<Pick<SdkKey, 'id'>>> };
 }
 
 export interface SyncHubOptions {
@@ -81,7 +82,7 @@ export class SyncHub {
   start(): void {
     this.unsubscribers.push(
       this.deps.snapshots.onChange((change) => {
-        if (change.environmentId !== undefined) this.channels.get(change.environmentId)?.markChanged(false);
+        if (change.environmentId !== undefined) this.channels.get(change.environmentId)?.markChanged(change.resync === true);
         else if (change.projectId !== undefined) {
           for (const channel of this.channels.values()) if (channel.scope.projectId === change.projectId) channel.markChanged(false);
         } else {
