@@ -3,9 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
 import { EvaluationService, SyncHub } from '@switchyard/services';
 import type { GatewayConfig, ServicesConnection } from './config.ts';
-import { startGrpcServer } from './grpc/grpc-server.ts';
-import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
-import { addReflection } from './grpc/sync-reflection.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
@@ -20,6 +17,7 @@ import { RemoteDefinitionSnapshots } from './remote/remote-definition-snapshots.
 import { RemoteListMembership } from './remote/remote-list-membership.ts';
 import { RouteScope, createRemoteServices } from './remote/remote-services.ts';
 import { SERVICES_CHANNEL_OPTIONS } from './remote/services-channel.ts';
+import { startPublicSyncServer } from './public-sync-server.ts';
 import { ShutdownSequence } from './shutdown-sequence.ts';
 
 export interface RunningGateway {
@@ -118,20 +116,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort, services: address }, 'gateway REST listening');
 
-    const syncServer = await startGrpcServer({
-      name: 'sync',
-      host: config.syncGrpcHost,
-      port: config.syncGrpcPort,
-      tls: config.syncGrpcTls,
-      limits: config.grpcLimits,
-      logger: syncLog,
-      metrics,
-      register: (server, health) => {
-        addFlagSyncService(server, { sync, verifier, logger: syncLog, onMessage: metrics.syncMessageSent });
-        health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
-        addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
-      },
-    });
+    const syncServer = await startPublicSyncServer({ config, sync, verifier, metrics, logger: syncLog });
     shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => sync.stop());
 

@@ -37,8 +37,9 @@ import { addExperimentGrpcServices } from './grpc/experiment-grpc.ts';
 import { addFlagGrpcService } from './grpc/flag-grpc.ts';
 import { addManagementGrpcService } from './grpc/management-grpc.ts';
 import { addSegmentGrpcService } from './grpc/segment-grpc.ts';
-import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
+import { FLAG_SYNC_SERVICE_NAME } from './grpc/sync-grpc.ts';
 import { addReflection } from './grpc/sync-reflection.ts';
+import { startPublicSyncServer } from './public-sync-server.ts';
 import { ShutdownSequence } from './shutdown-sequence.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
@@ -248,20 +249,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     // The public sync port belongs to the edge: in a split deployment the gateways serve it.
     const syncServer =
       role === 'all'
-        ? await startGrpcServer({
-            name: 'sync',
-            host: config.syncGrpcHost,
-            port: config.syncGrpcPort,
-            tls: config.syncGrpcTls,
-            limits: config.grpcLimits,
-            logger: syncLog,
-            metrics,
-            register: (server, health) => {
-              addFlagSyncService(server, { sync, verifier, logger: syncLog, onMessage: metrics.syncMessageSent });
-              health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
-              addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
-            },
-          })
+        ? await startPublicSyncServer({ config, sync, verifier, metrics, logger: syncLog })
         : null;
     if (syncServer) shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { unauthenticated, type Principal } from '@switchyard/core';
-import type { Credentials } from '@switchyard/services';
+import { verifyOneCredential, type Credentials } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import { CredentialWatch, type CredentialEventMessage, type WatchLog } from './credential-watch.ts';
 import { linkCredential, type ForwardedCredential } from './forwarded-credential.ts';
@@ -132,12 +132,8 @@ export class RemoteCredentialVerifier {
   }
 
   /** Exactly one credential must be presented. @throws UNAUTHENTICATED, or UNAVAILABLE when the services cannot be reached. */
-  async verify(credentials: Credentials): Promise<Principal> {
-    const { bearerToken, sdkKey } = credentials;
-    if (bearerToken !== undefined && sdkKey !== undefined) throw unauthenticated('present either a bearer token or an SDK key, not both');
-    if (bearerToken !== undefined) return this.verifyBearer(bearerToken);
-    if (sdkKey !== undefined) return this.verifySdkKey(sdkKey);
-    throw unauthenticated('missing credentials');
+  verify(credentials: Credentials): Promise<Principal> {
+    return verifyOneCredential(this, credentials);
   }
 
   /** A bearer token's user with its role now, while its session is live (refusals are not cached). */

@@ -1,0 +1,36 @@
+import type { SyncHub } from '@switchyard/services';
+import type { Config } from './config.ts';
+import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
+import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
+import { addReflection } from './grpc/sync-reflection.ts';
+import type { CallerVerifier } from './http/routes/gateway-services.ts';
+import type { Logger } from './logging.ts';
+import type { ServerMetrics } from './metrics.ts';
+
+/**
+ * The public gRPC port (SYNC_GRPC_*): FlagSyncService over a sync hub, gRPC health and reflection
+ * of these two only. The single process and a gateway serve it the same way, each over its own hub.
+ */
+export function startPublicSyncServer(options: {
+  config: Pick<Config, 'syncGrpcHost' | 'syncGrpcPort' | 'syncGrpcTls' | 'grpcLimits'>;
+  sync: SyncHub;
+  verifier: CallerVerifier;
+  metrics: ServerMetrics;
+  logger: Logger;
+}): Promise<RunningGrpcServer> {
+  const { config, sync, verifier, metrics, logger } = options;
+  return startGrpcServer({
+    name: 'sync',
+    host: config.syncGrpcHost,
+    port: config.syncGrpcPort,
+    tls: config.syncGrpcTls,
+    limits: config.grpcLimits,
+    logger,
+    metrics,
+    register: (server, health) => {
+      addFlagSyncService(server, { sync, verifier, logger, onMessage: metrics.syncMessageSent });
+      health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
+      addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
+    },
+  });
+}
