@@ -144,10 +144,21 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
  * the definitions stream of the environment is opened and exposures are recorded.
  */
 class GatewayEvaluationService extends EvaluationService {
+  /**
+   * The linked scope of each principal (the verifier hands out the same principal object for a
+   * cached key): no new scope and WeakMap entry per evaluation. The check of scopeFor depends only
+   * on the principal and the environment, so a scope found here was allowed before.
+   */
+  private readonly linkedScopes = new WeakMap<Principal, EnvironmentScope>();
+
   override scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    const known = this.linkedScopes.get(principal);
+    if (known !== undefined && known.environmentId === environmentId) return known;
     const scope = super.scopeFor(principal, environmentId);
     const credential = credentialOf(principal);
-    return credential ? linkCredential(scope, credential) : scope;
+    if (credential === undefined) return scope;
+    this.linkedScopes.set(principal, linkCredential(scope, credential));
+    return scope;
   }
 }
 
