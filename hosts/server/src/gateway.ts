@@ -4,14 +4,14 @@ import { permissionDenied, unauthenticated, type EnvironmentScope, type Principa
 import { EvaluationService, SyncHub } from '@switchyard/services';
 import type { GatewayConfig, ServicesConnection } from './config.ts';
 import { startGrpcServer } from './grpc/grpc-server.ts';
-import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
-import { addReflection } from './grpc/sync-reflection.ts';
+import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './domains/sync/grpc.ts';
+import { addReflection } from './grpc/reflection.ts';
 import { createHttpApp } from './http/app.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRestRoutes } from './http/rest-routes.ts';
-import type { GatewayServices } from './http/routes/gateway-services.ts';
+import type { GatewayServices } from './gateway-services.ts';
 import type { RootLogger } from './logging.ts';
 import { ServerMetrics } from './metrics.ts';
 import { credentialOf, linkCredential } from './remote/forwarded-credential.ts';

@@ -1,5 +1,5 @@
 import { CONDITION_OPS, FLAG_VALUE_TYPES } from '@switchyard/core';
-import { nonEmptyString, optionalString, uuidParam } from './schemas.ts';
+import { nonEmptyString, optionalString, uuidParam } from '../../http/schemas.ts';
 
 /**
  * JSON schemas of the flag, segment and evaluation routes (docs/contract.md "Flags and evaluation", "Segments"). They describe the

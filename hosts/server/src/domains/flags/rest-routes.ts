@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
+import { authenticate } from '../../http/credentials.ts';
 import {
   BEARER_ONLY,
   EMPTY_RESPONSE,
@@ -15,9 +15,9 @@ import {
   variantsBody,
   versionQuery,
   type VersionQuery,
-} from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { uuidParam } from './schemas.ts';
+} from './rest-schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { uuidParam } from '../../http/schemas.ts';
 
 /**
  * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per

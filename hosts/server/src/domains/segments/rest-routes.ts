@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidArgument, type EnvironmentScope, type MemberChanges, type MemberList, type Principal, type Segment } from '@switchyard/core';
 import type { MembershipQuery, SegmentBody } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
+import { authenticate } from '../../http/credentials.ts';
 import {
   BEARER_ONLY,
   BEARER_OR_SDK_KEY,
@@ -20,9 +20,9 @@ import {
   segmentSchema,
   versionQuery,
   type VersionQuery,
-} from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { uuidParam } from './schemas.ts';
+} from '../flags/rest-schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['segments'];
 const DEFAULT_MEMBERS_PAGE = 1000;

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingExposure } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './event-routes.ts';
-import type { GatewayServices } from './gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './rest-routes.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
 
 /** Field types are documented, not enforced: a bad entry is rejected alone (see event-routes). */
 const exposureSchema = {
