@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
-import { registerEvaluateRoutes } from '../domains/flags/evaluate-rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
+import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
 import { registerEventRoutes } from '../domains/events/rest-routes.ts';
 import { registerExperimentRoutes } from '../domains/experiments/rest-routes.ts';
-import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
-import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
-import type { GatewayServices } from '../gateway-services.ts';
-import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
-import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
-import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerStatsRoutes } from '../domains/experiments/stats-rest-routes.ts';
+import { registerEvaluateRoutes } from '../domains/flags/evaluate-rest-routes.ts';
+import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
+import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
+import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
+import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
+import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
+import type { GatewayServices } from '../gateway-services.ts';
 
 /**
  * Every REST route of the API, written once against GatewayServices: the single-process server

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Session } from '@switchyard/services';
-import { authenticate } from '../../http/credentials.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
 import { nonEmptyString, optionalString } from '../../http/schemas.ts';
 
 /** The login response of docs/contract.md "Authentication and sessions" (`token`, `expires_at` ISO 8601, refresh token, ids). */

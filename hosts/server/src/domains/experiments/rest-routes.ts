@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EnvironmentScope, Principal } from '@switchyard/core';
 import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type TransitionBody } from '@switchyard/services';
+import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
+import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from '../flags/rest-schemas.ts';
 import {
   experimentCreateBody,
   experimentParams,
@@ -11,8 +13,6 @@ import {
   resultsSchema,
   transitionBody,
 } from './rest-schemas.ts';
-import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from '../flags/rest-schemas.ts';
-import type { GatewayServices } from '../../gateway-services.ts';
 
 const TAGS = ['experiments'];
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { EvaluationContext, EvaluationResult, ParameterValue } from '@switchyard/core';
 import { toParameters } from '@switchyard/services';
+import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { SDK_KEY_ONLY, envParams, evaluateBody, evaluateResponse } from './rest-schemas.ts';
-import type { GatewayServices } from '../../gateway-services.ts';
 
 type Attributes = Record<string, ParameterValue | null> | null;
 

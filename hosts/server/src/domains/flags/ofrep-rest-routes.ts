@@ -13,9 +13,9 @@ import {
   type Principal,
 } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
 import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 
 /**

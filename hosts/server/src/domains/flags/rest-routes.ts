@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
+import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
+import { uuidParam } from '../../http/schemas.ts';
 import {
   BEARER_ONLY,
   EMPTY_RESPONSE,
@@ -16,8 +18,6 @@ import {
   versionQuery,
   type VersionQuery,
 } from './rest-schemas.ts';
-import type { GatewayServices } from '../../gateway-services.ts';
-import { uuidParam } from '../../http/schemas.ts';
 
 /**
  * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { authenticate } from '../../http/credentials.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
 import { nameBody, newUserBody, newUserInput, nonEmptyString, type NameBody, type NewUserBody } from '../../http/schemas.ts';
 
 /** `/v1/management/**`: projects, environments, SDK keys and users inside the caller's org. */

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidArgument, type EnvironmentScope, type MemberChanges, type MemberList, type Principal, type Segment } from '@switchyard/core';
 import type { MembershipQuery, SegmentBody } from '@switchyard/services';
+import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
+import { uuidParam } from '../../http/schemas.ts';
 import {
   BEARER_ONLY,
   BEARER_OR_SDK_KEY,
@@ -21,8 +23,6 @@ import {
   versionQuery,
   type VersionQuery,
 } from '../flags/rest-schemas.ts';
-import type { GatewayServices } from '../../gateway-services.ts';
-import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['segments'];
 const DEFAULT_MEMBERS_PAGE = 1000;

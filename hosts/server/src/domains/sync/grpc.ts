@@ -1,10 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import type { SyncHub } from '@switchyard/services';
 import type { CallerVerifier } from '../../gateway-services.ts';
-import type { Logger } from '../../logging.ts';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { toGrpcError } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
 import { SyncEncoder, withEncodedSync, type SyncShape } from './messages.ts';
 import { GrpcSyncSink, WriteBudget } from './sink.ts';
 
