@@ -55,7 +55,7 @@ describe('hosts/server/src layout', () => {
     // The reader of imports sees single-line, multi-line and type-only imports.
     assert.ok(importsOf('domains/flags/grpc.ts').includes('grpc/proto.ts'));
     assert.ok(importsOf('domains/flags/grpc.ts').includes('gateway-services.ts'));
-    assert.ok(importsOf('domains/segments/rest-routes.ts').includes('domains/flags/rest-schemas.ts'));
+    assert.ok(importsOf('domains/segments/rest-routes.ts').includes('domains/segments/rest-schemas.ts'));
   });
 
   test('every domain folder holds transport code only: REST files and gRPC files', () => {

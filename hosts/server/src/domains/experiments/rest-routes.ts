@@ -3,7 +3,7 @@ import type { EnvironmentScope, Principal } from '@switchyard/core';
 import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type TransitionBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from '../flags/rest-schemas.ts';
+import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import {
   experimentCreateBody,
   experimentParams,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { jobRecord } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { BEARER_ONLY } from '../flags/rest-schemas.ts';
+import { BEARER_ONLY } from '../../http/schemas.ts';
 import { jobParams, jobSchema, recomputeParams, recomputeResponse } from './rest-schemas.ts';
 
 const TAGS = ['stats'];

@@ -3,7 +3,8 @@ import type { EvaluationContext, EvaluationResult, ParameterValue } from '@switc
 import { toParameters } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { SDK_KEY_ONLY, envParams, evaluateBody, evaluateResponse } from './rest-schemas.ts';
+import { SDK_KEY_ONLY, envParams } from '../../http/schemas.ts';
+import { evaluateBody, evaluateResponse } from './rest-schemas.ts';
 
 type Attributes = Record<string, ParameterValue | null> | null;
 

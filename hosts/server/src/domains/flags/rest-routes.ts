@@ -3,21 +3,8 @@ import type { Principal } from '@switchyard/core';
 import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { uuidParam } from '../../http/schemas.ts';
-import {
-  BEARER_ONLY,
-  EMPTY_RESPONSE,
-  flagCreateBody,
-  flagSchema,
-  flagWriteBody,
-  hashingBody,
-  hashingResponse,
-  queryVersion,
-  rulesBody,
-  variantsBody,
-  versionQuery,
-  type VersionQuery,
-} from './rest-schemas.ts';
+import { BEARER_ONLY, EMPTY_RESPONSE, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
+import { flagCreateBody, flagSchema, flagWriteBody, hashingBody, hashingResponse, rulesBody, variantsBody } from './rest-schemas.ts';
 
 /**
  * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per

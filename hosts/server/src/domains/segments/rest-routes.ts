@@ -3,12 +3,8 @@ import { invalidArgument, type EnvironmentScope, type MemberChanges, type Member
 import type { MembershipQuery, SegmentBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { uuidParam } from '../../http/schemas.ts';
+import { BEARER_ONLY, BEARER_OR_SDK_KEY, EMPTY_RESPONSE, envParams, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import {
-  BEARER_ONLY,
-  BEARER_OR_SDK_KEY,
-  EMPTY_RESPONSE,
-  envParams,
   listCheckBatchBody,
   listCheckBatchResponse,
   listCheckBody,
@@ -16,13 +12,10 @@ import {
   memberChangesBody,
   membersQuery,
   membersResponse,
-  queryVersion,
   segmentBody,
   segmentCreateBody,
   segmentSchema,
-  versionQuery,
-  type VersionQuery,
-} from '../flags/rest-schemas.ts';
+} from './rest-schemas.ts';
 
 const TAGS = ['segments'];
 const DEFAULT_MEMBERS_PAGE = 1000;
