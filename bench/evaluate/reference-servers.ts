@@ -14,7 +14,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHttpApp } from '../../hosts/server/src/http/app.ts';
-import { envParams, evaluateBody, evaluateResponse } from '../../hosts/server/src/http/routes/flag-schemas.ts';
+import { evaluateBody, evaluateResponse } from '../../hosts/server/src/domains/flags/rest-schemas.ts';
+import { envParams } from '../../hosts/server/src/http/schemas.ts';
 import type { Logger } from '../../hosts/server/src/logging.ts';
 
 export interface ReferenceServer {

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import type { Principal } from '@switchyard/core';
 import { loadConfig } from '../../hosts/server/src/config.ts';
-import { featureFlagMessage } from '../../hosts/server/src/grpc/flag-messages.ts';
+import { featureFlagMessage } from '../../hosts/server/src/domains/flags/messages.ts';
 import { loadProto, lookup } from '../../hosts/server/src/grpc/proto.ts';
 import { createLogger } from '../../hosts/server/src/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';

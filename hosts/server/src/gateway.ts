@@ -8,7 +8,7 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMetricsRoute } from './http/metrics-routes.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerRestRoutes } from './http/rest-routes.ts';
-import type { GatewayServices } from './http/routes/gateway-services.ts';
+import type { GatewayServices } from './gateway-services.ts';
 import type { RootLogger } from './logging.ts';
 import { ServerMetrics } from './metrics.ts';
 import { credentialOf, linkCredential } from './remote/forwarded-credential.ts';

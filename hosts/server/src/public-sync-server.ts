@@ -1,9 +1,9 @@
 import type { SyncHub } from '@switchyard/services';
 import type { Config } from './config.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
-import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './grpc/sync-grpc.ts';
-import { addReflection } from './grpc/sync-reflection.ts';
-import type { CallerVerifier } from './http/routes/gateway-services.ts';
+import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './domains/sync/grpc.ts';
+import { addReflection } from './grpc/reflection.ts';
+import type { CallerVerifier } from './gateway-services.ts';
 import type { Logger } from './logging.ts';
 import type { ServerMetrics } from './metrics.ts';
 

@@ -5,8 +5,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { SyncMessage, SyncPayload, SyncStreamHandle } from '@switchyard/services';
 import { createLogger } from '../src/logging.ts';
 import { loadProto, lookup } from '../src/grpc/proto.ts';
-import { EncodedSyncMessage, SyncEncoder, withEncodedSync, type SyncResponseMessage } from '../src/grpc/sync-messages.ts';
-import { GrpcSyncSink, WriteBudget } from '../src/grpc/sync-sink.ts';
+import { EncodedSyncMessage, SyncEncoder, withEncodedSync, type SyncResponseMessage } from '../src/domains/sync/messages.ts';
+import { GrpcSyncSink, WriteBudget } from '../src/domains/sync/sink.ts';
 
 /** A grpc-js server call as the sink uses it: writes are kept with their flush callbacks. */
 class FakeCall extends EventEmitter {

@@ -1,5 +1,5 @@
 import { unauthenticated, type Principal } from '@switchyard/core';
-import type { CallerVerifier } from '../http/routes/gateway-services.ts';
+import type { CallerVerifier } from '../gateway-services.ts';
 
 /** Which credentials a route or RPC accepts (docs/contract.md "Authentication"). */
 export type CredentialKind = 'bearer' | 'sdk' | 'bearer_or_sdk';

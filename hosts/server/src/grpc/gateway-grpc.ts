@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { invalidArgument, isDomainError, type Principal } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
 import type { CredentialVerifier } from '@switchyard/services';
-import type { GatewayServices } from '../http/routes/gateway-services.ts';
+import type { GatewayServices } from '../gateway-services.ts';
 import type { Logger } from '../logging.ts';
 import { GATEWAY_INTERFACES, rpcName, type GatewayInterface } from '../remote/gateway-interfaces.ts';
 import { decodeArguments, encodeResult } from '../remote/service-call-codec.ts';

@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { Principal } from '@switchyard/core';
 import { authenticatePresented, bearerCredential, type CredentialKind, type PresentedCredentials } from '../auth/presented-credentials.ts';
-import type { CallerVerifier } from '../http/routes/gateway-services.ts';
+import type { CallerVerifier } from '../gateway-services.ts';
 
 /** A gRPC call's credential metadata (every value of each key, so duplicates are refused). */
 export const presentedByMetadata = (metadata: grpc.Metadata): PresentedCredentials => ({

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import { authenticatePresented, type CredentialKind, type PresentedCredentials } from '../auth/presented-credentials.ts';
-import type { CallerVerifier } from './routes/gateway-services.ts';
+import type { CallerVerifier } from '../gateway-services.ts';
 
 export type { CredentialKind };
 

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { errorBody } from './routes/schemas.ts';
+import { errorBody } from './schemas.ts';
 
 /** Where the document is served (no credentials needed: it describes, it does not reveal). */
 export const OPENAPI_PATH = '/v1/openapi.json';

@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { registerAdminRoutes } from './routes/admin-routes.ts';
-import { registerAuthRoutes } from './routes/auth-routes.ts';
-import { registerEvaluateRoutes } from './routes/evaluate-routes.ts';
-import { registerEventDefinitionRoutes } from './routes/event-definition-routes.ts';
-import { registerEventRoutes } from './routes/event-routes.ts';
-import { registerExperimentRoutes } from './routes/experiment-routes.ts';
-import { registerExposureRoutes } from './routes/exposure-routes.ts';
-import { registerFlagRoutes } from './routes/flag-routes.ts';
-import type { GatewayServices } from './routes/gateway-services.ts';
-import { registerManagementRoutes } from './routes/management-routes.ts';
-import { registerOfrepRoutes } from './routes/ofrep-routes.ts';
-import { registerSegmentRoutes } from './routes/segment-routes.ts';
-import { registerStatsRoutes } from './routes/stats-routes.ts';
+import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
+import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
+import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
+import { registerEventRoutes } from '../domains/events/rest-routes.ts';
+import { registerExperimentRoutes } from '../domains/experiments/rest-routes.ts';
+import { registerStatsRoutes } from '../domains/experiments/stats-rest-routes.ts';
+import { registerEvaluateRoutes } from '../domains/flags/evaluate-rest-routes.ts';
+import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
+import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
+import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
+import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
+import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
+import type { GatewayServices } from '../gateway-services.ts';
 
 /**
  * Every REST route of the API, written once against GatewayServices: the single-process server

@@ -1,4 +1,4 @@
-import type { GatewayServices } from '../http/routes/gateway-services.ts';
+import type { GatewayServices } from '../gateway-services.ts';
 
 /**
  * How one method travels over the gateway hop (docs/architecture.md "The gateway hop"):

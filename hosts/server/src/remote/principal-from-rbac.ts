@@ -17,7 +17,7 @@ const isOrgRole = (role: string | undefined): role is OrgRole => (ORG_ROLES as r
 
 /**
  * The principal the services act for, rebuilt field for field from their ValidateCredential answer
- * (the inverse of `rbacContext` in hosts/server/src/grpc/auth-grpc.ts). An answer it cannot read in
+ * (the inverse of `rbacContext` in hosts/server/src/domains/auth/grpc.ts). An answer it cannot read in
  * full — a services process older than the `kind` field, an unknown role, a missing id — is
  * INTERNAL: guessing would authorize with a principal the services never gave.
  */

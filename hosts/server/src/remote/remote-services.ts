@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, type Principal } from '@switchyard/core';
 import { DOMAIN_ERROR_METADATA, gatewayServiceDefinition } from '../grpc/gateway-grpc.ts';
-import type { GatewayServices } from '../http/routes/gateway-services.ts';
+import type { GatewayServices } from '../gateway-services.ts';
 import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
 import { GATEWAY_INTERFACES, rpcName, type GatewayInterface, type RemotableMember } from './gateway-interfaces.ts';
 import { fromGrpcError } from './grpc-status-errors.ts';

@@ -1,12 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidArgument, type EnvironmentScope, type MemberChanges, type MemberList, type Principal, type Segment } from '@switchyard/core';
 import type { MembershipQuery, SegmentBody } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { BEARER_ONLY, BEARER_OR_SDK_KEY, EMPTY_RESPONSE, envParams, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import {
-  BEARER_ONLY,
-  BEARER_OR_SDK_KEY,
-  EMPTY_RESPONSE,
-  envParams,
   listCheckBatchBody,
   listCheckBatchResponse,
   listCheckBody,
@@ -14,15 +12,10 @@ import {
   memberChangesBody,
   membersQuery,
   membersResponse,
-  queryVersion,
   segmentBody,
   segmentCreateBody,
   segmentSchema,
-  versionQuery,
-  type VersionQuery,
-} from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { uuidParam } from './schemas.ts';
+} from './rest-schemas.ts';
 
 const TAGS = ['segments'];
 const DEFAULT_MEMBERS_PAGE = 1000;

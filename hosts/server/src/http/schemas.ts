@@ -49,3 +49,28 @@ export const newUserInput = (body: NewUserBody) => ({
   password: body.password,
   orgRole: body.org_role,
 });
+
+/** Query strings are not coerced (ajv `coerceTypes: false`), so numbers arrive as digit strings. */
+export const digits = (description: string) => ({ type: 'string', pattern: '^[0-9]{1,15}$', description }) as const;
+
+export const versionQuery = {
+  type: 'object',
+  properties: { version: digits('Expected version (integer); a stale one answers 409 ABORTED.') },
+} as const;
+
+export interface VersionQuery {
+  version?: string;
+}
+
+/** `?version=N` as a number, or undefined when absent (the schema guarantees digits). */
+export const queryVersion = (query: VersionQuery): number | undefined => (query.version === undefined ? undefined : Number(query.version));
+
+/** OpenAPI security requirements (scheme names of http/openapi.ts): documentation only, each handler authenticates itself. */
+type SecurityRequirements = Array<Record<string, string[]>>;
+export const BEARER_ONLY: SecurityRequirements = [{ bearer_jwt: [] }];
+export const SDK_KEY_ONLY: SecurityRequirements = [{ sdk_key: [] }];
+export const BEARER_OR_SDK_KEY: SecurityRequirements = [{ bearer_jwt: [] }, { sdk_key: [] }];
+
+export const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
+
+export const EMPTY_RESPONSE = { type: 'null', description: 'No content.' } as const;

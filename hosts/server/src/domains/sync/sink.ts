@@ -1,8 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { SendOutcome, SyncCloseCode, SyncMessage, SyncSink, SyncStreamHandle } from '@switchyard/services';
-import type { Logger } from '../logging.ts';
-import { GRPC_STATUS_BY_CODE } from './grpc-errors.ts';
-import type { SyncEncoder, SyncShape } from './sync-messages.ts';
+import { GRPC_STATUS_BY_CODE } from '../../grpc/grpc-errors.ts';
+import type { Logger } from '../../logging.ts';
+import type { SyncEncoder, SyncShape } from './messages.ts';
 
 /** Default of WriteBudget.maxBytes: what all sync streams together may have written but not yet flushed. */
 export const DEFAULT_SYNC_WRITE_BUDGET_BYTES = 128 * 1024 * 1024;

@@ -1,11 +1,11 @@
 import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type EnvironmentScope, type Principal, type Segment } from '@switchyard/core';
 import type { SegmentBody } from '@switchyard/services';
-import type { GatewayServices } from '../http/routes/gateway-services.ts';
-import type { Logger } from '../logging.ts';
-import { authenticateCall } from './grpc-credentials.ts';
-import { unary } from './grpc-errors.ts';
-import { loadProto, lookup } from './proto.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { unary } from '../../grpc/grpc-errors.ts';
+import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
 import {
   listSegmentBody,
   listSegmentMessage,
@@ -14,7 +14,7 @@ import {
   ruleSegmentMessage,
   type ListSegmentMessage,
   type RuleSegmentMessage,
-} from './segment-messages.ts';
+} from './messages.ts';
 
 const SegmentationServiceDefinition = lookup<grpc.ServiceClientConstructor>(
   loadProto('svc/segments/v1/segments.proto'),

@@ -1,5 +1,5 @@
 import { MAX_EXPERIMENT_DESCRIPTION, MAX_EXPERIMENT_NAME, MAX_METRIC_KEYS, MAX_TRANSITION_REASON, MAX_VARIANT_KEYS } from '@switchyard/services';
-import { uuidParam } from './schemas.ts';
+import { uuidParam } from '../../http/schemas.ts';
 
 /**
  * JSON schemas of the experiment and stats routes (docs/contract.md "Experiments", "Stats jobs", "Experiments and statistics").

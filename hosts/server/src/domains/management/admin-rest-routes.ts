@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { authenticate } from '../credentials.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { nameBody, newUserBody, newUserInput, type NameBody, type NewUserBody } from './schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { nameBody, newUserBody, newUserInput, type NameBody, type NewUserBody } from '../../http/schemas.ts';
 
 /** `/v1/admin/**`: platform administration, for users of the system org only (403 otherwise). */
 export function registerAdminRoutes(app: FastifyInstance, services: GatewayServices): void {

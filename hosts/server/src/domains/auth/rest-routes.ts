@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Session } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { nonEmptyString, optionalString } from './schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { nonEmptyString, optionalString } from '../../http/schemas.ts';
 
 /** The login response of docs/contract.md "Authentication and sessions" (`token`, `expires_at` ISO 8601, refresh token, ids). */
 const sessionResponse = (session: Session) => ({

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { uuidParam } from './schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['events'];
 /** docs/contract.md "Authentication": event routes take an SDK key or a bearer token. */

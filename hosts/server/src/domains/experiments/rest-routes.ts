@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EnvironmentScope, Principal } from '@switchyard/core';
 import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type TransitionBody } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import {
   experimentCreateBody,
   experimentParams,
@@ -10,9 +12,7 @@ import {
   iterationSchema,
   resultsSchema,
   transitionBody,
-} from './experiment-schemas.ts';
-import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
+} from './rest-schemas.ts';
 
 const TAGS = ['experiments'];
 

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { EvaluationContext, EvaluationResult, ParameterValue } from '@switchyard/core';
 import { toParameters } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import { SDK_KEY_ONLY, envParams, evaluateBody, evaluateResponse } from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { SDK_KEY_ONLY, envParams } from '../../http/schemas.ts';
+import { evaluateBody, evaluateResponse } from './rest-schemas.ts';
 
 type Attributes = Record<string, ParameterValue | null> | null;
 

@@ -13,10 +13,10 @@ import {
   type Principal,
 } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
-import type { CallerVerifier } from './gateway-services.ts';
-import type { GatewayServices } from './gateway-services.ts';
 import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
-import { presentedByRequest } from '../credentials.ts';
+import type { CallerVerifier } from '../../gateway-services.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { presentedByRequest } from '../../http/credentials.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EnvironmentScope, Principal } from '@switchyard/core';
 import { MAX_EVENT_DEFINITION_DESCRIPTION, eventDefinitionRecord, type EventDefinitionBody } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { uuidParam } from './schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['event-definitions'];
 const BEARER: ReadonlyArray<Record<string, readonly string[]>> = [{ bearer_jwt: [] }];

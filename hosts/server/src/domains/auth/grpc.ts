@@ -1,9 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { ACTIONS, authorize, invalidArgument, type Principal } from '@switchyard/core';
 import type { AuthService, CredentialVerifier, Session, SessionRegistry } from '@switchyard/services';
-import type { Logger } from '../logging.ts';
-import { unary } from './grpc-errors.ts';
-import { loadProto, lookup } from './proto.ts';
+import { unary } from '../../grpc/grpc-errors.ts';
+import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
 
 const AuthServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/auth/v1/auth.proto'), 'svc.auth.v1.AuthService');
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { jobRecord } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import { jobParams, jobSchema, recomputeParams, recomputeResponse } from './experiment-schemas.ts';
-import { BEARER_ONLY } from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { BEARER_ONLY } from '../../http/schemas.ts';
+import { jobParams, jobSchema, recomputeParams, recomputeResponse } from './rest-schemas.ts';
 
 const TAGS = ['stats'];
 

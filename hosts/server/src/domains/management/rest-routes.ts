@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { authenticate } from '../credentials.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { nameBody, newUserBody, newUserInput, nonEmptyString, type NameBody, type NewUserBody } from './schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { nameBody, newUserBody, newUserInput, nonEmptyString, type NameBody, type NewUserBody } from '../../http/schemas.ts';
 
 /** `/v1/management/**`: projects, environments, SDK keys and users inside the caller's org. */
 export function registerManagementRoutes(app: FastifyInstance, services: GatewayServices): void {

@@ -1,8 +1,8 @@
 import { CONDITION_OPS, FLAG_VALUE_TYPES } from '@switchyard/core';
-import { nonEmptyString, optionalString, uuidParam } from './schemas.ts';
 
 /**
- * JSON schemas of the flag, segment and evaluation routes (docs/contract.md "Flags and evaluation", "Segments"). They describe the
+ * JSON schemas of the flag and evaluation routes (docs/contract.md "Flags and evaluation"; segments
+ * reuse the flag's key, version and condition shapes: domains/segments/rest-schemas.ts). They describe the
  * shapes for ajv and the OpenAPI document; the meaning of the documents (values matching the
  * flag's value_type, references to variants and segments, weights summing to 1000, regular
  * expressions compiling) is checked by core's validators, whose messages name the exact field.
@@ -11,9 +11,9 @@ import { nonEmptyString, optionalString, uuidParam } from './schemas.ts';
  * field of the records must appear.
  */
 
-const key = { type: 'string', minLength: 1, maxLength: 128 } as const;
-const int64 = { type: 'integer', minimum: 0 } as const;
-const optionalVersion = { type: ['integer', 'null'], minimum: 0, description: 'Expected version (optimistic locking); a stale one answers 409 ABORTED.' } as const;
+export const key = { type: 'string', minLength: 1, maxLength: 128 } as const;
+export const int64 = { type: 'integer', minimum: 0 } as const;
+export const optionalVersion = { type: ['integer', 'null'], minimum: 0, description: 'Expected version (optimistic locking); a stale one answers 409 ABORTED.' } as const;
 /**
  * A type list rather than anyOf: ajv checks a type list with one typeof, while anyOf runs a
  * sub-validator per branch (on the evaluate route, half the body validation). Type lists need
@@ -21,29 +21,6 @@ const optionalVersion = { type: ['integer', 'null'], minimum: 0, description: 'E
  */
 const scalar = { type: ['string', 'number', 'boolean'] } as const;
 const anyJson = { description: "Any JSON value; it must match the flag's value_type." } as const;
-
-/** Query strings are not coerced (ajv `coerceTypes: false`), so numbers arrive as digit strings. */
-const digits = (description: string) => ({ type: 'string', pattern: '^[0-9]{1,15}$', description }) as const;
-
-export const versionQuery = {
-  type: 'object',
-  properties: { version: digits('Expected version (integer); a stale one answers 409 ABORTED.') },
-} as const;
-
-export interface VersionQuery {
-  version?: string;
-}
-
-/** `?version=N` as a number, or undefined when absent (the schema guarantees digits). */
-export const queryVersion = (query: VersionQuery): number | undefined => (query.version === undefined ? undefined : Number(query.version));
-
-/** OpenAPI security requirements (scheme names of http/openapi.ts): documentation only, each handler authenticates itself. */
-type SecurityRequirements = Array<Record<string, string[]>>;
-export const BEARER_ONLY: SecurityRequirements = [{ bearer_jwt: [] }];
-export const SDK_KEY_ONLY: SecurityRequirements = [{ sdk_key: [] }];
-export const BEARER_OR_SDK_KEY: SecurityRequirements = [{ bearer_jwt: [] }, { sdk_key: [] }];
-
-export const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
 
 // --- flags ---
 
@@ -175,87 +152,6 @@ export const hashingResponse = {
   properties: { flag: flagSchema, configs: { type: 'array', items: hashingConfigSchema } },
 } as const;
 
-// --- segments ---
-
-const keyList = { type: ['array', 'null'], maxItems: 10_000, items: { type: 'string' } } as const;
-
-export const segmentBody = {
-  type: 'object',
-  properties: {
-    key,
-    context_type: { type: 'string' },
-    kind: { type: 'string', enum: ['list', 'rule'] },
-    description: optionalString,
-    included_keys: { ...keyList, description: 'List segments: replaces the included keys (at most 10,000 per request; use PATCH .../members beyond).' },
-    excluded_keys: { ...keyList, description: 'List segments: replaces the excluded keys. Excluded wins over included.' },
-    conditions: { type: ['array', 'null'], items: conditionSchema, description: 'Rule segments only.' },
-    version: optionalVersion,
-  },
-} as const;
-
-export const segmentCreateBody = { ...segmentBody, required: ['key', 'context_type', 'kind'] } as const;
-
-/** Segment record: list segments carry member counts, rule segments their conditions. */
-export const segmentSchema = {
-  type: 'object',
-  required: ['id', 'key', 'context_type', 'kind', 'version'],
-  properties: {
-    id: { type: 'string' },
-    key,
-    context_type: { type: 'string' },
-    kind: { type: 'string', enum: ['list', 'rule'] },
-    description: { type: 'string' },
-    conditions: { type: 'array', items: conditionSchema },
-    included_count: int64,
-    excluded_count: int64,
-    version: int64,
-    created_at_ms: int64,
-    updated_at_ms: int64,
-  },
-} as const;
-
-export const memberChangesBody = {
-  type: 'object',
-  description: 'Removals are applied before additions; each list holds at most 10,000 keys.',
-  properties: { add_included: keyList, remove_included: keyList, add_excluded: keyList, remove_excluded: keyList },
-} as const;
-
-export const membersQuery = {
-  type: 'object',
-  properties: {
-    list: { type: 'string', enum: ['included', 'excluded'], default: 'included' },
-    cursor: { type: 'string', maxLength: 1000, description: 'next_cursor of the previous page.' },
-    limit: { ...digits('Page size, 1 to 10000 (default 1000).'), pattern: '^[0-9]{1,5}$' },
-  },
-} as const;
-
-export const membersResponse = {
-  type: 'object',
-  required: ['keys', 'next_cursor'],
-  properties: { keys: { type: 'array', items: { type: 'string' } }, next_cursor: { type: ['string', 'null'] } },
-} as const;
-
-export const listCheckBody = {
-  type: 'object',
-  required: ['segment_key', 'context_key', 'context_type'],
-  properties: { segment_key: nonEmptyString, context_key: nonEmptyString, context_type: nonEmptyString },
-} as const;
-
-export const MAX_LIST_CHECKS = 1000;
-
-export const listCheckBatchBody = { type: 'array', maxItems: MAX_LIST_CHECKS, items: listCheckBody } as const;
-
-export const listCheckResponse = { type: 'object', required: ['is_member'], properties: { is_member: { type: 'boolean' } } } as const;
-
-export const listCheckBatchResponse = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['segment_key', 'context_key', 'is_member'],
-    properties: { segment_key: { type: 'string' }, context_key: { type: 'string' }, is_member: { type: 'boolean' } },
-  },
-} as const;
-
 // --- evaluation ---
 
 const attributes = {
@@ -311,5 +207,3 @@ export const evaluateResponse = {
     flags: { type: 'array', items: { type: 'object', required: ['evaluated', 'flag_key', 'variant_key', 'is_enabled', 'reason'], properties: evaluationProperties } },
   },
 } as const;
-
-export const EMPTY_RESPONSE = { type: 'null', description: 'No content.' } as const;

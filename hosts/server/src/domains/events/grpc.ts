@@ -1,11 +1,11 @@
 import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type EventDefinition, type MetricValueType } from '@switchyard/core';
 import type { IncomingEvent, IngestAnswer } from '@switchyard/services';
-import type { GatewayServices } from '../http/routes/gateway-services.ts';
-import type { Logger } from '../logging.ts';
-import { authenticateCall } from './grpc-credentials.ts';
-import { unary } from './grpc-errors.ts';
-import { loadProto, lookup } from './proto.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { unary } from '../../grpc/grpc-errors.ts';
+import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
 
 const eventsProto = loadProto('svc/events/v1/events.proto');
 const EventServiceDefinition = lookup<grpc.ServiceClientConstructor>(eventsProto, 'svc.events.v1.EventService');

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingExposure } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './event-routes.ts';
-import type { GatewayServices } from './gateway-services.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './rest-routes.ts';
 
-/** Field types are documented, not enforced: a bad entry is rejected alone (see event-routes). */
+/** Field types are documented, not enforced: a bad entry is rejected alone (see rest-routes.ts). */
 const exposureSchema = {
   type: 'object',
   description: 'Who saw which variant of a flag. The flag must be an active flag of the environment and the variant one of its variants.',

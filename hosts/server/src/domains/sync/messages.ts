@@ -1,8 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { Segment } from '@switchyard/core';
 import type { SyncPayload } from '@switchyard/services';
-import { featureFlagMessage, type FeatureFlagMessage } from './flag-messages.ts';
-import { listSegmentMeta, ruleSegmentMessage, type ListSegmentMetaMessage, type RuleSegmentMessage } from './segment-messages.ts';
+import { featureFlagMessage, type FeatureFlagMessage } from '../flags/messages.ts';
+import { listSegmentMeta, ruleSegmentMessage, type ListSegmentMetaMessage, type RuleSegmentMessage } from '../segments/messages.ts';
 
 /**
  * svc.flags.v1.SyncResponse for both streams, encoded once per payload.

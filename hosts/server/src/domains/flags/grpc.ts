@@ -1,14 +1,14 @@
 import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type Principal } from '@switchyard/core';
 import type { FlagTarget } from '@switchyard/services';
-import type { GatewayServices } from '../http/routes/gateway-services.ts';
-import type { Logger } from '../logging.ts';
-import { featureFlagMessage, flagFieldsFromMessage, hashingJson, hashingMessages, type FeatureFlagMessage, type FlagHashingConfigMessage } from './flag-messages.ts';
-import { authenticateCall } from './grpc-credentials.ts';
-import { serverStream, unary } from './grpc-errors.ts';
-import { loadProto, lookup } from './proto.ts';
-import { withEncodedSync } from './sync-messages.ts';
-import { syncStreamHandler } from './sync-grpc.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { serverStream, unary } from '../../grpc/grpc-errors.ts';
+import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
+import { syncStreamHandler } from '../sync/grpc.ts';
+import { withEncodedSync } from '../sync/messages.ts';
+import { featureFlagMessage, flagFieldsFromMessage, hashingJson, hashingMessages, type FeatureFlagMessage, type FlagHashingConfigMessage } from './messages.ts';
 
 const FlagServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
 

@@ -1,23 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
-import { authenticate } from '../credentials.ts';
-import {
-  BEARER_ONLY,
-  EMPTY_RESPONSE,
-  flagCreateBody,
-  flagSchema,
-  flagWriteBody,
-  hashingBody,
-  hashingResponse,
-  queryVersion,
-  rulesBody,
-  variantsBody,
-  versionQuery,
-  type VersionQuery,
-} from './flag-schemas.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import { uuidParam } from './schemas.ts';
+import type { GatewayServices } from '../../gateway-services.ts';
+import { authenticate } from '../../http/credentials.ts';
+import { BEARER_ONLY, EMPTY_RESPONSE, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
+import { flagCreateBody, flagSchema, flagWriteBody, hashingBody, hashingResponse, rulesBody, variantsBody } from './rest-schemas.ts';
 
 /**
  * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per

@@ -1,9 +1,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { CredentialVerifier, ManagementService } from '@switchyard/services';
-import type { Logger } from '../logging.ts';
-import { authenticateCall } from './grpc-credentials.ts';
-import { unary } from './grpc-errors.ts';
-import { loadProto, lookup } from './proto.ts';
+import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { unary } from '../../grpc/grpc-errors.ts';
+import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
 
 const ManagementServiceDefinition = lookup<grpc.ServiceClientConstructor>(
   loadProto('svc/management/v1/management.proto'),

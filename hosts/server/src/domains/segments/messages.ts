@@ -1,6 +1,6 @@
 import type { Segment } from '@switchyard/core';
 import type { SegmentBody } from '@switchyard/services';
-import { decodePayload, encodePayload } from './flag-messages.ts';
+import { decodePayload, encodePayload } from '../flags/messages.ts';
 
 /**
  * svc.segments.v1 messages ⇄ the Segment documents of core and the SegmentService body

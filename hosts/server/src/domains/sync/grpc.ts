@@ -1,12 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import type { SyncHub } from '@switchyard/services';
-import type { CallerVerifier } from '../http/routes/gateway-services.ts';
-import type { Logger } from '../logging.ts';
-import { authenticateCall } from './grpc-credentials.ts';
-import { toGrpcError } from './grpc-errors.ts';
-import { loadProto, lookup } from './proto.ts';
-import { SyncEncoder, withEncodedSync, type SyncShape } from './sync-messages.ts';
-import { GrpcSyncSink, WriteBudget } from './sync-sink.ts';
+import type { CallerVerifier } from '../../gateway-services.ts';
+import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { toGrpcError } from '../../grpc/grpc-errors.ts';
+import { loadProto, lookup } from '../../grpc/proto.ts';
+import type { Logger } from '../../logging.ts';
+import { SyncEncoder, withEncodedSync, type SyncShape } from './messages.ts';
+import { GrpcSyncSink, WriteBudget } from './sink.ts';
 
 const flagsProto = loadProto('svc/flags/v1/flags.proto');
 const FlagSyncServiceDefinition = lookup<grpc.ServiceClientConstructor>(flagsProto, 'svc.flags.v1.FlagSyncService');
