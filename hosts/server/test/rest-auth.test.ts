@@ -229,13 +229,20 @@ describe('POST /v1/auth/refresh', () => {
     expectStatus(await client.get(projectsOf(a.orgId), { token: a.admin.token }), 200, 'another session of the same user goes on');
   });
 
-  test('the same refresh token sent 5 times at once: exactly one new session', async () => {
+  test('the same refresh token sent 5 times at once: at most one answer has new tokens, and the replay ends the session', async () => {
     const session = await login(client, a.admin.email, a.admin.password);
     const answers = await Promise.all(
       Array.from({ length: 5 }, () => client.post('/v1/auth/refresh', { body: { refresh_token: session.refreshToken } })),
     );
-    assert.deepEqual(answers.map((response) => response.status).sort(), [200, 401, 401, 401, 401]);
+    const statuses = answers.map((response) => response.status).sort();
+    // The token is consumed atomically: one request wins it. Whether the winner answers 200 before
+    // a repeat ends the session, or finds it ended, is a race (docs/decisions.md "Sessions").
+    assert.ok(JSON.stringify(statuses) === '[200,401,401,401,401]' || JSON.stringify(statuses) === '[401,401,401,401,401]', JSON.stringify(statuses));
     for (const response of answers) if (response.status === 401) expectError(response, 401, 'UNAUTHENTICATED');
+    // Either way the session has ended: its access token and any refresh token it handed out are refused.
+    expectError(await client.get('/v1/auth/orgs', { token: session.token }), 401, 'UNAUTHENTICATED');
+    const winner = answers.find((response) => response.status === 200);
+    if (winner) expectError(await client.post('/v1/auth/refresh', { body: { refresh_token: winner.body.refresh_token } }), 401, 'UNAUTHENTICATED');
   });
 
   test('an unknown refresh token → 401; a missing one → 400 naming refresh_token', async () => {
