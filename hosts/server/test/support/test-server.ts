@@ -64,7 +64,14 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       ...env,
     });
   const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging));
-  const server = await start();
+  let server: RunningServer;
+  try {
+    server = await start();
+  } catch (error) {
+    // A server that failed to start leaves its database behind, and that connection open.
+    await db.drop();
+    throw error;
+  }
   const others: RunningServer[] = [];
   return {
     server,
@@ -95,7 +102,7 @@ const gatewayOf = new WeakMap<RunningServer, RunningGateway>();
  */
 async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger): Promise<RunningServer> {
   const services = await startServer({ ...config, httpPort: 0 }, logging, 'services');
-  let gateway: RunningGateway;
+  let gateway: RunningGateway | undefined;
   try {
     const { startGateway } = await import('../../src/gateway.ts');
     gateway = await startGateway(
@@ -113,21 +120,24 @@ async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<str
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   } catch (error) {
+    // Whatever started is stopped, or its timers and sockets keep the test process alive.
+    await gateway?.stop();
     await services.stop();
     throw error;
   }
+  const running = gateway;
   const split: RunningServer = {
     ...services,
-    httpPort: gateway.httpPort,
-    syncGrpcPort: gateway.syncGrpcPort,
-    http: gateway.http,
+    httpPort: running.httpPort,
+    syncGrpcPort: running.syncGrpcPort,
+    http: running.http,
     // The public sync streams are the gateway's: tests reading the hub's counters read its hub.
-    services: { ...services.services, sync: gateway.services.sync },
+    services: { ...services.services, sync: running.services.sync },
     async stop() {
-      await gateway.stop();
+      await running.stop();
       await services.stop();
     },
   };
-  gatewayOf.set(split, gateway);
+  gatewayOf.set(split, running);
   return split;
 }
