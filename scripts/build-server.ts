@@ -13,7 +13,7 @@
  * Third-party packages stay imports (external), found in node_modules as with `npm start`, so the
  * output runs inside the checkout after `npm ci`. The source locates proto/, schema.sql and
  * migrations/ relative to its own file; the bundle defines SWITCHYARD_BUNDLE, which makes those
- * paths relative to main.mjs instead (hosts/server/src/grpc/proto.ts, packages/postgres/src/migrate.ts).
+ * paths relative to main.mjs instead (packages/transport/src/grpc/proto.ts, packages/postgres/src/migrate.ts).
  *
  * Usage: tsx scripts/build-server.ts [--out <dir>]
  */

@@ -23,7 +23,7 @@ const ENTRY_FILES = ['svc/flags/v1/flags.proto'];
 export function generateSdkProtosSource(): string {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target));
-  // keepCase: field names stay snake_case, as the server reads them (hosts/server/src/grpc/proto.ts).
+  // keepCase: field names stay snake_case, as the server reads them (packages/transport/src/grpc/proto.ts).
   root.loadSync(ENTRY_FILES.map((file) => path.join(PROTO_ROOT, file)), { keepCase: true });
   const json = root.toJSON({ keepComments: false });
   return [

@@ -13,10 +13,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHttpApp } from '../../hosts/server/src/http/app.ts';
-import { evaluateBody, evaluateResponse } from '../../hosts/server/src/domains/flags/rest-schemas.ts';
-import { envParams } from '../../hosts/server/src/http/schemas.ts';
-import type { Logger } from '../../hosts/server/src/logging.ts';
+import { createHttpApp } from '@switchyard/transport/http/app.ts';
+import { evaluateBody, evaluateResponse } from '@switchyard/transport/domains/flags/rest-schemas.ts';
+import { envParams } from '@switchyard/transport/http/schemas.ts';
+import type { Logger } from '@switchyard/transport/logging.ts';
 
 export interface ReferenceServer {
   url: string;

@@ -25,8 +25,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../hosts/server/src/config.ts';
-import { createLogger } from '../../hosts/server/src/logging.ts';
+import { loadConfig } from '@switchyard/transport/config.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { connect, type Sql } from '../../packages/postgres/src/connect.ts';
 import { ChildJobs } from '../support/child-jobs.ts';

@@ -15,8 +15,8 @@
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../hosts/server/src/config.ts';
-import { createLogger } from '../../hosts/server/src/logging.ts';
+import { loadConfig } from '@switchyard/transport/config.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import { median, option } from '../support/measure.ts';

@@ -5,7 +5,7 @@
  * by grpc-js as any plain implementation would.
  */
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../../hosts/server/src/grpc/proto.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
 
 const Service = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagSyncService');
 

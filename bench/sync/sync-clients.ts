@@ -10,7 +10,7 @@
  *   → {type: 'close'}  ← {type: 'closed'}
  */
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../../hosts/server/src/grpc/proto.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
 
 /** Messages stay bytes: see RawClient. */
 type Message = Buffer;

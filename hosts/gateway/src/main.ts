@@ -3,7 +3,9 @@
  * 8080) and the public sync port (SYNC_GRPC_PORT, 50050) and calls the services process at
  * SERVICES_URL (127.0.0.1:9090); it holds no database connection. Run as many as needed.
  */
-import { loadGatewayConfig, runHost, startGateway } from '@switchyard/server';
+import { loadGatewayConfig } from '@switchyard/transport/config.ts';
+import { runHost } from '@switchyard/transport/process-lifecycle.ts';
+import { startGateway } from './gateway.ts';
 
 void runHost({
   loadConfig: () => loadGatewayConfig(),

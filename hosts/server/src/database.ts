@@ -1,8 +1,8 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { connect, migrate, startEmbeddedPostgres, type Sql } from '@switchyard/postgres';
-import type { Config } from './config.ts';
-import type { Logger } from './logging.ts';
+import type { Config } from '@switchyard/transport/config.ts';
+import type { Logger } from '@switchyard/transport/logging.ts';
 
 export interface Database {
   sql: Sql;

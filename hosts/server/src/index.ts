@@ -1,5 +1,2 @@
-/** What the host entry points compose (hosts/gateway, hosts/services, and this package's main.ts). */
-export { loadConfig, loadGatewayConfig, type Config, type GatewayConfig } from './config.ts';
-export { runHost } from './process-lifecycle.ts';
-export { startServer, type RunningServer, type ServerRole } from './server.ts';
-export { startGateway, type RunningGateway } from './gateway.ts';
+/** The single process's composition root, also run in the `services` role by hosts/services. */
+export { startServer, type InProcessServices, type RunningServer, type ServerRole } from './server.ts';

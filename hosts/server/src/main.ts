@@ -2,10 +2,10 @@
  * `npm start`: the whole platform in one process. Configuration from environment variables only
  * (see README); a bad value stops the process with one clear line and exit code 2.
  */
-import { loadConfig, type Config } from './config.ts';
+import { loadConfig, type Config } from '@switchyard/transport/config.ts';
 import { DEV_ADMIN_EMAIL } from './bootstrap.ts';
 import { writeDevAdminPassword } from './dev-secrets.ts';
-import { runHost } from './process-lifecycle.ts';
+import { runHost } from '@switchyard/transport/process-lifecycle.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 function printLoginHelp(config: Config, server: RunningServer): void {

@@ -27,29 +27,29 @@ import {
   flagVariantsFrom,
 } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
-import type { Config } from './config.ts';
+import type { Config } from '@switchyard/transport/config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { developmentJwtSecret } from './dev-secrets.ts';
-import { addAuthGrpcService } from './domains/auth/grpc.ts';
-import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
-import { addEventGrpcServices } from './domains/events/grpc.ts';
-import { addExperimentGrpcServices } from './domains/experiments/grpc.ts';
-import { addFlagGrpcService } from './domains/flags/grpc.ts';
-import { addManagementGrpcService } from './domains/management/grpc.ts';
-import { addSegmentGrpcService } from './domains/segments/grpc.ts';
-import { FLAG_SYNC_SERVICE_NAME } from './domains/sync/grpc.ts';
-import { addReflection } from './grpc/reflection.ts';
-import { startPublicSyncServer } from './public-sync-server.ts';
-import { ShutdownSequence } from './shutdown-sequence.ts';
-import { createHttpApp } from './http/app.ts';
-import { registerHealthRoutes } from './http/health-routes.ts';
-import { registerMetricsRoute } from './http/metrics-routes.ts';
-import { registerOpenApi } from './http/openapi.ts';
-import { registerRestRoutes } from './http/rest-routes.ts';
-import { addGatewayGrpcServices } from './grpc/gateway-grpc.ts';
-import type { GatewayServices } from './gateway-services.ts';
-import type { RootLogger } from './logging.ts';
-import { ServerMetrics } from './metrics.ts';
+import { addAuthGrpcService } from '@switchyard/transport/domains/auth/grpc.ts';
+import { startGrpcServer, type RunningGrpcServer } from '@switchyard/transport/grpc/grpc-server.ts';
+import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.ts';
+import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
+import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
+import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
+import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
+import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
+import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
+import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
+import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
+import { createHttpApp } from '@switchyard/transport/http/app.ts';
+import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
+import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.ts';
+import { registerOpenApi } from '@switchyard/transport/http/openapi.ts';
+import { registerRestRoutes } from '@switchyard/transport/http/rest-routes.ts';
+import { addGatewayGrpcServices } from '@switchyard/transport/grpc/gateway-grpc.ts';
+import type { GatewayServices } from '@switchyard/transport/gateway-services.ts';
+import type { RootLogger } from '@switchyard/transport/logging.ts';
+import { ServerMetrics } from '@switchyard/transport/metrics.ts';
 
 /** The in-process services: what routes call, plus the concrete verifier and snapshots tests and benches drive. */
 export interface InProcessServices extends GatewayServices {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig } from '@switchyard/transport/config.ts';
 
 describe('loadConfig', () => {
   test('defaults follow docs/contract.md "Processes and ports"', () => {

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, RateLimitedError, type Principal } from '@switchyard/core';
-import { gatewayServiceDefinition } from '../src/grpc/gateway-grpc.ts';
-import { linkCredential } from '../src/remote/forwarded-credential.ts';
-import { GATEWAY_INTERFACES } from '../src/remote/gateway-interfaces.ts';
-import { ServicesUnavailableError } from '../src/remote/grpc-status-errors.ts';
-import { RouteScope, createRemoteServices } from '../src/remote/remote-services.ts';
-import { encodeArguments } from '../src/remote/service-call-codec.ts';
+import { gatewayServiceDefinition } from '@switchyard/transport/grpc/gateway-grpc.ts';
+import { linkCredential } from '@switchyard/transport/remote/forwarded-credential.ts';
+import { GATEWAY_INTERFACES } from '@switchyard/transport/remote/gateway-interfaces.ts';
+import { ServicesUnavailableError } from '@switchyard/transport/remote/grpc-status-errors.ts';
+import { RouteScope, createRemoteServices } from '@switchyard/transport/remote/remote-services.ts';
+import { encodeArguments } from '@switchyard/transport/remote/service-call-codec.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, RateLimitedError, unauthenticated } from '@switchyard/core';
-import { SERVICES_UNAVAILABLE_MESSAGE, fromGrpcError } from '../src/remote/grpc-status-errors.ts';
+import { SERVICES_UNAVAILABLE_MESSAGE, fromGrpcError } from '@switchyard/transport/remote/grpc-status-errors.ts';
 
 /** A grpc-js client error as a failed call delivers it. */
 function serviceError(code: grpc.status, details: string, metadata = new grpc.Metadata()): grpc.ServiceError {

@@ -4,8 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '@switchyard/core';
-import { createHttpApp, MAX_BODY_BYTES } from '../src/http/app.ts';
-import { createLogger } from '../src/logging.ts';
+import { createHttpApp, MAX_BODY_BYTES } from '@switchyard/transport/http/app.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
 
 const logged: string[] = [];
 const sink = new Writable({

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Writable } from 'node:stream';
-import { createHttpApp } from '../src/http/app.ts';
-import { createLogger } from '../src/logging.ts';
+import { createHttpApp } from '@switchyard/transport/http/app.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
 
 /** A Fastify app of createHttpApp at `filter`, with one route, and the JSON lines it logged. */
 async function appLoggingAt(filter: string) {

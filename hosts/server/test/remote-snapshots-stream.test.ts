@@ -5,11 +5,11 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, type EnvironmentScope, type Flag, type Segment } from '@switchyard/core';
 import { testFlag, testSegment } from '@switchyard/core/testing';
-import { featureFlagMessage } from '../src/domains/flags/messages.ts';
-import { loadProto, lookup } from '../src/grpc/proto.ts';
-import { listSegmentMeta, ruleSegmentMessage } from '../src/domains/segments/messages.ts';
-import { linkCredential } from '../src/remote/forwarded-credential.ts';
-import { RemoteDefinitionSnapshots, type RemoteDefinitionSnapshotsOptions } from '../src/remote/remote-definition-snapshots.ts';
+import { featureFlagMessage } from '@switchyard/transport/domains/flags/messages.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
+import { listSegmentMeta, ruleSegmentMessage } from '@switchyard/transport/domains/segments/messages.ts';
+import { linkCredential } from '@switchyard/transport/remote/forwarded-credential.ts';
+import { RemoteDefinitionSnapshots, type RemoteDefinitionSnapshotsOptions } from '@switchyard/transport/remote/remote-definition-snapshots.ts';
 
 /**
  * RemoteDefinitionSnapshots against a scripted FlagService.Sync (a real grpc-js server whose

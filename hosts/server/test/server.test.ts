@@ -7,10 +7,10 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { connect, isMigrated } from '@switchyard/postgres';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
-import { loadConfig } from '../src/config.ts';
-import { registerHealthRoutes } from '../src/http/health-routes.ts';
+import { loadConfig } from '@switchyard/transport/config.ts';
+import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
 import { BcryptPasswordHasher } from '@switchyard/services';
-import { createLogger } from '../src/logging.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { checkHealth } from './support/grpc-health-client.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ShutdownSequence } from '../src/shutdown-sequence.ts';
+import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
 
 const ORDER = ['streams', 'servers', 'writers'] as const;
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig } from '@switchyard/transport/config.ts';
 
 test('STATS_INTERVAL_MS and STATS_POLL_MS: defaults, overrides and bounds', () => {
   const defaults = loadConfig({});

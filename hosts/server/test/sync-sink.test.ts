@@ -3,10 +3,10 @@ import { EventEmitter } from 'node:events';
 import { describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { SyncMessage, SyncPayload, SyncStreamHandle } from '@switchyard/services';
-import { createLogger } from '../src/logging.ts';
-import { loadProto, lookup } from '../src/grpc/proto.ts';
-import { EncodedSyncMessage, SyncEncoder, withEncodedSync, type SyncResponseMessage } from '../src/domains/sync/messages.ts';
-import { GrpcSyncSink, WriteBudget } from '../src/domains/sync/sink.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
+import { EncodedSyncMessage, SyncEncoder, withEncodedSync, type SyncResponseMessage } from '@switchyard/transport/domains/sync/messages.ts';
+import { GrpcSyncSink, WriteBudget } from '@switchyard/transport/domains/sync/sink.ts';
 
 /** A grpc-js server call as the sink uses it: writes are kept with their flush callbacks. */
 class FakeCall extends EventEmitter {

@@ -4,7 +4,9 @@
  * otherwise) and /healthz, /readyz and /metrics on HTTP_PORT (9091 by default here, so a gateway
  * can keep 8080 on the same machine), and runs the stats worker and the pruner.
  */
-import { loadConfig, runHost, startServer } from '@switchyard/server';
+import { startServer } from '@switchyard/server';
+import { loadConfig } from '@switchyard/transport/config.ts';
+import { runHost } from '@switchyard/transport/process-lifecycle.ts';
 
 void runHost({
   loadConfig: () => loadConfig(process.env, { httpPort: 9091 }),

@@ -1,7 +1,7 @@
 /**
  * The SDK's reading of the definitions sync stream, for a host that follows the stream the way
  * the SDK does: the server's gateway evaluates from the services' FlagService.Sync stream
- * (hosts/server/src/remote/remote-definition-snapshots.ts) with the same decoding, so a flag means
+ * (packages/transport/src/remote/remote-definition-snapshots.ts) with the same decoding, so a flag means
  * the same thing to an SDK and to a gateway. Applications use the client (`@switchyard/sdk`).
  */
 export {

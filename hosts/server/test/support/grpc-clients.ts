@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../../src/grpc/proto.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
 
 /**
  * Promisified grpc-js clients for svc.auth.v1.AuthService and svc.management.v1.ManagementService,

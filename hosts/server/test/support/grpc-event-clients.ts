@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../../src/grpc/proto.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
 
 /**
  * Promisified grpc-js clients for svc.events.v1.EventService and EventIngestionService, built from

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
-import type { FeatureFlagMessage, FlagHashingConfigMessage, FlagRuleMessage, VariantValueMessage } from '../../src/domains/flags/messages.ts';
-import { loadProto, lookup } from '../../src/grpc/proto.ts';
-import type { ListSegmentMessage, ListSegmentMetaMessage, RuleSegmentMessage } from '../../src/domains/segments/messages.ts';
+import type { FeatureFlagMessage, FlagHashingConfigMessage, FlagRuleMessage, VariantValueMessage } from '@switchyard/transport/domains/flags/messages.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
+import type { ListSegmentMessage, ListSegmentMetaMessage, RuleSegmentMessage } from '@switchyard/transport/domains/segments/messages.ts';
 import { promisified, type Unary } from './grpc-clients.ts';
 
 /**

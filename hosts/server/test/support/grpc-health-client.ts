@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { HealthService } from '../../src/grpc/health-service.ts';
+import { HealthService } from '@switchyard/transport/grpc/health-service.ts';
 
 /**
  * Asks grpc.health.v1.Health/Check on a real connection; resolves with the status name.

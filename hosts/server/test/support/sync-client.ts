@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../../src/grpc/proto.ts';
-import type { SyncResponseMessage } from '../../src/domains/sync/messages.ts';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
+import type { SyncResponseMessage } from '@switchyard/transport/domains/sync/messages.ts';
 
 export type { SyncResponseMessage };
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
-import { loadConfig, loadGatewayConfig } from '../../src/config.ts';
-import type { RunningGateway } from '../../src/gateway.ts';
-import { createLogger, type RootLogger } from '../../src/logging.ts';
+import { loadConfig, loadGatewayConfig } from '@switchyard/transport/config.ts';
+import type { RunningGateway } from '@switchyard/gateway/gateway.ts';
+import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
 /**
@@ -104,7 +104,7 @@ async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<str
   const services = await startServer({ ...config, httpPort: 0 }, logging, 'services');
   let gateway: RunningGateway | undefined;
   try {
-    const { startGateway } = await import('../../src/gateway.ts');
+    const { startGateway } = await import('@switchyard/gateway/gateway.ts');
     gateway = await startGateway(
       loadGatewayConfig({
         HTTP_PORT: String(config.httpPort),

@@ -1,6 +1,6 @@
 /**
  * Domain errors carry a stable code (the gRPC status name) and never an HTTP status:
- * each transport maps codes to its own statuses in one table (see hosts/server/src/http/error-status.ts).
+ * each transport maps codes to its own statuses in one table (see packages/transport/src/http/error-status.ts).
  */
 export const ERROR_CODES = [
   'INVALID_ARGUMENT',

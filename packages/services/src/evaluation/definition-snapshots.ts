@@ -131,7 +131,7 @@ export class DefinitionSnapshots {
 
 /**
  * One environment's snapshot from its definitions, whatever their source: the database here, the
- * services' sync stream in a gateway (hosts/server/src/remote/remote-definition-snapshots.ts), so
+ * services' sync stream in a gateway (packages/transport/src/remote/remote-definition-snapshots.ts), so
  * both evaluate from identically built snapshots. Archived flags are left out; `flags` are kept in
  * the order given (the repositories and the sync stream's full snapshots list them by key).
  */

@@ -87,7 +87,7 @@ export function toParameters(attributes: Record<string, unknown> | null | undefi
 export class EvaluationService {
   constructor(
     // Only what evaluation reads, so that a gateway can hand in its remote snapshots and list
-    // membership (hosts/server/src/remote/) in place of the database-backed ones.
+    // membership (packages/transport/src/remote/) in place of the database-backed ones.
     private readonly repos: { segments: Pick<Repositories['segments'], 'checkMembers'> },
     private readonly snapshots: Pick<DefinitionSnapshots, 'get' | 'current'>,
     /**

@@ -1,6 +1,6 @@
 import { DomainError, ORG_ROLES, type OrgRole, type Principal } from '@switchyard/core';
 
-/** svc.common.v1.RbacContext as loaded by hosts/server/src/grpc/proto.ts (enums as their names). */
+/** svc.common.v1.RbacContext as loaded by packages/transport/src/grpc/proto.ts (enums as their names). */
 export interface RbacContextMessage {
   tenant_id: string;
   environment_id: string;
@@ -17,7 +17,7 @@ const isOrgRole = (role: string | undefined): role is OrgRole => (ORG_ROLES as r
 
 /**
  * The principal the services act for, rebuilt field for field from their ValidateCredential answer
- * (the inverse of `rbacContext` in hosts/server/src/domains/auth/grpc.ts). An answer it cannot read in
+ * (the inverse of `rbacContext` in packages/transport/src/domains/auth/grpc.ts). An answer it cannot read in
  * full — a services process older than the `kind` field, an unknown role, a missing id — is
  * INTERNAL: guessing would authorize with a principal the services never gave.
  */

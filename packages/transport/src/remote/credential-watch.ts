@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 
-/** svc.auth.v1.CredentialEvent as loaded by hosts/server/src/grpc/proto.ts (`event`: the member set). */
+/** svc.auth.v1.CredentialEvent as loaded by packages/transport/src/grpc/proto.ts (`event`: the member set). */
 export type CredentialEventMessage =
   | { event: 'ready'; ready: boolean }
   | { event: 'sdk_key_revoked'; sdk_key_revoked: { sdk_key_id: string } }

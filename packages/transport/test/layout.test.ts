@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 
 /**
- * The layout of hosts/server/src (docs/architecture.md "hosts/server — the single process"): each
+ * The layout of packages/transport/src (docs/architecture.md "packages/transport — the transports"): each
  * domain's transport code lives in domains/<domain>/, shared plumbing in http/ (REST) and grpc/
  * (gRPC), and nothing reaches across. gRPC code (grpc/, and a domain's files other than its REST
  * ones: grpc.ts, messages.ts, ...) imports nothing of REST's; REST code (http/, and a domain's
@@ -43,7 +43,7 @@ const isDomainRest = (file: string): boolean => isDomainFile(file) && path.posix
 const isRest = (file: string): boolean => file.startsWith('http/') || isDomainRest(file);
 const isGrpc = (file: string): boolean => file.startsWith('grpc/') || (isDomainFile(file) && !isDomainRest(file));
 
-describe('hosts/server/src layout', () => {
+describe('packages/transport/src layout', () => {
   const files = sourceFiles();
 
   test('the files of each side are found', () => {

@@ -10,7 +10,7 @@ const AuthServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('s
 /**
  * svc.common.v1.RbacContext of a principal; `permissions` lists what core's authorize allows it.
  * It holds every field of the principal, so a gateway rebuilds the very principal the services
- * act for (hosts/server/src/remote/remote-credential-verifier.ts).
+ * act for (packages/transport/src/remote/remote-credential-verifier.ts).
  */
 export function rbacContext(principal: Principal) {
   const home = principal.kind === 'sdk_key' ? { orgId: principal.orgId, environmentId: principal.environmentId } : { orgId: principal.orgId };

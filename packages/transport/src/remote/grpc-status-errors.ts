@@ -23,7 +23,7 @@ const TRANSPORT_FAILURES: ReadonlySet<grpc.status> = new Set([grpc.status.UNAVAI
 /**
  * A failed call to the internal services, as the DomainError the gateway answers with: the status
  * of the same name (the services map domain codes to statuses one to one,
- * hosts/server/src/grpc/grpc-errors.ts) and the services' message.
+ * packages/transport/src/grpc/grpc-errors.ts) and the services' message.
  * - Unreachable services (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED) → ServicesUnavailableError,
  *   unless `answeredByServices` says the services themselves answered (their gateway hop marks
  *   its statuses): then a lost database keeps its own UNAVAILABLE and message, as in one process.
@@ -50,7 +50,7 @@ export function fromGrpcError(error: unknown, options: { answeredByServices?: bo
   return new DomainError(name as ErrorCode, message);
 }
 
-/** `retry-after` metadata (whole seconds, as hosts/server/src/grpc/grpc-errors.ts writes it), if valid. */
+/** `retry-after` metadata (whole seconds, as packages/transport/src/grpc/grpc-errors.ts writes it), if valid. */
 function retryAfterSeconds(metadata: grpc.Metadata | undefined): number | undefined {
   const value = metadata?.get('retry-after')[0];
   return value !== undefined && /^\d{1,9}$/.test(String(value)) ? Number(String(value)) : undefined;
