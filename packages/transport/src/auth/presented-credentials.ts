@@ -43,6 +43,21 @@ export function sdkKeyCredential(presented: PresentedCredentials): string | unde
 }
 
 /**
+ * The caller and the place its request names, in one step: authenticate, then resolve the route's
+ * id for that caller (its service's scope method, which answers NOT_FOUND outside the caller's org).
+ * Every scoped REST route and gRPC call goes through here.
+ */
+export async function authenticateScoped<Scope>(
+  verifier: CallerVerifier,
+  presented: PresentedCredentials,
+  accept: CredentialKind,
+  scopeFor: (principal: Principal) => Promise<Scope>,
+): Promise<{ principal: Principal; scope: Scope }> {
+  const principal = await authenticatePresented(verifier, presented, accept);
+  return { principal, scope: await scopeFor(principal) };
+}
+
+/**
  * The caller of a request or call, checked against what it accepts: the one authentication step
  * of REST routes and gRPC services (OFREP adds its Bearer-carries-an-SDK-key rule on top).
  * @throws UNAUTHENTICATED when the accepted credential is missing or invalid.

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EnvironmentScope, Principal } from '@switchyard/core';
 import { MAX_EVENT_DEFINITION_DESCRIPTION, eventDefinitionRecord, type EventDefinitionBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { presentedByRequest } from '../../http/credentials.ts';
 import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['event-definitions'];
@@ -64,8 +65,7 @@ export function registerEventDefinitionRoutes(app: FastifyInstance, services: Ga
   const { eventDefinitions, verifier } = services;
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
-    const principal = await authenticate(verifier, request, 'bearer');
-    return { principal, scope: await eventDefinitions.scope(principal, request.params.env_id) };
+    return authenticateScoped(verifier, presentedByRequest(request), 'bearer', (principal) => eventDefinitions.scope(principal, request.params.env_id));
   }
 
   app.get<{ Params: EnvParams }>(

@@ -2,7 +2,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type EnvironmentScope, type ExperimentResults, type MetricStats, type Principal } from '@switchyard/core';
 import { experimentRecord, iterationRecord, jobRecord, type ExperimentBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { authenticateCall, presentedByMetadata } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
 import type { Logger } from '../../logging.ts';
@@ -94,8 +95,7 @@ export function addExperimentGrpcServices(server: grpc.Server, deps: { services:
   const { verifier, experiments, stats } = services;
 
   async function resolve(call: Call<unknown>, environmentId: string | undefined): Promise<{ principal: Principal; scope: EnvironmentScope }> {
-    const principal = await authenticateCall(verifier, call.metadata, 'bearer');
-    return { principal, scope: await experiments.scope(principal, required(environmentId, 'environment_id')) };
+    return authenticateScoped(verifier, presentedByMetadata(call.metadata), 'bearer', (principal) => experiments.scope(principal, required(environmentId, 'environment_id')));
   }
   const experimentId = (request: ExperimentRef): string => required(request.experiment_id, 'experiment_id');
 

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EnvironmentScope, Principal } from '@switchyard/core';
 import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type TransitionBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, envParams, queryVersion, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import {
   experimentCreateBody,
@@ -31,8 +32,7 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
   const { experiments, verifier } = services;
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
-    const principal = await authenticate(verifier, request, 'bearer');
-    return { principal, scope: await experiments.scope(principal, request.params.env_id) };
+    return authenticateScoped(verifier, presentedByRequest(request), 'bearer', (principal) => experiments.scope(principal, request.params.env_id));
   }
 
   app.get<{ Params: EnvParams }>(

@@ -2,7 +2,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type Principal } from '@switchyard/core';
 import type { FlagTarget } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { presentedByMetadata } from '../../grpc/grpc-credentials.ts';
 import { serverStream, unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
 import type { Logger } from '../../logging.ts';
@@ -33,8 +34,10 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
 
   /** The caller and the environment the request names (never a project: see flags.proto). */
   const resolve = async (call: { metadata: grpc.Metadata; request: { environment_id: string } }): Promise<{ principal: Principal; target: FlagTarget }> => {
-    const principal = await authenticateCall(services.verifier, call.metadata, 'bearer');
-    return { principal, target: await flags.target(principal, call.request.environment_id, 'environment') };
+    const { principal, scope } = await authenticateScoped(services.verifier, presentedByMetadata(call.metadata), 'bearer', (caller) =>
+      flags.target(caller, call.request.environment_id, 'environment'),
+    );
+    return { principal, target: scope };
   };
 
   server.addService(withEncodedSync(FlagServiceDefinition.service, ['Sync']), {

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { FlagTarget, FlagWriteBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, EMPTY_RESPONSE, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import { flagCreateBody, flagSchema, flagWriteBody, hashingBody, hashingResponse, rulesBody, variantsBody } from './rest-schemas.ts';
 
@@ -63,9 +64,9 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
   const flagParams = { type: 'object', required: [param, 'flag_id'], properties: { [param]: uuidParam, flag_id: flagKeyParam } };
 
   async function resolve(request: FastifyRequest): Promise<{ principal: Principal; target: FlagTarget }> {
-    const principal = await authenticate(verifier, request, 'bearer');
     const id = (request.params as Record<string, string>)[param] ?? '';
-    return { principal, target: await flags.target(principal, id, via) };
+    const { principal, scope } = await authenticateScoped(verifier, presentedByRequest(request), 'bearer', (caller) => flags.target(caller, id, via));
+    return { principal, target: scope };
   }
 
   app.get(paths.list, { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {

@@ -2,7 +2,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type EnvironmentScope, type Principal, type Segment } from '@switchyard/core';
 import type { SegmentBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticateCall } from '../../grpc/grpc-credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { presentedByMetadata } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
 import type { Logger } from '../../logging.ts';
@@ -51,8 +52,7 @@ export function addSegmentGrpcService(server: grpc.Server, deps: { services: Gat
     call: { metadata: grpc.Metadata; request: { environment_id: string } },
     accept: 'bearer' | 'bearer_or_sdk' = 'bearer',
   ): Promise<{ principal: Principal; scope: EnvironmentScope }> => {
-    const principal = await authenticateCall(services.verifier, call.metadata, accept);
-    return { principal, scope: await segments.scope(principal, call.request.environment_id) };
+    return authenticateScoped(services.verifier, presentedByMetadata(call.metadata), accept, (principal) => segments.scope(principal, call.request.environment_id));
   };
 
   /** A segment in the message of its kind; a list segment with the first page of each list. */

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidArgument, type EnvironmentScope, type MemberChanges, type MemberList, type Principal, type Segment } from '@switchyard/core';
 import type { MembershipQuery, SegmentBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, BEARER_OR_SDK_KEY, EMPTY_RESPONSE, envParams, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
 import {
   listCheckBatchBody,
@@ -63,8 +64,7 @@ export function registerSegmentRoutes(app: FastifyInstance, services: GatewaySer
   const { segments, verifier } = services;
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
-    const principal = await authenticate(verifier, request, 'bearer_or_sdk');
-    return { principal, scope: await segments.scope(principal, request.params.env_id) };
+    return authenticateScoped(verifier, presentedByRequest(request), 'bearer_or_sdk', (principal) => segments.scope(principal, request.params.env_id));
   }
 
 
