@@ -6,7 +6,7 @@
  * file creates its own database on that server (packages/postgres/src/testing/test-database.ts).
  *
  * The integration suites (every file that starts a server with startTestServer) then run a second
- * time against the split topology: a gateway in front of a services process (docs/architecture.md).
+ * time against the split topology: a gateway process in front of the services (docs/architecture.md).
  * TEST_TOPOLOGIES=single skips that second pass (CI does on its extra Node versions).
  */
 import { spawn } from 'node:child_process';

@@ -17,7 +17,8 @@ const open: OpenStream[] = [];
 const flagsPath = (env: string): string => `/v1/environments/${env}/flags`;
 
 before(async () => {
-  it = await startTestServer();
+  // Reads the hub's congestion counter, which only the in-process hub of one process exposes.
+  it = await startTestServer({}, { topology: 'single' });
   rest = api(it.base);
   const root = await loginAdmin(rest);
   tenant = await seedTenant(rest, root.token, 'sync-life');

@@ -14,9 +14,9 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `condition` every 20 ms; fails after `timeoutMs` (generous: the event, not the bound, is the point). */
-async function eventually(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await sleep(20);
   }
@@ -63,7 +63,6 @@ describe('REST slow clients', () => {
 
 describe('per-SDK-key cap on sync streams (SYNC_MAX_STREAMS_PER_KEY=2)', () => {
   test('stream 3 of one key ends with RESOURCE_EXHAUSTED; after one closes a new one is accepted', async () => {
-    const sync = it.server.services.sync;
     const request = { environment_id: tenant.environmentId };
     const first = openSync(it.server.syncGrpcPort, request, sdkKeyMetadata(tenant.rawKey));
     const second = openSync(it.server.syncGrpcPort, request, sdkKeyMetadata(tenant.rawKey));
@@ -75,10 +74,10 @@ describe('per-SDK-key cap on sync streams (SYNC_MAX_STREAMS_PER_KEY=2)', () => {
     const refused = await endsWith(third, grpc.status.RESOURCE_EXHAUSTED, 20_000);
     assert.match(refused.details, /2 open sync streams/);
     assert.equal(third.messages.length, 0);
-    assert.equal(sync.stats().streams, 2);
+    assert.equal(await it.openSyncStreams(), 2);
 
     first.cancel();
-    await eventually(() => sync.stats().streams === 1, 'the cancelled stream to free its slot');
+    await eventually(async () => (await it.openSyncStreams()) === 1, 'the cancelled stream to free its slot');
     const fourth = openSync(it.server.syncGrpcPort, request, sdkKeyMetadata(tenant.rawKey));
     open.push(fourth);
     assert.equal((await fourth.next(20_000)).full_snapshot, true);

@@ -28,7 +28,7 @@ export interface ServerProcess {
  */
 export function spawnServer(
   env: Record<string, string>,
-  options: { detached?: boolean; main?: string; cwd?: string; entry?: keyof typeof ENTRIES } = {},
+  options: { detached?: boolean; main?: string; cwd?: string; entry?: keyof typeof ENTRIES; onLine?: (line: string) => void } = {},
 ): ServerProcess {
   const args = options.main === undefined ? ['--import', 'tsx', ENTRIES[options.entry ?? 'server']] : [options.main];
   const child = spawn(process.execPath, args, {
@@ -52,6 +52,7 @@ export function spawnServer(
     for (const line of chunk.toString('utf8').split('\n')) {
       if (line.trim() === '') continue;
       lines.push(line);
+      options.onLine?.(line);
       for (const waiter of [...waiters]) {
         if (waiter.pattern.test(line)) {
           waiters.splice(waiters.indexOf(waiter), 1);

@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
-import { loadConfig, loadGatewayConfig } from '@switchyard/transport/config.ts';
-import type { RunningGateway } from '@switchyard/gateway/gateway.ts';
+import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+import { spawnServer, type ServerProcess } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
- * process) or `split` (a gateway in front of a services process, talking over real gRPC on
- * loopback). `npm test` runs the suites once per topology; TEST_TOPOLOGY picks it per run.
+ * process) or `split` (a gateway process in front of the services). `npm test` runs the suites
+ * once per topology; TEST_TOPOLOGY picks it per run.
  */
 export type Topology = 'single' | 'split';
 
@@ -29,8 +29,10 @@ export interface TestServer {
   logs: string[];
   /** The topology this server runs as. */
   topology: Topology;
-  /** The gateway in front of the services (split topology only). */
-  gateway: RunningGateway | null;
+  /** The gateway process in front of the services (split topology only). */
+  gateway: GatewayProcess | null;
+  /** Open public sync streams: the in-process hub's count, or the gateway process's gauge. */
+  openSyncStreams(): Promise<number>;
   /** A second server process-equivalent on the same database (another instance). */
   startAnotherInstance(): Promise<RunningServer>;
   stop(): Promise<void>;
@@ -63,7 +65,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password,
       ...env,
     });
-  const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging));
+  const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging, logs));
   let server: RunningServer;
   try {
     server = await start();
@@ -80,6 +82,14 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     logs,
     topology,
     gateway: gatewayOf.get(server) ?? null,
+    async openSyncStreams() {
+      const gateway = gatewayOf.get(server);
+      if (!gateway) return server.services.sync.stats().streams;
+      const text = await (await fetch(`http://127.0.0.1:${gateway.httpPort}/metrics`)).text();
+      const line = text.split('\n').find((entry) => entry.startsWith('switchyard_sync_streams '));
+      if (line === undefined) throw new Error('the gateway reports no switchyard_sync_streams');
+      return Number(line.split(' ')[1]);
+    },
     async startAnotherInstance() {
       const other = await start();
       others.push(other);
@@ -93,51 +103,70 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   };
 }
 
-const gatewayOf = new WeakMap<RunningServer, RunningGateway>();
+/** The gateway process of a split server: its ports, and how it is stopped. */
+export interface GatewayProcess {
+  httpPort: number;
+  syncGrpcPort: number;
+  process: ServerProcess;
+}
+
+const gatewayOf = new WeakMap<RunningServer, GatewayProcess>();
+
+/** Stops a spawned host: SIGTERM, then SIGKILL if it has not exited within 15 s. */
+async function stopProcess(child: ServerProcess): Promise<void> {
+  if (child.child.exitCode !== null || child.child.signalCode !== null) return;
+  child.child.kill('SIGTERM');
+  const exited = await Promise.race([child.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref())]);
+  if (!exited) child.child.kill('SIGKILL');
+}
 
 /**
- * A services process and a gateway in front of it, as one RunningServer: REST, the public sync
- * port, `http` and the sync hub are the gateway's; the internal gRPC port, repositories and the
- * other in-process services are the services'. Stopping stops the gateway first.
+ * A services process and a gateway in front of it, as one RunningServer. The gateway is a real
+ * process (`npm run start:gateway`'s entry point, its output added to the captured logs); the
+ * services run in the test's process, so tests still reach their repositories and workers. REST
+ * and the public sync port are the gateway's; the internal gRPC port, `http` (the services'
+ * operational routes) and the in-process services are the services'. Stopping stops the gateway
+ * first.
  */
-async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger): Promise<RunningServer> {
+async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger, logs: string[]): Promise<RunningServer> {
   const services = await startServer({ ...config, httpPort: 0 }, logging, 'services');
-  let gateway: RunningGateway | undefined;
+  const gateway = spawnServer(
+    {
+      ...env,
+      APP_ENV: 'test',
+      HTTP_PORT: String(config.httpPort),
+      SYNC_GRPC_PORT: String(config.syncGrpcPort),
+      // A TLS certificate names the host (the test certificates: localhost), not the address.
+      SERVICES_URL: `${config.grpcTls ? 'localhost' : '127.0.0.1'}:${services.grpcPort}`,
+    },
+    { entry: 'gateway', onLine: (line) => logs.push(line) },
+  );
+  let ports: { httpPort: number; syncGrpcPort: number };
   try {
-    const { startGateway } = await import('@switchyard/gateway/gateway.ts');
-    gateway = await startGateway(
-      loadGatewayConfig({
-        HTTP_PORT: String(config.httpPort),
-        SYNC_GRPC_PORT: String(config.syncGrpcPort),
-        ...env,
-        // A TLS certificate names the host (the test certificates: localhost), not the address.
-        SERVICES_URL: `${config.grpcTls ? 'localhost' : '127.0.0.1'}:${services.grpcPort}`,
-      }),
-      logging,
-    );
-    for (const deadline = Date.now() + 10_000; !gateway.isReady(); ) {
+    const up = await gateway.waitForLine(/gateway is up: REST http:\/\/localhost:(\d+) +gRPC sync :(\d+)/, 60_000);
+    const match = /localhost:(\d+) +gRPC sync :(\d+)/.exec(up)!;
+    ports = { httpPort: Number(match[1]), syncGrpcPort: Number(match[2]) };
+    for (const deadline = Date.now() + 10_000; ; ) {
+      const ready = await fetch(`http://127.0.0.1:${ports.httpPort}/readyz`).then((response) => response.status === 200, () => false);
+      if (ready) break;
       if (Date.now() > deadline) throw new Error('the gateway did not become ready');
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   } catch (error) {
-    // Whatever started is stopped, or its timers and sockets keep the test process alive.
-    await gateway?.stop();
+    // Whatever started is stopped, or it keeps running (and the test process waiting).
+    await stopProcess(gateway);
     await services.stop();
     throw error;
   }
-  const running = gateway;
   const split: RunningServer = {
     ...services,
-    httpPort: running.httpPort,
-    syncGrpcPort: running.syncGrpcPort,
-    http: running.http,
-    // The public sync streams are the gateway's: tests reading the hub's counters read its hub.
-    services: { ...services.services, sync: running.services.sync },
+    httpPort: ports.httpPort,
+    syncGrpcPort: ports.syncGrpcPort,
     async stop() {
-      await running.stop();
+      await stopProcess(gateway);
       await services.stop();
     },
   };
-  gatewayOf.set(split, running);
+  gatewayOf.set(split, { ...ports, process: gateway });
   return split;
 }
