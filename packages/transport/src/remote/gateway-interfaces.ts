@@ -32,8 +32,10 @@ export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evalu
 
 const withCaller: MethodSpec = { caller: true, scoped: false, changesDefinitions: false };
 const anonymous: MethodSpec = { caller: false, scoped: false, changesDefinitions: false };
-const scopedRead: MethodSpec = { caller: true, scoped: true, changesDefinitions: false };
-const scopedWrite: MethodSpec = { caller: true, scoped: true, changesDefinitions: true };
+/** Acts in the route's scope; definitions (flags, segments, experiments) stay as they are. */
+const scoped: MethodSpec = { caller: true, scoped: true, changesDefinitions: false };
+/** Acts in the route's scope and may change what evaluation reads there. */
+const scopedDefinitionsWrite: MethodSpec = { caller: true, scoped: true, changesDefinitions: true };
 
 /** Every interface of the hop. Adding a REST route that calls a new method means adding it here and to its .proto. */
 export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
@@ -78,15 +80,15 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     service: 'svc.flags.v1.FlagGatewayService',
     scopeMethod: 'target',
     methods: {
-      list: scopedRead,
-      get: scopedRead,
-      create: scopedWrite,
-      update: scopedWrite,
-      remove: scopedWrite,
-      archive: scopedWrite,
-      replaceRules: scopedWrite,
-      upsertVariants: scopedWrite,
-      updateHashing: scopedWrite,
+      list: scoped,
+      get: scoped,
+      create: scopedDefinitionsWrite,
+      update: scopedDefinitionsWrite,
+      remove: scopedDefinitionsWrite,
+      archive: scopedDefinitionsWrite,
+      replaceRules: scopedDefinitionsWrite,
+      upsertVariants: scopedDefinitionsWrite,
+      updateHashing: scopedDefinitionsWrite,
     },
   },
   {
@@ -95,14 +97,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     service: 'svc.segments.v1.SegmentGatewayService',
     scopeMethod: 'scope',
     methods: {
-      list: scopedRead,
-      get: scopedRead,
-      create: scopedWrite,
-      update: scopedWrite,
-      remove: scopedWrite,
-      changeMembers: scopedWrite,
-      listMembers: scopedRead,
-      checkMembership: scopedRead,
+      list: scoped,
+      get: scoped,
+      create: scopedDefinitionsWrite,
+      update: scopedDefinitionsWrite,
+      remove: scopedDefinitionsWrite,
+      changeMembers: scopedDefinitionsWrite,
+      listMembers: scoped,
+      checkMembership: scoped,
     },
   },
   {
@@ -110,14 +112,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     proto: 'svc/events/v1/events_gateway.proto',
     service: 'svc.events.v1.EventDefinitionGatewayService',
     scopeMethod: 'scope',
-    methods: { list: scopedRead, get: scopedRead, create: scopedRead, update: scopedRead, remove: scopedRead },
+    methods: { list: scoped, get: scoped, create: scoped, update: scoped, remove: scoped },
   },
   {
     member: 'ingest',
     proto: 'svc/events/v1/events_gateway.proto',
     service: 'svc.events.v1.IngestGatewayService',
     scopeMethod: 'scope',
-    methods: { ingestEvents: scopedRead, ingestExposures: scopedRead, recordEvaluationExposures: scopedRead },
+    methods: { ingestEvents: scoped, ingestExposures: scoped, recordEvaluationExposures: scoped },
   },
   {
     member: 'experiments',
@@ -125,14 +127,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     service: 'svc.experiments.v1.ExperimentGatewayService',
     scopeMethod: 'scope',
     methods: {
-      list: scopedRead,
-      get: scopedRead,
-      create: scopedWrite,
-      update: scopedWrite,
-      remove: scopedWrite,
-      transition: scopedWrite,
-      iterations: scopedRead,
-      results: scopedRead,
+      list: scoped,
+      get: scoped,
+      create: scopedDefinitionsWrite,
+      update: scopedDefinitionsWrite,
+      remove: scopedDefinitionsWrite,
+      transition: scopedDefinitionsWrite,
+      iterations: scoped,
+      results: scoped,
     },
   },
   {
