@@ -289,6 +289,12 @@ function cpuFigures(cpuMs: Record<string, number>, requests: number): Pick<Measu
   return { cpuUsPerRequest: (total * 1000) / Math.max(1, requests), cpuUsPerRequestByProcess: byProcess };
 }
 
+/** The figures both loads report the same way: request count, latencies, failures. */
+function commonFigures(s: { requestsTotal: number; latencyP50Ms: number; latencyP99Ms: number; latencyMaxMs: number; errors: number; timeouts: number; non2xx: number; statusCounts: Record<string, number> }) {
+  const { requestsTotal, latencyP50Ms, latencyP99Ms, latencyMaxMs, errors, timeouts, non2xx, statusCounts } = s;
+  return { requestsTotal, latencyP50Ms, latencyP99Ms, latencyMaxMs, errors, timeouts, non2xx, statusCounts };
+}
+
 async function runEvaluate(evaluate: EvaluateLoad, topology: Topology, seeded: Seeded, requests: LoadRequest[]): Promise<Measurement> {
   const job = { url: topology.url, connections: CONNECTIONS, headers: { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey }, requests };
   await evaluate.run({ ...job, durationSeconds: WARMUP_S });
@@ -296,14 +302,7 @@ async function runEvaluate(evaluate: EvaluateLoad, topology: Topology, seeded: S
   return {
     requestsPerSecond: s.requestsPerSecond,
     eventsPerSecond: null,
-    requestsTotal: s.requestsTotal,
-    latencyP50Ms: s.latencyP50Ms,
-    latencyP99Ms: s.latencyP99Ms,
-    latencyMaxMs: s.latencyMaxMs,
-    errors: s.errors,
-    timeouts: s.timeouts,
-    non2xx: s.non2xx,
-    statusCounts: s.statusCounts,
+    ...commonFigures(s),
     ...cpuFigures(cpuMs, s.requestsTotal),
   };
 }
@@ -324,14 +323,7 @@ async function runIngest(ingest: IngestLoad, sql: Sql, topology: Topology, seede
   const measurement: Measurement = {
     requestsPerSecond: s.requestsTotal / seconds,
     eventsPerSecond: s.acceptedEvents / seconds,
-    requestsTotal: s.requestsTotal,
-    latencyP50Ms: s.latencyP50Ms,
-    latencyP99Ms: s.latencyP99Ms,
-    latencyMaxMs: s.latencyMaxMs,
-    errors: s.errors,
-    timeouts: s.timeouts,
-    non2xx: s.non2xx,
-    statusCounts: s.statusCounts,
+    ...commonFigures(s),
     ...cpuFigures(cpuMs, s.requestsTotal),
   };
   if (s.firstFailure !== undefined) measurement.firstFailure = s.firstFailure;

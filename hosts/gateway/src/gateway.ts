@@ -11,11 +11,11 @@ import { registerRestRoutes } from '@switchyard/transport/http/rest-routes.ts';
 import type { GatewayServices } from '@switchyard/transport/gateway-services.ts';
 import type { RootLogger } from '@switchyard/transport/logging.ts';
 import { ServerMetrics } from '@switchyard/transport/metrics.ts';
-import { credentialOf, linkCredential } from '@switchyard/transport/remote/forwarded-credential.ts';
+import { actorOf, scopeActingFor } from '@switchyard/transport/remote/forwarded-credential.ts';
 import { RemoteCredentialVerifier } from '@switchyard/transport/remote/remote-credential-verifier.ts';
 import { RemoteDefinitionSnapshots } from '@switchyard/transport/remote/remote-definition-snapshots.ts';
 import { RemoteListMembership } from '@switchyard/transport/remote/remote-list-membership.ts';
-import { RouteScope, createRemoteServices } from '@switchyard/transport/remote/remote-services.ts';
+import { createRemoteServices } from '@switchyard/transport/remote/remote-services.ts';
 import { SERVICES_CHANNEL_OPTIONS } from '@switchyard/transport/remote/services-channel.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
 import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
@@ -81,8 +81,11 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     const evaluation = new GatewayEvaluationService(
       { segments: membership },
       definitions,
-      // The evaluate scope carries the caller's credential, which the hop forwards.
-      (scope, exposures) => remote.ingest.recordEvaluationExposures(scope as unknown as Principal, new RouteScope(scope.environmentId, '') as unknown as EnvironmentScope, exposures),
+      // Sent as the evaluation's caller, in its environment (resolved again by the services).
+      async (scope, exposures) => {
+        const caller = actorOf(scope);
+        await remote.ingest.recordEvaluationExposures(caller, await remote.ingest.scope(caller, scope.environmentId), exposures);
+      },
       Date.now,
       metrics,
     );
@@ -94,8 +97,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
         verifier,
         // A gateway cannot ask the sessions table: a bearer stream ends when its user's sessions change.
         sessions: { onChanged: (listener) => verifier.onSessionChanged(listener), currentRole: () => Promise.reject(unauthenticated('the session has changed')) },
-        // After a resync, the keys still active, asked with the credential that opened the environment.
-        sdkKeys: { list: async (scope) => (await remote.management.activeSdkKeyIds(scope as unknown as Principal, scope.environmentId)).map((id) => ({ id })) },
+        // After a resync, the keys still active, asked as the caller that opened the environment.
+        sdkKeys: { list: async (scope) => (await remote.management.activeSdkKeyIds(actorOf(scope), scope.environmentId)).map((id) => ({ id })) },
       },
       {
         maxStreamsPerKey: config.syncMaxStreamsPerKey,
@@ -140,8 +143,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
 }
 
 /**
- * Evaluation from the streamed definitions. Its scopes carry the caller's credential, with which
- * the definitions stream of the environment is opened and exposures are recorded.
+ * Evaluation from the streamed definitions. Its scopes act for their caller (scopeActingFor): the
+ * definitions stream of the environment is opened with its credential, exposures sent as it.
  */
 class GatewayEvaluationService extends EvaluationService {
   /**
@@ -154,22 +157,18 @@ class GatewayEvaluationService extends EvaluationService {
   override scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
     const known = this.linkedScopes.get(principal);
     if (known !== undefined && known.environmentId === environmentId) return known;
-    const scope = super.scopeFor(principal, environmentId);
-    const credential = credentialOf(principal);
-    if (credential === undefined) return scope;
-    this.linkedScopes.set(principal, linkCredential(scope, credential));
+    const scope = scopeActingFor(super.scopeFor(principal, environmentId), principal);
+    this.linkedScopes.set(principal, scope);
     return scope;
   }
 }
 
 /** The environment a sync caller asks for: an SDK key's own from its principal, anything else from the services. */
 async function environmentScope(remote: Pick<GatewayServices, 'management'>, principal: Principal, id: string): Promise<EnvironmentScope> {
-  const credential = credentialOf(principal);
-  if (credential === undefined) throw permissionDenied();
   if (principal.kind === 'sdk_key') {
     // As the services' ScopeResolver: a key grants its one environment, any other id is 403.
     if (id !== principal.environmentId) throw permissionDenied('the SDK key does not grant access to this environment');
-    return linkCredential({ orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId }, credential);
+    return scopeActingFor({ orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId }, principal);
   }
-  return linkCredential(await remote.management.environmentScope(principal, id), credential);
+  return scopeActingFor(await remote.management.environmentScope(principal, id), principal);
 }

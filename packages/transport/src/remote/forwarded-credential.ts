@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { DomainError, type Principal } from '@switchyard/core';
 
 /**
  * The credential a gateway received from its caller, forwarded unchanged to the services, which
@@ -22,6 +23,29 @@ export function linkCredential<T extends object>(holder: T, credential: Forwarde
 /** The credential linked to `holder`, if any. */
 export function credentialOf(holder: object): ForwardedCredential | undefined {
   return credentials.get(holder);
+}
+
+/** The principal each gateway scope was resolved for (see scopeActingFor). */
+const actors = new WeakMap<object, Principal>();
+
+/**
+ * Marks `scope` as resolved for `principal`, which must carry a linked credential: the scope then
+ * carries the same credential (a definitions stream is opened with it) and names its caller
+ * (exposures and key checks are sent as that caller). Returns `scope`.
+ */
+export function scopeActingFor<T extends object>(scope: T, principal: Principal): T {
+  const credential = credentials.get(principal);
+  if (credential === undefined) throw new DomainError('INTERNAL', 'internal error');
+  credentials.set(scope, credential);
+  actors.set(scope, principal);
+  return scope;
+}
+
+/** The principal a scope was resolved for. @throws INTERNAL for a scope no gateway resolved. */
+export function actorOf(scope: object): Principal {
+  const principal = actors.get(scope);
+  if (principal === undefined) throw new DomainError('INTERNAL', 'internal error');
+  return principal;
 }
 
 /** gRPC metadata carrying a credential the way the internal services expect it. */

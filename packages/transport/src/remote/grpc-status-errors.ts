@@ -55,3 +55,16 @@ function retryAfterSeconds(metadata: grpc.Metadata | undefined): number | undefi
   const value = metadata?.get('retry-after')[0];
   return value !== undefined && /^\d{1,9}$/.test(String(value)) ? Number(String(value)) : undefined;
 }
+
+/** What a gateway answers while it cannot reach the services (REST 503). */
+export const servicesUnavailable = (): DomainError => new ServicesUnavailableError();
+
+/**
+ * The end of a stream from the services (definitions, memberships) as the DomainError the gateway
+ * answers with: fromGrpcError's mapping, and a stream that ended with OK before it delivered what
+ * was asked counts as unreachable services too.
+ */
+export function domainErrorFromServices(status: { code: grpc.status; details?: string | undefined; metadata?: grpc.Metadata }): DomainError {
+  if (status.code === grpc.status.OK) return servicesUnavailable();
+  return fromGrpcError(status);
+}

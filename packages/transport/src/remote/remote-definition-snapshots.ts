@@ -6,7 +6,7 @@ import { loadProto, lookup } from '../grpc/proto.ts';
 import type { Logger } from '../logging.ts';
 import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
 import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
-import { domainErrorFromServices, servicesUnavailable } from './services-error.ts';
+import { domainErrorFromServices, servicesUnavailable } from './grpc-status-errors.ts';
 
 const FlagServiceClient = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
 

@@ -3,7 +3,7 @@ import { DomainError, type EnvironmentScope } from '@switchyard/core';
 import type { EnvironmentSnapshot } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
-import { domainErrorFromServices } from './services-error.ts';
+import { domainErrorFromServices } from './grpc-status-errors.ts';
 import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 
 const SegmentationServiceClient = lookup<grpc.ServiceClientConstructor>(
