@@ -141,6 +141,31 @@ describe('gateway hop: service interfaces over gRPC', { timeout: 120_000 }, () =
     nowhere.close();
   });
 
+  it("an SDK key cannot record exposures in another tenant's environment, nor malformed ones in its own", async () => {
+    const keyOfA = linkCredential(await ts.server.services.verifier.verifySdkKey(a.rawKey), { sdkKey: a.rawKey });
+    const exposure = { flagKey: 'f', variantKey: 'on', contextType: 'user', contextKey: 'u1', timestampMs: Date.now() };
+    const countIn = async (environmentId: string): Promise<number> =>
+      (await ts.server.database.sql<Array<{ count: number }>>`SELECT count(*)::int AS count FROM exposures WHERE environment_id = ${environmentId}`)[0]!.count;
+    const foreign = await remote.ingest.scope(keyOfA, b.environmentId);
+    await assert.rejects(remote.ingest.recordEvaluationExposures(keyOfA, foreign, [exposure]), (error: unknown) => error instanceof DomainError && error.code === 'PERMISSION_DENIED');
+    assert.equal(await countIn(b.environmentId), 0);
+    const own = await remote.ingest.scope(keyOfA, a.environmentId);
+    await assert.rejects(
+      remote.ingest.recordEvaluationExposures(keyOfA, own, [{ ...exposure, timestampMs: 'yesterday' } as never]),
+      (error: unknown) => error instanceof DomainError && error.code === 'INVALID_ARGUMENT',
+    );
+    assert.equal(await countIn(a.environmentId), 0);
+    await remote.ingest.recordEvaluationExposures(keyOfA, own, [exposure]);
+    assert.equal(await countIn(a.environmentId), 1, 'a well-formed exposure of its own environment is committed');
+  });
+
+  it("another tenant's SDK key ids are not listed: an SDK key of another environment is 403, a user of another org 404", async () => {
+    const keyOfA = linkCredential(await ts.server.services.verifier.verifySdkKey(a.rawKey), { sdkKey: a.rawKey });
+    assert.deepEqual(await remote.management.activeSdkKeyIds(keyOfA, a.environmentId), [a.sdkKeyId]);
+    await assert.rejects(remote.management.activeSdkKeyIds(keyOfA, b.environmentId), (error: unknown) => error instanceof DomainError && error.code === 'PERMISSION_DENIED');
+    await assert.rejects(remote.management.activeSdkKeyIds(adminOfA, b.environmentId), (error: unknown) => error instanceof DomainError && error.code === 'NOT_FOUND');
+  });
+
   it('a RouteScope carries only the route id', async () => {
     const scope = await remote.segments.scope(adminOfA, a.environmentId);
     assert.ok(scope instanceof RouteScope);
