@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, freePort, stablePort, type TestDatabase } from '@switchyard/postgres/testing';
 import { createFlag, evaluate, onOffFlag } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
-import { spawnServer, type ServerProcess } from './support/server-process.ts';
+import { spawnServer, stopProcess, type ServerProcess } from './support/server-process.ts';
 import { openSync, sdkKeyMetadata } from './support/sync-client.ts';
 import { TEST_ADMIN, TEST_JWT_SECRET } from './support/test-server.ts';
 
@@ -20,13 +20,6 @@ interface Running {
   httpPort: number;
   /** Internal gRPC port (services) or public sync port (gateway). */
   grpcPort: number;
-}
-
-async function stopProcess(process: ServerProcess | undefined): Promise<void> {
-  if (!process || process.child.exitCode !== null || process.child.signalCode !== null) return;
-  process.child.kill('SIGTERM');
-  const exited = await Promise.race([process.exited.then(() => true), sleep(15_000).then(() => false)]);
-  if (!exited) process.child.kill('SIGKILL');
 }
 
 async function startServices(db: TestDatabase, grpcPort: number): Promise<Running> {

@@ -92,6 +92,14 @@ export function spawnServer(
   };
 }
 
+/** Stops a spawned host: SIGTERM, then SIGKILL if it has not exited within 15 s. A host already gone is left alone. */
+export async function stopProcess(host: ServerProcess | undefined): Promise<void> {
+  if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
+  host.child.kill('SIGTERM');
+  const exited = await Promise.race([host.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref())]);
+  if (!exited) host.child.kill('SIGKILL');
+}
+
 /** The port a JSON log line `{"msg":"<name> listening","port":N}` announced. */
 export function portFrom(line: string): number {
   const match = /"port":(\d+)/.exec(line);

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/test
 import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { spawnServer, type ServerProcess } from './server-process.ts';
+import { spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -111,14 +111,6 @@ export interface GatewayProcess {
 }
 
 const gatewayOf = new WeakMap<RunningServer, GatewayProcess>();
-
-/** Stops a spawned host: SIGTERM, then SIGKILL if it has not exited within 15 s. */
-async function stopProcess(child: ServerProcess): Promise<void> {
-  if (child.child.exitCode !== null || child.child.signalCode !== null) return;
-  child.child.kill('SIGTERM');
-  const exited = await Promise.race([child.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref())]);
-  if (!exited) child.child.kill('SIGKILL');
-}
 
 /**
  * A services process and a gateway in front of it, as one RunningServer. The gateway is a real
