@@ -14,6 +14,7 @@ export * from './rbac/authorize.ts';
 export * from './ports/security-ports.ts';
 export * from './evaluation/index.ts';
 export * from './ports/session-ports.ts';
+export * from './ports/sso-ports.ts';
 export * from './ports/maintenance-ports.ts';
 export * from './flags/validate-flag.ts';
 export * from './stats/index.ts';

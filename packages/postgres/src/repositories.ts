@@ -21,6 +21,9 @@ import { PgRefreshTokenRepository } from './refresh-token-repository.pg.ts';
 import { PgLoginThrottleRepository } from './login-throttle-repository.pg.ts';
 import { PgSessionRepository } from './session-repository.pg.ts';
 import { PgInvitationRepository } from './invitation-repository.pg.ts';
+import { PgAuthProviderRepository } from './auth-provider-repository.pg.ts';
+import { PgSsoLoginRepository } from './sso-login-repository.pg.ts';
+import { PgSsoIdentityRepository } from './sso-identity-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -46,5 +49,8 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     refreshTokens: new PgRefreshTokenRepository(sql),
     invitations: new PgInvitationRepository(sql),
     loginThrottle: new PgLoginThrottleRepository(sql),
+    authProviders: new PgAuthProviderRepository(sql),
+    ssoLogins: new PgSsoLoginRepository(sql),
+    ssoIdentities: new PgSsoIdentityRepository(sql),
   };
 }

@@ -9,6 +9,7 @@ interface SessionRow {
   created_at_ms: number;
   expires_at_ms: number;
   ended_at_ms: number | null;
+  provider_id: string | null;
 }
 
 const toRecord = (row: SessionRow): SessionRecord => ({
@@ -18,20 +19,22 @@ const toRecord = (row: SessionRow): SessionRecord => ({
   createdAtMs: row.created_at_ms,
   expiresAtMs: row.expires_at_ms,
   endedAtMs: row.ended_at_ms,
+  providerId: row.provider_id,
 });
 
 /** Login sessions in `sessions`. Statements are scoped by the session's user (or its own id). */
 export class PgSessionRepository implements SessionRepository {
   constructor(private readonly sql: Sql) {}
 
-  async create(input: { userId: string; orgId: string; expiresAtMs: number }): Promise<SessionRecord> {
+  async create(input: { userId: string; orgId: string; expiresAtMs: number; providerId?: string | null }): Promise<SessionRecord> {
     if (!isUuid(input.userId)) throw notFound('user', input.userId);
     if (!isUuid(input.orgId)) throw notFound('organisation', input.orgId);
     const [row] = await translateErrors(
       () => this.sql<SessionRow[]>`
-        INSERT INTO sessions (user_id, org_id, created_at_ms, expires_at_ms)
-        VALUES (${input.userId}, ${input.orgId}, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8)
-        RETURNING id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms`,
+        INSERT INTO sessions (user_id, org_id, created_at_ms, expires_at_ms, provider_id)
+        VALUES (${input.userId}, ${input.orgId}, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8,
+                ${input.providerId ?? null})
+        RETURNING id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms, provider_id`,
       { resource: 'session', parent: 'user or organisation' },
     );
     if (!row) throw new Error('INSERT ... RETURNING gave no row');
@@ -41,14 +44,14 @@ export class PgSessionRepository implements SessionRepository {
   async get(sessionId: string): Promise<SessionRecord | null> {
     if (!isUuid(sessionId)) return null;
     const [row] = await this.sql<SessionRow[]>`
-      SELECT id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms FROM sessions WHERE id = ${sessionId}`;
+      SELECT id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms, provider_id FROM sessions WHERE id = ${sessionId}`;
     return row ? toRecord(row) : null;
   }
 
   async listLive(userId: string, nowMs: number): Promise<SessionRecord[]> {
     if (!isUuid(userId)) return [];
     const rows = await this.sql<SessionRow[]>`
-      SELECT id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms FROM sessions
+      SELECT id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms, provider_id FROM sessions
       WHERE user_id = ${userId} AND ended_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
       ORDER BY created_at_ms, id`;
     return rows.map(toRecord);

@@ -2,6 +2,7 @@ import type { AuditRepository, ExperimentRepository, ResultsRepository, StatsJob
 import type { ExperimentDataRepository, StatsScheduleRepository } from './experiment-data-ports.ts';
 import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
+import type { AuthProviderRepository, SsoIdentityRepository, SsoLoginRepository } from './sso-ports.ts';
 import type { InvitationRepository, LoginThrottleRepository, RefreshTokenRepository, SessionRepository } from './session-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
@@ -30,4 +31,8 @@ export interface Repositories {
   refreshTokens: RefreshTokenRepository;
   invitations: InvitationRepository;
   loginThrottle: LoginThrottleRepository;
+  /** Single sign-on (docs/sso.md). */
+  authProviders: AuthProviderRepository;
+  ssoLogins: SsoLoginRepository;
+  ssoIdentities: SsoIdentityRepository;
 }

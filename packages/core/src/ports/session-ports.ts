@@ -11,6 +11,8 @@ export interface SessionRecord {
   expiresAtMs: number;
   /** Set once the session was ended (logout, password change, refresh-token reuse, removal). */
   endedAtMs: number | null;
+  /** The identity provider that opened it (docs/sso.md): such a session stays in its org. */
+  providerId: string | null;
 }
 
 /** Which of a user's live sessions to end. */
@@ -27,7 +29,7 @@ export interface SessionEndFilter {
 /** Login sessions. Every statement is scoped by the session's user. */
 export interface SessionRepository {
   /** @throws NOT_FOUND when the user or org does not exist. */
-  create(input: { userId: string; orgId: string; expiresAtMs: number }): Promise<SessionRecord>;
+  create(input: { userId: string; orgId: string; expiresAtMs: number; providerId?: string | null }): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | null>;
   /** The user's sessions that are not ended and not expired at `nowMs`, oldest first. */
   listLive(userId: string, nowMs: number): Promise<SessionRecord[]>;

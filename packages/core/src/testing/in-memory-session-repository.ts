@@ -6,7 +6,7 @@ import type { InMemoryState } from './in-memory-state.ts';
 export class InMemorySessionRepository implements SessionRepository {
   constructor(private readonly state: InMemoryState) {}
 
-  async create(input: { userId: string; orgId: string; expiresAtMs: number }): Promise<SessionRecord> {
+  async create(input: { userId: string; orgId: string; expiresAtMs: number; providerId?: string | null }): Promise<SessionRecord> {
     // As the foreign keys of `sessions` would.
     if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
     this.state.requireOrg({ orgId: input.orgId });
@@ -17,6 +17,7 @@ export class InMemorySessionRepository implements SessionRepository {
       createdAtMs: this.state.now(),
       expiresAtMs: input.expiresAtMs,
       endedAtMs: null,
+      providerId: input.providerId ?? null,
     };
     this.state.sessions.set(session.id, session);
     return { ...session };

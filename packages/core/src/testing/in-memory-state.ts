@@ -19,6 +19,7 @@ import type {
 import type { Flag, HashingConfig, Rule, Segment } from '../model/definitions.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.ts';
 import type { Invitation, RefreshTokenRecord, SessionRecord } from '../ports/session-ports.ts';
+import type { AuthProvider, PendingSsoLogin, SsoCodeGrant } from '../ports/sso-ports.ts';
 
 /** A stored flag definition (project-level) in the fake. */
 export interface StoredFlagDefinition {
@@ -79,6 +80,14 @@ export class InMemoryState {
   /** refresh tokens by id; revokedAtMs is set when consumed or revoked */
   readonly refreshTokens = new Map<string, RefreshTokenRecord & { revokedAtMs: number | null }>();
   readonly loginFailures: Array<{ subject: string; atMs: number }> = [];
+  /** identity providers by id */
+  readonly authProviders = new Map<string, AuthProvider>();
+  /** pending SSO logins by state hash */
+  readonly ssoPending = new Map<string, PendingSsoLogin>();
+  /** one-time SSO codes by hash */
+  readonly ssoCodes = new Map<string, SsoCodeGrant & { expiresAtMs: number }>();
+  /** `${providerId}\n${subject}` → user id */
+  readonly ssoIdentities = new Map<string, string>();
 
   /** A clock the fakes stamp records with; strictly increasing so orderings are stable. */
   private lastNowMs = 0;

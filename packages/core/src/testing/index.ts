@@ -21,6 +21,7 @@ import { InMemoryRefreshTokenRepository } from './in-memory-refresh-token-reposi
 import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repository.ts';
 import { InMemorySessionRepository } from './in-memory-session-repository.ts';
 import { InMemoryInvitationRepository } from './in-memory-invitation-repository.ts';
+import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
 export { InMemoryState } from './in-memory-state.ts';
 export { InMemoryChangeNotifier } from './in-memory-change-notifier.ts';
@@ -51,5 +52,8 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     refreshTokens: new InMemoryRefreshTokenRepository(state),
     invitations: new InMemoryInvitationRepository(state),
     loginThrottle: new InMemoryLoginThrottleRepository(state),
+    authProviders: new InMemoryAuthProviderRepository(state),
+    ssoLogins: new InMemorySsoLoginRepository(state),
+    ssoIdentities: new InMemorySsoIdentityRepository(state),
   };
 }

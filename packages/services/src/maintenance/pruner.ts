@@ -27,6 +27,8 @@ export interface PruneReport {
   sessions: number;
   invitations: number;
   loginFailures: number;
+  /** Single sign-on logins never finished and one-time codes never exchanged. */
+  ssoLogins: number;
 }
 
 export const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -37,8 +39,8 @@ const DEFAULT_FIRST_RUN_AFTER_MS = 60_000;
 /**
  * Deletes rows that can never matter again, so these tables stop growing without bound:
  * Idempotency-Key answers past their expiry, refresh tokens past theirs (spent or not), sessions
- * ended or expired (with their refresh tokens), invitations past their expiry, and login failures
- * older than the throttle window.
+ * ended or expired (with their refresh tokens), invitations past their expiry, login failures
+ * older than the throttle window, and single sign-on logins and codes past their expiry.
  *
  * 1. One instance at a time: a run holds an ExclusiveLock (a PostgreSQL advisory lock); an
  *    instance that finds it held skips the run, since another instance is doing the work.
@@ -61,7 +63,7 @@ export class Pruner {
   private wakeFromPause: (() => void) | null = null;
 
   constructor(
-    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle'>,
+    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins'>,
     private readonly lock: ExclusiveLock,
     options: PrunerOptions = {},
   ) {
@@ -105,26 +107,28 @@ export class Pruner {
   private async run(): Promise<PruneReport | null> {
     const outcome = await this.lock.tryRun(async () => {
       const nowMs = this.now();
-      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0 };
+      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0 };
       report.idempotencyKeys = await this.drain((limit) => this.repos.idempotency.pruneExpired(nowMs, limit));
       report.refreshTokens = await this.drain((limit) => this.repos.refreshTokens.pruneExpired(nowMs, limit));
       report.sessions = await this.drain((limit) => this.repos.sessions.pruneExpired(nowMs, limit));
       report.invitations = await this.drain((limit) => this.repos.invitations.pruneExpired(nowMs, limit));
       report.loginFailures = await this.drain((limit) => this.repos.loginThrottle.pruneOlderThan(nowMs - this.loginWindowMs, limit));
+      report.ssoLogins = await this.drain((limit) => this.repos.ssoLogins.pruneExpired(nowMs, limit));
       return report;
     });
     if (!outcome.ran) {
       this.log('info', 'prune: another instance holds the lock; skipped');
       return null;
     }
-    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures } = outcome.value;
-    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures > 0) {
+    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures, ssoLogins } = outcome.value;
+    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures + ssoLogins > 0) {
       this.log('info', 'prune: deleted expired rows', {
         idempotency_keys: idempotencyKeys,
         refresh_tokens: refreshTokens,
         sessions,
         invitations,
         login_failures: loginFailures,
+        sso_logins: ssoLogins,
       });
     }
     return outcome.value;

@@ -60,7 +60,7 @@ export function sessionRepositoryContract(name: string, makeRepos: MakeSessionRe
       const session = await repos().sessions.create({ userId: user.id, orgId: org.id, expiresAtMs });
       assert.deepEqual(
         { ...session, id: '', createdAtMs: 0 },
-        { id: '', userId: user.id, orgId: org.id, createdAtMs: 0, expiresAtMs, endedAtMs: null },
+        { id: '', userId: user.id, orgId: org.id, createdAtMs: 0, expiresAtMs, endedAtMs: null, providerId: null },
       );
       assert.match(session.id, UUID);
       assertRecentMs(session.createdAtMs);

@@ -1,0 +1,118 @@
+import type { Membership, OrgRole, User } from '../model/entities.ts';
+import type { OrgScope } from './scopes.ts';
+
+export type AuthProviderType = 'oidc' | 'saml';
+
+/** OpenID Connect settings. The client secret is stored encrypted and never read back out. */
+export interface OidcSettings {
+  issuerUrl: string;
+  clientId: string;
+  scopes: string[];
+}
+
+/** SAML 2.0 settings: the IdP's metadata by address or inline (exactly one). */
+export interface SamlSettings {
+  idpMetadataUrl: string | null;
+  idpMetadataXml: string | null;
+  nameIdFormat: string | null;
+  spEntityId: string;
+}
+
+/** An org's identity provider (docs/sso.md). */
+export interface AuthProvider {
+  id: string;
+  orgId: string;
+  type: AuthProviderType;
+  displayName: string;
+  enabled: boolean;
+  /** The role of an account the provider creates at its first sign-in. */
+  defaultRole: OrgRole;
+  /** The only addresses a browser login may return to (exact match). */
+  redirectUris: string[];
+  oidc: OidcSettings | null;
+  saml: SamlSettings | null;
+  /** The OIDC client secret, encrypted by the services (null: none stored). */
+  clientSecretCiphertext: string | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** What a create or update stores; the id is chosen by the caller (the secret's ciphertext is bound to it). */
+export type AuthProviderInput = Omit<AuthProvider, 'orgId' | 'createdAtMs' | 'updatedAtMs'>;
+
+/** Providers, org-scoped except the lookup by id a login starts from (the id is in its URL). */
+export interface AuthProviderRepository {
+  /** @throws NOT_FOUND for an unknown org; FAILED_PRECONDITION when the org already has `maxPerOrg`. */
+  create(scope: OrgScope, input: AuthProviderInput, maxPerOrg: number): Promise<AuthProvider>;
+  list(scope: OrgScope): Promise<AuthProvider[]>;
+  /** @throws NOT_FOUND when absent from the org. */
+  get(scope: OrgScope, providerId: string): Promise<AuthProvider>;
+  /** Unscoped: a sign-in names only the provider. Null when unknown. */
+  findById(providerId: string): Promise<AuthProvider | null>;
+  /** Replaces everything but id, org and created_at. @throws NOT_FOUND when absent from the org. */
+  update(scope: OrgScope, input: AuthProviderInput): Promise<AuthProvider>;
+  /** Deletes it with its identities, pending logins and codes. @throws NOT_FOUND. */
+  delete(scope: OrgScope, providerId: string): Promise<void>;
+}
+
+/**
+ * A login between its start and the provider's answer. `redirectUri` is the address the provider
+ * returns to (our callback or ACS, or a gRPC caller's own); `returnUri` is where the browser flow
+ * hands its one-time code (null for logins started over gRPC, which answer the session directly).
+ */
+export interface PendingSsoLogin {
+  stateHash: string;
+  providerId: string;
+  orgId: string;
+  redirectUri: string;
+  returnUri: string | null;
+  nonce: string | null;
+  codeVerifier: string | null;
+  samlRequestId: string | null;
+  createdAtMs: number;
+  expiresAtMs: number;
+}
+
+/** A finished login waiting for its one-time code to be exchanged. */
+export interface SsoCodeGrant {
+  providerId: string;
+  userId: string;
+  orgId: string;
+}
+
+/** Logins in flight and one-time codes. Everything is found by a hash and spent once. */
+export interface SsoLoginRepository {
+  /**
+   * Stores a pending login unless its provider already has `maxLivePerProvider` unexpired ones
+   * (returns false then: starts are unauthenticated and must not fill the table).
+   */
+  createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean>;
+  /** Removes and returns the pending login when it exists and is unexpired at `nowMs` (single use). */
+  consumePending(stateHash: string, nowMs: number): Promise<PendingSsoLogin | null>;
+  createCode(input: SsoCodeGrant & { codeHash: string; expiresAtMs: number }): Promise<void>;
+  /** Removes and returns the grant when the code exists and is unexpired (single use). */
+  consumeCode(codeHash: string, nowMs: number): Promise<SsoCodeGrant | null>;
+  /** Deletes up to `limit` expired pending logins and codes; returns how many. */
+  pruneExpired(nowMs: number, limit: number): Promise<number>;
+}
+
+/** Which account a provider's subject is. */
+export interface SsoIdentityRepository {
+  /** The account bound to (provider, subject), or null. */
+  findUser(providerId: string, subject: string): Promise<string | null>;
+  /** Binds an existing account. @throws ALREADY_EXISTS when the subject is bound already. */
+  bind(input: { providerId: string; subject: string; userId: string }): Promise<void>;
+  /**
+   * Creates the account, its membership in the provider's org and the binding, in one
+   * transaction. @throws ALREADY_EXISTS when the email has an account or the subject is bound.
+   */
+  provision(input: {
+    providerId: string;
+    subject: string;
+    orgId: string;
+    role: OrgRole;
+    email: string;
+    displayName: string;
+    passwordHash: string;
+  }): Promise<{ user: User; membership: Membership }>;
+}
