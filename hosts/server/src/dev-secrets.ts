@@ -7,7 +7,16 @@ import path from 'node:path';
  * so tokens survive restarts without anyone choosing a weak shared one.
  */
 export function developmentJwtSecret(dataDir: string): string {
-  const file = path.resolve(dataDir, 'jwt-secret');
+  return developmentSecret(dataDir, 'jwt-secret');
+}
+
+/** Development only: the key that encrypts SSO client secrets, kept like the JWT secret. */
+export function developmentSsoSecretsKey(dataDir: string): string {
+  return developmentSecret(dataDir, 'sso-secrets-key');
+}
+
+function developmentSecret(dataDir: string, name: string): string {
+  const file = path.resolve(dataDir, name);
   try {
     const existing = readFileSync(file, 'utf8').trim();
     if (existing.length >= 32) return existing;

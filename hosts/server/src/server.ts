@@ -23,13 +23,16 @@ import {
   StatsService,
   StatsWorker,
   SyncHub,
+  SecretBox,
   TokenService,
+  createSsoServices,
   flagVariantsFrom,
+  type SsoOptions,
 } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import type { Config } from '@switchyard/transport/config.ts';
 import { openDatabase, type Database } from './database.ts';
-import { developmentJwtSecret } from './dev-secrets.ts';
+import { developmentJwtSecret, developmentSsoSecretsKey } from './dev-secrets.ts';
 import { addAuthGrpcService } from '@switchyard/transport/domains/auth/grpc.ts';
 import { startGrpcServer, type RunningGrpcServer } from '@switchyard/transport/grpc/grpc-server.ts';
 import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.ts';
@@ -37,6 +40,7 @@ import { addExperimentGrpcServices } from '@switchyard/transport/domains/experim
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
+import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
@@ -191,11 +195,19 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     shutdown.add('pruner', () => pruner.stop());
     const auth = new AuthService(repos, hasher, tokens, notifier);
+    // PUBLIC_URL unset: the REST port's localhost address, filled in once it listens.
+    const secretsKey = config.sso.secretsKey ?? (config.appEnv === 'production' ? null : developmentSsoSecretsKey(config.dataDir));
+    const ssoOptions: SsoOptions = {
+      publicUrl: config.sso.publicUrl ?? `http://localhost:${config.httpPort}`,
+      allowPrivateNetworks: config.sso.allowPrivateNetworks,
+      secrets: secretsKey === null ? null : new SecretBox(secretsKey),
+    };
     const services: InProcessServices = {
       verifier,
       auth,
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
       invitations: new InvitationService(repos, hasher, auth),
+      ...createSsoServices({ repos, auth, hasher, options: ssoOptions }),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier),
       evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics),
@@ -219,6 +231,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     await http.listen({ host: config.httpHost, port: config.httpPort });
     shutdown.add('REST server', () => http.close());
     const httpPort = (http.server.address() as { port: number }).port;
+    if (config.sso.publicUrl === null && role === 'all') ssoOptions.publicUrl = `http://localhost:${httpPort}`;
     log.info({ port: httpPort }, 'REST listening');
 
     // Aborted with the sync streams: gateways' credential watches never end by themselves either.
@@ -237,6 +250,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
+        addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addSegmentGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });

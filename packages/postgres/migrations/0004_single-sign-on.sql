@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS sso_pending_logins (
   org_id           uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
   redirect_uri     text NOT NULL,
   return_uri       text,
+  app_state        text,
   nonce            text,
   code_verifier    text,
   saml_request_id  text,

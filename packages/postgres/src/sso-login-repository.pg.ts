@@ -8,6 +8,7 @@ interface PendingRow {
   org_id: string;
   redirect_uri: string;
   return_uri: string | null;
+  app_state: string | null;
   nonce: string | null;
   code_verifier: string | null;
   saml_request_id: string | null;
@@ -21,6 +22,7 @@ const toPending = (row: PendingRow): PendingSsoLogin => ({
   orgId: row.org_id,
   redirectUri: row.redirect_uri,
   returnUri: row.return_uri,
+  appState: row.app_state,
   nonce: row.nonce,
   codeVerifier: row.code_verifier,
   samlRequestId: row.saml_request_id,
@@ -41,10 +43,10 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
     // few, which is all it needs (it bounds the table, it is not a quota).
     const rows = await translateErrors(
       () => this.sql`
-        INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, return_uri, nonce, code_verifier,
-                                        saml_request_id, created_at_ms, expires_at_ms)
+        INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, return_uri, app_state, nonce,
+                                        code_verifier, saml_request_id, created_at_ms, expires_at_ms)
         SELECT ${input.stateHash}, ${input.providerId}, ${input.orgId}, ${input.redirectUri}, ${input.returnUri},
-               ${input.nonce}, ${input.codeVerifier}, ${input.samlRequestId}, ${nowMs}::int8, ${input.expiresAtMs}::int8
+               ${input.appState}, ${input.nonce}, ${input.codeVerifier}, ${input.samlRequestId}, ${nowMs}::int8, ${input.expiresAtMs}::int8
         WHERE (SELECT count(*) FROM (SELECT 1 FROM sso_pending_logins
                                      WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8
                                      LIMIT ${maxLivePerProvider}) AS live) < ${maxLivePerProvider}
@@ -57,7 +59,7 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
   async consumePending(stateHash: string, nowMs: number): Promise<PendingSsoLogin | null> {
     const [row] = await this.sql<PendingRow[]>`
       DELETE FROM sso_pending_logins WHERE state_hash = ${stateHash}
-      RETURNING state_hash, provider_id, org_id, redirect_uri, return_uri, nonce, code_verifier, saml_request_id,
+      RETURNING state_hash, provider_id, org_id, redirect_uri, return_uri, app_state, nonce, code_verifier, saml_request_id,
                 created_at_ms, expires_at_ms`;
     // An expired one is spent all the same: it could never be used again.
     return row && row.expires_at_ms > nowMs ? toPending(row) : null;

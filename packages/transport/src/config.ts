@@ -55,6 +55,20 @@ export interface Config {
   pruneIntervalMs: number;
   /** Rows the pruner deletes per statement (PRUNE_BATCH_SIZE, default 1,000). */
   pruneBatchSize: number;
+  /** Single sign-on (docs/sso.md "Configuration"). */
+  sso: SsoConfig;
+}
+
+export interface SsoConfig {
+  /**
+   * PUBLIC_URL: where browsers and identity providers reach the REST API (no trailing slash).
+   * null: `http://localhost:<HTTP_PORT>`, which suits a developer's machine only.
+   */
+  publicUrl: string | null;
+  /** SSO_SECRETS_KEY (at least 32 characters): encrypts OIDC client secrets. null in development: one kept in the data directory. */
+  secretsKey: string | null;
+  /** SSO_ALLOW_PRIVATE_NETWORKS=true: identity providers on loopback/private addresses (and plain http) are allowed. */
+  allowPrivateNetworks: boolean;
 }
 
 /** PEM contents of a gRPC port's TLS files. */
@@ -157,6 +171,33 @@ function jwtSecret(env: Env, appEnv: AppEnv): string | null {
     throw new ConfigError('JWT_SECRET is required when APP_ENV=production (at least 32 bytes)');
   }
   return secret ?? null;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function ssoConfig(env: Env): SsoConfig {
+  const rawUrl = text(env, 'PUBLIC_URL');
+  let publicUrl: string | null = null;
+  if (rawUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      throw new ConfigError('PUBLIC_URL is not a valid URL (expected e.g. https://flags.example.com)');
+    }
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+      throw new ConfigError('PUBLIC_URL must be an http(s) address without query, fragment or credentials');
+    }
+    publicUrl = url.toString().replace(/\/+$/, '');
+  }
+  const secretsKey = text(env, 'SSO_SECRETS_KEY') ?? null;
+  if (secretsKey !== null && secretsKey.length < 32) throw new ConfigError('SSO_SECRETS_KEY must be at least 32 characters long');
+  return { publicUrl, secretsKey, allowPrivateNetworks: flag(env, 'SSO_ALLOW_PRIVATE_NETWORKS') };
 }
 
 function bootstrapAdmin(env: Env): Config['bootstrapAdmin'] {
@@ -278,6 +319,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     statsPollMs: integer(env, 'STATS_POLL_MS', 1_000, 10, 3_600_000),
     pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     pruneBatchSize: integer(env, 'PRUNE_BATCH_SIZE', 1_000, 1, 100_000),
+    sso: ssoConfig(env),
   };
 }
 

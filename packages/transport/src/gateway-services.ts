@@ -1,4 +1,5 @@
 import type {
+  AuthProviderService,
   AuthService,
   CredentialVerifier,
   DefinitionSnapshots,
@@ -10,6 +11,7 @@ import type {
   InvitationService,
   ManagementService,
   SegmentService,
+  SsoLoginService,
   StatsService,
   SyncHub,
 } from '@switchyard/services';
@@ -27,6 +29,9 @@ export interface GatewayServices {
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
+  /** Single sign-on: the org's identity providers, and the logins through them. */
+  authProviders: AuthProviderService;
+  sso: SsoLoginService;
   flags: FlagService;
   segments: SegmentService;
   evaluation: EvaluationService;

@@ -66,6 +66,8 @@ export interface PendingSsoLogin {
   orgId: string;
   redirectUri: string;
   returnUri: string | null;
+  /** The browser app's own `state`, handed back with the code so the app can tie it to its session. */
+  appState: string | null;
   nonce: string | null;
   codeVerifier: string | null;
   samlRequestId: string | null;

@@ -22,6 +22,8 @@ export const ACTIONS = [
   'user.create',
   // members' roles and removal, invitations
   'user.manage',
+  // the org's identity providers (single sign-on)
+  'auth_provider.manage',
   // environment content
   'flag.read',
   'flag.write',
@@ -65,6 +67,7 @@ const ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'sdk_key.delete',
   'user.create',
   'user.manage',
+  'auth_provider.manage',
 ]);
 
 /** What an SDK key may do, and only in its own environment. */

@@ -122,18 +122,26 @@ export class AuthService {
     await this.endSessions({ userId, exceptSessionId: sessionId });
   }
 
-  /** A new session for the same user in another org it belongs to. */
+  /**
+   * A new session for the same user in another org it belongs to. Not from a session an identity
+   * provider opened: the provider's org controls what it vouches for, so that session stays in
+   * its org (docs/sso.md "Accounts"); signing in with a password or another org's provider works.
+   */
   async switchOrg(principal: Principal, targetOrgId: string): Promise<Session> {
-    const { userId } = this.sessionOf(principal);
+    const { userId, sessionId } = this.sessionOf(principal);
+    if ((await this.repos.sessions.get(sessionId))?.providerId) {
+      throw permissionDenied('a session opened by single sign-on stays in its organisation; sign in again to use another');
+    }
     const membership = await this.repos.users.getMembership(targetOrgId, userId).catch(() => null);
     if (!membership) throw permissionDenied('not a member of that organisation');
     return this.openSession(userId, membership);
   }
 
-  /** The orgs the caller belongs to, system orgs excluded. */
+  /** The orgs the caller belongs to, system orgs excluded (a single sign-on session: its own org only). */
   async listUserOrgs(principal: Principal): Promise<UserOrg[]> {
-    const { userId } = this.sessionOf(principal);
-    const memberships = await this.repos.users.listMemberships(userId);
+    const { userId, sessionId } = this.sessionOf(principal);
+    const confinedTo = (await this.repos.sessions.get(sessionId))?.providerId ? principal.orgId : null;
+    const memberships = (await this.repos.users.listMemberships(userId)).filter((m) => confinedTo === null || m.orgId === confinedTo);
     const result: UserOrg[] = [];
     for (const membership of memberships) {
       const org = await this.repos.orgs.get(membership.orgId);
@@ -142,11 +150,14 @@ export class AuthService {
     return result;
   }
 
-  /** A new session for an account that just signed in another way (an accepted invitation). */
-  async openSessionFor(userId: string, orgId: string): Promise<Session> {
+  /**
+   * A new session for an account that just signed in another way: an accepted invitation, or an
+   * identity provider (`providerId`: the session then stays in `orgId`).
+   */
+  async openSessionFor(userId: string, orgId: string, providerId: string | null = null): Promise<Session> {
     const membership = await this.repos.users.getMembership(orgId, userId);
     if (!membership) throw unauthenticated('not a member of this organisation');
-    return this.openSession(userId, membership);
+    return this.openSession(userId, membership, providerId);
   }
 
   private sessionOf(principal: Principal): { userId: string; sessionId: string } {
@@ -167,10 +178,10 @@ export class AuthService {
     return membership;
   }
 
-  private async openSession(userId: string, membership: Membership): Promise<Session> {
+  private async openSession(userId: string, membership: Membership, providerId: string | null = null): Promise<Session> {
     // No announcement needed: an instance that holds the user's sessions from before this one
     // re-reads them when a token newer than what it holds names an unknown session.
-    const session = await this.repos.sessions.create({ userId, orgId: membership.orgId, expiresAtMs: this.now() + SESSION_TTL_MS });
+    const session = await this.repos.sessions.create({ userId, orgId: membership.orgId, expiresAtMs: this.now() + SESSION_TTL_MS, providerId });
     return this.issueTokens(session.id, session.expiresAtMs, membership);
   }
 

@@ -11,6 +11,7 @@ import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
+import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
 
 /**
@@ -21,6 +22,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerAuthRoutes(http, services);
   registerAdminRoutes(http, services);
   registerManagementRoutes(http, services);
+  registerSsoRoutes(http, services);
   registerFlagRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);

@@ -75,6 +75,25 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { create: withCaller, list: withCaller, delete: withCaller, acceptAsUser: withCaller, acceptAsNewUser: anonymous },
   },
   {
+    member: 'authProviders',
+    proto: 'svc/auth/v1/auth_gateway.proto',
+    service: 'svc.auth.v1.AuthProviderGatewayService',
+    methods: { create: withCaller, list: withCaller, get: withCaller, update: withCaller, delete: withCaller },
+  },
+  {
+    member: 'sso',
+    proto: 'svc/auth/v1/auth_gateway.proto',
+    service: 'svc.auth.v1.SsoGatewayService',
+    // The browser flow has no caller until its end; the provider's answer is its credential.
+    methods: {
+      startBrowserLogin: anonymous,
+      finishOidcBrowserLogin: anonymous,
+      finishSamlBrowserLogin: anonymous,
+      exchangeCode: anonymous,
+      samlMetadata: anonymous,
+    },
+  },
+  {
     member: 'flags',
     proto: 'svc/flags/v1/flags_gateway.proto',
     service: 'svc.flags.v1.FlagGatewayService',

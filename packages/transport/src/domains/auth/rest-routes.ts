@@ -1,18 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Session } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { nonEmptyString, optionalString } from '../../http/schemas.ts';
-
-/** The login response of docs/contract.md "Authentication and sessions" (`token`, `expires_at` ISO 8601, refresh token, ids). */
-const sessionResponse = (session: Session) => ({
-  token: session.accessToken,
-  expires_at: new Date(session.expiresAtMs).toISOString(),
-  expires_in: session.expiresIn,
-  refresh_token: session.refreshToken,
-  user_id: session.userId,
-  org_id: session.orgId,
-});
+import { sessionResponse } from './session-response.ts';
 
 export function registerAuthRoutes(app: FastifyInstance, services: GatewayServices): void {
   app.post<{ Body: { email: string; password: string; org_id?: string | null } }>(

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { failedPrecondition, type AuthProvider, type AuthProviderInput, type Principal, type Repositories } from '@switchyard/core';
+import { actorOf, requireAllowed } from '../authorization.ts';
+import { checkProviderBody, type AuthProviderBody } from './provider-input.ts';
+import { authProviderRecord, type AuthProviderRecord } from './provider-records.ts';
+import { checkProviderUrl } from './network-guard.ts';
+import { parseIdpMetadata } from './saml-metadata.ts';
+import { ssoUrls, type SsoOptions } from './sso-options.ts';
+
+/** Identity providers one org may have: plenty for staged roll-outs, not a way to fill a table. */
+export const MAX_PROVIDERS_PER_ORG = 20;
+
+/**
+ * Provider management (docs/sso.md "Providers"): org_admin only, inside its own org (another org's
+ * provider is NOT_FOUND). Addresses are checked against the private-network rule when saved, and
+ * inline SAML metadata is parsed, so a mistake shows up here rather than at someone's sign-in.
+ * The OIDC client secret is sealed before it is stored and is never answered.
+ */
+export class AuthProviderService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'authProviders' | 'audit'>,
+    private readonly options: SsoOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(principal: Principal, orgId: string, body: AuthProviderBody): Promise<AuthProviderRecord> {
+    requireAllowed(principal, 'auth_provider.manage', { orgId });
+    const id = randomUUID();
+    const input = await this.toInput(id, body);
+    const provider = await this.repos.authProviders.create({ orgId }, input, MAX_PROVIDERS_PER_ORG);
+    await this.audit(principal, provider, 'auth_provider.create');
+    return this.record(provider);
+  }
+
+  async list(principal: Principal, orgId: string): Promise<AuthProviderRecord[]> {
+    requireAllowed(principal, 'auth_provider.manage', { orgId });
+    return (await this.repos.authProviders.list({ orgId })).map((provider) => this.record(provider));
+  }
+
+  async get(principal: Principal, orgId: string, providerId: string): Promise<AuthProviderRecord> {
+    requireAllowed(principal, 'auth_provider.manage', { orgId });
+    return this.record(await this.repos.authProviders.get({ orgId }, providerId));
+  }
+
+  /** Replaces the provider's settings; a missing client secret keeps the stored one. */
+  async update(principal: Principal, orgId: string, providerId: string, body: AuthProviderBody): Promise<AuthProviderRecord> {
+    requireAllowed(principal, 'auth_provider.manage', { orgId });
+    const current = await this.repos.authProviders.get({ orgId }, providerId);
+    const provider = await this.repos.authProviders.update({ orgId }, await this.toInput(providerId, body, current));
+    await this.audit(principal, provider, 'auth_provider.update');
+    return this.record(provider);
+  }
+
+  async delete(principal: Principal, orgId: string, providerId: string): Promise<void> {
+    requireAllowed(principal, 'auth_provider.manage', { orgId });
+    const provider = await this.repos.authProviders.get({ orgId }, providerId);
+    await this.repos.authProviders.delete({ orgId }, providerId);
+    await this.audit(principal, provider, 'auth_provider.delete');
+  }
+
+  private async toInput(id: string, body: AuthProviderBody, current?: AuthProvider): Promise<AuthProviderInput> {
+    const checked = checkProviderBody(body, current);
+    const network = { allowPrivateNetworks: this.options.allowPrivateNetworks };
+    let clientSecretCiphertext: string | null = null;
+    if (checked.oidc) {
+      await checkProviderUrl(checked.oidc.issuerUrl, 'oidc.issuer_url', network);
+      if (checked.oidc.clientSecret !== null) {
+        if (!this.options.secrets) {
+          throw failedPrecondition('storing an OIDC client secret needs SSO_SECRETS_KEY in the server configuration (docs/sso.md)');
+        }
+        clientSecretCiphertext = this.options.secrets.seal(checked.oidc.clientSecret, id);
+      } else {
+        clientSecretCiphertext = current?.clientSecretCiphertext ?? null;
+      }
+    }
+    if (checked.saml?.idpMetadataUrl) await checkProviderUrl(checked.saml.idpMetadataUrl, 'saml.idp_metadata_url', network);
+    if (checked.saml?.idpMetadataXml) parseIdpMetadata(checked.saml.idpMetadataXml, 'saml.idp_metadata_xml');
+    return {
+      id,
+      type: checked.type,
+      displayName: checked.displayName,
+      enabled: checked.enabled,
+      defaultRole: checked.defaultRole,
+      redirectUris: checked.redirectUris,
+      oidc: checked.oidc ? { issuerUrl: checked.oidc.issuerUrl, clientId: checked.oidc.clientId, scopes: checked.oidc.scopes } : null,
+      saml: checked.saml ? { ...checked.saml, spEntityId: checked.saml.spEntityId ?? ssoUrls(this.options.publicUrl).samlMetadata(id) } : null,
+      clientSecretCiphertext,
+    };
+  }
+
+  private record(provider: AuthProvider): AuthProviderRecord {
+    return authProviderRecord(provider, this.options.publicUrl);
+  }
+
+  /** Never the secret: the record's redacted form is what the log keeps. */
+  private async audit(principal: Principal, provider: AuthProvider, action: string): Promise<void> {
+    const { display_name, provider_type, enabled, default_role, redirect_uris } = this.record(provider);
+    await this.repos.audit.append({
+      orgId: provider.orgId,
+      actor: actorOf(principal),
+      action,
+      resourceType: 'auth_provider',
+      resourceId: provider.id,
+      atMs: this.now(),
+      details: { display_name, provider_type, enabled, default_role, redirect_uris },
+    });
+  }
+}

@@ -1,0 +1,50 @@
+import { DomainError, failedPrecondition, type AuthProvider } from '@switchyard/core';
+import { parseIdpMetadata, type IdpMetadata } from './saml-metadata.ts';
+
+const TTL_MS = 10 * 60_000;
+const MAX_ENTRIES = 1_000;
+const MAX_METADATA_BYTES = 256 * 1024;
+
+/**
+ * A SAML provider's IdP metadata: parsed from the stored XML, or fetched from its address through
+ * the private-network guard. Kept per provider revision for ten minutes, so a certificate rollover
+ * published by the IdP is picked up without anyone saving the provider again.
+ */
+export class IdpMetadataSource {
+  private readonly cache = new Map<string, { metadata: IdpMetadata; expiresAtMs: number }>();
+
+  constructor(
+    private readonly fetchFn: typeof fetch,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(provider: AuthProvider): Promise<IdpMetadata> {
+    const saml = provider.saml;
+    if (!saml) throw failedPrecondition('not a SAML provider');
+    if (saml.idpMetadataXml !== null) return parseIdpMetadata(saml.idpMetadataXml, 'saml.idp_metadata_xml');
+    const key = `${provider.id}@${provider.updatedAtMs}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.expiresAtMs > this.now()) return cached.metadata;
+    const metadata = parseIdpMetadata(await this.download(saml.idpMetadataUrl ?? ''), 'saml.idp_metadata_url');
+    this.cache.delete(key);
+    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, { metadata, expiresAtMs: this.now() + TTL_MS });
+    return metadata;
+  }
+
+  private async download(url: string): Promise<string> {
+    let response: Response;
+    try {
+      response = await this.fetchFn(url, { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } });
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      throw new DomainError('UNAVAILABLE', "the identity provider's metadata could not be fetched");
+    }
+    if (response.status !== 200) {
+      throw new DomainError('UNAVAILABLE', `the identity provider's metadata address answered HTTP ${response.status}`);
+    }
+    const text = await response.text();
+    if (Buffer.byteLength(text) > MAX_METADATA_BYTES) throw new DomainError('UNAVAILABLE', "the identity provider's metadata is too large");
+    return text;
+  }
+}

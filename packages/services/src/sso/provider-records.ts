@@ -1,0 +1,71 @@
+import type { AuthProvider } from '@switchyard/core';
+import { ssoUrls } from './sso-options.ts';
+
+/**
+ * The auth provider record of docs/sso.md, for REST and gRPC: the SPEC's record plus
+ * `default_role`, `redirect_uris`, and the addresses to register at the identity provider.
+ * The client secret never appears: `client_secret_set` says whether one is stored.
+ */
+export interface AuthProviderRecord {
+  id: string;
+  org_id: string;
+  provider_type: AuthProvider['type'];
+  display_name: string;
+  enabled: boolean;
+  default_role: AuthProvider['defaultRole'];
+  redirect_uris: string[];
+  created_at: string;
+  updated_at: string;
+  /** Where a browser starts signing in through this provider. */
+  start_url: string;
+  /** SAML only: the assertion consumer service address to register at the IdP. */
+  acs_url?: string;
+  oidc?: { issuer_url: string; client_id: string; scopes: string[]; client_secret_set: boolean; callback_url: string };
+  saml?: {
+    idp_metadata_url: string | null;
+    idp_metadata_xml: string | null;
+    name_id_format: string | null;
+    sp_entity_id: string;
+    acs_url: string;
+    sp_metadata_url: string;
+  };
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function authProviderRecord(provider: AuthProvider, publicUrl: string): AuthProviderRecord {
+  const urls = ssoUrls(publicUrl);
+  const record: AuthProviderRecord = {
+    id: provider.id,
+    org_id: provider.orgId,
+    provider_type: provider.type,
+    display_name: provider.displayName,
+    enabled: provider.enabled,
+    default_role: provider.defaultRole,
+    redirect_uris: [...provider.redirectUris],
+    created_at: iso(provider.createdAtMs),
+    updated_at: iso(provider.updatedAtMs),
+    start_url: urls.start(provider.id),
+  };
+  if (provider.oidc) {
+    record.oidc = {
+      issuer_url: provider.oidc.issuerUrl,
+      client_id: provider.oidc.clientId,
+      scopes: [...provider.oidc.scopes],
+      client_secret_set: provider.clientSecretCiphertext !== null,
+      callback_url: urls.oidcCallback,
+    };
+  }
+  if (provider.saml) {
+    record.acs_url = urls.samlAcs;
+    record.saml = {
+      idp_metadata_url: provider.saml.idpMetadataUrl,
+      idp_metadata_xml: provider.saml.idpMetadataXml,
+      name_id_format: provider.saml.nameIdFormat,
+      sp_entity_id: provider.saml.spEntityId,
+      acs_url: urls.samlAcs,
+      sp_metadata_url: urls.samlMetadata(provider.id),
+    };
+  }
+  return record;
+}

@@ -1,0 +1,93 @@
+import { isDomainError, permissionDenied, type AuthProvider, type PasswordHasher, type Repositories } from '@switchyard/core';
+import { generateRefreshToken } from '../auth/secrets.ts';
+
+/** What an identity provider said about the person signing in. */
+export interface ProviderIdentity {
+  subject: string;
+  email: string | null;
+  /** OIDC's email_verified (true only when the provider says so); SAML: true (the org vouches for its IdP). */
+  emailVerified: boolean;
+  displayName: string | null;
+}
+
+const MAX_SUBJECT_LENGTH = 255;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * Which account a provider's identity is (docs/sso.md "Accounts"):
+ * 1. a subject bound to an account before is that account, if it is still a member of the
+ *    provider's org (a removed member stays removed: it needs a new invitation);
+ * 2. otherwise an existing account with the same email is bound, only if it already belongs to
+ *    the provider's org and the provider verified the email: an org's provider must never reach
+ *    an account of another org;
+ * 3. otherwise a new account is created in the provider's org with its default role, bound to
+ *    the subject, with an unusable random password (it signs in through the provider).
+ */
+export class SsoAccounts {
+  constructor(
+    private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'audit'>,
+    private readonly hasher: PasswordHasher,
+    private readonly now: () => number,
+  ) {}
+
+  async resolve(provider: AuthProvider, identity: ProviderIdentity): Promise<string> {
+    if (identity.subject === '' || identity.subject.length > MAX_SUBJECT_LENGTH) {
+      throw permissionDenied('the identity provider sent no usable subject identifier');
+    }
+    try {
+      return await this.resolveOnce(provider, identity);
+    } catch (error) {
+      // A concurrent first sign-in of the same person bound or created it first: use that.
+      if (isDomainError(error) && error.code === 'ALREADY_EXISTS') return this.resolveOnce(provider, identity);
+      throw error;
+    }
+  }
+
+  private async resolveOnce(provider: AuthProvider, identity: ProviderIdentity): Promise<string> {
+    const bound = await this.repos.ssoIdentities.findUser(provider.id, identity.subject);
+    if (bound !== null) {
+      if (!(await this.repos.users.getMembership(provider.orgId, bound))) {
+        throw permissionDenied('this account is no longer a member of the organisation; ask an admin for an invitation');
+      }
+      return bound;
+    }
+    const email = identity.email?.trim() ?? '';
+    if (!EMAIL.test(email) || email.length > 320) throw permissionDenied('the identity provider did not send a usable email address');
+
+    const existing = await this.repos.users.getByEmail(email);
+    if (existing) {
+      if (!(await this.repos.users.getMembership(provider.orgId, existing.id))) {
+        throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
+      }
+      if (!identity.emailVerified) throw permissionDenied('the identity provider has not verified this email address');
+      await this.repos.ssoIdentities.bind({ providerId: provider.id, subject: identity.subject, userId: existing.id });
+      await this.audit(provider, existing.id, 'sso.account_linked', identity.subject);
+      return existing.id;
+    }
+
+    const displayName = (identity.displayName?.trim() || email.split('@')[0] || email).slice(0, 200);
+    const { user } = await this.repos.ssoIdentities.provision({
+      providerId: provider.id,
+      subject: identity.subject,
+      orgId: provider.orgId,
+      role: provider.defaultRole,
+      email,
+      displayName,
+      passwordHash: await this.hasher.hash(generateRefreshToken()),
+    });
+    await this.audit(provider, user.id, 'sso.account_created', identity.subject);
+    return user.id;
+  }
+
+  private async audit(provider: AuthProvider, userId: string, action: string, subject: string): Promise<void> {
+    await this.repos.audit.append({
+      orgId: provider.orgId,
+      actor: userId,
+      action,
+      resourceType: 'user',
+      resourceId: userId,
+      atMs: this.now(),
+      details: { provider_id: provider.id, subject },
+    });
+  }
+}

@@ -1,0 +1,81 @@
+import { nonEmptyString } from '../../http/schemas.ts';
+
+const url = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+const nullableText = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
+
+/**
+ * An auth provider as written by an org admin (docs/sso.md "Providers"): `oidc` for an OpenID
+ * Connect provider, `saml` for a SAML IdP. The services check the rest (exactly one metadata
+ * source, addresses, the secret kept when an update leaves it out).
+ */
+export const authProviderBody = {
+  type: 'object',
+  required: ['display_name', 'redirect_uris'],
+  additionalProperties: false,
+  properties: {
+    provider_type: { type: 'string', enum: ['oidc', 'saml'] },
+    display_name: nonEmptyString,
+    enabled: { type: ['boolean', 'null'] },
+    default_role: { type: ['string', 'null'], enum: ['org_admin', 'org_member', null] },
+    redirect_uris: { type: 'array', minItems: 1, maxItems: 20, items: url },
+    oidc: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: {
+        issuer_url: url,
+        client_id: { type: 'string', minLength: 1, maxLength: 500 },
+        client_secret: nullableText(2000),
+        scopes: { type: ['array', 'null'], maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 100 } },
+      },
+    },
+    saml: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: {
+        idp_metadata_url: { type: ['string', 'null'], maxLength: 2048 },
+        idp_metadata_xml: nullableText(256 * 1024),
+        name_id_format: nullableText(200),
+        sp_entity_id: nullableText(1024),
+      },
+    },
+  },
+} as const;
+
+/** The browser's start: where to return (a registered address) and the app's own state. */
+export const ssoStartQuery = {
+  type: 'object',
+  required: ['redirect_uri'],
+  properties: { redirect_uri: url, state: { type: 'string', maxLength: 512 } },
+} as const;
+
+/** What an OpenID provider sends back to the callback (RFC 6749 §4.1.2, RFC 9207's iss). */
+export const oidcCallbackQuery = {
+  type: 'object',
+  required: ['state'],
+  properties: {
+    state: { type: 'string', minLength: 1, maxLength: 512 },
+    code: { type: 'string', maxLength: 4096 },
+    iss: { type: 'string', maxLength: 2048 },
+    error: { type: 'string', maxLength: 256 },
+    error_description: { type: 'string', maxLength: 2048 },
+    error_uri: { type: 'string', maxLength: 2048 },
+    session_state: { type: 'string', maxLength: 1024 },
+  },
+} as const;
+
+/** The HTTP-POST binding's form fields (SAML bindings §3.5). */
+export const samlAcsBody = {
+  type: 'object',
+  required: ['SAMLResponse', 'RelayState'],
+  properties: {
+    // base64 of at most 256 KiB of XML, with room for line breaks some IdPs add.
+    SAMLResponse: { type: 'string', minLength: 1, maxLength: 400_000 },
+    RelayState: { type: 'string', minLength: 1, maxLength: 512 },
+  },
+} as const;
+
+export const ssoExchangeBody = {
+  type: 'object',
+  required: ['code'],
+  properties: { code: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
