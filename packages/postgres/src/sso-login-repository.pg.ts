@@ -1,4 +1,4 @@
-import type { PendingSsoLogin, SsoCodeGrant, SsoLoginRepository } from '@switchyard/core';
+import { isDomainError, type PendingSsoLogin, type SsoCodeGrant, type SsoLoginRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
@@ -40,19 +40,25 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
   async createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean> {
     if (!isUuid(input.providerId) || !isUuid(input.orgId)) return false;
     // The count and the insert in one statement; concurrent starts may overshoot the cap by a
-    // few, which is all it needs (it bounds the table, it is not a quota).
+    // few, which is all it needs (it bounds the table, it is not a quota). An unknown provider,
+    // or an org that is not the provider's, selects nothing to insert.
     const rows = await translateErrors(
       () => this.sql`
         INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, return_uri, app_state, nonce,
                                         code_verifier, saml_request_id, created_at_ms, expires_at_ms)
         SELECT ${input.stateHash}, ${input.providerId}, ${input.orgId}, ${input.redirectUri}, ${input.returnUri},
                ${input.appState}, ${input.nonce}, ${input.codeVerifier}, ${input.samlRequestId}, ${nowMs}::int8, ${input.expiresAtMs}::int8
-        WHERE (SELECT count(*) FROM (SELECT 1 FROM sso_pending_logins
+        WHERE EXISTS (SELECT 1 FROM auth_providers WHERE id = ${input.providerId} AND org_id = ${input.orgId})
+          AND (SELECT count(*) FROM (SELECT 1 FROM sso_pending_logins
                                      WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8
                                      LIMIT ${maxLivePerProvider}) AS live) < ${maxLivePerProvider}
         RETURNING state_hash`,
       { resource: 'pending login', name: 'state', parent: 'auth provider' },
-    );
+    ).catch((error: unknown) => {
+      // A provider deleted between the EXISTS and the foreign key's check: unknown all the same.
+      if (isDomainError(error) && error.code === 'NOT_FOUND') return [];
+      throw error;
+    });
     return rows.length === 1;
   }
 

@@ -86,11 +86,14 @@ export interface SsoCodeGrant {
 export interface SsoLoginRepository {
   /**
    * Stores a pending login unless its provider already has `maxLivePerProvider` unexpired ones
-   * (returns false then: starts are unauthenticated and must not fill the table).
+   * (returns false then: starts are unauthenticated and must not fill the table). Also false, storing
+   * nothing, when the provider is unknown (a malformed id or a well-formed one naming nothing) or
+   * `orgId` is not its org. @throws ALREADY_EXISTS when the state hash is stored already.
    */
   createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean>;
   /** Removes and returns the pending login when it exists and is unexpired at `nowMs` (single use). */
   consumePending(stateHash: string, nowMs: number): Promise<PendingSsoLogin | null>;
+  /** @throws NOT_FOUND for an unknown provider, user or org; ALREADY_EXISTS when the code hash is stored already. */
   createCode(input: SsoCodeGrant & { codeHash: string; expiresAtMs: number }): Promise<void>;
   /** Removes and returns the grant when the code exists and is unexpired (single use). */
   consumeCode(codeHash: string, nowMs: number): Promise<SsoCodeGrant | null>;

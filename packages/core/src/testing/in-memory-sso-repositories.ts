@@ -73,7 +73,8 @@ export class InMemorySsoLoginRepository implements SsoLoginRepository {
   constructor(private readonly state: InMemoryState) {}
 
   async createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean> {
-    if (!this.state.authProviders.has(input.providerId)) return false;
+    // An unknown provider, or an org that is not the provider's, stores nothing (as the adapter).
+    if (this.state.authProviders.get(input.providerId)?.orgId !== input.orgId) return false;
     const live = [...this.state.ssoPending.values()].filter((p) => p.providerId === input.providerId && p.expiresAtMs > nowMs).length;
     if (live >= maxLivePerProvider) return false;
     if (this.state.ssoPending.has(input.stateHash)) throw alreadyExists('pending login', 'state');
@@ -88,6 +89,8 @@ export class InMemorySsoLoginRepository implements SsoLoginRepository {
   }
 
   async createCode(input: SsoCodeGrant & { codeHash: string; expiresAtMs: number }): Promise<void> {
+    // As the foreign keys of `sso_codes` would.
+    this.state.requireOrg({ orgId: input.orgId });
     if (!this.state.authProviders.has(input.providerId) || !this.state.users.has(input.userId)) throw notFound('auth provider or user');
     if (this.state.ssoCodes.has(input.codeHash)) throw alreadyExists('sign-in code', 'code');
     const { codeHash, ...grant } = input;

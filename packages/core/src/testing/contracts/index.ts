@@ -32,3 +32,11 @@ export type { ExperimentDataRepositories, ExperimentDataWorld, MakeExperimentDat
 export { experimentDataRepositoryContract, statsScheduleRepositoryContract } from './experiment-data-repositories.contract.ts';
 export type { MakeExclusiveLocks } from './exclusive-lock.contract.ts';
 export { exclusiveLockContract } from './exclusive-lock.contract.ts';
+export type { MakeSsoRepositories, SsoRepositories } from './sso-repositories.contract.ts';
+export {
+  authProviderRepositoryContract,
+  ssoIdentityRepositoryContract,
+  ssoLoginRepositoryContract,
+  ssoRepositoriesContract,
+  ssoSessionContract,
+} from './sso-repositories.contract.ts';
