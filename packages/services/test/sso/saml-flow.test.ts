@@ -267,6 +267,11 @@ describe('SamlFlows.validate refuses', () => {
   });
 
   describe('XML signature wrapping (XSW)', () => {
+    // Two layers refuse these: SamlFlows' own rule that the document holds exactly one assertion,
+    // the Response's child, and behind it node-saml's signature checks (one Reference, to the
+    // signature's parent, an ID unique in the document, at most one assertion under the Response),
+    // which on their own also refuse every variant below ("no valid signature"), so the expected
+    // messages allow either.
     test('(a) an evil unsigned Assertion inserted before the signed one in the Response', async () => {
       // Somorovsky et al., "On Breaking SAML: Be Whoever You Want to Be", USENIX Security 2012,
       // XSW3 (and XSW4's sibling form): the verifier checks the signed assertion, the application
