@@ -291,6 +291,14 @@ function reasonOf(error: ClientError): string {
   return printable(text.replace(/^"response" body /, ''));
 }
 
+/** The token or UserInfo endpoint said no: name what it refused, with the provider's error code. */
+function refusedBy(stage: Stage, code: string): DomainError {
+  const reason = printable(code);
+  if (reason === 'invalid_client') return unauthenticated('the identity provider refused the client credentials: invalid_client');
+  if (stage === 'token') return unauthenticated(`the identity provider refused the authorization code: ${reason}`);
+  return unauthenticated(`the identity provider refused the request: ${reason}`);
+}
+
 /** Maps whatever openid-client (or the fetch beneath it) threw to a DomainError safe for clients. */
 function toDomainError(error: unknown, stage: Stage): unknown {
   if (isDomainError(error)) return error;
@@ -303,11 +311,12 @@ function toDomainError(error: unknown, stage: Stage): unknown {
   if (error instanceof ResponseBodyError) {
     if (error.status >= 500) return unavailable(`the identity provider failed (HTTP ${error.status})`);
     if (stage === 'discovery') return failedPrecondition(`${what} could not be loaded: ${printable(error.error)}`);
-    return unauthenticated(`the identity provider refused the request: ${printable(error.error)}`);
+    return refusedBy(stage, error.error);
   }
   if (error instanceof WWWAuthenticateChallengeError) {
     if (error.status >= 500) return unavailable(`the identity provider failed (HTTP ${error.status})`);
-    return unauthenticated(`the identity provider refused the request (HTTP ${error.status})`);
+    const code = error.cause.map((challenge) => challenge.parameters.error).find((e) => typeof e === 'string');
+    return refusedBy(stage, code ?? `HTTP ${error.status}`);
   }
   if (error instanceof ClientError) {
     switch (error.code) {
