@@ -181,3 +181,25 @@ describe('OidcFlows against a real OpenID Provider', () => {
     await rejectsWith(tlsOnly.discover(settings), 'FAILED_PRECONDITION', /must use https/);
   });
 });
+
+describe('OidcFlows with a provider that puts the profile claims only in UserInfo', () => {
+  test('email, email_verified and name come from UserInfo', async () => {
+    const idp = await startTestOidcProvider({ claimsInIdToken: false });
+    try {
+      idp.addClient({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [REDIRECT_URI] });
+      idp.addAccount('alice', ALICE);
+      const settings: OidcProviderSettings = { providerId: 'strict', issuerUrl: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scopes: ['email', 'profile'], revision: '1' };
+      const flows = new OidcFlows({ fetch: createGuardedFetch({ allowPrivateNetworks: true }), allowInsecureHttp: true });
+      const authorization = await flows.authorize(settings, REDIRECT_URI);
+      const callback = await signInThroughBrowser(authorization.url, 'alice', REDIRECT_URI);
+      let idTokenClaims: Record<string, unknown> = {};
+      idp.tamperIdToken((claims) => (idTokenClaims = claims)); // re-signs the same claims: only to look at them
+      const identity = await flows.complete(settings, { query: callback.searchParams, redirectUri: REDIRECT_URI, expected: authorization });
+      assert.equal(idTokenClaims.sub, ALICE.sub);
+      assert.equal(idTokenClaims.email, undefined, 'the ID token itself carries no email');
+      assert.deepEqual(identity, { issuer: idp.issuer, subject: ALICE.sub, email: ALICE.email, emailVerified: true, name: ALICE.name });
+    } finally {
+      await idp.close();
+    }
+  });
+});

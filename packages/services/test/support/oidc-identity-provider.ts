@@ -118,7 +118,16 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-export async function startTestOidcProvider(): Promise<TestOidcProvider> {
+export interface TestOidcProviderOptions {
+  /**
+   * Whether the scope's claims (email, name) go into the ID token (default true, like most
+   * providers). false: the ID token carries only `sub` and the rest comes from UserInfo, as
+   * OpenID Connect Core strictly requires when an access token is issued.
+   */
+  claimsInIdToken?: boolean;
+}
+
+export async function startTestOidcProvider(options: TestOidcProviderOptions = {}): Promise<TestOidcProvider> {
   const clients = new Map<string, Record<string, unknown>>();
   const accountsByLogin = new Map<string, TestOidcAccountClaims>();
   const accountsBySub = new Map<string, TestOidcAccountClaims>();
@@ -138,7 +147,7 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
     pkce: { required: () => true },
     // Explicit lifetimes (seconds) keep oidc-provider from printing a notice for each default.
     ttl: { AuthorizationCode: 60, AccessToken: 600, IdToken: 600, Interaction: 600, Grant: 600, Session: 600 },
-    conformIdTokenClaims: false, // claims of the granted scopes go into the ID token, as most providers do
+    conformIdTokenClaims: options.claimsInIdToken === false,
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
