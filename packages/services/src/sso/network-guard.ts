@@ -245,7 +245,7 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
 
   return async function guardedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const fromRequest = input instanceof Request ? input : undefined;
-    const url = new URL(fromRequest ? fromRequest.url : input instanceof URL ? input.href : input);
+    const url = new URL(fromRequest ? fromRequest.url : input instanceof URL ? input.href : String(input));
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`unsupported URL scheme ${url.protocol}`);
     const host = bareHost(url);
     const signal = init?.signal ?? fromRequest?.signal ?? undefined;
@@ -259,9 +259,13 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
     const body = await requestBody(init?.body ?? (fromRequest?.body ? await fromRequest.arrayBuffer() : undefined), headers);
     if (body !== undefined) headers.set('content-length', String(body.length));
 
+    const plainHeaders: Record<string, string> = {};
+    headers.forEach((value, name) => {
+      plainHeaders[name] = value;
+    });
     const options: RequestOptions = {
       method,
-      headers: Object.fromEntries(headers.entries()),
+      headers: plainHeaders,
       lookup,
       agent: false, // a fresh socket per request: a pooled one might have been opened without the guard
     };

@@ -222,7 +222,7 @@ export class OidcFlows {
         { client_secret: settings.clientSecret, [clockTolerance]: this.clockToleranceSeconds },
         clientSecretAsDiscovered(settings.clientSecret),
         {
-          [customFetch]: (url, options) => this.fetch(url, options),
+          [customFetch]: (url, options) => this.fetch(url, options as RequestInit),
           execute: this.allowInsecureHttp ? [allowInsecureRequests] : [],
         },
       );
