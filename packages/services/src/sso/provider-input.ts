@@ -15,6 +15,7 @@ export interface AuthProviderBody {
 export const MAX_REDIRECT_URIS = 20;
 const MAX_URL_LENGTH = 2_048;
 const MAX_SCOPES = 20;
+export const DEFAULT_OIDC_SCOPES = ['openid', 'email', 'profile'];
 /** RFC 6749 §3.3 scope-token characters. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -103,7 +104,8 @@ export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider
     checked.oidc = {
       issuerUrl: requireText(oidc.issuer_url, 'oidc.issuer_url', MAX_URL_LENGTH),
       clientId: requireText(oidc.client_id, 'oidc.client_id', 500),
-      scopes: [...new Set(['openid', ...scopes])],
+      // None given: what sign-in needs (the subject, the email and whether it is verified, a name).
+      scopes: [...new Set(['openid', ...(scopes.length === 0 ? DEFAULT_OIDC_SCOPES : scopes)])],
       clientSecret,
     };
   } else {
