@@ -140,6 +140,45 @@ export function promisified<T>(Constructor: grpc.ServiceClientConstructor, port:
 }
 
 export const authClient = (port: number): AuthClient => promisified<AuthClient>(AuthServiceClient, port);
+
+// --- svc.auth.v1 single sign-on (proto/svc/auth/v1/sso.proto) ---
+
+const ssoProto = loadProto('svc/auth/v1/sso.proto');
+const ssoService = (name: string) => lookup<grpc.ServiceClientConstructor>(ssoProto, `svc.auth.v1.${name}`);
+
+/** Fields as the client sees them (proto3 defaults filled in); `Json`-typed where tests read freely. */
+export interface SsoClients {
+  providers: {
+    createAuthProvider: Unary<{ org_id: string; provider: Record<string, unknown> }, Record<string, any>>;
+    listAuthProviders: Unary<{ org_id: string }, { providers: Array<Record<string, any>> }>;
+    getAuthProvider: Unary<{ org_id: string; provider_id: string }, Record<string, any>>;
+    updateAuthProvider: Unary<{ org_id: string; provider_id: string; provider: Record<string, unknown> }, Record<string, any>>;
+    deleteAuthProvider: Unary<{ org_id: string; provider_id: string }, { provider_id: string }>;
+  };
+  oidc: {
+    oidcAuthorize: Unary<{ provider_id: string; org_id: string; redirect_uri: string }, { redirect_url: string }>;
+    oidcCallback: Unary<{ provider_id: string; code: string; state: string; redirect_uri: string; iss?: string }, LoginResponse>;
+  };
+  saml: {
+    samlSsoInitiate: Unary<{ provider_id: string; org_id: string; acs_url: string }, { redirect_url: string; relay_state: string }>;
+    samlAcsCallback: Unary<{ provider_id: string; saml_response_b64: string; relay_state: string }, LoginResponse>;
+  };
+  close(): void;
+}
+
+export function ssoClients(port: number): SsoClients {
+  const providers = promisified<SsoClients['providers']>(ssoService('AuthProviderService'), port);
+  const oidc = promisified<SsoClients['oidc']>(ssoService('OidcLoginService'), port);
+  const saml = promisified<SsoClients['saml']>(ssoService('SamlLoginService'), port);
+  return {
+    providers,
+    oidc,
+    saml,
+    close() {
+      for (const { client } of [providers, oidc, saml]) client.close();
+    },
+  };
+}
 export const managementClient = (port: number): ManagementClient => promisified<ManagementClient>(ManagementServiceClient, port);
 
 /** Metadata `authorization: Bearer <token>`, as the management calls expect. */
