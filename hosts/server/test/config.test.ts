@@ -24,6 +24,14 @@ describe('loadConfig', () => {
     assert.deepEqual(config.httpTimeouts, { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 });
     assert.deepEqual(config.grpcLimits, { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 });
     assert.equal(config.syncMaxStreamsPerKey, 1_000);
+    assert.deepEqual(config.sso, { publicUrl: null, secretsKey: null, allowPrivateNetworks: false });
+  });
+
+  test('single sign-on settings: PUBLIC_URL without a trailing slash, the secrets key, the private-network switch', () => {
+    const sso = loadConfig({ PUBLIC_URL: 'https://flags.example.com/', SSO_SECRETS_KEY: 'k'.repeat(32), SSO_ALLOW_PRIVATE_NETWORKS: 'true' }).sso;
+    assert.deepEqual(sso, { publicUrl: 'https://flags.example.com', secretsKey: 'k'.repeat(32), allowPrivateNetworks: true });
+    assert.equal(loadConfig({ PUBLIC_URL: 'http://10.0.0.5:8080/base/' }).sso.publicUrl, 'http://10.0.0.5:8080/base');
+    assert.equal(loadConfig({ SSO_ALLOW_PRIVATE_NETWORKS: 'false' }).sso.allowPrivateNetworks, false);
   });
 
   test('TRUST_PROXY: true is one trusted hop (never the leftmost entry), a hop count or addresses', () => {
@@ -82,6 +90,11 @@ describe('loadConfig', () => {
     ['TLS files that are not PEM', { GRPC_TLS_CERT_FILE: '/etc/hostname', GRPC_TLS_KEY_FILE: '/etc/hostname' }, /not a usable PEM certificate and key/],
     ['a header timeout beyond the request timeout', { HTTP_HEADERS_TIMEOUT_MS: '40000' }, /HTTP_HEADERS_TIMEOUT_MS \(40000\) must not exceed HTTP_REQUEST_TIMEOUT_MS/],
     ['a stream cap of zero', { SYNC_MAX_STREAMS_PER_KEY: '0' }, /SYNC_MAX_STREAMS_PER_KEY/],
+    ['a PUBLIC_URL that is not a URL', { PUBLIC_URL: 'flags.example.com' }, /PUBLIC_URL is not a valid URL/],
+    ['a PUBLIC_URL with a query', { PUBLIC_URL: 'https://flags.example.com/?x=1' }, /PUBLIC_URL must be an http\(s\) address/],
+    ['a PUBLIC_URL of another scheme', { PUBLIC_URL: 'ftp://flags.example.com' }, /PUBLIC_URL must be an http\(s\) address/],
+    ['a short SSO_SECRETS_KEY', { SSO_SECRETS_KEY: 'short' }, /SSO_SECRETS_KEY must be at least 32/],
+    ['an SSO_ALLOW_PRIVATE_NETWORKS that is not a boolean', { SSO_ALLOW_PRIVATE_NETWORKS: 'maybe' }, /SSO_ALLOW_PRIVATE_NETWORKS must be true or false/],
     ['a short bootstrap password', { BOOTSTRAP_ADMIN_EMAIL: 'a@b.c', BOOTSTRAP_ADMIN_PASSWORD: 'short' }, /at least 8/],
   ];
   for (const [name, env, message] of rejects) {

@@ -25,6 +25,20 @@ async function seed(sql: Sql, label: string): Promise<void> {
     INSERT INTO sessions (user_id, org_id, created_at_ms, expires_at_ms)
     VALUES (${tenant.admin.userId}, ${tenant.orgId}, ${now}, ${now + 31 * 24 * HOUR}) RETURNING id`;
   const sessionId = session!.id;
+  // Single sign-on logins in flight and one-time codes hang off a provider.
+  const [provider] = await sql<{ id: string }[]>`
+    INSERT INTO auth_providers (id, org_id, provider_type, display_name, enabled, default_role, redirect_uris, settings, created_at_ms, updated_at_ms)
+    VALUES (gen_random_uuid(), ${tenant.orgId}, 'saml', ${label}, true, 'org_member', '[]', '{}', ${now}, ${now}) RETURNING id`;
+  const ssoLogin = (key: string, expiresAtMs: number) => sql`
+    INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, created_at_ms, expires_at_ms)
+    VALUES (${key}, ${provider!.id}, ${tenant.orgId}, 'https://example.com/acs', ${now - HOUR}, ${expiresAtMs})`;
+  const ssoCode = (key: string, expiresAtMs: number) => sql`
+    INSERT INTO sso_codes (code_hash, provider_id, user_id, org_id, expires_at_ms)
+    VALUES (${key}, ${provider!.id}, ${tenant.admin.userId}, ${tenant.orgId}, ${expiresAtMs})`;
+  for (let i = 0; i < 3; i += 1) await ssoLogin(`${label}-old-login-${i}`, now - i);
+  for (let i = 0; i < 2; i += 1) await ssoCode(`${label}-old-code-${i}`, now - 1 - i);
+  await ssoLogin(`${label}-live-login`, now + HOUR);
+  await ssoCode(`${label}-live-code`, now + 60_000);
   for (let i = 0; i < 5; i += 1) {
     await sql`INSERT INTO idempotency_keys (environment_id, key, answer, expires_at_ms) VALUES (${tenant.environmentId}, ${`${label}-old-${i}`}, '{}', ${now - HOUR - i})`;
     await sql`
@@ -43,25 +57,29 @@ async function seed(sql: Sql, label: string): Promise<void> {
 }
 
 /** The seeded keys still stored, per table. */
-async function remaining(sql: Sql, label: string): Promise<{ idempotency: string[]; refresh: string[]; failures: string[] }> {
+async function remaining(sql: Sql, label: string): Promise<{ idempotency: string[]; refresh: string[]; failures: string[]; sso: string[] }> {
   const pattern = `${label}-%`;
   const idempotency = await sql<{ v: string }[]>`SELECT key AS v FROM idempotency_keys WHERE key LIKE ${pattern} ORDER BY 1`;
   const refresh = await sql<{ v: string }[]>`SELECT token_hash AS v FROM refresh_tokens WHERE token_hash LIKE ${pattern} ORDER BY 1`;
   const failures = await sql<{ v: string }[]>`SELECT subject AS v FROM login_failures WHERE subject LIKE ${`email:${pattern}`} ORDER BY 1`;
-  return { idempotency: idempotency.map((r) => r.v), refresh: refresh.map((r) => r.v), failures: failures.map((r) => r.v) };
+  const sso = await sql<{ v: string }[]>`
+    SELECT state_hash AS v FROM sso_pending_logins WHERE state_hash LIKE ${pattern}
+    UNION ALL SELECT code_hash FROM sso_codes WHERE code_hash LIKE ${pattern} ORDER BY 1`;
+  return { idempotency: idempotency.map((r) => r.v), refresh: refresh.map((r) => r.v), failures: failures.map((r) => r.v), sso: sso.map((r) => r.v) };
 }
 
 describe('pruning expired rows (PostgreSQL)', () => {
-  test("the server's pruner deletes expired idempotency answers, refresh tokens and old login failures; live rows stay", async () => {
+  test("the server's pruner deletes expired idempotency answers, refresh tokens, old login failures and SSO logins and codes; live rows stay", async () => {
     await seed(ts.db.sql, 'p1');
     assert.equal(ts.server.pruner.batchSize, 2, 'PRUNE_BATCH_SIZE reaches the pruner');
     const report = await ts.server.pruner.runOnce();
     assert.ok(report, 'the lock was free');
-    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5 });
+    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5, ssoLogins: 5 });
     assert.deepEqual(await remaining(ts.db.sql, 'p1'), {
       idempotency: ['p1-live-0', 'p1-live-1'],
       refresh: ['p1-live-0', 'p1-live-1'],
       failures: ['email:p1-live-0@example.com', 'email:p1-live-1@example.com'],
+      sso: ['p1-live-code', 'p1-live-login'],
     });
     // The live sessions still work: the tenant's refresh token was not touched.
     expectStatus(await api(ts.base).post('/v1/auth/refresh', { body: { refresh_token: tenant.member.refreshToken } }), 200);
@@ -84,7 +102,7 @@ describe('pruning expired rows (PostgreSQL)', () => {
       assert.equal((await remaining(ts.db.sql, 'p2')).idempotency.length, 7, 'nothing deleted while skipped');
       release();
       assert.deepEqual(await other, { ran: true, value: undefined });
-      assert.deepEqual(await ts.server.pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5 });
+      assert.deepEqual(await ts.server.pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5, ssoLogins: 5 });
     } finally {
       await otherInstance.end({ timeout: 5 });
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { failedPrecondition, type AuthProvider, type AuthProviderInput, type Principal, type Repositories } from '@switchyard/core';
+import { failedPrecondition, invalidArgument, isDomainError, type AuthProvider, type AuthProviderInput, type Principal, type Repositories } from '@switchyard/core';
 import { actorOf, requireAllowed } from '../authorization.ts';
 import { checkProviderBody, type AuthProviderBody } from './provider-input.ts';
 import { authProviderRecord, type AuthProviderRecord } from './provider-records.ts';
@@ -74,7 +74,7 @@ export class AuthProviderService {
       }
     }
     if (checked.saml?.idpMetadataUrl) await checkProviderUrl(checked.saml.idpMetadataUrl, 'saml.idp_metadata_url', network);
-    if (checked.saml?.idpMetadataXml) parseIdpMetadata(checked.saml.idpMetadataXml, 'saml.idp_metadata_xml');
+    if (checked.saml?.idpMetadataXml) parseInlineMetadata(checked.saml.idpMetadataXml);
     return {
       id,
       type: checked.type,
@@ -104,5 +104,16 @@ export class AuthProviderService {
       atMs: this.now(),
       details: { display_name, provider_type, enabled, default_role, redirect_uris },
     });
+  }
+}
+
+/** Parses pasted IdP metadata, naming the field in the message (REST shows the message only). */
+function parseInlineMetadata(xml: string): void {
+  const field = 'saml.idp_metadata_xml';
+  try {
+    parseIdpMetadata(xml, field);
+  } catch (error) {
+    if (isDomainError(error) && error.code === 'INVALID_ARGUMENT') throw invalidArgument(`${field}: ${error.message}`, field);
+    throw error;
   }
 }

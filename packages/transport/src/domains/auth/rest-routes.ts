@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { nonEmptyString, optionalString } from '../../http/schemas.ts';
-import { sessionResponse } from './session-response.ts';
+import { sessionResponse } from './rest-session-response.ts';
 
 export function registerAuthRoutes(app: FastifyInstance, services: GatewayServices): void {
   app.post<{ Body: { email: string; password: string; org_id?: string | null } }>(

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthProviderBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { sessionResponse } from '../auth/session-response.ts';
+import { sessionResponse } from '../auth/rest-session-response.ts';
 import { authProviderBody, oidcCallbackQuery, samlAcsBody, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
 
 /** The largest ACS form accepted: a SAML response of 256 KiB in base64, and the relay state. */

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { isDomainError, type AuthProvider, type Principal } from '@switchyard/core';
+import { createInMemoryRepositories } from '@switchyard/core/testing';
+import { AuthProviderService, MAX_PROVIDERS_PER_ORG } from '../../src/sso/auth-provider-service.ts';
+import { SecretBox } from '../../src/sso/secret-box.ts';
+import { SsoAccounts } from '../../src/sso/sso-accounts.ts';
+import type { SsoOptions } from '../../src/sso/sso-options.ts';
+import { createTestSamlIdp } from '../support/saml-identity-provider.ts';
+
+// The single sign-on services over the in-memory fakes: what happens before any identity
+// provider is contacted (provider rules, the private-network rule, sealing secrets) and which
+// account an identity becomes. The flows against real identity providers are tested in
+// hosts/server/test/sso-*.test.ts.
+
+const KEY = 'unit-test-sso-secrets-key-0123456789abcdef';
+
+async function rejectsWith(promise: Promise<unknown> | (() => unknown), code: string, message?: RegExp): Promise<void> {
+  await assert.rejects(
+    async () => (typeof promise === 'function' ? promise() : promise),
+    (error: unknown) => {
+      assert.ok(isDomainError(error), `a DomainError, got ${String(error)}`);
+      assert.equal(error.code, code, error.message);
+      if (message) assert.match(error.message, message);
+      return true;
+    },
+  );
+}
+
+async function setup(options: Partial<SsoOptions> = {}) {
+  const repos = createInMemoryRepositories();
+  const org = await repos.orgs.create({ name: 'acme' });
+  const admin: Principal = { kind: 'user', userId: 'admin-1', orgId: org.id, role: 'org_admin', isSystem: false };
+  const service = new AuthProviderService(repos, {
+    publicUrl: 'https://flags.example.com',
+    allowPrivateNetworks: false,
+    secrets: new SecretBox(KEY),
+    ...options,
+  });
+  return { repos, org, admin, service };
+}
+
+const oidcBody = (issuer: string) => ({
+  provider_type: 'oidc',
+  display_name: 'Corp',
+  redirect_uris: ['https://app.example.com/signed-in'],
+  oidc: { issuer_url: issuer, client_id: 'client', client_secret: 'the-client-secret' },
+});
+
+describe('SecretBox', () => {
+  test('opens what it sealed, only for the same provider and key, and refuses tampering', () => {
+    const box = new SecretBox(KEY);
+    const sealed = box.seal('s3cret', 'provider-1');
+    assert.match(sealed, /^v1\.[A-Za-z0-9_-]+$/);
+    assert.ok(!sealed.includes('s3cret'));
+    assert.equal(box.open(sealed, 'provider-1'), 's3cret');
+    assert.notEqual(box.seal('s3cret', 'provider-1'), sealed, 'a fresh IV each time');
+    assert.throws(() => box.open(sealed, 'provider-2'), /cannot be decrypted/, 'bound to its provider');
+    assert.throws(() => new SecretBox(`${KEY}-other`).open(sealed, 'provider-1'), /cannot be decrypted/, 'another key');
+    const flipped = `${sealed.slice(0, -2)}${sealed.endsWith('A') ? 'B' : 'A'}${sealed.slice(-1)}`;
+    assert.throws(() => box.open(flipped, 'provider-1'), /cannot be decrypted/, 'tampered');
+    assert.throws(() => box.open('v2.abc', 'provider-1'), /cannot be decrypted/);
+    assert.throws(() => new SecretBox('too-short'), RangeError);
+  });
+});
+
+describe('AuthProviderService before any network', () => {
+  test('issuers and metadata on loopback, private or link-local addresses are refused unless allowed', async () => {
+    const { service, admin, org } = await setup();
+    for (const issuer of ['https://127.0.0.1:8443', 'https://10.1.2.3', 'https://169.254.169.254/latest', 'https://[::1]/', 'https://localhost/']) {
+      await rejectsWith(service.create(admin, org.id, oidcBody(issuer)), 'INVALID_ARGUMENT', /oidc\.issuer_url/);
+    }
+    await rejectsWith(service.create(admin, org.id, oidcBody('http://idp.example.com')), 'INVALID_ARGUMENT', /https/);
+    await rejectsWith(
+      service.create(admin, org.id, { provider_type: 'saml', display_name: 'IdP', redirect_uris: ['https://app.example.com/'], saml: { idp_metadata_url: 'https://192.168.1.10/metadata' } }),
+      'INVALID_ARGUMENT',
+      /saml\.idp_metadata_url/,
+    );
+    assert.deepEqual(await service.list(admin, org.id), [], 'nothing stored');
+    const allowed = await setup({ allowPrivateNetworks: true });
+    const created = await allowed.service.create(allowed.admin, allowed.org.id, oidcBody('http://127.0.0.1:8080'));
+    assert.equal(created.oidc?.issuer_url, 'http://127.0.0.1:8080');
+  });
+
+  test('a client secret is sealed to the provider; without SSO_SECRETS_KEY it cannot be stored', async () => {
+    const { service, admin, org, repos } = await setup({ allowPrivateNetworks: true });
+    const created = await service.create(admin, org.id, oidcBody('http://127.0.0.1:1'));
+    const stored = (await repos.authProviders.findById(created.id)) as AuthProvider;
+    assert.equal(new SecretBox(KEY).open(stored.clientSecretCiphertext ?? '', created.id), 'the-client-secret');
+    assert.ok(!JSON.stringify(created).includes('the-client-secret'));
+    const audit = (await repos.audit.list({ orgId: org.id }, { limit: 100 })).filter((entry) => entry.resourceId === created.id);
+    assert.equal(audit.length, 1);
+    assert.ok(!JSON.stringify(audit).includes('the-client-secret'), 'the audit entry has no secret');
+
+    const keyless = await setup({ allowPrivateNetworks: true, secrets: null });
+    await rejectsWith(keyless.service.create(keyless.admin, keyless.org.id, oidcBody('http://127.0.0.1:1')), 'FAILED_PRECONDITION', /SSO_SECRETS_KEY/);
+  });
+
+  test('inline SAML metadata is parsed on save; an org holds a bounded number of providers', async () => {
+    const { service, admin, org } = await setup();
+    const idp = createTestSamlIdp();
+    const saml = (xml: string) => ({ provider_type: 'saml', display_name: 'IdP', redirect_uris: ['https://app.example.com/'], saml: { idp_metadata_xml: xml } });
+    await assert.rejects(service.create(admin, org.id, saml('<not-metadata/>')), (error: unknown) => {
+      assert.ok(isDomainError(error) && error.code === 'INVALID_ARGUMENT', String(error));
+      assert.equal(error.field, 'saml.idp_metadata_xml');
+      assert.match(error.message, /^saml\.idp_metadata_xml: .*not a SAML 2\.0 EntityDescriptor/);
+      return true;
+    });
+    const created = await service.create(admin, org.id, saml(idp.metadataXml));
+    assert.equal(created.saml?.sp_entity_id, `https://flags.example.com/v1/auth/saml/${created.id}/metadata`);
+    assert.equal(created.acs_url, 'https://flags.example.com/v1/auth/saml/acs');
+    for (let i = 1; i < MAX_PROVIDERS_PER_ORG; i += 1) await service.create(admin, org.id, saml(idp.metadataXml));
+    await rejectsWith(service.create(admin, org.id, saml(idp.metadataXml)), 'FAILED_PRECONDITION', /identity providers/);
+  });
+});
+
+describe('SsoAccounts', () => {
+  async function accounts() {
+    const { repos, org, admin, service } = await setup({ allowPrivateNetworks: true });
+    const record = await service.create(admin, org.id, oidcBody('http://127.0.0.1:1'));
+    const provider = (await repos.authProviders.findById(record.id)) as AuthProvider;
+    const hasher = { hash: async (p: string) => `hashed:${p}`, verify: async () => false };
+    return { repos, org, provider, sso: new SsoAccounts(repos, hasher, Date.now) };
+  }
+
+  test('two first sign-ins of one person at once end in one account', async () => {
+    const { repos, provider, sso, org } = await accounts();
+    const identity = { subject: 'sub-1', email: 'pat@corp.example', emailVerified: true, displayName: 'Pat' };
+    const [first, second] = await Promise.all([sso.resolve(provider, identity), sso.resolve(provider, identity)]);
+    assert.equal(first, second);
+    const members = await repos.users.listOrgUsers({ orgId: org.id });
+    assert.deepEqual(members.map((m) => [m.user.email, m.membership.role]), [['pat@corp.example', 'org_member']]);
+    assert.equal(await repos.ssoIdentities.findUser(provider.id, 'sub-1'), first);
+  });
+
+  test('no subject or no usable email: refused, nothing created', async () => {
+    const { repos, provider, sso, org } = await accounts();
+    await rejectsWith(sso.resolve(provider, { subject: '', email: 'a@b.example', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /subject/);
+    await rejectsWith(sso.resolve(provider, { subject: 's', email: null, emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
+    await rejectsWith(sso.resolve(provider, { subject: 's', email: 'not an email', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
+    assert.deepEqual(await repos.users.listOrgUsers({ orgId: org.id }), []);
+  });
+});
