@@ -517,8 +517,8 @@ describe('bad provider bodies are 400', () => {
     expectError(await create({ saml: { idp_metadata_xml: '', idp_metadata_url: '  ' } }), 400, 'INVALID_ARGUMENT', /exactly one/);
     const withDoctype = idp.metadataXml.replace('<md:EntityDescriptor', '<!DOCTYPE md:EntityDescriptor [<!ENTITY who "idp">]>\n<md:EntityDescriptor');
     assert.notEqual(withDoctype, idp.metadataXml);
-    expectError(await create({ saml: { idp_metadata_xml: withDoctype } }), 400, 'INVALID_ARGUMENT', /DOCTYPE/);
-    expectError(await create({ saml: { idp_metadata_xml: 'this is not XML at all' } }), 400, 'INVALID_ARGUMENT', /XML|EntityDescriptor/);
+    expectError(await create({ saml: { idp_metadata_xml: withDoctype } }), 400, 'INVALID_ARGUMENT', /saml\.idp_metadata_xml.*DOCTYPE/);
+    expectError(await create({ saml: { idp_metadata_xml: 'this is not XML at all' } }), 400, 'INVALID_ARGUMENT', /saml\.idp_metadata_xml.*(XML|EntityDescriptor)/);
     expectError(await create({ redirect_uris: [] }), 400, 'INVALID_ARGUMENT', /redirect_uris/);
     expectError(await create({ redirect_uris: ['https://app.example.test/done#fragment'] }), 400, 'INVALID_ARGUMENT', /redirect_uris\[0\].*fragment/);
     expectError(await create({ redirect_uris: [APP, 'https://app.example.test/done#'] }), 400, 'INVALID_ARGUMENT', /redirect_uris\[1\]/);
