@@ -5,7 +5,7 @@
  * PostgreSQL started here for the run (throwaway data directory) and stopped afterwards. Each test
  * file creates its own database on that server (packages/postgres/src/testing/test-database.ts).
  *
- * The integration suites (every file that starts a server with startTestServer) then run a second
+ * The integration suites (every file that starts a server with startTestServer or a wrapper of it) then run a second
  * time against the split topology: a gateway process in front of the services (docs/architecture.md).
  * TEST_TOPOLOGIES=single skips that second pass (CI does on its extra Node versions).
  */
@@ -59,7 +59,8 @@ async function main(): Promise<number> {
   }
 
   let code = await runFiles(files, { ...env, TEST_TOPOLOGY: 'single' });
-  const splitFiles = files.filter((file) => readFileSync(file, 'utf8').includes('startTestServer('));
+  // startTestServer( itself, or a wrapper named start<Something>TestServer( (e.g. startSsoTestServer).
+  const splitFiles = files.filter((file) => /\bstart\w*TestServer\(/.test(readFileSync(file, 'utf8')));
   if (env.TEST_TOPOLOGIES !== 'single' && splitFiles.length > 0) {
     console.log(`# again on the split topology (gateway + services): ${splitFiles.length} test files`);
     code = (await runFiles(splitFiles, { ...env, TEST_TOPOLOGY: 'split' })) || code;

@@ -12,6 +12,8 @@ const MAX_METADATA_BYTES = 256 * 1024;
  */
 export class IdpMetadataSource {
   private readonly cache = new Map<string, { metadata: IdpMetadata; expiresAtMs: number }>();
+  /** Downloads under way: concurrent sign-ins share one request instead of one each. */
+  private readonly inFlight = new Map<string, Promise<IdpMetadata>>();
 
   constructor(
     private readonly fetchFn: typeof fetch,
@@ -25,7 +27,16 @@ export class IdpMetadataSource {
     const key = `${provider.id}@${provider.updatedAtMs}`;
     const cached = this.cache.get(key);
     if (cached && cached.expiresAtMs > this.now()) return cached.metadata;
-    const metadata = parseIdpMetadata(await this.download(saml.idpMetadataUrl ?? ''), 'saml.idp_metadata_url');
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = this.fetchAndKeep(key, saml.idpMetadataUrl ?? '').finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async fetchAndKeep(key: string, url: string): Promise<IdpMetadata> {
+    const metadata = parseIdpMetadata(await this.download(url), 'saml.idp_metadata_url');
     this.cache.delete(key);
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { metadata, expiresAtMs: this.now() + TTL_MS });

@@ -49,6 +49,8 @@ const newSecret = (): string => randomBytes(32).toString('base64url');
 function oauthErrorOf(error: DomainError): string {
   if (error.code === 'UNAVAILABLE' || error.code === 'DEADLINE_EXCEEDED') return 'temporarily_unavailable';
   if (error.code === 'UNAUTHENTICATED' || error.code === 'PERMISSION_DENIED') return 'access_denied';
+  // The provider's answer itself was malformed (not base64, a DOCTYPE, ...).
+  if (error.code === 'INVALID_ARGUMENT') return 'invalid_request';
   return 'server_error';
 }
 
