@@ -1,4 +1,4 @@
-import { notFound, type Membership, type OrgRole, type SsoIdentityRepository, type User } from '@switchyard/core';
+import { notFound, type Membership, type SsoIdentityRepository, type SsoProvisionInput, type User } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
@@ -23,15 +23,7 @@ export class PgSsoIdentityRepository implements SsoIdentityRepository {
     );
   }
 
-  async provision(input: {
-    providerId: string;
-    subject: string;
-    orgId: string;
-    role: OrgRole;
-    email: string;
-    displayName: string;
-    passwordHash: string;
-  }): Promise<{ user: User; membership: Membership }> {
+  async provision(input: SsoProvisionInput): Promise<{ user: User; membership: Membership }> {
     if (!isUuid(input.providerId) || !isUuid(input.orgId)) throw notFound('auth provider or organisation');
     // All three rows or none: a half-made account (no membership, or no binding) would be stuck.
     return translateErrors(

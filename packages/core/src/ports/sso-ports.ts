@@ -111,13 +111,16 @@ export interface SsoIdentityRepository {
    * Creates the account, its membership in the provider's org and the binding, in one
    * transaction. @throws ALREADY_EXISTS when the email has an account or the subject is bound.
    */
-  provision(input: {
-    providerId: string;
-    subject: string;
-    orgId: string;
-    role: OrgRole;
-    email: string;
-    displayName: string;
-    passwordHash: string;
-  }): Promise<{ user: User; membership: Membership }>;
+  provision(input: SsoProvisionInput): Promise<{ user: User; membership: Membership }>;
+}
+
+/** A new account made by a provider's first sign-in: who it is, where, and its binding. */
+export interface SsoProvisionInput {
+  providerId: string;
+  subject: string;
+  orgId: string;
+  role: OrgRole;
+  email: string;
+  displayName: string;
+  passwordHash: string;
 }

@@ -1,5 +1,5 @@
 import { alreadyExists, failedPrecondition, notFound } from '../errors/domain-error.ts';
-import type { Membership, OrgRole, User } from '../model/entities.ts';
+import type { Membership, User } from '../model/entities.ts';
 import type { OrgScope } from '../ports/scopes.ts';
 import type {
   AuthProvider,
@@ -9,6 +9,7 @@ import type {
   SsoCodeGrant,
   SsoIdentityRepository,
   SsoLoginRepository,
+  SsoProvisionInput,
 } from '../ports/sso-ports.ts';
 import type { InMemoryState } from './in-memory-state.ts';
 
@@ -133,15 +134,7 @@ export class InMemorySsoIdentityRepository implements SsoIdentityRepository {
     this.state.ssoIdentities.set(key, input.userId);
   }
 
-  async provision(input: {
-    providerId: string;
-    subject: string;
-    orgId: string;
-    role: OrgRole;
-    email: string;
-    displayName: string;
-    passwordHash: string;
-  }): Promise<{ user: User; membership: Membership }> {
+  async provision(input: SsoProvisionInput): Promise<{ user: User; membership: Membership }> {
     // Every check before any write: all three rows or none, as the adapter's transaction.
     this.state.requireOrg({ orgId: input.orgId });
     if (!this.state.authProviders.has(input.providerId)) throw notFound('auth provider', input.providerId);

@@ -1,31 +1,16 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Org, User } from '../../model/entities.ts';
 import type { Repositories } from '../../ports/repositories.ts';
 import type { Invitation, SessionRecord } from '../../ports/session-ports.ts';
-import { assertRecentMs, MALFORMED_ID, rejectsWithCode, unique, UNKNOWN_ID } from './tenancy-contract-support.ts';
+import { assertRecentMs, MALFORMED_ID, rejectsWithCode, unique, UNKNOWN_ID, useRepositories } from './tenancy-contract-support.ts';
 
 /** The ports the session contracts exercise; users and orgs exist only as the records' parents. */
 export type SessionRepositories = Pick<Repositories, 'orgs' | 'users' | 'sessions' | 'refreshTokens' | 'invitations' | 'loginThrottle'>;
 
 /** Builds the repositories a suite runs against (a fresh in-memory state, a fresh database). */
 export type MakeSessionRepositories = () => Promise<{ repos: SessionRepositories; close(): Promise<void> }>;
-
-/** Registers before/after hooks in the current describe and returns a getter for its repositories. */
-function useSessionRepositories(makeRepos: MakeSessionRepositories): () => SessionRepositories {
-  let handle: Awaited<ReturnType<MakeSessionRepositories>> | undefined;
-  before(async () => {
-    handle = await makeRepos();
-  });
-  after(async () => {
-    await handle?.close();
-  });
-  return () => {
-    if (!handle) throw new Error('repositories used before the suite started');
-    return handle.repos;
-  };
-}
 
 /** A token's hash as the service would store it (the token itself is never stored). */
 const tokenHash = (): string => createHash('sha256').update(randomBytes(32)).digest('hex');
@@ -52,7 +37,7 @@ function openSession(repos: SessionRepositories, owner: { org: Org; user: User }
 /** The behaviour every SessionRepository must show: per-user live sessions, ended by filter. */
 export function sessionRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
   describe(`SessionRepository contract: ${name}`, () => {
-    const repos = useSessionRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     test('create returns every field, not ended; get gives the same record back', async () => {
       const { org, user } = await createOrgAndUser(repos());
@@ -234,7 +219,7 @@ export function sessionRepositoryContract(name: string, makeRepos: MakeSessionRe
 /** The behaviour every RefreshTokenRepository must show: hashes only, single use with reuse detection, revocable per user. */
 export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
   describe(`RefreshTokenRepository contract: ${name}`, () => {
-    const repos = useSessionRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     /** A token in a new session of the owner (or in the session given). */
     const issue = async (owner: { org: Org; user: User }, expiresAtMs = Date.now() + HOUR_MS, session?: SessionRecord) => {
@@ -365,7 +350,7 @@ export function refreshTokenRepositoryContract(name: string, makeRepos: MakeSess
 /** The behaviour every InvitationRepository must show: org-scoped, hashes only, single use. */
 export function invitationRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
   describe(`InvitationRepository contract: ${name}`, () => {
-    const repos = useSessionRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     const newOrg = () => repos().orgs.create({ name: unique('org') });
     const invite = async (org: Org, overrides: { role?: Invitation['role']; expiresAtMs?: number; tokenHash?: string } = {}) => {
@@ -518,7 +503,7 @@ export function invitationRepositoryContract(name: string, makeRepos: MakeSessio
 /** The behaviour every LoginThrottleRepository must show: per-subject counts over a window, and pruning. */
 export function loginThrottleRepositoryContract(name: string, makeRepos: MakeSessionRepositories): void {
   describe(`LoginThrottleRepository contract: ${name}`, () => {
-    const repos = useSessionRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
     // Each test has its own subjects and starts a day later than the one before, so clear()'s
     // global pruning only ever reaches failures of tests that have already finished.
     let day = 0;

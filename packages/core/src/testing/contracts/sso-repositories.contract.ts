@@ -1,31 +1,16 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Org, User } from '../../model/entities.ts';
 import type { Repositories } from '../../ports/repositories.ts';
 import type { AuthProvider, AuthProviderInput, PendingSsoLogin } from '../../ports/sso-ports.ts';
-import { assertRecentMs, MALFORMED_ID, rejectsWithCode, unique, UNKNOWN_ID } from './tenancy-contract-support.ts';
+import { assertRecentMs, MALFORMED_ID, rejectsWithCode, unique, UNKNOWN_ID, useRepositories } from './tenancy-contract-support.ts';
 
 /** The ports the SSO contracts exercise; orgs, users and sessions exist as the records' parents and neighbours. */
 export type SsoRepositories = Pick<Repositories, 'orgs' | 'users' | 'sessions' | 'authProviders' | 'ssoLogins' | 'ssoIdentities'>;
 
 /** Builds the repositories a suite runs against (a fresh in-memory state, a fresh database). */
 export type MakeSsoRepositories = () => Promise<{ repos: SsoRepositories; close(): Promise<void> }>;
-
-/** Registers before/after hooks in the current describe and returns a getter for its repositories. */
-function useSsoRepositories(makeRepos: MakeSsoRepositories): () => SsoRepositories {
-  let handle: Awaited<ReturnType<MakeSsoRepositories>> | undefined;
-  before(async () => {
-    handle = await makeRepos();
-  });
-  after(async () => {
-    await handle?.close();
-  });
-  return () => {
-    if (!handle) throw new Error('repositories used before the suite started');
-    return handle.repos;
-  };
-}
 
 const HOUR_MS = 3_600_000;
 /** Plenty for the tests' own creates: the cap is tested with its own small value. */
@@ -105,7 +90,7 @@ const byId = (a: { id: string }, b: { id: string }): number => a.id.localeCompar
 /** The behaviour every AuthProviderRepository must show: org-scoped providers, capped per org, deleted with what hangs off them. */
 export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoRepositories): void {
   describe(`AuthProviderRepository contract: ${name}`, () => {
-    const repos = useSsoRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     test('create returns every field with the given id in the scope\'s org; get, findById and list give it back', async () => {
       const org = await newOrg(repos());
@@ -240,7 +225,7 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
 /** What SessionRecord.providerId must do in every SessionRepository. */
 export function ssoSessionContract(name: string, makeRepos: MakeSsoRepositories): void {
   describe(`SessionRepository providerId contract: ${name}`, () => {
-    const repos = useSsoRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     test('a session opened by a provider names it in get and listLive; one opened without names none', async () => {
       const { org, provider } = await orgWithProvider(repos());
@@ -267,7 +252,7 @@ export function ssoSessionContract(name: string, makeRepos: MakeSsoRepositories)
 /** The behaviour every SsoLoginRepository must show: pending logins and codes found by hash and spent once. */
 export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepositories): void {
   describe(`SsoLoginRepository contract: ${name}`, () => {
-    const repos = useSsoRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     test('createPending stores it; consumePending returns every field once, then null', async () => {
       const { provider } = await orgWithProvider(repos());
@@ -440,7 +425,7 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
 /** The behaviour every SsoIdentityRepository must show: one account per (provider, subject), provisioned all or nothing. */
 export function ssoIdentityRepositoryContract(name: string, makeRepos: MakeSsoRepositories): void {
   describe(`SsoIdentityRepository contract: ${name}`, () => {
-    const repos = useSsoRepositories(makeRepos);
+    const repos = useRepositories(makeRepos);
 
     const provisionInput = (org: Org, provider: AuthProvider) => ({
       providerId: provider.id,

@@ -22,9 +22,12 @@ export const MALFORMED_ID = 'not-a-uuid';
 /** A name no other test of the run uses. */
 export const unique = (label: string): string => `${label}-${randomUUID().slice(0, 8)}`;
 
-/** Registers before/after hooks in the current describe and returns a getter for its repositories. */
-export function useRepositories(makeRepos: MakeTenancyRepositories): () => TenancyRepositories {
-  let handle: Awaited<ReturnType<MakeTenancyRepositories>> | undefined;
+/**
+ * Registers before/after hooks in the current describe and returns a getter for its repositories
+ * (any bundle: each contract file names the ports it exercises).
+ */
+export function useRepositories<R = TenancyRepositories>(makeRepos: () => Promise<{ repos: R; close(): Promise<void> }>): () => R {
+  let handle: { repos: R; close(): Promise<void> } | undefined;
   before(async () => {
     handle = await makeRepos();
   });

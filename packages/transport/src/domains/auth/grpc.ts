@@ -97,7 +97,8 @@ function watchCredentials(deps: {
   };
 }
 
-const loginResponse = (session: Session) => ({
+/** svc.auth.v1.LoginResponse of a session (also answered by the single sign-on callbacks). */
+export const loginResponse = (session: Session) => ({
   access_token: session.accessToken,
   refresh_token: session.refreshToken,
   expires_in: session.expiresIn,

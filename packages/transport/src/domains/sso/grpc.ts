@@ -1,9 +1,10 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { AuthProviderBody, AuthProviderRecord, AuthProviderService, CredentialVerifier, Session, SsoLoginService } from '@switchyard/services';
+import type { AuthProviderBody, AuthProviderRecord, AuthProviderService, CredentialVerifier, SsoLoginService } from '@switchyard/services';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
 import type { Logger } from '../../logging.ts';
+import { loginResponse } from '../auth/grpc.ts';
 
 const SSO_PROTO = loadProto('svc/auth/v1/sso.proto');
 const definition = (name: string) => lookup<grpc.ServiceClientConstructor>(SSO_PROTO, `svc.auth.v1.${name}`).service;
@@ -51,14 +52,6 @@ const providerMessage = (record: AuthProviderRecord) => ({
   saml: record.saml
     ? { ...record.saml, idp_metadata_url: record.saml.idp_metadata_url ?? '', idp_metadata_xml: record.saml.idp_metadata_xml ?? '', name_id_format: record.saml.name_id_format ?? '' }
     : null,
-});
-
-const loginResponse = (session: Session) => ({
-  access_token: session.accessToken,
-  refresh_token: session.refreshToken,
-  expires_in: session.expiresIn,
-  user_id: session.userId,
-  org_id: session.orgId,
 });
 
 /**
