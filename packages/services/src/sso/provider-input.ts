@@ -69,6 +69,8 @@ function checkRedirectUri(raw: string, field: string): string {
  * keeps the stored client secret when none is given.
  */
 export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider): CheckedProviderBody {
+  // PostgreSQL text and jsonb cannot hold U+0000 (JSON.stringify writes it as an escape).
+  if (JSON.stringify(body).includes('\\u0000')) throw invalidArgument('the provider settings must not contain U+0000 characters');
   const typeGiven = optional(body.provider_type);
   if (typeGiven !== null && typeGiven !== 'oidc' && typeGiven !== 'saml') throw invalidArgument('provider_type must be oidc or saml', 'provider_type');
   if (current && typeGiven !== null && typeGiven !== current.type) {

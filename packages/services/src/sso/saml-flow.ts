@@ -135,7 +135,7 @@ export class SamlFlows {
   }
 
   /** SP metadata XML (EntityDescriptor with entityID spEntityId, AssertionConsumerService HTTP-POST at acsUrl, NameIDFormat, WantAssertionsSigned=true). */
-  spMetadata(settings: SamlProviderSettings): string {
+  spMetadata(settings: Pick<SamlProviderSettings, 'spEntityId' | 'acsUrl' | 'nameIdFormat'>): string {
     // WantAssertionsSigned tells the IdP what we prefer; validate() also accepts a signed
     // Response around an unsigned assertion, which covers the assertion as well.
     return generateServiceProviderMetadata({

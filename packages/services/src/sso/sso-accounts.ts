@@ -12,6 +12,9 @@ export interface ProviderIdentity {
 
 const MAX_SUBJECT_LENGTH = 255;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** C0 controls and DEL: never part of an identifier, and U+0000 cannot be stored at all. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+const hasControlCharacters = (text: string): boolean => /[\u0000-\u001f\u007f]/.test(text);
 
 /**
  * Which account a provider's identity is (docs/sso.md "Accounts"):
@@ -31,7 +34,7 @@ export class SsoAccounts {
   ) {}
 
   async resolve(provider: AuthProvider, identity: ProviderIdentity): Promise<string> {
-    if (identity.subject === '' || identity.subject.length > MAX_SUBJECT_LENGTH) {
+    if (identity.subject === '' || identity.subject.length > MAX_SUBJECT_LENGTH || hasControlCharacters(identity.subject)) {
       throw permissionDenied('the identity provider sent no usable subject identifier');
     }
     try {
@@ -52,7 +55,9 @@ export class SsoAccounts {
       return bound;
     }
     const email = identity.email?.trim() ?? '';
-    if (!EMAIL.test(email) || email.length > 320) throw permissionDenied('the identity provider did not send a usable email address');
+    if (!EMAIL.test(email) || email.length > 320 || hasControlCharacters(email)) {
+      throw permissionDenied('the identity provider did not send a usable email address');
+    }
 
     const existing = await this.repos.users.getByEmail(email);
     if (existing) {
@@ -65,7 +70,7 @@ export class SsoAccounts {
       return existing.id;
     }
 
-    const displayName = (identity.displayName?.trim() || email.split('@')[0] || email).slice(0, 200);
+    const displayName = ((identity.displayName ?? '').replace(CONTROL_CHARACTERS, '').trim() || email.split('@')[0] || email).slice(0, 200);
     const { user } = await this.repos.ssoIdentities.provision({
       providerId: provider.id,
       subject: identity.subject,

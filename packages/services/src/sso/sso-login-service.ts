@@ -113,8 +113,13 @@ export class SsoLoginService {
   /** The SAML service provider's metadata, to register at the IdP. */
   async samlMetadata(providerId: string): Promise<string> {
     const provider = await this.deps.repos.authProviders.findById(providerId);
-    if (!provider || provider.type !== 'saml') throw notFound('SAML provider', providerId);
-    return this.deps.saml.spMetadata(await this.samlSettings(provider));
+    if (!provider?.saml) throw notFound('SAML provider', providerId);
+    // Ours alone: answering it never reaches the IdP (its metadata address may be down or slow).
+    return this.deps.saml.spMetadata({
+      spEntityId: provider.saml.spEntityId,
+      acsUrl: ssoUrls(this.deps.options.publicUrl).samlAcs,
+      nameIdFormat: provider.saml.nameIdFormat,
+    });
   }
 
   /** gRPC OidcAuthorize: `redirectUri` is the caller's own callback, which must be registered. */

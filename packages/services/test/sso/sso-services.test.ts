@@ -71,6 +71,7 @@ describe('AuthProviderService before any network', () => {
       await rejectsWith(service.create(admin, org.id, oidcBody(issuer)), 'INVALID_ARGUMENT', /oidc\.issuer_url/);
     }
     await rejectsWith(service.create(admin, org.id, oidcBody('http://idp.example.com')), 'INVALID_ARGUMENT', /https/);
+    await rejectsWith(service.create(admin, org.id, { ...oidcBody('https://idp.example.com'), display_name: 'Corp\u0000' }), 'INVALID_ARGUMENT', /U\+0000/);
     await rejectsWith(
       service.create(admin, org.id, { provider_type: 'saml', display_name: 'IdP', redirect_uris: ['https://app.example.com/'], saml: { idp_metadata_url: 'https://192.168.1.10/metadata' } }),
       'INVALID_ARGUMENT',
@@ -139,5 +140,14 @@ describe('SsoAccounts', () => {
     await rejectsWith(sso.resolve(provider, { subject: 's', email: null, emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
     await rejectsWith(sso.resolve(provider, { subject: 's', email: 'not an email', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
     assert.deepEqual(await repos.users.listOrgUsers({ orgId: org.id }), []);
+  });
+
+  test('control characters (U+0000 cannot even be stored) are refused in identifiers and dropped from names', async () => {
+    const { repos, provider, sso, org } = await accounts();
+    await rejectsWith(sso.resolve(provider, { subject: 'sub\u0000x', email: 'a@b.example', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /subject/);
+    await rejectsWith(sso.resolve(provider, { subject: 's', email: 'a\u0000@b.example', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
+    const userId = await sso.resolve(provider, { subject: 's', email: 'kim@b.example', emailVerified: true, displayName: 'Kim\u0000\u0007 Lee' });
+    assert.equal((await repos.users.getById(userId))?.displayName, 'Kim Lee');
+    assert.equal((await repos.users.listOrgUsers({ orgId: org.id })).length, 1);
   });
 });
