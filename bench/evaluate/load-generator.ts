@@ -8,6 +8,8 @@ import autocannon from 'autocannon';
 export interface LoadRequest {
   path: string;
   body: string;
+  /** Extra headers of this request only (e.g. If-None-Match). */
+  headers?: Record<string, string>;
 }
 
 export interface LoadJob {
@@ -47,7 +49,7 @@ export interface LoadSummary {
  * (multi-second "max" latencies, and runs that were partly idle).
  */
 function shares(requests: LoadRequest[], connections: number): autocannon.Request[][] {
-  const all = requests.map((request): autocannon.Request => ({ method: 'POST', path: request.path, body: request.body }));
+  const all = requests.map((request): autocannon.Request => ({ method: 'POST', path: request.path, body: request.body, ...(request.headers ? { headers: request.headers } : {}) }));
   const size = Math.max(1, Math.ceil(all.length / connections));
   return Array.from({ length: connections }, (_, i) => {
     const start = (i * size) % all.length;

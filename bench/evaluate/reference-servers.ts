@@ -7,8 +7,10 @@
  *   route on this machine);
  * - JSON: reads the body, JSON.parse it and JSON.stringify an answer (the floor of any route that
  *   reads and writes JSON, whatever serves it);
+ * - building: reads and parses the JSON body, builds one fresh object per result and stringifies
+ *   them (the floor of any server answering 1,000 results: the all-flags rows' baseline);
  * - Fastify: the server's own Fastify app (createHttpApp: same options, JSON parser, error
- *   handling and hooks) with the evaluate route's schemas, whose handler returns the captured answer
+ *   handling and hooks) with the evaluate route's schemas, whose handler sends the captured text
  *   (the floor of the route in Fastify: everything but the credential check and the evaluation).
  */
 import { createServer, type Server } from 'node:http';
@@ -80,13 +82,38 @@ export function startJsonServer(answer: object, headers: Headers, keepAliveTimeo
   return listen(server, keepAliveTimeoutMs);
 }
 
-/** The server's Fastify app and the route's schemas, answering the captured object without any work. */
-export async function startFastifyServer(answer: object, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+/**
+ * Reads and parses the JSON body, then builds a fresh object for each of `items` (a shallow copy,
+ * as a route builds one result per flag) and JSON.stringifies the whole answer: the floor of any
+ * server answering one result per flag.
+ */
+export function startBuildingServer(items: readonly object[], wrap: (built: object[]) => object, headers: Headers, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+  const fixed = answerHeaders(headers);
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      JSON.parse(body.toString('utf8'));
+      const built = new Array<object>(items.length);
+      for (let i = 0; i < items.length; i++) built[i] = { ...items[i]! };
+      const text = JSON.stringify(wrap(built));
+      response.writeHead(200, { ...fixed, 'content-length': String(Buffer.byteLength(text)) });
+      response.end(text);
+    });
+  });
+  return listen(server, keepAliveTimeoutMs);
+}
+
+/**
+ * The server's Fastify app and the evaluate route's schemas, answering the captured text without
+ * any work (the floor of the route in Fastify: parsing, validation, hooks, sending).
+ */
+export async function startFastifyServer(text: string, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
   const app = createHttpApp(logger);
-  app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, async (request) => ({
-    ...answer,
-    flag_key: (request.body as { flag_key?: string }).flag_key,
-  }));
+  app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(text),
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   app.server.keepAliveTimeout = keepAliveTimeoutMs;
   return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };

@@ -19,6 +19,8 @@ export interface EnvironmentSnapshot {
   scope: EnvironmentScope;
   /** Active (not archived) flags by key, in key order. */
   flags: ReadonlyMap<string, Flag>;
+  /** The same flags as a list, in the same order: an all-flags evaluation reads it without copying. */
+  flagList: readonly Flag[];
   segments: ReadonlyMap<string, Segment>;
   /** List segments that some flag rule references (their membership needs a database lookup). */
   listSegmentKeysByFlag: ReadonlyMap<string, readonly string[]>;
@@ -151,5 +153,5 @@ export function buildEnvironmentSnapshot(
     const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
     if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
   }
-  return { scope, flags: activeFlags, segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys: new Set(experimentFlagKeys), loadedAtMs };
+  return { scope, flags: activeFlags, flagList: [...activeFlags.values()], segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys: new Set(experimentFlagKeys), loadedAtMs };
 }

@@ -22,6 +22,15 @@ export interface EvaluateRequest {
   flagKey?: string | undefined;
 }
 
+/**
+ * One evaluation: the definitions it read (the snapshot's flag objects, which stay the same object
+ * until the flag changes) and their results, in the same order.
+ */
+export interface Evaluation {
+  flags: readonly Flag[];
+  results: EvaluationResult[];
+}
+
 const MAX_CONTEXTS = 10;
 const MAX_ATTRIBUTES = 100;
 
@@ -113,6 +122,14 @@ export class EvaluationService {
 
   /** One flag (404 when unknown or archived) or every flag of the environment. */
   async evaluate(scope: EnvironmentScope, request: EvaluateRequest): Promise<EvaluationResult[]> {
+    return (await this.evaluateFlags(scope, request)).results;
+  }
+
+  /**
+   * As evaluate(), with the flag definitions the results came from: a transport can key what it
+   * derives from a result (its JSON text) on the definition object, which a change replaces.
+   */
+  async evaluateFlags(scope: EnvironmentScope, request: EvaluateRequest): Promise<Evaluation> {
     const contexts = checkContexts(request.contexts);
     // The hot path awaits nothing: a loaded snapshot, no list segment to look up, no exposure.
     const snapshot = this.snapshots.current(scope.environmentId) ?? (await this.snapshots.get(scope));
@@ -122,7 +139,7 @@ export class EvaluationService {
       if (!flag) throw notFound('flag', request.flagKey);
       flags = [flag];
     } else {
-      flags = [...snapshot.flags.values()];
+      flags = snapshot.flagList;
     }
     const pairs = membershipPairs(snapshot, flags, contexts);
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
@@ -130,7 +147,7 @@ export class EvaluationService {
     const results = flags.map((flag) => evaluate(flag, contexts, environment));
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
     this.metrics.evaluated(results);
-    return results;
+    return { flags, results };
   }
 
   /**

@@ -4,6 +4,7 @@ import { toParameters } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { SDK_KEY_ONLY, envParams } from '../../http/schemas.ts';
+import { ResultJsonCache } from './rest-result-json.ts';
 import { evaluateBody, evaluateResponse } from './rest-schemas.ts';
 
 type Attributes = Record<string, ParameterValue | null> | null;
@@ -29,6 +30,17 @@ function answer(result: EvaluationResult) {
     error_message: result.error_message,
   };
 }
+
+/**
+ * An answer's text, kept per flag and outcome: it is the flag's variant value and these fields.
+ * A free-text error message (a flag that failed to evaluate) is not kept.
+ */
+const answers = new ResultJsonCache(
+  (result) => JSON.stringify(answer(result)),
+  (result) => (result.error_message === undefined ? `${result.reason}${result.is_enabled ? '+' : '-'}${result.error_code ?? ''}\u0000${result.variant_key}` : null),
+);
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The request's context first, then any further contexts of a multi-context input. */
 function contextsOf(body: EvaluateBody): EvaluationContext[] {
@@ -60,16 +72,17 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
         response: { 200: evaluateResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const header = request.headers['x-sdk-key'];
       // A key seen recently costs no await; anything else (unknown, absent, malformed) takes the full check.
       const principal = (typeof header === 'string' ? verifier.cachedSdkKey(header) : undefined) ?? (await authenticate(verifier, request, 'sdk'));
       const scope = evaluation.scopeFor(principal, request.params.env_id);
       const body = request.body;
       const flagKey = body.flag_key ?? undefined;
-      const results = await evaluation.evaluate(scope, { contexts: contextsOf(body), flagKey });
-      if (flagKey !== undefined) return answer(results[0]!);
-      return { evaluated: true, flags: results.map(answer) };
+      const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
+      // Text, not objects: Fastify sends a JSON string as it is (the response schema documents it).
+      const json = flagKey !== undefined ? answers.json(flags[0]!, results[0]!) : `{"evaluated":true,"flags":[${answers.joined(flags, results)}]}`;
+      return reply.type(JSON_TYPE).send(json);
     },
   );
 }

@@ -17,6 +17,7 @@ import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credent
 import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
+import { ResultJsonCache } from './rest-result-json.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -208,6 +209,19 @@ function toOfrep(result: EvaluationResult): OfrepSuccess | OfrepFailure {
   return entry;
 }
 
+/**
+ * A bulk entry's text, kept per flag and outcome (docs/decisions.md "Evaluate route performance"):
+ * a success is the flag's variant value and these fields; a failure carrying the evaluation's own
+ * message is not kept.
+ */
+const bulkEntries = new ResultJsonCache(
+  (result) => JSON.stringify(toOfrep(result)),
+  (result) =>
+    result.error_code === 'GENERAL' || result.error_code === 'INVALID_CONTEXT'
+      ? null
+      : `${result.reason}\u0000${result.variant_key}\u0000${result.rule_id ?? ''}\u0000${result.error_code ?? ''}`,
+);
+
 const targetingKeyMissing = (key: string): OfrepFailure => ({
   key,
   errorCode: 'TARGETING_KEY_MISSING',
@@ -325,14 +339,16 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
       const scope = scopeOf(request);
       const { targetingKey, context } = mapContext(request.body);
-      const snapshot = await evaluation.snapshot(scope);
-      const results = await evaluation.evaluate(scope, { contexts: [context] });
-      const flags = results.map((result) =>
-        targetingKey === undefined && needsTargetingKey(snapshot.flags.get(result.flag_key)) ? targetingKeyMissing(result.flag_key) : toOfrep(result),
-      );
+      const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
+      const entries = new Array<string>(results.length);
+      for (let i = 0; i < results.length; i++) {
+        const flag = flags[i]!;
+        const result = results[i]!;
+        entries[i] = targetingKey === undefined && needsTargetingKey(flag) ? JSON.stringify(targetingKeyMissing(result.flag_key)) : bulkEntries.json(flag, result);
+      }
       // The ETag is the hash of the answer itself: it changes exactly when a flag, a segment or
       // the context changes what this caller would see, on every instance alike.
-      const json = JSON.stringify({ flags });
+      const json = `{"flags":[${entries.join(',')}]}`;
       const etag = etagOf(json);
       void reply.header('etag', etag);
       if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
