@@ -307,8 +307,15 @@ describe('flags the engine cannot fully evaluate', () => {
     const flags = snapshot.flags as Map<string, Flag>;
     const base = flags.get('bool-flag');
     assert.ok(base);
-    flags.set('broken-flag', { ...base, key: 'broken-flag', rules: 'not a list' as unknown as Flag['rules'] });
-    flags.set('ghost-flag', { ...base, key: 'ghost-flag', rules: [{ id: 'r', conditions: [], segment_keys: ['ghost'], variant_key: 'on' }] });
+    const planted: Flag[] = [
+      { ...base, key: 'broken-flag', rules: 'not a list' as unknown as Flag['rules'] },
+      { ...base, key: 'ghost-flag', rules: [{ id: 'r', conditions: [], segment_keys: ['ghost'], variant_key: 'on' }] },
+    ];
+    // Both views of the snapshot: the map (one flag) and the list (all flags).
+    for (const flag of planted) {
+      flags.set(flag.key, flag);
+      (snapshot.flagList as Flag[]).push(flag);
+    }
     try {
       expectFailure(await evaluateOne('broken-flag', { targetingKey: 'u1' }), 500, 'GENERAL', 'broken-flag');
       const ghost = expectStatus(await evaluateOne('ghost-flag', { targetingKey: 'u1' }), 200);
