@@ -13,7 +13,7 @@
  *   OFREP entries.
  *
  *   npx tsx bench/evaluate/evaluate.bench.ts [--duration 10] [--warmup 3] [--connections 64]
- *                                             [--all-connections 8] [--rounds 1] [--skip-all]
+ *                                             [--all-connections 8] [--rounds 1] [--skip-all] [--only one|all|ofrep]
  *
  * The real server (hosts/server) runs in this process over a fresh database (BENCH_DATABASE_URL,
  * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each,
@@ -39,6 +39,8 @@ const DURATION_S = option('duration', 10);
 const WARMUP_S = option('warmup', 3);
 const CONNECTIONS = option('connections', 64);
 const SKIP_ALL = process.argv.includes('--skip-all');
+/** `--only one|all|ofrep`: run that section alone (for quick iterations). */
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 /** The all-flags row answers ~135 KB per request: fewer connections keep its latencies readable (and under autocannon's 10 s timeout). */
 const ALL_CONNECTIONS = option('all-connections', 8);
 /** On a busy machine, several alternating rounds give steadier ratios than one long run. */
@@ -249,7 +251,7 @@ async function main(): Promise<void> {
     };
     const json = await startReference(startJsonServer(JSON.parse(text) as object, sample.headers, keepAlive));
     const bare = await startReference(startBareServer(sample.body, sample.headers, keepAlive));
-    const fastify = await startReference(startFastifyServer(text, logger, keepAlive));
+    const fastify = await startReference(startFastifyServer(sample.body, logger, keepAlive));
     const sections: Section[] = [
       {
         title: `one flag (flag_key), ${CONNECTIONS} connections`,
@@ -268,7 +270,7 @@ async function main(): Promise<void> {
       const allSample = await sampleResponse(serverUrl, seeded.sdkKey, allFlags[0]!);
       const allAnswer = JSON.parse(allSample.body.toString('utf8')) as { flags: object[] };
       const allBuilding = await startReference(startBuildingServer(allAnswer.flags, (flags) => ({ evaluated: true, flags }), allSample.headers, keepAlive));
-      const allFastify = await startReference(startFastifyServer(allSample.body.toString('utf8'), logger, keepAlive));
+      const allFastify = await startReference(startFastifyServer(allSample.body, logger, keepAlive));
       sections.push({
         title: `all ${FLAG_COUNT} flags (no flag_key), ${ALL_CONNECTIONS} connections, ${allSample.body.length} bytes per answer`,
         targets: [
@@ -304,7 +306,9 @@ async function main(): Promise<void> {
     const headers = { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey };
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baselines and the routes; each row is then the target's median round (by requests/s).
-    const targets = sections.flatMap((section) => section.targets.map((target) => ({ section, target })));
+    const sectionNames = ['one', 'all', 'ofrep'];
+    const chosen = ONLY === undefined ? sections : sections.filter((_, i) => sectionNames[i] === ONLY);
+    const targets = chosen.flatMap((section) => section.targets.map((target) => ({ section, target })));
     const rounds: Row[][] = targets.map(() => []);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [i, { section, target }] of targets.entries()) {
@@ -325,8 +329,8 @@ async function main(): Promise<void> {
       const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
       return { ...sorted[(sorted.length - 1) >> 1]!, roundsRequestsPerSecond: runs.map((r) => Math.round(r.requestsPerSecond)) };
     });
-    const rowsBySection = sections.map((section) => rows.filter((row) => row.section === section.title));
-    printReport(sections, rowsBySection, { database: database.source, cpus: availableParallelism(), load_before: loadBefore, sample_response_bytes: sample.body.length });
+    const rowsBySection = chosen.map((section) => rows.filter((row) => row.section === section.title));
+    printReport(chosen, rowsBySection, { database: database.source, cpus: availableParallelism(), load_before: loadBefore, sample_response_bytes: sample.body.length });
   } finally {
     load?.close();
     for (const reference of references) await reference.close();

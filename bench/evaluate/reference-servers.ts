@@ -10,7 +10,7 @@
  * - building: reads and parses the JSON body, builds one fresh object per result and stringifies
  *   them (the floor of any server answering 1,000 results: the all-flags rows' baseline);
  * - Fastify: the server's own Fastify app (createHttpApp: same options, JSON parser, error
- *   handling and hooks) with the evaluate route's schemas, whose handler sends the captured text
+ *   handling and hooks) with the evaluate route's schemas, whose handler sends the captured bytes
  *   (the floor of the route in Fastify: everything but the credential check and the evaluation).
  */
 import { createServer, type Server } from 'node:http';
@@ -106,13 +106,13 @@ export function startBuildingServer(items: readonly object[], wrap: (built: obje
 }
 
 /**
- * The server's Fastify app and the evaluate route's schemas, answering the captured text without
+ * The server's Fastify app and the evaluate route's schemas, answering the captured bytes without
  * any work (the floor of the route in Fastify: parsing, validation, hooks, sending).
  */
-export async function startFastifyServer(text: string, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+export async function startFastifyServer(body: Buffer, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
   const app = createHttpApp(logger);
   app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(text),
+    reply.type('application/json; charset=utf-8').send(body),
   );
   await app.listen({ port: 0, host: '127.0.0.1' });
   app.server.keepAliveTimeout = keepAliveTimeoutMs;

@@ -44,6 +44,19 @@ describe('condition ops', () => {
     assert.equal(holds('contains', [1], '123'), false);
   });
 
+  test('matches: one pattern shared by many conditions answers each input for itself (its last-input memo never leaks)', () => {
+    // Conditions of different flags with the same pattern text share one compiled pattern.
+    const pattern = '^[a-z]+@(corp|staff)\\.example\\.com$';
+    const inputs = ['ann@corp.example.com', 'bob@mail.example.org', 'ann@corp.example.com', 'ann@corp.example.com ', 'cy@staff.example.com', ''];
+    const expected = [true, false, true, false, true, false];
+    for (let round = 0; round < 2; round++) {
+      inputs.forEach((input, i) => {
+        assert.equal(holds('matches', [pattern], input), expected[i], `${JSON.stringify(input)} (round ${round})`);
+        assert.equal(holds('matches', ['^bob@'], input), input.startsWith('bob@'), `another pattern in between: ${JSON.stringify(input)}`);
+      });
+    }
+  });
+
   test('matches: a regular expression, invalid or over-long patterns never match and never throw', () => {
     assert.equal(holds('matches', ['^u\\d+$'], 'u42'), true);
     assert.equal(holds('matches', ['^u\\d+$'], 'x42'), false);

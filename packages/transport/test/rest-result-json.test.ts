@@ -13,50 +13,68 @@ const result = (flag: Flag, variant: string, extra: Partial<EvaluationResult> = 
   ...extra,
 });
 
-/** A cache whose renders are counted, keyed like the evaluate route's. */
+/** The kept answer as text. */
+const text = (cache: ResultJsonCache, flag: Flag, r: EvaluationResult): string => cache.bytes(flag, r).toString('utf8');
+
+/** A cache whose renders are counted. */
 function counting() {
   let renders = 0;
-  const cache = new ResultJsonCache(
-    (r) => {
-      renders += 1;
-      return JSON.stringify(r);
-    },
-    (r) => (r.error_message === undefined ? `${r.reason}\u0000${r.variant_key}` : null),
-  );
+  const cache = new ResultJsonCache((r) => {
+    renders += 1;
+    return JSON.stringify(r);
+  });
   return { cache, renders: () => renders };
 }
 
 describe('ResultJsonCache', () => {
   test('one text per flag definition and outcome; another outcome or another definition is rendered anew', () => {
     const { cache, renders } = counting();
-    const flag = testFlag({ key: 'checkout', variants: [{ key: 'on', value: { color: 'blue' } }, { key: 'off', value: null }] });
-    const on = cache.json(flag, result(flag, 'on'));
+    const flag = testFlag('checkout', { variants: [{ key: 'on', value: { color: 'blue' } }, { key: 'off', value: null }] });
+    const on = text(cache, flag, result(flag, 'on'));
     assert.deepEqual(JSON.parse(on), result(flag, 'on'));
-    assert.equal(cache.json(flag, result(flag, 'on')), on);
+    assert.equal(text(cache, flag, result(flag, 'on')), on);
     assert.equal(renders(), 1, 'the second answer was not serialised again');
-    assert.deepEqual(JSON.parse(cache.json(flag, result(flag, 'off'))), result(flag, 'off'));
+    assert.deepEqual(JSON.parse(text(cache, flag, result(flag, 'off'))), result(flag, 'off'));
     assert.equal(renders(), 2);
     // A changed flag is a new definition object: its text follows the new value.
     const changed = { ...flag, variants: [{ key: 'on', value: { color: 'green' } }, flag.variants[1]!] };
-    assert.deepEqual(JSON.parse(cache.json(changed, result(changed, 'on'))).value, { color: 'green' });
+    assert.deepEqual(JSON.parse(text(cache, changed, result(changed, 'on'))).value, { color: 'green' });
     assert.equal(renders(), 3);
   });
 
-  test('results the outcome function declines (free-text errors) are rendered every time', () => {
+  test('each field of the outcome counts: reason, enabled state, error code and rule give their own texts', () => {
     const { cache, renders } = counting();
-    const flag = testFlag({ key: 'broken' });
+    const flag = testFlag('f', { variants: [{ key: 'on', value: true }] });
+    const variants: Array<Partial<EvaluationResult>> = [
+      {},
+      { reason: 'TARGETING_MATCH', rule_id: 'r1' },
+      { reason: 'TARGETING_MATCH', rule_id: 'r2' },
+      { reason: 'DEFAULT' },
+      { reason: 'DISABLED', is_enabled: false },
+      { reason: 'ERROR', error_code: 'SEGMENT_NOT_FOUND' },
+    ];
+    for (const extra of variants) assert.deepEqual(JSON.parse(text(cache, flag, result(flag, 'on', extra))), result(flag, 'on', extra));
+    assert.equal(renders(), variants.length, 'one text per outcome');
+    for (const extra of variants) text(cache, flag, result(flag, 'on', extra));
+    assert.equal(renders(), variants.length, 'and each is kept');
+  });
+
+  test('results with a free-text error message are rendered every time', () => {
+    const { cache, renders } = counting();
+    const flag = testFlag('broken');
     const failed = (message: string) => result(flag, '', { reason: 'ERROR', error_code: 'GENERAL', error_message: message, value: null });
-    assert.match(cache.json(flag, failed('first')), /first/);
-    assert.match(cache.json(flag, failed('second')), /second/);
+    assert.match(text(cache, flag, failed('first')), /first/);
+    assert.match(text(cache, flag, failed('second')), /second/);
     assert.equal(renders(), 2);
   });
 
-  test('joined: the texts in result order, comma-separated, a valid JSON array inside brackets', () => {
+  test('array: head, the answers in result order separated by commas, tail; valid JSON with any number of items', () => {
     const { cache } = counting();
-    const a = testFlag({ key: 'a', variants: [{ key: 'x', value: 1 }] });
-    const b = testFlag({ key: 'b', variants: [{ key: 'y', value: 'two' }] });
+    const a = testFlag('a', { variants: [{ key: 'x', value: 1 }] });
+    const b = testFlag('b', { variants: [{ key: 'y', value: 'two é' }] });
     const results = [result(a, 'x'), result(b, 'y')];
-    assert.deepEqual(JSON.parse(`[${cache.joined([a, b], results)}]`), results);
-    assert.equal(cache.joined([], []), '');
+    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a, b], results, ']}').toString('utf8')), { flags: results });
+    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a], [results[0]!], ']}').toString('utf8')), { flags: [results[0]] });
+    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [], [], ']}').toString('utf8')), { flags: [] });
   });
 });

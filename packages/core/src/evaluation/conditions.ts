@@ -112,8 +112,34 @@ function toSemVer(value: unknown): SemVer | undefined {
  * condition objects) and lets the write-time check's compile serve evaluation. Bounded: cleared
  * when full, so unusual patterns cost compiles, not memory.
  */
-const compiledPatterns = new Map<string, RE2JS | null>();
+const compiledPatterns = new Map<string, CompiledPattern | null>();
 const MAX_COMPILED_PATTERNS = 1024;
+
+/**
+ * A compiled pattern that remembers its last input and answer. A pattern is shared by every
+ * condition with the same text (compiledPatterns), so evaluating all the flags of an environment
+ * for one context, where many flags test the same pattern against the same attribute, runs the
+ * matcher once instead of once per flag (docs/decisions.md "Evaluate route performance").
+ */
+class CompiledPattern {
+  private lastInput: string | undefined;
+  private lastAnswer = false;
+
+  constructor(private readonly re: RE2JS) {}
+
+  /** An unanchored search that keeps no state between inputs (unlike a `g` RegExp). */
+  test(value: string): boolean {
+    if (value !== this.lastInput) {
+      this.lastAnswer = this.re.test(value);
+      this.lastInput = value;
+    }
+    return this.lastAnswer;
+  }
+
+  programSize(): number {
+    return this.re.programSize();
+  }
+}
 
 /**
  * A compiled pattern for a `matches` value; null when not a string, too long or not compiling.
@@ -121,12 +147,12 @@ const MAX_COMPILED_PATTERNS = 1024;
  * the pattern, so that no pattern and no attribute value can stall evaluation (ReDoS;
  * docs/security.md). Syntax RE2 lacks (backreferences, lookaround) does not compile.
  */
-function compilePattern(pattern: unknown): RE2JS | null {
+function compilePattern(pattern: unknown): CompiledPattern | null {
   if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return null;
   let compiledPattern = compiledPatterns.get(pattern);
   if (compiledPattern === undefined) {
     try {
-      compiledPattern = RE2JS.compile(pattern);
+      compiledPattern = new CompiledPattern(RE2JS.compile(pattern));
     } catch {
       compiledPattern = null;
     }
@@ -245,8 +271,7 @@ function compileCondition(op: ConditionOp, values: readonly ConditionValue[]): P
     case 'ends_with':
       return stringPredicate(values, (v, o) => v.endsWith(o));
     case 'matches': {
-      const patterns = values.map(compilePattern).filter((p): p is RE2JS => p !== null);
-      // test() is an unanchored search that keeps no state between calls (unlike a `g` RegExp).
+      const patterns = values.map(compilePattern).filter((p): p is CompiledPattern => p !== null);
       return (value) => typeof value === 'string' && patterns.some((p) => p.test(value));
     }
     case 'lt':

@@ -31,14 +31,8 @@ function answer(result: EvaluationResult) {
   };
 }
 
-/**
- * An answer's text, kept per flag and outcome: it is the flag's variant value and these fields.
- * A free-text error message (a flag that failed to evaluate) is not kept.
- */
-const answers = new ResultJsonCache(
-  (result) => JSON.stringify(answer(result)),
-  (result) => (result.error_message === undefined ? `${result.reason}${result.is_enabled ? '+' : '-'}${result.error_code ?? ''}\u0000${result.variant_key}` : null),
-);
+/** Answers' texts, kept per flag and outcome. */
+const answers = new ResultJsonCache((result) => JSON.stringify(answer(result)));
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -80,8 +74,8 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
       const body = request.body;
       const flagKey = body.flag_key ?? undefined;
       const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
-      // Text, not objects: Fastify sends a JSON string as it is (the response schema documents it).
-      const json = flagKey !== undefined ? answers.json(flags[0]!, results[0]!) : `{"evaluated":true,"flags":[${answers.joined(flags, results)}]}`;
+      // Bytes, not objects: Fastify sends a buffer as it is (the response schema documents it).
+      const json = flagKey !== undefined ? answers.bytes(flags[0]!, results[0]!) : answers.array('{"evaluated":true,"flags":[', flags, results, ']}');
       return reply.type(JSON_TYPE).send(json);
     },
   );

@@ -17,7 +17,7 @@ import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credent
 import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
-import { ResultJsonCache } from './rest-result-json.ts';
+import { ResultJsonCache, jsonArrayBytes } from './rest-result-json.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -209,18 +209,8 @@ function toOfrep(result: EvaluationResult): OfrepSuccess | OfrepFailure {
   return entry;
 }
 
-/**
- * A bulk entry's text, kept per flag and outcome (docs/decisions.md "Evaluate route performance"):
- * a success is the flag's variant value and these fields; a failure carrying the evaluation's own
- * message is not kept.
- */
-const bulkEntries = new ResultJsonCache(
-  (result) => JSON.stringify(toOfrep(result)),
-  (result) =>
-    result.error_code === 'GENERAL' || result.error_code === 'INVALID_CONTEXT'
-      ? null
-      : `${result.reason}\u0000${result.variant_key}\u0000${result.rule_id ?? ''}\u0000${result.error_code ?? ''}`,
-);
+/** Bulk entries' texts, kept per flag and outcome (docs/decisions.md "Evaluate route performance"). */
+const bulkEntries = new ResultJsonCache((result) => JSON.stringify(toOfrep(result)));
 
 const targetingKeyMissing = (key: string): OfrepFailure => ({
   key,
@@ -230,7 +220,7 @@ const targetingKeyMissing = (key: string): OfrepFailure => ({
 
 // --- ETag ---
 
-const etagOf = (json: string): string => `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+const etagOf = (json: Buffer): string => `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
 
 /** If-None-Match: `*` or a comma-separated list of (possibly weak) tags. */
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
@@ -340,15 +330,15 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const scope = scopeOf(request);
       const { targetingKey, context } = mapContext(request.body);
       const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
-      const entries = new Array<string>(results.length);
+      const entries = new Array<Buffer>(results.length);
       for (let i = 0; i < results.length; i++) {
         const flag = flags[i]!;
         const result = results[i]!;
-        entries[i] = targetingKey === undefined && needsTargetingKey(flag) ? JSON.stringify(targetingKeyMissing(result.flag_key)) : bulkEntries.json(flag, result);
+        entries[i] = targetingKey === undefined && needsTargetingKey(flag) ? Buffer.from(JSON.stringify(targetingKeyMissing(result.flag_key))) : bulkEntries.bytes(flag, result);
       }
       // The ETag is the hash of the answer itself: it changes exactly when a flag, a segment or
       // the context changes what this caller would see, on every instance alike.
-      const json = `{"flags":[${entries.join(',')}]}`;
+      const json = jsonArrayBytes('{"flags":[', entries, ']}');
       const etag = etagOf(json);
       void reply.header('etag', etag);
       if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();

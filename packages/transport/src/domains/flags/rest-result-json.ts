@@ -1,47 +1,85 @@
 import type { EvaluationResult, Flag } from '@switchyard/core';
 
+/** One kept answer and the result fields it was rendered from. */
+interface Outcome {
+  variantKey: string;
+  reason: EvaluationResult['reason'];
+  isEnabled: boolean;
+  errorCode: EvaluationResult['error_code'];
+  ruleId: string | undefined;
+  bytes: Buffer;
+}
+
+const COMMA = Buffer.from(',');
+
 /**
- * The JSON text of evaluation results, kept per flag definition and outcome (docs/decisions.md
- * "Evaluate route performance"). A flag has few outcomes (its variants × the reasons that served
- * them), and the text of one never changes while its definition object lives: a change of the
- * flag replaces the object in the snapshot, and the WeakMap lets the old texts go with it.
+ * JSON arrays sent as bytes: `head`, the items separated by commas, `tail`, in one buffer. The
+ * socket writes it as it is, with no string to join and none to encode on the way out.
+ */
+export function jsonArrayBytes(head: string, items: readonly Buffer[], tail: string): Buffer {
+  const parts: Buffer[] = [Buffer.from(head)];
+  let length = parts[0]!.length;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) {
+      parts.push(COMMA);
+      length += 1;
+    }
+    parts.push(items[i]!);
+    length += items[i]!.length;
+  }
+  const end = Buffer.from(tail);
+  parts.push(end);
+  return Buffer.concat(parts, length + end.length);
+}
+
+/**
+ * The JSON of evaluation results, kept per flag definition and outcome as UTF-8 bytes
+ * (docs/decisions.md "Evaluate route performance"). A result is its flag's definition plus a
+ * handful of fields (the variant, reason, enabled state, error code and matched rule); the value is
+ * the variant's, read from the definition. A flag has few outcomes (its rules × variants), and
+ * their JSON never changes while the definition object lives: a change of the flag replaces the
+ * object in the snapshot, and the WeakMap lets the old answers go with it. A result with a
+ * free-text error message (a flag that could not be evaluated, a missing segment) is rendered
+ * every time.
  *
  * Serialising a result object costs more than evaluating the flag (the value may be any JSON, so
- * no schema-compiled serialiser can do it fast); a lookup and a join cost a fraction of that.
+ * no schema-compiled serialiser does it fast); finding a kept answer compares five fields, most of
+ * them the very strings of the definition, so it costs a few nanoseconds and allocates nothing.
  */
 export class ResultJsonCache {
-  private readonly byFlag = new WeakMap<Flag, Map<string, string>>();
+  private readonly byFlag = new WeakMap<Flag, Outcome[]>();
 
-  /**
-   * @param render the result's JSON text, as the route would have serialised it.
-   * @param outcomeOf what the text depends on besides the flag definition, or null for a result
-   *   not to keep (one with a free-text error message).
-   */
-  constructor(
-    private readonly render: (result: EvaluationResult) => string,
-    private readonly outcomeOf: (result: EvaluationResult) => string | null,
-  ) {}
+  /** @param render the result's JSON text, as the route would have serialised it. */
+  constructor(private readonly render: (result: EvaluationResult) => string) {}
 
-  json(flag: Flag, result: EvaluationResult): string {
-    const outcome = this.outcomeOf(result);
-    if (outcome === null) return this.render(result);
-    let texts = this.byFlag.get(flag);
-    if (texts === undefined) {
-      texts = new Map();
-      this.byFlag.set(flag, texts);
+  bytes(flag: Flag, result: EvaluationResult): Buffer {
+    if (result.error_message !== undefined) return Buffer.from(this.render(result));
+    let outcomes = this.byFlag.get(flag);
+    if (outcomes === undefined) {
+      outcomes = [];
+      this.byFlag.set(flag, outcomes);
     }
-    let text = texts.get(outcome);
-    if (text === undefined) {
-      text = this.render(result);
-      texts.set(outcome, text);
+    for (let i = 0; i < outcomes.length; i++) {
+      const kept = outcomes[i]!;
+      if (
+        kept.variantKey === result.variant_key &&
+        kept.reason === result.reason &&
+        kept.isEnabled === result.is_enabled &&
+        kept.errorCode === result.error_code &&
+        kept.ruleId === result.rule_id
+      ) {
+        return kept.bytes;
+      }
     }
-    return text;
+    const bytes = Buffer.from(this.render(result));
+    outcomes.push({ variantKey: result.variant_key, reason: result.reason, isEnabled: result.is_enabled, errorCode: result.error_code, ruleId: result.rule_id, bytes });
+    return bytes;
   }
 
-  /** The results' texts, comma-separated (the inside of a JSON array). */
-  joined(flags: readonly Flag[], results: readonly EvaluationResult[]): string {
-    const texts = new Array<string>(results.length);
-    for (let i = 0; i < results.length; i++) texts[i] = this.json(flags[i]!, results[i]!);
-    return texts.join(',');
+  /** `head`, the results' JSON separated by commas, `tail`: one JSON array answer. */
+  array(head: string, flags: readonly Flag[], results: readonly EvaluationResult[], tail: string): Buffer {
+    const items = new Array<Buffer>(results.length);
+    for (let i = 0; i < results.length; i++) items[i] = this.bytes(flags[i]!, results[i]!);
+    return jsonArrayBytes(head, items, tail);
   }
 }
