@@ -11,6 +11,9 @@
  * - OFREP bulk (`POST /ofrep/v1/evaluate/flags`), answered in full and as 304 Not Modified (each
  *   request carries its context's current ETag): >= 0.6x the same kind of server building 1,000
  *   OFREP entries.
+ * The all-flags and OFREP sections also show the evaluation alone (EvaluationService.evaluateFlags
+ * called back to back in this process, no HTTP): the most requests per second any route answering
+ * every flag could serve on the server's one event loop.
  *
  *   npx tsx bench/evaluate/evaluate.bench.ts [--duration 10] [--warmup 3] [--connections 64]
  *                                             [--all-connections 8] [--rounds 1] [--skip-all] [--only one|all|ofrep]
@@ -60,6 +63,31 @@ interface Target {
   requests: LoadRequest[];
   /** Status every answer must have (200 unless told). */
   status?: number;
+  /** Measured in this process instead of over HTTP: one call is one "request" (a floor row). */
+  inProcess?: (i: number) => Promise<unknown>;
+}
+
+/** Calls `work` back to back for `seconds`: what one core does per second with no HTTP around it. */
+async function measureInProcess(work: (i: number) => Promise<unknown>, seconds: number): Promise<LoadSummary> {
+  const until = performance.now() + seconds * 1000;
+  let count = 0;
+  while (performance.now() < until) await work(count++);
+  const elapsed = seconds;
+  return {
+    id: 0,
+    requestsPerSecond: count / elapsed,
+    requestsTotal: count,
+    latencyP50Ms: 0,
+    latencyP99Ms: 0,
+    latencyMaxMs: 0,
+    latencyMeanMs: 0,
+    bytesPerSecond: 0,
+    errors: 0,
+    timeouts: 0,
+    non2xx: 0,
+    statusCounts: {},
+    durationSeconds: elapsed,
+  };
 }
 
 /** Targets measured against the section's first one (its baseline), with the target ratio of its routes. */
@@ -271,11 +299,19 @@ async function main(): Promise<void> {
       const allAnswer = JSON.parse(allSample.body.toString('utf8')) as { flags: object[] };
       const allBuilding = await startReference(startBuildingServer(allAnswer.flags, (flags) => ({ evaluated: true, flags }), allSample.headers, keepAlive));
       const allFastify = await startReference(startFastifyServer(allSample.body, logger, keepAlive));
+      // The evaluation alone, as the routes run it, in this process and without HTTP: no route
+      // answering every flag can serve more requests per second than this on one core.
+      const principal = await server.services.verifier.verifySdkKey(seeded.sdkKey);
+      const scope = server.services.evaluation.scopeFor(principal, seeded.environmentId);
+      const userContexts = benchContexts().map((context) => ({ key: context.key, context_type: 'user', parameters: context.attributes }));
+      const evaluateAll = (i: number) => server!.services.evaluation.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] });
+      const evaluationFloor = { name: `floor: evaluating the ${FLAG_COUNT} flags in process, no HTTP (1 core)`, url: '', connections: 0, requests: [], inProcess: evaluateAll };
       sections.push({
         title: `all ${FLAG_COUNT} flags (no flag_key), ${ALL_CONNECTIONS} connections, ${allSample.body.length} bytes per answer`,
         targets: [
           { name: `baseline: node:http building + stringifying ${FLAG_COUNT} results`, url: allBuilding.url, connections: ALL_CONNECTIONS, requests: allFlags },
           { name: 'floor: Fastify app + route schemas, no work', url: allFastify.url, connections: ALL_CONNECTIONS, requests: allFlags },
+          evaluationFloor,
           { name: 'POST evaluate, all flags', url: serverUrl, connections: ALL_CONNECTIONS, requests: allFlags },
         ],
         goals: { 'POST evaluate, all flags': ALL_FLAGS_TARGET },
@@ -295,6 +331,7 @@ async function main(): Promise<void> {
         title: `OFREP bulk (POST /ofrep/v1/evaluate/flags), ${ALL_CONNECTIONS} connections, ${ofrepSample.body.length} bytes per answer`,
         targets: [
           { name: `baseline: node:http building + stringifying ${FLAG_COUNT} entries`, url: ofrepBuilding.url, connections: ALL_CONNECTIONS, requests: ofrep },
+          evaluationFloor,
           { name: 'OFREP bulk, 200', url: serverUrl, connections: ALL_CONNECTIONS, requests: ofrep },
           { name: 'OFREP bulk, 304 (If-None-Match)', url: serverUrl, connections: ALL_CONNECTIONS, requests: notModified, status: 304 },
         ],
@@ -313,9 +350,10 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [i, { section, target }] of targets.entries()) {
         const job = { url: target.url, connections: target.connections, headers, requests: target.requests };
-        await load.run({ ...job, durationSeconds: WARMUP_S });
+        const run = (seconds: number) => (target.inProcess ? measureInProcess(target.inProcess, seconds) : load!.run({ ...job, durationSeconds: seconds }));
+        await run(WARMUP_S);
         const cpuBefore = process.cpuUsage();
-        const summary = await load.run({ ...job, durationSeconds: DURATION_S });
+        const summary = await run(DURATION_S);
         const cpu = process.cpuUsage(cpuBefore);
         const serverCpuUsPerRequest = (cpu.user + cpu.system) / Math.max(1, summary.requestsTotal);
         // autocannon counts 304s as non-2xx: a row expecting them counts what is not a 304 instead.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RE2JS } from 're2js';
+import semver from 'semver';
 import { MAX_PATTERN_LENGTH, allConditionsHold, conditionHolds, validateConditions } from '../src/evaluation/index.ts';
 import { toEpochMillis, toNumber } from '../src/evaluation/conditions.ts';
 import type { Condition, ConditionOp, ConditionValue, EvaluationContext, ParameterValue } from '../src/index.ts';
@@ -148,6 +149,17 @@ describe('condition ops', () => {
     assert.equal(holds('gte', [18], true), false);
     assert.equal(holds('lt', ['abc'], 1), false, 'a non-numeric condition value is ignored');
     assert.equal(holds('lt', [5, 100], 50), true, 'any of the values');
+  });
+
+  test('semver ops agree with the semver library on every pair, pre-releases and build metadata included', () => {
+    const versions = ['0.0.1', '1.0.0', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-beta', '1.0.0+build.5', '1.2.3', '1.10.0', '1.9.9', '2.0.0', '2.0.0-rc.1', '10.0.0', '1.2.3-0', 'v1.2.3'];
+    for (const a of versions) {
+      for (const b of versions) {
+        assert.equal(holds('semver_gt', [b], a), semver.gt(a, b), `${a} > ${b}`);
+        assert.equal(holds('semver_lt', [b], a), semver.lt(a, b), `${a} < ${b}`);
+        assert.equal(holds('semver_eq', [b], a), semver.eq(a, b), `${a} = ${b}`);
+      }
+    }
   });
 
   test('semver ops compare versions; invalid versions are false', () => {

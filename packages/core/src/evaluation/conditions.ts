@@ -244,6 +244,18 @@ function stringPredicate(
   };
 }
 
+/**
+ * SemVer precedence (semver.org §11): major, minor and patch numerically, then a pre-release
+ * below its release. Versions without pre-release tags (the usual case) are compared here;
+ * anything else goes to the library's full comparison. Build metadata never counts.
+ */
+function compareVersions(a: SemVer, b: SemVer): number {
+  if (a.prerelease.length === 0 && b.prerelease.length === 0) {
+    return a.major - b.major || a.minor - b.minor || a.patch - b.patch;
+  }
+  return a.compare(b);
+}
+
 function orderedPredicate<T>(
   operands: readonly (T | undefined)[],
   parse: (value: unknown) => T | undefined,
@@ -283,11 +295,11 @@ function compileCondition(op: ConditionOp, values: readonly ConditionValue[]): P
     case 'gte':
       return orderedPredicate(values.map(toNumber), toNumber, (v, o) => v >= o);
     case 'semver_eq':
-      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => v.compare(o) === 0);
+      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => compareVersions(v, o) === 0);
     case 'semver_lt':
-      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => v.compare(o) < 0);
+      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => compareVersions(v, o) < 0);
     case 'semver_gt':
-      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => v.compare(o) > 0);
+      return orderedPredicate(values.map(toSemVer), toSemVer, (v, o) => compareVersions(v, o) > 0);
     case 'before':
       return orderedPredicate(values.map(toEpochMillis), toEpochMillis, (v, o) => v < o);
     case 'after':

@@ -27,6 +27,8 @@ export interface EvaluateRequest {
  * until the flag changes) and their results, in the same order.
  */
 export interface Evaluation {
+  /** The snapshot evaluated against (replaced as a whole by any change of the environment's definitions). */
+  snapshot: EnvironmentSnapshot;
   flags: readonly Flag[];
   results: EvaluationResult[];
 }
@@ -120,6 +122,11 @@ export class EvaluationService {
     return this.snapshots.get(scope);
   }
 
+  /** The environment's loaded snapshot, if one is loaded (no await, no load). */
+  currentSnapshot(scope: EnvironmentScope): EnvironmentSnapshot | undefined {
+    return this.snapshots.current(scope.environmentId);
+  }
+
   /** One flag (404 when unknown or archived) or every flag of the environment. */
   async evaluate(scope: EnvironmentScope, request: EvaluateRequest): Promise<EvaluationResult[]> {
     return (await this.evaluateFlags(scope, request)).results;
@@ -147,7 +154,7 @@ export class EvaluationService {
     const results = flags.map((flag) => evaluate(flag, contexts, environment));
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
     this.metrics.evaluated(results);
-    return { flags, results };
+    return { snapshot, flags, results };
   }
 
   /**

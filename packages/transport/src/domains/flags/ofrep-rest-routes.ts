@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   RateLimitedError,
@@ -14,10 +13,11 @@ import {
 } from '@switchyard/core';
 import { isDatabaseUnavailable } from '@switchyard/postgres';
 import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
+import type { EnvironmentSnapshot } from '@switchyard/services';
 import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
-import { ResultJsonCache, jsonArrayBytes } from './rest-result-json.ts';
+import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -218,9 +218,39 @@ const targetingKeyMissing = (key: string): OfrepFailure => ({
   errorDetails: 'this flag has targeting rules: context.targetingKey is required',
 });
 
-// --- ETag ---
+/** A flag's TARGETING_KEY_MISSING entry, kept per definition like the results' entries. */
+const missingKeyItems = new WeakMap<Flag, JsonItem>();
+function missingKeyItem(flag: Flag): JsonItem {
+  let item = missingKeyItems.get(flag);
+  if (item === undefined) {
+    item = JsonItem.of(targetingKeyMissing(flag.key));
+    missingKeyItems.set(flag, item);
+  }
+  return item;
+}
 
-const etagOf = (json: Buffer): string => `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+/**
+ * The ETags answered per snapshot and request context (its JSON as sent). Evaluation is a function
+ * of the definitions and the context, so while the snapshot lives, a context answered before has
+ * the same answer: a poll that presents that ETag gets its 304 without evaluating again. Not kept
+ * when the answer could change without the snapshot changing (a list segment's members) or when
+ * evaluating records something (flags under an ACTIVE experiment record exposures). Bounded per
+ * snapshot; a changed environment gets a new snapshot and starts empty.
+ */
+const answeredEtags = new WeakMap<EnvironmentSnapshot, Map<string, string>>();
+const MAX_REMEMBERED_CONTEXTS = 10_000;
+function rememberEtag(snapshot: EnvironmentSnapshot, contextText: string, etag: string): void {
+  if (snapshot.listSegmentKeysByFlag.size > 0 || snapshot.experimentFlagKeys.size > 0) return;
+  let etags = answeredEtags.get(snapshot);
+  if (etags === undefined) {
+    etags = new Map();
+    answeredEtags.set(snapshot, etags);
+  }
+  if (etags.size >= MAX_REMEMBERED_CONTEXTS) etags.clear();
+  etags.set(contextText, etag);
+}
+
+// --- ETag ---
 
 /** If-None-Match: `*` or a comma-separated list of (possibly weak) tags. */
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
@@ -328,21 +358,29 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
 
     ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
       const scope = scopeOf(request);
+      const ifNoneMatch = request.headers['if-none-match'];
+      // A client polling with the ETag it holds, for a context and definitions answered before:
+      // the same answer, known without evaluating again.
+      const contextText = JSON.stringify(request.body?.context ?? null);
+      const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
+      const known = loaded === undefined ? undefined : answeredEtags.get(loaded)?.get(contextText);
+      if (known !== undefined && matchesEtag(ifNoneMatch, known)) return reply.header('etag', known).code(304).send();
+
       const { targetingKey, context } = mapContext(request.body);
-      const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
-      const entries = new Array<Buffer>(results.length);
+      const { snapshot, flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
+      const entries = new Array<JsonItem>(results.length);
       for (let i = 0; i < results.length; i++) {
         const flag = flags[i]!;
         const result = results[i]!;
-        entries[i] = targetingKey === undefined && needsTargetingKey(flag) ? Buffer.from(JSON.stringify(targetingKeyMissing(result.flag_key))) : bulkEntries.bytes(flag, result);
+        entries[i] = targetingKey === undefined && needsTargetingKey(flag) ? missingKeyItem(flag) : bulkEntries.item(flag, result);
       }
-      // The ETag is the hash of the answer itself: it changes exactly when a flag, a segment or
-      // the context changes what this caller would see, on every instance alike.
-      const json = jsonArrayBytes('{"flags":[', entries, ']}');
-      const etag = etagOf(json);
+      // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
+      // context changes what this caller would see, on every instance alike.
+      const etag = etagOfItems(entries);
+      rememberEtag(snapshot, contextText, etag);
       void reply.header('etag', etag);
-      if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return reply.type('application/json; charset=utf-8').send(json);
+      if (matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
+      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, ']}'));
     });
   });
 }

@@ -1,4 +1,34 @@
+import { createHash } from 'node:crypto';
 import type { EvaluationResult, Flag } from '@switchyard/core';
+
+const COMMA = Buffer.from(',');
+
+/** One item of a JSON answer, as UTF-8 bytes, with a digest of them computed once when first asked. */
+export class JsonItem {
+  private digestWords: Uint32Array | undefined;
+  private afterComma: Buffer | undefined;
+
+  constructor(readonly bytes: Buffer) {}
+
+  static of(value: unknown): JsonItem {
+    return new JsonItem(Buffer.from(JSON.stringify(value)));
+  }
+
+  /** `,` and the bytes: the item anywhere but first in an array (one part to copy instead of two). */
+  withComma(): Buffer {
+    this.afterComma ??= Buffer.concat([COMMA, this.bytes]);
+    return this.afterComma;
+  }
+
+  /** The first 64 bits of the bytes' SHA-256, as two words. */
+  digest(): Uint32Array {
+    if (this.digestWords === undefined) {
+      const digest = createHash('sha256').update(this.bytes).digest();
+      this.digestWords = new Uint32Array([digest.readUInt32LE(0), digest.readUInt32LE(4)]);
+    }
+    return this.digestWords;
+  }
+}
 
 /** One kept answer and the result fields it was rendered from. */
 interface Outcome {
@@ -7,29 +37,36 @@ interface Outcome {
   isEnabled: boolean;
   errorCode: EvaluationResult['error_code'];
   ruleId: string | undefined;
-  bytes: Buffer;
+  item: JsonItem;
 }
-
-const COMMA = Buffer.from(',');
 
 /**
  * JSON arrays sent as bytes: `head`, the items separated by commas, `tail`, in one buffer. The
  * socket writes it as it is, with no string to join and none to encode on the way out.
  */
-export function jsonArrayBytes(head: string, items: readonly Buffer[], tail: string): Buffer {
-  const parts: Buffer[] = [Buffer.from(head)];
-  let length = parts[0]!.length;
+export function jsonArrayBytes(head: string, items: readonly JsonItem[], tail: string): Buffer {
+  const parts = new Array<Buffer>(items.length + 2);
+  parts[0] = Buffer.from(head);
+  let length = parts[0].length;
   for (let i = 0; i < items.length; i++) {
-    if (i > 0) {
-      parts.push(COMMA);
-      length += 1;
-    }
-    parts.push(items[i]!);
-    length += items[i]!.length;
+    const part = i === 0 ? items[i]!.bytes : items[i]!.withComma();
+    parts[i + 1] = part;
+    length += part.length;
   }
   const end = Buffer.from(tail);
-  parts.push(end);
+  parts[items.length + 1] = end;
   return Buffer.concat(parts, length + end.length);
+}
+
+/**
+ * A strong ETag of an answer made of these items in this order: a hash of the items' digests
+ * (each hashed once, when first used), so it costs a small fraction of hashing the whole answer,
+ * and depends on nothing but the answer's content, so every instance computes the same one.
+ */
+export function etagOfItems(items: readonly JsonItem[]): string {
+  const words = new Uint32Array(items.length * 2);
+  for (let i = 0; i < items.length; i++) words.set(items[i]!.digest(), i * 2);
+  return `"${createHash('sha256').update(words).digest('base64url').slice(0, 32)}"`;
 }
 
 /**
@@ -53,7 +90,11 @@ export class ResultJsonCache {
   constructor(private readonly render: (result: EvaluationResult) => string) {}
 
   bytes(flag: Flag, result: EvaluationResult): Buffer {
-    if (result.error_message !== undefined) return Buffer.from(this.render(result));
+    return this.item(flag, result).bytes;
+  }
+
+  item(flag: Flag, result: EvaluationResult): JsonItem {
+    if (result.error_message !== undefined) return new JsonItem(Buffer.from(this.render(result)));
     let outcomes = this.byFlag.get(flag);
     if (outcomes === undefined) {
       outcomes = [];
@@ -68,18 +109,18 @@ export class ResultJsonCache {
         kept.errorCode === result.error_code &&
         kept.ruleId === result.rule_id
       ) {
-        return kept.bytes;
+        return kept.item;
       }
     }
-    const bytes = Buffer.from(this.render(result));
-    outcomes.push({ variantKey: result.variant_key, reason: result.reason, isEnabled: result.is_enabled, errorCode: result.error_code, ruleId: result.rule_id, bytes });
-    return bytes;
+    const item = new JsonItem(Buffer.from(this.render(result)));
+    outcomes.push({ variantKey: result.variant_key, reason: result.reason, isEnabled: result.is_enabled, errorCode: result.error_code, ruleId: result.rule_id, item });
+    return item;
   }
 
   /** `head`, the results' JSON separated by commas, `tail`: one JSON array answer. */
   array(head: string, flags: readonly Flag[], results: readonly EvaluationResult[], tail: string): Buffer {
-    const items = new Array<Buffer>(results.length);
-    for (let i = 0; i < results.length; i++) items[i] = this.bytes(flags[i]!, results[i]!);
+    const items = new Array<JsonItem>(results.length);
+    for (let i = 0; i < results.length; i++) items[i] = this.item(flags[i]!, results[i]!);
     return jsonArrayBytes(head, items, tail);
   }
 }
