@@ -287,6 +287,35 @@ describe('bulk evaluation', () => {
     await eventually('the flag to be enabled again', async () => (await evaluateOne('plain-flag', {})).body?.reason === 'DEFAULT');
   });
 
+  test('a poll never keeps a stale answer: a list segment\'s members change answers without a flag change', async () => {
+    // The 304 of a remembered ETag is only given while the answer cannot have changed (same
+    // definitions, same context). A list segment's members move without any flag changing.
+    const segmentKey = `ofrep-list-${Date.now()}`;
+    const flagKey = `listed-${Date.now()}`;
+    expectStatus(
+      await client.post(`/v1/environments/${b.environmentId}/segments`, { token: b.admin.token, body: { key: segmentKey, context_type: 'user', kind: 'list' } }),
+      201,
+    );
+    await createFlag(ts, client, b, {
+      key: flagKey,
+      value_type: 'bool',
+      variants: [{ key: 'on', value: true }, { key: 'off', value: false }],
+      enabled: true,
+      off_variant_key: 'off',
+      rules: [{ id: 'listed', conditions: [], segment_keys: [segmentKey], variant_key: 'on' }],
+    });
+    const context = { targetingKey: 'listed-user' };
+    const first = await evaluateAll(context, {}, b);
+    const etag = first.headers.get('etag') ?? '';
+    assert.equal(first.body.flags.find((flag: Json) => flag.key === flagKey).value, false);
+    expectStatus(await evaluateAll(context, { 'if-none-match': etag }, b), 304);
+    const members = await client.request('PATCH', `/v1/environments/${b.environmentId}/segments/${segmentKey}/members`, { token: b.admin.token, body: { add_included: ['listed-user'] } });
+    assert.ok(members.status === 200 || members.status === 204, members.text);
+    await eventually('the poll to see the new member', async () => (await evaluateAll(context, { 'if-none-match': etag }, b)).status === 200);
+    const changed = await evaluateAll(context, { 'if-none-match': etag }, b);
+    assert.equal(changed.body.flags.find((flag: Json) => flag.key === flagKey).value, true);
+  });
+
   test('bad requests: 400 without a key in the body', async () => {
     expectFailure(await evaluateAll('user-1'), 400, 'INVALID_CONTEXT');
     expectFailure(await evaluateAll({ targetingKey: 3 }), 400, 'INVALID_CONTEXT');

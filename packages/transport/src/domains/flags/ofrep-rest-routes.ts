@@ -233,9 +233,9 @@ function missingKeyItem(flag: Flag): JsonItem {
  * The ETags answered per snapshot and request context (its JSON as sent). Evaluation is a function
  * of the definitions and the context, so while the snapshot lives, a context answered before has
  * the same answer: a poll that presents that ETag gets its 304 without evaluating again. Not kept
- * when the answer could change without the snapshot changing (a list segment's members) or when
- * evaluating records something (flags under an ACTIVE experiment record exposures). Bounded per
- * snapshot; a changed environment gets a new snapshot and starts empty.
+ * when evaluation reads more than the snapshot (list segments' members are looked up at evaluation
+ * time) or records something (flags under an ACTIVE experiment record an exposure per evaluation).
+ * Bounded per snapshot; a changed environment gets a new snapshot and starts empty.
  */
 const answeredEtags = new WeakMap<EnvironmentSnapshot, Map<string, string>>();
 const MAX_REMEMBERED_CONTEXTS = 10_000;
