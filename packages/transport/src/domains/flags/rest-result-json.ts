@@ -5,7 +5,9 @@ const COMMA = Buffer.from(',');
 
 /** One item of a JSON answer, as UTF-8 bytes, with a digest of them computed once when first asked. */
 export class JsonItem {
-  private digestWords: Uint32Array | undefined;
+  /** The first 64 bits of the bytes' SHA-256 as two words; -1 until first asked. */
+  private digestLow = -1;
+  private digestHigh = -1;
   private afterComma: Buffer | undefined;
 
   constructor(readonly bytes: Buffer) {}
@@ -20,13 +22,15 @@ export class JsonItem {
     return this.afterComma;
   }
 
-  /** The first 64 bits of the bytes' SHA-256, as two words. */
-  digest(): Uint32Array {
-    if (this.digestWords === undefined) {
+  /** Writes the first 64 bits of the bytes' SHA-256 (computed once) into `words` at `at`. */
+  writeDigest(words: Uint32Array, at: number): void {
+    if (this.digestLow === -1) {
       const digest = createHash('sha256').update(this.bytes).digest();
-      this.digestWords = new Uint32Array([digest.readUInt32LE(0), digest.readUInt32LE(4)]);
+      this.digestLow = digest.readUInt32LE(0);
+      this.digestHigh = digest.readUInt32LE(4);
     }
-    return this.digestWords;
+    words[at] = this.digestLow;
+    words[at + 1] = this.digestHigh;
   }
 }
 
@@ -65,7 +69,7 @@ export function jsonArrayBytes(head: string, items: readonly JsonItem[], tail: s
  */
 export function etagOfItems(items: readonly JsonItem[]): string {
   const words = new Uint32Array(items.length * 2);
-  for (let i = 0; i < items.length; i++) words.set(items[i]!.digest(), i * 2);
+  for (let i = 0; i < items.length; i++) items[i]!.writeDigest(words, i * 2);
   return `"${createHash('sha256').update(words).digest('base64url').slice(0, 32)}"`;
 }
 
