@@ -62,19 +62,15 @@ export function startBareServer(body: Buffer, headers: Headers, keepAliveTimeout
   return listen(server, keepAliveTimeoutMs);
 }
 
-/**
- * Reads and parses the JSON body, then serialises the captured answer object with JSON.stringify
- * (a fresh string per request, as any JSON route makes).
- */
-export function startJsonServer(answer: object, headers: Headers, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+/** Reads and JSON.parses the body, then JSON.stringifies what `answer` makes of it (a fresh string per request). */
+function startJsonAnsweringServer(headers: Headers, keepAliveTimeoutMs: number, answer: (parsed: Record<string, unknown>) => unknown): Promise<ReferenceServer> {
   const fixed = answerHeaders(headers);
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      const parsed = JSON.parse(body.toString('utf8')) as { flag_key?: unknown };
-      const text = JSON.stringify({ ...answer, flag_key: parsed.flag_key });
+      const text = JSON.stringify(answer(JSON.parse(body.toString('utf8')) as Record<string, unknown>));
       response.writeHead(200, { ...fixed, 'content-length': String(Buffer.byteLength(text)) });
       response.end(text);
     });
@@ -82,27 +78,21 @@ export function startJsonServer(answer: object, headers: Headers, keepAliveTimeo
   return listen(server, keepAliveTimeoutMs);
 }
 
+/** The captured answer object, with the request's flag_key, as any JSON route makes it. */
+export function startJsonServer(answer: object, headers: Headers, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+  return startJsonAnsweringServer(headers, keepAliveTimeoutMs, (parsed) => ({ ...answer, flag_key: parsed.flag_key }));
+}
+
 /**
- * Reads and parses the JSON body, then builds a fresh object for each of `items` (a shallow copy,
- * as a route builds one result per flag) and JSON.stringifies the whole answer: the floor of any
- * server answering one result per flag.
+ * A fresh object for each of `items` (a shallow copy, as a route builds one result per flag),
+ * wrapped into the answer: the floor of any server answering one result per flag.
  */
 export function startBuildingServer(items: readonly object[], wrap: (built: object[]) => object, headers: Headers, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
-  const fixed = answerHeaders(headers);
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      JSON.parse(body.toString('utf8'));
-      const built = new Array<object>(items.length);
-      for (let i = 0; i < items.length; i++) built[i] = { ...items[i]! };
-      const text = JSON.stringify(wrap(built));
-      response.writeHead(200, { ...fixed, 'content-length': String(Buffer.byteLength(text)) });
-      response.end(text);
-    });
+  return startJsonAnsweringServer(headers, keepAliveTimeoutMs, () => {
+    const built = new Array<object>(items.length);
+    for (let i = 0; i < items.length; i++) built[i] = { ...items[i]! };
+    return wrap(built);
   });
-  return listen(server, keepAliveTimeoutMs);
 }
 
 /**
