@@ -2,7 +2,7 @@ import type { AuthProvider } from '@switchyard/core';
 import { ssoUrls } from './sso-options.ts';
 
 /**
- * The auth provider record of docs/sso.md, for REST and gRPC: the SPEC's record plus
+ * The auth provider record of docs/sso.md "Providers", for REST and gRPC: the contract's record plus
  * `default_role`, `redirect_uris`, and the addresses to register at the identity provider.
  * The client secret never appears: `client_secret_set` says whether one is stored.
  */
