@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   RateLimitedError,
@@ -230,24 +231,44 @@ function missingKeyItem(flag: Flag): JsonItem {
 }
 
 /**
- * The ETags answered per snapshot and request context (its JSON as sent). Evaluation is a function
- * of the definitions and the context, so while the snapshot lives, a context answered before has
- * the same answer: a poll that presents that ETag gets its 304 without evaluating again. Not kept
- * when evaluation reads more than the snapshot (list segments' members are looked up at evaluation
- * time) or records something (flags under an ACTIVE experiment record an exposure per evaluation).
- * Bounded per snapshot; a changed environment gets a new snapshot and starts empty.
+ * The ETags last answered per environment and request context, with the snapshot they were
+ * computed from. Evaluation is a function of the definitions and the context, so while that
+ * snapshot is still the environment's, a context answered before has the same answer: a poll that
+ * presents that ETag gets its 304 without evaluating again. Not kept when evaluation reads more
+ * than the snapshot (list segments' members are looked up at evaluation time) or records
+ * something (flags under an ACTIVE experiment record an exposure per evaluation).
+ *
+ * One bounded table for every environment (cleared when full), keyed by the SHA-256 of the
+ * context's JSON, so neither many tenants nor large contexts grow it; an entry names its snapshot
+ * by a number, so no replaced snapshot is kept alive by it.
  */
-const answeredEtags = new WeakMap<EnvironmentSnapshot, Map<string, string>>();
-const MAX_REMEMBERED_CONTEXTS = 10_000;
-function rememberEtag(snapshot: EnvironmentSnapshot, contextText: string, etag: string): void {
-  if (snapshot.listSegmentKeysByFlag.size > 0 || snapshot.experimentFlagKeys.size > 0) return;
-  let etags = answeredEtags.get(snapshot);
-  if (etags === undefined) {
-    etags = new Map();
-    answeredEtags.set(snapshot, etags);
+const answeredEtags = new Map<string, { snapshotId: number; etag: string }>();
+const MAX_REMEMBERED_ANSWERS = 50_000;
+const snapshotIds = new WeakMap<EnvironmentSnapshot, number>();
+let lastSnapshotId = 0;
+
+function snapshotIdOf(snapshot: EnvironmentSnapshot): number {
+  let id = snapshotIds.get(snapshot);
+  if (id === undefined) {
+    id = ++lastSnapshotId;
+    snapshotIds.set(snapshot, id);
   }
-  if (etags.size >= MAX_REMEMBERED_CONTEXTS) etags.clear();
-  etags.set(contextText, etag);
+  return id;
+}
+
+const answerKey = (environmentId: string, contextText: string): string =>
+  `${environmentId}:${createHash('sha256').update(contextText).digest('base64url')}`;
+
+/** The ETag answered for this context under this snapshot, if remembered. */
+function rememberedEtag(snapshot: EnvironmentSnapshot, key: string): string | undefined {
+  const entry = answeredEtags.get(key);
+  return entry !== undefined && entry.snapshotId === snapshotIdOf(snapshot) ? entry.etag : undefined;
+}
+
+function rememberEtag(snapshot: EnvironmentSnapshot, key: string, etag: string): void {
+  if (snapshot.listSegmentKeysByFlag.size > 0 || snapshot.experimentFlagKeys.size > 0) return;
+  if (answeredEtags.size >= MAX_REMEMBERED_ANSWERS) answeredEtags.clear();
+  answeredEtags.set(key, { snapshotId: snapshotIdOf(snapshot), etag });
 }
 
 // --- ETag ---
@@ -361,9 +382,9 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const ifNoneMatch = request.headers['if-none-match'];
       // A client polling with the ETag it holds, for a context and definitions answered before:
       // the same answer, known without evaluating again.
-      const contextText = JSON.stringify(request.body?.context ?? null);
+      const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
       const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
-      const known = loaded === undefined ? undefined : answeredEtags.get(loaded)?.get(contextText);
+      const known = loaded === undefined ? undefined : rememberedEtag(loaded, key);
       if (known !== undefined && matchesEtag(ifNoneMatch, known)) return reply.header('etag', known).code(304).send();
 
       const { targetingKey, context } = mapContext(request.body);
@@ -377,7 +398,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
       // context changes what this caller would see, on every instance alike.
       const etag = etagOfItems(entries);
-      rememberEtag(snapshot, contextText, etag);
+      rememberEtag(snapshot, key, etag);
       void reply.header('etag', etag);
       if (matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
       return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, ']}'));
