@@ -4,15 +4,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { freePort } from '@switchyard/postgres/testing';
-import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
 import {
   createTestSamlIdp,
   testKeyPair,
   type TestSamlIdp,
   type TestSamlResponseParams,
 } from '../../../packages/services/test/support/saml-identity-provider.ts';
-import { UUID_PATTERN, bearer, promisified, rejectsWithStatus, type LoginResponse, type Unary } from './support/grpc-clients.ts';
+import { UUID_PATTERN, bearer, rejectsWithStatus, ssoClients, type SsoClients } from './support/grpc-clients.ts';
 import {
   api,
   expectError,
@@ -29,6 +27,7 @@ import {
   type LoggedInUser,
   type Tenant,
 } from './support/rest-client.ts';
+import { eventuallyStatus, startSsoTestServer } from './support/sso.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 // SAML single sign-on through the real server (docs/sso.md), in both topologies: provider
@@ -39,9 +38,8 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /** The app a browser login returns to (loopback http is allowed; nothing listens there). */
 const APP = 'http://127.0.0.1:9/app/done';
-const SSO_SECRETS_KEY = 'test-sso-secrets-key-of-at-least-32-chars';
 
-let ts: TestServer;
+let ts: TestServer & { publicUrl: string };
 let base: string;
 let acsUrl: string;
 let client: ApiClient;
@@ -53,10 +51,9 @@ const idp: TestSamlIdp = createTestSamlIdp();
 const oneTimeSecrets: string[] = [];
 
 before(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
+  ts = await startSsoTestServer();
+  base = ts.publicUrl;
   acsUrl = `${base}/v1/auth/saml/acs`;
-  ts = await startTestServer({ HTTP_PORT: String(port), PUBLIC_URL: base, SSO_ALLOW_PRIVATE_NETWORKS: 'true', SSO_SECRETS_KEY });
   assert.equal(ts.base, base, 'the REST address is the public URL');
   client = api(ts.base);
   root = await loginAdmin(client);
@@ -192,21 +189,6 @@ async function signIn(provider: ProviderRecord, nameId: string): Promise<Json> {
 type Member = { user_id: string; email: string; org_role: string };
 const membersOf = async (tenant: Tenant): Promise<Member[]> =>
   expectStatus(await client.get(usersOf(tenant.orgId), { token: tenant.admin.token }), 200, 'list the org members') as Member[];
-
-/**
- * Polls `probe` until it answers `status`, for at most 10 s (the split gateway hears of an ended
- * session asynchronously).
- */
-async function eventually(probe: () => Promise<ApiResponse>, status: number, what: string): Promise<void> {
-  const started = Date.now();
-  let last: ApiResponse | undefined;
-  while (Date.now() - started < 10_000) {
-    last = await probe();
-    if (last.status === status) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.fail(`${what}: still ${last?.status} ${last?.text} after 10 s`);
-}
 
 describe('a valid SAML sign-in, end to end', () => {
   test('the first sign-in provisions an org_member in the provider\'s org; the session works there only; the second is the same account', async () => {
@@ -532,31 +514,17 @@ describe('bad provider bodies are 400', () => {
 // --- gRPC: svc.auth.v1 AuthProviderService and SamlLoginService on the internal port ---
 
 type Provider = Record<string, any>;
-interface ProvidersClient {
-  createAuthProvider: Unary<{ org_id: string; provider: Record<string, unknown> }, Provider>;
-  listAuthProviders: Unary<{ org_id: string }, { providers: Provider[] }>;
-  getAuthProvider: Unary<{ org_id: string; provider_id: string }, Provider>;
-  client: grpc.Client;
-}
-interface SamlClient {
-  samlSsoInitiate: Unary<{ provider_id: string; org_id: string; acs_url: string }, { redirect_url: string; relay_state: string }>;
-  samlAcsCallback: Unary<{ provider_id: string; saml_response_b64: string; relay_state: string }, LoginResponse>;
-  client: grpc.Client;
-}
 
 describe('gRPC AuthProviderService and SamlLoginService', () => {
-  let providers: ProvidersClient;
-  let saml: SamlClient;
+  let clients: SsoClients;
+  let providers: SsoClients['providers'];
+  let saml: SsoClients['saml'];
   let provider: Provider;
   before(() => {
-    const proto = loadProto('svc/auth/v1/sso.proto');
-    providers = promisified<ProvidersClient>(lookup<grpc.ServiceClientConstructor>(proto, 'svc.auth.v1.AuthProviderService'), ts.server.grpcPort);
-    saml = promisified<SamlClient>(lookup<grpc.ServiceClientConstructor>(proto, 'svc.auth.v1.SamlLoginService'), ts.server.grpcPort);
+    clients = ssoClients(ts.server.grpcPort);
+    ({ providers, saml } = clients);
   });
-  after(() => {
-    providers.client.close();
-    saml.client.close();
-  });
+  after(() => clients.close());
 
   /** The gRPC record as the REST helpers take it. */
   const asRecord = (p: Provider): ProviderRecord => p as ProviderRecord;
@@ -676,7 +644,7 @@ describe('logout of an SSO session', () => {
     expectStatus(await client.get('/v1/auth/orgs', { token: session.token }), 200, 'the token works before');
     const other = await signIn(provider, newEmail('logout-other'));
     expectStatus(await client.post('/v1/auth/logout', { token: session.token }), 204, 'logout');
-    await eventually(() => client.get('/v1/auth/orgs', { token: session.token }), 401, 'the logged-out token');
+    await eventuallyStatus(() => client.get('/v1/auth/orgs', { token: session.token }), 401, 'the logged-out token');
     expectError(await client.get('/v1/auth/orgs', { token: session.token }), 401, 'UNAUTHENTICATED');
     expectError(await client.post('/v1/auth/refresh', { body: { refresh_token: session.refresh_token } }), 401, 'UNAUTHENTICATED');
     expectStatus(await client.get('/v1/auth/orgs', { token: other.token }), 200, 'another person\'s SSO session goes on');

@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict';
 import { freePort } from '@switchyard/postgres/testing';
+import type { ApiResponse } from './rest-client.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
 
 export const TEST_SSO_SECRETS_KEY = 'integration-test-sso-secrets-key-0123456789';
@@ -26,4 +28,19 @@ export async function browserGet(url: string | URL): Promise<{ status: number; l
   const response = await fetch(url, { redirect: 'manual' });
   const location = response.headers.get('location');
   return { status: response.status, location: location === null ? null : new URL(location), text: await response.text() };
+}
+
+/**
+ * Polls `probe` until it answers `status`, for at most 10 s: a gateway hears of an ended session
+ * asynchronously (in one process, at once).
+ */
+export async function eventuallyStatus(probe: () => Promise<ApiResponse>, status: number, what: string): Promise<void> {
+  const started = Date.now();
+  let last: ApiResponse | undefined;
+  while (Date.now() - started < 10_000) {
+    last = await probe();
+    if (last.status === status) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`${what}: still ${last?.status} ${last?.text} after 10 s`);
 }

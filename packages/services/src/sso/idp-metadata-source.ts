@@ -7,8 +7,9 @@ const MAX_METADATA_BYTES = 256 * 1024;
 
 /**
  * A SAML provider's IdP metadata: parsed from the stored XML, or fetched from its address through
- * the private-network guard. Kept per provider revision for ten minutes, so a certificate rollover
- * published by the IdP is picked up without anyone saving the provider again.
+ * the private-network guard. Kept per provider revision for ten minutes (a saved change is a new
+ * revision), so a certificate rollover published at the address is picked up without anyone
+ * saving the provider again.
  */
 export class IdpMetadataSource {
   private readonly cache = new Map<string, { metadata: IdpMetadata; expiresAtMs: number }>();
@@ -23,20 +24,22 @@ export class IdpMetadataSource {
   async get(provider: AuthProvider): Promise<IdpMetadata> {
     const saml = provider.saml;
     if (!saml) throw failedPrecondition('not a SAML provider');
-    if (saml.idpMetadataXml !== null) return parseIdpMetadata(saml.idpMetadataXml, 'saml.idp_metadata_xml');
     const key = `${provider.id}@${provider.updatedAtMs}`;
     const cached = this.cache.get(key);
     if (cached && cached.expiresAtMs > this.now()) return cached.metadata;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.fetchAndKeep(key, saml.idpMetadataUrl ?? '').finally(() => this.inFlight.delete(key));
+      const { idpMetadataXml: xml, idpMetadataUrl: url } = saml;
+      // Pasted XML is parsed once per revision too: parsing it is most of what a start costs.
+      const text = xml !== null ? Promise.resolve(xml) : this.download(url ?? '');
+      pending = this.parseAndKeep(key, text, xml !== null ? 'saml.idp_metadata_xml' : 'saml.idp_metadata_url').finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, pending);
     }
     return pending;
   }
 
-  private async fetchAndKeep(key: string, url: string): Promise<IdpMetadata> {
-    const metadata = parseIdpMetadata(await this.download(url), 'saml.idp_metadata_url');
+  private async parseAndKeep(key: string, text: Promise<string>, field: string): Promise<IdpMetadata> {
+    const metadata = parseIdpMetadata(await text, field);
     this.cache.delete(key);
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { metadata, expiresAtMs: this.now() + TTL_MS });

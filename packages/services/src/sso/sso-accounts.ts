@@ -14,7 +14,7 @@ const MAX_SUBJECT_LENGTH = 255;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** C0 controls and DEL: never part of an identifier, and U+0000 cannot be stored at all. */
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
-const hasControlCharacters = (text: string): boolean => /[\u0000-\u001f\u007f]/.test(text);
+const hasControlCharacters = (text: string): boolean => text.search(CONTROL_CHARACTERS) !== -1;
 
 /**
  * Which account a provider's identity is (docs/sso.md "Accounts"):
