@@ -1,4 +1,4 @@
-import { isDomainError, type PendingSsoLogin, type SsoCodeGrant, type SsoLoginRepository } from '@switchyard/core';
+import { type PendingSsoLogin, type SsoCodeGrant, type SsoLoginRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
@@ -38,28 +38,35 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
   constructor(private readonly sql: Sql) {}
 
   async createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean> {
-    if (!isUuid(input.providerId) || !isUuid(input.orgId)) return false;
-    // The count and the insert in one statement; concurrent starts may overshoot the cap by a
-    // few, which is all it needs (it bounds the table, it is not a quota). An unknown provider,
-    // or an org that is not the provider's, selects nothing to insert.
-    const rows = await translateErrors(
-      () => this.sql`
-        INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, return_uri, app_state, nonce,
-                                        code_verifier, saml_request_id, created_at_ms, expires_at_ms)
-        SELECT ${input.stateHash}, ${input.providerId}, ${input.orgId}, ${input.redirectUri}, ${input.returnUri},
-               ${input.appState}, ${input.nonce}, ${input.codeVerifier}, ${input.samlRequestId}, ${nowMs}::int8, ${input.expiresAtMs}::int8
-        WHERE EXISTS (SELECT 1 FROM auth_providers WHERE id = ${input.providerId} AND org_id = ${input.orgId})
-          AND (SELECT count(*) FROM (SELECT 1 FROM sso_pending_logins
-                                     WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8
-                                     LIMIT ${maxLivePerProvider}) AS live) < ${maxLivePerProvider}
-        RETURNING state_hash`,
+    if (!isUuid(input.providerId) || !isUuid(input.orgId) || maxLivePerProvider < 1) return false;
+    return translateErrors(
+      () =>
+        this.sql.begin(async (tx) => {
+          // The provider of that org, held against deletion until the insert is done.
+          const [provider] = await tx`
+            SELECT 1 FROM auth_providers WHERE id = ${input.providerId} AND org_id = ${input.orgId} FOR KEY SHARE`;
+          if (!provider) return false;
+          // Full: the oldest logins in flight make room. Concurrent starts may overshoot the cap
+          // by a few, which is all it needs (it bounds the table, it is not a quota).
+          const [live] = await tx<Array<{ count: number }>>`
+            SELECT count(*)::int AS count FROM (SELECT 1 FROM sso_pending_logins
+              WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8 LIMIT ${maxLivePerProvider}) AS live`;
+          if ((live?.count ?? 0) >= maxLivePerProvider) {
+            await tx`
+              DELETE FROM sso_pending_logins WHERE state_hash IN (
+                SELECT state_hash FROM sso_pending_logins
+                WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8
+                ORDER BY created_at_ms DESC, state_hash OFFSET ${maxLivePerProvider - 1})`;
+          }
+          await tx`
+            INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, return_uri, app_state, nonce,
+                                            code_verifier, saml_request_id, created_at_ms, expires_at_ms)
+            VALUES (${input.stateHash}, ${input.providerId}, ${input.orgId}, ${input.redirectUri}, ${input.returnUri},
+                    ${input.appState}, ${input.nonce}, ${input.codeVerifier}, ${input.samlRequestId}, ${nowMs}::int8, ${input.expiresAtMs}::int8)`;
+          return true;
+        }),
       { resource: 'pending login', name: 'state', parent: 'auth provider' },
-    ).catch((error: unknown) => {
-      // A provider deleted between the EXISTS and the foreign key's check: unknown all the same.
-      if (isDomainError(error) && error.code === 'NOT_FOUND') return [];
-      throw error;
-    });
-    return rows.length === 1;
+    );
   }
 
   async consumePending(stateHash: string, nowMs: number): Promise<PendingSsoLogin | null> {

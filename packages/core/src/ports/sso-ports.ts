@@ -85,10 +85,12 @@ export interface SsoCodeGrant {
 /** Logins in flight and one-time codes. Everything is found by a hash and spent once. */
 export interface SsoLoginRepository {
   /**
-   * Stores a pending login unless its provider already has `maxLivePerProvider` unexpired ones
-   * (returns false then: starts are unauthenticated and must not fill the table). Also false, storing
-   * nothing, when the provider is unknown (a malformed id or a well-formed one naming nothing) or
-   * `orgId` is not its org. @throws ALREADY_EXISTS when the state hash is stored already.
+   * Stores a pending login, keeping at most `maxLivePerProvider` unexpired ones per provider: when
+   * full, its oldest are dropped to make room. Starts are unauthenticated, so a flood must neither
+   * fill the table nor lock the provider's people out; it can only displace the oldest logins in
+   * flight. False, storing nothing, for a cap below 1, an unknown provider (a malformed id or a
+   * well-formed one naming nothing) or an `orgId` that is not its org.
+   * @throws ALREADY_EXISTS when the state hash is stored already.
    */
   createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean>;
   /** Removes and returns the pending login when it exists and is unexpired at `nowMs` (single use). */

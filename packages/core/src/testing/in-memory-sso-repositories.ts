@@ -75,10 +75,13 @@ export class InMemorySsoLoginRepository implements SsoLoginRepository {
 
   async createPending(input: Omit<PendingSsoLogin, 'createdAtMs'>, nowMs: number, maxLivePerProvider: number): Promise<boolean> {
     // An unknown provider, or an org that is not the provider's, stores nothing (as the adapter).
-    if (this.state.authProviders.get(input.providerId)?.orgId !== input.orgId) return false;
-    const live = [...this.state.ssoPending.values()].filter((p) => p.providerId === input.providerId && p.expiresAtMs > nowMs).length;
-    if (live >= maxLivePerProvider) return false;
+    if (this.state.authProviders.get(input.providerId)?.orgId !== input.orgId || maxLivePerProvider < 1) return false;
     if (this.state.ssoPending.has(input.stateHash)) throw alreadyExists('pending login', 'state');
+    // Newest first; everything past the newest maxLivePerProvider - 1 makes room for this one.
+    const live = [...this.state.ssoPending.values()]
+      .filter((p) => p.providerId === input.providerId && p.expiresAtMs > nowMs)
+      .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.stateHash < b.stateHash ? -1 : 1));
+    for (const dropped of live.slice(maxLivePerProvider - 1)) this.state.ssoPending.delete(dropped.stateHash);
     this.state.ssoPending.set(input.stateHash, { ...input, createdAtMs: nowMs });
     return true;
   }

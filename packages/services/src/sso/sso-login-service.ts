@@ -23,7 +23,10 @@ import { ssoUrls, type SsoOptions } from './sso-options.ts';
 export const PENDING_LOGIN_TTL_MS = 10 * 60_000;
 /** The one-time code lives this long: the browser app exchanges it at once. */
 export const SSO_CODE_TTL_MS = 60_000;
-/** Unfinished logins one provider may have at once (starts are unauthenticated). */
+/**
+ * Unfinished logins one provider keeps at once; a start beyond drops the oldest (starts are
+ * unauthenticated: a flood may displace logins in flight, never fill the table or refuse people).
+ */
 export const MAX_PENDING_LOGINS_PER_PROVIDER = 10_000;
 const MAX_APP_STATE_LENGTH = 512;
 
@@ -41,6 +44,8 @@ export interface SsoLoginDeps {
   idpMetadata: IdpMetadataSource;
   options: SsoOptions;
   now?: () => number;
+  /** MAX_PENDING_LOGINS_PER_PROVIDER unless told (tests use a small one). */
+  maxPendingLoginsPerProvider?: number;
 }
 
 const newSecret = (): string => randomBytes(32).toString('base64url');
@@ -179,9 +184,10 @@ export class SsoLoginService {
     const stored = await this.deps.repos.ssoLogins.createPending(
       { stateHash: sha256Hex(state), providerId: provider.id, orgId: provider.orgId, ...target, ...secrets, expiresAtMs: nowMs + PENDING_LOGIN_TTL_MS },
       nowMs,
-      MAX_PENDING_LOGINS_PER_PROVIDER,
+      this.deps.maxPendingLoginsPerProvider ?? MAX_PENDING_LOGINS_PER_PROVIDER,
     );
-    if (!stored) throw new DomainError('RESOURCE_EXHAUSTED', 'too many sign-ins in progress for this provider; try again in a few minutes');
+    // Only a provider deleted since it was read stores nothing.
+    if (!stored) throw notFound('auth provider', provider.id);
     return { location, state };
   }
 

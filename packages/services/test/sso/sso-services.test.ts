@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { isDomainError, type AuthProvider, type Principal } from '@switchyard/core';
 import { createInMemoryRepositories } from '@switchyard/core/testing';
 import { AuthProviderService, MAX_PROVIDERS_PER_ORG } from '../../src/sso/auth-provider-service.ts';
 import { SecretBox } from '../../src/sso/secret-box.ts';
+import { IdpMetadataSource } from '../../src/sso/idp-metadata-source.ts';
+import type { OidcFlows } from '../../src/sso/oidc-flow.ts';
+import { SamlFlows } from '../../src/sso/saml-flow.ts';
 import { SsoAccounts } from '../../src/sso/sso-accounts.ts';
+import { SsoLoginService } from '../../src/sso/sso-login-service.ts';
 import type { SsoOptions } from '../../src/sso/sso-options.ts';
 import { createTestSamlIdp } from '../support/saml-identity-provider.ts';
 
@@ -14,6 +19,7 @@ import { createTestSamlIdp } from '../support/saml-identity-provider.ts';
 // hosts/server/test/sso-*.test.ts.
 
 const KEY = 'unit-test-sso-secrets-key-0123456789abcdef';
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 async function rejectsWith(promise: Promise<unknown> | (() => unknown), code: string, message?: RegExp): Promise<void> {
   await assert.rejects(
@@ -149,5 +155,50 @@ describe('SsoAccounts', () => {
     const userId = await sso.resolve(provider, { subject: 's', email: 'kim@b.example', emailVerified: true, displayName: 'Kim\u0000\u0007 Lee' });
     assert.equal((await repos.users.getById(userId))?.displayName, 'Kim Lee');
     assert.equal((await repos.users.listOrgUsers({ orgId: org.id })).length, 1);
+  });
+});
+
+describe('SsoLoginService under a flood of starts', () => {
+  test('starts beyond the cap displace the oldest logins in flight: a real person starting after the flood still signs in', async () => {
+    const { repos, org, admin, service } = await setup({ allowPrivateNetworks: true });
+    const record = await service.create(admin, org.id, oidcBody('http://127.0.0.1:1'));
+    // An OpenID provider stand-in: every authorization gets its own state, and the callback
+    // names who signed in (the flows themselves are tested against a real provider elsewhere).
+    let issued = 0;
+    const oidc = {
+      authorize: async () => {
+        issued += 1;
+        return { url: `https://idp.example.com/authorize?state=s${issued}`, state: `s${issued}`, nonce: `n${issued}`, codeVerifier: `v${issued}` };
+      },
+      complete: async () => ({ issuer: 'https://idp.example.com', subject: 'real-person', email: 'real@corp.example', emailVerified: true, name: 'Real Person' }),
+    } as unknown as OidcFlows;
+    const sessions: Array<{ userId: string; orgId: string }> = [];
+    const sso = new SsoLoginService({
+      repos,
+      auth: {
+        openSessionFor: async (userId: string, orgId: string) => {
+          sessions.push({ userId, orgId });
+          return { accessToken: 't', expiresAtMs: 0, expiresIn: 0, refreshToken: 'r', userId, orgId, sessionId: 's' };
+        },
+      },
+      hasher: { hash: async (p: string) => `hashed:${p}`, verify: async () => false },
+      oidc,
+      saml: new SamlFlows(),
+      idpMetadata: new IdpMetadataSource(fetch),
+      options: { publicUrl: 'https://flags.example.com', allowPrivateNetworks: true, secrets: new SecretBox(KEY) },
+      maxPendingLoginsPerProvider: 5,
+    });
+    const app = 'https://app.example.com/signed-in';
+    for (let i = 0; i < 20; i++) await sso.startBrowserLogin(record.id, app, null); // the flood: never refused
+    await sso.startBrowserLogin(record.id, app, null); // the person, after it
+    const back = new URL((await sso.finishOidcBrowserLogin({ state: `s${issued}`, code: 'c' })).location);
+    assert.equal(back.searchParams.get('error'), null, back.href);
+    const code = back.searchParams.get('code');
+    assert.ok(code);
+    await sso.exchangeCode(code);
+    assert.equal(sessions.length, 1);
+    assert.equal(sessions[0]!.orgId, org.id);
+    // The table holds the cap, not the flood: the oldest starts are gone.
+    assert.equal((await repos.ssoLogins.consumePending(sha256(`s1`), Date.now())), null, 'the first start was displaced');
   });
 });

@@ -287,24 +287,25 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
       assert.deepEqual(await repos().ssoLogins.consumePending(first.stateHash, nowMs), { ...first, createdAtMs: nowMs });
     });
 
-    test('createPending returns false once the provider has maxLivePerProvider unexpired logins, counting only its own', async () => {
+    test('createPending keeps at most maxLivePerProvider unexpired logins per provider, dropping its oldest; other providers keep theirs', async () => {
       const { org, provider } = await orgWithProvider(repos());
       const other = await repos().authProviders.create({ orgId: org.id }, oidcInput(), MAX_PER_ORG);
       const t = Date.now();
       // Two logins that are live when stored but expired at t (expiresAtMs == t): they do not count.
       const expired = [pendingInput(provider, { expiresAtMs: t }), pendingInput(provider, { expiresAtMs: t })];
       for (const input of expired) assert.equal(await repos().ssoLogins.createPending(input, t - 100, MAX_LIVE), true);
-      assert.equal(await repos().ssoLogins.createPending(pendingInput(other), t, 2), true, 'another provider\'s login');
-      const accepted = [pendingInput(provider), pendingInput(provider)];
-      for (const input of accepted) assert.equal(await repos().ssoLogins.createPending(input, t, 2), true);
-      const refused = pendingInput(provider);
-      assert.equal(await repos().ssoLogins.createPending(refused, t, 2), false, 'the cap is reached');
-      assert.equal(await repos().ssoLogins.createPending(pendingInput(other), t, 2), true, 'the other provider has its own count');
-      assert.equal(await repos().ssoLogins.createPending(pendingInput(other), t, 2), false);
-      assert.equal(await repos().ssoLogins.createPending(pendingInput(provider), t, 0), false, 'a cap of 0 stores nothing');
-      assert.equal(await repos().ssoLogins.consumePending(refused.stateHash, t), null, 'a refused login was not stored');
-      assert.equal((await repos().ssoLogins.consumePending(accepted[0]!.stateHash, t))?.stateHash, accepted[0]!.stateHash);
-      assert.equal(await repos().ssoLogins.createPending(refused, t, 2), true, 'spending one makes room');
+      const others = pendingInput(other);
+      assert.equal(await repos().ssoLogins.createPending(others, t, 2), true, 'another provider\'s login');
+      // Stored a millisecond apart, so "oldest" is well defined.
+      const logins = [pendingInput(provider), pendingInput(provider), pendingInput(provider), pendingInput(provider)];
+      for (const [i, input] of logins.entries()) assert.equal(await repos().ssoLogins.createPending(input, t + i, 2), true, `login ${i} is stored`);
+      const left = [];
+      for (const input of logins) left.push((await repos().ssoLogins.consumePending(input.stateHash, t + 10)) !== null);
+      assert.deepEqual(left, [false, false, true, true], 'the two newest are kept, the oldest made room');
+      assert.equal((await repos().ssoLogins.consumePending(others.stateHash, t + 10))?.stateHash, others.stateHash, 'the other provider\'s login stays');
+      const none = pendingInput(provider);
+      assert.equal(await repos().ssoLogins.createPending(none, t, 0), false, 'a cap of 0 stores nothing');
+      assert.equal(await repos().ssoLogins.consumePending(none.stateHash, t), null);
     });
 
     test('createPending for an unknown or malformed provider or org, or an org not the provider\'s, returns false and stores nothing', async () => {
