@@ -19,13 +19,6 @@ type Predicate = (value: ParameterValue) => boolean;
 const NEVER: Predicate = () => false;
 const ALWAYS: Predicate = () => true;
 
-/**
- * Compiled predicates by condition object. Condition documents are treated as immutable once
- * evaluated (every update stores a new document), so the regular expressions, numbers, versions
- * and times in `values` are parsed once per condition instead of once per evaluation.
- */
-const compiled = new WeakMap<Condition, Predicate | null>();
-
 // Numbers are decimal literals only ("1", "-2.5", ".5", "1e3"): no hex, no whitespace, no
 // "Infinity", so that every SDK language parses the same strings the same way.
 const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -271,7 +264,7 @@ function orderedPredicate<T>(
   };
 }
 
-function compileCondition(op: ConditionOp, values: readonly ConditionValue[]): Predicate | null {
+function compilePredicate(op: ConditionOp, values: readonly ConditionValue[]): Predicate | null {
   switch (op) {
     case 'eq':
     case 'in':
@@ -311,13 +304,96 @@ function compileCondition(op: ConditionOp, values: readonly ConditionValue[]): P
   }
 }
 
-function predicateOf(condition: Condition): Predicate | null {
-  let predicate = compiled.get(condition);
-  if (predicate === undefined) {
-    predicate = compileCondition(condition.op, Array.isArray(condition.values) ? condition.values : []);
-    compiled.set(condition, predicate);
+/**
+ * A condition compiled once: its fields read, its values parsed into a predicate, and the slot
+ * under which an evaluation run remembers its answer (see ConditionMemo).
+ */
+export interface CompiledCondition {
+  readonly attribute: string;
+  readonly contextType: string | undefined;
+  readonly op: ConditionOp;
+  readonly negate: boolean;
+  /** null: an unknown op, which never holds. */
+  readonly predicate: Predicate | null;
+  /** Index into the run memo, shared by every condition with the same content; -1: not memoised. */
+  readonly memoSlot: number;
+}
+
+/**
+ * Compiled conditions by condition object. Condition documents are treated as immutable once
+ * evaluated (every update stores a new document), so the regular expressions, numbers, versions
+ * and times in `values` are parsed once per condition instead of once per evaluation.
+ */
+const compiledConditions = new WeakMap<Condition, CompiledCondition>();
+
+/**
+ * Memo slots by condition content. Flags of one environment repeat the same conditions ("plan is
+ * enterprise", "country in DE, FR", a staff-email pattern); within one evaluation run (one input,
+ * every flag) a condition's answer depends only on its content, so it is computed once per run
+ * and read back for every other flag that carries it. Slots are never reused for other content;
+ * once MEMO_SLOTS distinct conditions have been seen, new ones are simply not memoised.
+ */
+const MEMO_SLOTS = 65_536;
+/** Longer contents (huge `in` lists) are not worth a slot: their text would hold memory. */
+const MAX_MEMO_SIGNATURE = 2048;
+const memoSlots = new Map<string, number>();
+
+function memoSlotOf(attribute: string, contextType: string | undefined, op: string, values: readonly unknown[], negate: boolean): number {
+  const signature = JSON.stringify([attribute, contextType ?? null, op, negate, values]);
+  if (signature.length > MAX_MEMO_SIGNATURE) return -1;
+  let slot = memoSlots.get(signature);
+  if (slot === undefined) {
+    if (memoSlots.size >= MEMO_SLOTS) return -1;
+    slot = memoSlots.size;
+    memoSlots.set(signature, slot);
   }
-  return predicate;
+  return slot;
+}
+
+/**
+ * A condition's compiled form (cached per condition object). A condition that is not an object
+ * is compiled afresh each time and never memoised, as before compilation existed: it reads as
+ * an absent attribute and does not hold.
+ */
+export function compileCondition(condition: Condition): CompiledCondition {
+  const cached = compiledConditions.get(condition);
+  if (cached !== undefined) return cached;
+  // Reading the fields first keeps the TypeError of a null or undefined condition.
+  const attribute = condition.attribute;
+  const contextType = condition.context_type || undefined;
+  const op = condition.op;
+  const negate = condition.negate === true;
+  const values = Array.isArray(condition.values) ? condition.values : [];
+  const isObject = typeof condition === 'object';
+  const compiledCondition: CompiledCondition = {
+    attribute,
+    contextType,
+    op,
+    negate,
+    predicate: compilePredicate(op, values),
+    memoSlot: isObject && typeof attribute === 'string' ? memoSlotOf(attribute, contextType, op, values, negate) : -1,
+  };
+  if (isObject) compiledConditions.set(condition, compiledCondition);
+  return compiledCondition;
+}
+
+/**
+ * Answers of memoised conditions for one evaluation run, tagged with the run's number: a slot
+ * holds an answer for this run only when its tag is the run's number. Evaluation is synchronous,
+ * so one table serves every run; a run nested inside another (a list-membership callback that
+ * evaluates) takes a new number and can never be read as the outer run's answers.
+ */
+const memoRuns = new Int32Array(MEMO_SLOTS);
+const memoAnswers = new Uint8Array(MEMO_SLOTS);
+let lastRun = 0;
+
+/** A number for a new evaluation run whose conditions may share answers; 0 means "do not memoise". */
+export function newConditionRun(): number {
+  if (lastRun === 0x7fffffff) {
+    memoRuns.fill(0);
+    lastRun = 0;
+  }
+  return ++lastRun;
 }
 
 /**
@@ -331,14 +407,29 @@ function predicateOf(condition: Condition): Predicate | null {
  * 3. Otherwise the op holds when it holds for any of `values` (OR); a value of the wrong type for
  *    the op (a non-numeric string for `gt`, an invalid version for `semver_*`, ...) does not hold.
  *    `negate` inverts that result. An unknown op is false, negated or not.
+ *
+ * `run` (from newConditionRun, for conditions of flag rules only: their answer does not depend on
+ * a segment's type) lets conditions with the same content share one answer within the run.
  */
-export function conditionHolds(
-  condition: Condition,
+export function compiledConditionHolds(
+  condition: CompiledCondition,
   contexts: readonly EvaluationContext[],
   defaultContextType?: string,
+  run = 0,
 ): boolean {
+  const slot = condition.memoSlot;
+  if (run !== 0 && slot >= 0 && memoRuns[slot] === run) return memoAnswers[slot] === 1;
+  const holds = computeHolds(condition, contexts, defaultContextType);
+  if (run !== 0 && slot >= 0) {
+    memoRuns[slot] = run;
+    memoAnswers[slot] = holds ? 1 : 0;
+  }
+  return holds;
+}
+
+function computeHolds(condition: CompiledCondition, contexts: readonly EvaluationContext[], defaultContextType: string | undefined): boolean {
   const attribute = condition.attribute;
-  const contextType = condition.context_type || defaultContextType;
+  const contextType = condition.contextType || defaultContextType;
   let value: ParameterValue | undefined;
   if (contextType) {
     const context = findContext(contexts, contextType);
@@ -346,11 +437,20 @@ export function conditionHolds(
   } else {
     for (let i = 0; i < contexts.length && value === undefined; i++) value = contextValue(contexts[i]!, attribute);
   }
-  const negate = condition.negate === true;
+  const negate = condition.negate;
   if (value === undefined) return negate && condition.op === 'exists';
-  const predicate = predicateOf(condition);
+  const predicate = condition.predicate;
   if (predicate === null) return false;
   return predicate(value) !== negate;
+}
+
+/** Whether one condition holds for the evaluation input (see compiledConditionHolds). */
+export function conditionHolds(
+  condition: Condition,
+  contexts: readonly EvaluationContext[],
+  defaultContextType?: string,
+): boolean {
+  return computeHolds(compileCondition(condition), contexts, defaultContextType);
 }
 
 /** Whether every condition holds (AND; an empty list holds). */

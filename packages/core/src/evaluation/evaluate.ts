@@ -1,8 +1,8 @@
 import type { EvaluationContext } from '../model/context.ts';
-import type { Flag, FlagValue, Rule, Segment } from '../model/definitions.ts';
+import type { Condition, Flag, FlagValue, Rule, Segment } from '../model/definitions.ts';
 import type { EvaluationErrorCode, EvaluationResult } from '../model/evaluation.ts';
 import { bucketFor, findContext, pickBucket, resolveHashInput } from './bucketing.ts';
-import { allConditionsHold } from './conditions.ts';
+import { allConditionsHold, compileCondition, compiledConditionHolds, newConditionRun } from './conditions.ts';
 
 /** Everything evaluation needs besides the flag and the input. */
 export interface EvaluationEnvironment {
@@ -106,6 +106,7 @@ function evaluateUnchecked(
   flag: Flag,
   input: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
+  run: number,
 ): EvaluationResult {
   // 0. Something that is not a flag document at all is a GENERAL error (see evaluate()).
   if (typeof flag !== 'object' || flag === null || typeof flag.key !== 'string') {
@@ -122,6 +123,33 @@ function evaluateUnchecked(
     return offResult(flag, true, 'ERROR', 'INVALID_CONTEXT', message);
   }
 
+  return evaluateRules(flag, contexts, env, run);
+}
+
+/** The first problem a rule's missing segments cause, or undefined when every named segment exists. */
+function missingSegmentMessage(segmentKeys: readonly string[], segments: ReadonlyMap<string, Segment>, rule: Rule, i: number): string | undefined {
+  for (const key of segmentKeys) {
+    if (!segments.has(key)) return `segment "${key}" named by rule ${i}${rule.id ? ` (${rule.id})` : ''} does not exist`;
+  }
+  return undefined;
+}
+
+function inAllSegments(segmentKeys: readonly string[], segments: ReadonlyMap<string, Segment>, contexts: readonly EvaluationContext[], env: EvaluationEnvironment): boolean {
+  for (const key of segmentKeys) {
+    if (!segmentMatches(segments.get(key)!, contexts, env)) return false;
+  }
+  return true;
+}
+
+/** Whether every condition of a flag rule holds; `run` lets equal conditions share answers (compiledConditionHolds). */
+function ruleConditionsHold(conditions: readonly Condition[], contexts: readonly EvaluationContext[], run: number): boolean {
+  for (let i = 0; i < conditions.length; i++) {
+    if (!compiledConditionHolds(compileCondition(conditions[i]!), contexts, undefined, run)) return false;
+  }
+  return true;
+}
+
+function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: EvaluationEnvironment, run: number): EvaluationResult {
   // 3. Rules in order; the first that matches decides. A rule matches when
   //    a. every segment it names exists (else it is skipped and the first such problem is kept
   //       as error details, which survive onto the result even when a later rule matches),
@@ -144,29 +172,14 @@ function evaluateUnchecked(
       throw new TypeError(`rule ${i} segment_keys must be an array`);
     }
     if (segmentKeys !== undefined && segmentKeys.length > 0) {
-      let missing: string | undefined;
-      for (const key of segmentKeys) {
-        if (!segments.has(key)) {
-          missing = key;
-          break;
-        }
-      }
+      const missing = missingSegmentMessage(segmentKeys, segments, rule, i);
       if (missing !== undefined) {
-        errorMessage ??= `segment "${missing}" named by rule ${i}${rule.id ? ` (${rule.id})` : ''} does not exist`;
+        errorMessage ??= missing;
         continue;
       }
     }
-    if (!allConditionsHold(conditions, contexts)) continue;
-    if (segmentKeys !== undefined) {
-      let inAll = true;
-      for (const key of segmentKeys) {
-        if (!segmentMatches(segments.get(key)!, contexts, env)) {
-          inAll = false;
-          break;
-        }
-      }
-      if (!inAll) continue;
-    }
+    if (!ruleConditionsHold(conditions, contexts, run)) continue;
+    if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env)) continue;
 
     // 4. A fixed variant: TARGETING_MATCH. (A rule carrying both serves its variant_key.)
     let result: EvaluationResult;
@@ -220,15 +233,41 @@ function describeError(err: unknown): string {
  *
  * Never throws: a malformed flag or input comes back as reason ERROR (error_code GENERAL, or
  * INVALID_CONTEXT for an empty or malformed context list) with the off variant and a null value.
- * Variant values are returned by reference, not copied.
+ * Variant values are returned by reference, not copied. A flag document must not be changed once
+ * evaluated (every update stores a new one): its compiled form is kept with the object.
  */
 export function evaluate(
   flag: Flag,
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
 ): EvaluationResult {
+  return evaluateGuarded(flag, contexts, env, 0);
+}
+
+/**
+ * Evaluates every flag for the same input: the results of evaluate() for each, in order. Within
+ * the call, conditions with the same content are tested once and their answer reused by every
+ * other flag that carries them (the input cannot change during the call).
+ */
+export function evaluateAll(
+  flags: readonly Flag[],
+  contexts: EvaluationContext | EvaluationContext[],
+  env: EvaluationEnvironment,
+): EvaluationResult[] {
+  const run = newConditionRun();
+  const results = new Array<EvaluationResult>(flags.length);
+  for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run);
+  return results;
+}
+
+function evaluateGuarded(
+  flag: Flag,
+  contexts: EvaluationContext | EvaluationContext[],
+  env: EvaluationEnvironment,
+  run: number,
+): EvaluationResult {
   try {
-    return evaluateUnchecked(flag, contexts, env);
+    return evaluateUnchecked(flag, contexts, env, run);
   } catch (err) {
     let enabled = false;
     try {

@@ -4,5 +4,5 @@
  */
 export { BUCKET_COUNT, bucketFor, murmur3, pickBucket, resolveHashInput } from './bucketing.ts';
 export { MAX_MATCHES_PROGRAM_SIZE, MAX_PATTERN_LENGTH, allConditionsHold, matchesProgramSize, conditionHolds, patternProblem, validateConditions } from './conditions.ts';
-export { evaluate } from './evaluate.ts';
+export { evaluate, evaluateAll } from './evaluate.ts';
 export type { EvaluationEnvironment } from './evaluate.ts';

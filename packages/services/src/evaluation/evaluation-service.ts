@@ -1,6 +1,6 @@
 import {
   MAX_ATTRIBUTE_STRING_LENGTH,
-  evaluate,
+  evaluateAll,
   invalidArgument,
   notFound,
   type EnvironmentScope,
@@ -151,7 +151,7 @@ export class EvaluationService {
     const pairs = membershipPairs(snapshot, flags, contexts);
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
-    const results = flags.map((flag) => evaluate(flag, contexts, environment));
+    const results = evaluateAll(flags, contexts, environment);
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
     this.metrics.evaluated(results);
     return { snapshot, flags, results };
