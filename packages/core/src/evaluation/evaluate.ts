@@ -2,7 +2,7 @@ import type { EvaluationContext } from '../model/context.ts';
 import type { Condition, Flag, FlagValue, Rule, Segment } from '../model/definitions.ts';
 import type { EvaluationErrorCode, EvaluationResult } from '../model/evaluation.ts';
 import { bucketFor, findContext, pickBucket, resolveHashInput } from './bucketing.ts';
-import { allConditionsHold, compileCondition, compiledConditionHolds, newConditionRun } from './conditions.ts';
+import { allConditionsHold, compileCondition, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
 
 /** Everything evaluation needs besides the flag and the input. */
 export interface EvaluationEnvironment {
@@ -141,8 +141,34 @@ function inAllSegments(segmentKeys: readonly string[], segments: ReadonlyMap<str
   return true;
 }
 
+/**
+ * Each rule's compiled conditions, by rules list (flags are immutable once evaluated): one lookup
+ * per flag instead of one per condition. Undefined for a rule whose conditions are not a list of
+ * objects; evaluation then reads that rule's conditions one by one, failing where it always did.
+ */
+const compiledRules = new WeakMap<readonly Rule[], (readonly CompiledCondition[] | undefined)[]>();
+
+function compiledConditionsOf(rules: readonly Rule[]): (readonly CompiledCondition[] | undefined)[] {
+  let compiled = compiledRules.get(rules);
+  if (compiled === undefined) {
+    compiled = rules.map((rule) => {
+      const conditions: unknown = typeof rule === 'object' && rule !== null ? (rule.conditions ?? NO_CONDITIONS) : undefined;
+      if (!Array.isArray(conditions) || !conditions.every((c) => typeof c === 'object' && c !== null)) return undefined;
+      return (conditions as Condition[]).map((condition) => compileCondition(condition));
+    });
+    compiledRules.set(rules, compiled);
+  }
+  return compiled;
+}
+
 /** Whether every condition of a flag rule holds; `run` lets equal conditions share answers (compiledConditionHolds). */
-function ruleConditionsHold(conditions: readonly Condition[], contexts: readonly EvaluationContext[], run: number): boolean {
+function ruleConditionsHold(compiled: readonly CompiledCondition[] | undefined, conditions: readonly Condition[], contexts: readonly EvaluationContext[], run: number): boolean {
+  if (compiled !== undefined) {
+    for (let i = 0; i < compiled.length; i++) {
+      if (!compiledConditionHolds(compiled[i]!, contexts, undefined, run)) return false;
+    }
+    return true;
+  }
   for (let i = 0; i < conditions.length; i++) {
     if (!compiledConditionHolds(compileCondition(conditions[i]!), contexts, undefined, run)) return false;
   }
@@ -162,6 +188,7 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
   // Malformed lists fail the whole evaluation rather than being read as empty: an unreadable
   // condition list must never turn into "matches everyone".
   if (!Array.isArray(rules)) throw new TypeError('rules must be an array');
+  const compiled = compiledConditionsOf(rules);
   let errorMessage: string | undefined;
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i]!;
@@ -178,7 +205,7 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
         continue;
       }
     }
-    if (!ruleConditionsHold(conditions, contexts, run)) continue;
+    if (!ruleConditionsHold(compiled[i], conditions, contexts, run)) continue;
     if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env)) continue;
 
     // 4. A fixed variant: TARGETING_MATCH. (A rule carrying both serves its variant_key.)
