@@ -8,6 +8,7 @@
  *   hosts/server/dist/services.mjs    the services process (hosts/services)
  *   hosts/server/dist/proto/**        the .proto files it loads at startup
  *   hosts/server/dist/schema.sql      a new database is created from it
+ *   hosts/server/dist/console/*       the web console (scripts/build-console.ts)
  *   hosts/server/dist/migrations/*    the numbered migrations
  *
  * Third-party packages stay imports (external), found in node_modules as with `npm start`, so the
@@ -18,6 +19,7 @@
  * Usage: tsx scripts/build-server.ts [--out <dir>]
  */
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { buildConsole } from './build-console.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -72,6 +74,7 @@ export async function buildServer(options: { outDir?: string } = {}): Promise<Bu
   });
   cpSync(path.join(ROOT, 'proto'), path.join(outDir, 'proto'), { recursive: true });
   cpSync(path.join(ROOT, 'schema.sql'), path.join(outDir, 'schema.sql'));
+  cpSync(await buildConsole(), path.join(outDir, 'console'), { recursive: true });
   const migrations = path.join(ROOT, 'packages', 'postgres', 'migrations');
   mkdirSync(path.join(outDir, 'migrations'));
   for (const file of readdirSync(migrations)) {

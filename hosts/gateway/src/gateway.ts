@@ -6,6 +6,7 @@ import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/co
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
 import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.ts';
+import { registerBrowserRoutes } from '@switchyard/transport/http/browser-routes.ts';
 import { registerOpenApi } from '@switchyard/transport/http/openapi.ts';
 import { registerRestRoutes } from '@switchyard/transport/http/rest-routes.ts';
 import type { GatewayServices } from '@switchyard/transport/gateway-services.ts';
@@ -111,6 +112,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
+    await registerBrowserRoutes(http, { consoleDir: config.consoleDir });
     registerHealthRoutes(http, { isReady: async () => verifier.isWatching() });
     registerMetricsRoute(http, metrics.registry);
     registerRestRoutes(http, services);

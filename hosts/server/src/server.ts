@@ -48,6 +48,7 @@ import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
 import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.ts';
+import { registerBrowserRoutes } from '@switchyard/transport/http/browser-routes.ts';
 import { registerOpenApi } from '@switchyard/transport/http/openapi.ts';
 import { registerRestRoutes } from '@switchyard/transport/http/rest-routes.ts';
 import { addGatewayGrpcServices } from '@switchyard/transport/grpc/gateway-grpc.ts';
@@ -224,7 +225,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
-    if (role === 'all') await registerOpenApi(http);
+    if (role === 'all') {
+      await registerOpenApi(http);
+      await registerBrowserRoutes(http, { consoleDir: config.consoleDir });
+    }
     registerHealthRoutes(http, { isReady: () => isMigrated(database.sql) });
     registerMetricsRoute(http, metrics.registry);
     if (role === 'all') registerRestRoutes(http, services);

@@ -16,6 +16,8 @@ export interface Config {
   embeddedPgPort: number;
   /** Where the embedded database and development secrets live. */
   dataDir: string;
+  /** The built web console the REST host serves at `/`; undefined: where scripts/build-console.ts writes it. */
+  consoleDir: string | undefined;
   httpPort: number;
   grpcPort: number;
   syncGrpcPort: number;
@@ -295,6 +297,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     databaseUrl: databaseUrl(env, appEnv),
     embeddedPgPort: port(env, 'EMBEDDED_PG_PORT', 54329),
     dataDir: text(env, 'DATA_DIR') ?? '.data',
+    consoleDir: text(env, 'CONSOLE_DIR') ?? undefined,
     httpPort: port(env, 'HTTP_PORT', defaults.httpPort ?? 8080),
     grpcPort: port(env, 'GRPC_PORT', 9090),
     syncGrpcPort: port(env, 'SYNC_GRPC_PORT', 50050),
@@ -346,6 +349,7 @@ export interface GatewayConfig {
   syncMaxStreamsPerKey: number;
   logFilter: string;
   trustProxy: Config['trustProxy'];
+  consoleDir: string | undefined;
   services: ServicesConnection;
 }
 
@@ -383,6 +387,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     syncGrpcTls: full.syncGrpcTls,
     httpTimeouts: full.httpTimeouts,
     grpcLimits: full.grpcLimits,
+    consoleDir: full.consoleDir,
     syncMaxStreamsPerKey: full.syncMaxStreamsPerKey,
     logFilter: full.logFilter,
     trustProxy: full.trustProxy,

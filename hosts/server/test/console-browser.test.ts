@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { buildConsole } from '../../../scripts/build-console.ts';
+import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { api, expectStatus, login, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
+import { TEST_ADMIN, startTestServer, type TestServer } from './support/test-server.ts';
+
+// The web console (docs/console.md) driven in a real Chromium against the real server: what a
+// person does in the browser, checked through the same REST API an SDK uses.
+
+const chromiumCheck = chromiumExecutable();
+
+describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 240_000 }, () => {
+  let ts: TestServer;
+  let client: ApiClient;
+  let tenant: Tenant;
+  let browser: Browser;
+
+  before(async () => {
+    await buildConsole();
+    ts = await startTestServer();
+    client = api(ts.base);
+    const root = await login(client, TEST_ADMIN.email, TEST_ADMIN.password);
+    tenant = await seedTenant(client, root.token, 'console');
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await ts?.stop();
+  });
+
+  /** A new browser session (its own sessionStorage) signed in as `user` through the sign-in form. */
+  async function signedIn(user: { email: string; password: string }, viewport = { width: 1280, height: 900 }): Promise<Page> {
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    await page.goto(ts.base + '/');
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    return page;
+  }
+
+  const flagUrl = (key: string) => `${ts.base}/#/env/${tenant.environmentId}/flags/${key}`;
+
+  test('serves the console with a strict content security policy, and the API docs at /docs', async () => {
+    const index = await fetch(ts.base + '/');
+    assert.equal(index.status, 200);
+    assert.match(index.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.match(await index.text(), /<div id="app">/);
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(ts.base + '/docs');
+    // swagger-ui renders the operations of /v1/openapi.json, from this server only.
+    await page.getByText('/v1/auth/login').first().waitFor();
+    await page.screenshot({ path: artifactPath('api-docs.png') });
+    await page.context().close();
+  });
+
+  test('a wrong password is answered in place, in plain words', async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(ts.base + '/');
+    await page.getByLabel('Email').fill(tenant.admin.email);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /invalid|password|credentials/i);
+    await page.context().close();
+  });
+
+  test('create a flag, turn it on, roll it out to 30 %, and an SDK gets it through the evaluate route', async () => {
+    const page = await signedIn(tenant.admin);
+    await page.getByRole('link', { name: 'Flags' }).click();
+    await page.getByLabel('Key', { exact: true }).fill('new-checkout');
+    await page.getByLabel('Type').selectOption('string');
+    await page.getByRole('button', { name: 'Create flag' }).click();
+    await page.getByRole('heading', { name: 'new-checkout' }).waitFor();
+
+    // A rule serving a percentage rollout: 30 % treatment, 70 % control.
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('radio', { name: 'A percentage rollout' }).check();
+    await page.getByLabel('control %').fill('70');
+    await page.getByLabel('treatment %').fill('20');
+    const sum = page.getByText(/The weights sum to 90 %/);
+    await sum.waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Save rules' }).isDisabled(), true, 'weights not summing to 100 cannot be saved');
+    await page.getByLabel('treatment %').fill('30');
+    await page.getByRole('button', { name: 'Save rules' }).click();
+    await page.getByText('Rules saved.').waitFor();
+    await page.getByRole('switch').check();
+    await page.getByText(/^On in production/).waitFor();
+    await page.screenshot({ path: artifactPath('flag-page.png'), fullPage: true });
+
+    const flag = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/new-checkout`, { token: tenant.admin.token }), 200);
+    assert.equal(flag.enabled, true);
+    assert.deepEqual(flag.rules[0].allocation.buckets, [
+      { variant_key: 'control', weight_milli: 700 },
+      { variant_key: 'treatment', weight_milli: 300 },
+    ]);
+    // About 30 % of 400 users get the treatment (binomial sd ≈ 9: 120 ± 45 is > 5 sd wide).
+    let treated = 0;
+    for (let i = 0; i < 400; i++) {
+      const answer = expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/evaluate`, { sdkKey: tenant.rawKey, body: { context_key: `user-${i}`, context_type: 'user', flag_key: 'new-checkout' } }), 200);
+      assert.equal(answer.reason, 'SPLIT');
+      if (answer.variant_key === 'treatment') treated++;
+    }
+    assert.ok(treated > 75 && treated < 165, `${treated} of 400 treated`);
+
+    await page.goto(ts.base + `/#/env/${tenant.environmentId}/flags`);
+    await page.getByRole('link', { name: 'new-checkout' }).waitFor();
+    await page.screenshot({ path: artifactPath('flags-page.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  test('a conflicting edit from a second session is shown as "changed by someone else", and the first edit is kept', async () => {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'contested', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const first = await signedIn(tenant.admin);
+    const second = await signedIn(tenant.member);
+    for (const page of [first, second]) {
+      await page.goto(flagUrl('contested'));
+      await page.getByRole('heading', { name: 'contested' }).waitFor();
+      await page.getByRole('button', { name: 'Add rule' }).click();
+    }
+    await first.getByRole('button', { name: 'Save rules' }).click();
+    await first.getByText('Rules saved.').waitFor();
+    await second.getByRole('combobox', { name: 'Variant' }).selectOption('off');
+    await second.getByRole('button', { name: 'Save rules' }).click();
+    const alert = second.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /changed by someone else/);
+    await second.screenshot({ path: artifactPath('conflict.png'), fullPage: true });
+    const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/contested`, { token: tenant.admin.token }), 200);
+    assert.equal(stored.rules.length, 1);
+    assert.equal(stored.rules[0].variant_key, 'on', 'the first session\'s save stands; the second did not overwrite it');
+    // Reloading shows the other person's change.
+    await second.getByRole('button', { name: 'Reload the flag' }).click();
+    await second.getByRole('combobox', { name: 'Variant' }).waitFor();
+    assert.equal(await second.getByRole('combobox', { name: 'Variant' }).inputValue(), 'on');
+    await first.context().close();
+    await second.context().close();
+  });
+
+  test('create an SDK key, see it once, copy it, and it evaluates', async () => {
+    const page = await signedIn(tenant.admin);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ts.base });
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/sdk-keys`);
+    await page.getByRole('button', { name: 'Create an SDK key' }).click();
+    const shown = await page.getByTestId('new-sdk-key').innerText();
+    assert.match(shown, /^sdk_[A-Za-z0-9_-]{43}$/);
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown);
+    const answer = await client.post(`/v1/environments/${tenant.environmentId}/evaluate`, { sdkKey: shown, body: { context_key: 'u1', context_type: 'user' } });
+    assert.equal(answer.status, 200);
+    // Reopened, the page lists the key by its prefix only.
+    await page.reload();
+    await page.getByRole('table').waitFor();
+    assert.equal(await page.getByText(shown).count(), 0);
+    await page.context().close();
+  });
+
+  test('the flag page can be used with the keyboard alone', async () => {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'keyboard', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const page = await signedIn(tenant.admin);
+    await page.goto(flagUrl('keyboard'));
+    await page.getByRole('heading', { name: 'keyboard' }).waitFor();
+    /** Presses Tab until the focused element has this accessible name (at most 80 presses). */
+    const tabTo = async (name: RegExp) => {
+      for (let i = 0; i < 80; i++) {
+        await page.keyboard.press('Tab');
+        const focused = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          return el ? (el.getAttribute('aria-label') ?? el.textContent ?? '') + ' ' + (el.closest('label')?.textContent ?? '') : '';
+        });
+        if (name.test(focused)) return;
+      }
+      assert.fail(`never reached ${name} with Tab`);
+    };
+    await tabTo(/On in|Off in/);
+    await page.keyboard.press('Space');
+    await page.getByText(/^On in production/).waitFor();
+    await tabTo(/^Add rule/);
+    await page.keyboard.press('Enter');
+    await tabTo(/^Save rules/);
+    await page.keyboard.press('Enter');
+    await page.getByText('Rules saved.').waitFor();
+    const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/keyboard`, { token: tenant.admin.token }), 200);
+    assert.equal(stored.enabled, true);
+    assert.equal(stored.rules.length, 1);
+    await page.context().close();
+  });
+
+  test('a narrow screen shows the same pages in one column', async () => {
+    const page = await signedIn(tenant.admin, { width: 390, height: 844 });
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    await page.getByRole('heading', { name: /Flags in/ }).waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: artifactPath('flags-narrow.png'), fullPage: true });
+    await page.context().close();
+  });
+});

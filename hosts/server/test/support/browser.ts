@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+
+/**
+ * Chromium for the console's browser tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
+ * When it is missing, setup installs it with apt-get and says so; when that is impossible (not
+ * root, no apt-get, no network), the browser tests are reported as skipped with the reason, and
+ * every other test still runs.
+ */
+const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => typeof p === 'string' && p !== '');
+
+function findChromium(): string | undefined {
+  return CANDIDATES.find((candidate) => existsSync(candidate));
+}
+
+let found: { path?: string; reason?: string } | undefined;
+
+/** The Chromium executable, installing it when absent; or why there is none. */
+export function chromiumExecutable(): { path?: string; reason?: string } {
+  if (found) return found;
+  let executable = findChromium();
+  if (!executable) {
+    const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get');
+    if (!canInstall) {
+      found = { reason: 'Chromium is not installed (install the Debian package "chromium", or set CHROMIUM_PATH); this setup cannot install it (needs root and apt-get)' };
+      return found;
+    }
+    console.error('# browser tests: Chromium is missing; installing the Debian package "chromium" with apt-get (a few minutes)');
+    try {
+      execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', timeout: 300_000 });
+      execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    } catch (error) {
+      found = { reason: `Chromium is not installed and apt-get could not install it: ${(error as Error).message.split('\n')[0]}` };
+      return found;
+    }
+    executable = findChromium();
+    if (!executable) {
+      found = { reason: 'apt-get ran but no Chromium executable appeared' };
+      return found;
+    }
+  }
+  found = { path: executable };
+  return found;
+}
+
+export async function launchChromium(): Promise<Browser> {
+  const { path: executablePath, reason } = chromiumExecutable();
+  if (!executablePath) throw new Error(reason);
+  // --no-sandbox: these machines run the tests as root, where Chromium's sandbox cannot start.
+  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** Where screenshots are kept after a run (test-artifacts/ at the repository root, not in git). */
+export const ARTIFACTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts/console');
+
+export function artifactPath(name: string): string {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  return path.join(ARTIFACTS_DIR, name);
+}

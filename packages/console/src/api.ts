@@ -1,0 +1,153 @@
+/**
+ * The console's client of the REST API (same origin). Holds the session in sessionStorage (one
+ * tab's sign-in; closing the tab ends it), refreshes the access token once on a 401, and turns
+ * every error answer into an ApiError carrying the API's `{error, code}`.
+ */
+
+export interface Session {
+  token: string;
+  refresh_token: string;
+  user_id: string;
+  org_id: string;
+  expires_at: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  /** An optimistic-locking conflict: someone else changed the thing since it was read. */
+  get isConflict(): boolean {
+    return this.status === 409 && this.code === 'ABORTED';
+  }
+}
+
+const SESSION_KEY = 'switchyard.session';
+
+type Listener = (session: Session | null) => void;
+
+export class Api {
+  private session: Session | null;
+  private readonly listeners = new Set<Listener>();
+
+  constructor(private readonly storage: Storage = sessionStorage) {
+    const saved = storage.getItem(SESSION_KEY);
+    this.session = saved ? (JSON.parse(saved) as Session) : null;
+  }
+
+  get current(): Session | null {
+    return this.session;
+  }
+
+  onSessionChange(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  setSession(session: Session | null): void {
+    this.session = session;
+    if (session) this.storage.setItem(SESSION_KEY, JSON.stringify(session));
+    else this.storage.removeItem(SESSION_KEY);
+    for (const listener of this.listeners) listener(session);
+  }
+
+  async login(email: string, password: string): Promise<Session> {
+    const session = await this.request<Session>('POST', '/v1/auth/login', { email, password }, false);
+    this.setSession(session);
+    return session;
+  }
+
+  async switchOrg(orgId: string): Promise<Session> {
+    const session = await this.request<Session>('POST', '/v1/auth/switch-org', { org_id: orgId });
+    this.setSession(session);
+    return session;
+  }
+
+  async logout(): Promise<void> {
+    try {
+      if (this.session) await this.request('POST', '/v1/auth/logout');
+    } finally {
+      this.setSession(null);
+    }
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  post<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('POST', path, body);
+  }
+
+  put<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('PUT', path, body);
+  }
+
+  patch<T>(path: string, body?: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, body);
+  }
+
+  delete<T>(path: string): Promise<T> {
+    return this.request<T>('DELETE', path);
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown, authenticated = true, retried = false): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (authenticated && this.session) headers.authorization = `Bearer ${this.session.token}`;
+    let response: Response;
+    try {
+      response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch {
+      throw new ApiError(0, 'UNAVAILABLE', 'The server could not be reached. Check your connection and try again.');
+    }
+    if (response.status === 401 && authenticated && !retried && this.session && (await this.refresh())) {
+      return this.request<T>(method, path, body, authenticated, true);
+    }
+    const text = await response.text();
+    const parsed: unknown = text === '' ? undefined : safeParse(text);
+    if (!response.ok) {
+      const error = parsed as { error?: string; code?: string } | undefined;
+      if (response.status === 401 && authenticated) this.setSession(null);
+      throw new ApiError(response.status, error?.code ?? 'UNKNOWN', error?.error ?? `The server answered ${response.status}.`);
+    }
+    return parsed as T;
+  }
+
+  /** One refresh of the access token; false (and signed out) when the session has ended. */
+  private async refresh(): Promise<boolean> {
+    const refreshToken = this.session?.refresh_token;
+    if (!refreshToken) return false;
+    try {
+      const response = await fetch('/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) });
+      if (!response.ok) return false;
+      this.setSession((await response.json()) as Session);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: text.slice(0, 200) };
+  }
+}
+
+/** Plain words for an error, for showing in place. */
+export function describeError(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.isConflict) return 'Someone else changed this since you opened it. Reload to see their change, then make yours again.';
+    if (error.status === 403) return `You are not allowed to do this: ${error.message}`;
+    return error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

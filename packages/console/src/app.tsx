@@ -1,0 +1,182 @@
+import { useEffect, useState } from 'preact/hooks';
+import { Api, type Session } from './api.ts';
+import { AdminPage } from './pages/admin.tsx';
+import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
+import { ExperimentPage } from './pages/experiment.tsx';
+import { ExperimentsPage } from './pages/experiments.tsx';
+import { FlagPage } from './pages/flag.tsx';
+import { FlagsPage } from './pages/flags.tsx';
+import { HistoryPage } from './pages/history.tsx';
+import { MembersPage } from './pages/members.tsx';
+import { ProjectsPage } from './pages/projects.tsx';
+import { SdkKeysPage } from './pages/sdk-keys.tsx';
+import { SegmentsPage } from './pages/segments.tsx';
+import { EventDefinitionsPage } from './pages/event-definitions.tsx';
+import { SignInPage } from './pages/sign-in.tsx';
+import type { Environment, Org, Project } from './records.ts';
+import { hrefOf, navigate, useRoute, type Route } from './router.ts';
+
+/** What every page of a signed-in session gets. */
+export interface Workspace {
+  api: Api;
+  session: Session;
+  org: Org | undefined;
+  projects: Project[];
+  environments: Environment[];
+  /** Reloads projects and environments (after creating one). */
+  reloadWorkspace: () => void;
+}
+
+const api = new Api();
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(api.current);
+  useEffect(() => api.onSessionChange(setSession), []);
+  if (!session) return <SignInPage api={api} />;
+  return <SignedIn session={session} />;
+}
+
+async function loadWorkspace(): Promise<{ orgs: Org[]; projects: Project[]; environments: Environment[]; systemAdmin: boolean }> {
+  const session = api.current!;
+  const orgs = await api.get<Org[]>('/v1/auth/orgs');
+  // The list leaves system orgs out: a session in none of the listed orgs is a system administrator's.
+  if (!orgs.some((o) => o.org_id === session.org_id)) return { orgs, projects: [], environments: [], systemAdmin: true };
+  const projects = await api.get<Project[]>(`/v1/management/orgs/${session.org_id}/projects`);
+  const environments = (await Promise.all(projects.map((p) => api.get<Environment[]>(`/v1/management/projects/${p.project_id}/environments`)))).flat();
+  return { orgs, projects, environments, systemAdmin: false };
+}
+
+const ENVIRONMENT_PAGES: Array<[string, string]> = [
+  ['flags', 'Flags'],
+  ['segments', 'Segments'],
+  ['experiments', 'Experiments'],
+  ['events', 'Event definitions'],
+  ['sdk-keys', 'SDK keys'],
+];
+const ORG_PAGES: Array<[string, string]> = [
+  ['projects', 'Projects'],
+  ['members', 'Members'],
+  ['history', 'Change history'],
+];
+
+function SignedIn({ session }: { session: Session }) {
+  const route = useRoute();
+  const workspace = useLoad(loadWorkspace, [session.org_id]);
+  if (workspace.error) return <main class="page"><ErrorMessage error={workspace.error} /></main>;
+  if (!workspace.data) return <main class="page"><Loading what="your organisation" /></main>;
+  const { orgs, projects, environments, systemAdmin } = workspace.data;
+  if (systemAdmin) return <AdminPage api={api} />;
+  const org = orgs.find((o) => o.org_id === session.org_id);
+  const envId = route.envId ?? environments[0]?.environment_id;
+  const context: Workspace = { api, session, org, projects, environments, reloadWorkspace: workspace.reload };
+  const isEnvPage = route.envId !== undefined || route.page === 'home';
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="top">
+        <strong class="brand">Switchyard</strong>
+        <label>
+          <span class="visually-hidden">Organisation</span>
+          <select
+            aria-label="Organisation"
+            value={session.org_id}
+            onChange={async (event) => {
+              await api.switchOrg((event.target as HTMLSelectElement).value);
+              navigate({ page: 'projects' });
+            }}
+          >
+            {orgs.map((o) => (
+              <option value={o.org_id}>{o.org_name}</option>
+            ))}
+          </select>
+        </label>
+        {environments.length > 0 && (
+          <label>
+            <span class="visually-hidden">Environment</span>
+            <select
+              aria-label="Environment"
+              value={envId}
+              onChange={(event) => {
+                const next = (event.target as HTMLSelectElement).value;
+                // The same page in the other environment; a flag or experiment page keeps its id
+                // only for flags (the same key exists in every environment of a project).
+                const page = isEnvPage && route.envId ? route.page : 'flags';
+                navigate({ envId: next, page, id: page === 'flags' ? route.id : undefined });
+              }}
+            >
+              {projects.map((p) => (
+                <optgroup label={p.project_name}>
+                  {environments
+                    .filter((e) => e.project_id === p.project_id)
+                    .map((e) => (
+                      <option value={e.environment_id}>{`${p.project_name} / ${e.environment_name}`}</option>
+                    ))}
+                </optgroup>
+              ))}
+            </select>
+          </label>
+        )}
+        <button type="button" class="link" onClick={() => api.logout()}>
+          Sign out
+        </button>
+      </header>
+      <nav class="side" aria-label="Pages">
+        {envId && (
+          <ul>
+            {ENVIRONMENT_PAGES.map(([page, label]) => (
+              <li>
+                <a href={hrefOf({ envId, page })} aria-current={route.envId && route.page === page ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+        <ul>
+          {ORG_PAGES.map(([page, label]) => (
+            <li>
+              <a href={hrefOf({ page })} aria-current={!route.envId && route.page === page ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" class="page" tabIndex={-1}>
+        <Page route={route} envId={envId} workspace={context} />
+      </main>
+    </div>
+  );
+}
+
+function Page({ route, envId, workspace }: { route: Route; envId: string | undefined; workspace: Workspace }) {
+  const environment = workspace.environments.find((e) => e.environment_id === envId);
+  if (route.page === 'projects' || (route.page === 'home' && !environment)) return <ProjectsPage workspace={workspace} />;
+  if (route.page === 'members') return <MembersPage workspace={workspace} />;
+  if (route.page === 'history') return <HistoryPage workspace={workspace} />;
+  if (!environment) return <p class="error" role="alert">This environment does not exist or is not in this organisation.</p>;
+  const project = workspace.projects.find((p) => p.project_id === environment.project_id)!;
+  const props = { workspace, environment, project };
+  switch (route.page) {
+    case 'flags':
+    case 'home':
+      return route.id ? <FlagPage {...props} flagKey={route.id} /> : <FlagsPage {...props} />;
+    case 'segments':
+      return <SegmentsPage {...props} />;
+    case 'experiments':
+      return route.id ? <ExperimentPage {...props} experimentId={route.id} /> : <ExperimentsPage {...props} />;
+    case 'events':
+      return <EventDefinitionsPage {...props} />;
+    case 'sdk-keys':
+      return <SdkKeysPage {...props} />;
+    default:
+      return <p>There is no page here. Choose one from the menu.</p>;
+  }
+}
+
+/** Props of a page of one environment. */
+export interface EnvironmentPageProps {
+  workspace: Workspace;
+  environment: Environment;
+  project: Project;
+}

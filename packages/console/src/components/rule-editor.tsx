@@ -1,0 +1,186 @@
+import type { Condition, Flag, Rule } from '../records.ts';
+
+/** The condition operators (docs/contract.md "Flags and evaluation"), with words for people. */
+export const OPERATORS: Array<[Condition['op'], string]> = [
+  ['eq', 'is'],
+  ['in', 'is one of'],
+  ['contains', 'contains'],
+  ['starts_with', 'starts with'],
+  ['ends_with', 'ends with'],
+  ['matches', 'matches (RE2)'],
+  ['lt', '<'],
+  ['lte', '≤'],
+  ['gt', '>'],
+  ['gte', '≥'],
+  ['semver_eq', 'version ='],
+  ['semver_lt', 'version <'],
+  ['semver_gt', 'version >'],
+  ['before', 'before (date)'],
+  ['after', 'after (date)'],
+  ['exists', 'is present'],
+];
+
+const NUMERIC = new Set(['lt', 'lte', 'gt', 'gte']);
+
+/** Values as typed ("a, b") → the condition's values: numbers for numeric operators. */
+export function parseValues(op: string, text: string): Condition['values'] {
+  if (op === 'exists') return [];
+  const parts = op === 'matches' ? [text.trim()] : text.split(',').map((part) => part.trim());
+  return parts.filter((part) => part !== '').map((part) => (NUMERIC.has(op) && part !== '' && !Number.isNaN(Number(part)) ? Number(part) : part));
+}
+
+export const valuesText = (condition: Condition): string => condition.values.map(String).join(', ');
+
+/** A rule's split as percentages per variant (0.1 % steps); the rule serves a fixed variant when absent. */
+export function weightsOf(rule: Rule): Record<string, number> | undefined {
+  if (!rule.allocation) return undefined;
+  return Object.fromEntries(rule.allocation.buckets.map((b) => [b.variant_key, b.weight_milli / 10]));
+}
+
+export function totalPercent(rule: Rule): number {
+  return (rule.allocation?.buckets ?? []).reduce((sum, b) => sum + b.weight_milli, 0) / 10;
+}
+
+interface RuleEditorProps {
+  flag: Flag;
+  rule: Rule;
+  index: number;
+  count: number;
+  onChange: (rule: Rule) => void;
+  onRemove: () => void;
+  onMove: (delta: number) => void;
+}
+
+export function RuleEditor({ flag, rule, index, count, onChange, onRemove, onMove }: RuleEditorProps) {
+  const id = `rule-${index}`;
+  const setCondition = (i: number, condition: Condition) => onChange({ ...rule, conditions: rule.conditions.map((c, j) => (j === i ? condition : c)) });
+  const weights = weightsOf(rule);
+  const total = totalPercent(rule);
+  return (
+    <fieldset class="rule" aria-labelledby={`${id}-title`}>
+      <legend id={`${id}-title`}>
+        Rule {index + 1}
+        {rule.id ? ` (${rule.id})` : ''}
+      </legend>
+      <label>
+        Description
+        <input value={rule.description ?? ''} onInput={(e) => onChange({ ...rule, description: (e.target as HTMLInputElement).value })} />
+      </label>
+      <p class="muted">{rule.conditions.length === 0 ? 'No conditions: every context matches.' : 'Every condition must hold.'}</p>
+      {rule.conditions.map((condition, i) => (
+        <div class="condition" role="group" aria-label={`Rule ${index + 1}, condition ${i + 1}`}>
+          <label>
+            Attribute
+            <input required value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
+          </label>
+          <label>
+            <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { ...condition, negate: (e.target as HTMLInputElement).checked })} />
+            not
+          </label>
+          <label>
+            Operator
+            <select value={condition.op} onChange={(e) => setCondition(i, { ...condition, op: (e.target as HTMLSelectElement).value as Condition['op'] })}>
+              {OPERATORS.map(([op, words]) => (
+                <option value={op}>{words}</option>
+              ))}
+            </select>
+          </label>
+          {condition.op !== 'exists' && (
+            <label>
+              Values (comma-separated)
+              <input required value={valuesText(condition)} onChange={(e) => setCondition(i, { ...condition, values: parseValues(condition.op, (e.target as HTMLInputElement).value) })} />
+            </label>
+          )}
+          <button type="button" class="link" onClick={() => onChange({ ...rule, conditions: rule.conditions.filter((_, j) => j !== i) })}>
+            Remove condition {i + 1}
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange({ ...rule, conditions: [...rule.conditions, { attribute: '', op: 'eq', values: [] }] })}>
+        Add condition
+      </button>
+      <label>
+        Segments (keys, comma-separated; the context must be in all)
+        <input
+          value={(rule.segment_keys ?? []).join(', ')}
+          onChange={(e) => {
+            const keys = (e.target as HTMLInputElement).value.split(',').map((k) => k.trim()).filter((k) => k !== '');
+            onChange({ ...rule, segment_keys: keys });
+          }}
+        />
+      </label>
+      <div role="radiogroup" aria-label={`Rule ${index + 1} serves`} class="serve">
+        <label>
+          <input
+            type="radio"
+            name={`${id}-serve`}
+            checked={!weights}
+            onChange={() => onChange({ id: rule.id, description: rule.description, conditions: rule.conditions, segment_keys: rule.segment_keys, variant_key: flag.variants[0]?.key ?? '' })}
+          />
+          A variant
+        </label>
+        <label>
+          <input
+            type="radio"
+            name={`${id}-serve`}
+            checked={weights !== undefined}
+            onChange={() => {
+              const even = Math.floor(1000 / flag.variants.length);
+              const buckets = flag.variants.map((v, i) => ({ variant_key: v.key, weight_milli: i === 0 ? 1000 - even * (flag.variants.length - 1) : even }));
+              onChange({ id: rule.id, description: rule.description, conditions: rule.conditions, segment_keys: rule.segment_keys, allocation: { context_hash_specs: rule.allocation?.context_hash_specs ?? {}, buckets } });
+            }}
+          />
+          A percentage rollout
+        </label>
+      </div>
+      {!weights && (
+        <label>
+          Variant
+          <select value={rule.variant_key} onChange={(e) => onChange({ ...rule, variant_key: (e.target as HTMLSelectElement).value })}>
+            {flag.variants.map((v) => (
+              <option value={v.key}>{v.key}</option>
+            ))}
+          </select>
+        </label>
+      )}
+      {weights && (
+        <div class="weights">
+          {flag.variants.map((v) => (
+            <label>
+              {v.key} %
+              <input
+                type="number"
+                min="0"
+                max="100"
+                step="0.1"
+                value={weights[v.key] ?? 0}
+                onInput={(e) => {
+                  const percent = Number((e.target as HTMLInputElement).value);
+                  const others = rule.allocation!.buckets.filter((b) => b.variant_key !== v.key);
+                  const buckets = flag.variants.map((variant) =>
+                    variant.key === v.key ? { variant_key: v.key, weight_milli: Math.round(percent * 10) } : (others.find((b) => b.variant_key === variant.key) ?? { variant_key: variant.key, weight_milli: 0 }),
+                  );
+                  onChange({ ...rule, allocation: { ...rule.allocation!, buckets } });
+                }}
+              />
+            </label>
+          ))}
+          <p class={total === 100 ? 'muted' : 'error'} role="status">
+            {total === 100 ? 'The weights sum to 100 %.' : `The weights sum to ${total} %; they must sum to 100 %.`}
+          </p>
+        </div>
+      )}
+      <div class="row">
+        <button type="button" disabled={index === 0} onClick={() => onMove(-1)}>
+          Move up
+        </button>
+        <button type="button" disabled={index === count - 1} onClick={() => onMove(1)}>
+          Move down
+        </button>
+        <button type="button" class="danger" onClick={onRemove}>
+          Remove rule {index + 1}
+        </button>
+      </div>
+    </fieldset>
+  );
+}

@@ -1,0 +1,130 @@
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api.ts';
+import type { EnvironmentPageProps } from '../app.tsx';
+import { ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
+import { MetricChart } from '../components/metric-chart.tsx';
+import type { Experiment, Results } from '../records.ts';
+import { hrefOf } from '../router.ts';
+import { statusWords } from './experiments.tsx';
+
+/** Legal moves from each status (docs/contract.md "Experiments and statistics"). */
+const MOVES: Record<string, Array<[string, string]>> = {
+  EXPERIMENT_STATUS_DRAFT: [['ACTIVE', 'Start'], ['CONCLUDED', 'Conclude']],
+  EXPERIMENT_STATUS_ACTIVE: [['PAUSED', 'Pause'], ['CONCLUDED', 'Conclude']],
+  EXPERIMENT_STATUS_PAUSED: [['ACTIVE', 'Resume'], ['CONCLUDED', 'Conclude']],
+  EXPERIMENT_STATUS_CONCLUDED: [],
+};
+
+/** Below this, the participant counts are unlikely under the planned split: a sample ratio mismatch. */
+const SRM_THRESHOLD = 0.001;
+
+export function ExperimentPage({ workspace, environment, experimentId }: EnvironmentPageProps & { experimentId: string }) {
+  const { api } = workspace;
+  const path = `/v1/environments/${environment.environment_id}/experiments/${experimentId}`;
+  const experiment = useLoad(() => api.get<Experiment>(path), [path]);
+  const results = useLoad(
+    () =>
+      api.get<Results>(`${path}/results`).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) return undefined;
+        throw error;
+      }),
+    [path],
+  );
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const [status, setStatus] = useState('');
+  if (experiment.error) return <ErrorMessage error={experiment.error} />;
+  if (!experiment.data) return <Loading what="the experiment" />;
+  const x = experiment.data;
+  const act = async (work: () => Promise<void>) => {
+    setActionError(undefined);
+    try {
+      await work();
+    } catch (error) {
+      setActionError(error);
+    }
+  };
+  const r = results.data;
+  return (
+    <section>
+      <p>
+        <a href={hrefOf({ envId: environment.environment_id, page: 'experiments' })}>← All experiments</a>
+      </p>
+      <h1>{x.name || x.id}</h1>
+      <p class="muted">
+        Flag <a href={hrefOf({ envId: environment.environment_id, page: 'flags', id: x.flag_key })}>{x.flag_key}</a> · {statusWords(x.status)} · variants {x.variant_keys.join(', ')} (first is the control) · metrics{' '}
+        {x.metric_keys.join(', ') || 'none'}
+      </p>
+      <div class="row">
+        {(MOVES[x.status] ?? []).map(([to, words]) => (
+          <button type="button" onClick={() => act(async () => void (await api.post(`${path}/transitions`, { new_status: to, version: x.version }), experiment.reload()))}>
+            {words}
+          </button>
+        ))}
+        <button
+          type="button"
+          onClick={() =>
+            act(async () => {
+              const job = await api.post<{ job_id: string }>(`/v1/experiments/${x.id}/recompute`);
+              setStatus(`Recomputing (job ${job.job_id}); this page reloads the results when it is done.`);
+              for (let i = 0; i < 60; i++) {
+                await new Promise((resolve) => setTimeout(resolve, 1000));
+                const state = await api.get<{ status: string; error: string }>(`/v1/jobs/${job.job_id}`);
+                if (state.status === 'completed' || state.status === 'failed') {
+                  setStatus(state.status === 'completed' ? 'Results recomputed.' : `The computation failed: ${state.error}`);
+                  results.reload();
+                  return;
+                }
+              }
+              setStatus('Still computing; reload the page later.');
+            })
+          }
+        >
+          Recompute results
+        </button>
+      </div>
+      <p role="status">{status}</p>
+      <ErrorMessage error={actionError ?? results.error} />
+      <h2>Results</h2>
+      {results.loading && !r && <Loading what="results" />}
+      {!results.loading && !r && <p>No results yet: they are computed while the experiment runs, or when you press Recompute.</p>}
+      {r && (
+        <>
+          <p class="muted">
+            Computed {formatTime(r.computed_at_ms)}
+            {r.is_stale ? ' · stale: exposures or events arrived since; recompute for the latest' : ''}
+            {r.next_run_at_ms > 0 ? ` · next run ${formatTime(r.next_run_at_ms)}` : ''}
+          </p>
+          {r.srm_p_value < SRM_THRESHOLD && (
+            <p class="error" role="alert">
+              Sample ratio mismatch (p = {r.srm_p_value.toPrecision(3)}): the participants are not split as planned. Check the flag's targeting and exposures before trusting these results.
+            </p>
+          )}
+          <table class="list">
+            <thead>
+              <tr>
+                <th scope="col">Variant</th>
+                <th scope="col">Participants</th>
+                <th scope="col">p-value (primary metric)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {r.variant_results.map((v, i) => (
+                <tr>
+                  <td>
+                    {v.variant_key}
+                    {i === 0 ? ' (control)' : ''}
+                  </td>
+                  <td>{v.participant_count}</td>
+                  <td>{v.p_value_present ? v.p_value.toPrecision(3) : '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {x.metric_keys.map((metric) => (
+            <MetricChart metric={metric} results={r} />
+          ))}
+        </>
+      )}
+    </section>
+  );
+}

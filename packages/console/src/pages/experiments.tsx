@@ -1,0 +1,84 @@
+import { useState } from 'preact/hooks';
+import type { EnvironmentPageProps } from '../app.tsx';
+import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import type { EventDefinition, Experiment, Flag } from '../records.ts';
+import { hrefOf, navigate } from '../router.ts';
+
+export const statusWords = (status: string): string => status.replace('EXPERIMENT_STATUS_', '').toLowerCase();
+
+export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps) {
+  const { api } = workspace;
+  const envPath = `/v1/environments/${environment.environment_id}`;
+  const experiments = useLoad(() => api.get<Experiment[]>(`${envPath}/experiments`), [envPath]);
+  const choices = useLoad(async () => ({ flags: await api.get<Flag[]>(`${envPath}/flags`), metrics: await api.get<EventDefinition[]>(`${envPath}/event-definitions`) }), [envPath]);
+  const [name, setName] = useState('');
+  const [flagKey, setFlagKey] = useState('');
+  const [metrics, setMetrics] = useState<string[]>([]);
+  return (
+    <section>
+      <h1>Experiments</h1>
+      <ErrorMessage error={experiments.error} />
+      {experiments.loading && !experiments.data && <Loading what="experiments" />}
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">Experiment</th>
+            <th scope="col">Flag</th>
+            <th scope="col">Status</th>
+            <th scope="col">Metrics</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(experiments.data ?? []).map((x) => (
+            <tr>
+              <td>
+                <a href={hrefOf({ envId: environment.environment_id, page: 'experiments', id: x.id })}>{x.name || x.id}</a>
+              </td>
+              <td>{x.flag_key}</td>
+              <td>{statusWords(x.status)}</td>
+              <td>{x.metric_keys.join(', ')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>New experiment</h2>
+      <ErrorMessage error={choices.error} />
+      <ActionForm
+        label="New experiment"
+        onSubmit={async () => {
+          const created = await api.post<Experiment>(`${envPath}/experiments`, { name, flag_key: flagKey, metric_keys: metrics });
+          navigate({ envId: environment.environment_id, page: 'experiments', id: created.id });
+        }}
+      >
+        <label>
+          Name
+          <input required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          Flag
+          <select required value={flagKey} onChange={(e) => setFlagKey((e.target as HTMLSelectElement).value)}>
+            <option value="">Choose a flag</option>
+            {(choices.data?.flags ?? []).filter((f) => !f.archived).map((f) => (
+              <option value={f.key}>{f.key}</option>
+            ))}
+          </select>
+        </label>
+        <fieldset>
+          <legend>Metrics (the first chosen is the primary one)</legend>
+          {(choices.data?.metrics ?? []).map((m) => (
+            <label>
+              <input
+                type="checkbox"
+                checked={metrics.includes(m.key)}
+                onChange={(e) => setMetrics((e.target as HTMLInputElement).checked ? [...metrics, m.key] : metrics.filter((k) => k !== m.key))}
+              />
+              {m.key}
+            </label>
+          ))}
+          {choices.data?.metrics.length === 0 && <p class="muted">No event definitions yet: create one under Event definitions first.</p>}
+        </fieldset>
+        <button type="submit">Create experiment</button>
+      </ActionForm>
+    </section>
+  );
+}

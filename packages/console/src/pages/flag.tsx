@@ -1,0 +1,239 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError } from '../api.ts';
+import type { EnvironmentPageProps } from '../app.tsx';
+import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import { HistoryList } from '../components/history-list.tsx';
+import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
+import type { AuditEntry, Flag, Rule } from '../records.ts';
+import { hrefOf } from '../router.ts';
+
+interface HashingConfig {
+  parameter_key: string;
+  parameter_type: string;
+  order: number;
+}
+
+/** The value typed for a variant, read as the flag's type (JSON for everything but strings). */
+function parseVariantValue(valueType: string, text: string): unknown {
+  if (valueType === 'string') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`"${text}" is not a ${valueType === 'json' ? 'JSON value' : valueType}.`);
+  }
+}
+
+export function FlagPage({ workspace, environment, flagKey }: EnvironmentPageProps & { flagKey: string }) {
+  const { api } = workspace;
+  const path = `/v1/environments/${environment.environment_id}/flags/${encodeURIComponent(flagKey)}`;
+  const flag = useLoad(() => api.get<Flag>(path), [path]);
+  const history = useLoad(() => api.get<{ entries: AuditEntry[] }>(`${path}/history?limit=50`), [path, flag.data?.version]);
+  const [draft, setDraft] = useState<Rule[] | undefined>(undefined);
+  const [saveError, setSaveError] = useState<unknown>(undefined);
+  const [saved, setSaved] = useState('');
+  useEffect(() => setDraft(undefined), [path]);
+
+  if (flag.error && !flag.data) return <ErrorMessage error={flag.error} />;
+  if (!flag.data) return <Loading what="the flag" />;
+  const current = flag.data;
+  const rules = draft ?? current.rules;
+  const dirty = draft !== undefined;
+  const conflict = saveError instanceof ApiError && saveError.isConflict;
+  const invalidSplit = rules.some((r) => r.allocation && totalPercent(r) !== 100);
+
+  const setRules = (next: Rule[]) => {
+    setDraft(next);
+    setSaved('');
+  };
+  const saveRules = async () => {
+    setSaveError(undefined);
+    try {
+      await api.put(`${path}/rules`, { rules: rules.map((r, i) => ({ ...r, id: r.id || `rule-${i + 1}` })), version: current.version });
+      setDraft(undefined);
+      setSaved('Rules saved.');
+      flag.reload();
+    } catch (error) {
+      setSaveError(error);
+    }
+  };
+
+  return (
+    <section>
+      <p>
+        <a href={hrefOf({ envId: environment.environment_id, page: 'flags' })}>← All flags</a>
+      </p>
+      <h1>{current.key}</h1>
+      <p class="muted">
+        {current.value_type} flag{current.description ? ` — ${current.description}` : ''} · version {current.version} in {environment.environment_name}
+        {current.archived ? ' · archived' : ''}
+      </p>
+      <label class="switch">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={current.enabled}
+          onChange={async () => {
+            setSaveError(undefined);
+            try {
+              await api.put(path, { enabled: !current.enabled, version: current.version });
+            } catch (error) {
+              setSaveError(error);
+            }
+            flag.reload();
+          }}
+        />
+        <span>{current.enabled ? `On in ${environment.environment_name}` : `Off in ${environment.environment_name} (serves ${current.off_variant_key ?? 'nothing'})`}</span>
+      </label>
+
+      <h2>Variants</h2>
+      <table class="list">
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Value</th>
+          </tr>
+        </thead>
+        <tbody>
+          {current.variants.map((v) => (
+            <tr>
+              <td>
+                {v.key}
+                {v.key === current.off_variant_key ? ' (served when off)' : ''}
+              </td>
+              <td>
+                <code>{JSON.stringify(v.value)}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <AddVariant path={path} valueType={current.value_type} api={api} onAdded={flag.reload} />
+
+      <h2>Rules</h2>
+      <p class="muted">Rules are tried in order; the first that matches decides. When none matches, the flag serves {current.off_variant_key ?? 'its off variant'}.</p>
+      <form
+        aria-label="Rules"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void saveRules();
+        }}
+      >
+        {rules.map((rule, i) => (
+          <RuleEditor
+            flag={current}
+            rule={rule}
+            index={i}
+            count={rules.length}
+            onChange={(next) => setRules(rules.map((r, j) => (j === i ? next : r)))}
+            onRemove={() => setRules(rules.filter((_, j) => j !== i))}
+            onMove={(delta) => {
+              const next = [...rules];
+              const [moved] = next.splice(i, 1);
+              next.splice(i + delta, 0, moved!);
+              setRules(next);
+            }}
+          />
+        ))}
+        <div class="row">
+          <button type="button" onClick={() => setRules([...rules, { id: `rule-${Date.now().toString(36)}`, conditions: [], variant_key: current.variants[0]?.key ?? '' }])}>
+            Add rule
+          </button>
+          <button type="submit" disabled={!dirty || invalidSplit}>
+            Save rules
+          </button>
+          {dirty && (
+            <button type="button" onClick={() => setDraft(undefined)}>
+              Discard changes
+            </button>
+          )}
+        </div>
+        {conflict ? (
+          <div class="error" role="alert">
+            <p>This flag was changed by someone else since you opened it. Your edits are still here; reload to see their change, then make yours again.</p>
+            <button
+              type="button"
+              onClick={() => {
+                setSaveError(undefined);
+                setDraft(undefined);
+                flag.reload();
+              }}
+            >
+              Reload the flag
+            </button>
+          </div>
+        ) : (
+          <ErrorMessage error={saveError} />
+        )}
+        <p role="status">{saved}</p>
+      </form>
+
+      <Hashing path={path} flag={current} api={api} onSaved={flag.reload} />
+
+      <h2>History</h2>
+      <ErrorMessage error={history.error} />
+      {history.data && <HistoryList entries={history.data.entries} />}
+    </section>
+  );
+}
+
+function AddVariant({ path, valueType, api, onAdded }: { path: string; valueType: string; api: EnvironmentPageProps['workspace']['api']; onAdded: () => void }) {
+  const [key, setKey] = useState('');
+  const [value, setValue] = useState('');
+  return (
+    <ActionForm
+      label="Add a variant"
+      class="inline"
+      onSubmit={async () => {
+        await api.post(`${path}/variants`, { variants: [{ key, value: parseVariantValue(valueType, value) }] });
+        setKey('');
+        setValue('');
+        onAdded();
+      }}
+    >
+      <label>
+        Variant key
+        <input required value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        Value ({valueType === 'string' ? 'text' : `${valueType}, as JSON`})
+        <input required={valueType !== 'string'} value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit">Add variant</button>
+    </ActionForm>
+  );
+}
+
+/** The flag's default hash input in this environment: which context values a split hashes. */
+function Hashing({ path, flag, api, onSaved }: { path: string; flag: Flag; api: EnvironmentPageProps['workspace']['api']; onSaved: () => void }) {
+  const [text, setText] = useState(() => flag.hashing.map((h) => `${h.parameter_type}.${h.parameter_key}`).join(', '));
+  useEffect(() => setText(flag.hashing.map((h) => `${h.parameter_type}.${h.parameter_key}`).join(', ')), [flag.version]);
+  return (
+    <>
+      <h2>Hashing</h2>
+      <p class="muted">Splits hash the context key unless you name values here, as context_type.attribute (e.g. "user.key, device.id"). A rule's own setting wins.</p>
+      <ActionForm
+        label="Hashing"
+        class="inline"
+        onSubmit={async () => {
+          const configs: HashingConfig[] = text
+            .split(',')
+            .map((part) => part.trim())
+            .filter((part) => part !== '')
+            .map((part, order) => {
+              const dot = part.indexOf('.');
+              if (dot <= 0 || dot === part.length - 1) throw new Error(`"${part}" is not context_type.attribute.`);
+              return { parameter_type: part.slice(0, dot), parameter_key: part.slice(dot + 1), order };
+            });
+          await api.put(`${path}/hashing`, { configs, version: flag.version });
+          onSaved();
+        }}
+      >
+        <label>
+          Hash input
+          <input value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit">Save hashing</button>
+      </ActionForm>
+    </>
+  );
+}

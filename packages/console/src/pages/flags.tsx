@@ -1,0 +1,106 @@
+import { useState } from 'preact/hooks';
+import type { EnvironmentPageProps } from '../app.tsx';
+import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import type { Flag } from '../records.ts';
+import { hrefOf, navigate } from '../router.ts';
+
+const DEFAULT_VARIANTS: Record<string, Array<{ key: string; value: unknown }>> = {
+  bool: [{ key: 'on', value: true }, { key: 'off', value: false }],
+  string: [{ key: 'control', value: 'control' }, { key: 'treatment', value: 'treatment' }],
+  int: [{ key: 'low', value: 0 }, { key: 'high', value: 1 }],
+  double: [{ key: 'low', value: 0 }, { key: 'high', value: 1 }],
+  json: [{ key: 'empty', value: {} }],
+};
+
+export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
+  const { api } = workspace;
+  const base = `/v1/environments/${environment.environment_id}/flags`;
+  const flags = useLoad(() => api.get<Flag[]>(base), [base]);
+  const [search, setSearch] = useState('');
+  const [toggleError, setToggleError] = useState<unknown>(undefined);
+  const [key, setKey] = useState('');
+  const [valueType, setValueType] = useState('bool');
+  const needle = search.trim().toLowerCase();
+  const shown = (flags.data ?? []).filter((f) => !f.archived && (needle === '' || f.key.toLowerCase().includes(needle) || f.description.toLowerCase().includes(needle)));
+  return (
+    <section>
+      <h1>Flags in {environment.environment_name}</h1>
+      <label class="search">
+        Search flags
+        <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+      </label>
+      <ErrorMessage error={flags.error ?? toggleError} />
+      {flags.loading && !flags.data && <Loading what="flags" />}
+      {flags.data && (
+        <table class="list">
+          <caption class="visually-hidden">Flags, with their state in this environment</caption>
+          <thead>
+            <tr>
+              <th scope="col">Flag</th>
+              <th scope="col">Type</th>
+              <th scope="col">Rules</th>
+              <th scope="col">On in {environment.environment_name}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((flag) => (
+              <tr>
+                <td>
+                  <a href={hrefOf({ envId: environment.environment_id, page: 'flags', id: flag.key })}>{flag.key}</a>
+                  {flag.description && <div class="muted">{flag.description}</div>}
+                </td>
+                <td>{flag.value_type}</td>
+                <td>{flag.rules.length}</td>
+                <td>
+                  <label class="switch">
+                    <input
+                      type="checkbox"
+                      role="switch"
+                      checked={flag.enabled}
+                      aria-label={`${flag.key} on in ${environment.environment_name}`}
+                      onChange={async () => {
+                        setToggleError(undefined);
+                        try {
+                          await api.put(`${base}/${encodeURIComponent(flag.key)}`, { enabled: !flag.enabled, version: flag.version });
+                        } catch (error) {
+                          setToggleError(error);
+                        }
+                        flags.reload();
+                      }}
+                    />
+                    <span>{flag.enabled ? 'On' : 'Off'}</span>
+                  </label>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {flags.data && shown.length === 0 && <p>{needle ? 'No flag matches your search.' : 'No flags yet: create the first one below.'}</p>}
+      <h2>New flag</h2>
+      <ActionForm
+        label="New flag"
+        class="inline"
+        onSubmit={async () => {
+          const variants = DEFAULT_VARIANTS[valueType]!;
+          await api.post(base, { key, enabled: false, flag: { value_type: valueType, variants, off_variant_key: variants[variants.length - 1]!.key, rules: [] } });
+          navigate({ envId: environment.environment_id, page: 'flags', id: key });
+        }}
+      >
+        <label>
+          Key
+          <input required pattern="[A-Za-z0-9._\-]+" title="Letters, digits, dot, dash and underscore" value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          Type
+          <select value={valueType} onChange={(e) => setValueType((e.target as HTMLSelectElement).value)}>
+            {Object.keys(DEFAULT_VARIANTS).map((t) => (
+              <option value={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Create flag</button>
+      </ActionForm>
+    </section>
+  );
+}

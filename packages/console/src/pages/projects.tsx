@@ -1,0 +1,66 @@
+import { useState } from 'preact/hooks';
+import type { Workspace } from '../app.tsx';
+import { ActionForm } from '../components/common.tsx';
+import type { Environment, Project } from '../records.ts';
+import { hrefOf } from '../router.ts';
+
+export function ProjectsPage({ workspace }: { workspace: Workspace }) {
+  const { api, projects, environments, session } = workspace;
+  const [name, setName] = useState('');
+  return (
+    <section>
+      <h1>Projects</h1>
+      {projects.length === 0 && <p>No project yet. Create one, then an environment in it (say "production"); flags live in environments.</p>}
+      {projects.map((project) => (
+        <ProjectCard workspace={workspace} project={project} environments={environments.filter((e) => e.project_id === project.project_id)} />
+      ))}
+      <h2>New project</h2>
+      <ActionForm
+        label="New project"
+        class="inline"
+        onSubmit={async () => {
+          await api.post<Project>(`/v1/management/orgs/${session.org_id}/projects`, { name });
+          setName('');
+          workspace.reloadWorkspace();
+        }}
+      >
+        <label>
+          Project name
+          <input required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit">Create project</button>
+      </ActionForm>
+    </section>
+  );
+}
+
+function ProjectCard({ workspace, project, environments }: { workspace: Workspace; project: Project; environments: Environment[] }) {
+  const [name, setName] = useState('');
+  return (
+    <article class="card">
+      <h2>{project.project_name}</h2>
+      <ul>
+        {environments.map((e) => (
+          <li>
+            <a href={hrefOf({ envId: e.environment_id, page: 'flags' })}>{e.environment_name}</a>
+          </li>
+        ))}
+      </ul>
+      <ActionForm
+        label={`New environment in ${project.project_name}`}
+        class="inline"
+        onSubmit={async () => {
+          await workspace.api.post<Environment>(`/v1/management/projects/${project.project_id}/environments`, { name });
+          setName('');
+          workspace.reloadWorkspace();
+        }}
+      >
+        <label>
+          Environment name
+          <input required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit">Add environment</button>
+      </ActionForm>
+    </article>
+  );
+}

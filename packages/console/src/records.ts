@@ -1,0 +1,106 @@
+/** The API's records as the console reads them (docs/contract.md "Records"). */
+export type { Condition, Flag, Rule, Segment, Variant } from '@switchyard/core';
+
+export interface Org {
+  org_id: string;
+  org_name: string;
+  role: string;
+}
+
+export interface Project {
+  project_id: string;
+  project_name: string;
+  org_id: string;
+}
+
+export interface Environment {
+  environment_id: string;
+  environment_name: string;
+  project_id: string;
+}
+
+export interface SdkKey {
+  sdk_key_id: string;
+  environment_id: string;
+  key_prefix: string;
+  created_at: string;
+  raw_key?: string;
+}
+
+export interface User {
+  user_id: string;
+  email: string;
+  display_name: string;
+  org_id: string;
+  org_role: 'org_admin' | 'org_member';
+}
+
+export interface Invitation {
+  invitation_id: string;
+  email: string;
+  org_role: string;
+  created_at: string;
+  expires_at: string;
+  token?: string;
+}
+
+export interface EventDefinition {
+  key: string;
+  description: string;
+  value_type: 'bool' | 'int' | 'double';
+  created_at_ms: number;
+}
+
+export interface Experiment {
+  id: string;
+  environment_id: string;
+  name: string;
+  description: string;
+  flag_key: string;
+  status: string;
+  variant_keys: string[];
+  metric_keys: string[];
+  traffic_allocation: number;
+  version: number;
+}
+
+export interface MetricStats {
+  mean: number;
+  variance: number;
+  lift: number;
+  ci_low: number;
+  ci_high: number;
+  p_value: number;
+}
+
+export interface VariantResult {
+  variant_key: string;
+  participant_count: number;
+  metric_values: Record<string, number>;
+  p_value: number;
+  p_value_present: boolean;
+  metric_stats: Record<string, MetricStats>;
+}
+
+export interface Results {
+  experiment_id: string;
+  variant_results: VariantResult[];
+  computed_at_ms: number;
+  is_stale: boolean;
+  next_run_at_ms: number;
+  computation_status: string;
+  srm_p_value: number;
+}
+
+export interface AuditEntry {
+  id: string;
+  at_ms: number;
+  actor: { type: string; id: string; email?: string };
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  project_id?: string;
+  environment_id?: string;
+  before?: unknown;
+  after?: unknown;
+}

@@ -1,0 +1,83 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+/** True only in the built server (scripts/build-server.ts), which has console/ copied beside it. */
+declare const SWITCHYARD_BUNDLE: boolean | undefined;
+
+/** Where scripts/build-console.ts writes the console (or, in the built server, beside main.mjs). */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(
+  new URL(typeof SWITCHYARD_BUNDLE !== 'undefined' && SWITCHYARD_BUNDLE ? './console/' : '../../../console/dist/', import.meta.url),
+);
+
+/**
+ * The console's pages load only this origin's script, style and API (docs/security.md "Web
+ * console"): no inline script, no framing, no form posting elsewhere.
+ */
+const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "object-src 'none'",
+].join('; ');
+
+const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Switchyard</title>
+<p>The web console is not built in this installation. <code>npm start</code> builds it; otherwise run
+<code>npx tsx scripts/build-console.ts</code>. The API is documented at <a href="/docs">/docs</a>.</p></html>`;
+
+/**
+ * What a browser gets from the REST host (docs/contract.md "Web console and API docs"): the web
+ * console at `/` (index.html; its script and style under /console/), and interactive docs of
+ * /v1/openapi.json at /docs (swagger-ui, served from node_modules: nothing is fetched from
+ * another origin). registerOpenApi must have run on the same instance first.
+ */
+export async function registerBrowserRoutes(app: FastifyInstance, options: { consoleDir?: string } = {}): Promise<void> {
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    // The plugin's policy, minus what would reach beyond this server: the online validator's badge
+    // (validatorUrl null turns it off) and upgrade-insecure-requests, which breaks plain-HTTP installs.
+    transformStaticCSP: (header) =>
+      header
+        .replace(' validator.swagger.io', '')
+        .replace(/\s*upgrade-insecure-requests;?/, '')
+        .replace(/(font-src|style-src) 'self' https:/g, "$1 'self'"),
+    uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, validatorUrl: null },
+  });
+
+  const consoleDir = options.consoleDir ?? DEFAULT_CONSOLE_DIR;
+  const indexFile = path.join(consoleDir, 'index.html');
+  const built = existsSync(indexFile);
+  const index = built ? readFileSync(indexFile) : Buffer.from(NOT_BUILT);
+  if (built) {
+    await app.register(fastifyStatic, {
+      root: consoleDir,
+      prefix: '/console/',
+      decorateReply: false,
+      index: false,
+      setHeaders: (reply) => {
+        reply.header('content-security-policy', CONSOLE_CSP);
+        reply.header('x-content-type-options', 'nosniff');
+      },
+    });
+  }
+  app.get('/', { schema: { hide: true } }, (_request, reply) =>
+    reply
+      .code(built ? 200 : 503)
+      .header('content-security-policy', CONSOLE_CSP)
+      .header('x-frame-options', 'DENY')
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'same-origin')
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(index),
+  );
+}
