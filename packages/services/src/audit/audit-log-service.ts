@@ -53,7 +53,7 @@ export const auditEntryRecord = (entry: AuditEntry): AuditEntryRecord => ({
 const given = (value: string | null | undefined): string | undefined => (value === null || value === undefined || value === '' ? undefined : value);
 
 function pageSize(limit: number | null | undefined): number {
-  if (limit === null || limit === undefined || limit === 0) return DEFAULT_AUDIT_PAGE;
+  if (limit === null || limit === undefined) return DEFAULT_AUDIT_PAGE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_PAGE) throw invalidArgument(`limit must be from 1 to ${MAX_AUDIT_PAGE}`, 'limit');
   return limit;
 }

@@ -28,6 +28,7 @@ const entryMessage = (entry: AuditEntryRecord) => ({
   details_json: jsonText(entry.details),
 });
 
+// proto3 has no absent int32: limit 0 means the default page (audit.proto).
 const pageMessage = (page: AuditPageRecord) => ({ entries: page.entries.map(entryMessage), next_cursor: page.next_cursor ?? '' });
 
 /**
@@ -44,14 +45,14 @@ export function addAuditGrpcService(server: grpc.Server, deps: { services: Gatew
       async (call: Call<{ org_id: string; resource_type: string; resource_id: string; environment_id: string; cursor: string; limit: number }>) => {
         const principal = await authenticateCall(verifier, call.metadata, 'bearer');
         const { org_id, resource_type, resource_id, environment_id, cursor, limit } = call.request;
-        return pageMessage(await auditLog.list(principal, org_id || principal.orgId, { resourceType: resource_type, resourceId: resource_id, environmentId: environment_id, cursor, limit }));
+        return pageMessage(await auditLog.list(principal, org_id || principal.orgId, { resourceType: resource_type, resourceId: resource_id, environmentId: environment_id, cursor, limit: limit || null }));
       },
     ),
     getFlagHistory: unary(logger, async (call: Call<{ environment_id: string; flag_key: string; cursor: string; limit: number }>) => {
       const { principal, scope } = await authenticateScoped(verifier, presentedByMetadata(call.metadata), 'bearer', (caller) =>
         auditLog.scope(caller, call.request.environment_id),
       );
-      return pageMessage(await auditLog.flagHistory(principal, scope, call.request.flag_key, { cursor: call.request.cursor, limit: call.request.limit }));
+      return pageMessage(await auditLog.flagHistory(principal, scope, call.request.flag_key, { cursor: call.request.cursor, limit: call.request.limit || null }));
     }),
   });
 }
