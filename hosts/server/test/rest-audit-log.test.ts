@@ -229,6 +229,22 @@ describe('reading the log', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  test('describes both routes, their query parameters and the entry', async () => {
+    const document = expectStatus(await client.get('/v1/openapi.json'), 200);
+    const log = document.paths['/v1/management/orgs/{org_id}/audit-log']?.get;
+    const history = document.paths['/v1/environments/{env_id}/flags/{flag_id}/history']?.get;
+    assert.ok(log && history, 'both paths are documented');
+    assert.deepEqual(log.parameters.filter((p: Json) => p.in === 'query').map((p: Json) => p.name).sort(), ['cursor', 'environment_id', 'limit', 'resource_id', 'resource_type']);
+    assert.deepEqual(history.parameters.filter((p: Json) => p.in === 'query').map((p: Json) => p.name).sort(), ['cursor', 'limit']);
+    const page = log.responses['200'].content['application/json'].schema;
+    assert.deepEqual(page.required, ['entries', 'next_cursor']);
+    assert.deepEqual(Object.keys(page.properties.entries.items.properties).sort(), [
+      'action', 'actor', 'after', 'before', 'details', 'environment_id', 'id', 'project_id', 'resource_id', 'resource_type', 'at_ms',
+    ].sort());
+  });
+});
+
 describe('a write and its entry commit together', () => {
   test('a refused write leaves no entry', async () => {
     const before = (await logOf(a)).length;
