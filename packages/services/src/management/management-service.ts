@@ -111,7 +111,8 @@ export class ManagementService {
   async removeMember(principal: Principal, orgId: string, userId: string): Promise<void> {
     requireAllowed(principal, 'user.manage', { orgId });
     await this.repos.unitOfWork.run(async (tx) => {
-      const [membership, user] = [await tx.users.getMembership(orgId, userId), await tx.users.getById(userId)];
+      const membership = await tx.users.getMembership(orgId, userId);
+      const user = await tx.users.getById(userId);
       await tx.users.removeMembership({ orgId }, userId);
       await tx.sessions.end({ userId, orgId }, this.now());
       await this.record(tx, principal, { orgId, action: 'user.remove', resourceType: 'user', resourceId: userId, before: membership && user && userRecord(user, membership) });
