@@ -262,18 +262,32 @@ CREATE TABLE IF NOT EXISTS stats_job_turns (
   last_turn  bigint NOT NULL
 );
 
--- Who changed what.
+-- Who changed what (docs/decisions.md "Change history"): appended in the transaction of the write
+-- it describes. No foreign keys: the history outlives what it describes.
 CREATE TABLE IF NOT EXISTS audit_log (
   id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  -- The append order: breaks ties between equal times, so pages never skip or repeat an entry.
+  seq            bigint GENERATED ALWAYS AS IDENTITY,
   org_id         uuid NOT NULL,
+  actor_type     text NOT NULL DEFAULT 'user',
+  -- The user id, SDK key id or system part that acted.
   actor          text NOT NULL,
+  actor_email    text,
   action         text NOT NULL,
   resource_type  text NOT NULL,
   resource_id    text NOT NULL,
+  project_id     uuid,
+  environment_id uuid,
   at_ms          bigint NOT NULL,
-  details        jsonb NOT NULL DEFAULT '{}'
+  -- The resource as the API shows it, never a secret; null before a creation, after a deletion.
+  before         jsonb,
+  after          jsonb,
+  details        jsonb NOT NULL DEFAULT '{}',
+  CONSTRAINT audit_log_actor_type CHECK (actor_type IN ('user', 'sdk_key', 'system'))
 );
-CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC);
+CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC, seq DESC);
+CREATE INDEX IF NOT EXISTS audit_log_by_resource ON audit_log (org_id, resource_type, resource_id, at_ms DESC, seq DESC);
+CREATE INDEX IF NOT EXISTS audit_log_by_environment ON audit_log (org_id, environment_id, at_ms DESC, seq DESC) WHERE environment_id IS NOT NULL;
 
 -- Login sessions (docs/decisions.md "Sessions"): access tokens name their session, refresh tokens
 -- rotate inside it, and ending it ends both.

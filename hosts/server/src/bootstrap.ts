@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { isDomainError, type Org, type PasswordHasher, type Repositories } from '@switchyard/core';
+import { isDomainError, type AuditActor, type Org, type PasswordHasher, type Repositories } from '@switchyard/core';
+import { orgRecord, recordChange, userRecord } from '@switchyard/services';
 
 export const SYSTEM_ORG_NAME = 'system';
 export const DEV_ADMIN_EMAIL = 'admin@localhost';
+
+/** Who the audit log names for what the platform does by itself at startup. */
+const BOOTSTRAP_ACTOR: AuditActor = { type: 'system', id: 'bootstrap' };
 
 export interface BootstrapResult {
   systemOrg: Org;
@@ -14,7 +18,11 @@ async function ensureSystemOrg(repos: Repositories): Promise<Org> {
   const existing = await repos.orgs.findSystemOrg();
   if (existing) return existing;
   try {
-    return await repos.orgs.create({ name: SYSTEM_ORG_NAME, isSystem: true });
+    return await repos.unitOfWork.run(async (tx) => {
+      const org = await tx.orgs.create({ name: SYSTEM_ORG_NAME, isSystem: true });
+      await recordChange(tx, BOOTSTRAP_ACTOR, { orgId: org.id, action: 'org.create', resourceType: 'org', resourceId: org.id, after: orgRecord(org) }, Date.now());
+      return org;
+    });
   } catch (error) {
     // Another instance starting at the same moment created it first.
     if (isDomainError(error) && error.code === 'ALREADY_EXISTS') {
@@ -28,9 +36,13 @@ async function ensureSystemOrg(repos: Repositories): Promise<Org> {
 async function ensureAdmin(repos: Repositories, hasher: PasswordHasher, org: Org, email: string, password: string): Promise<boolean> {
   if (await repos.users.getByEmail(email)) return false;
   try {
-    const user = await repos.users.create({ email, displayName: 'Administrator', passwordHash: await hasher.hash(password) });
-    await repos.users.addMembership({ orgId: org.id, userId: user.id, role: 'org_admin' });
-    return true;
+    const passwordHash = await hasher.hash(password);
+    return await repos.unitOfWork.run(async (tx) => {
+      const user = await tx.users.create({ email, displayName: 'Administrator', passwordHash });
+      const membership = await tx.users.addMembership({ orgId: org.id, userId: user.id, role: 'org_admin' });
+      await recordChange(tx, BOOTSTRAP_ACTOR, { orgId: org.id, action: 'user.create', resourceType: 'user', resourceId: user.id, after: userRecord(user, membership) }, Date.now());
+      return true;
+    });
   } catch (error) {
     if (isDomainError(error) && error.code === 'ALREADY_EXISTS') return false;
     throw error;

@@ -6,6 +6,7 @@ import {
   BcryptPasswordHasher,
   CredentialVerifier,
   InvitationService,
+  AuditLogService,
   SessionRegistry,
   DefinitionSnapshots,
   EvaluationService,
@@ -37,6 +38,7 @@ import { addAuthGrpcService } from '@switchyard/transport/domains/auth/grpc.ts';
 import { startGrpcServer, type RunningGrpcServer } from '@switchyard/transport/grpc/grpc-server.ts';
 import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.ts';
 import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
+import { addAuditGrpcService } from '@switchyard/transport/domains/audit/grpc.ts';
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
@@ -208,6 +210,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       auth,
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
       invitations: new InvitationService(repos, hasher, auth),
+      auditLog: new AuditLogService(repos, scopes),
       ...createSsoServices({ repos, auth, hasher, options: ssoOptions }),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier),
@@ -254,6 +257,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
+        addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addSegmentGrpcService(server, { services, logger });

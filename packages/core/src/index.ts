@@ -8,6 +8,7 @@ export * from './ports/tenancy-ports.ts';
 export * from './ports/flag-ports.ts';
 export * from './ports/event-ports.ts';
 export * from './ports/experiment-ports.ts';
+export * from './ports/audit-ports.ts';
 export * from './ports/experiment-data-ports.ts';
 export * from './ports/repositories.ts';
 export * from './rbac/authorize.ts';

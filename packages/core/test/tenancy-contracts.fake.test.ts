@@ -1,6 +1,7 @@
 import { createInMemoryRepositories } from '../src/testing/index.ts';
 import {
   auditRepositoryContract,
+  unitOfWorkContract,
   environmentRepositoryContract,
   orgRepositoryContract,
   projectRepositoryContract,
@@ -18,3 +19,4 @@ projectRepositoryContract('in-memory', makeRepos);
 environmentRepositoryContract('in-memory', makeRepos);
 sdkKeyRepositoryContract('in-memory', makeRepos);
 auditRepositoryContract('in-memory', makeRepos);
+unitOfWorkContract('in-memory', makeRepos);

@@ -1,54 +1,106 @@
-import { notFound, type AuditEntry, type AuditRepository, type OrgScope } from '@switchyard/core';
+import {
+  decodeAuditCursor,
+  encodeAuditCursor,
+  notFound,
+  type AuditActor,
+  type AuditDraft,
+  type AuditEntry,
+  type AuditQuery,
+  type AuditRepository,
+  type OrgScope,
+  type Page,
+} from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid } from './pg-errors.ts';
 
 interface AuditRow {
   id: string;
+  seq: number;
   org_id: string;
+  actor_type: AuditActor['type'];
   actor: string;
+  actor_email: string | null;
   action: string;
   resource_type: string;
   resource_id: string;
+  project_id: string | null;
+  environment_id: string | null;
   at_ms: number;
+  before: unknown;
+  after: unknown;
   details: Record<string, unknown>;
 }
 
 const toEntry = (row: AuditRow): AuditEntry => ({
   id: row.id,
   orgId: row.org_id,
-  actor: row.actor,
+  atMs: row.at_ms,
+  actor: { type: row.actor_type, id: row.actor, ...(row.actor_email === null ? {} : { email: row.actor_email }) },
   action: row.action,
   resourceType: row.resource_type,
   resourceId: row.resource_id,
-  atMs: row.at_ms,
+  projectId: row.project_id,
+  environmentId: row.environment_id,
+  before: row.before ?? null,
+  after: row.after ?? null,
   details: row.details,
 });
 
-/** The audit trail in `audit_log`, append-only, read per org. */
+type Json = Parameters<Sql['json']>[0];
+
+/** The audit trail in `audit_log`: append-only, read per org, newest first, paged by (at_ms, seq). */
 export class PgAuditRepository implements AuditRepository {
   constructor(private readonly sql: Sql) {}
 
-  async append(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
+  async append(entry: AuditDraft): Promise<AuditEntry> {
     // org_id has no foreign key (the trail outlives what it describes), but it is a uuid column.
     if (!isUuid(entry.orgId)) throw notFound('organisation', entry.orgId);
-    const details = this.sql.json(entry.details as Parameters<Sql['json']>[0]);
+    const json = (value: unknown) => (value === null || value === undefined ? null : this.sql.json(value as Json));
     const [row] = await this.sql<AuditRow[]>`
-      INSERT INTO audit_log (org_id, actor, action, resource_type, resource_id, at_ms, details)
-      VALUES (${entry.orgId}, ${entry.actor}, ${entry.action}, ${entry.resourceType}, ${entry.resourceId}, ${entry.atMs}, ${details})
-      RETURNING id, org_id, actor, action, resource_type, resource_id, at_ms, details`;
+      INSERT INTO audit_log (org_id, actor_type, actor, actor_email, action, resource_type, resource_id,
+                             project_id, environment_id, at_ms, before, after, details)
+      VALUES (${entry.orgId}, ${entry.actor.type}, ${entry.actor.id}, ${entry.actor.email ?? null}, ${entry.action},
+              ${entry.resourceType}, ${entry.resourceId}, ${uuidOrNull(entry.projectId)}, ${uuidOrNull(entry.environmentId)},
+              ${entry.atMs}, ${json(entry.before)}, ${json(entry.after)}, ${this.sql.json(entry.details as Json)})
+      RETURNING *`;
     if (!row) throw new Error('INSERT ... RETURNING gave no row');
     return toEntry(row);
   }
 
-  async list(scope: OrgScope, options: { limit: number }): Promise<AuditEntry[]> {
-    if (!isUuid(scope.orgId)) return [];
-    const limit = Math.max(0, Math.floor(options.limit));
-    // id breaks ties between equal timestamps so that the order is stable (the fake does the same).
-    const rows = await this.sql<AuditRow[]>`
-      SELECT id, org_id, actor, action, resource_type, resource_id, at_ms, details
-      FROM audit_log WHERE org_id = ${scope.orgId}
-      ORDER BY at_ms DESC, id DESC
-      LIMIT ${limit}`;
-    return rows.map(toEntry);
+  async list(scope: OrgScope, query: AuditQuery): Promise<Page<AuditEntry>> {
+    const after = query.cursor ? decodeAuditCursor(query.cursor) : null;
+    if (!isUuid(scope.orgId)) return { items: [], nextCursor: null };
+    const limit = Math.max(0, Math.floor(query.limit));
+    if (query.projectId !== undefined && !isUuid(query.projectId)) return { items: [], nextCursor: null };
+    if (query.environmentId !== undefined && !isUuid(query.environmentId)) return { items: [], nextCursor: null };
+    const sql = this.sql;
+    // Each absent filter is an empty fragment, so the planner sees only the conditions asked for
+    // and can use the index that fits (by resource, by environment, or by org).
+    const byType = query.resourceType !== undefined ? sql`AND resource_type = ${query.resourceType}` : sql``;
+    const byId = query.resourceId !== undefined ? sql`AND resource_id = ${query.resourceId}` : sql``;
+    const byProject = query.projectId !== undefined ? sql`AND project_id = ${query.projectId}` : sql``;
+    const byEnvironment =
+      query.environmentId === undefined
+        ? sql``
+        : query.includeProjectLevel
+          ? sql`AND (environment_id = ${query.environmentId} OR environment_id IS NULL)`
+          : sql`AND environment_id = ${query.environmentId}`;
+    const byCursor = after ? sql`AND (at_ms, seq) < (${after.atMs}, ${after.seq})` : sql``;
+    // One row more than the page tells whether another page follows.
+    const rows = await sql<AuditRow[]>`
+      SELECT * FROM audit_log
+      WHERE org_id = ${scope.orgId} ${byType} ${byId} ${byProject} ${byEnvironment} ${byCursor}
+      ORDER BY at_ms DESC, seq DESC
+      LIMIT ${limit + 1}`;
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(toEntry),
+      nextCursor: rows.length > limit && last ? encodeAuditCursor({ atMs: last.at_ms, seq: last.seq }) : null,
+    };
   }
 }
+
+// project_id and environment_id are uuid columns: a malformed id (never produced by the services)
+// is dropped rather than failing the write it describes.
+const uuidOrNull = (value: string | null): string | null => (value !== null && isUuid(value) ? value : null);

@@ -11,6 +11,7 @@ import {
   type SamlSettings,
 } from '@switchyard/core';
 import type { Sql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
 interface ProviderRow {
@@ -51,7 +52,7 @@ export class PgAuthProviderRepository implements AuthProviderRepository {
 
   async create(scope: OrgScope, input: AuthProviderInput, maxPerOrg: number): Promise<AuthProvider> {
     if (!isUuid(scope.orgId)) throw notFound('organisation', scope.orgId);
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       // Serialise creates per org so the count below cannot be raced past the limit.
       const [org] = await tx`SELECT id FROM orgs WHERE id = ${scope.orgId} FOR UPDATE`;
       if (!org) throw notFound('organisation', scope.orgId);

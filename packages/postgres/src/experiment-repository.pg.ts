@@ -11,6 +11,7 @@ import {
   type OrgScope,
 } from '@switchyard/core';
 import type { Sql, TransactionSql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid } from './pg-errors.ts';
 
 const ACTIVE: ExperimentStatus = 'EXPERIMENT_STATUS_ACTIVE';
@@ -194,7 +195,7 @@ export class PgExperimentRepository implements ExperimentRepository {
     expectedVersion?: number,
   ): Promise<Experiment> {
     if (!validIds(scope, experimentId)) throw notFound('experiment', experimentId);
-    const moved = await this.sql.begin(async (tx) => {
+    const moved = await transaction(this.sql, async (tx) => {
       // 1. The guarded status change. A concurrent mover waits on the row lock, then re-checks
       //    `status = from` against the committed row and matches nothing.
       const [row] = await tx<ExperimentRow[]>`

@@ -9,6 +9,7 @@ import type {
   ProjectScope,
 } from '@switchyard/core';
 import type { Sql, TransactionSql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 import {
   definitionFromRow,
@@ -146,7 +147,7 @@ export class PgFlagRepository implements FlagRepository {
     expectedVersion?: number,
   ): Promise<Flag> {
     if (!validEnvironment(scope)) throw notFound('flag', key);
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       // 1. Lock the flag (found only when the environment belongs to the scope's project and org):
       //    concurrent state writers of this flag queue here, so the version read next is current.
       //    NO KEY UPDATE, not UPDATE: it does not block inserts of rows referencing the flag.

@@ -6,6 +6,7 @@ import { PgProjectRepository } from './project-repository.pg.ts';
 import { PgEnvironmentRepository } from './environment-repository.pg.ts';
 import { PgSdkKeyRepository } from './sdk-key-repository.pg.ts';
 import { PgAuditRepository } from './audit-repository.pg.ts';
+import { PgUnitOfWork } from './unit-of-work.pg.ts';
 import { PgFlagRepository } from './flag-repository.pg.ts';
 import { PgSegmentRepository } from './segment-repository.pg.ts';
 import { PgEventDefinitionRepository } from './event-definition-repository.pg.ts';
@@ -28,6 +29,7 @@ import { PgSsoIdentityRepository } from './sso-identity-repository.pg.ts';
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
   return {
+    unitOfWork: new PgUnitOfWork(sql, createPostgresRepositories),
     orgs: new PgOrgRepository(sql),
     users: new PgUserRepository(sql),
     projects: new PgProjectRepository(sql),

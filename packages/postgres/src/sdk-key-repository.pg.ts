@@ -1,5 +1,6 @@
 import { failedPrecondition, notFound, type EnvironmentScope, type SdkKey, type SdkKeyRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
 interface SdkKeyRow {
@@ -75,7 +76,7 @@ export class PgSdkKeyRepository implements SdkKeyRepository {
   async revoke(scope: EnvironmentScope, sdkKeyId: string): Promise<SdkKey> {
     if (!validScope(scope) || !isUuid(sdkKeyId)) throw notFound('sdk key', sdkKeyId);
     const wanted = sdkKeyId.toLowerCase();
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       // Lock every active key of the environment, in id order so concurrent revokes queue up
       // instead of deadlocking. A revoke that waited re-checks revoked_at on the rows it then
       // gets (READ COMMITTED re-evaluates the WHERE on the new row version), so of two concurrent

@@ -13,6 +13,7 @@ import type {
   SegmentRepository,
 } from '@switchyard/core';
 import type { Sql, TransactionSql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
 /** A `segments` row as `RETURNING *` gives it. */
@@ -139,7 +140,7 @@ export class PgSegmentRepository implements SegmentRepository {
 
   async changeMembers(scope: EnvironmentScope, key: string, changes: MemberChanges): Promise<Segment> {
     if (!validScope(scope)) throw notFound('segment', key);
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       // 1. Lock the segment: member writers of one segment queue here, so the counts and the
       //    version move by whole changes, one call after another, and the segment cannot be
       //    deleted half-way through.
@@ -167,7 +168,7 @@ export class PgSegmentRepository implements SegmentRepository {
 
   async replaceMembers(scope: EnvironmentScope, key: string, lists: MemberLists): Promise<Segment> {
     if (!validScope(scope)) throw notFound('segment', key);
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       // 1. Lock the segment, as changeMembers does: member writers of one segment queue here.
       const segment = await lockListSegment(tx, scope, key);
       // 2. Per given list: delete the members not in the new list, then insert the new keys

@@ -1,5 +1,6 @@
 import { notFound, type Membership, type SsoIdentityRepository, type SsoProvisionInput, type User } from '@switchyard/core';
 import type { Sql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
 /** Provider subjects bound to accounts (`sso_identities`). */
@@ -28,7 +29,7 @@ export class PgSsoIdentityRepository implements SsoIdentityRepository {
     // All three rows or none: a half-made account (no membership, or no binding) would be stuck.
     return translateErrors(
       () =>
-        this.sql.begin(async (tx) => {
+        transaction(this.sql, async (tx) => {
           const [user] = await tx<Array<{ id: string; email: string; display_name: string; password_hash: string; created_at_ms: number }>>`
             INSERT INTO users (email, display_name, password_hash)
             VALUES (${input.email}, ${input.displayName}, ${input.passwordHash})

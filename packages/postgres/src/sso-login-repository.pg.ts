@@ -1,5 +1,6 @@
 import { type PendingSsoLogin, type SsoCodeGrant, type SsoLoginRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
 interface PendingRow {
@@ -41,7 +42,7 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
     if (!isUuid(input.providerId) || !isUuid(input.orgId) || maxLivePerProvider < 1) return false;
     return translateErrors(
       () =>
-        this.sql.begin(async (tx) => {
+        transaction(this.sql, async (tx) => {
           // The provider of that org, held against deletion until the insert is done.
           const [provider] = await tx`
             SELECT 1 FROM auth_providers WHERE id = ${input.providerId} AND org_id = ${input.orgId} FOR KEY SHARE`;

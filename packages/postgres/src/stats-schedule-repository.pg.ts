@@ -1,5 +1,6 @@
 import type { StatsJob, StatsScheduleRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid } from './pg-errors.ts';
 import { toStatsJob, type StatsJobRow } from './stats-job-repository.pg.ts';
 
@@ -14,7 +15,7 @@ export class PgStatsScheduleRepository implements StatsScheduleRepository {
   constructor(private readonly sql: Sql) {}
 
   async enqueueDue(nowMs: number, intervalMs: number): Promise<StatsJob[]> {
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       // Two instances ticking at once would both see "no open job" under READ COMMITTED; the
       // transaction-scoped advisory lock makes the check-and-insert one step across instances
       // (the INSERT's snapshot is taken after the lock is granted, so it sees the other's jobs).

@@ -1,5 +1,6 @@
 import { failedPrecondition, notFound, type Membership, type OrgRole, type OrgScope, type User, type UserRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
+import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
 
 interface UserRow {
@@ -153,7 +154,7 @@ export class PgUserRepository implements UserRepository {
     userId: string,
     change: (tx: Sql, current: MembershipRow, admins: number) => Promise<T>,
   ): Promise<T> {
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       await tx`SELECT id FROM orgs WHERE id = ${orgId} FOR UPDATE`;
       const [current] = await tx<MembershipRow[]>`
         SELECT org_id, user_id, role, 0::int8 AS created_at_ms FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;

@@ -1,5 +1,6 @@
 import {
   auditRepositoryContract,
+  unitOfWorkContract,
   environmentRepositoryContract,
   orgRepositoryContract,
   projectRepositoryContract,
@@ -23,3 +24,4 @@ projectRepositoryContract('postgres', makeRepos);
 environmentRepositoryContract('postgres', makeRepos);
 sdkKeyRepositoryContract('postgres', makeRepos);
 auditRepositoryContract('postgres', makeRepos);
+unitOfWorkContract('postgres', makeRepos);

@@ -7,7 +7,3 @@ export function requireAllowed(principal: Principal, action: Action, resource: R
     throw new DomainError(decision.code, decision.code === 'NOT_FOUND' ? 'not found' : decision.reason);
   }
 }
-
-/** The user id or SDK key id that acted, for the audit log. */
-export const actorOf = (principal: Principal): string =>
-  principal.kind === 'user' ? principal.userId : `sdk_key:${principal.sdkKeyId}`;

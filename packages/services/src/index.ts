@@ -1,4 +1,6 @@
 export * from './authorization.ts';
+export * from './audit/audit-log-service.ts';
+export * from './audit/audit-trail.ts';
 export * from './auth/auth-service.ts';
 export * from './auth/bcrypt-password-hasher.ts';
 export * from './auth/credential-verifier.ts';

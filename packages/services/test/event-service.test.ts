@@ -97,13 +97,17 @@ describe('EventDefinitionService', () => {
   test('every change is audited', async () => {
     await definitions.update(member, env, 'clicks', { description: 'Taps' });
     await definitions.remove(member, env, 'signup');
-    const actions = state.audit.filter((entry) => entry.resourceType === 'event_definition').map((entry) => [entry.action, entry.resourceId, entry.actor]);
+    const actions = state.audit.filter((entry) => entry.resourceType === 'event_definition').map((entry) => [entry.action, entry.resourceId, entry.actor.id]);
     assert.deepEqual(actions, [
       ['event_definition.create', 'signup', 'u-admin'],
       ['event_definition.create', 'clicks', 'u-admin'],
       ['event_definition.update', 'clicks', 'u-member'],
       ['event_definition.delete', 'signup', 'u-member'],
     ]);
+    const update = state.audit.find((entry) => entry.action === 'event_definition.update');
+    assert.equal((update?.before as { description: string }).description, 'Clicks');
+    assert.equal((update?.after as { description: string }).description, 'Taps');
+    assert.equal(update?.environmentId, env.environmentId);
   });
 
   test('a change is seen by the next ingest here at once, and by other instances through the notifier', async () => {

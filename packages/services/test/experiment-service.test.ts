@@ -53,9 +53,10 @@ describe('ExperimentService.transition and results', () => {
     const created = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout' });
     await rejectsWith(w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'paused' }), 'FAILED_PRECONDITION');
     await w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'active', reason: 'go' });
-    assert.deepEqual(w.state.audit.at(-1)?.details, {
-      environment_id: w.scope.environmentId, from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', reason: 'go',
-    });
+    const entry = w.state.audit.at(-1);
+    assert.deepEqual(entry?.details, { from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', reason: 'go' });
+    assert.equal(entry?.environmentId, w.scope.environmentId);
+    assert.deepEqual([(entry?.before as { status: string }).status, (entry?.after as { status: string }).status], ['EXPERIMENT_STATUS_DRAFT', 'EXPERIMENT_STATUS_ACTIVE']);
     await w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'concluded' });
     await rejectsWith(w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'active' }), 'FAILED_PRECONDITION', /final/);
     const iterations = await w.experiments.iterations(w.admin, w.scope, created.id);

@@ -260,7 +260,7 @@ describe('ManagementService: audit log', () => {
     await management.createSdkKey(adminA, environmentA);
     await management.deleteSdkKey(adminA, environmentA, key.sdk_key_id);
     const actorA = adminA.kind === 'user' ? adminA.userId : '';
-    const entriesA = state.audit.filter((entry) => entry.orgId === orgA).map(({ actor, action, resourceType, atMs }) => ({ actor, action, resourceType, atMs }));
+    const entriesA = state.audit.filter((entry) => entry.orgId === orgA).map(({ actor, action, resourceType, atMs }) => ({ actor: actor.id, action, resourceType, atMs }));
     assert.deepEqual(entriesA, [
       { actor: root.kind === 'user' ? root.userId : '', action: 'org.create', resourceType: 'org', atMs: NOW },
       { actor: root.kind === 'user' ? root.userId : '', action: 'user.create', resourceType: 'user', atMs: NOW },
@@ -273,7 +273,9 @@ describe('ManagementService: audit log', () => {
     ]);
     const deletion = state.audit.find((entry) => entry.action === 'sdk_key.delete');
     assert.equal(deletion?.resourceId, key.sdk_key_id);
-    assert.deepEqual(deletion?.details, { key_prefix: key.key_prefix });
+    assert.equal((deletion?.before as { key_prefix: string }).key_prefix, key.key_prefix);
+    assert.equal(deletion?.after, null);
+    assert.equal(deletion?.environmentId, environmentA);
 
     const everything = JSON.stringify(state.audit);
     assert.ok(!everything.includes(key.raw_key ?? '-'), 'no raw SDK key');

@@ -1,4 +1,5 @@
 import type {
+  AuditLogService,
   AuthProviderService,
   AuthService,
   CredentialVerifier,
@@ -29,6 +30,8 @@ export interface GatewayServices {
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
+  /** The change history (docs/contract.md "Change history"). */
+  auditLog: AuditLogService;
   /** Single sign-on: the org's identity providers, and the logins through them. */
   authProviders: AuthProviderService;
   sso: SsoLoginService;

@@ -169,14 +169,37 @@ export interface StatsJob {
   attempts: number;
 }
 
+/** Who made a change (docs/contract.md "Change history"). `system`: the platform itself (bootstrap). */
+export interface AuditActor {
+  type: 'user' | 'sdk_key' | 'system';
+  /** The user id, the SDK key id, or a name for the system part that acted. */
+  id: string;
+  /** The user's email when it was known at the time of the change. */
+  email?: string;
+}
+
+/**
+ * One change of the audit log (docs/contract.md "Change history"). `before`/`after` hold the
+ * resource as the API shows it (never a secret): `before` is null for a creation, `after` for a
+ * deletion.
+ */
 export interface AuditEntry {
   id: string;
   orgId: string;
-  /** user id or sdk key id of whoever made the change. */
-  actor: string;
+  atMs: number;
+  actor: AuditActor;
   action: string;
   resourceType: string;
   resourceId: string;
-  atMs: number;
+  /** The project the resource lives in, when it lives in one. */
+  projectId: string | null;
+  /** The environment the change applies to; null for org- and project-level changes. */
+  environmentId: string | null;
+  before: unknown;
+  after: unknown;
+  /** Facts that are neither before nor after (a transition's reason, an SSO subject); {} when none. */
   details: Record<string, unknown>;
 }
+
+/** What a write records; the store assigns the id. */
+export type AuditDraft = Omit<AuditEntry, 'id'>;

@@ -1,5 +1,4 @@
 import type {
-  AuditEntry,
   Experiment,
   ExperimentIteration,
   ExperimentResults,
@@ -74,8 +73,3 @@ export interface StatsJobRepository {
   fail(jobId: string, error: string, nowMs: number): Promise<StatsJob>;
 }
 
-export interface AuditRepository {
-  append(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>;
-  /** Newest first. */
-  list(scope: OrgScope, options: { limit: number }): Promise<AuditEntry[]>;
-}

@@ -1,4 +1,5 @@
-import type { AuditRepository, ExperimentRepository, ResultsRepository, StatsJobRepository } from './experiment-ports.ts';
+import type { AuditRepository, UnitOfWork } from './audit-ports.ts';
+import type { ExperimentRepository, ResultsRepository, StatsJobRepository } from './experiment-ports.ts';
 import type { ExperimentDataRepository, StatsScheduleRepository } from './experiment-data-ports.ts';
 import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
@@ -27,6 +28,8 @@ export interface Repositories {
   /** The stats scheduler's cross-org view of jobs. */
   statsSchedule: StatsScheduleRepository;
   audit: AuditRepository;
+  /** Runs writes and their audit entry in one transaction (docs/decisions.md "Change history"). */
+  unitOfWork: UnitOfWork;
   sessions: SessionRepository;
   refreshTokens: RefreshTokenRepository;
   invitations: InvitationRepository;

@@ -96,6 +96,31 @@ export class InMemoryState {
     return this.lastNowMs;
   }
 
+  /**
+   * A copy of every table, and the function that puts it back (the fake's rollback, see
+   * InMemoryUnitOfWork). Tables are restored in place: the fakes hold references to them.
+   */
+  snapshot(): () => void {
+    const saved = new Map<string, unknown>();
+    // The clock is not a table: it only moves forward.
+    for (const [name, table] of Object.entries(this)) if (name !== 'lastNowMs') saved.set(name, structuredClone(table));
+    return () => {
+      const self = this as unknown as Record<string, unknown>;
+      for (const [name, copy] of saved) {
+        const table = self[name];
+        if (table instanceof Map) {
+          table.clear();
+          for (const [key, value] of copy as Map<unknown, unknown>) table.set(key, value);
+        } else if (Array.isArray(table)) {
+          table.length = 0;
+          for (const row of copy as unknown[]) table.push(row);
+        } else {
+          self[name] = copy;
+        }
+      }
+    };
+  }
+
   newId(): string {
     return randomUUID();
   }

@@ -6,6 +6,7 @@ import { InMemoryProjectRepository } from './in-memory-project-repository.ts';
 import { InMemoryEnvironmentRepository } from './in-memory-environment-repository.ts';
 import { InMemorySdkKeyRepository } from './in-memory-sdk-key-repository.ts';
 import { InMemoryAuditRepository } from './in-memory-audit-repository.ts';
+import { InMemoryUnitOfWork } from './in-memory-unit-of-work.ts';
 import { InMemoryFlagRepository } from './in-memory-flag-repository.ts';
 import { InMemorySegmentRepository } from './in-memory-segment-repository.ts';
 import { InMemoryEventDefinitionRepository } from './in-memory-event-definition-repository.ts';
@@ -30,7 +31,7 @@ export { testFlag, testSegment } from './fixtures.ts';
 
 /** Every port backed by one shared in-memory state: for unit tests and for the core used alone. */
 export function createInMemoryRepositories(state = new InMemoryState()): Repositories {
-  return {
+  const repos: Repositories = {
     orgs: new InMemoryOrgRepository(state),
     users: new InMemoryUserRepository(state),
     projects: new InMemoryProjectRepository(state),
@@ -55,5 +56,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     authProviders: new InMemoryAuthProviderRepository(state),
     ssoLogins: new InMemorySsoLoginRepository(state),
     ssoIdentities: new InMemorySsoIdentityRepository(state),
+    unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
+  return repos;
 }

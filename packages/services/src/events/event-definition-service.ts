@@ -9,7 +9,8 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange } from '../audit/audit-trail.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import type { EventDefinitionCache } from './event-definition-cache.ts';
 
@@ -62,7 +63,7 @@ function checkDescription(value: unknown): string {
  */
 export class EventDefinitionService {
   constructor(
-    private readonly repos: Pick<Repositories, 'eventDefinitions' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'eventDefinitions' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
     private readonly cache: EventDefinitionCache,
     private readonly now: () => number = Date.now,
@@ -90,8 +91,12 @@ export class EventDefinitionService {
     const key = checkKey(body.key, 'key');
     const valueType = checkValueType(body.value_type);
     const description = checkDescription(body.description);
-    const definition = await this.repos.eventDefinitions.create(scope, { key, description, valueType });
-    await this.changed(principal, scope, 'event_definition.create', key);
+    const definition = await this.repos.unitOfWork.run(async (tx) => {
+      const created = await tx.eventDefinitions.create(scope, { key, description, valueType });
+      await this.record(tx, principal, scope, 'event_definition.create', key, null, created);
+      return created;
+    });
+    await this.changed(scope);
     return definition;
   }
 
@@ -105,33 +110,46 @@ export class EventDefinitionService {
     const patch: { description?: string; valueType?: MetricValueType } = {};
     if (body.description !== undefined && body.description !== null) patch.description = checkDescription(body.description);
     if (body.value_type !== undefined) patch.valueType = checkValueType(body.value_type);
-    const definition = await this.repos.eventDefinitions.update(scope, key, patch);
-    await this.changed(principal, scope, 'event_definition.update', key);
+    const definition = await this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.eventDefinitions.get(scope, key);
+      const updated = await tx.eventDefinitions.update(scope, key, patch);
+      await this.record(tx, principal, scope, 'event_definition.update', key, before, updated);
+      return updated;
+    });
+    await this.changed(scope);
     return definition;
   }
 
   /** Stored events of the key are kept (results may still use them); new ones are rejected. */
   async remove(principal: Principal, scope: EnvironmentScope, key: string): Promise<void> {
     this.authorize(principal, 'event_definition.write', scope);
-    await this.repos.eventDefinitions.delete(scope, key);
-    await this.changed(principal, scope, 'event_definition.delete', key);
+    await this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.eventDefinitions.get(scope, key);
+      await tx.eventDefinitions.delete(scope, key);
+      await this.record(tx, principal, scope, 'event_definition.delete', key, before, null);
+    });
+    await this.changed(scope);
   }
 
   private authorize(principal: Principal, action: 'event_definition.read' | 'event_definition.write', scope: EnvironmentScope): void {
     requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
   }
 
-  private async changed(principal: Principal, scope: EnvironmentScope, action: string, key: string): Promise<void> {
-    // The cache first: once the caller hears "done", this instance already ingests by the new definition.
+  /** After the commit: once the caller hears "done", this instance already ingests by the new definition. */
+  private async changed(scope: EnvironmentScope): Promise<void> {
     await this.cache.changed(scope);
-    await this.repos.audit.append({
+  }
+
+  private async record(tx: Repositories, principal: Principal, scope: EnvironmentScope, action: string, key: string, before: EventDefinition | null, after: EventDefinition | null): Promise<void> {
+    await recordChange(tx, principal, {
       orgId: scope.orgId,
-      actor: actorOf(principal),
       action,
       resourceType: 'event_definition',
       resourceId: key,
-      atMs: this.now(),
-      details: { environment_id: scope.environmentId },
-    });
+      projectId: scope.projectId,
+      environmentId: scope.environmentId,
+      before: before && eventDefinitionRecord(before),
+      after: after && eventDefinitionRecord(after),
+    }, this.now());
   }
 }

@@ -17,7 +17,9 @@ import {
   type ChangeNotifier,
 } from '@switchyard/core';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange } from '../audit/audit-trail.ts';
+import { experimentRecord } from './experiment-records.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import {
   MAX_EXPERIMENT_DESCRIPTION,
@@ -51,7 +53,7 @@ const sameKeys = (a: readonly string[], b: readonly string[]): boolean => a.leng
  */
 export class ExperimentService {
   constructor(
-    private readonly repos: Pick<Repositories, 'experiments' | 'results' | 'experimentData' | 'flags' | 'eventDefinitions' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'experiments' | 'results' | 'experimentData' | 'flags' | 'eventDefinitions' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
     private readonly now: () => number = Date.now,
     /** Told when an environment's set of ACTIVE experiments changes: evaluate records exposures for their flags. */
@@ -84,9 +86,11 @@ export class ExperimentService {
       metricKeys: present(body.metric_keys) ? await this.checkMetrics(scope, body.metric_keys) : [],
       trafficAllocation: present(body.traffic_allocation) ? checkTrafficAllocation(body.traffic_allocation) : 1,
     };
-    const experiment = await this.repos.experiments.create(scope, input);
-    await this.audit(principal, scope, 'experiment.create', experiment.id);
-    return experiment;
+    return this.repos.unitOfWork.run(async (tx) => {
+      const experiment = await tx.experiments.create(scope, input);
+      await this.record(tx, principal, scope, 'experiment.create', experiment.id, null, experiment);
+      return experiment;
+    });
   }
 
   /** PATCH and PUT: the fields given change, the others keep their value. */
@@ -120,16 +124,24 @@ export class ExperimentService {
     // 2. A flag change is checked against the status read above: guard the write with that
     //    version, so a transition in between makes this write fail (ABORTED) instead of slipping through.
     const guard = version ?? (patch.flagKey !== undefined || patch.variantKeys !== undefined ? current.version : undefined);
-    const updated = await this.repos.experiments.update(scope, experimentId, patch, guard);
-    await this.audit(principal, scope, 'experiment.update', experimentId);
-    return updated;
+    return this.repos.unitOfWork.run(async (tx) => {
+      // Read again in the transaction: without a version guard another write may have come
+      // between the checks above and this update.
+      const before = await tx.experiments.get(scope, experimentId);
+      const updated = await tx.experiments.update(scope, experimentId, patch, guard);
+      await this.record(tx, principal, scope, 'experiment.update', experimentId, before, updated);
+      return updated;
+    });
   }
 
   /** Deletes with its iterations and results; returns the deleted experiment. */
   async remove(principal: Principal, scope: EnvironmentScope, experimentId: string, version?: number): Promise<Experiment> {
     this.authorize(principal, 'experiment.write', scope);
-    const deleted = await this.repos.experiments.delete(scope, experimentId, version);
-    await this.audit(principal, scope, 'experiment.delete', experimentId);
+    const deleted = await this.repos.unitOfWork.run(async (tx) => {
+      const removed = await tx.experiments.delete(scope, experimentId, version);
+      await this.record(tx, principal, scope, 'experiment.delete', experimentId, removed, null);
+      return removed;
+    });
     await this.announce(scope);
     return deleted;
   }
@@ -150,8 +162,11 @@ export class ExperimentService {
       const flag = await this.repos.flags.get(scope, current.flagKey);
       if (!flag || flag.archived) throw failedPrecondition(`flag '${current.flagKey}' no longer exists in this environment: the experiment cannot run`);
     }
-    const moved = await this.repos.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, version);
-    await this.audit(principal, scope, 'experiment.transition', experimentId, { from: current.status, to, reason });
+    const moved = await this.repos.unitOfWork.run(async (tx) => {
+      const after = await tx.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, version);
+      await this.record(tx, principal, scope, 'experiment.transition', experimentId, current, after, { from: current.status, to, reason });
+      return after;
+    });
     await this.announce(scope);
     return moved;
   }
@@ -228,15 +243,17 @@ export class ExperimentService {
     await this.notifier?.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: scope.environmentId }));
   }
 
-  private async audit(principal: Principal, scope: EnvironmentScope, action: string, experimentId: string, details: Record<string, unknown> = {}): Promise<void> {
-    await this.repos.audit.append({
+  private async record(tx: Repositories, principal: Principal, scope: EnvironmentScope, action: string, experimentId: string, before: Experiment | null, after: Experiment | null, details: Record<string, unknown> = {}): Promise<void> {
+    await recordChange(tx, principal, {
       orgId: scope.orgId,
-      actor: actorOf(principal),
       action,
       resourceType: 'experiment',
       resourceId: experimentId,
-      atMs: this.now(),
-      details: { environment_id: scope.environmentId, ...details },
-    });
+      projectId: scope.projectId,
+      environmentId: scope.environmentId,
+      before: before && experimentRecord(before),
+      after: after && experimentRecord(after),
+      details,
+    }, this.now());
   }
 }

@@ -20,7 +20,8 @@ import {
   type Rule,
   type Variant,
 } from '@switchyard/core';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange } from '../audit/audit-trail.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from './definition-events.ts';
 
@@ -64,15 +65,20 @@ function optionalEnabled(value: unknown): boolean | undefined {
   return value;
 }
 
+/** Which level of a flag an audit entry describes: its definition, or one environment's flag. */
+type FlagLevel = { environment: EnvironmentScope } | 'definition';
+
 /**
  * FlagService (svc.flags.v1): flag definitions (project-level) and their per-environment state,
- * validated before anything is written, with optimistic locking on every mutation. Each change
- * is announced on DEFINITIONS_CHANGED_CHANNEL so evaluation snapshots and sync streams refresh
+ * validated before anything is written, with optimistic locking on every mutation. Each write
+ * runs in one unit of work with its audit entries — one per level it changes: the definition
+ * (no environment) and/or one environment's flag (docs/decisions.md "Change history") — and is
+ * then announced on DEFINITIONS_CHANGED_CHANNEL so evaluation snapshots and sync streams refresh
  * on every instance.
  */
 export class FlagService {
   constructor(
-    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
@@ -111,9 +117,16 @@ export class FlagService {
       throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
     }
 
-    let flag = await this.repos.flags.createDefinition(project, { key, description, value_type: valueType, variants });
-    if ('environment' in target && state) flag = await this.repos.flags.updateState(target.environment, key, state, 0);
-    await this.changed(principal, target, 'flag.create', key);
+    const flag = await this.repos.unitOfWork.run(async (tx) => {
+      let created = await tx.flags.createDefinition(project, { key, description, value_type: valueType, variants });
+      await this.record(tx, principal, project, key, 'flag.create', 'definition', null, await tx.flags.getDefinition(project, key));
+      if ('environment' in target && state) {
+        created = await tx.flags.updateState(target.environment, key, state, 0);
+        await this.record(tx, principal, project, key, 'flag.create', target, null, created);
+      }
+      return created;
+    });
+    await this.announce(target);
     return flag;
   }
 
@@ -133,8 +146,12 @@ export class FlagService {
       if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
         throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
       }
-      const flag = await this.repos.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants }, version);
-      await this.changed(principal, target, 'flag.update', key);
+      const flag = await this.repos.unitOfWork.run(async (tx) => {
+        const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants }, version);
+        await this.record(tx, principal, target.project, key, 'flag.update', 'definition', current, updated);
+        return updated;
+      });
+      await this.announce(target);
       return flag;
     }
     const state = await this.checkState(target.environment, variants, { ...current, ...fields });
@@ -143,27 +160,44 @@ export class FlagService {
     if (version !== undefined && version !== current.version) {
       throw versionConflict('flag', version, current.version);
     }
-    let flag = await this.repos.flags.updateState(target.environment, key, state, current.version);
-    if (definitionChanged) {
-      await this.repos.flags.updateDefinition(this.projectScope(target), key, { description, value_type: valueType, variants });
-      flag = (await this.repos.flags.get(target.environment, key)) ?? flag;
-    }
-    await this.changed(principal, target, 'flag.update', key, definitionChanged ? 'project' : 'environment');
+    const project = this.projectScope(target);
+    const flag = await this.repos.unitOfWork.run(async (tx) => {
+      let updated = await tx.flags.updateState(target.environment, key, state, current.version);
+      if (definitionChanged) {
+        const definitionBefore = await tx.flags.getDefinition(project, key);
+        await tx.flags.updateDefinition(project, key, { description, value_type: valueType, variants });
+        await this.record(tx, principal, project, key, 'flag.update', 'definition', definitionBefore, await tx.flags.getDefinition(project, key));
+        updated = (await tx.flags.get(target.environment, key)) ?? updated;
+      }
+      await this.record(tx, principal, project, key, 'flag.update', target, current, updated);
+      return updated;
+    });
+    await this.announce(target, definitionChanged ? 'project' : 'environment');
     return flag;
   }
 
   async remove(principal: Principal, target: FlagTarget, key: string, version?: number): Promise<void> {
     this.authorize(principal, 'flag.write', target);
     const expected = await this.definitionVersionFor(principal, target, key, version);
-    await this.repos.flags.deleteDefinition(this.projectScope(target), key, expected);
-    await this.changed(principal, target, 'flag.delete', key);
+    const project = this.projectScope(target);
+    await this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.flags.getDefinition(project, key);
+      await tx.flags.deleteDefinition(project, key, expected);
+      await this.record(tx, principal, project, key, 'flag.delete', 'definition', before, null);
+    });
+    await this.announce(target);
   }
 
   async archive(principal: Principal, target: FlagTarget, key: string, archived: boolean, version?: number): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
     const expected = await this.definitionVersionFor(principal, target, key, version);
-    await this.repos.flags.setArchived(this.projectScope(target), key, archived, expected);
-    await this.changed(principal, target, archived ? 'flag.archive' : 'flag.unarchive', key);
+    const project = this.projectScope(target);
+    await this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.flags.getDefinition(project, key);
+      const after = await tx.flags.setArchived(project, key, archived, expected);
+      await this.record(tx, principal, project, key, archived ? 'flag.archive' : 'flag.unarchive', 'definition', before, after);
+    });
+    await this.announce(target);
     return this.get(principal, target, key);
   }
 
@@ -174,8 +208,12 @@ export class FlagService {
     const current = await this.get(principal, target, key);
     const checked = checkRules(new Set(current.variants.map((v) => v.key)), rules);
     await this.checkSegmentsExist(environment, checked);
-    const flag = await this.repos.flags.updateState(environment, key, { rules: checked }, version ?? current.version);
-    await this.changed(principal, target, 'flag.rules', key, 'environment');
+    const flag = await this.repos.unitOfWork.run(async (tx) => {
+      const updated = await tx.flags.updateState(environment, key, { rules: checked }, version ?? current.version);
+      await this.record(tx, principal, environment, key, 'flag.rules', { environment }, current, updated);
+      return updated;
+    });
+    await this.announce(target, 'environment');
     return flag;
   }
 
@@ -187,8 +225,13 @@ export class FlagService {
     const merged: Variant[] = current.variants.map((v) => incoming.find((n) => n.key === v.key) ?? v);
     for (const variant of incoming) if (!merged.some((v) => v.key === variant.key)) merged.push(variant);
     checkVariants(current.value_type, merged);
-    await this.repos.flags.updateDefinition(this.projectScope(target), key, { variants: merged });
-    await this.changed(principal, target, 'flag.variants', key);
+    const project = this.projectScope(target);
+    await this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.flags.getDefinition(project, key);
+      await tx.flags.updateDefinition(project, key, { variants: merged });
+      await this.record(tx, principal, project, key, 'flag.variants', 'definition', before, await tx.flags.getDefinition(project, key));
+    });
+    await this.announce(target);
     return this.get(principal, target, key);
   }
 
@@ -198,8 +241,12 @@ export class FlagService {
     this.authorize(principal, 'flag.write', target);
     const checked = checkHashing(configs);
     const current = await this.get(principal, target, key);
-    const flag = await this.repos.flags.updateState(environment, key, { hashing: checked }, version ?? current.version);
-    await this.changed(principal, target, 'flag.hashing', key, 'environment');
+    const flag = await this.repos.unitOfWork.run(async (tx) => {
+      const updated = await tx.flags.updateState(environment, key, { hashing: checked }, version ?? current.version);
+      await this.record(tx, principal, environment, key, 'flag.hashing', { environment }, current, updated);
+      return updated;
+    });
+    await this.announce(target, 'environment');
     return { flag, configs: flag.hashing };
   }
 
@@ -255,12 +302,29 @@ export class FlagService {
   }
 
   /**
-   * Audits and announces a change. A definition change is visible in every environment of the
+   * The audit entry of one level of a flag: the definition (project-level, no environment; its
+   * before/after as the project route shows it) or one environment's flag (as that environment's
+   * route shows it).
+   */
+  private async record(tx: Repositories, principal: Principal, project: ProjectScope, key: string, action: string, level: FlagLevel, before: Flag | null, after: Flag | null): Promise<void> {
+    await recordChange(tx, principal, {
+      orgId: project.orgId,
+      action,
+      resourceType: 'flag',
+      resourceId: key,
+      projectId: project.projectId,
+      environmentId: level === 'definition' ? null : level.environment.environmentId,
+      before,
+      after,
+    }, this.now());
+  }
+
+  /**
+   * Announces a committed change. A definition change is visible in every environment of the
    * project, so it is announced for the project; a state change only for its environment.
    */
-  private async changed(principal: Principal, target: FlagTarget, action: string, key: string, reach: 'environment' | 'project' = 'project'): Promise<void> {
+  private async announce(target: FlagTarget, reach: 'environment' | 'project' = 'project'): Promise<void> {
     const scope = 'environment' in target ? target.environment : target.project;
-    await this.repos.audit.append({ orgId: scope.orgId, actor: actorOf(principal), action, resourceType: 'flag', resourceId: key, atMs: this.now(), details: { target: 'environment' in target ? target.environment.environmentId : target.project.projectId } });
     await this.notifier.publish(
       DEFINITIONS_CHANGED_CHANNEL,
       encodeChange('environment' in target && reach === 'environment' ? { environmentId: target.environment.environmentId } : { projectId: scope.projectId }),

@@ -10,7 +10,8 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
@@ -57,7 +58,7 @@ const sameEmail = (a: string, b: string): boolean => a.trim().toLowerCase() === 
  */
 export class InvitationService {
   constructor(
-    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'invitations' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'invitations' | 'unitOfWork'>,
     private readonly hasher: PasswordHasher,
     private readonly auth: Pick<AuthService, 'openSessionFor'>,
     private readonly now: () => number = Date.now,
@@ -71,11 +72,12 @@ export class InvitationService {
       throw new DomainError('RESOURCE_EXHAUSTED', `the organisation already has ${MAX_PENDING_INVITATIONS} pending invitations; withdraw some first`);
     }
     const token = generateInvitationToken();
-    const invitation = await this.repos.invitations.create(
-      { orgId },
-      { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS },
-    );
-    await this.audit(principal, orgId, 'invitation.create', invitation.id, { email, role });
+    const invitation = await this.repos.unitOfWork.run(async (tx) => {
+      const created = await tx.invitations.create({ orgId }, { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS });
+      // The record without its token: the token is shown once, in the create response.
+      await this.record(tx, principal, orgId, 'invitation.create', created.id, { after: invitationRecord(created) });
+      return created;
+    });
     return invitationRecord(invitation, token);
   }
 
@@ -86,8 +88,11 @@ export class InvitationService {
 
   async delete(principal: Principal, orgId: string, invitationId: string): Promise<void> {
     await this.requireInviter(principal, orgId);
-    await this.repos.invitations.delete({ orgId }, invitationId);
-    await this.audit(principal, orgId, 'invitation.delete', invitationId, {});
+    await this.repos.unitOfWork.run(async (tx) => {
+      const pending = (await tx.invitations.listPending({ orgId }, this.now())).find((invitation) => invitation.id === invitationId);
+      await tx.invitations.delete({ orgId }, invitationId);
+      await this.record(tx, principal, orgId, 'invitation.delete', invitationId, { before: pending ? invitationRecord(pending) : null });
+    });
   }
 
   /**
@@ -102,9 +107,12 @@ export class InvitationService {
     if (!invitation) throw notFound('invitation');
     if (!sameEmail(invitation.email, user.email)) throw permissionDenied('this invitation is for another email address');
     if (await this.repos.users.getMembership(invitation.orgId, user.id)) throw alreadyExists('membership', user.email);
-    const accepted = await this.spend(token);
-    const membership = await this.repos.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
-    await this.auditAcceptance(user.id, accepted);
+    const membership = await this.repos.unitOfWork.run(async (tx) => {
+      const accepted = await this.spend(tx, token);
+      const joined = await tx.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
+      await this.recordAcceptance(tx, principal, accepted, user.id);
+      return joined;
+    });
     return { org_id: membership.orgId, org_role: membership.role };
   }
 
@@ -121,26 +129,28 @@ export class InvitationService {
       throw alreadyExists('user', invitation.email);
     }
     const passwordHash = await this.hasher.hash(password);
-    const accepted = await this.spend(input.token);
-    let user;
-    try {
-      user = await this.repos.users.create({ email: accepted.email, displayName, passwordHash });
-    } catch (error) {
-      if (isDomainError(error) && error.code === 'ALREADY_EXISTS') throw alreadyExists('user', accepted.email);
-      throw error;
-    }
-    const membership = await this.repos.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
-    await this.auditAcceptance(user.id, accepted);
-    const session = await this.auth.openSessionFor(user.id, accepted.orgId);
-    return {
-      user: userRecord(user, membership),
-      session,
-    };
+    // The account, its membership, the spent invitation and the entry commit together: an
+    // account created concurrently with the same email undoes all of it (the invitation stays usable).
+    const joined = await this.repos.unitOfWork.run(async (tx) => {
+      const accepted = await this.spend(tx, input.token);
+      let user;
+      try {
+        user = await tx.users.create({ email: accepted.email, displayName, passwordHash });
+      } catch (error) {
+        if (isDomainError(error) && error.code === 'ALREADY_EXISTS') throw alreadyExists('user', accepted.email);
+        throw error;
+      }
+      const membership = await tx.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
+      await this.recordAcceptance(tx, { type: 'user', id: user.id, email: user.email }, accepted, user.id);
+      return userRecord(user, membership);
+    });
+    const session = await this.auth.openSessionFor(joined.user_id, joined.org_id);
+    return { user: joined, session };
   }
 
-  private async spend(token: string): Promise<Invitation> {
+  private async spend(tx: Repositories, token: string): Promise<Invitation> {
     // Single use: of two concurrent acceptances, one spends it and the other finds nothing.
-    const accepted = await this.repos.invitations.accept(sha256Hex(token), this.now());
+    const accepted = await tx.invitations.accept(sha256Hex(token), this.now());
     if (!accepted) throw notFound('invitation');
     return accepted;
   }
@@ -155,19 +165,15 @@ export class InvitationService {
     requireAllowed(principal, 'user.manage', { orgId });
   }
 
-  private async auditAcceptance(userId: string, invitation: Invitation): Promise<void> {
-    await this.repos.audit.append({
-      orgId: invitation.orgId,
-      actor: userId,
-      action: 'invitation.accept',
-      resourceType: 'invitation',
-      resourceId: invitation.id,
-      atMs: this.now(),
-      details: { email: invitation.email, role: invitation.role },
+  /** Spent: `before` is the pending invitation; who joined, and with which role, is in details. */
+  private async recordAcceptance(tx: Repositories, acting: Acting, invitation: Invitation, userId: string): Promise<void> {
+    await this.record(tx, acting, invitation.orgId, 'invitation.accept', invitation.id, {
+      before: invitationRecord(invitation),
+      details: { user_id: userId, email: invitation.email, org_role: invitation.role },
     });
   }
 
-  private async audit(principal: Principal, orgId: string, action: string, invitationId: string, details: Record<string, unknown>): Promise<void> {
-    await this.repos.audit.append({ orgId, actor: actorOf(principal), action, resourceType: 'invitation', resourceId: invitationId, atMs: this.now(), details });
+  private async record(tx: Repositories, acting: Acting, orgId: string, action: string, invitationId: string, change: { before?: unknown; after?: unknown; details?: Record<string, unknown> }): Promise<void> {
+    await recordChange(tx, acting, { orgId, action, resourceType: 'invitation', resourceId: invitationId, ...change }, this.now());
   }
 }

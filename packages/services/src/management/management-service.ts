@@ -10,7 +10,8 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange, type Change } from '../audit/audit-trail.ts';
 import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
 import { announceSessionChange } from '../auth/session-registry.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
@@ -42,7 +43,7 @@ export interface NewUserInput {
  */
 export class ManagementService {
   constructor(
-    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'sessions' | 'projects' | 'environments' | 'sdkKeys' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'orgs' | 'users' | 'sessions' | 'projects' | 'environments' | 'sdkKeys' | 'unitOfWork'>,
     private readonly hasher: PasswordHasher,
     private readonly notifier: ChangeNotifier,
     private readonly onSdkKeyRevoked: (sdkKeyId: string) => void = () => {},
@@ -53,9 +54,12 @@ export class ManagementService {
 
   async createOrg(principal: Principal, input: { name: string | undefined }): Promise<OrgRecord> {
     requireAllowed(principal, 'admin.manage', { orgId: principal.orgId });
-    const org = await this.repos.orgs.create({ name: requireName(input.name) });
-    await this.audit(principal, org.id, 'org.create', 'org', org.id, { name: org.name });
-    return orgRecord(org);
+    const name = requireName(input.name);
+    return this.repos.unitOfWork.run(async (tx) => {
+      const record = orgRecord(await tx.orgs.create({ name }));
+      await this.record(tx, principal, { orgId: record.org_id, action: 'org.create', resourceType: 'org', resourceId: record.org_id, after: record });
+      return record;
+    });
   }
 
   async listOrgs(principal: Principal): Promise<OrgRecord[]> {
@@ -87,12 +91,17 @@ export class ManagementService {
     requireAllowed(principal, 'user.manage', { orgId });
     if (input.orgRole === undefined || input.orgRole === null || input.orgRole === '') throw invalidArgument('org_role is required', 'org_role');
     const role = optionalRole(input.orgRole, 'org_member');
-    const membership = await this.repos.users.setMembershipRole({ orgId }, userId, role);
-    const user = await this.repos.users.getById(userId);
-    if (!user) throw notFound('member', userId);
+    const record = await this.repos.unitOfWork.run(async (tx) => {
+      const previous = await tx.users.getMembership(orgId, userId);
+      const membership = await tx.users.setMembershipRole({ orgId }, userId, role);
+      const user = await tx.users.getById(userId);
+      if (!user) throw notFound('member', userId);
+      const after = userRecord(user, membership);
+      await this.record(tx, principal, { orgId, action: 'user.role_change', resourceType: 'user', resourceId: userId, before: previous && userRecord(user, previous), after });
+      return after;
+    });
     await announceSessionChange(this.notifier, userId);
-    await this.audit(principal, orgId, 'user.role_change', 'user', userId, { role });
-    return userRecord(user, membership);
+    return record;
   }
 
   /**
@@ -101,10 +110,14 @@ export class ManagementService {
    */
   async removeMember(principal: Principal, orgId: string, userId: string): Promise<void> {
     requireAllowed(principal, 'user.manage', { orgId });
-    await this.repos.users.removeMembership({ orgId }, userId);
-    await this.repos.sessions.end({ userId, orgId }, this.now());
+    await this.repos.unitOfWork.run(async (tx) => {
+      const membership = await tx.users.getMembership(orgId, userId);
+      const user = await tx.users.getById(userId);
+      await tx.users.removeMembership({ orgId }, userId);
+      await tx.sessions.end({ userId, orgId }, this.now());
+      await this.record(tx, principal, { orgId, action: 'user.remove', resourceType: 'user', resourceId: userId, before: membership && user && userRecord(user, membership) });
+    });
     await announceSessionChange(this.notifier, userId);
-    await this.audit(principal, orgId, 'user.remove', 'user', userId, {});
   }
 
   async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {
@@ -116,9 +129,12 @@ export class ManagementService {
   async createProject(principal: Principal, orgId: string | undefined, input: { name: string | undefined }): Promise<ProjectRecord> {
     const targetOrg = orgId || principal.orgId;
     requireAllowed(principal, 'project.create', { orgId: targetOrg });
-    const project = await this.repos.projects.create({ orgId: targetOrg }, { name: requireName(input.name) });
-    await this.audit(principal, targetOrg, 'project.create', 'project', project.id, { name: project.name });
-    return projectRecord(project);
+    const name = requireName(input.name);
+    return this.repos.unitOfWork.run(async (tx) => {
+      const record = projectRecord(await tx.projects.create({ orgId: targetOrg }, { name }));
+      await this.record(tx, principal, { orgId: targetOrg, action: 'project.create', resourceType: 'project', resourceId: record.project_id, projectId: record.project_id, after: record });
+      return record;
+    });
   }
 
   async listProjects(principal: Principal, orgId: string): Promise<ProjectRecord[]> {
@@ -130,12 +146,20 @@ export class ManagementService {
     requireAllowed(principal, 'environment.create', { orgId: principal.orgId });
     const project = await this.repos.projects.get({ orgId: principal.orgId }, projectId);
     if (!project) throw notFound('project', projectId);
-    const environment = await this.repos.environments.create(
-      { orgId: project.orgId, projectId: project.id },
-      { name: requireName(input.name) },
-    );
-    await this.audit(principal, project.orgId, 'environment.create', 'environment', environment.id, { name: environment.name });
-    return environmentRecord(environment);
+    const name = requireName(input.name);
+    return this.repos.unitOfWork.run(async (tx) => {
+      const record = environmentRecord(await tx.environments.create({ orgId: project.orgId, projectId: project.id }, { name }));
+      await this.record(tx, principal, {
+        orgId: project.orgId,
+        action: 'environment.create',
+        resourceType: 'environment',
+        resourceId: record.environment_id,
+        projectId: project.id,
+        environmentId: record.environment_id,
+        after: record,
+      });
+      return record;
+    });
   }
 
   async listEnvironments(principal: Principal, projectId: string): Promise<EnvironmentRecord[]> {
@@ -150,8 +174,12 @@ export class ManagementService {
     requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
     const scope = await this.environmentScope(principal, environmentId);
     const material = generateSdkKey();
-    const key = await this.repos.sdkKeys.create(scope, { keyPrefix: material.keyPrefix, keyHash: material.keyHash });
-    await this.audit(principal, scope.orgId, 'sdk_key.create', 'sdk_key', key.id, { key_prefix: key.keyPrefix });
+    const key = await this.repos.unitOfWork.run(async (tx) => {
+      const created = await tx.sdkKeys.create(scope, { keyPrefix: material.keyPrefix, keyHash: material.keyHash });
+      // The record without raw_key: the secret is in the create response only, never in the log.
+      await this.record(tx, principal, this.sdkKeyChange(scope, 'sdk_key.create', created.id, { after: sdkKeyRecord(created) }));
+      return created;
+    });
     return sdkKeyRecord(key, material.rawKey);
   }
 
@@ -182,10 +210,13 @@ export class ManagementService {
   async deleteSdkKey(principal: Principal, environmentId: string, sdkKeyId: string): Promise<void> {
     requireAllowed(principal, 'sdk_key.delete', { orgId: principal.orgId });
     const scope = await this.environmentScope(principal, environmentId);
-    const key = await this.repos.sdkKeys.revoke(scope, sdkKeyId);
+    const key = await this.repos.unitOfWork.run(async (tx) => {
+      const revoked = await tx.sdkKeys.revoke(scope, sdkKeyId);
+      await this.record(tx, principal, this.sdkKeyChange(scope, 'sdk_key.delete', revoked.id, { before: sdkKeyRecord(revoked) }));
+      return revoked;
+    });
     this.onSdkKeyRevoked(key.id);
     await this.notifier.publish(SDK_KEY_REVOKED_CHANNEL, key.id);
-    await this.audit(principal, scope.orgId, 'sdk_key.delete', 'sdk_key', key.id, { key_prefix: key.keyPrefix });
   }
 
   /** The environment's full scope, found only inside the caller's org (else NOT_FOUND). */
@@ -208,14 +239,21 @@ export class ManagementService {
     const role = optionalRole(input.orgRole, defaultRole);
     if (!(await this.repos.orgs.get(orgId))) throw notFound('organisation', orgId);
     if (await this.repos.users.getByEmail(email)) throw alreadyExists('user', email);
-    // A concurrent create of the same email fails here on the unique index: ALREADY_EXISTS too.
-    const user = await this.repos.users.create({ email, displayName, passwordHash: await this.hasher.hash(password) });
-    const membership = await this.repos.users.addMembership({ orgId, userId: user.id, role });
-    await this.audit(principal, orgId, 'user.create', 'user', user.id, { email: user.email, role });
-    return userRecord(user, membership);
+    const passwordHash = await this.hasher.hash(password);
+    return this.repos.unitOfWork.run(async (tx) => {
+      // A concurrent create of the same email fails here on the unique index: ALREADY_EXISTS too.
+      const user = await tx.users.create({ email, displayName, passwordHash });
+      const record = userRecord(user, await tx.users.addMembership({ orgId, userId: user.id, role }));
+      await this.record(tx, principal, { orgId, action: 'user.create', resourceType: 'user', resourceId: user.id, after: record });
+      return record;
+    });
   }
 
-  private async audit(principal: Principal, orgId: string, action: string, resourceType: string, resourceId: string, details: Record<string, unknown>): Promise<void> {
-    await this.repos.audit.append({ orgId, actor: actorOf(principal), action, resourceType, resourceId, atMs: this.now(), details });
+  private sdkKeyChange(scope: EnvironmentScope, action: string, sdkKeyId: string, change: Pick<Change, 'before' | 'after'>): Change {
+    return { orgId: scope.orgId, action, resourceType: 'sdk_key', resourceId: sdkKeyId, projectId: scope.projectId, environmentId: scope.environmentId, ...change };
+  }
+
+  private async record(tx: Repositories, principal: Principal, change: Change): Promise<void> {
+    await recordChange(tx, principal, change, this.now());
   }
 }

@@ -14,7 +14,8 @@ import {
   type Segment,
   type SegmentKind,
 } from '@switchyard/core';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange } from '../audit/audit-trail.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import type { ScopeResolver } from '../scopes.ts';
 
@@ -62,7 +63,7 @@ function checkContextType(value: unknown, field = 'context_type'): string {
  */
 export class SegmentService {
   constructor(
-    private readonly repos: Pick<Repositories, 'segments' | 'flags' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'segments' | 'flags' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
@@ -97,11 +98,15 @@ export class SegmentService {
       throw invalidArgument('conditions are for rule segments: a list segment has keys', 'conditions');
     }
     const conditions = kind === 'rule' ? checkConditions(body.conditions ?? [], 'conditions') : [];
-    let segment = await this.repos.segments.create(scope, { key, context_type: contextType, kind, description: body.description ?? '', conditions });
-    if (included.length > 0 || excluded.length > 0) {
-      segment = await this.repos.segments.changeMembers(scope, key, { add_included: included, add_excluded: excluded });
-    }
-    await this.changed(principal, scope, 'segment.create', key);
+    const segment = await this.repos.unitOfWork.run(async (tx) => {
+      let created = await tx.segments.create(scope, { key, context_type: contextType, kind, description: body.description ?? '', conditions });
+      if (included.length > 0 || excluded.length > 0) {
+        created = await tx.segments.changeMembers(scope, key, { add_included: included, add_excluded: excluded });
+      }
+      await this.record(tx, principal, scope, 'segment.create', key, null, created);
+      return created;
+    });
+    await this.announce(scope);
     return segment;
   }
 
@@ -120,26 +125,36 @@ export class SegmentService {
     // Checked before the first write: a rejected update must not have bumped the version.
     const included = checkKeys(body.included_keys, 'included_keys');
     const excluded = checkKeys(body.excluded_keys, 'excluded_keys');
-    let segment = await this.repos.segments.update(scope, key, patch, body.version ?? undefined);
-    if (current.kind === 'list' && (body.included_keys || body.excluded_keys)) {
-      // Replaced in the database (the stored members, possibly millions, are never loaded here).
-      segment = await this.repos.segments.replaceMembers(scope, key, {
-        included: body.included_keys ? included : null,
-        excluded: body.excluded_keys ? excluded : null,
-      });
-    }
-    await this.changed(principal, scope, 'segment.update', key);
+    const replacesMembers = current.kind === 'list' && (body.included_keys || body.excluded_keys);
+    const segment = await this.repos.unitOfWork.run(async (tx) => {
+      let updated = await tx.segments.update(scope, key, patch, body.version ?? undefined);
+      if (replacesMembers) {
+        // Replaced in the database (the stored members, possibly millions, are never loaded here).
+        updated = await tx.segments.replaceMembers(scope, key, {
+          included: body.included_keys ? included : null,
+          excluded: body.excluded_keys ? excluded : null,
+        });
+      }
+      // before/after carry the member counts; a replaced list is named, not copied (it may hold 10,000 keys).
+      const details = replacesMembers ? { replaced_lists: [...(body.included_keys ? ['included'] : []), ...(body.excluded_keys ? ['excluded'] : [])] } : {};
+      await this.record(tx, principal, scope, 'segment.update', key, current, updated, details);
+      return updated;
+    });
+    await this.announce(scope);
     return segment;
   }
 
   /** Refuses while a flag rule of the environment still references the segment. */
   async remove(principal: Principal, scope: EnvironmentScope, key: string, version?: number): Promise<void> {
     this.authorize(principal, 'segment.write', scope);
-    await this.get(principal, scope, key);
+    const current = await this.get(principal, scope, key);
     const users = (await this.repos.flags.list(scope)).filter((flag) => flag.rules.some((rule) => rule.segment_keys?.includes(key)));
     if (users.length > 0) throw failedPrecondition(`segment '${key}' is used by flags: ${users.map((f) => f.key).join(', ')}`);
-    await this.repos.segments.delete(scope, key, version);
-    await this.changed(principal, scope, 'segment.delete', key);
+    await this.repos.unitOfWork.run(async (tx) => {
+      await tx.segments.delete(scope, key, version);
+      await this.record(tx, principal, scope, 'segment.delete', key, current, null);
+    });
+    await this.announce(scope);
   }
 
   async changeMembers(principal: Principal, scope: EnvironmentScope, key: string, changes: MemberChanges): Promise<Segment> {
@@ -152,8 +167,13 @@ export class SegmentService {
       add_excluded: checkKeys(changes.add_excluded, 'add_excluded'),
       remove_excluded: checkKeys(changes.remove_excluded, 'remove_excluded'),
     };
-    const updated = await this.repos.segments.changeMembers(scope, key, checked);
-    await this.changed(principal, scope, 'segment.members', key);
+    const updated = await this.repos.unitOfWork.run(async (tx) => {
+      const changed = await tx.segments.changeMembers(scope, key, checked);
+      // The keys added and removed are what changed: before/after only carry the counts.
+      await this.record(tx, principal, scope, 'segment.members', key, segment, changed, { ...checked });
+      return changed;
+    });
+    await this.announce(scope);
     return updated;
   }
 
@@ -182,8 +202,22 @@ export class SegmentService {
     requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
   }
 
-  private async changed(principal: Principal, scope: EnvironmentScope, action: string, key: string): Promise<void> {
-    await this.repos.audit.append({ orgId: scope.orgId, actor: actorOf(principal), action, resourceType: 'segment', resourceId: key, atMs: this.now(), details: { environment_id: scope.environmentId } });
+  private async record(tx: Repositories, principal: Principal, scope: EnvironmentScope, action: string, key: string, before: Segment | null, after: Segment | null, details: Record<string, unknown> = {}): Promise<void> {
+    await recordChange(tx, principal, {
+      orgId: scope.orgId,
+      action,
+      resourceType: 'segment',
+      resourceId: key,
+      projectId: scope.projectId,
+      environmentId: scope.environmentId,
+      before,
+      after,
+      details,
+    }, this.now());
+  }
+
+  /** After the commit: every instance's snapshots of the environment refresh. */
+  private async announce(scope: EnvironmentScope): Promise<void> {
     await this.notifier.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: scope.environmentId }));
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, isDomainError, type AuthProvider, type AuthProviderInput, type Principal, type Repositories } from '@switchyard/core';
-import { actorOf, requireAllowed } from '../authorization.ts';
+import { requireAllowed } from '../authorization.ts';
+import { recordChange } from '../audit/audit-trail.ts';
 import { checkProviderBody, type AuthProviderBody } from './provider-input.ts';
 import { authProviderRecord, type AuthProviderRecord } from './provider-records.ts';
 import { checkProviderUrl } from './network-guard.ts';
@@ -18,7 +19,7 @@ export const MAX_PROVIDERS_PER_ORG = 20;
  */
 export class AuthProviderService {
   constructor(
-    private readonly repos: Pick<Repositories, 'authProviders' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'authProviders' | 'unitOfWork'>,
     private readonly options: SsoOptions,
     private readonly now: () => number = Date.now,
   ) {}
@@ -27,8 +28,11 @@ export class AuthProviderService {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
     const id = randomUUID();
     const input = await this.toInput(id, body);
-    const provider = await this.repos.authProviders.create({ orgId }, input, MAX_PROVIDERS_PER_ORG);
-    await this.audit(principal, provider, 'auth_provider.create');
+    const provider = await this.repos.unitOfWork.run(async (tx) => {
+      const created = await tx.authProviders.create({ orgId }, input, MAX_PROVIDERS_PER_ORG);
+      await this.audit(tx, principal, 'auth_provider.create', null, created);
+      return created;
+    });
     return this.record(provider);
   }
 
@@ -46,16 +50,22 @@ export class AuthProviderService {
   async update(principal: Principal, orgId: string, providerId: string, body: AuthProviderBody): Promise<AuthProviderRecord> {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
     const current = await this.repos.authProviders.get({ orgId }, providerId);
-    const provider = await this.repos.authProviders.update({ orgId }, await this.toInput(providerId, body, current));
-    await this.audit(principal, provider, 'auth_provider.update');
+    const input = await this.toInput(providerId, body, current);
+    const provider = await this.repos.unitOfWork.run(async (tx) => {
+      const updated = await tx.authProviders.update({ orgId }, input);
+      await this.audit(tx, principal, 'auth_provider.update', current, updated);
+      return updated;
+    });
     return this.record(provider);
   }
 
   async delete(principal: Principal, orgId: string, providerId: string): Promise<void> {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
-    const provider = await this.repos.authProviders.get({ orgId }, providerId);
-    await this.repos.authProviders.delete({ orgId }, providerId);
-    await this.audit(principal, provider, 'auth_provider.delete');
+    await this.repos.unitOfWork.run(async (tx) => {
+      const provider = await tx.authProviders.get({ orgId }, providerId);
+      await tx.authProviders.delete({ orgId }, providerId);
+      await this.audit(tx, principal, 'auth_provider.delete', provider, null);
+    });
   }
 
   private async toInput(id: string, body: AuthProviderBody, current?: AuthProvider): Promise<AuthProviderInput> {
@@ -92,18 +102,18 @@ export class AuthProviderService {
     return authProviderRecord(provider, this.options.publicUrl);
   }
 
-  /** Never the secret: the record's redacted form is what the log keeps. */
-  private async audit(principal: Principal, provider: AuthProvider, action: string): Promise<void> {
-    const { display_name, provider_type, enabled, default_role, redirect_uris } = this.record(provider);
-    await this.repos.audit.append({
+  /** Never the secret: before/after are the answered record, which has none (docs/sso.md). */
+  private async audit(tx: Repositories, principal: Principal, action: string, before: AuthProvider | null, after: AuthProvider | null): Promise<void> {
+    const provider = after ?? before;
+    if (!provider) return;
+    await recordChange(tx, principal, {
       orgId: provider.orgId,
-      actor: actorOf(principal),
       action,
       resourceType: 'auth_provider',
       resourceId: provider.id,
-      atMs: this.now(),
-      details: { display_name, provider_type, enabled, default_role, redirect_uris },
-    });
+      before: before && this.record(before),
+      after: after && this.record(after),
+    }, this.now());
   }
 }
 

@@ -1,5 +1,7 @@
-import { isDomainError, permissionDenied, type AuthProvider, type PasswordHasher, type Repositories } from '@switchyard/core';
+import { isDomainError, permissionDenied, type AuditActor, type AuthProvider, type PasswordHasher, type Repositories } from '@switchyard/core';
 import { generateRefreshToken } from '../auth/secrets.ts';
+import { recordChange } from '../audit/audit-trail.ts';
+import { userRecord, type UserRecord } from '../management/records.ts';
 
 /** What an identity provider said about the person signing in. */
 export interface ProviderIdentity {
@@ -28,7 +30,7 @@ const hasControlCharacters = (text: string): boolean => text.search(CONTROL_CHAR
  */
 export class SsoAccounts {
   constructor(
-    private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'unitOfWork'>,
     private readonly hasher: PasswordHasher,
     private readonly now: () => number,
   ) {}
@@ -65,34 +67,39 @@ export class SsoAccounts {
         throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
       }
       if (!identity.emailVerified) throw permissionDenied('the identity provider has not verified this email address');
-      await this.repos.ssoIdentities.bind({ providerId: provider.id, subject: identity.subject, userId: existing.id });
-      await this.audit(provider, existing.id, 'sso.account_linked', identity.subject);
+      await this.repos.unitOfWork.run(async (tx) => {
+        await tx.ssoIdentities.bind({ providerId: provider.id, subject: identity.subject, userId: existing.id });
+        await this.audit(tx, provider, { type: 'user', id: existing.id, email: existing.email }, 'sso.account_linked', identity.subject, null);
+      });
       return existing.id;
     }
 
     const displayName = ((identity.displayName ?? '').replace(CONTROL_CHARACTERS, '').trim() || email.split('@')[0] || email).slice(0, 200);
-    const { user } = await this.repos.ssoIdentities.provision({
-      providerId: provider.id,
-      subject: identity.subject,
-      orgId: provider.orgId,
-      role: provider.defaultRole,
-      email,
-      displayName,
-      passwordHash: await this.hasher.hash(generateRefreshToken()),
+    const passwordHash = await this.hasher.hash(generateRefreshToken());
+    return this.repos.unitOfWork.run(async (tx) => {
+      const { user, membership } = await tx.ssoIdentities.provision({
+        providerId: provider.id,
+        subject: identity.subject,
+        orgId: provider.orgId,
+        role: provider.defaultRole,
+        email,
+        displayName,
+        passwordHash,
+      });
+      await this.audit(tx, provider, { type: 'user', id: user.id, email: user.email }, 'sso.account_created', identity.subject, userRecord(user, membership));
+      return user.id;
     });
-    await this.audit(provider, user.id, 'sso.account_created', identity.subject);
-    return user.id;
   }
 
-  private async audit(provider: AuthProvider, userId: string, action: string, subject: string): Promise<void> {
-    await this.repos.audit.append({
+  /** The account acts on itself: it signed in through the provider. */
+  private async audit(tx: Repositories, provider: AuthProvider, actor: AuditActor, action: string, subject: string, after: UserRecord | null): Promise<void> {
+    await recordChange(tx, actor, {
       orgId: provider.orgId,
-      actor: userId,
       action,
       resourceType: 'user',
-      resourceId: userId,
-      atMs: this.now(),
+      resourceId: actor.id,
+      after,
       details: { provider_id: provider.id, subject },
-    });
+    }, this.now());
   }
 }

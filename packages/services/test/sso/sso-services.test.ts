@@ -95,7 +95,7 @@ describe('AuthProviderService before any network', () => {
     const stored = (await repos.authProviders.findById(created.id)) as AuthProvider;
     assert.equal(new SecretBox(KEY).open(stored.clientSecretCiphertext ?? '', created.id), 'the-client-secret');
     assert.ok(!JSON.stringify(created).includes('the-client-secret'));
-    const audit = (await repos.audit.list({ orgId: org.id }, { limit: 100 })).filter((entry) => entry.resourceId === created.id);
+    const audit = (await repos.audit.list({ orgId: org.id }, { limit: 100 })).items.filter((entry) => entry.resourceId === created.id);
     assert.equal(audit.length, 1);
     assert.ok(!JSON.stringify(audit).includes('the-client-secret'), 'the audit entry has no secret');
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
 import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
@@ -22,6 +23,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerAuthRoutes(http, services);
   registerAdminRoutes(http, services);
   registerManagementRoutes(http, services);
+  registerAuditRoutes(http, services);
   registerSsoRoutes(http, services);
   registerFlagRoutes(http, services);
   registerSegmentRoutes(http, services);

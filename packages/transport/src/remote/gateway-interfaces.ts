@@ -75,6 +75,13 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { create: withCaller, list: withCaller, delete: withCaller, acceptAsUser: withCaller, acceptAsNewUser: anonymous },
   },
   {
+    member: 'auditLog',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.AuditLogGatewayService',
+    scopeMethod: 'scope',
+    methods: { list: withCaller, flagHistory: scoped },
+  },
+  {
     member: 'authProviders',
     proto: 'svc/auth/v1/auth_gateway.proto',
     service: 'svc.auth.v1.AuthProviderGatewayService',

@@ -5,6 +5,7 @@ export { projectRepositoryContract } from './project-repository.contract.ts';
 export { environmentRepositoryContract } from './environment-repository.contract.ts';
 export { sdkKeyRepositoryContract } from './sdk-key-repository.contract.ts';
 export { auditRepositoryContract } from './audit-repository.contract.ts';
+export { unitOfWorkContract } from './unit-of-work.contract.ts';
 export type { EventExperimentRepositories, EventExperimentWorld, MakeEventExperimentRepos } from './event-experiment-fixture.ts';
 export {
   eventDefinitionRepositoryContract,

@@ -1,0 +1,54 @@
+import type { AuditActor, AuditDraft, Principal, Repositories } from '@switchyard/core';
+
+/** What a write says about itself; who and when are filled in by `recordChange`. */
+export interface Change {
+  orgId: string;
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  projectId?: string | null;
+  environmentId?: string | null;
+  /** The resource as the API shows it before the write (absent for a creation). Never a secret. */
+  before?: unknown;
+  /** ... and after it (absent for a deletion). */
+  after?: unknown;
+  details?: Record<string, unknown>;
+}
+
+/** Whoever acts: a caller, or the platform itself (`{type: 'system', id: 'bootstrap'}`). */
+export type Acting = Principal | AuditActor;
+
+const isPrincipal = (acting: Acting): acting is Principal => 'kind' in acting;
+
+/**
+ * The audit actor of a caller. A user's email is read in the same transaction, so the entry names
+ * the address the account had when it acted (an account may change later or be gone).
+ */
+async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor> {
+  if (!isPrincipal(acting)) return acting;
+  if (acting.kind === 'sdk_key') return { type: 'sdk_key', id: acting.sdkKeyId };
+  const user = await repos.users.getById(acting.userId);
+  return user ? { type: 'user', id: acting.userId, email: user.email } : { type: 'user', id: acting.userId };
+}
+
+/**
+ * Appends the audit entry of a write. Called with the repositories of the write's unit of work
+ * (`repos.unitOfWork.run`), so the entry commits with the write or not at all
+ * (docs/decisions.md "Change history").
+ */
+export async function recordChange(repos: Repositories, acting: Acting, change: Change, atMs: number): Promise<void> {
+  const draft: AuditDraft = {
+    orgId: change.orgId,
+    atMs,
+    actor: await actorFor(repos, acting),
+    action: change.action,
+    resourceType: change.resourceType,
+    resourceId: change.resourceId,
+    projectId: change.projectId ?? null,
+    environmentId: change.environmentId ?? null,
+    before: change.before ?? null,
+    after: change.after ?? null,
+    details: change.details ?? {},
+  };
+  await repos.audit.append(draft);
+}
