@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
-import { api, expectStatus, login, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
+import { eventually } from './support/flag-fixtures.ts';
+import { prepareEnvironment } from './support/experiment-fixtures.ts';
+import { api, expectStatus, login, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { TEST_ADMIN, startTestServer, type TestServer } from './support/test-server.ts';
 
 // The web console (docs/console.md) driven in a real Chromium against the real server: what a
@@ -19,7 +21,8 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
 
   before(async () => {
     await buildConsole();
-    ts = await startTestServer();
+    // The stats worker polls often, so a recompute pressed in the page finishes quickly.
+    ts = await startTestServer({ STATS_POLL_MS: '50' });
     client = api(ts.base);
     const root = await login(client, TEST_ADMIN.email, TEST_ADMIN.password);
     tenant = await seedTenant(client, root.token, 'console');
@@ -92,6 +95,15 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByRole('switch').check();
     await page.getByText(/^On in production/).waitFor();
     await page.screenshot({ path: artifactPath('flag-page.png'), fullPage: true });
+
+    // The change is in the flag's history on the page, with the rules before and after.
+    await page.reload();
+    const rulesChange = page.getByRole('listitem').filter({ hasText: 'flag.rules' }).first();
+    await rulesChange.waitFor();
+    assert.match(await rulesChange.innerText(), new RegExp(`${tenant.admin.email}[\\s\\S]*Changed: rules`));
+    await rulesChange.getByText('Before and after').click();
+    assert.match(await rulesChange.getByLabel('After').innerText(), /"weight_milli": 300/);
+    assert.doesNotMatch(await rulesChange.getByLabel('Before').innerText(), /weight_milli/);
 
     const flag = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/new-checkout`, { token: tenant.admin.token }), 200);
     assert.equal(flag.enabled, true);
@@ -196,6 +208,96 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(stored.enabled, true);
     assert.equal(stored.rules.length, 1);
     await page.context().close();
+  });
+
+  test('an experiment: created and started in the page, its results computed on request, with a chart per metric', async () => {
+    await prepareEnvironment(client, tenant, 'checkout');
+    const page = await signedIn(tenant.admin);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/experiments`);
+    await page.getByLabel('Name').fill('Checkout button');
+    await page.getByLabel('Flag').selectOption('checkout');
+    await page.getByLabel('purchase').check();
+    await page.getByRole('button', { name: 'Create experiment' }).click();
+    await page.getByRole('heading', { name: 'Checkout button' }).waitFor();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+    const [experiment] = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/experiments`, { token: tenant.admin.token }), 200).filter((x: { name: string }) => x.name === 'Checkout button');
+    const [iteration] = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/experiments/${experiment.id}/iterations`, { token: tenant.admin.token }), 200);
+    const t = iteration.started_at_ms as number;
+
+    // 40 participants per variant; 10 of the control and 20 of the treatment convert.
+    const exposures = [];
+    const events = [];
+    for (let i = 0; i < 40; i++) {
+      exposures.push({ flag_key: 'checkout', variant_key: 'control', context_type: 'user', context_key: `c${i}`, timestamp_ms: t + 1 });
+      exposures.push({ flag_key: 'checkout', variant_key: 'treatment', context_type: 'user', context_key: `t${i}`, timestamp_ms: t + 1 });
+      if (i < 10) events.push({ metric_key: 'purchase', context_type: 'user', context_key: `c${i}`, value: true, timestamp_ms: t + 2 });
+      if (i < 20) events.push({ metric_key: 'purchase', context_type: 'user', context_key: `t${i}`, value: true, timestamp_ms: t + 2 });
+    }
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/exposures`, { sdkKey: tenant.rawKey, body: { exposures } }), 202);
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/events/batch`, { sdkKey: tenant.rawKey, body: { events } }), 202);
+
+    await page.getByRole('button', { name: 'Recompute results' }).click();
+    await page.getByText('Results recomputed.').waitFor({ timeout: 30_000 });
+    const chart = page.getByRole('figure').filter({ hasText: 'purchase' });
+    await chart.getByRole('img').waitFor();
+    const rows = await chart.getByRole('row').allInnerTexts();
+    // By hand: means 10/40 = 0.25 and 20/40 = 0.5; lift (0.5 - 0.25) / 0.25 = 100 %.
+    assert.match(rows[1]!, /^control\s+0\.2500/);
+    assert.match(rows[2]!, /^treatment\s+0\.5000[\s\S]*100\.0 %/);
+    // Welch by hand: variances 0.25*0.75*40/39 and 0.25*40/39, t = 0.25 / sqrt((0.19231 + 0.25641) / 40) = 2.36
+    // on about 76 degrees of freedom: two-sided p about 0.021.
+    const shownP = Number(/(\d\.\d+(?:e-?\d+)?)\s*$/.exec(rows[2]!)?.[1]);
+    assert.ok(shownP > 0.018 && shownP < 0.024, `p-value shown: ${rows[2]}`);
+    assert.equal(await page.getByText(/Sample ratio mismatch/).count(), 0, '40 against 40 on a 50/50 plan is no mismatch');
+    await page.screenshot({ path: artifactPath('experiment-results.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  test('from the first sign-in of a fresh server to a flag served to an SDK, without leaving the browser', async () => {
+    // The system administrator `npm start` prints creates an organisation and its first admin.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const admin = await context.newPage();
+    await admin.goto(ts.base + '/');
+    await admin.getByLabel('Email').fill(TEST_ADMIN.email);
+    await admin.getByLabel('Password').fill(TEST_ADMIN.password);
+    await admin.getByRole('button', { name: 'Sign in' }).click();
+    await admin.getByRole('heading', { name: 'Administration' }).waitFor();
+    const email = `first-${unique()}@example.com`;
+    await admin.getByLabel('Organisation name').fill(`First ${unique()}`);
+    await admin.getByLabel("Administrator's email").fill(email);
+    await admin.getByLabel("Administrator's password").fill('first-admin-password');
+    await admin.getByRole('button', { name: 'Create organisation' }).click();
+    await admin.getByText(/Sign out and sign in as/).waitFor();
+    await admin.getByRole('button', { name: 'Sign out' }).click();
+
+    await admin.getByLabel('Email').fill(email);
+    await admin.getByLabel('Password').fill('first-admin-password');
+    await admin.getByRole('button', { name: 'Sign in' }).click();
+    await admin.getByRole('heading', { name: 'Projects' }).waitFor();
+    await admin.getByLabel('Project name').fill('web');
+    await admin.getByRole('button', { name: 'Create project' }).click();
+    await admin.getByLabel('Environment name').fill('production');
+    await admin.getByRole('button', { name: 'Add environment' }).click();
+    await admin.getByRole('heading', { name: 'Flags in production' }).waitFor();
+    await admin.getByLabel('Key', { exact: true }).fill('beta-banner');
+    await admin.getByRole('button', { name: 'Create flag' }).click();
+    await admin.getByRole('heading', { name: 'beta-banner' }).waitFor();
+    // A rule for everyone serving "on" (a new rule serves the first variant), then on.
+    await admin.getByRole('button', { name: 'Add rule' }).click();
+    await admin.getByRole('button', { name: 'Save rules' }).click();
+    await admin.getByText('Rules saved.').waitFor();
+    await admin.getByRole('switch').check();
+    await admin.getByText(/^On in production/).waitFor();
+    await admin.getByRole('link', { name: 'SDK keys' }).click();
+    await admin.getByRole('button', { name: 'Create an SDK key' }).click();
+    const sdkKey = await admin.getByTestId('new-sdk-key').innerText();
+    const envId = /#\/env\/([^/]+)\//.exec(admin.url())![1]!;
+    await eventually('the flag to be served', async () => {
+      const answer = await client.post(`/v1/environments/${envId}/evaluate`, { sdkKey, body: { context_key: 'visitor', context_type: 'user', flag_key: 'beta-banner' } });
+      return answer.status === 200 && answer.body.value === true;
+    });
+    await context.close();
   });
 
   test('a narrow screen shows the same pages in one column', async () => {

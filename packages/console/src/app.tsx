@@ -38,7 +38,7 @@ export function App() {
 
 async function loadWorkspace(): Promise<{ orgs: Org[]; projects: Project[]; environments: Environment[]; systemAdmin: boolean }> {
   const session = api.current!;
-  const orgs = await api.get<Org[]>('/v1/auth/orgs');
+  const { orgs } = await api.get<{ orgs: Org[] }>('/v1/auth/orgs');
   // The list leaves system orgs out: a session in none of the listed orgs is a system administrator's.
   if (!orgs.some((o) => o.org_id === session.org_id)) return { orgs, projects: [], environments: [], systemAdmin: true };
   const projects = await api.get<Project[]>(`/v1/management/orgs/${session.org_id}/projects`);

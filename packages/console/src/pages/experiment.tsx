@@ -112,7 +112,7 @@ export function ExperimentPage({ workspace, environment, experimentId }: Environ
                 <tr>
                   <td>
                     {v.variant_key}
-                    {i === 0 ? ' (control)' : ''}
+                    {i === 0 ? ' (baseline)' : ''}
                   </td>
                   <td>{v.participant_count}</td>
                   <td>{v.p_value_present ? v.p_value.toPrecision(3) : '—'}</td>

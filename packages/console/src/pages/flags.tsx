@@ -83,7 +83,7 @@ export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
         class="inline"
         onSubmit={async () => {
           const variants = DEFAULT_VARIANTS[valueType]!;
-          await api.post(base, { key, enabled: false, flag: { value_type: valueType, variants, off_variant_key: variants[variants.length - 1]!.key, rules: [] } });
+          await api.post(base, { key, enabled: false, flag: { value_type: valueType, variants, off_variant_key: valueType === 'bool' ? 'off' : variants[0]!.key, rules: [] } });
           navigate({ envId: environment.environment_id, page: 'flags', id: key });
         }}
       >

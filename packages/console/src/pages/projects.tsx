@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm } from '../components/common.tsx';
 import type { Environment, Project } from '../records.ts';
-import { hrefOf } from '../router.ts';
+import { hrefOf, navigate } from '../router.ts';
 
 export function ProjectsPage({ workspace }: { workspace: Workspace }) {
   const { api, projects, environments, session } = workspace;
@@ -50,9 +50,11 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
         label={`New environment in ${project.project_name}`}
         class="inline"
         onSubmit={async () => {
-          await workspace.api.post<Environment>(`/v1/management/projects/${project.project_id}/environments`, { name });
+          const created = await workspace.api.post<Environment>(`/v1/management/projects/${project.project_id}/environments`, { name });
           setName('');
           workspace.reloadWorkspace();
+          // Straight to the new environment's flags: the next thing to do there.
+          navigate({ envId: created.environment_id, page: 'flags' });
         }}
       >
         <label>
