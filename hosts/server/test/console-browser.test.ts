@@ -300,6 +300,22 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await context.close();
   });
 
+  test('text from the API is shown as text: markup in a flag description never runs', async () => {
+    const attack = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>';
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'markup', enabled: false, flag: { description: attack, value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const page = await signedIn(tenant.admin);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    await page.getByText(attack).waitFor();
+    await page.goto(flagUrl('markup'));
+    await page.getByRole('heading', { name: 'markup' }).waitFor();
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+    assert.equal(await page.locator('img[src="x"]').count(), 0);
+    await page.context().close();
+  });
+
   test('a narrow screen shows the same pages in one column', async () => {
     const page = await signedIn(tenant.admin, { width: 390, height: 844 });
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);

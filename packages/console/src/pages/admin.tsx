@@ -10,7 +10,7 @@ interface OrgRecord {
 /**
  * What a system-org administrator (the account `npm start` prints) does in the console: create
  * organisations and their first admin, then sign in as that admin to manage projects and flags.
- * System-org accounts only use the /v1/admin routes (docs/contract.md "Administration").
+ * System-org accounts only use the /v1/admin routes (docs/contract.md "Administration (system-org users)").
  */
 export function AdminPage({ api }: { api: Api }) {
   const orgs = useLoad(() => api.get<OrgRecord[]>('/v1/admin/orgs'), []);

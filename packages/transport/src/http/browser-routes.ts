@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import fastifyStatic from '@fastify/static';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 
@@ -28,6 +27,11 @@ const CONSOLE_CSP = [
   "form-action 'self'",
   "object-src 'none'",
 ].join('; ');
+
+const ASSET_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
 
 const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Switchyard</title>
 <p>The web console is not built in this installation. <code>npm start</code> builds it; otherwise run
@@ -57,18 +61,19 @@ export async function registerBrowserRoutes(app: FastifyInstance, options: { con
   const indexFile = path.join(consoleDir, 'index.html');
   const built = existsSync(indexFile);
   const index = built ? readFileSync(indexFile) : Buffer.from(NOT_BUILT);
+  // The build is a handful of files (index.html, app.js, app.css): read once, answered from memory.
+  const assets = new Map<string, { body: Buffer; type: string }>();
   if (built) {
-    await app.register(fastifyStatic, {
-      root: consoleDir,
-      prefix: '/console/',
-      decorateReply: false,
-      index: false,
-      setHeaders: (reply) => {
-        reply.header('content-security-policy', CONSOLE_CSP);
-        reply.header('x-content-type-options', 'nosniff');
-      },
-    });
+    for (const name of readdirSync(consoleDir)) {
+      const type = ASSET_TYPES[path.extname(name)];
+      if (type !== undefined && name !== 'index.html') assets.set(name, { body: readFileSync(path.join(consoleDir, name)), type });
+    }
   }
+  app.get<{ Params: { file: string } }>('/console/:file', { schema: { hide: true } }, (request, reply) => {
+    const asset = assets.get(request.params.file);
+    if (asset === undefined) return reply.callNotFound();
+    return reply.header('content-security-policy', CONSOLE_CSP).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').type(asset.type).send(asset.body);
+  });
   app.get('/', { schema: { hide: true } }, (_request, reply) =>
     reply
       .code(built ? 200 : 503)
