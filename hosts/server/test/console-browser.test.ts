@@ -6,7 +6,9 @@ import { artifactPath, chromiumExecutable, launchChromium } from './support/brow
 import { eventually } from './support/flag-fixtures.ts';
 import { prepareEnvironment } from './support/experiment-fixtures.ts';
 import { api, expectStatus, login, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
-import { TEST_ADMIN, startTestServer, type TestServer } from './support/test-server.ts';
+import { startSsoTestServer } from './support/sso.ts';
+import { TEST_ADMIN, type TestServer } from './support/test-server.ts';
+import { startTestOidcProvider, type TestOidcProvider } from '../../../packages/services/test/support/oidc-identity-provider.ts';
 
 // The web console (docs/console.md) driven in a real Chromium against the real server: what a
 // person does in the browser, checked through the same REST API an SDK uses.
@@ -18,11 +20,13 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
   let client: ApiClient;
   let tenant: Tenant;
   let browser: Browser;
+  let op: TestOidcProvider;
 
   before(async () => {
     await buildConsole();
     // The stats worker polls often, so a recompute pressed in the page finishes quickly.
-    ts = await startTestServer({ STATS_POLL_MS: '50' });
+    // Single sign-on is set up as in production, against an OpenID Provider on loopback.
+    [ts, op] = await Promise.all([startSsoTestServer({ STATS_POLL_MS: '50' }), startTestOidcProvider()]);
     client = api(ts.base);
     const root = await login(client, TEST_ADMIN.email, TEST_ADMIN.password);
     tenant = await seedTenant(client, root.token, 'console');
@@ -31,6 +35,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
 
   after(async () => {
     await browser?.close();
+    await op?.close();
     await ts?.stop();
   });
 
@@ -93,7 +98,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByRole('button', { name: 'Save rules' }).click();
     await page.getByText('Rules saved.').waitFor();
     await page.getByRole('switch').check();
-    await page.getByText(/^On in production/).waitFor();
+    await page.getByText('Turned on.').waitFor();
     await page.screenshot({ path: artifactPath('flag-page.png'), fullPage: true });
 
     // The change is in the flag's history on the page, with the rules before and after.
@@ -198,7 +203,9 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     };
     await tabTo(/On in|Off in/);
     await page.keyboard.press('Space');
-    await page.getByText(/^On in production/).waitFor();
+    await page.getByText('Turned on.').waitFor();
+    // Saved and reloaded (the next save needs the flag's new version).
+    await page.waitForFunction(() => document.querySelector('[role="switch"]')?.getAttribute('aria-busy') === 'false');
     await tabTo(/^Add rule/);
     await page.keyboard.press('Enter');
     await tabTo(/^Save rules/);
@@ -288,7 +295,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await admin.getByRole('button', { name: 'Save rules' }).click();
     await admin.getByText('Rules saved.').waitFor();
     await admin.getByRole('switch').check();
-    await admin.getByText(/^On in production/).waitFor();
+    await admin.getByText('Turned on.').waitFor();
     await admin.getByRole('link', { name: 'SDK keys' }).click();
     await admin.getByRole('button', { name: 'Create an SDK key' }).click();
     const sdkKey = await admin.getByTestId('new-sdk-key').innerText();
@@ -314,6 +321,46 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
     assert.equal(await page.locator('img[src="x"]').count(), 0);
     await page.context().close();
+  });
+
+  test('single sign-on from the console: the provider\'s sign-in link, the identity provider\'s form, back signed in', async () => {
+    const provider = expectStatus(
+      await client.post(`/v1/management/orgs/${tenant.orgId}/auth-providers`, {
+        token: tenant.admin.token,
+        body: { provider_type: 'oidc', display_name: 'Corp IdP', redirect_uris: [`${ts.base}/`], oidc: { issuer_url: op.issuer, client_id: 'console', client_secret: 'console-client-secret-0123456789' } },
+      }),
+      201,
+    );
+    op.addClient({ clientId: 'console', clientSecret: 'console-client-secret-0123456789', redirectUris: [provider.oidc.callback_url] });
+    // The org's member, known to the identity provider under a subject of its own.
+    op.addAccount('member-login', { sub: `sub-${unique()}`, email: tenant.member.email, email_verified: true, name: 'Member' });
+
+    // The admin finds the console sign-in link on the Single sign-on page.
+    const admin = await signedIn(tenant.admin);
+    await admin.getByRole('link', { name: 'Single sign-on' }).click();
+    const link = await admin.getByText(`${ts.base}/#/sso/${provider.id}`).innerText();
+    await admin.context().close();
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(link);
+    // The identity provider's own login form (oidc-provider's), then back to the console.
+    await page.locator('input[name="login"]').fill('member-login');
+    await page.locator('button[type="submit"], input[type="submit"]').first().click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    assert.equal(new URL(page.url()).search, '', 'the code and state are gone from the address');
+    const session = await page.evaluate(() => JSON.parse(sessionStorage.getItem('switchyard.session') ?? 'null') as { user_id: string; org_id: string } | null);
+    assert.deepEqual([session?.user_id, session?.org_id], [tenant.member.userId, tenant.orgId]);
+
+    // A return that this tab did not start (a forged or replayed link) signs nobody in.
+    const other = await context.newPage();
+    await other.goto(`${ts.base}/?code=forged-code&state=forged-state`);
+    await other.evaluate(() => sessionStorage.clear());
+    await other.goto(`${ts.base}/?code=forged-code&state=forged-state`);
+    const alert = other.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /not started from this browser tab/);
+    await context.close();
   });
 
   test('a narrow screen shows the same pages in one column', async () => {

@@ -62,6 +62,13 @@ export class Api {
     return session;
   }
 
+  /** Turns the one-time code of a single sign-on return into a session (docs/sso.md). */
+  async exchangeSsoCode(code: string): Promise<Session> {
+    const session = await this.request<Session>('POST', '/v1/auth/sso/exchange', { code }, false);
+    this.setSession(session);
+    return session;
+  }
+
   async switchOrg(orgId: string): Promise<Session> {
     const session = await this.request<Session>('POST', '/v1/auth/switch-org', { org_id: orgId });
     this.setSession(session);

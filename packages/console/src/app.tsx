@@ -13,6 +13,8 @@ import { SdkKeysPage } from './pages/sdk-keys.tsx';
 import { SegmentsPage } from './pages/segments.tsx';
 import { EventDefinitionsPage } from './pages/event-definitions.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
+import { SingleSignOnPage } from './pages/single-sign-on.tsx';
+import { SsoStart, useSsoReturn } from './sso.tsx';
 import type { Environment, Org, Project } from './records.ts';
 import { hrefOf, navigate, useRoute, type Route } from './router.ts';
 
@@ -32,7 +34,11 @@ const api = new Api();
 export function App() {
   const [session, setSession] = useState<Session | null>(api.current);
   useEffect(() => api.onSessionChange(setSession), []);
-  if (!session) return <SignInPage api={api} />;
+  const route = useRoute();
+  const ssoReturn = useSsoReturn(api);
+  if (route.page === 'sso' && route.id && !ssoReturn.busy && !session) return <SsoStart providerId={route.id} />;
+  if (ssoReturn.busy) return <main class="sign-in" id="main"><p aria-busy="true">Signing you in…</p></main>;
+  if (!session) return <SignInPage api={api} error={ssoReturn.error} />;
   return <SignedIn session={session} />;
 }
 
@@ -57,6 +63,7 @@ const ORG_PAGES: Array<[string, string]> = [
   ['projects', 'Projects'],
   ['members', 'Members'],
   ['history', 'Change history'],
+  ['single-sign-on', 'Single sign-on'],
 ];
 
 function SignedIn({ session }: { session: Session }) {
@@ -154,6 +161,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   if (route.page === 'projects' || (route.page === 'home' && !environment)) return <ProjectsPage workspace={workspace} />;
   if (route.page === 'members') return <MembersPage workspace={workspace} />;
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
+  if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;
   if (!environment) return <p class="error" role="alert">This environment does not exist or is not in this organisation.</p>;
   const project = workspace.projects.find((p) => p.project_id === environment.project_id)!;
   const props = { workspace, environment, project };

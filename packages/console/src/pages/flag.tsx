@@ -31,7 +31,10 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
   const [draft, setDraft] = useState<Rule[] | undefined>(undefined);
   const [saveError, setSaveError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState('');
+  const [switching, setSwitching] = useState<boolean | undefined>(undefined);
+  const [switched, setSwitched] = useState('');
   useEffect(() => setDraft(undefined), [path]);
+  useEffect(() => setSwitching(undefined), [flag.data?.version, flag.data?.enabled]);
 
   if (flag.error && !flag.data) return <ErrorMessage error={flag.error} />;
   if (!flag.data) return <Loading what="the flag" />;
@@ -71,18 +74,28 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
         <input
           type="checkbox"
           role="switch"
-          checked={current.enabled}
+          checked={switching ?? current.enabled}
+          aria-busy={switching !== undefined}
           onChange={async () => {
+            // Shown at once and held until the saved flag is back, so the switch never flickers;
+            // a second press meanwhile is ignored (the control stays focusable for keyboards).
+            if (switching !== undefined) return;
+            const target = !current.enabled;
+            setSwitching(target);
             setSaveError(undefined);
+            setSwitched('');
             try {
-              await api.put(path, { enabled: !current.enabled, version: current.version });
+              await api.put(path, { enabled: target, version: current.version });
+              setSwitched(target ? 'Turned on.' : 'Turned off.');
             } catch (error) {
               setSaveError(error);
+              setSwitching(undefined);
             }
             flag.reload();
           }}
         />
-        <span>{current.enabled ? `On in ${environment.environment_name}` : `Off in ${environment.environment_name} (serves ${current.off_variant_key ?? 'nothing'})`}</span>
+        <span>{(switching ?? current.enabled) ? `On in ${environment.environment_name}` : `Off in ${environment.environment_name} (serves ${current.off_variant_key ?? 'nothing'})`}</span>
+        <span role="status">{switched}</span>
       </label>
 
       <h2>Variants</h2>

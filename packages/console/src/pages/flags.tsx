@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import type { Flag } from '../records.ts';
@@ -18,6 +18,9 @@ export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
   const flags = useLoad(() => api.get<Flag[]>(base), [base]);
   const [search, setSearch] = useState('');
   const [toggleError, setToggleError] = useState<unknown>(undefined);
+  // Flags being switched: shown in their new state until the list is back from the server.
+  const [switching, setSwitching] = useState<Record<string, boolean>>({});
+  useEffect(() => setSwitching({}), [flags.data]);
   const [key, setKey] = useState('');
   const [valueType, setValueType] = useState('bool');
   const needle = search.trim().toLowerCase();
@@ -56,10 +59,13 @@ export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
                     <input
                       type="checkbox"
                       role="switch"
-                      checked={flag.enabled}
+                      checked={switching[flag.key] ?? flag.enabled}
+                      aria-busy={switching[flag.key] !== undefined}
                       aria-label={`${flag.key} on in ${environment.environment_name}`}
                       onChange={async () => {
+                        if (switching[flag.key] !== undefined) return;
                         setToggleError(undefined);
+                        setSwitching({ ...switching, [flag.key]: !flag.enabled });
                         try {
                           await api.put(`${base}/${encodeURIComponent(flag.key)}`, { enabled: !flag.enabled, version: flag.version });
                         } catch (error) {
@@ -68,7 +74,7 @@ export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
                         flags.reload();
                       }}
                     />
-                    <span>{flag.enabled ? 'On' : 'Off'}</span>
+                    <span>{(switching[flag.key] ?? flag.enabled) ? 'On' : 'Off'}</span>
                   </label>
                 </td>
               </tr>

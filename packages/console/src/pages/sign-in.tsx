@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks';
 import type { Api } from '../api.ts';
-import { ActionForm } from '../components/common.tsx';
+import { ActionForm, ErrorMessage } from '../components/common.tsx';
 
-export function SignInPage({ api }: { api: Api }) {
+export function SignInPage({ api, error }: { api: Api; error?: unknown }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   return (
     <main class="sign-in" id="main">
       <h1>Sign in to Switchyard</h1>
+      <ErrorMessage error={error} />
       <ActionForm label="Sign in" onSubmit={async () => void (await api.login(email, password))}>
         <label>
           Email
@@ -20,7 +21,8 @@ export function SignInPage({ api }: { api: Api }) {
         <button type="submit">Sign in</button>
       </ActionForm>
       <p class="hint">
-        A fresh server prints its administrator's email and password when it starts. The API is documented at <a href="/docs">/docs</a>.
+        A fresh server prints its administrator's email and password when it starts. If your organisation signs in with single sign-on, use the sign-in link your
+        administrator gave you. The API is documented at <a href="/docs">/docs</a>.
       </p>
     </main>
   );
