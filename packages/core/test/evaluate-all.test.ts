@@ -1,25 +1,14 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { evaluate, evaluateAll } from '../src/evaluation/index.ts';
-import type { Condition, EvaluationContext, Flag, FlagValue, Segment } from '../src/index.ts';
+import type { Condition, EvaluationContext, Flag, Segment } from '../src/index.ts';
+import { load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // evaluateAll tests equal conditions once per call and reads the answer back for every other flag
 // that carries them (docs/decisions.md "Evaluate route performance"). These tests hold it to the
 // hand-derived test vectors and to evaluate(), which shares no answers.
 
-interface EvaluationCase {
-  name: string;
-  flag: Flag;
-  segments?: Segment[];
-  list_members?: Record<string, { included: string[]; excluded: string[] }>;
-  contexts: EvaluationContext[];
-  project_id: string;
-  environment_id: string;
-  expected: { variant_key: string; value: FlagValue; is_enabled: boolean; reason: string; bucket?: number; error_code?: string };
-}
-
-const cases = (JSON.parse(readFileSync(new URL('../test-vectors/evaluation.json', import.meta.url), 'utf8')) as { cases: EvaluationCase[] }).cases;
+const cases = load<EvaluationCase>('evaluation.json');
 
 /** A copy made of new objects: the same conditions by content, none by identity. */
 const copy = <T>(value: T): T => structuredClone(value);

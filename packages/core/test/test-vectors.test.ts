@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { bucketFor, evaluate } from '../src/evaluation/index.ts';
-import type { EvaluationContext, Flag, FlagValue, Segment } from '../src/index.ts';
+import { load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // The conformance contract (test-vectors/README.md): every SDK runs these same files.
 interface BucketingCase {
@@ -13,30 +12,6 @@ interface BucketingCase {
   bucket: number;
 }
 
-interface EvaluationCase {
-  name: string;
-  /** How `expected` was derived by hand (test-vectors/README.md); documentation, not an input. */
-  why: string;
-  flag: Flag;
-  segments?: Segment[];
-  list_members?: Record<string, { included: string[]; excluded: string[] }>;
-  contexts: EvaluationContext[];
-  project_id: string;
-  environment_id: string;
-  expected: {
-    variant_key: string;
-    value: FlagValue;
-    is_enabled: boolean;
-    reason: string;
-    bucket?: number;
-    error_code?: string;
-  };
-}
-
-function load<T>(file: string): T[] {
-  const text = readFileSync(new URL(`../test-vectors/${file}`, import.meta.url), 'utf8');
-  return (JSON.parse(text) as { cases: T[] }).cases;
-}
 
 const bucketingCases = load<BucketingCase>('bucketing.json');
 const evaluationCases = load<EvaluationCase>('evaluation.json');
