@@ -363,6 +363,57 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await context.close();
   });
 
+  test('segments, members and the organisation\'s change history', async () => {
+    const page = await signedIn(tenant.admin);
+    // A rule segment with one condition, and a list segment filled from a CSV file.
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/segments`);
+    await page.getByLabel('Key', { exact: true }).fill('enterprise');
+    await page.getByLabel('Kind').selectOption('rule');
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    const card = page.getByRole('article').filter({ hasText: 'enterprise' });
+    await card.getByRole('button', { name: 'Add condition' }).click();
+    await card.getByLabel('Attribute').fill('plan');
+    await card.getByLabel('Values (comma-separated)').fill('enterprise, business');
+    await card.getByLabel('Values (comma-separated)').press('Tab');
+    await card.getByRole('button', { name: 'Save conditions of enterprise' }).click();
+    await card.getByText('Conditions on user: 1').waitFor();
+    const segment = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/segments/enterprise`, { token: tenant.admin.token }), 200);
+    assert.deepEqual(segment.conditions, [{ attribute: 'plan', op: 'eq', values: ['enterprise', 'business'] }]);
+
+    await page.getByLabel('Key', { exact: true }).fill('beta-testers');
+    await page.getByLabel('Kind').selectOption('list');
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    const list = page.getByRole('article').filter({ hasText: 'beta-testers' });
+    const keys = Array.from({ length: 25_000 }, (_, i) => `user-${i}`);
+    await list.getByLabel('CSV of keys for beta-testers').setInputFiles({ name: 'keys.csv', mimeType: 'text/csv', buffer: Buffer.from(['key', ...keys].join('\n')) });
+    await list.getByText('25000 of 25000 keys').waitFor();
+    await list.getByText(/25000 included/).waitFor();
+    const members = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/segments/beta-testers`, { token: tenant.admin.token }), 200);
+    assert.equal(members.included_count, 25_000);
+
+    // Members: invite someone (the token is shown once) and make the member an admin.
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByLabel('Email', { exact: true }).fill(`invited-${unique()}@example.com`);
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByText(/Invitation created for/).waitFor();
+    await page.getByLabel(`Role of ${tenant.member.email}`).selectOption('org_admin');
+    await eventually('the role change', async () => {
+      const users = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/users`, { token: tenant.admin.token }), 200);
+      return users.some((u: { email: string; org_role: string }) => u.email === tenant.member.email && u.org_role === 'org_admin');
+    });
+    await page.getByLabel(`Role of ${tenant.member.email}`).selectOption('org_member');
+
+    // The change history, filtered to segments: the two created above and the members upload.
+    await page.getByRole('link', { name: 'Change history' }).click();
+    await page.getByLabel('Kind').selectOption('segment');
+    await page.getByText(/segment\.members segment beta-testers/).first().waitFor();
+    const shown = await page.getByRole('listitem').allInnerTexts();
+    assert.ok(shown.every((text) => !/\bflag\./.test(text)), 'only segment entries under the segment filter');
+    assert.ok(shown.some((text) => /segment\.create segment enterprise/.test(text)));
+    await page.screenshot({ path: artifactPath('change-history.png'), fullPage: true });
+    await page.context().close();
+  });
+
   test('a narrow screen shows the same pages in one column', async () => {
     const page = await signedIn(tenant.admin, { width: 390, height: 844 });
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);

@@ -53,7 +53,6 @@ interface RuleEditorProps {
 
 export function RuleEditor({ flag, rule, index, count, onChange, onRemove, onMove }: RuleEditorProps) {
   const id = `rule-${index}`;
-  const setCondition = (i: number, condition: Condition) => onChange({ ...rule, conditions: rule.conditions.map((c, j) => (j === i ? condition : c)) });
   const weights = weightsOf(rule);
   const total = totalPercent(rule);
   return (
@@ -67,38 +66,7 @@ export function RuleEditor({ flag, rule, index, count, onChange, onRemove, onMov
         <input value={rule.description ?? ''} onInput={(e) => onChange({ ...rule, description: (e.target as HTMLInputElement).value })} />
       </label>
       <p class="muted">{rule.conditions.length === 0 ? 'No conditions: every context matches.' : 'Every condition must hold.'}</p>
-      {rule.conditions.map((condition, i) => (
-        <div class="condition" role="group" aria-label={`Rule ${index + 1}, condition ${i + 1}`}>
-          <label>
-            Attribute
-            <input required value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
-          </label>
-          <label>
-            <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { ...condition, negate: (e.target as HTMLInputElement).checked })} />
-            not
-          </label>
-          <label>
-            Operator
-            <select value={condition.op} onChange={(e) => setCondition(i, { ...condition, op: (e.target as HTMLSelectElement).value as Condition['op'] })}>
-              {OPERATORS.map(([op, words]) => (
-                <option value={op}>{words}</option>
-              ))}
-            </select>
-          </label>
-          {condition.op !== 'exists' && (
-            <label>
-              Values (comma-separated)
-              <input required value={valuesText(condition)} onChange={(e) => setCondition(i, { ...condition, values: parseValues(condition.op, (e.target as HTMLInputElement).value) })} />
-            </label>
-          )}
-          <button type="button" class="link" onClick={() => onChange({ ...rule, conditions: rule.conditions.filter((_, j) => j !== i) })}>
-            Remove condition {i + 1}
-          </button>
-        </div>
-      ))}
-      <button type="button" onClick={() => onChange({ ...rule, conditions: [...rule.conditions, { attribute: '', op: 'eq', values: [] }] })}>
-        Add condition
-      </button>
+      <ConditionsEditor label={`Rule ${index + 1}`} conditions={rule.conditions} onChange={(conditions) => onChange({ ...rule, conditions })} />
       <label>
         Segments (keys, comma-separated; the context must be in all)
         <input
@@ -182,5 +150,46 @@ export function RuleEditor({ flag, rule, index, count, onChange, onRemove, onMov
         </button>
       </div>
     </fieldset>
+  );
+}
+
+/** Rows of conditions (attribute, not, operator, values) with add and remove: flag rules and rule segments. */
+export function ConditionsEditor({ label, conditions, onChange }: { label: string; conditions: Condition[]; onChange: (conditions: Condition[]) => void }) {
+  const setCondition = (i: number, condition: Condition) => onChange(conditions.map((c, j) => (j === i ? condition : c)));
+  return (
+    <>
+      {conditions.map((condition, i) => (
+        <div class="condition" role="group" aria-label={`${label}, condition ${i + 1}`}>
+          <label>
+            Attribute
+            <input required value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
+          </label>
+          <label>
+            <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { ...condition, negate: (e.target as HTMLInputElement).checked })} />
+            not
+          </label>
+          <label>
+            Operator
+            <select value={condition.op} onChange={(e) => setCondition(i, { ...condition, op: (e.target as HTMLSelectElement).value as Condition['op'] })}>
+              {OPERATORS.map(([op, words]) => (
+                <option value={op}>{words}</option>
+              ))}
+            </select>
+          </label>
+          {condition.op !== 'exists' && (
+            <label>
+              Values (comma-separated)
+              <input required value={valuesText(condition)} onChange={(e) => setCondition(i, { ...condition, values: parseValues(condition.op, (e.target as HTMLInputElement).value) })} />
+            </label>
+          )}
+          <button type="button" class="link" onClick={() => onChange(conditions.filter((_, j) => j !== i))}>
+            Remove condition {i + 1}
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...conditions, { attribute: '', op: 'eq', values: [] }])}>
+        Add condition
+      </button>
+    </>
   );
 }

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
-import type { Segment } from '../records.ts';
+import { ConditionsEditor } from '../components/rule-editor.tsx';
+import type { Condition, Segment } from '../records.ts';
 
 /** Keys per request: the members route takes at most 10,000 keys per list (docs/contract.md "Segments"). */
 const UPLOAD_CHUNK = 10_000;
@@ -118,7 +119,30 @@ function SegmentCard({ base, segment, api, onChanged }: { base: string; segment:
           )}
         </div>
       )}
+      {segment.kind === 'rule' && <RuleSegmentConditions base={base} segment={segment} api={api} onChanged={onChanged} />}
       <ErrorMessage error={error} />
     </article>
+  );
+}
+
+/** A rule segment's conditions, edited like a flag rule's and saved with the segment's version (409 if it changed meanwhile). */
+function RuleSegmentConditions({ base, segment, api, onChanged }: { base: string; segment: Segment; api: EnvironmentPageProps['workspace']['api']; onChanged: () => void }) {
+  const [draft, setDraft] = useState<Condition[] | undefined>(undefined);
+  const conditions = draft ?? segment.conditions;
+  return (
+    <ActionForm
+      label={`Conditions of ${segment.key}`}
+      onSubmit={async () => {
+        await api.put(`${base}/${encodeURIComponent(segment.key)}`, { conditions, version: segment.version });
+        setDraft(undefined);
+        onChanged();
+      }}
+    >
+      <p class="muted">A {segment.context_type} context is in {segment.key} when every condition holds.</p>
+      <ConditionsEditor label={segment.key} conditions={conditions} onChange={setDraft} />
+      <button type="submit" disabled={draft === undefined}>
+        Save conditions of {segment.key}
+      </button>
+    </ActionForm>
   );
 }
