@@ -414,6 +414,30 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.context().close();
   });
 
+  test('the flags list switches a flag per environment of the project; the environment switcher keeps the page', async () => {
+    const staging = expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201);
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'per-env', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const page = await signedIn(tenant.admin);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    const inStaging = page.getByRole('switch', { name: 'per-env on in staging' });
+    await inStaging.check();
+    await eventually('the flag on in staging', async () => expectStatus(await client.get(`/v1/environments/${staging.environment_id}/flags/per-env`, { token: tenant.admin.token }), 200).enabled === true);
+    assert.equal(expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/per-env`, { token: tenant.admin.token }), 200).enabled, false, 'production is untouched');
+    await page.waitForFunction(() => document.querySelectorAll('[role="switch"][aria-busy="true"]').length === 0);
+    assert.equal(await page.getByRole('switch', { name: 'per-env on in production' }).isChecked(), false);
+
+    // On a flag's page, switching environment shows the same flag in the other environment.
+    await page.goto(flagUrl('per-env'));
+    await page.getByRole('heading', { name: 'per-env' }).waitFor();
+    await page.getByLabel('Environment').selectOption(staging.environment_id);
+    await page.getByText('On in staging').waitFor();
+    assert.match(page.url(), new RegExp(`#/env/${staging.environment_id}/flags/per-env$`));
+    await page.context().close();
+  });
+
   test('a narrow screen shows the same pages in one column', async () => {
     const page = await signedIn(tenant.admin, { width: 390, height: 844 });
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);

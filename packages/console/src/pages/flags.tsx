@@ -12,19 +12,46 @@ const DEFAULT_VARIANTS: Record<string, Array<{ key: string; value: unknown }>> =
   json: [{ key: 'empty', value: {} }],
 };
 
-export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
+/** A flag's state in each environment of the project, by environment id (the same key in each). */
+type StateByEnvironment = Map<string, Flag>;
+
+export function FlagsPage({ workspace, environment, project }: EnvironmentPageProps) {
   const { api } = workspace;
   const base = `/v1/environments/${environment.environment_id}/flags`;
-  const flags = useLoad(() => api.get<Flag[]>(base), [base]);
+  // Every environment of the project, this one first: the list shows each flag on or off in each.
+  const environments = [environment, ...workspace.environments.filter((e) => e.project_id === project.project_id && e.environment_id !== environment.environment_id)];
+  const flags = useLoad(async () => {
+    const lists = await Promise.all(environments.map((e) => api.get<Flag[]>(`/v1/environments/${e.environment_id}/flags`)));
+    const states = new Map<string, StateByEnvironment>();
+    lists.forEach((list, i) => {
+      for (const flag of list) {
+        if (!states.has(flag.key)) states.set(flag.key, new Map());
+        states.get(flag.key)!.set(environments[i]!.environment_id, flag);
+      }
+    });
+    return { here: lists[0]!, states };
+  }, [base, environments.length]);
   const [search, setSearch] = useState('');
   const [toggleError, setToggleError] = useState<unknown>(undefined);
-  // Flags being switched: shown in their new state until the list is back from the server.
+  // Switches being saved ("env/flag"): shown in their new state until the list is back.
   const [switching, setSwitching] = useState<Record<string, boolean>>({});
   useEffect(() => setSwitching({}), [flags.data]);
   const [key, setKey] = useState('');
   const [valueType, setValueType] = useState('bool');
   const needle = search.trim().toLowerCase();
-  const shown = (flags.data ?? []).filter((f) => !f.archived && (needle === '' || f.key.toLowerCase().includes(needle) || f.description.toLowerCase().includes(needle)));
+  const shown = (flags.data?.here ?? []).filter((f) => !f.archived && (needle === '' || f.key.toLowerCase().includes(needle) || f.description.toLowerCase().includes(needle)));
+  const toggle = async (envId: string, flag: Flag) => {
+    const id = `${envId}/${flag.key}`;
+    if (switching[id] !== undefined) return;
+    setToggleError(undefined);
+    setSwitching({ ...switching, [id]: !flag.enabled });
+    try {
+      await api.put(`/v1/environments/${envId}/flags/${encodeURIComponent(flag.key)}`, { enabled: !flag.enabled, version: flag.version });
+    } catch (error) {
+      setToggleError(error);
+    }
+    flags.reload();
+  };
   return (
     <section>
       <h1>Flags in {environment.environment_name}</h1>
@@ -36,13 +63,15 @@ export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
       {flags.loading && !flags.data && <Loading what="flags" />}
       {flags.data && (
         <table class="list">
-          <caption class="visually-hidden">Flags, with their state in this environment</caption>
+          <caption class="visually-hidden">Flags, with their state in each environment of {project.project_name}</caption>
           <thead>
             <tr>
               <th scope="col">Flag</th>
               <th scope="col">Type</th>
               <th scope="col">Rules</th>
-              <th scope="col">On in {environment.environment_name}</th>
+              {environments.map((e) => (
+                <th scope="col">On in {e.environment_name}</th>
+              ))}
             </tr>
           </thead>
           <tbody>
@@ -54,29 +83,20 @@ export function FlagsPage({ workspace, environment }: EnvironmentPageProps) {
                 </td>
                 <td>{flag.value_type}</td>
                 <td>{flag.rules.length}</td>
-                <td>
-                  <label class="switch">
-                    <input
-                      type="checkbox"
-                      role="switch"
-                      checked={switching[flag.key] ?? flag.enabled}
-                      aria-busy={switching[flag.key] !== undefined}
-                      aria-label={`${flag.key} on in ${environment.environment_name}`}
-                      onChange={async () => {
-                        if (switching[flag.key] !== undefined) return;
-                        setToggleError(undefined);
-                        setSwitching({ ...switching, [flag.key]: !flag.enabled });
-                        try {
-                          await api.put(`${base}/${encodeURIComponent(flag.key)}`, { enabled: !flag.enabled, version: flag.version });
-                        } catch (error) {
-                          setToggleError(error);
-                        }
-                        flags.reload();
-                      }}
-                    />
-                    <span>{(switching[flag.key] ?? flag.enabled) ? 'On' : 'Off'}</span>
-                  </label>
-                </td>
+                {environments.map((e) => {
+                  const state = flags.data!.states.get(flag.key)?.get(e.environment_id);
+                  if (!state) return <td>—</td>;
+                  const id = `${e.environment_id}/${flag.key}`;
+                  const on = switching[id] ?? state.enabled;
+                  return (
+                    <td>
+                      <label class="switch">
+                        <input type="checkbox" role="switch" checked={on} aria-busy={switching[id] !== undefined} aria-label={`${flag.key} on in ${e.environment_name}`} onChange={() => toggle(e.environment_id, state)} />
+                        <span>{on ? 'On' : 'Off'}</span>
+                      </label>
+                    </td>
+                  );
+                })}
               </tr>
             ))}
           </tbody>
