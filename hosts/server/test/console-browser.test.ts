@@ -335,15 +335,17 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     // The org's member, known to the identity provider under a subject of its own.
     op.addAccount('member-login', { sub: `sub-${unique()}`, email: tenant.member.email, email_verified: true, name: 'Member' });
 
-    // The admin finds the console sign-in link on the Single sign-on page.
+    // The admin finds the organisation's sign-in page on the Single sign-on page.
     const admin = await signedIn(tenant.admin);
     await admin.getByRole('link', { name: 'Single sign-on' }).click();
-    const link = await admin.getByText(`${ts.base}/#/sso/${provider.id}`).innerText();
+    const link = await admin.getByText(`${ts.base}/#/sign-in/${tenant.orgId}`).innerText();
+    assert.equal(await admin.getByText(`${ts.base}/#/sso/${provider.id}`).count(), 1, 'and the provider\'s own link');
     await admin.context().close();
 
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(link);
+    await page.getByRole('button', { name: 'Sign in with Corp IdP' }).click();
     // The identity provider's own login form (oidc-provider's), then back to the console.
     await page.locator('input[name="login"]').fill('member-login');
     await page.locator('button[type="submit"], input[type="submit"]').first().click();

@@ -327,6 +327,31 @@ describe('OIDC sign-in in the browser', () => {
   });
 });
 
+describe('GET /v1/auth/sso/options: what a sign-in page may offer', () => {
+  const options = async (orgId: string, redirectUri: string) =>
+    expectStatus(await client.get(`/v1/auth/sso/options?${new URLSearchParams({ org_id: orgId, redirect_uri: redirectUri })}`), 200, 'options');
+
+  test('lists the org\'s enabled providers returning to that address, by id, name and type only, to anyone', async () => {
+    const answer = await options(a.orgId, APP);
+    const mine = answer.providers.find((p: { provider_id: string }) => p.provider_id === provider.id);
+    assert.deepEqual(mine, { provider_id: provider.id, display_name: provider.display_name, provider_type: 'oidc' });
+    for (const listed of answer.providers) assert.deepEqual(Object.keys(listed).sort(), ['display_name', 'provider_id', 'provider_type']);
+    assert.ok(!JSON.stringify(answer).includes(CLIENT_SECRET));
+  });
+
+  test('leaves out disabled providers and those that do not return to the address; another org, an unknown org: none', async () => {
+    const disabled = expectStatus(await client.post(providersOf(a.orgId), { token: a.admin.token, body: oidcBody('switchyard-a', { enabled: false }) }), 201, 'create disabled');
+    const ids = (await options(a.orgId, APP)).providers.map((p: { provider_id: string }) => p.provider_id);
+    assert.ok(ids.includes(provider.id) && !ids.includes(disabled.id));
+    assert.deepEqual((await options(a.orgId, 'http://127.0.0.1:9/elsewhere')).providers, []);
+    assert.deepEqual((await options(b.orgId, APP)).providers, [], 'org b has no provider');
+    assert.deepEqual((await options('00000000-0000-4000-8000-000000000000', APP)).providers, [], 'an unknown org answers like an org without providers');
+    expectError(await client.get(`/v1/auth/sso/options?org_id=not-a-uuid&redirect_uri=${encodeURIComponent(APP)}`), 400, 'INVALID_ARGUMENT');
+    expectError(await client.get(`/v1/auth/sso/options?org_id=${a.orgId}`), 400, 'INVALID_ARGUMENT');
+    expectStatus(await client.delete(`${providersOf(a.orgId)}/${disabled.id}`, { token: a.admin.token }), 204, 'delete');
+  });
+});
+
 describe('OIDC over gRPC (svc.auth.v1)', () => {
   test('OidcAuthorize then OidcCallback answers a login; the state works once', async () => {
     const someone = person();

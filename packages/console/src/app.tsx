@@ -38,7 +38,7 @@ export function App() {
   const ssoReturn = useSsoReturn(api);
   if (route.page === 'sso' && route.id && !ssoReturn.busy && !session) return <SsoStart providerId={route.id} />;
   if (ssoReturn.busy) return <main class="sign-in" id="main"><p aria-busy="true">Signing you in…</p></main>;
-  if (!session) return <SignInPage api={api} error={ssoReturn.error} />;
+  if (!session) return <SignInPage api={api} error={ssoReturn.error} orgId={route.page === 'sign-in' ? route.id : undefined} />;
   return <SignedIn session={session} />;
 }
 
@@ -158,7 +158,7 @@ function SignedIn({ session }: { session: Session }) {
 
 function Page({ route, envId, workspace }: { route: Route; envId: string | undefined; workspace: Workspace }) {
   const environment = workspace.environments.find((e) => e.environment_id === envId);
-  if (route.page === 'projects' || (route.page === 'home' && !environment)) return <ProjectsPage workspace={workspace} />;
+  if (route.page === 'projects' || ((route.page === 'home' || route.page === 'sign-in') && !environment)) return <ProjectsPage workspace={workspace} />;
   if (route.page === 'members') return <MembersPage workspace={workspace} />;
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
   if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;
@@ -168,6 +168,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   switch (route.page) {
     case 'flags':
     case 'home':
+    case 'sign-in':
       return route.id ? <FlagPage {...props} flagKey={route.id} /> : <FlagsPage {...props} />;
     case 'segments':
       return <SegmentsPage {...props} />;

@@ -24,7 +24,10 @@ export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
       <h1>Single sign-on</h1>
       <p class="muted">
         Identity providers (OpenID Connect or SAML 2.0) are set up over the API (see the API docs at <a href="/docs">/docs</a>). To let people sign in to this console
-        with one, add <code>{returnAddress}</code> to its redirect URIs, then share its sign-in link below.
+        with one, add <code>{returnAddress}</code> to its redirect URIs. The organisation's sign-in page then offers it:
+      </p>
+      <p>
+        Sign-in page: <code>{`${location.origin}/#/sign-in/${session.org_id}`}</code>
       </p>
       <ErrorMessage error={providers.error} />
       {providers.loading && !providers.data && <Loading what="identity providers" />}

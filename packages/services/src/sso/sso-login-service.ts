@@ -115,6 +115,21 @@ export class SsoLoginService {
     return this.deps.auth.openSessionFor(grant.userId, grant.orgId, grant.providerId);
   }
 
+  /**
+   * What a sign-in page may offer for one org (docs/sso.md "Signing in from the web console"): its
+   * enabled providers that return to `returnUri`, by id, name and type only. Anyone may ask; an
+   * unknown org has none, the same answer as an org without providers, so the answer reveals
+   * nothing about which orgs exist beyond a provider's name for whoever knows the org's id.
+   */
+  async signInOptions(orgId: string, returnUri: string): Promise<{ providers: Array<{ provider_id: string; display_name: string; provider_type: string }> }> {
+    const providers = await this.deps.repos.authProviders.list({ orgId });
+    return {
+      providers: providers
+        .filter((provider) => provider.enabled && provider.redirectUris.includes(returnUri))
+        .map((provider) => ({ provider_id: provider.id, display_name: provider.displayName, provider_type: provider.type })),
+    };
+  }
+
   /** The SAML service provider's metadata, to register at the IdP. */
   async samlMetadata(providerId: string): Promise<string> {
     const provider = await this.deps.repos.authProviders.findById(providerId);

@@ -98,6 +98,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       finishSamlBrowserLogin: anonymous,
       exchangeCode: anonymous,
       samlMetadata: anonymous,
+      signInOptions: anonymous,
     },
   },
   {

@@ -3,7 +3,7 @@ import type { AuthProviderBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { sessionResponse } from '../auth/rest-session-response.ts';
-import { authProviderBody, oidcCallbackQuery, samlAcsBody, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
+import { authProviderBody, oidcCallbackQuery, samlAcsBody, signInOptionsQuery, signInOptionsResponse, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
 
 /** The largest ACS form accepted: a SAML response of 256 KiB in base64, and the relay state. */
 const MAX_ACS_FORM_BYTES = 512 * 1024;
@@ -48,6 +48,19 @@ export function registerSsoRoutes(app: FastifyInstance, services: GatewayService
       await authProviders.delete(principal, request.params.org_id, request.params.provider_id);
       return reply.code(204).send();
     },
+  );
+
+  // --- what a sign-in page may offer (no credential: it is shown before anyone signs in) ---
+  app.get<{ Querystring: { org_id: string; redirect_uri: string } }>(
+    '/v1/auth/sso/options',
+    {
+      schema: {
+        summary: "An org's enabled identity providers that return to redirect_uri (for a sign-in page)",
+        querystring: signInOptionsQuery,
+        response: { 200: signInOptionsResponse },
+      },
+    },
+    async (request) => sso.signInOptions(request.query.org_id, request.query.redirect_uri),
   );
 
   // --- the browser flow: start → identity provider → callback or ACS → app → exchange ---

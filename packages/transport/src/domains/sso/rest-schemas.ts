@@ -48,6 +48,27 @@ export const ssoStartQuery = {
   properties: { redirect_uri: url, state: { type: 'string', maxLength: 512 } },
 } as const;
 
+export const signInOptionsQuery = {
+  type: 'object',
+  required: ['org_id', 'redirect_uri'],
+  properties: { org_id: { type: 'string', format: 'uuid' }, redirect_uri: url },
+} as const;
+
+export const signInOptionsResponse = {
+  type: 'object',
+  required: ['providers'],
+  properties: {
+    providers: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['provider_id', 'display_name', 'provider_type'],
+        properties: { provider_id: { type: 'string' }, display_name: { type: 'string' }, provider_type: { type: 'string', enum: ['oidc', 'saml'] } },
+      },
+    },
+  },
+} as const;
+
 /** What an OpenID provider sends back to the callback (RFC 6749 §4.1.2, RFC 9207's iss). */
 export const oidcCallbackQuery = {
   type: 'object',
