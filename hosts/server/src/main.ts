@@ -13,6 +13,7 @@ function printLoginHelp(config: Config, server: RunningServer): void {
   const lines = [
     '',
     `Switchyard is up: REST http://localhost:${server.httpPort}  gRPC sync :${server.syncGrpcPort}  internal gRPC :${server.grpcPort}`,
+    `Web console: http://localhost:${server.httpPort}/  (sign in as the administrator below)   API docs: http://localhost:${server.httpPort}/docs`,
   ];
   if (admin?.generatedPassword) {
     const file = writeDevAdminPassword(config.dataDir, admin.generatedPassword);

@@ -61,6 +61,7 @@ test('without DATABASE_URL: embedded PostgreSQL with a generated password, ready
   const password = readFileSync(path.join(dataDir, 'admin-password'), 'utf8').trim();
   assert.ok(banner.includes(password), 'the generated password is shown once');
   assert.ok(first.lines.some((line) => /Log in:/.test(line)));
+  assert.ok(first.lines.some((line) => line.includes(`Web console: http://localhost:${port}/`)), 'says where the console is');
   // The database password: generated, private, and the only one that works.
   assert.equal(statSync(passwordFile).mode & 0o777, 0o600);
   const databasePassword = readFileSync(passwordFile, 'utf8').trim();
