@@ -114,6 +114,16 @@ describe('evaluateAll', () => {
     assert.equal(b!.reason, 'TARGETING_MATCH', 'the pro-plan answer of the outer call survives the inner one');
   });
 
+  test('conditions whose values JSON cannot tell apart (Infinity, NaN, null) do not share answers', () => {
+    // Only an SDK's own code can build these (the API refuses them); the memo must still keep them apart.
+    const weird = [Infinity, -Infinity, NaN, null] as unknown as number[];
+    const flags = weird.map((v, i) => flagOf(`f${i}`, [{ attribute: 'n', op: 'eq', values: [v] }]));
+    const contexts = user('u', { n: Infinity });
+    const all = evaluateAll(flags, contexts, ENV);
+    assert.deepEqual(all.map((r) => r.reason), flags.map((flag) => evaluate(flag, contexts, ENV).reason));
+    assert.deepEqual(all.map((r) => r.reason), ['TARGETING_MATCH', 'DEFAULT', 'DEFAULT', 'DEFAULT']);
+  });
+
   test('stays right beyond the number of conditions it can remember', () => {
     // 70,000 distinct conditions: more than the memo has slots for (65,536).
     const flags = Array.from({ length: 70_000 }, (_, i) => flagOf(`f${i}`, [{ attribute: 'n', op: 'eq', values: [i] }]));

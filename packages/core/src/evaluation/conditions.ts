@@ -338,8 +338,11 @@ const MEMO_SLOTS = 65_536;
 const MAX_MEMO_SIGNATURE = 2048;
 const memoSlots = new Map<string, number>();
 
+/** JSON writes NaN and ±Infinity as null: tagged instead, so such values never share a slot with null. */
+const exactNumbers = (_key: string, value: unknown): unknown => (typeof value === 'number' && !Number.isFinite(value) ? { number: String(value) } : value);
+
 function memoSlotOf(attribute: string, contextType: string | undefined, op: string, values: readonly unknown[], negate: boolean): number {
-  const signature = JSON.stringify([attribute, contextType ?? null, op, negate, values]);
+  const signature = JSON.stringify([attribute, contextType ?? null, op, negate, values], exactNumbers);
   if (signature.length > MAX_MEMO_SIGNATURE) return -1;
   let slot = memoSlots.get(signature);
   if (slot === undefined) {
