@@ -1,9 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import { invalidArgument, isDomainError, type Principal } from '@switchyard/core';
-import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import type { CredentialVerifier } from '@switchyard/services';
 import type { GatewayServices } from '../gateway-services.ts';
 import type { Logger } from '../logging.ts';
+import { findUnstorableString } from '../input/storable-strings.ts';
 import { GATEWAY_INTERFACES, rpcName, type GatewayInterface } from '../remote/gateway-interfaces.ts';
 import { decodeArguments, encodeResult } from '../remote/service-call-codec.ts';
 import { authenticateCall } from './grpc-credentials.ts';
@@ -44,6 +45,9 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
     for (const [method, spec] of Object.entries(gatewayInterface.methods)) {
       const call = async (request: ServiceCall, metadata: grpc.Metadata): Promise<unknown> => {
         const args = decodeArguments(request.arguments);
+        // The arguments are bytes to the request guard (request-strings.ts): their strings are checked here, once decoded.
+        const finding = findUnstorableString(args, 'arguments');
+        if (finding !== undefined) throw invalidArgument(`${finding.field} ${finding.problem}`, finding.field);
         const leading: unknown[] = [];
         let principal: Principal | undefined;
         if (spec.caller) {
@@ -57,9 +61,9 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
         call(serverCall.request, serverCall.metadata).then(
           (result) => callback(null, { result: encodeResult(result) }),
           (error: unknown) => {
-            const status = toGrpcError(error, deps.logger);
-            // The services' own answers, a lost database included (REST says 502 for it, as in one process).
-            if (isDomainError(error) || isDatabaseUnavailable(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
+            const status = toGrpcError(error, deps.logger, serverCall.getPath());
+            // The services' own answers, a lost database and a refused value included (REST says 502 and 400 for them, as in one process).
+            if (isDomainError(error) || isDatabaseUnavailable(error) || isDataException(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
             callback(status);
           },
         );

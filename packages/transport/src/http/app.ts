@@ -3,6 +3,7 @@ import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config.ts';
 import type { Logger } from '../logging.ts';
 import { installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
+import { installStringContentCheck } from './string-content.ts';
 
 /** Largest accepted request body (docs/contract.md "Events, exposures and idempotency": 1 MiB per body; 413 beyond). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -56,6 +57,7 @@ export function createHttpApp(
     childLoggerFactory: (logger) => logger,
   });
   installJsonBodyParser(app);
+  installStringContentCheck(app);
   installErrorHandling(app);
   // Request metrics: a callback hook (no promise), the route pattern (never the URL) and Fastify's
   // own elapsed time, so nothing is stored per request.

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
-import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
+import { INPUT_REFUSED_BY_DATABASE } from '../input/refused-by-database.ts';
 import { ServicesUnavailableError } from '../remote/grpc-status-errors.ts';
 import { HTTP_STATUS_BY_CODE, codeForStatus } from './error-status.ts';
 
@@ -24,7 +25,8 @@ function validationMessage(error: FastifyError): string {
 /**
  * Turns any error into `{error, code}` with the right status. Domain errors keep their message;
  * client mistakes caught by Fastify (bad JSON, schema, size) become 4xx; a lost database is 502
- * UNAVAILABLE; everything else is a 500 whose details go to the log only (never the response).
+ * UNAVAILABLE; a value the database refused (SQLSTATE class 22) is 400 INVALID_ARGUMENT, logged at
+ * warn with its route; everything else is a 500 whose details go to the log only (never the response).
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -47,6 +49,15 @@ export function installErrorHandling(app: FastifyInstance): void {
       status = HTTP_STATUS_BY_CODE.UNAVAILABLE;
       body = { error: 'the database is unavailable; retry later', code: 'UNAVAILABLE' };
       request.log.warn({ reqId: request.id, err: { message: error.message, code: error.code } }, 'database unavailable');
+    } else if (isDataException(error)) {
+      // A value PostgreSQL refused that the edge let through: the caller's input, so 400 — with
+      // neither the statement nor the value (the driver's message may quote it) in the answer.
+      status = 400;
+      body = { error: INPUT_REFUSED_BY_DATABASE, code: 'INVALID_ARGUMENT' };
+      request.log.warn(
+        { reqId: request.id, method: request.method, route: request.routeOptions.url, sqlState: error.code },
+        'the database refused a value of the request',
+      );
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       status = error.statusCode;
       body = { error: error.message, code: codeForStatus(status) };
