@@ -1,9 +1,12 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../input/refused-by-database.ts';
 import { ServicesUnavailableError } from '../remote/grpc-status-errors.ts';
 import { HTTP_STATUS_BY_CODE, codeForStatus } from './error-status.ts';
+
+/** Fastify's default `maxParamLength`: a longer path parameter is refused before routing (414). */
+export const MAX_PATH_PARAM_LENGTH = 100;
 
 interface ErrorBody {
   error: string;
@@ -72,6 +75,22 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}`, code: 'NOT_FOUND' });
   });
+}
+
+/**
+ * Fastify's refusals made before any route is found, in the `{error, code}` format like every
+ * other answer (Fastify's own body names neither): a URL whose percent-encoding is not UTF-8
+ * (a lone surrogate written as `%ED%A0%80`, a stray `%C0`) is 400, a path parameter longer than
+ * the router's 100 characters is 414. The text is fixed: the URL itself is not echoed.
+ */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply.code(414).type('application/json; charset=utf-8').send({ error: `a path parameter is longer than ${MAX_PATH_PARAM_LENGTH} characters`, code: 'INVALID_ARGUMENT' });
+    return;
+  }
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid: a path segment is not percent-encoded UTF-8' : 'the request cannot be routed';
+  void reply.code(status).type('application/json; charset=utf-8').send({ error: message, code: codeForStatus(status) });
 }
 
 export { DomainError };

@@ -27,6 +27,10 @@ export interface StringContentFinding {
 /** `a` + `b` → `a.b`; names that are not plain identifiers are quoted so the path stays readable. */
 const member = (path: string, name: string): string => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`);
 
+/** Paths into very deep values are cut in the middle, so an answer stays short whatever was sent. */
+const MAX_PATH_LENGTH = 200;
+const shortened = (path: string): string => (path.length <= MAX_PATH_LENGTH ? path : `${path.slice(0, 100)}…${path.slice(-99)}`);
+
 /**
  * Walks a decoded request part (JSON value, query object, gRPC message) and reports the first
  * string — value or object key — that `stringContentProblem` refuses. Iterative, so no input can
@@ -39,7 +43,7 @@ export function findUnstorableString(value: unknown, root: string): StringConten
     const { value: current, path } = stack.pop()!;
     if (typeof current === 'string') {
       const problem = stringContentProblem(current);
-      if (problem !== undefined) return { field: path, problem };
+      if (problem !== undefined) return { field: shortened(path), problem };
       continue;
     }
     if (typeof current !== 'object' || current === null || ArrayBuffer.isView(current)) continue;
@@ -50,7 +54,7 @@ export function findUnstorableString(value: unknown, root: string): StringConten
     const keys = Object.keys(current);
     for (let i = 0; i < keys.length; i++) {
       const keyProblem = stringContentProblem(keys[i]!);
-      if (keyProblem !== undefined) return { field: `${path} (key #${i + 1})`, problem: keyProblem };
+      if (keyProblem !== undefined) return { field: `${shortened(path)} (key #${i + 1})`, problem: keyProblem };
     }
     // Reversed, so the stack hands them back in order and the first bad field is the one reported.
     for (let i = keys.length - 1; i >= 0; i--) {
