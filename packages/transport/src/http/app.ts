@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config.ts';
 import type { Logger } from '../logging.ts';
-import { MAX_PATH_PARAM_LENGTH, answerFrameworkError, installErrorHandling } from './error-handling.ts';
+import { MAX_PATH_PARAM_LENGTH, answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { installStringContentCheck } from './string-content.ts';
 
@@ -47,6 +47,7 @@ export function createHttpApp(
     bodyLimit: MAX_BODY_BYTES,
     maxParamLength: MAX_PATH_PARAM_LENGTH,
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     requestIdHeader: 'x-request-id',
     // A hop count trusts that many proxies nearest to us (Fastify takes it as a function); a list
     // of addresses/CIDRs is passed on as is.

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
@@ -91,6 +92,32 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
   const message = error.code === 'FST_ERR_BAD_URL' ? 'the URL is not valid: a path segment is not percent-encoded UTF-8' : 'the request cannot be routed';
   void reply.code(status).type('application/json; charset=utf-8').send({ error: message, code: codeForStatus(status) });
+}
+
+/** What node:http refused before Fastify saw a request, with the status that names it. */
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; body: ErrorBody }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', body: { error: 'the request did not arrive in time', code: 'DEADLINE_EXCEEDED' } },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    body: { error: 'the request line and headers are larger than 16 KiB', code: 'INVALID_ARGUMENT' },
+  },
+};
+const MALFORMED_REQUEST = { status: 400, reason: 'Bad Request', body: { error: 'the request is not valid HTTP', code: 'INVALID_ARGUMENT' } };
+
+/**
+ * node:http's refusals of a request it could not parse (a URL and headers over its 16 KiB, a
+ * request too slow, bytes that are not HTTP), in the `{error, code}` format like every other
+ * answer, written on the socket as Fastify's own handler does, which then closes it.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const answer = (error.code !== undefined ? CLIENT_ERRORS[error.code] : undefined) ?? MALFORMED_REQUEST;
+  const body = JSON.stringify(answer.body);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
 }
 
 export { DomainError };
