@@ -55,7 +55,18 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
           leading.push(principal);
         }
         if (spec.scoped) leading.push(await resolveScope(target, gatewayInterface, principal!, request));
-        return target[method]!.call(target, ...leading, ...args);
+        const implementation = target[method]!;
+        // Every parameter before the first optional one must be sent (a gateway always does).
+        if (leading.length + args.length < implementation.length) {
+          throw invalidArgument(`${rpcName(method)} takes ${implementation.length - leading.length} arguments`, 'arguments');
+        }
+        try {
+          return await implementation.call(target, ...leading, ...args);
+        } catch (error) {
+          if (!isArgumentShapeFailure(error)) throw error;
+          deps.logger.warn({ method: rpcName(method), err: { message: (error as Error).message, code: (error as { code?: unknown }).code } }, 'gateway hop arguments do not fit the method');
+          throw invalidArgument(`arguments do not fit ${rpcName(method)}`, 'arguments');
+        }
       };
       handlers[rpcName(method)] = (serverCall: grpc.ServerUnaryCall<ServiceCall, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         call(serverCall.request, serverCall.metadata).then(
@@ -71,6 +82,21 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
     }
     server.addService(gatewayServiceDefinition(gatewayInterface).service, handlers);
   }
+}
+
+/**
+ * The services trust typed arguments: a gateway sends what its REST edge validated, but the hop
+ * decodes JSON, not types. Arguments of another shape (from a caller that is not a gateway, or
+ * one of another version) make a method read a property of what is not an object, hand the
+ * driver an `undefined`, or compare a parameter of the wrong type in SQL (SQLSTATE 42883
+ * undefined_function, 42804 datatype_mismatch): the caller's mistake, answered INVALID_ARGUMENT and
+ * logged at warn, not a fault of the services. (One schema per method would refuse them before
+ * the call; docs/security.md "Input rules" lists this as what remains.)
+ */
+function isArgumentShapeFailure(error: unknown): boolean {
+  if (error instanceof TypeError) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'UNDEFINED_VALUE' || code === '42883' || code === '42804';
 }
 
 /** The scope argument: the route id resolved for the authenticated caller, never taken as sent. */
