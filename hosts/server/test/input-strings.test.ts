@@ -91,6 +91,12 @@ describe('REST refuses U+0000 and lone surrogates with 400 naming the field', ()
     expectError(await client.get(`${envFlags(tenant.environmentId)}/a%ED%A0%80b`, { token }), 400, 'INVALID_ARGUMENT', /not percent-encoded UTF-8/);
   });
 
+  test("refusals made before routing answer {error, code} too: a path parameter over 100 characters, a request line over node's 16 KiB", async () => {
+    const token = tenant.admin.token;
+    expectError(await client.get(`${envFlags(tenant.environmentId)}/${'k'.repeat(101)}`, { token }), 414, 'INVALID_ARGUMENT', /longer than 100 characters/);
+    expectError(await client.get(`${envFlags(tenant.environmentId)}?pad=${'x'.repeat(17_000)}`, { token }), 431, 'INVALID_ARGUMENT', /larger than 16 KiB/);
+  });
+
   test('valid non-ASCII text (emoji, CJK, combining marks) is accepted and answered back unchanged', async () => {
     const token = tenant.admin.token;
     const name = `项目 😀👍🏽 é ${unique()}`;
