@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type * as protoLoader from '@grpc/proto-loader';
-import { hostileString, hostileValue, withBadCharacter } from './fuzz-values.ts';
+import { hostileString, hostileUrlString, hostileValue, withBadCharacter } from './fuzz-values.ts';
 
 /**
  * Request messages for the gRPC fuzzer (grpc-fuzz.test.ts), built from the descriptors
@@ -58,8 +58,10 @@ export class ProtoValues {
     return field.label === 'LABEL_REPEATED' ? this.repeated(value) : value;
   }
 
+  /** Mostly short lists; now and then a long one of one repeated item (cheap to build, still thousands of entries to handle). */
   private repeated(item: fc.Arbitrary<unknown>): fc.Arbitrary<unknown[]> {
-    return fc.oneof({ weight: 6, arbitrary: fc.array(item, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.array(item, { minLength: 200, maxLength: 2000 }) });
+    const long = fc.tuple(item, fc.integer({ min: 200, max: 1000 })).map(([value, count]) => Array.from({ length: count }, () => value));
+    return fc.oneof({ weight: 12, arbitrary: fc.array(item, { maxLength: 3 }) }, { weight: 1, arbitrary: long });
   }
 
   private scalar(field: FieldDescriptor, scope: string, depth: number): fc.Arbitrary<unknown> {
@@ -97,7 +99,13 @@ export class ProtoValues {
   private string(name: string): fc.Arbitrary<string> {
     const known = this.known[name] ?? [];
     const clean = known.length > 0 ? fc.oneof(fc.constantFrom(...known), fc.stringMatching(/^[a-z][a-z0-9_-]{0,15}$/)) : fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_-]{0,15}$/), fc.string({ maxLength: 20 }));
-    return fc.oneof({ weight: 4, arbitrary: clean }, { weight: 2, arbitrary: withBadCharacter(clean) }, { weight: 2, arbitrary: hostileString });
+    // Long strings (up to 100,000 characters) rarely: a repeated field can hold a thousand copies.
+    return fc.oneof(
+      { weight: 12, arbitrary: clean },
+      { weight: 6, arbitrary: withBadCharacter(clean) },
+      { weight: 5, arbitrary: hostileUrlString },
+      { weight: 1, arbitrary: hostileString },
+    );
   }
 
   /** The gateway hop's `arguments` are JSON `{count, values}`: mostly that shape with hostile values, sometimes any bytes. */

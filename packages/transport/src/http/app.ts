@@ -45,7 +45,7 @@ export function createHttpApp(
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
-    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     requestIdHeader: 'x-request-id',
