@@ -31,6 +31,9 @@ const STREAM_LOOK_MS = 200;
 const CONCURRENCY = 8;
 const FAULTS = new Set([grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED]);
 
+// topologies: single — the internal port is the services' in both topologies (the same code), and
+// the public sync port is made by the same startGrpcServer with the same request guard.
+
 let ts: TestServer;
 let client: ApiClient;
 let tenant: Tenant;
@@ -120,7 +123,7 @@ function call(channel: grpc.Client, method: Method, request: object, metadata: g
 }
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { topology: 'single' });
   client = api(ts.base);
   const root = await loginAdmin(client);
   tenant = await seedTenant(client, root.token, 'grpc-fuzz');
