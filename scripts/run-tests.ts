@@ -6,7 +6,8 @@
  * file creates its own database on that server (packages/postgres/src/testing/test-database.ts).
  *
  * The integration suites (every file that starts a server with startTestServer or a wrapper of it) then run a second
- * time against the split topology: a gateway process in front of the services (docs/architecture.md).
+ * time against the split topology: a gateway process in front of the services (docs/architecture.md),
+ * except files marked `// topologies: single`.
  * TEST_TOPOLOGIES=single skips that second pass (CI does on its extra Node versions).
  */
 import { spawn } from 'node:child_process';
@@ -59,8 +60,12 @@ async function main(): Promise<number> {
   }
 
   let code = await runFiles(files, { ...env, TEST_TOPOLOGY: 'single' });
-  // startTestServer( itself, or a wrapper named start<Something>TestServer( (e.g. startSsoTestServer).
-  const splitFiles = files.filter((file) => /\bstart\w*TestServer\(/.test(readFileSync(file, 'utf8')));
+  // startTestServer( itself, or a wrapper named start<Something>TestServer( (e.g. startSsoTestServer),
+  // unless the file says it runs on one topology only (a line `// topologies: single`, with its reason).
+  const splitFiles = files.filter((file) => {
+    const text = readFileSync(file, 'utf8');
+    return /\bstart\w*TestServer\(/.test(text) && !/^\/\/ topologies: single\b/m.test(text);
+  });
   if (env.TEST_TOPOLOGIES !== 'single' && splitFiles.length > 0) {
     console.log(`# again on the split topology (gateway + services): ${splitFiles.length} test files`);
     code = (await runFiles(splitFiles, { ...env, TEST_TOPOLOGY: 'split' })) || code;

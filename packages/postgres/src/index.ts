@@ -6,3 +6,4 @@ export * from './availability.ts';
 export * from './change-notifier.pg.ts';
 export * from './ingest-writes.pg.ts';
 export * from './advisory-lock.pg.ts';
+export { isDataException } from './pg-errors.ts';

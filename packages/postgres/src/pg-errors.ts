@@ -36,3 +36,15 @@ export async function translateErrors<T>(
 /** True for a syntactically valid UUID; ids that are not UUIDs can never match a row. */
 export const isUuid = (value: string): boolean =>
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+
+/**
+ * SQLSTATE class 22, "data exception": PostgreSQL refused a value the statement was given (a
+ * character it cannot store, a number out of range, malformed text for a type, ...). The edge
+ * refuses what it can see (docs/security.md "Input rules"); this catches the rest, so a value a
+ * caller sent answers 400 `INVALID_ARGUMENT` rather than 500. Only the code is read: the error's
+ * message may quote the value and never reaches a response.
+ */
+export function isDataException(error: unknown): boolean {
+  const code = sqlState(error);
+  return code !== undefined && code.length === 5 && code.startsWith('22');
+}

@@ -1,9 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import { invalidArgument, isDomainError, type Principal } from '@switchyard/core';
-import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import type { CredentialVerifier } from '@switchyard/services';
 import type { GatewayServices } from '../gateway-services.ts';
 import type { Logger } from '../logging.ts';
+import { findUnstorableString } from '../input/storable-strings.ts';
 import { GATEWAY_INTERFACES, rpcName, type GatewayInterface } from '../remote/gateway-interfaces.ts';
 import { decodeArguments, encodeResult } from '../remote/service-call-codec.ts';
 import { authenticateCall } from './grpc-credentials.ts';
@@ -44,6 +45,9 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
     for (const [method, spec] of Object.entries(gatewayInterface.methods)) {
       const call = async (request: ServiceCall, metadata: grpc.Metadata): Promise<unknown> => {
         const args = decodeArguments(request.arguments);
+        // The arguments are bytes to the request guard (request-strings.ts): their strings are checked here, once decoded.
+        const finding = findUnstorableString(args, 'arguments');
+        if (finding !== undefined) throw invalidArgument(`${finding.field} ${finding.problem}`, finding.field);
         const leading: unknown[] = [];
         let principal: Principal | undefined;
         if (spec.caller) {
@@ -51,15 +55,26 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
           leading.push(principal);
         }
         if (spec.scoped) leading.push(await resolveScope(target, gatewayInterface, principal!, request));
-        return target[method]!.call(target, ...leading, ...args);
+        const implementation = target[method]!;
+        // Every parameter before the first optional one must be sent (a gateway always does).
+        if (leading.length + args.length < implementation.length) {
+          throw invalidArgument(`${rpcName(method)} takes ${implementation.length - leading.length} arguments`, 'arguments');
+        }
+        try {
+          return await implementation.call(target, ...leading, ...args);
+        } catch (error) {
+          if (!isArgumentShapeFailure(error)) throw error;
+          deps.logger.warn({ method: rpcName(method), err: { message: (error as Error).message, code: (error as { code?: unknown }).code } }, 'gateway hop arguments do not fit the method');
+          throw invalidArgument(`arguments do not fit ${rpcName(method)}`, 'arguments');
+        }
       };
       handlers[rpcName(method)] = (serverCall: grpc.ServerUnaryCall<ServiceCall, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         call(serverCall.request, serverCall.metadata).then(
           (result) => callback(null, { result: encodeResult(result) }),
           (error: unknown) => {
-            const status = toGrpcError(error, deps.logger);
-            // The services' own answers, a lost database included (REST says 502 for it, as in one process).
-            if (isDomainError(error) || isDatabaseUnavailable(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
+            const status = toGrpcError(error, deps.logger, serverCall.getPath());
+            // The services' own answers, a lost database and a refused value included (REST says 502 and 400 for them, as in one process).
+            if (isDomainError(error) || isDatabaseUnavailable(error) || isDataException(error)) (status.metadata ??= new grpc.Metadata()).set(DOMAIN_ERROR_METADATA, '1');
             callback(status);
           },
         );
@@ -67,6 +82,21 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
     }
     server.addService(gatewayServiceDefinition(gatewayInterface).service, handlers);
   }
+}
+
+/**
+ * The services trust typed arguments: a gateway sends what its REST edge validated, but the hop
+ * decodes JSON, not types. Arguments of another shape (from a caller that is not a gateway, or
+ * one of another version) make a method read a property of what is not an object, hand the
+ * driver an `undefined`, or compare a parameter of the wrong type in SQL (SQLSTATE 42883
+ * undefined_function, 42804 datatype_mismatch): the caller's mistake, answered INVALID_ARGUMENT and
+ * logged at warn, not a fault of the services. (One schema per method would refuse them before
+ * the call; docs/security.md "Input rules" lists this as what remains.)
+ */
+function isArgumentShapeFailure(error: unknown): boolean {
+  if (error instanceof TypeError) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'UNDEFINED_VALUE' || code === '42883' || code === '42804';
 }
 
 /** The scope argument: the route id resolved for the authenticated caller, never taken as sent. */

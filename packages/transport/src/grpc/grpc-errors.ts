@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { RateLimitedError, isDomainError, type ErrorCode } from '@switchyard/core';
-import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
+import { INPUT_REFUSED_BY_DATABASE } from '../input/refused-by-database.ts';
 import type { Logger } from '../logging.ts';
 
 /** The one table from domain error codes to gRPC statuses (same names, by design). */
@@ -21,8 +22,12 @@ export const GRPC_STATUS_BY_CODE: Record<ErrorCode, grpc.status> = {
   UNKNOWN: grpc.status.UNKNOWN,
 };
 
-/** Any error as a gRPC status: domain messages kept, everything unexpected hidden and logged. */
-export function toGrpcError(error: unknown, logger: Logger): Partial<grpc.StatusObject> {
+/**
+ * Any error as a gRPC status: domain messages kept, a value the database refused (SQLSTATE class
+ * 22) INVALID_ARGUMENT with a fixed message, everything unexpected hidden and logged. `method` is
+ * the call's path (`/svc.flags.v1.FlagService/GetFlag`), for the log line.
+ */
+export function toGrpcError(error: unknown, logger: Logger, method?: string): Partial<grpc.StatusObject> {
   if (isDomainError(error)) {
     const metadata = new grpc.Metadata();
     if (error instanceof RateLimitedError) metadata.set('retry-after', String(error.retryAfterSeconds));
@@ -32,7 +37,11 @@ export function toGrpcError(error: unknown, logger: Logger): Partial<grpc.Status
     logger.warn({ err: { message: (error as Error).message } }, 'database unavailable');
     return { code: grpc.status.UNAVAILABLE, details: 'the database is unavailable; retry later' };
   }
-  logger.error({ err: error }, 'unhandled error in gRPC call');
+  if (isDataException(error)) {
+    logger.warn({ method, sqlState: (error as { code: string }).code }, 'the database refused a value of the request');
+    return { code: grpc.status.INVALID_ARGUMENT, details: INPUT_REFUSED_BY_DATABASE };
+  }
+  logger.error({ err: error, method }, 'unhandled error in gRPC call');
   return { code: grpc.status.INTERNAL, details: 'internal error' };
 }
 
@@ -44,7 +53,7 @@ export function unary<Req, Res>(
   return (call, callback) => {
     handler(call).then(
       (response) => callback(null, response),
-      (error: unknown) => callback(toGrpcError(error, logger)),
+      (error: unknown) => callback(toGrpcError(error, logger, call.getPath())),
     );
   };
 }
@@ -82,7 +91,7 @@ export function serverStream<Req, Res>(
         }
         call.end();
       } catch (error) {
-        if (!call.cancelled) call.emit('error', toGrpcError(error, logger));
+        if (!call.cancelled) call.emit('error', toGrpcError(error, logger, call.getPath()));
       }
     })();
   };

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_GRPC_LIMITS, type GrpcLimits, type GrpcTls } from '../config.ts';
 import type { Logger } from '../logging.ts';
 import { HealthStatus } from './health-service.ts';
+import { refuseUnstorableStrings } from './request-strings.ts';
 
 export interface RunningGrpcServer {
   server: grpc.Server;
@@ -43,7 +44,8 @@ export function serverCredentials(tls: GrpcTls | null | undefined): grpc.ServerC
 
 /**
  * A grpc-js server with the health service, bound to `host:port` (port 0: any free port),
- * plaintext or TLS.
+ * plaintext or TLS. Every request message is checked for strings that cannot be stored
+ * (request-strings.ts) before its handler runs.
  */
 export async function startGrpcServer(options: {
   name: string;
@@ -58,6 +60,8 @@ export async function startGrpcServer(options: {
 }): Promise<RunningGrpcServer> {
   const server = new grpc.Server(grpcServerOptions(options.limits ?? DEFAULT_GRPC_LIMITS));
   options.metrics?.instrumentGrpc(server);
+  // After the metrics: the guard wraps each handler first, so its refusals are counted too.
+  refuseUnstorableStrings(server);
   const health = new HealthStatus();
   health.addTo(server);
   options.register?.(server, health);

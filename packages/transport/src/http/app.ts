@@ -1,8 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config.ts';
 import type { Logger } from '../logging.ts';
-import { installErrorHandling } from './error-handling.ts';
+import { MAX_PATH_PARAM_LENGTH, answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
+import { installStringContentCheck } from './string-content.ts';
 
 /** Largest accepted request body (docs/contract.md "Events, exposures and idempotency": 1 MiB per body; 413 beyond). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,6 +45,9 @@ export function createHttpApp(
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     requestIdHeader: 'x-request-id',
     // A hop count trusts that many proxies nearest to us (Fastify takes it as a function); a list
     // of addresses/CIDRs is passed on as is.
@@ -56,6 +60,7 @@ export function createHttpApp(
     childLoggerFactory: (logger) => logger,
   });
   installJsonBodyParser(app);
+  installStringContentCheck(app);
   installErrorHandling(app);
   // Request metrics: a callback hook (no promise), the route pattern (never the URL) and Fastify's
   // own elapsed time, so nothing is stored per request.

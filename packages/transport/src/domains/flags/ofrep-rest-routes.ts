@@ -12,7 +12,8 @@ import {
   type ParameterValue,
   type Principal,
 } from '@switchyard/core';
-import { isDatabaseUnavailable } from '@switchyard/postgres';
+import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
+import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
 import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
 import type { EnvironmentSnapshot } from '@switchyard/services';
 import type { CallerVerifier } from '../../gateway-services.ts';
@@ -330,6 +331,10 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
     return sendFailure(reply, 503, { errorCode: 'GENERAL', errorDetails: 'the database is unavailable; retry later' });
+  }
+  if (isDataException(error)) {
+    request.log.warn({ method: request.method, route: request.routeOptions.url, sqlState: error.code }, 'the database refused a value of the request');
+    return sendFailure(reply, 400, failure(request, 'PARSE_ERROR', INPUT_REFUSED_BY_DATABASE));
   }
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     // Fastify's own refusals before the handler: malformed JSON, wrong content type, ...

@@ -55,7 +55,7 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
         sink.handle = sync.open(scope, holder, sink);
         logger.debug({ environment_id: scope.environmentId, shape }, 'sync stream opened');
       } catch (error) {
-        if (!call.cancelled) call.emit('error', toGrpcError(error, logger));
+        if (!call.cancelled) call.emit('error', toGrpcError(error, logger, call.getPath()));
       }
     })();
   };

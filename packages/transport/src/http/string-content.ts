@@ -1,0 +1,19 @@
+import type { FastifyInstance } from 'fastify';
+import { invalidArgument } from '@switchyard/core';
+import { findUnstorableString } from '../input/storable-strings.ts';
+
+/**
+ * Refuses, on every route, a request whose path parameters, query or JSON body hold a string
+ * PostgreSQL cannot store as sent (U+0000, an unpaired surrogate: packages/transport/src/input/
+ * storable-strings.ts): 400 `INVALID_ARGUMENT` naming it, e.g. `params.flag_id must not contain
+ * U+0000 (NUL)` (docs/security.md "Input rules"). A preValidation hook runs once the body is
+ * parsed and before the route's schema and handler, so no route needs a check of its own.
+ */
+export function installStringContentCheck(app: FastifyInstance): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const finding =
+      findUnstorableString(request.params, 'params') ?? findUnstorableString(request.query, 'query') ?? findUnstorableString(request.body, 'body');
+    if (finding === undefined) done();
+    else done(invalidArgument(`${finding.field} ${finding.problem}`, finding.field));
+  });
+}
