@@ -12,6 +12,10 @@ import { startTestOidcProvider, type TestOidcProvider } from '../../../packages/
 
 // The web console (docs/console.md) driven in a real Chromium against the real server: what a
 // person does in the browser, checked through the same REST API an SDK uses.
+// topologies: single
+// (The console only calls the REST API, which every other suite runs against a gateway too, and
+// console-routes.test.ts checks a gateway serves the console; a browser pass per topology would
+// double the suite's slowest file for nothing new.)
 
 const chromiumCheck = chromiumExecutable();
 
