@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { evaluate, evaluateAll } from '../src/evaluation/index.ts';
+import { compileCondition, conditionMemoEntries } from '../src/evaluation/conditions.ts';
 import type { Condition, EvaluationContext, Flag, Segment } from '../src/index.ts';
 import { load, type EvaluationCase } from './support/test-vector-cases.ts';
 
@@ -125,13 +126,26 @@ describe('evaluateAll', () => {
   });
 
   test('stays right beyond the number of conditions it can remember', () => {
-    // 70,000 distinct conditions: more than the memo has slots for (65,536).
+    // 70,000 distinct conditions: more than the memo has slots for (16,384).
     const flags = Array.from({ length: 70_000 }, (_, i) => flagOf(`f${i}`, [{ attribute: 'n', op: 'eq', values: [i] }]));
     const results = evaluateAll(flags, user('u', { n: 69_999 }), ENV);
     assert.equal(results.filter((r) => r.reason === 'TARGETING_MATCH').length, 1);
     assert.equal(results[69_999]!.reason, 'TARGETING_MATCH');
     const again = evaluateAll(flags, user('u', { n: 3 }), ENV);
     assert.deepEqual(again.flatMap((r, i) => (r.reason === 'TARGETING_MATCH' ? [i] : [])), [3]);
+  });
+
+  test('one environment\'s many distinct conditions neither grow the shared memo past its bound nor end sharing for the next evaluations', () => {
+    // An attacker's environment: 40,000 flags, each with a condition of its own.
+    const flood = Array.from({ length: 40_000 }, (_, i) => flagOf(`flood${i}`, [{ attribute: 'n', op: 'eq', values: [`v${i}`] }]));
+    evaluateAll(flood, user('u', { n: 'v1' }), ENV);
+    assert.ok(conditionMemoEntries() <= 16_384, `the memo holds ${conditionMemoEntries()} contents`);
+    // Another environment afterwards: its shared condition still gets a slot, and right answers.
+    const shared: Condition = { attribute: 'plan', op: 'eq', values: [`pro-${Math.random()}`] };
+    const victims = Array.from({ length: 3 }, (_, i) => flagOf(`victim${i}`, [copy(shared)]));
+    const answers = evaluateAll(victims, user('u', { plan: shared.values[0] as string }), ENV);
+    assert.deepEqual(answers.map((r) => r.reason), ['TARGETING_MATCH', 'TARGETING_MATCH', 'TARGETING_MATCH']);
+    assert.ok(compileCondition(victims[0]!.rules[0]!.conditions[0]!).memoSlot >= 0, 'memoised');
   });
 
   test('answers malformed flags like evaluate() does, without stopping the others', () => {

@@ -305,8 +305,8 @@ function compilePredicate(op: ConditionOp, values: readonly ConditionValue[]): P
 }
 
 /**
- * A condition compiled once: its fields read, its values parsed into a predicate, and the slot
- * under which an evaluation run remembers its answer (see ConditionMemo).
+ * A condition compiled once: its fields read, its values parsed into a predicate, and what an
+ * evaluation run needs to remember its answer (see memoSlotOf).
  */
 export interface CompiledCondition {
   readonly attribute: string;
@@ -315,8 +315,11 @@ export interface CompiledCondition {
   readonly negate: boolean;
   /** null: an unknown op, which never holds. */
   readonly predicate: Predicate | null;
-  /** Index into the run memo, shared by every condition with the same content; -1: not memoised. */
-  readonly memoSlot: number;
+  /** The condition's content as text, the memo's key; null: never memoised. */
+  readonly memoKey: string | null;
+  /** Its memo slot, valid while memoEpoch is the table's epoch (assigned on first memoised use). */
+  memoSlot: number;
+  memoEpoch: number;
 }
 
 /**
@@ -330,27 +333,48 @@ const compiledConditions = new WeakMap<Condition, CompiledCondition>();
  * Memo slots by condition content. Flags of one environment repeat the same conditions ("plan is
  * enterprise", "country in DE, FR", a staff-email pattern); within one evaluation run (one input,
  * every flag) a condition's answer depends only on its content, so it is computed once per run
- * and read back for every other flag that carries it. Slots are never reused for other content;
- * once MEMO_SLOTS distinct conditions have been seen, new ones are simply not memoised.
+ * and read back for every other flag that carries it. The table is shared by every environment
+ * and bounded: when full it is emptied and its epoch advances, and conditions take new slots on
+ * their next use, so no tenant's many distinct conditions can end memoisation for the others or
+ * grow memory (at most MEMO_SLOTS keys of MAX_MEMO_SIGNATURE characters).
  */
-const MEMO_SLOTS = 65_536;
+const MEMO_SLOTS = 16_384;
 /** Longer contents (huge `in` lists) are not worth a slot: their text would hold memory. */
-const MAX_MEMO_SIGNATURE = 2048;
+const MAX_MEMO_SIGNATURE = 512;
 const memoSlots = new Map<string, number>();
+let memoEpoch = 0;
 
 /** JSON writes NaN and ±Infinity as null: tagged instead, so such values never share a slot with null. */
 const exactNumbers = (_key: string, value: unknown): unknown => (typeof value === 'number' && !Number.isFinite(value) ? { number: String(value) } : value);
 
-function memoSlotOf(attribute: string, contextType: string | undefined, op: string, values: readonly unknown[], negate: boolean): number {
+function memoKeyOf(attribute: string, contextType: string | undefined, op: string, values: readonly unknown[], negate: boolean): string | null {
   const signature = JSON.stringify([attribute, contextType ?? null, op, negate, values], exactNumbers);
-  if (signature.length > MAX_MEMO_SIGNATURE) return -1;
-  let slot = memoSlots.get(signature);
+  return signature.length > MAX_MEMO_SIGNATURE ? null : signature;
+}
+
+/** The condition's slot in the current epoch, taking one (and emptying a full table) when it has none; -1: not memoised. */
+function memoSlotOf(condition: CompiledCondition): number {
+  if (condition.memoEpoch === memoEpoch) return condition.memoSlot;
+  if (condition.memoKey === null) return -1;
+  let slot = memoSlots.get(condition.memoKey);
   if (slot === undefined) {
-    if (memoSlots.size >= MEMO_SLOTS) return -1;
+    if (memoSlots.size >= MEMO_SLOTS) {
+      // Answers already stored name slots that are about to mean other contents: forget them.
+      memoSlots.clear();
+      memoRuns.fill(0);
+      memoEpoch++;
+    }
     slot = memoSlots.size;
-    memoSlots.set(signature, slot);
+    memoSlots.set(condition.memoKey, slot);
   }
+  condition.memoSlot = slot;
+  condition.memoEpoch = memoEpoch;
   return slot;
+}
+
+/** How many condition contents the memo table holds now (for tests of its bound). */
+export function conditionMemoEntries(): number {
+  return memoSlots.size;
 }
 
 /**
@@ -374,7 +398,9 @@ export function compileCondition(condition: Condition): CompiledCondition {
     op,
     negate,
     predicate: compilePredicate(op, values),
-    memoSlot: isObject && typeof attribute === 'string' ? memoSlotOf(attribute, contextType, op, values, negate) : -1,
+    memoKey: isObject && typeof attribute === 'string' ? memoKeyOf(attribute, contextType, op, values, negate) : null,
+    memoSlot: -1,
+    memoEpoch: -1,
   };
   if (isObject) compiledConditions.set(condition, compiledCondition);
   return compiledCondition;
@@ -420,10 +446,11 @@ export function compiledConditionHolds(
   defaultContextType?: string,
   run = 0,
 ): boolean {
-  const slot = condition.memoSlot;
-  if (run !== 0 && slot >= 0 && memoRuns[slot] === run) return memoAnswers[slot] === 1;
+  if (run === 0) return computeHolds(condition, contexts, defaultContextType);
+  const slot = memoSlotOf(condition);
+  if (slot >= 0 && memoRuns[slot] === run) return memoAnswers[slot] === 1;
   const holds = computeHolds(condition, contexts, defaultContextType);
-  if (run !== 0 && slot >= 0) {
+  if (slot >= 0) {
     memoRuns[slot] = run;
     memoAnswers[slot] = holds ? 1 : 0;
   }
