@@ -1,11 +1,11 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { HistoryList } from '../components/history-list.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
 import type { AuditEntry, Flag, Rule } from '../records.ts';
-import { hrefOf } from '../router.ts';
+import { hrefOf, navigate } from '../router.ts';
 
 interface HashingConfig {
   parameter_key: string;
@@ -161,19 +161,13 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
           )}
         </div>
         {conflict ? (
-          <div class="error" role="alert">
-            <p>This flag was changed by someone else since you opened it. Your edits are still here; reload to see their change, then make yours again.</p>
-            <button
-              type="button"
-              onClick={() => {
-                setSaveError(undefined);
-                setDraft(undefined);
-                flag.reload();
-              }}
-            >
-              Reload the flag
-            </button>
-          </div>
+          <ConflictMessage
+            onReload={() => {
+              setSaveError(undefined);
+              setDraft(undefined);
+              flag.reload();
+            }}
+          />
         ) : (
           <ErrorMessage error={saveError} />
         )}
@@ -181,6 +175,10 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
       </form>
 
       <Hashing path={path} flag={current} api={api} onSaved={flag.reload} />
+
+      <Settings path={path} flag={current} api={api} onSaved={flag.reload} environmentName={environment.environment_name} />
+
+      <DeleteFlag path={path} flag={current} api={api} onDeleted={() => navigate({ envId: environment.environment_id, page: 'flags' })} />
 
       <h2>History</h2>
       <ErrorMessage error={history.error} />
@@ -247,6 +245,187 @@ function Hashing({ path, flag, api, onSaved }: { path: string; flag: Flag; api: 
         </label>
         <button type="submit">Save hashing</button>
       </ActionForm>
+    </>
+  );
+}
+
+/** Said when a save lost an optimistic-locking race (409 ABORTED): the edits stay on screen until Reload. */
+function ConflictMessage({ onReload }: { onReload: () => void }) {
+  return (
+    <div class="error" role="alert">
+      <p>This flag was changed by someone else since you opened it. Your edits are still here; reload to see their change, then make yours again.</p>
+      <button type="button" onClick={onReload}>
+        Reload the flag
+      </button>
+    </div>
+  );
+}
+
+interface SettingsDraft {
+  description: string;
+  offVariant: string;
+}
+
+/**
+ * The flag's description (shared by every environment of the project), the variant it serves
+ * when off in this environment, and archiving. Saved with the version the page shows, so a
+ * change made meanwhile is a conflict, not overwritten.
+ */
+function Settings({ path, flag, api, onSaved, environmentName }: { path: string; flag: Flag; api: EnvironmentPageProps['workspace']['api']; onSaved: () => void; environmentName: string }) {
+  const [draft, setDraft] = useState<SettingsDraft | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState('');
+  const shown: SettingsDraft = draft ?? { description: flag.description ?? '', offVariant: flag.off_variant_key ?? '' };
+  const edit = (change: Partial<SettingsDraft>) => {
+    setDraft({ ...shown, ...change });
+    setDone('');
+  };
+  const run = async (work: () => Promise<unknown>, message: string) => {
+    setBusy(true);
+    setError(undefined);
+    setDone('');
+    try {
+      await work();
+      setDone(message);
+      onSaved();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const conflict = error instanceof ApiError && error.isConflict;
+  return (
+    <>
+      <h2>Settings</h2>
+      <form
+        aria-label="Flag settings"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run(async () => {
+            await api.put(path, { flag: { description: shown.description, off_variant_key: shown.offVariant === '' ? null : shown.offVariant }, version: flag.version });
+            setDraft(undefined);
+          }, 'Settings saved.');
+        }}
+      >
+        <fieldset disabled={busy}>
+          <label>
+            Description
+            <textarea class="wide" rows={2} maxLength={2000} value={shown.description} onInput={(e) => edit({ description: (e.target as HTMLTextAreaElement).value })} />
+          </label>
+          <p class="muted">The description is the flag's in every environment of the project.</p>
+          <label>
+            Served when off in {environmentName}
+            <select value={shown.offVariant} onChange={(e) => edit({ offVariant: (e.target as HTMLSelectElement).value })}>
+              <option value="">nothing (the SDK's default value)</option>
+              {flag.variants.map((v) => (
+                <option value={v.key}>{v.key}</option>
+              ))}
+            </select>
+          </label>
+          <div class="row">
+            <button type="submit" disabled={draft === undefined}>
+              Save settings
+            </button>
+            {draft !== undefined && (
+              <button type="button" onClick={() => setDraft(undefined)}>
+                Discard setting changes
+              </button>
+            )}
+          </div>
+        </fieldset>
+      </form>
+      <p class="muted">
+        {flag.archived
+          ? 'This flag is archived: it is no longer evaluated, and new experiments cannot use it. Unarchive it to serve it again.'
+          : 'An archived flag is no longer evaluated, in any environment of the project; its variants, rules and history are kept, and it can be unarchived.'}
+      </p>
+      <div class="row">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void run(
+              () => api.post(`${path}/${flag.archived ? 'unarchive' : 'archive'}?version=${flag.version}`),
+              flag.archived ? 'Flag unarchived.' : 'Flag archived.',
+            )
+          }
+        >
+          {flag.archived ? 'Unarchive the flag' : 'Archive the flag'}
+        </button>
+      </div>
+      {conflict ? (
+        <ConflictMessage
+          onReload={() => {
+            setError(undefined);
+            setDraft(undefined);
+            onSaved();
+          }}
+        />
+      ) : (
+        <ErrorMessage error={error} />
+      )}
+      <p role="status">{done}</p>
+    </>
+  );
+}
+
+/** Deleting the flag, after a confirmation naming what goes; then back to the flags list. */
+function DeleteFlag({ path, flag, api, onDeleted }: { path: string; flag: Flag; api: EnvironmentPageProps['workspace']['api']; onDeleted: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  // The confirmation takes the focus, so a keyboard user lands on it.
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+  }, [confirming]);
+  return (
+    <>
+      <h2>Delete</h2>
+      {!confirming && (
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Delete the flag {flag.key}
+        </button>
+      )}
+      {confirming && (
+        <div class="confirm" role="alertdialog" aria-labelledby="delete-flag-title">
+          <p id="delete-flag-title">
+            Delete <code>{flag.key}</code>? Its definition and its settings in every environment of the project are removed. This cannot be undone.
+          </p>
+          <button
+            type="button"
+            class="danger"
+            disabled={busy}
+            ref={confirmButton}
+            onClick={async () => {
+              setBusy(true);
+              setError(undefined);
+              try {
+                await api.delete(`${path}?version=${flag.version}`);
+                onDeleted();
+              } catch (caught) {
+                setError(caught);
+              } finally {
+                setBusy(false);
+              }
+            }}
+          >
+            Yes, delete {flag.key}
+          </button>{' '}
+          <button
+            type="button"
+            onClick={() => {
+              setConfirming(false);
+              setError(undefined);
+            }}
+          >
+            Keep it
+          </button>
+          <ErrorMessage error={error} />
+        </div>
+      )}
     </>
   );
 }

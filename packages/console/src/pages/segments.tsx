@@ -1,8 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { ConditionsEditor } from '../components/rule-editor.tsx';
 import type { Condition, Segment } from '../records.ts';
+
+/** Keys shown per page of a list segment's keys. */
+const KEYS_PAGE = 100;
 
 /** Keys per request: the members route takes at most 10,000 keys per list (docs/contract.md "Segments"). */
 const UPLOAD_CHUNK = 10_000;
@@ -28,7 +31,7 @@ export function SegmentsPage({ workspace, environment }: EnvironmentPageProps) {
   return (
     <section>
       <h1>Segments</h1>
-      <p class="muted">A rule segment matches contexts by conditions; a list segment by key (upload a CSV of keys). Flag rules name segments by key.</p>
+      <p class="muted">A rule segment matches contexts by conditions; a list segment by key (upload a CSV of keys, or add them by hand; show the keys to page through them and remove one). Flag rules name segments by key.</p>
       <ErrorMessage error={segments.error} />
       {segments.loading && !segments.data && <Loading what="segments" />}
       {(segments.data ?? []).map((segment) => (
@@ -119,6 +122,7 @@ function SegmentCard({ base, segment, api, onChanged }: { base: string; segment:
           )}
         </div>
       )}
+      {segment.kind === 'list' && <SegmentKeys base={base} segment={segment} api={api} onChanged={onChanged} />}
       {segment.kind === 'rule' && <RuleSegmentConditions base={base} segment={segment} api={api} onChanged={onChanged} />}
       <ErrorMessage error={error} />
     </article>
@@ -144,5 +148,151 @@ function RuleSegmentConditions({ base, segment, api, onChanged }: { base: string
         Save conditions of {segment.key}
       </button>
     </ActionForm>
+  );
+}
+
+/**
+ * A list segment's keys, a page at a time in key order (GET .../members), with a remove button
+ * per key (PATCH .../members), and a field adding a few keys by hand. Hidden until asked for, so
+ * a page of many segments loads no keys.
+ */
+function SegmentKeys({ base, segment, api, onChanged }: { base: string; segment: Segment; api: EnvironmentPageProps['workspace']['api']; onChanged: () => void }) {
+  const members = `${base}/${encodeURIComponent(segment.key)}/members`;
+  const [open, setOpen] = useState(false);
+  const [list, setList] = useState<'included' | 'excluded'>('included');
+  /** The cursors of the pages before the one shown (for "Previous"), and the one shown. */
+  const [cursors, setCursors] = useState<Array<string | null>>([null]);
+  const [round, setRound] = useState(0);
+  const [page, setPage] = useState<{ keys: string[]; next_cursor: string | null } | undefined>(undefined);
+  const [loadError, setLoadError] = useState<unknown>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [done, setDone] = useState('');
+  const [adding, setAdding] = useState('');
+  const cursor = cursors[cursors.length - 1] ?? null;
+  useEffect(() => {
+    if (!open) return;
+    let current = true;
+    setLoadError(undefined);
+    const query = new URLSearchParams({ list, limit: String(KEYS_PAGE), ...(cursor === null ? {} : { cursor }) });
+    api.get<{ keys: string[]; next_cursor: string | null }>(`${members}?${query}`).then(
+      (answer) => current && setPage(answer),
+      (caught: unknown) => current && setLoadError(caught),
+    );
+    return () => {
+      current = false;
+    };
+  }, [open, members, list, cursor, round]);
+  const listName = list === 'included' ? 'included keys' : 'excluded keys';
+  /** Applies a change of the keys; true when the API took it. */
+  const change = async (body: Record<string, string[]>, message: string): Promise<boolean> => {
+    setError(undefined);
+    setDone('');
+    try {
+      await api.patch(members, body);
+      setDone(message);
+      setRound((n) => n + 1);
+      onChanged();
+      return true;
+    } catch (caught) {
+      setError(caught);
+      return false;
+    }
+  };
+  return (
+    <div>
+      <button
+        type="button"
+        aria-expanded={open}
+        onClick={() => {
+          setOpen(!open);
+          setDone('');
+        }}
+      >
+        {open ? `Hide the keys of ${segment.key}` : `Show the keys of ${segment.key}`}
+      </button>
+      {open && (
+        <div class="keys">
+          <div class="inline">
+            <label>
+              Show
+              <select
+                value={list}
+                onChange={(e) => {
+                  setList((e.target as HTMLSelectElement).value as 'included' | 'excluded');
+                  setCursors([null]);
+                  setPage(undefined);
+                }}
+              >
+                <option value="included">included keys</option>
+                <option value="excluded">excluded keys</option>
+              </select>
+            </label>
+          </div>
+          <ErrorMessage error={loadError} />
+          {!page && !loadError && <Loading what="keys" />}
+          {page && page.keys.length === 0 && <p>{cursors.length === 1 ? `No ${listName}.` : 'No more keys.'}</p>}
+          {page && page.keys.length > 0 && (
+            <table class="list" aria-label={`${listName} of ${segment.key}`}>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.keys.map((key) => (
+                  <tr>
+                    <td>
+                      <code>{key}</code>
+                    </td>
+                    <td>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => change(list === 'included' ? { remove_included: [key] } : { remove_excluded: [key] }, `Removed ${key} from the ${listName}.`)}
+                      >
+                        Remove {key}
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <div class="row">
+            {cursors.length > 1 && (
+              <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>
+                Previous keys
+              </button>
+            )}
+            {page?.next_cursor && (
+              <button type="button" onClick={() => setCursors([...cursors, page.next_cursor])}>
+                Next {KEYS_PAGE} keys
+              </button>
+            )}
+          </div>
+          <form
+            class="inline"
+            aria-label={`Add keys to ${segment.key}`}
+            onSubmit={(event) => {
+              event.preventDefault();
+              const keys = adding.split(',').map((key) => key.trim()).filter((key) => key !== '');
+              if (keys.length === 0) return;
+              void change(list === 'included' ? { add_included: keys } : { add_excluded: keys }, `Added ${keys.length} ${keys.length === 1 ? 'key' : 'keys'} to the ${listName}.`).then((ok) => ok && setAdding(''));
+            }}
+          >
+            <label>
+              New {listName} (comma-separated)
+              <input value={adding} onInput={(e) => setAdding((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="submit">Add keys</button>
+          </form>
+          <ErrorMessage error={error} />
+          <p role="status">{done}</p>
+        </div>
+      )}
+    </div>
   );
 }
