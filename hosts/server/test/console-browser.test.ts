@@ -420,6 +420,200 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.context().close();
   });
 
+  test('identity providers: an admin creates an OIDC provider (its secret never shown), edits and deletes it; a member cannot manage them', async () => {
+    const page = await signedIn(tenant.admin);
+    await page.getByRole('link', { name: 'Single sign-on' }).click();
+    const form = page.getByRole('form', { name: 'New identity provider' });
+    const secret = `never-shown-${unique()}-0123456789`;
+    await form.getByLabel('Display name').fill('Okta test');
+    await form.getByLabel('Issuer URL').fill(op.issuer);
+    await form.getByLabel('Client ID').fill('console-client');
+    await form.getByLabel('Client secret').fill(secret);
+    // A return address the API refuses: its words are shown under the form, with the form's names.
+    await form.getByLabel(/Redirect URIs/).fill('http://console.example.com/');
+    await form.getByRole('button', { name: 'Create identity provider' }).click();
+    const refusal = form.getByRole('alert');
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /^Redirect URI 1 must use https/);
+    const none = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers`, { token: tenant.admin.token }), 200);
+    assert.ok(!none.some((p: { display_name: string }) => p.display_name === 'Okta test'), 'nothing was created');
+
+    await form.getByLabel(/Redirect URIs/).fill(`${ts.base}/`);
+    await form.getByRole('button', { name: 'Create identity provider' }).click();
+    await page.getByText('Okta test created.').waitFor();
+    const card = page.getByRole('article', { name: 'Okta test' });
+    await card.getByText('stored (never shown)').waitFor();
+    const listed = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers`, { token: tenant.admin.token }), 200);
+    const created = listed.find((p: { display_name: string }) => p.display_name === 'Okta test');
+    assert.ok(created, 'the provider is stored');
+    assert.equal(created.provider_type, 'oidc');
+    assert.equal(created.oidc.issuer_url, op.issuer);
+    assert.equal(created.oidc.client_id, 'console-client');
+    assert.equal(created.oidc.client_secret_set, true);
+    assert.deepEqual(created.redirect_uris, [`${ts.base}/`]);
+    await card.getByText(`${ts.base}/#/sso/${created.id}`).waitFor();
+    /** Whether the secret is anywhere on the page: its text or any field's value. */
+    const secretShown = () =>
+      page.evaluate((s) => document.body.innerText.includes(s) || Array.from(document.querySelectorAll('input, textarea')).some((el) => (el as HTMLInputElement).value.includes(s)), secret);
+    assert.equal(await secretShown(), false, 'the secret is not shown after creating');
+    await page.screenshot({ path: artifactPath('identity-providers.png'), fullPage: true });
+
+    // Edit: the secret field starts empty (write-only) and, left empty, keeps the stored secret.
+    await card.getByRole('button', { name: 'Edit Okta test' }).click();
+    const edit = page.getByRole('form', { name: 'Edit Okta test' });
+    assert.equal(await edit.getByLabel(/New client secret/).inputValue(), '');
+    assert.equal(await secretShown(), false, 'the secret is not shown when editing');
+    await edit.getByLabel('Display name').fill('Okta corp');
+    await edit.getByLabel('Client ID').fill('console-client-2');
+    await edit.getByLabel(/Enabled/).uncheck();
+    await edit.getByRole('button', { name: 'Save Okta test' }).click();
+    await page.getByText('Okta corp saved.').waitFor();
+    const renamed = page.getByRole('article', { name: 'Okta corp' });
+    await renamed.getByText(/OpenID Connect, disabled/).waitFor();
+    const edited = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers/${created.id}`, { token: tenant.admin.token }), 200);
+    assert.equal(edited.display_name, 'Okta corp');
+    assert.equal(edited.oidc.client_id, 'console-client-2');
+    assert.equal(edited.enabled, false);
+    assert.equal(edited.oidc.client_secret_set, true, 'an empty secret field keeps the stored secret');
+
+    // Delete, after a confirmation.
+    await renamed.getByRole('button', { name: 'Delete Okta corp' }).click();
+    const confirmation = renamed.getByRole('alertdialog');
+    assert.match(await confirmation.innerText(), /Nobody can sign in with it/);
+    await confirmation.getByRole('button', { name: 'Yes, delete Okta corp' }).click();
+    await page.getByText('Okta corp deleted.').waitFor();
+    await page.getByRole('article', { name: 'Okta corp' }).waitFor({ state: 'detached', timeout: 5_000 });
+    expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers/${created.id}`, { token: tenant.admin.token }), 404);
+    await page.context().close();
+
+    // A member may not manage (nor read) providers: the page says so and offers no form.
+    const member = await signedIn(tenant.member);
+    await member.getByRole('link', { name: 'Single sign-on' }).click();
+    await member.getByText("Only the organisation's admins can see and manage its identity providers.").waitFor();
+    assert.equal(await member.getByRole('button', { name: 'Create identity provider' }).count(), 0);
+    await member.context().close();
+  });
+
+  test("a flag's settings: description and off variant saved, a conflict keeps the edit, archive and unarchive", async () => {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'described', enabled: false, flag: { description: 'Old words', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const flagPath = `/v1/environments/${tenant.environmentId}/flags/described`;
+    const page = await signedIn(tenant.admin);
+    await page.goto(flagUrl('described'));
+    await page.getByRole('heading', { name: 'described' }).waitFor();
+    const settings = page.getByRole('form', { name: 'Flag settings' });
+    assert.equal(await settings.getByLabel('Description').inputValue(), 'Old words');
+    assert.equal(await settings.getByLabel(/Served when off/).inputValue(), 'off');
+    await settings.getByLabel('Description').fill('Shows the new checkout');
+    await settings.getByLabel(/Served when off/).selectOption('on');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    let stored = expectStatus(await client.get(flagPath, { token: tenant.admin.token }), 200);
+    assert.equal(stored.description, 'Shows the new checkout');
+    assert.equal(stored.off_variant_key, 'on');
+    await page.getByText(/bool flag — Shows the new checkout/).waitFor();
+
+    // Someone else changes the flag meanwhile: the save is refused, the edit stays, Reload shows theirs.
+    expectStatus(await client.request('PUT', flagPath, { token: tenant.member.token, body: { flag: { description: 'Their words' }, version: stored.version } }), 200);
+    await settings.getByLabel('Description').fill('My words');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /changed by someone else/);
+    assert.equal(await settings.getByLabel('Description').inputValue(), 'My words', 'the edit is kept');
+    assert.equal(expectStatus(await client.get(flagPath, { token: tenant.admin.token }), 200).description, 'Their words');
+    await page.getByRole('button', { name: 'Reload the flag' }).click();
+    await page.getByText(/bool flag — Their words/).waitFor();
+    assert.equal(await settings.getByLabel('Description').inputValue(), 'Their words');
+
+    // Archive, then unarchive.
+    await page.getByRole('button', { name: 'Archive the flag' }).click();
+    await page.getByText('Flag archived.').waitFor();
+    await page.getByText(/· archived/).waitFor();
+    assert.equal(expectStatus(await client.get(flagPath, { token: tenant.admin.token }), 200).archived, true);
+    await page.screenshot({ path: artifactPath('flag-settings.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Unarchive the flag' }).click();
+    await page.getByText('Flag unarchived.').waitFor();
+    stored = expectStatus(await client.get(flagPath, { token: tenant.admin.token }), 200);
+    assert.equal(stored.archived, false);
+    assert.equal(stored.off_variant_key, 'on');
+    await page.context().close();
+  });
+
+  test('delete a flag after a confirmation (with the keyboard), and land on the flags list', async () => {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'doomed', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const page = await signedIn(tenant.admin);
+    await page.goto(flagUrl('doomed'));
+    await page.getByRole('heading', { name: 'doomed' }).waitFor();
+    await page.getByRole('button', { name: 'Delete the flag doomed' }).click();
+    const confirmation = page.getByRole('alertdialog');
+    assert.match(await confirmation.innerText(), /cannot be undone/);
+    // "Keep it" leaves the flag alone.
+    await confirmation.getByRole('button', { name: 'Keep it' }).click();
+    assert.equal(await page.getByRole('alertdialog').count(), 0);
+    expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/doomed`, { token: tenant.admin.token }), 200);
+    // The confirmation takes the focus: Enter deletes.
+    await page.getByRole('button', { name: 'Delete the flag doomed' }).click();
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Yes, delete doomed');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: /Flags in/ }).waitFor();
+    assert.match(page.url(), new RegExp(`#/env/${tenant.environmentId}/flags$`));
+    assert.equal(await page.getByRole('link', { name: 'doomed' }).count(), 0);
+    expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/doomed`, { token: tenant.admin.token }), 404);
+    await page.context().close();
+  });
+
+  test("a list segment's keys: uploaded, paged through in the console, one added and one removed", async () => {
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/segments`, { token: tenant.admin.token, body: { key: 'vip', kind: 'list', context_type: 'user' } }), 201);
+    const page = await signedIn(tenant.admin);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/segments`);
+    const card = page.getByRole('article').filter({ has: page.getByRole('heading', { name: 'vip', exact: true }) });
+    const keys = Array.from({ length: 150 }, (_, i) => `vip-${String(i).padStart(3, '0')}`);
+    await card.getByLabel('CSV of keys for vip').setInputFiles({ name: 'vip.csv', mimeType: 'text/csv', buffer: Buffer.from(keys.join('\n')) });
+    await card.getByText(/150 included/).waitFor();
+
+    await card.getByRole('button', { name: 'Show the keys of vip' }).click();
+    const table = card.getByRole('table', { name: 'included keys of vip' });
+    await table.getByText('vip-099', { exact: true }).waitFor();
+    assert.deepEqual((await table.locator('tbody code').allInnerTexts()), keys.slice(0, 100), 'the first page: 100 keys in key order');
+    await card.getByRole('button', { name: 'Next 100 keys' }).click();
+    await table.getByText('vip-149', { exact: true }).waitFor();
+    assert.deepEqual((await table.locator('tbody code').allInnerTexts()), keys.slice(100));
+    assert.equal(await card.getByRole('button', { name: 'Next 100 keys' }).count(), 0, 'the last page has no next');
+    await card.getByRole('button', { name: 'Previous keys' }).click();
+    await table.getByText('vip-000', { exact: true }).waitFor();
+
+    await card.getByLabel('New included keys (comma-separated)').fill('aaa-extra');
+    await card.getByRole('button', { name: 'Add keys' }).click();
+    await card.getByText('Added 1 key to the included keys.').waitFor();
+    await table.getByText('aaa-extra', { exact: true }).waitFor();
+    await card.getByRole('button', { name: 'Remove vip-003' }).click();
+    await card.getByText('Removed vip-003 from the included keys.').waitFor();
+    await card.getByText(/150 included/).waitFor();
+    await table.getByText('vip-003', { exact: true }).waitFor({ state: 'detached', timeout: 5_000 });
+    await table.getByText('vip-004', { exact: true }).waitFor();
+    await page.screenshot({ path: artifactPath('segment-keys.png'), fullPage: true });
+
+    const stored: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const answer = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/segments/vip/members?limit=1000${query}`, { token: tenant.admin.token }), 200);
+      stored.push(...answer.keys);
+      cursor = answer.next_cursor;
+    } while (cursor !== null);
+    assert.equal(stored.length, 150);
+    assert.ok(stored.includes('aaa-extra'));
+    assert.ok(!stored.includes('vip-003'));
+    assert.equal(expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/segments/vip`, { token: tenant.admin.token }), 200).included_count, 150);
+    await page.context().close();
+  });
+
   test('the flags list switches a flag per environment of the project; the environment switcher keeps the page', async () => {
     const staging = expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201);
     expectStatus(
@@ -448,9 +642,26 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     const page = await signedIn(tenant.admin, { width: 390, height: 844 });
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
     await page.getByRole('heading', { name: /Flags in/ }).waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+    const overflow = async () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok((await overflow()) <= 0, `the page scrolls sideways by ${await overflow()}px`);
     await page.screenshot({ path: artifactPath('flags-narrow.png'), fullPage: true });
+    // The pages with the longer forms: a flag's settings, the identity providers, a list segment's keys.
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'narrow', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    await page.goto(flagUrl('narrow'));
+    await page.getByRole('form', { name: 'Flag settings' }).waitFor();
+    assert.ok((await overflow()) <= 0, `the flag page scrolls sideways by ${await overflow()}px`);
+    await page.goto(`${ts.base}/#/single-sign-on`);
+    await page.getByRole('form', { name: 'New identity provider' }).waitFor();
+    assert.ok((await overflow()) <= 0, `the single sign-on page scrolls sideways by ${await overflow()}px`);
+    await page.screenshot({ path: artifactPath('single-sign-on-narrow.png'), fullPage: true });
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/segments`);
+    await page.getByRole('heading', { name: 'Segments' }).waitFor();
+    const showKeys = page.getByRole('button', { name: /^Show the keys of/ }).first();
+    if ((await showKeys.count()) > 0) await showKeys.click();
+    assert.ok((await overflow()) <= 0, `the segments page scrolls sideways by ${await overflow()}px`);
     await page.context().close();
   });
 });

@@ -107,7 +107,7 @@ const FIELD_LABELS: Array<[string, string]> = [
 /** The API's refusal, in the form's words. */
 function inFormWords(error: unknown): unknown {
   if (!(error instanceof ApiError)) return error;
-  let message = error.message;
+  let message = error.message.replace(/redirect_uris\[(\d+)\]/g, (_, i: string) => `Redirect URI ${Number(i) + 1}`);
   for (const [field, label] of FIELD_LABELS) message = message.split(field).join(label);
   return new ApiError(error.status, error.code, message);
 }
