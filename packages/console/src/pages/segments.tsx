@@ -5,7 +5,7 @@ import { ConditionsEditor } from '../components/rule-editor.tsx';
 import type { Condition, Segment } from '../records.ts';
 
 /** Keys shown per page of a list segment's keys. */
-const KEYS_PAGE = 100;
+const KEYS_PAGE = 50;
 
 /** Keys per request: the members route takes at most 10,000 keys per list (docs/contract.md "Segments"). */
 const UPLOAD_CHUNK = 10_000;
@@ -228,11 +228,27 @@ function SegmentKeys({ base, segment, api, onChanged }: { base: string; segment:
               </select>
             </label>
           </div>
+          <form
+            class="inline"
+            aria-label={`Add keys to ${segment.key}`}
+            onSubmit={(event) => {
+              event.preventDefault();
+              const keys = adding.split(',').map((key) => key.trim()).filter((key) => key !== '');
+              if (keys.length === 0) return;
+              void change(list === 'included' ? { add_included: keys } : { add_excluded: keys }, `Added ${keys.length} ${keys.length === 1 ? 'key' : 'keys'} to the ${listName}.`).then((ok) => ok && setAdding(''));
+            }}
+          >
+            <label>
+              New {listName} (comma-separated)
+              <input value={adding} onInput={(e) => setAdding((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="submit">Add keys</button>
+          </form>
           <ErrorMessage error={loadError} />
           {!page && !loadError && <Loading what="keys" />}
           {page && page.keys.length === 0 && <p>{cursors.length === 1 ? `No ${listName}.` : 'No more keys.'}</p>}
           {page && page.keys.length > 0 && (
-            <table class="list" aria-label={`${listName} of ${segment.key}`}>
+            <table class="list compact" aria-label={`${listName} of ${segment.key}`}>
               <thead>
                 <tr>
                   <th scope="col">Key</th>
@@ -273,22 +289,6 @@ function SegmentKeys({ base, segment, api, onChanged }: { base: string; segment:
               </button>
             )}
           </div>
-          <form
-            class="inline"
-            aria-label={`Add keys to ${segment.key}`}
-            onSubmit={(event) => {
-              event.preventDefault();
-              const keys = adding.split(',').map((key) => key.trim()).filter((key) => key !== '');
-              if (keys.length === 0) return;
-              void change(list === 'included' ? { add_included: keys } : { add_excluded: keys }, `Added ${keys.length} ${keys.length === 1 ? 'key' : 'keys'} to the ${listName}.`).then((ok) => ok && setAdding(''));
-            }}
-          >
-            <label>
-              New {listName} (comma-separated)
-              <input value={adding} onInput={(e) => setAdding((e.target as HTMLInputElement).value)} />
-            </label>
-            <button type="submit">Add keys</button>
-          </form>
           <ErrorMessage error={error} />
           <p role="status">{done}</p>
         </div>
