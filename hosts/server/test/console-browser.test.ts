@@ -9,6 +9,7 @@ import { api, expectStatus, login, seedTenant, unique, type ApiClient, type Tena
 import { startSsoTestServer } from './support/sso.ts';
 import { TEST_ADMIN, type TestServer } from './support/test-server.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../../../packages/services/test/support/oidc-identity-provider.ts';
+import { createTestSamlIdp } from '../../../packages/services/test/support/saml-identity-provider.ts';
 
 // The web console (docs/console.md) driven in a real Chromium against the real server: what a
 // person does in the browser, checked through the same REST API an SDK uses.
@@ -492,6 +493,35 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await member.getByText("Only the organisation's admins can see and manage its identity providers.").waitFor();
     assert.equal(await member.getByRole('button', { name: 'Create identity provider' }).count(), 0);
     await member.context().close();
+  });
+
+  test('identity providers: a SAML provider from pasted IdP metadata, a malformed one refused in place', async () => {
+    const idp = createTestSamlIdp();
+    const page = await signedIn(tenant.admin);
+    await page.goto(`${ts.base}/#/single-sign-on`);
+    const form = page.getByRole('form', { name: 'New identity provider' });
+    await form.getByLabel('Protocol').selectOption('saml');
+    await form.getByLabel('Display name').fill('SAML corp');
+    await form.getByRole('radio', { name: 'the XML itself' }).check();
+    await form.getByLabel(/IdP metadata XML/).fill('<md:EntityDescriptor>not metadata');
+    await form.getByRole('button', { name: 'Create identity provider' }).click();
+    const refusal = form.getByRole('alert');
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /^IdP metadata XML: /);
+    await form.getByLabel(/IdP metadata XML/).fill(idp.metadataXml);
+    await form.getByRole('button', { name: 'Create identity provider' }).click();
+    await page.getByText('SAML corp created.').waitFor();
+    const card = page.getByRole('article', { name: 'SAML corp' });
+    await card.getByText('SAML 2.0', { exact: false }).first().waitFor();
+    const stored = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers`, { token: tenant.admin.token }), 200).find(
+      (p: { display_name: string }) => p.display_name === 'SAML corp',
+    );
+    assert.equal(stored.provider_type, 'saml');
+    assert.equal(stored.saml.idp_metadata_xml.trim(), idp.metadataXml.trim());
+    assert.equal(stored.saml.idp_metadata_url, null);
+    await card.getByText(stored.saml.acs_url).first().waitFor();
+    expectStatus(await client.delete(`/v1/management/orgs/${tenant.orgId}/auth-providers/${stored.id}`, { token: tenant.admin.token }), 204);
+    await page.context().close();
   });
 
   test("a flag's settings: description and off variant saved, a conflict keeps the edit, archive and unarchive", async () => {
