@@ -462,6 +462,8 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     // Edit: the secret field starts empty (write-only) and, left empty, keeps the stored secret.
     await card.getByRole('button', { name: 'Edit Okta test' }).click();
     const edit = page.getByRole('form', { name: 'Edit Okta test' });
+    // The focus moves into the form that replaced the button.
+    await page.waitForFunction(() => document.activeElement?.closest('form')?.getAttribute('aria-label') === 'Edit Okta test');
     assert.equal(await edit.getByLabel(/New client secret/).inputValue(), '');
     assert.equal(await secretShown(), false, 'the secret is not shown when editing');
     await edit.getByLabel('Display name').fill('Okta corp');

@@ -290,6 +290,11 @@ function ProviderForm({ workspace, base, provider, onDone, onCancel }: { workspa
   const set = (change: Partial<ProviderDraft>) => setDraft((previous) => ({ ...previous, ...change }));
   const text = (field: keyof ProviderDraft) => (event: Event) => set({ [field]: (event.target as HTMLInputElement | HTMLTextAreaElement).value });
   const label = creating ? 'New identity provider' : `Edit ${provider.display_name}`;
+  // The Edit button gives way to this form: the focus moves into it, so a keyboard user is not lost.
+  const firstField = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (!creating) firstField.current?.focus();
+  }, []);
   return (
     <ActionForm
       label={label}
@@ -322,7 +327,7 @@ function ProviderForm({ workspace, base, provider, onDone, onCancel }: { workspa
       )}
       <label>
         Display name
-        <input required maxLength={200} value={draft.display_name} onInput={text('display_name')} />
+        <input ref={firstField} required maxLength={200} value={draft.display_name} onInput={text('display_name')} />
       </label>
       <label>
         <input type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: (e.target as HTMLInputElement).checked })} />
