@@ -19,9 +19,12 @@ export interface PrunerOptions {
   loginWindowMs?: number;
   /** Change history entries older than this are deleted (default 365 days, audit/audit-retention.ts). */
   auditRetentionMs?: number;
-  /** An org's change history entries beyond its newest this many are deleted (default 100,000). */
+  /** An org's change history entries beyond its this many most recently appended are deleted (default 100,000). */
   auditMaxEntriesPerOrg?: number;
-  /** Orgs one statement of the cap's search looks at (default 100), so each statement stays short. */
+  /**
+   * Orgs one statement of the cap's search looks at (default 100): a statement reads at most this
+   * many times (cap + 1) index entries, however many orgs there are.
+   */
   orgsPerCapScan?: number;
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
@@ -150,7 +153,7 @@ export class Pruner {
     }
     const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures, ssoLogins, auditEntries } = outcome.value;
     if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures + ssoLogins + auditEntries > 0) {
-      this.log('info', 'prune: deleted expired rows', {
+      this.log('info', 'prune: deleted expired rows and change history beyond its bounds', {
         idempotency_keys: idempotencyKeys,
         refresh_tokens: refreshTokens,
         sessions,
