@@ -288,6 +288,10 @@ CREATE TABLE IF NOT EXISTS audit_log (
 CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS audit_log_by_resource ON audit_log (org_id, resource_type, resource_id, at_ms DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS audit_log_by_environment ON audit_log (org_id, environment_id, at_ms DESC, seq DESC) WHERE environment_id IS NOT NULL;
+-- The pruner's retention (oldest entries of any org) and per-org cap (an org's entries in append
+-- order), a batch at a time (migration 0006).
+CREATE INDEX IF NOT EXISTS audit_log_by_age ON audit_log (at_ms);
+CREATE INDEX IF NOT EXISTS audit_log_by_org_seq ON audit_log (org_id, seq);
 
 -- Login sessions (docs/decisions.md "Sessions"): access tokens name their session, refresh tokens
 -- rotate inside it, and ending it ends both.

@@ -194,6 +194,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const pruner = new Pruner(repos, new PgAdvisoryLock(database.sql, 'switchyard:prune'), {
       intervalMs: config.pruneIntervalMs,
       batchSize: config.pruneBatchSize,
+      auditRetentionMs: config.auditRetentionDays * 86_400_000,
+      auditMaxEntriesPerOrg: config.auditMaxEntriesPerOrg,
       log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
     });
     shutdown.add('pruner', () => pruner.stop());

@@ -3,6 +3,7 @@ import {
   encodeAuditCursor,
   notFound,
   type AuditActor,
+  type AuditCapScan,
   type AuditDraft,
   type AuditEntry,
   type AuditQuery,
@@ -48,7 +49,10 @@ const toEntry = (row: AuditRow): AuditEntry => ({
 
 type Json = Parameters<Sql['json']>[0];
 
-/** The audit trail in `audit_log`: append-only, read per org, newest first, paged by (at_ms, seq). */
+/**
+ * The audit trail in `audit_log`: appended to, read per org, newest first, paged by (at_ms, seq);
+ * pruned from the old end by retention and the per-org cap.
+ */
 export class PgAuditRepository implements AuditRepository {
   constructor(private readonly sql: Sql) {}
 
@@ -98,6 +102,61 @@ export class PgAuditRepository implements AuditRepository {
       items: page.map(toEntry),
       nextCursor: rows.length > limit && last ? encodeAuditCursor({ atMs: last.at_ms, seq: last.seq }) : null,
     };
+  }
+
+  // The deletions below pick a batch by ctid in a sub-select and delete it by a TID scan. Entries are
+  // never updated and one pruner runs at a time, so a ctid read names the same row when deleted.
+
+  /** Oldest first on `audit_log_by_age` (migration 0006): each batch is one short index range. */
+  async pruneOlderThan(beforeMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    const result = await this.sql`
+      DELETE FROM audit_log
+      WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM audit_log WHERE at_ms < ${beforeMs}::int8 ORDER BY at_ms LIMIT ${limit}))`;
+    return result.count;
+  }
+
+  /**
+   * Index probes on `audit_log_by_org_seq` (migration 0006), no count: the orgs are walked one
+   * `org_id > previous LIMIT 1` step at a time (a loose index scan; PostgreSQL has no skip scan),
+   * and each org's newest entry beyond the cap is its `OFFSET maxEntries` in reverse append order,
+   * so an org costs at most maxEntries + 1 index entries however many it holds.
+   */
+  async findOverCap(maxEntries: number, afterOrgId: string | null, orgLimit: number): Promise<AuditCapScan> {
+    if (orgLimit < 1 || (afterOrgId !== null && !isUuid(afterOrgId))) return { overCap: [], nextAfterOrgId: null };
+    const sql = this.sql;
+    const start = afterOrgId === null ? sql`` : sql`WHERE org_id > ${afterOrgId}::uuid`;
+    const rows = await sql<{ org_id: string; seq: number | null }[]>`
+      WITH RECURSIVE orgs (org_id, n) AS (
+        (SELECT org_id, 1 FROM audit_log ${start} ORDER BY org_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT a.org_id FROM audit_log a WHERE a.org_id > orgs.org_id ORDER BY a.org_id LIMIT 1), orgs.n + 1
+        FROM orgs WHERE orgs.org_id IS NOT NULL AND orgs.n < ${orgLimit}::int4
+      )
+      SELECT orgs.org_id, beyond.seq
+      FROM orgs
+      LEFT JOIN LATERAL (
+        SELECT a.seq FROM audit_log a WHERE a.org_id = orgs.org_id
+        ORDER BY a.seq DESC OFFSET ${maxEntries}::int8 LIMIT 1
+      ) beyond ON true
+      WHERE orgs.org_id IS NOT NULL
+      ORDER BY orgs.org_id`;
+    const overCap = rows.flatMap((row) => (row.seq === null ? [] : [{ orgId: row.org_id, newestExcessSeq: row.seq }]));
+    const last = rows[rows.length - 1];
+    return { overCap, nextAfterOrgId: rows.length === orgLimit && last ? last.org_id : null };
+  }
+
+  /** One short range of the org's part of `audit_log_by_org_seq`, from its first appended entry. */
+  async pruneThrough(orgId: string, throughSeq: number, limit: number): Promise<number> {
+    if (limit < 1 || !isUuid(orgId)) return 0;
+    const result = await this.sql`
+      DELETE FROM audit_log
+      WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM audit_log
+        WHERE org_id = ${orgId}::uuid AND seq <= ${throughSeq}::int8
+        ORDER BY seq LIMIT ${limit}))`;
+    return result.count;
   }
 }
 

@@ -9,7 +9,7 @@ const NOW = 1_800_000_000_000;
 const MINUTE = 60_000;
 const WINDOW = 15 * MINUTE;
 
-type PruneRepos = Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins'>;
+type PruneRepos = Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit'>;
 
 /** Fake tables seeded directly: `expired` rows past their cut-off and `live` rows before it. */
 function seeded(counts: { idempotency: [number, number]; refresh: [number, number]; failures: [number, number] }) {
@@ -41,6 +41,7 @@ function recording(repos: PruneRepos) {
     sessions: repos.sessions,
     invitations: repos.invitations,
     ssoLogins: repos.ssoLogins,
+    audit: repos.audit,
     idempotency: Object.assign(Object.create(repos.idempotency), {
       pruneExpired: (nowMs: number, limit: number) => record('idempotency', limit, repos.idempotency.pruneExpired(nowMs, limit)),
     }),
@@ -56,15 +57,65 @@ function recording(repos: PruneRepos) {
 
 const lock = () => new InMemoryExclusiveLock('prune');
 
+const DAY = 24 * 60 * MINUTE;
+/** Org ids in id order: ORG(1) < ORG(2) < ... */
+const ORG = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+/** Appends change history entries of one org at these times, through the fake repository. */
+async function appendAudit(repos: PruneRepos, orgId: string, times: number[]): Promise<void> {
+  for (const atMs of times) {
+    await repos.audit.append({
+      orgId,
+      atMs,
+      actor: { type: 'system', id: 'test' },
+      action: 'flag.update',
+      resourceType: 'flag',
+      resourceId: `flag-${atMs}`,
+      projectId: null,
+      environmentId: null,
+      before: null,
+      after: null,
+      details: {},
+    });
+  }
+}
+
+/** The times of the org's entries left, newest first. */
+const auditTimes = (state: InMemoryState, orgId: string): number[] =>
+  state.audit.filter((entry) => entry.orgId === orgId).map((entry) => entry.atMs).sort((a, b) => b - a);
+
+/** Records the change history calls of the pruner: each cap search page and each batch. */
+function recordingAudit(repos: PruneRepos) {
+  const calls: string[] = [];
+  const audit = Object.assign(Object.create(repos.audit), {
+    async pruneOlderThan(beforeMs: number, limit: number) {
+      const deleted = await repos.audit.pruneOlderThan(beforeMs, limit);
+      calls.push(`retention ${deleted}/${limit}`);
+      return deleted;
+    },
+    async findOverCap(maxEntries: number, afterOrgId: string | null, orgLimit: number) {
+      const scan = await repos.audit.findOverCap(maxEntries, afterOrgId, orgLimit);
+      calls.push(`scan after ${afterOrgId?.slice(-2) ?? 'start'}: over ${scan.overCap.map((org) => org.orgId.slice(-2)).join(',') || '-'}`);
+      return scan;
+    },
+    async pruneThrough(orgId: string, throughSeq: number, limit: number) {
+      const deleted = await repos.audit.pruneThrough(orgId, throughSeq, limit);
+      calls.push(`cap ${orgId.slice(-2)} ${deleted}/${limit}`);
+      return deleted;
+    },
+  }) as PruneRepos['audit'];
+  return { calls, repos: { ...repos, audit } };
+}
+
 describe('Pruner', () => {
   test('expired rows go and live rows stay, each table by its own cut-off', async () => {
     const { state, repos } = seeded({ idempotency: [5, 2], refresh: [3, 1], failures: [4, 2] });
     const pruner = new Pruner(repos, lock(), { now: () => NOW, loginWindowMs: WINDOW, pauseMs: 0 });
-    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 3, sessions: 0, invitations: 0, loginFailures: 4, ssoLogins: 0 });
+    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 3, sessions: 0, invitations: 0, loginFailures: 4, ssoLogins: 0, auditEntries: 0 });
     assert.deepEqual([...state.idempotency.keys()].sort(), ['env/live-0', 'env/live-1']);
     assert.deepEqual([...state.refreshTokens.keys()], ['live-0']);
     assert.deepEqual(state.loginFailures.map((f) => f.subject).sort(), ['email:live-0', 'email:live-1']);
-    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0 }, 'nothing left to prune');
+    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0 }, 'nothing left to prune');
   });
 
   test('ended and expired sessions and expired invitations go; live ones stay', async () => {
@@ -95,7 +146,7 @@ describe('Pruner', () => {
     const { state, repos } = seeded({ idempotency: [5, 1], refresh: [4, 0], failures: [1, 0] });
     const { calls, repos: wrapped } = recording(repos);
     const report = await new Pruner(wrapped, lock(), { now: () => NOW, loginWindowMs: WINDOW, batchSize: 2, pauseMs: 0 }).runOnce();
-    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 4, sessions: 0, invitations: 0, loginFailures: 1, ssoLogins: 0 });
+    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 4, sessions: 0, invitations: 0, loginFailures: 1, ssoLogins: 0, auditEntries: 0 });
     assert.deepEqual(calls, [
       { table: 'idempotency', limit: 2, deleted: 2 },
       { table: 'idempotency', limit: 2, deleted: 2 },
@@ -135,8 +186,8 @@ describe('Pruner', () => {
     assert.equal(await b.runOnce(), null, 'skipped');
     assert.deepEqual(calls, [], 'the skipping pruner issued no delete');
     release();
-    assert.deepEqual(await running, { idempotencyKeys: 3, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0 });
-    assert.deepEqual(await b.runOnce(), { idempotencyKeys: 3, refreshTokens: 2, sessions: 0, invitations: 0, loginFailures: 2, ssoLogins: 0 }, 'once free, the other may run');
+    assert.deepEqual(await running, { idempotencyKeys: 3, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0 });
+    assert.deepEqual(await b.runOnce(), { idempotencyKeys: 3, refreshTokens: 2, sessions: 0, invitations: 0, loginFailures: 2, ssoLogins: 0, auditEntries: 0 }, 'once free, the other may run');
   });
 
   test('stop() during a backlog ends the run after the current batch, without waiting out the pause', async () => {
@@ -146,9 +197,82 @@ describe('Pruner', () => {
     const run = pruner.runOnce();
     for (let waited = 0; calls.length === 0 && waited < 15_000; waited += 10) await sleep(10);
     await pruner.stop();
-    assert.deepEqual(await run, { idempotencyKeys: 1, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0 });
+    assert.deepEqual(await run, { idempotencyKeys: 1, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0 });
     assert.equal(state.idempotency.size, 9);
     assert.equal(state.refreshTokens.size, 5);
+  });
+
+  test('change history: entries past the retention period go, whatever their org; newer ones stay', async () => {
+    const { state, repos } = seeded({ idempotency: [0, 0], refresh: [0, 0], failures: [0, 0] });
+    await appendAudit(repos, ORG(1), [NOW - 40 * DAY, NOW - 30 * DAY - 1, NOW - 30 * DAY, NOW - DAY]);
+    await appendAudit(repos, ORG(2), [NOW - 31 * DAY, NOW]);
+    const pruner = new Pruner(repos, lock(), { now: () => NOW, pauseMs: 0, auditRetentionMs: 30 * DAY });
+    assert.equal((await pruner.runOnce())?.auditEntries, 3);
+    assert.deepEqual(auditTimes(state, ORG(1)), [NOW - DAY, NOW - 30 * DAY], 'an entry exactly at the cut-off stays');
+    assert.deepEqual(auditTimes(state, ORG(2)), [NOW]);
+  });
+
+  test('the retention period defaults to 365 days and the per-org cap to 100,000 entries', async () => {
+    const { state, repos } = seeded({ idempotency: [0, 0], refresh: [0, 0], failures: [0, 0] });
+    await appendAudit(repos, ORG(1), [NOW - 365 * DAY - 1, NOW - 365 * DAY, NOW - 364 * DAY]);
+    const pruner = new Pruner(repos, lock(), { now: () => NOW, pauseMs: 0 });
+    assert.equal(pruner.auditMaxEntriesPerOrg, 100_000);
+    assert.equal((await pruner.runOnce())?.auditEntries, 1);
+    assert.deepEqual(auditTimes(state, ORG(1)), [NOW - 364 * DAY, NOW - 365 * DAY]);
+  });
+
+  test("the per-org cap keeps an org's most recently appended entries; orgs at or under it keep all theirs", async () => {
+    const { state, repos } = seeded({ idempotency: [0, 0], refresh: [0, 0], failures: [0, 0] });
+    const times = (count: number) => Array.from({ length: count }, (_, i) => NOW - DAY + i);
+    await appendAudit(repos, ORG(1), times(12));
+    await appendAudit(repos, ORG(2), times(5));
+    await appendAudit(repos, ORG(3), times(4));
+    const pruner = new Pruner(repos, lock(), { now: () => NOW, pauseMs: 0, auditMaxEntriesPerOrg: 5 });
+    assert.equal((await pruner.runOnce())?.auditEntries, 7);
+    assert.deepEqual(auditTimes(state, ORG(1)), times(12).slice(7).reverse());
+    assert.deepEqual(auditTimes(state, ORG(2)), times(5).reverse(), 'exactly at the cap');
+    assert.deepEqual(auditTimes(state, ORG(3)), times(4).reverse());
+    assert.equal((await pruner.runOnce())?.auditEntries, 0, 'nothing left over the cap');
+  });
+
+  test('retention runs before the cap, the cap deletes in batches, and the orgs are searched a page at a time', async () => {
+    const { state, repos } = seeded({ idempotency: [0, 0], refresh: [0, 0], failures: [0, 0] });
+    await appendAudit(repos, ORG(1), [NOW - 100 * DAY, NOW - 3, NOW - 2, NOW - 1]);
+    for (const n of [2, 3, 4]) await appendAudit(repos, ORG(n), [NOW - 2, NOW - 1]);
+    await appendAudit(repos, ORG(5), [NOW - 5, NOW - 4, NOW - 3, NOW - 2, NOW - 1]);
+    const { calls, repos: wrapped } = recordingAudit(repos);
+    const pruner = new Pruner(wrapped, lock(), { now: () => NOW, pauseMs: 0, batchSize: 2, auditRetentionMs: 30 * DAY, auditMaxEntriesPerOrg: 2, orgsPerCapScan: 2 });
+    assert.equal((await pruner.runOnce())?.auditEntries, 5);
+    assert.deepEqual(calls, [
+      'retention 1/2',
+      // After retention org 1 holds three entries, one over the cap.
+      'scan after start: over 01',
+      'cap 01 1/2',
+      'scan after 02: over -',
+      'scan after 04: over 05',
+      'cap 05 2/2',
+      'cap 05 1/2',
+    ]);
+    for (const n of [1, 2, 3, 4, 5]) assert.deepEqual(auditTimes(state, ORG(n)), [NOW - 1, NOW - 2], `org ${n}`);
+  });
+
+  test('stop() during a cap backlog ends the run after the current batch', async () => {
+    const { state, repos } = seeded({ idempotency: [0, 0], refresh: [0, 0], failures: [0, 0] });
+    await appendAudit(repos, ORG(1), Array.from({ length: 10 }, (_, i) => NOW - 10 + i));
+    const { calls, repos: wrapped } = recordingAudit(repos);
+    const pruner = new Pruner(wrapped, lock(), { now: () => NOW, batchSize: 1, pauseMs: 3_600_000, auditMaxEntriesPerOrg: 2 });
+    const run = pruner.runOnce();
+    for (let waited = 0; !calls.some((call) => call.startsWith('cap')) && waited < 15_000; waited += 10) await sleep(10);
+    await pruner.stop();
+    assert.equal((await run)?.auditEntries, 1);
+    assert.equal(state.audit.length, 9);
+  });
+
+  test('audit options are checked when the pruner is built', () => {
+    const { repos } = seeded({ idempotency: [0, 0], refresh: [0, 0], failures: [0, 0] });
+    for (const options of [{ auditRetentionMs: 0 }, { auditMaxEntriesPerOrg: 0 }, { auditMaxEntriesPerOrg: 1.5 }, { orgsPerCapScan: 0 }]) {
+      assert.throws(() => new Pruner(repos, lock(), options), RangeError, JSON.stringify(options));
+    }
   });
 
   test('start() runs on its schedule; stop() ends it', async () => {

@@ -57,6 +57,10 @@ export interface Config {
   pruneIntervalMs: number;
   /** Rows the pruner deletes per statement (PRUNE_BATCH_SIZE, default 1,000). */
   pruneBatchSize: number;
+  /** Change history entries older than this many days are pruned (AUDIT_RETENTION_DAYS, default 365). */
+  auditRetentionDays: number;
+  /** An org's change history entries beyond its newest this many are pruned (AUDIT_MAX_ENTRIES_PER_ORG, default 100,000). */
+  auditMaxEntriesPerOrg: number;
   /** Single sign-on (docs/sso.md "Configuration"). */
   sso: SsoConfig;
 }
@@ -322,6 +326,11 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     statsPollMs: integer(env, 'STATS_POLL_MS', 1_000, 10, 3_600_000),
     pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     pruneBatchSize: integer(env, 'PRUNE_BATCH_SIZE', 1_000, 1, 100_000),
+    // The defaults are DEFAULT_AUDIT_RETENTION_DAYS and DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG
+    // (packages/services/src/audit/audit-retention.ts, which says why); up to 100 years and
+    // 100 million entries, never "for ever" or "unlimited": the log must have a bound.
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
+    auditMaxEntriesPerOrg: integer(env, 'AUDIT_MAX_ENTRIES_PER_ORG', 100_000, 1, 100_000_000),
     sso: ssoConfig(env),
   };
 }

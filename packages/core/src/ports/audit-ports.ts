@@ -20,14 +20,51 @@ export interface AuditQuery {
 }
 
 /**
- * The audit log: append-only, read per org, newest first (by `atMs`, then by append order).
- * `append` is called inside `UnitOfWork.run`, with the write it describes.
+ * The audit log: append-only for writers, read per org, newest first (by `atMs`, then by append
+ * order). `append` is called inside `UnitOfWork.run`, with the write it describes. Only the pruner
+ * deletes, and only from the old end of the log (docs/contract.md "Change history": retention and
+ * the per-org cap), so what remains of an org's log is always its newest part.
  */
 export interface AuditRepository {
   /** @throws NOT_FOUND for a malformed org id. */
   append(entry: AuditDraft): Promise<AuditEntry>;
   /** @throws INVALID_ARGUMENT for a cursor this store did not hand out. */
   list(scope: OrgScope, query: AuditQuery): Promise<Page<AuditEntry>>;
+  /** Deletes at most `limit` entries of any org older than `beforeMs`, oldest first; returns how many. */
+  pruneOlderThan(beforeMs: number, limit: number): Promise<number>;
+  /**
+   * Looks at up to `orgLimit` orgs that hold entries, in id order after `afterOrgId` (null: from
+   * the first), and reports those holding more than `maxEntries`. The work per org is bounded by
+   * `maxEntries`, however many entries it holds.
+   */
+  findOverCap(maxEntries: number, afterOrgId: string | null, orgLimit: number): Promise<AuditCapScan>;
+  /**
+   * Deletes at most `limit` of the org's entries appended at or before `throughSeq` (its excess, see
+   * AuditOverCap), first appended first; returns how many. Other orgs' entries are never touched.
+   */
+  pruneThrough(orgId: string, throughSeq: number, limit: number): Promise<number>;
+}
+
+/**
+ * An org holding more entries than the cap, and where its excess ends. The cap keeps an org's
+ * most recently appended entries: append order (`seq`) is the store's own, so neither a writer's
+ * clock nor the time an entry claims decides what is kept.
+ */
+export interface AuditOverCap {
+  orgId: string;
+  /**
+   * The append position of the org's newest entry beyond the cap (the cap+1-th most recently
+   * appended): it and every entry of the org appended before it are the excess. Entries appended
+   * later come after it, so they are never part of it.
+   */
+  newestExcessSeq: number;
+}
+
+/** One page of the search for orgs over the cap. */
+export interface AuditCapScan {
+  overCap: AuditOverCap[];
+  /** The last org this page looked at, where the next page starts; null when none is left. */
+  nextAfterOrgId: string | null;
 }
 
 /**

@@ -1,6 +1,13 @@
 import { notFound } from '../errors/domain-error.ts';
 import type { AuditDraft, AuditEntry } from '../model/entities.ts';
-import { decodeAuditCursor, encodeAuditCursor, type AuditQuery, type AuditRepository } from '../ports/audit-ports.ts';
+import {
+  decodeAuditCursor,
+  encodeAuditCursor,
+  type AuditCapScan,
+  type AuditPosition,
+  type AuditQuery,
+  type AuditRepository,
+} from '../ports/audit-ports.ts';
 import type { OrgScope, Page } from '../ports/scopes.ts';
 import type { InMemoryState } from './in-memory-state.ts';
 
@@ -10,10 +17,22 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const copy = (entry: AuditEntry): AuditEntry => structuredClone(entry);
 
+interface Placed {
+  entry: AuditEntry;
+  seq: number;
+}
+
+/** The log's order, newest first: by time, equal times in reverse append order (as PostgreSQL's index). */
+const newestFirst = (a: Placed, b: Placed): number => b.entry.atMs - a.entry.atMs || b.seq - a.seq;
+
+/** True when `placed` comes after `position` in newest-first order. */
+const olderThan = (placed: Placed, position: AuditPosition): boolean =>
+  placed.entry.atMs < position.atMs || (placed.entry.atMs === position.atMs && placed.seq < position.seq);
+
 /**
- * AuditRepository over the shared in-memory tables. An entry's place in `state.audit` is its
- * append order (PostgreSQL's `seq`): the log is append-only, and a rolled back unit of work
- * truncates it to where it was.
+ * AuditRepository over the shared in-memory tables. `state.audit` holds the entries in append
+ * order and `state.auditSeq` each one's `seq`, which pruning leaves as it was; a rolled back unit
+ * of work puts both back.
  */
 export class InMemoryAuditRepository implements AuditRepository {
   constructor(private readonly state: InMemoryState) {}
@@ -21,6 +40,8 @@ export class InMemoryAuditRepository implements AuditRepository {
   async append(entry: AuditDraft): Promise<AuditEntry> {
     if (!UUID.test(entry.orgId)) throw notFound('organisation', entry.orgId);
     const stored = copy({ ...entry, id: this.state.newId() });
+    this.state.auditSeqCounter += 1;
+    this.state.auditSeq.set(stored.id, this.state.auditSeqCounter);
     this.state.audit.push(stored);
     return copy(stored);
   }
@@ -28,17 +49,61 @@ export class InMemoryAuditRepository implements AuditRepository {
   async list(scope: OrgScope, query: AuditQuery): Promise<Page<AuditEntry>> {
     const after = query.cursor ? decodeAuditCursor(query.cursor) : null;
     const limit = Math.max(0, Math.floor(query.limit));
-    // Newest first; equal times in reverse append order, exactly as the PostgreSQL adapter orders them.
-    const matching = this.state.audit
-      .map((entry, seq) => ({ entry, seq }))
-      .filter(({ entry, seq }) => entry.orgId === scope.orgId && matches(entry, query) && (!after || entry.atMs < after.atMs || (entry.atMs === after.atMs && seq < after.seq)))
-      .sort((a, b) => b.entry.atMs - a.entry.atMs || b.seq - a.seq);
+    const matching = this.placed()
+      .filter((placed) => placed.entry.orgId === scope.orgId && matches(placed.entry, query) && (!after || olderThan(placed, after)))
+      .sort(newestFirst);
     const page = matching.slice(0, limit);
     const last = page[page.length - 1];
     return {
       items: page.map(({ entry }) => copy(entry)),
       nextCursor: matching.length > limit && last ? encodeAuditCursor({ atMs: last.entry.atMs, seq: last.seq }) : null,
     };
+  }
+
+  async pruneOlderThan(beforeMs: number, limit: number): Promise<number> {
+    const doomed = this.placed()
+      .filter(({ entry }) => entry.atMs < beforeMs)
+      .sort((a, b) => -newestFirst(a, b))
+      .slice(0, Math.max(0, limit));
+    return this.remove(doomed);
+  }
+
+  async findOverCap(maxEntries: number, afterOrgId: string | null, orgLimit: number): Promise<AuditCapScan> {
+    // PostgreSQL orders uuids by their bytes, which is the order of their lower-case text.
+    const orgIds = [...new Set(this.state.audit.map((entry) => entry.orgId.toLowerCase()))]
+      .filter((orgId) => afterOrgId === null || orgId > afterOrgId.toLowerCase())
+      .sort()
+      .slice(0, Math.max(0, orgLimit));
+    const overCap: AuditCapScan['overCap'] = [];
+    for (const orgId of orgIds) {
+      const newestExcess = this.placed()
+        .filter(({ entry }) => entry.orgId.toLowerCase() === orgId)
+        .sort((a, b) => b.seq - a.seq)[maxEntries];
+      if (newestExcess) overCap.push({ orgId, newestExcessSeq: newestExcess.seq });
+    }
+    return { overCap, nextAfterOrgId: orgIds.length === orgLimit && orgIds.length > 0 ? orgIds[orgIds.length - 1]! : null };
+  }
+
+  async pruneThrough(orgId: string, throughSeq: number, limit: number): Promise<number> {
+    // state.audit is in append order already.
+    const doomed = this.placed()
+      .filter((placed) => placed.entry.orgId.toLowerCase() === orgId.toLowerCase() && placed.seq <= throughSeq)
+      .slice(0, Math.max(0, limit));
+    return this.remove(doomed);
+  }
+
+  private placed(): Placed[] {
+    return this.state.audit.map((entry) => ({ entry, seq: this.state.auditSeq.get(entry.id) ?? 0 }));
+  }
+
+  /** Deletes these entries from the table in place (the fakes share the array); returns how many. */
+  private remove(doomed: Placed[]): number {
+    const ids = new Set(doomed.map(({ entry }) => entry.id));
+    const kept = this.state.audit.filter((entry) => !ids.has(entry.id));
+    this.state.audit.length = 0;
+    for (const entry of kept) this.state.audit.push(entry);
+    for (const id of ids) this.state.auditSeq.delete(id);
+    return ids.size;
   }
 }
 

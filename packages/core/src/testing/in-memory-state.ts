@@ -72,7 +72,14 @@ export class InMemoryState {
   /** Each org's last claim turn (the fair order of claimNext); the counter gives the next one. */
   readonly statsJobTurns = new Map<string, number>();
   statsJobTurnCounter = 0;
+  /** Audit entries in append order. */
   readonly audit: AuditEntry[] = [];
+  /**
+   * Each audit entry's place in the append order (PostgreSQL's `seq`) by entry id: a number of its
+   * own, so pruning older entries never moves a position a cursor was made from.
+   */
+  readonly auditSeq = new Map<string, number>();
+  auditSeqCounter = 0;
   /** login sessions by id */
   readonly sessions = new Map<string, SessionRecord>();
   /** invitations by id, with their token hash */

@@ -1,4 +1,5 @@
 import type { ExclusiveLock, Repositories } from '@switchyard/core';
+import { DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG, DEFAULT_AUDIT_RETENTION_DAYS } from '../audit/audit-retention.ts';
 import { DEFAULT_LOGIN_THROTTLE } from '../auth/login-throttle.ts';
 
 /** Timing and sizes of a Pruner; every field has a production default. */
@@ -16,6 +17,15 @@ export interface PrunerOptions {
    * throttle's own window, DEFAULT_LOGIN_THROTTLE in auth/login-throttle.ts).
    */
   loginWindowMs?: number;
+  /** Change history entries older than this are deleted (default 365 days, audit/audit-retention.ts). */
+  auditRetentionMs?: number;
+  /** An org's change history entries beyond its this many most recently appended are deleted (default 100,000). */
+  auditMaxEntriesPerOrg?: number;
+  /**
+   * Orgs one statement of the cap's search looks at (default 100): a statement reads at most this
+   * many times (cap + 1) index entries, however many orgs there are.
+   */
+  orgsPerCapScan?: number;
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
 }
@@ -29,24 +39,33 @@ export interface PruneReport {
   loginFailures: number;
   /** Single sign-on logins never finished and one-time codes never exchanged. */
   ssoLogins: number;
+  /** Change history entries past the retention period or beyond their org's cap. */
+  auditEntries: number;
 }
 
 export const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
 export const DEFAULT_PRUNE_BATCH_SIZE = 1_000;
 const DEFAULT_PAUSE_MS = 100;
 const DEFAULT_FIRST_RUN_AFTER_MS = 60_000;
+const DEFAULT_ORGS_PER_CAP_SCAN = 100;
+const DAY_MS = 24 * 60 * 60_000;
 
 /**
  * Deletes rows that can never matter again, so these tables stop growing without bound:
  * Idempotency-Key answers past their expiry, refresh tokens past theirs (spent or not), sessions
  * ended or expired (with their refresh tokens), invitations past their expiry, login failures
- * older than the throttle window, and single sign-on logins and codes past their expiry.
+ * older than the throttle window, and single sign-on logins and codes past their expiry. It also
+ * bounds the change history: entries older than the retention period go, and so do each org's
+ * oldest entries beyond the per-org cap (the org's `auditMaxEntriesPerOrg` most recently appended
+ * stay). Between two runs an org may go over the cap by what it writes in one interval.
  *
  * 1. One instance at a time: a run holds an ExclusiveLock (a PostgreSQL advisory lock); an
  *    instance that finds it held skips the run, since another instance is doing the work.
  * 2. The cut-off instants are read once at the start of a run.
  * 3. Each table is pruned in batches of `batchSize` rows, one statement each, with a pause
- *    between batches, until a batch deletes fewer than `batchSize` (the backlog is gone).
+ *    between batches, until a batch deletes fewer than `batchSize` (the backlog is gone). The
+ *    change history goes the same way, after retention one over-cap org at a time: orgs are looked
+ *    at `orgsPerCapScan` per statement, and only the excess of the orgs found is deleted.
  * 4. stop() ends the run after the current statement and waits for it.
  */
 export class Pruner {
@@ -55,6 +74,9 @@ export class Pruner {
   private readonly firstRunAfterMs: number;
   private readonly pauseMs: number;
   private readonly loginWindowMs: number;
+  private readonly auditRetentionMs: number;
+  readonly auditMaxEntriesPerOrg: number;
+  private readonly orgsPerCapScan: number;
   private readonly log: NonNullable<PrunerOptions['log']>;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
@@ -63,7 +85,7 @@ export class Pruner {
   private wakeFromPause: (() => void) | null = null;
 
   constructor(
-    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins'>,
+    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit'>,
     private readonly lock: ExclusiveLock,
     options: PrunerOptions = {},
   ) {
@@ -72,9 +94,15 @@ export class Pruner {
     this.firstRunAfterMs = options.firstRunAfterMs ?? Math.min(this.intervalMs, DEFAULT_FIRST_RUN_AFTER_MS);
     this.pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
     this.loginWindowMs = options.loginWindowMs ?? DEFAULT_LOGIN_THROTTLE.windowMs;
+    this.auditRetentionMs = options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_DAYS * DAY_MS;
+    this.auditMaxEntriesPerOrg = options.auditMaxEntriesPerOrg ?? DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG;
+    this.orgsPerCapScan = options.orgsPerCapScan ?? DEFAULT_ORGS_PER_CAP_SCAN;
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError('batchSize must be a positive integer');
+    if (!(this.auditRetentionMs > 0)) throw new RangeError('auditRetentionMs must be positive');
+    if (!Number.isInteger(this.auditMaxEntriesPerOrg) || this.auditMaxEntriesPerOrg < 1) throw new RangeError('auditMaxEntriesPerOrg must be a positive integer');
+    if (!Number.isInteger(this.orgsPerCapScan) || this.orgsPerCapScan < 1) throw new RangeError('orgsPerCapScan must be a positive integer');
   }
 
   /** Schedules the runs: the first after `firstRunAfterMs`, then every `intervalMs` after the previous one ended. */
@@ -107,31 +135,59 @@ export class Pruner {
   private async run(): Promise<PruneReport | null> {
     const outcome = await this.lock.tryRun(async () => {
       const nowMs = this.now();
-      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0 };
+      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0 };
       report.idempotencyKeys = await this.drain((limit) => this.repos.idempotency.pruneExpired(nowMs, limit));
       report.refreshTokens = await this.drain((limit) => this.repos.refreshTokens.pruneExpired(nowMs, limit));
       report.sessions = await this.drain((limit) => this.repos.sessions.pruneExpired(nowMs, limit));
       report.invitations = await this.drain((limit) => this.repos.invitations.pruneExpired(nowMs, limit));
       report.loginFailures = await this.drain((limit) => this.repos.loginThrottle.pruneOlderThan(nowMs - this.loginWindowMs, limit));
       report.ssoLogins = await this.drain((limit) => this.repos.ssoLogins.pruneExpired(nowMs, limit));
+      // Retention first: what it deletes no longer counts towards any org's cap.
+      report.auditEntries = await this.drain((limit) => this.repos.audit.pruneOlderThan(nowMs - this.auditRetentionMs, limit));
+      report.auditEntries += await this.pruneAuditOverCap();
       return report;
     });
     if (!outcome.ran) {
       this.log('info', 'prune: another instance holds the lock; skipped');
       return null;
     }
-    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures, ssoLogins } = outcome.value;
-    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures + ssoLogins > 0) {
-      this.log('info', 'prune: deleted expired rows', {
+    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures, ssoLogins, auditEntries } = outcome.value;
+    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures + ssoLogins + auditEntries > 0) {
+      this.log('info', 'prune: deleted expired rows and change history beyond its bounds', {
         idempotency_keys: idempotencyKeys,
         refresh_tokens: refreshTokens,
         sessions,
         invitations,
         login_failures: loginFailures,
         sso_logins: ssoLogins,
+        audit_entries: auditEntries,
       });
     }
     return outcome.value;
+  }
+
+  /**
+   * Deletes every over-cap org's excess: pages of orgs in id order, and for each org found over the
+   * cap its entries appended up to the newest one beyond it, in batches. That position is read
+   * once, so what the org appends meanwhile comes after it and stays. Returns how many entries went.
+   */
+  private async pruneAuditOverCap(): Promise<number> {
+    let total = 0;
+    let afterOrgId: string | null = null;
+    while (!this.stopping) {
+      const scan = await this.repos.audit.findOverCap(this.auditMaxEntriesPerOrg, afterOrgId, this.orgsPerCapScan);
+      for (const { orgId, newestExcessSeq } of scan.overCap) {
+        if (this.stopping) break;
+        const deleted = await this.drain((limit) => this.repos.audit.pruneThrough(orgId, newestExcessSeq, limit));
+        // Which org went over the cap is worth an operator's attention: it writes without pause.
+        if (deleted > 0) this.log('info', 'prune: change history over the per-org cap; oldest entries deleted', { org_id: orgId, audit_entries: deleted, cap: this.auditMaxEntriesPerOrg });
+        total += deleted;
+      }
+      afterOrgId = scan.nextAfterOrgId;
+      if (afterOrgId === null || this.stopping) break;
+      await this.pause();
+    }
+    return total;
   }
 
   /** Batches until one deletes fewer than a batch (or the pruner stops); returns the total. */

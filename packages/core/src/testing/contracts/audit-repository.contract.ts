@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AuditDraft, AuditEntry } from '../../model/entities.ts';
-import type { AuditQuery } from '../../ports/audit-ports.ts';
+import { decodeAuditCursor, type AuditQuery } from '../../ports/audit-ports.ts';
 import {
   MALFORMED_ID,
   rejectsWithCode,
@@ -43,7 +43,12 @@ async function allPages(repos: TenancyRepositories, orgId: string, query: Omit<A
   return pages;
 }
 
-/** The behaviour every AuditRepository must show: append-only, newest first, per org, paged, filtered. */
+/** The atMs of an org's entries, newest first, as the listing gives them. */
+async function timesOf(repos: TenancyRepositories, orgId: string): Promise<number[]> {
+  return (await repos.audit.list({ orgId }, { limit: 1_000 })).items.map((entry) => entry.atMs);
+}
+
+/** The behaviour every AuditRepository must show: append-only for writers, newest first, per org, paged, filtered, pruned from the old end. */
 export function auditRepositoryContract(name: string, makeRepos: MakeTenancyRepositories): void {
   describe(`AuditRepository contract: ${name}`, () => {
     const repos = useRepositories(makeRepos);
@@ -132,5 +137,84 @@ export function auditRepositoryContract(name: string, makeRepos: MakeTenancyRepo
       assert.deepEqual(stored?.after, { enabled: true, rules: [{ id: 'r1' }] });
       assert.equal(stored?.details.note, null);
     });
+  });
+
+  // Each pruning test has a store of its own: pruneOlderThan and findOverCap see every org.
+  const pruningTest = (title: string, body: (repos: TenancyRepositories) => Promise<void>): void => {
+    describe(`AuditRepository contract: ${name}: pruning`, () => {
+      const repos = useRepositories(makeRepos);
+      test(title, () => body(repos()));
+    });
+  };
+
+  pruningTest('pruneOlderThan deletes entries of every org older than the cut-off, oldest first, at most limit per call', async (repos) => {
+    const a = await repos.orgs.create({ name: unique('a') });
+    const b = await repos.orgs.create({ name: unique('b') });
+    for (const atMs of [1_000, 2_000, 3_000, 4_000]) await repos.audit.append(entryFor(a.id, atMs));
+    for (const atMs of [500, 2_500, 3_500]) await repos.audit.append(entryFor(b.id, atMs));
+    assert.equal(await repos.audit.pruneOlderThan(3_000, 0), 0, 'a limit of 0 deletes nothing');
+    assert.equal(await repos.audit.pruneOlderThan(3_000, 2), 2, 'the batch limit holds');
+    assert.deepEqual([await timesOf(repos, a.id), await timesOf(repos, b.id)], [[4_000, 3_000, 2_000], [3_500, 2_500]], 'the two oldest went first');
+    assert.equal(await repos.audit.pruneOlderThan(3_000, 10), 2);
+    assert.equal(await repos.audit.pruneOlderThan(3_000, 10), 0, 'nothing older is left');
+    assert.deepEqual([await timesOf(repos, a.id), await timesOf(repos, b.id)], [[4_000, 3_000], [3_500]], 'an entry at the cut-off stays');
+  });
+
+  pruningTest('findOverCap reports the orgs holding more than maxEntries, in id order, a page of orgs at a time', async (repos) => {
+    const orgs = await Promise.all(['x', 'y', 'z'].map((label) => repos.orgs.create({ name: unique(label) })));
+    const counts = [5, 3, 6];
+    for (const [i, org] of orgs.entries()) for (let n = 0; n < counts[i]!; n++) await repos.audit.append(entryFor(org.id, 1_000 + n));
+    // Appended in time order, so the newest entry beyond a cap of 3 is the 4th newest: where a page of 4 ends.
+    const fourthNewest = async (orgId: string) => decodeAuditCursor((await repos.audit.list({ orgId }, { limit: 4 })).nextCursor!).seq;
+    const expected = await Promise.all(
+      orgs.filter((_, i) => counts[i]! > 3).map(async (org) => ({ orgId: org.id, newestExcessSeq: await fourthNewest(org.id) })),
+    );
+    expected.sort((p, q) => (p.orgId < q.orgId ? -1 : 1));
+    const all = await repos.audit.findOverCap(3, null, 10);
+    assert.deepEqual(all, { overCap: expected, nextAfterOrgId: null }, 'an org at exactly the cap is not over it');
+    const ids = orgs.map((org) => org.id).sort();
+    const first = await repos.audit.findOverCap(3, null, 2);
+    assert.equal(first.nextAfterOrgId, ids[1], 'a full page says where the next starts');
+    const second = await repos.audit.findOverCap(3, first.nextAfterOrgId, 2);
+    assert.equal(second.nextAfterOrgId, null, 'a short page is the last');
+    assert.deepEqual([...first.overCap, ...second.overCap], expected);
+    assert.deepEqual(await repos.audit.findOverCap(6, null, 10), { overCap: [], nextAfterOrgId: null });
+    assert.deepEqual(await repos.audit.findOverCap(3, ids[2]!, 10), { overCap: [], nextAfterOrgId: null }, 'no org after the last');
+  });
+
+  pruningTest("pruneThrough deletes one org's entries appended up to the position, first appended first, in batches; others untouched", async (repos) => {
+    const org = await repos.orgs.create({ name: unique('org') });
+    const other = await repos.orgs.create({ name: unique('other') });
+    for (const atMs of [1_000, 2_000, 2_000, 2_000, 3_000]) await repos.audit.append(entryFor(org.id, atMs, { action: `at-${atMs}` }));
+    for (const atMs of [500, 2_000]) await repos.audit.append(entryFor(other.id, atMs));
+    const before = (await repos.audit.list({ orgId: org.id }, { limit: 10 })).items;
+    const { overCap } = await repos.audit.findOverCap(2, null, 10);
+    assert.deepEqual(overCap.map((found) => found.orgId), [org.id]);
+    // Appended after the position was read, with an older time (another instance's clock): it comes
+    // after the position in append order, so it is never part of the excess.
+    const later = await repos.audit.append(entryFor(org.id, 1_500, { action: 'later-but-earlier-clock' }));
+    const through = overCap[0]!.newestExcessSeq;
+    assert.equal(await repos.audit.pruneThrough(org.id, through, 0), 0);
+    assert.equal(await repos.audit.pruneThrough(org.id, through, 2), 2);
+    assert.equal(await repos.audit.pruneThrough(org.id, through, 2), 1);
+    assert.equal(await repos.audit.pruneThrough(org.id, through, 2), 0);
+    // The two last appended of the five stay (the 3,000 entry and the last of the three at 2,000),
+    // and the one appended since.
+    assert.deepEqual((await repos.audit.list({ orgId: org.id }, { limit: 10 })).items, [...before.slice(0, 2), later]);
+    assert.deepEqual(await timesOf(repos, other.id), [2_000, 500], "the other org's entries, older ones included, are all there");
+  });
+
+  pruningTest('after pruning, a page from a cursor gives the older entries left, and an empty last page where none is', async (repos) => {
+    const org = await repos.orgs.create({ name: unique('org') });
+    for (let n = 1; n <= 6; n++) await repos.audit.append(entryFor(org.id, n * 1_000));
+    const atSecond = (await repos.audit.list({ orgId: org.id }, { limit: 2 })).nextCursor;
+    const atFourth = (await repos.audit.list({ orgId: org.id }, { limit: 4 })).nextCursor;
+    // Retention takes 1,000 and 2,000; the cap of 3 then takes 3,000 (the 4th newest, the cursor's entry).
+    assert.equal(await repos.audit.pruneOlderThan(2_500, 10), 2);
+    const { overCap } = await repos.audit.findOverCap(3, null, 10);
+    assert.equal(await repos.audit.pruneThrough(org.id, overCap[0]!.newestExcessSeq, 10), 1);
+    const fromSecond = await repos.audit.list({ orgId: org.id }, { limit: 10, cursor: atSecond });
+    assert.deepEqual([fromSecond.items.map((entry) => entry.atMs), fromSecond.nextCursor], [[4_000], null]);
+    assert.deepEqual(await repos.audit.list({ orgId: org.id }, { limit: 10, cursor: atFourth }), { items: [], nextCursor: null }, "the cursor's own entry is gone");
   });
 }
