@@ -11,10 +11,15 @@
  *   them (the floor of any server answering 1,000 results: the all-flags rows' baseline);
  * - Fastify: the server's own Fastify app (createHttpApp: same options, JSON parser, error
  *   handling and hooks) with the evaluate route's schemas, whose handler sends the captured bytes
- *   (the floor of the route in Fastify: everything but the credential check and the evaluation).
+ *   (the floor of the route in Fastify: everything but the credential check and the evaluation);
+ * - Fastify evaluating: the same, whose handler first runs the server's own evaluation for the
+ *   request (the route's work but the credential check and the answer's building), then sends the
+ *   captured bytes: what the evaluation costs inside an HTTP server, caches shared with the HTTP
+ *   stack, which no answer-building can save.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { evaluateBody, evaluateResponse } from '@switchyard/transport/domains/flags/rest-schemas.ts';
 import { envParams } from '@switchyard/transport/http/schemas.ts';
@@ -99,11 +104,24 @@ export function startBuildingServer(items: readonly object[], wrap: (built: obje
  * The server's Fastify app and the evaluate route's schemas, answering the captured bytes without
  * any work (the floor of the route in Fastify: parsing, validation, hooks, sending).
  */
-export async function startFastifyServer(body: Buffer, logger: Logger, keepAliveTimeoutMs: number): Promise<ReferenceServer> {
+export async function startFastifyServer(
+  body: Buffer,
+  logger: Logger,
+  keepAliveTimeoutMs: number,
+  options: { evaluate?: (requestBody: Record<string, unknown>) => Promise<unknown>; ofrep?: boolean } = {},
+): Promise<ReferenceServer> {
   const app = createHttpApp(logger);
-  app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(body),
-  );
+  const { evaluate } = options;
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (evaluate) await evaluate(request.body as Record<string, unknown>);
+    return reply.type('application/json; charset=utf-8').send(body);
+  };
+  if (options.ofrep) {
+    // OFREP's bulk request schema is this lenient too: a context object of any attributes.
+    app.post('/ofrep/v1/evaluate/flags', { schema: { body: { type: 'object', properties: { context: { type: 'object' } } } } }, handler);
+  } else {
+    app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, handler);
+  }
   await app.listen({ port: 0, host: '127.0.0.1' });
   app.server.keepAliveTimeout = keepAliveTimeoutMs;
   return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };

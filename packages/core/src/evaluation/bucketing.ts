@@ -76,54 +76,39 @@ export function murmur3(input: string): number {
   return murmurV3(scratchView(writeUtf8(input, 0)), 0);
 }
 
+/** The UTF-8 bytes of "/flag_key/project_id/environment_id": the fixed end of a flag's hash input in one environment. */
+export function hashSuffix(flagKey: string, projectId: string, environmentId: string): Uint8Array {
+  if ((flagKey.length + projectId.length + environmentId.length + 3) * 3 > SCRATCH_BYTES) {
+    return new TextEncoder().encode(`/${flagKey}/${projectId}/${environmentId}`);
+  }
+  let at = 0;
+  scratch[at++] = SLASH;
+  at = writeUtf8(flagKey, at);
+  scratch[at++] = SLASH;
+  at = writeUtf8(projectId, at);
+  scratch[at++] = SLASH;
+  at = writeUtf8(environmentId, at);
+  return scratch.slice(0, at);
+}
+
 /**
- * Bytes of "/flag_key/project_id/environment_id" for the last flag and environment bucketed: an
- * SDK evaluates the same flag for many users in a row, so this suffix is usually reused and only
- * the hash input itself has to be encoded. A different flag just replaces the entry.
+ * The suffix for the last flag and environment bucketed: an SDK evaluates the same flag for many
+ * users in a row, so it is usually reused and only the hash input itself has to be encoded.
+ * (Evaluation keeps each flag's suffix with its compiled form and calls bucketWithSuffix.)
  */
 let suffixFlag = '';
 let suffixProject = '';
 let suffixEnvironment = '';
 let suffixBytes: Uint8Array = new Uint8Array(0);
 
-/**
- * Earlier suffixes by project → environment → flag, for a server that rotates over many flags
- * (re-encoding on every change of flag cost several µs per evaluation). Bounded: cleared when large.
- */
-const suffixCache = new Map<string, Map<string, Map<string, Uint8Array>>>();
-let suffixCacheEntries = 0;
-const MAX_SUFFIX_CACHE_ENTRIES = 50_000;
-
 function suffixFor(flagKey: string, projectId: string, environmentId: string): Uint8Array {
-  if (flagKey === suffixFlag && projectId === suffixProject && environmentId === suffixEnvironment) return suffixBytes;
-  let byEnvironment = suffixCache.get(projectId);
-  let byFlag = byEnvironment?.get(environmentId);
-  let bytes = byFlag?.get(flagKey);
-  if (bytes === undefined) {
-    let at = 0;
-    scratch[at++] = SLASH;
-    at = writeUtf8(flagKey, at);
-    scratch[at++] = SLASH;
-    at = writeUtf8(projectId, at);
-    scratch[at++] = SLASH;
-    at = writeUtf8(environmentId, at);
-    bytes = scratch.slice(0, at);
-    if (suffixCacheEntries >= MAX_SUFFIX_CACHE_ENTRIES) {
-      suffixCache.clear();
-      suffixCacheEntries = 0;
-      byEnvironment = undefined;
-      byFlag = undefined;
-    }
-    if (byEnvironment === undefined) suffixCache.set(projectId, (byEnvironment = new Map()));
-    if (byFlag === undefined) byEnvironment.set(environmentId, (byFlag = new Map()));
-    byFlag.set(flagKey, bytes);
-    suffixCacheEntries++;
+  if (flagKey !== suffixFlag || projectId !== suffixProject || environmentId !== suffixEnvironment) {
+    suffixBytes = hashSuffix(flagKey, projectId, environmentId);
+    suffixFlag = flagKey;
+    suffixProject = projectId;
+    suffixEnvironment = environmentId;
   }
-  suffixFlag = flagKey;
-  suffixProject = projectId;
-  suffixEnvironment = environmentId;
-  suffixBytes = bytes;
-  return bytes;
+  return suffixBytes;
 }
 
 /**
@@ -133,13 +118,24 @@ function suffixFor(flagKey: string, projectId: string, environmentId: string): U
  * independent buckets for different flags and environments.
  */
 export function bucketFor(hashInput: string, flagKey: string, projectId: string, environmentId: string): number {
-  const units = hashInput.length + flagKey.length + projectId.length + environmentId.length + 3;
-  if (units * 3 > SCRATCH_BYTES) {
-    return murmurV3(hashInput + '/' + flagKey + '/' + projectId + '/' + environmentId, 0) % BUCKET_COUNT;
+  return bucketWithSuffix(hashInput, suffixFor(flagKey, projectId, environmentId));
+}
+
+/**
+ * bucketFor with the suffix already encoded (hashSuffix of the flag key, project and environment).
+ * The hash input is encoded into the scratch buffer ahead of the suffix rather than concatenated
+ * first: no string is built. The separators are ASCII, so this is byte-for-byte the encoding of the
+ * joined string.
+ */
+export function bucketWithSuffix(hashInput: string, suffix: Uint8Array): number {
+  if (hashInput.length * 3 + suffix.length > SCRATCH_BYTES) {
+    // Rare (a hash input of over a thousand characters): encoded the library's way, then joined.
+    const encoded = new TextEncoder().encode(hashInput);
+    const joined = new Uint8Array(encoded.length + suffix.length);
+    joined.set(encoded);
+    joined.set(suffix, encoded.length);
+    return murmurV3(joined, 0) % BUCKET_COUNT;
   }
-  // Encoded part by part into the scratch buffer rather than concatenated first: no string is
-  // built. The separators are ASCII, so this is byte-for-byte the encoding of the joined string.
-  const suffix = suffixFor(flagKey, projectId, environmentId);
   let at = writeUtf8(hashInput, 0);
   scratch.set(suffix, at);
   at += suffix.length;

@@ -1,7 +1,7 @@
 import type { EvaluationContext } from '../model/context.ts';
 import type { Condition, Flag, FlagValue, Rule, Segment } from '../model/definitions.ts';
 import type { EvaluationErrorCode, EvaluationResult } from '../model/evaluation.ts';
-import { bucketFor, findContext, pickBucket, resolveHashInput } from './bucketing.ts';
+import { bucketWithSuffix, findContext, hashSuffix, pickBucket, resolveHashInput } from './bucketing.ts';
 import { allConditionsHold, compileCondition, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
 
 /** Everything evaluation needs besides the flag and the input. */
@@ -142,23 +142,45 @@ function inAllSegments(segmentKeys: readonly string[], segments: ReadonlyMap<str
 }
 
 /**
- * Each rule's compiled conditions, by rules list (flags are immutable once evaluated): one lookup
- * per flag instead of one per condition. Undefined for a rule whose conditions are not a list of
- * objects; evaluation then reads that rule's conditions one by one, failing where it always did.
+ * What evaluation keeps with a flag document (flags are immutable once evaluated): each rule's
+ * compiled conditions, and the encoded end of its hash input for the environment it was last
+ * bucketed in. One lookup per flag finds both, instead of one per condition and three for the
+ * suffix: with many flags evaluated in turn, each lookup is a likely cache miss.
  */
-const compiledRules = new WeakMap<readonly Rule[], (readonly CompiledCondition[] | undefined)[]>();
+interface CompiledFlag {
+  /** The rules list compiled (a flag given a new list is compiled again). */
+  readonly rules: readonly Rule[];
+  /** Undefined for a rule whose conditions are not a list of objects; evaluation then reads that rule's conditions one by one, failing where it always did. */
+  readonly conditions: (readonly CompiledCondition[] | undefined)[];
+  suffixProjectId: string;
+  suffixEnvironmentId: string;
+  suffix: Uint8Array | undefined;
+}
 
-function compiledConditionsOf(rules: readonly Rule[]): (readonly CompiledCondition[] | undefined)[] {
-  let compiled = compiledRules.get(rules);
-  if (compiled === undefined) {
-    compiled = rules.map((rule) => {
-      const conditions: unknown = typeof rule === 'object' && rule !== null ? (rule.conditions ?? NO_CONDITIONS) : undefined;
-      if (!Array.isArray(conditions) || !conditions.every((c) => typeof c === 'object' && c !== null)) return undefined;
-      return (conditions as Condition[]).map((condition) => compileCondition(condition));
+const compiledFlags = new WeakMap<Flag, CompiledFlag>();
+
+function compiledFlagOf(flag: Flag, rules: readonly Rule[]): CompiledFlag {
+  let compiled = compiledFlags.get(flag);
+  if (compiled === undefined || compiled.rules !== rules) {
+    const conditions = rules.map((rule) => {
+      const list: unknown = typeof rule === 'object' && rule !== null ? (rule.conditions ?? NO_CONDITIONS) : undefined;
+      if (!Array.isArray(list) || !list.every((c) => typeof c === 'object' && c !== null)) return undefined;
+      return (list as Condition[]).map((condition) => compileCondition(condition));
     });
-    compiledRules.set(rules, compiled);
+    compiled = { rules, conditions, suffixProjectId: '', suffixEnvironmentId: '', suffix: undefined };
+    compiledFlags.set(flag, compiled);
   }
   return compiled;
+}
+
+/** The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept). */
+function flagBucket(compiled: CompiledFlag, flagKey: string, hashInput: string, env: EvaluationEnvironment): number {
+  if (compiled.suffix === undefined || compiled.suffixProjectId !== env.projectId || compiled.suffixEnvironmentId !== env.environmentId) {
+    compiled.suffix = hashSuffix(flagKey, env.projectId, env.environmentId);
+    compiled.suffixProjectId = env.projectId;
+    compiled.suffixEnvironmentId = env.environmentId;
+  }
+  return bucketWithSuffix(hashInput, compiled.suffix);
 }
 
 /** Whether every condition of a flag rule holds; `run` lets equal conditions share answers (compiledConditionHolds). */
@@ -188,7 +210,7 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
   // Malformed lists fail the whole evaluation rather than being read as empty: an unreadable
   // condition list must never turn into "matches everyone".
   if (!Array.isArray(rules)) throw new TypeError('rules must be an array');
-  const compiled = compiledConditionsOf(rules);
+  const compiled = compiledFlagOf(flag, rules);
   let errorMessage: string | undefined;
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i]!;
@@ -205,7 +227,7 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
         continue;
       }
     }
-    if (!ruleConditionsHold(compiled[i], conditions, contexts, run)) continue;
+    if (!ruleConditionsHold(compiled.conditions[i], conditions, contexts, run)) continue;
     if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env)) continue;
 
     // 4. A fixed variant: TARGETING_MATCH. (A rule carrying both serves its variant_key.)
@@ -216,7 +238,7 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
       // 5. A split: hash the input into 0..99999 and serve the weight it lands in: SPLIT.
       const hashInput = resolveHashInput(rule.allocation, flag.hashing, contexts);
       if (hashInput === undefined) continue;
-      const bucket = bucketFor(hashInput, flag.key, env.projectId, env.environmentId);
+      const bucket = flagBucket(compiled, flag.key, hashInput, env);
       const chosen = pickBucket(rule.allocation.buckets, bucket);
       if (chosen === undefined) continue;
       result = matchedResult(flag, rule, i, chosen.variant_key);
@@ -281,7 +303,8 @@ export function evaluateAll(
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
 ): EvaluationResult[] {
-  const run = newConditionRun();
+  // One flag has nobody to share answers with: the memo would only cost.
+  const run = flags.length > 1 ? newConditionRun() : 0;
   const results = new Array<EvaluationResult>(flags.length);
   for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run);
   return results;

@@ -394,11 +394,9 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
 
       const { targetingKey, context } = mapContext(request.body);
       const { snapshot, flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
-      const entries = new Array<JsonItem>(results.length);
-      for (let i = 0; i < results.length; i++) {
-        const flag = flags[i]!;
-        const result = results[i]!;
-        entries[i] = targetingKey === undefined && needsTargetingKey(flag) ? missingKeyItem(flag) : bulkEntries.item(flag, result);
+      const entries = bulkEntries.items(flags, results, flags === snapshot.flagList);
+      if (targetingKey === undefined) {
+        for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i])) entries[i] = missingKeyItem(flags[i]!);
       }
       // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
       // context changes what this caller would see, on every instance alike.
