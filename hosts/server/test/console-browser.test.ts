@@ -159,9 +159,10 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/contested`, { token: tenant.admin.token }), 200);
     assert.equal(stored.rules.length, 1);
     assert.equal(stored.rules[0].variant_key, 'on', 'the first session\'s save stands; the second did not overwrite it');
-    // Reloading shows the other person's change.
+    // Reloading shows the other person's change: wait for the page to show the stored version
+    // (the reloaded flag), not merely for a Variant box, which the draft had too.
     await second.getByRole('button', { name: 'Reload the flag' }).click();
-    await second.getByRole('combobox', { name: 'Variant' }).waitFor();
+    await second.getByText(new RegExp(`· version ${stored.version} in `)).waitFor();
     assert.equal(await second.getByRole('combobox', { name: 'Variant' }).inputValue(), 'on');
     await first.context().close();
     await second.context().close();
@@ -209,7 +210,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await tabTo(/On in|Off in/);
     await page.keyboard.press('Space');
     await page.getByText('Turned on.').waitFor();
-    // Saved and reloaded (the next save needs the flag's new version).
+    // Saved: the switch is no longer busy, and the page holds the flag's new version (the next save needs it).
     await page.waitForFunction(() => document.querySelector('[role="switch"]')?.getAttribute('aria-busy') === 'false');
     await tabTo(/^Add rule/);
     await page.keyboard.press('Enter');
@@ -217,6 +218,35 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.keyboard.press('Enter');
     await page.getByText('Rules saved.').waitFor();
     const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/keyboard`, { token: tenant.admin.token }), 200);
+    assert.equal(stored.enabled, true);
+    assert.equal(stored.rules.length, 1);
+    await page.context().close();
+  });
+
+  test('saving rules, then the switch at once while the page\'s reload of the flag is slow: turned on, not a conflict', async () => {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'quick-switch', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
+      201,
+    );
+    const page = await signedIn(tenant.admin);
+    await page.goto(flagUrl('quick-switch'));
+    await page.getByRole('heading', { name: 'quick-switch' }).waitFor();
+    // From here every read of the flag takes 1.5 s (a busy server or a slow network): the window
+    // in which the page once still held the flag from before its last save.
+    await page.route(`**/v1/environments/${tenant.environmentId}/flags/quick-switch`, async (route) => {
+      if (route.request().method() === 'GET') await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('button', { name: 'Save rules' }).click();
+    await page.getByText('Rules saved.').waitFor();
+    // The saved rule stays on screen (it used to vanish until the reload came back).
+    assert.equal(await page.getByRole('combobox', { name: 'Variant' }).count(), 1);
+    await page.getByRole('switch').check();
+    await page.getByText('Turned on.').waitFor();
+    assert.equal(await page.getByRole('alert').count(), 0, 'no "changed by someone else"');
+    assert.equal(await page.getByRole('switch').isChecked(), true);
+    const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/quick-switch`, { token: tenant.admin.token }), 200);
     assert.equal(stored.enabled, true);
     assert.equal(stored.rules.length, 1);
     await page.context().close();
@@ -299,8 +329,12 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await admin.getByRole('button', { name: 'Add rule' }).click();
     await admin.getByRole('button', { name: 'Save rules' }).click();
     await admin.getByText('Rules saved.').waitFor();
+    // Pressed at once after the save: the page already holds the saved flag's version (it used to
+    // send the one from before the save while its reload was under way, and the API refused it).
     await admin.getByRole('switch').check();
     await admin.getByText('Turned on.').waitFor();
+    assert.equal(await admin.getByRole('switch').isChecked(), true);
+    assert.equal(await admin.getByRole('alert').count(), 0);
     await admin.getByRole('link', { name: 'SDK keys' }).click();
     await admin.getByRole('button', { name: 'Create an SDK key' }).click();
     const sdkKey = await admin.getByTestId('new-sdk-key').innerText();
@@ -409,6 +443,11 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
       return users.some((u: { email: string; org_role: string }) => u.email === tenant.member.email && u.org_role === 'org_admin');
     });
     await page.getByLabel(`Role of ${tenant.member.email}`).selectOption('org_member');
+    // Back to member before moving on: later tests sign in as the member and expect a member.
+    await eventually('the role change back', async () => {
+      const users = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/users`, { token: tenant.admin.token }), 200);
+      return users.some((u: { email: string; org_role: string }) => u.email === tenant.member.email && u.org_role === 'org_member');
+    });
 
     // The change history, filtered to segments: the two created above and the members upload.
     await page.getByRole('link', { name: 'Change history' }).click();

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
 
 export interface Loaded<T> {
@@ -7,25 +7,37 @@ export interface Loaded<T> {
   error: unknown;
   loading: boolean;
   reload: () => void;
+  /**
+   * Installs data the page already has, such as the record a write answered with, at once (or
+   * computes it from the data shown); a load still under way (started before that write) is
+   * dropped, so it cannot bring back an older copy.
+   */
+  set: (next: T | ((previous: T | undefined) => T)) => void;
 }
 
 /** Runs `load` when `deps` change (and on reload()); keeps the last data while reloading. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [round, setRound] = useState(0);
+  // The number of the newest load or set(): only its answer may land.
+  const latest = useRef(0);
   useEffect(() => {
-    let current = true;
+    const mine = ++latest.current;
     setState((previous) => ({ data: previous.data, loading: true }));
     load().then(
-      (data) => current && setState({ data, loading: false }),
-      (error: unknown) => current && setState({ error, loading: false }),
+      (data) => latest.current === mine && setState({ data, loading: false }),
+      (error: unknown) => latest.current === mine && setState({ error, loading: false }),
     );
     return () => {
-      current = false;
+      if (latest.current === mine) latest.current++;
     };
   }, [...deps, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  const set = useCallback((next: T | ((previous: T | undefined) => T)) => {
+    latest.current++;
+    setState((previous) => ({ data: typeof next === 'function' ? (next as (previous: T | undefined) => T)(previous.data) : next, loading: false }));
+  }, []);
+  return { data: state.data, error: state.error, loading: state.loading, reload, set };
 }
 
 /** An error shown where it happened, in plain words, announced to screen readers. */

@@ -51,10 +51,13 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
   const saveRules = async () => {
     setSaveError(undefined);
     try {
-      await api.put(`${path}/rules`, { rules: rules.map((r, i) => ({ ...r, id: r.id || `rule-${i + 1}` })), version: current.version });
+      const updated = await api.put<Flag>(`${path}/rules`, { rules: rules.map((r, i) => ({ ...r, id: r.id || `rule-${i + 1}` })), version: current.version });
+      // The saved flag, with its new version, at once: the next save (the switch pressed right
+      // after, say) must not be sent with the version from before this one, which the API
+      // refuses as "changed by someone else".
       setDraft(undefined);
       setSaved('Rules saved.');
-      flag.reload();
+      flag.set(updated);
     } catch (error) {
       setSaveError(error);
     }
@@ -79,19 +82,23 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
           onChange={async () => {
             // Shown at once and held until the saved flag is back, so the switch never flickers;
             // a second press meanwhile is ignored (the control stays focusable for keyboards).
+            // The flag the API answers with replaces the page's copy in the same render that
+            // says "Turned on.", so what is on screen always carries the flag's current version.
             if (switching !== undefined) return;
             const target = !current.enabled;
             setSwitching(target);
             setSaveError(undefined);
             setSwitched('');
             try {
-              await api.put(path, { enabled: target, version: current.version });
+              const updated = await api.put<Flag>(path, { enabled: target, version: current.version });
               setSwitched(target ? 'Turned on.' : 'Turned off.');
+              setSwitching(undefined);
+              flag.set(updated);
             } catch (error) {
               setSaveError(error);
               setSwitching(undefined);
+              flag.reload();
             }
-            flag.reload();
           }}
         />
         <span>{(switching ?? current.enabled) ? `On in ${environment.environment_name}` : `Off in ${environment.environment_name} (serves ${current.off_variant_key ?? 'nothing'})`}</span>
@@ -120,7 +127,7 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
           ))}
         </tbody>
       </table>
-      <AddVariant path={path} valueType={current.value_type} api={api} onAdded={flag.reload} />
+      <AddVariant path={path} valueType={current.value_type} api={api} onAdded={flag.set} />
 
       <h2>Rules</h2>
       <p class="muted">Rules are tried in order; the first that matches decides. When none matches, the flag serves {current.off_variant_key ?? 'its off variant'}.</p>
@@ -174,9 +181,9 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
         <p role="status">{saved}</p>
       </form>
 
-      <Hashing path={path} flag={current} api={api} onSaved={flag.reload} />
+      <Hashing path={path} flag={current} api={api} onSaved={flag.set} />
 
-      <Settings path={path} flag={current} api={api} onSaved={flag.reload} environmentName={environment.environment_name} />
+      <Settings path={path} flag={current} api={api} onSaved={flag.set} onReload={flag.reload} environmentName={environment.environment_name} />
 
       <DeleteFlag path={path} flag={current} api={api} onDeleted={() => navigate({ envId: environment.environment_id, page: 'flags' })} />
 
@@ -187,7 +194,7 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
   );
 }
 
-function AddVariant({ path, valueType, api, onAdded }: { path: string; valueType: string; api: EnvironmentPageProps['workspace']['api']; onAdded: () => void }) {
+function AddVariant({ path, valueType, api, onAdded }: { path: string; valueType: string; api: EnvironmentPageProps['workspace']['api']; onAdded: (flag: Flag) => void }) {
   const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   return (
@@ -195,10 +202,10 @@ function AddVariant({ path, valueType, api, onAdded }: { path: string; valueType
       label="Add a variant"
       class="inline"
       onSubmit={async () => {
-        await api.post(`${path}/variants`, { variants: [{ key, value: parseVariantValue(valueType, value) }] });
+        const updated = await api.post<Flag>(`${path}/variants`, { variants: [{ key, value: parseVariantValue(valueType, value) }] });
         setKey('');
         setValue('');
-        onAdded();
+        onAdded(updated);
       }}
     >
       <label>
@@ -215,7 +222,7 @@ function AddVariant({ path, valueType, api, onAdded }: { path: string; valueType
 }
 
 /** The flag's default hash input in this environment: which context values a split hashes. */
-function Hashing({ path, flag, api, onSaved }: { path: string; flag: Flag; api: EnvironmentPageProps['workspace']['api']; onSaved: () => void }) {
+function Hashing({ path, flag, api, onSaved }: { path: string; flag: Flag; api: EnvironmentPageProps['workspace']['api']; onSaved: (flag: Flag) => void }) {
   const [text, setText] = useState(() => flag.hashing.map((h) => `${h.parameter_type}.${h.parameter_key}`).join(', '));
   useEffect(() => setText(flag.hashing.map((h) => `${h.parameter_type}.${h.parameter_key}`).join(', ')), [flag.version]);
   return (
@@ -235,8 +242,8 @@ function Hashing({ path, flag, api, onSaved }: { path: string; flag: Flag; api: 
               if (dot <= 0 || dot === part.length - 1) throw new Error(`"${part}" is not context_type.attribute.`);
               return { parameter_type: part.slice(0, dot), parameter_key: part.slice(dot + 1), order };
             });
-          await api.put(`${path}/hashing`, { configs, version: flag.version });
-          onSaved();
+          const answer = await api.put<{ flag: Flag }>(`${path}/hashing`, { configs, version: flag.version });
+          onSaved(answer.flag);
         }}
       >
         <label>
@@ -271,7 +278,21 @@ interface SettingsDraft {
  * when off in this environment, and archiving. Saved with the version the page shows, so a
  * change made meanwhile is a conflict, not overwritten.
  */
-function Settings({ path, flag, api, onSaved, environmentName }: { path: string; flag: Flag; api: EnvironmentPageProps['workspace']['api']; onSaved: () => void; environmentName: string }) {
+function Settings({
+  path,
+  flag,
+  api,
+  onSaved,
+  onReload,
+  environmentName,
+}: {
+  path: string;
+  flag: Flag;
+  api: EnvironmentPageProps['workspace']['api'];
+  onSaved: (flag: Flag) => void;
+  onReload: () => void;
+  environmentName: string;
+}) {
   const [draft, setDraft] = useState<SettingsDraft | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
@@ -281,14 +302,14 @@ function Settings({ path, flag, api, onSaved, environmentName }: { path: string;
     setDraft({ ...shown, ...change });
     setDone('');
   };
-  const run = async (work: () => Promise<unknown>, message: string) => {
+  const run = async (work: () => Promise<Flag>, message: string) => {
     setBusy(true);
     setError(undefined);
     setDone('');
     try {
-      await work();
+      const updated = await work();
       setDone(message);
-      onSaved();
+      onSaved(updated);
     } catch (caught) {
       setError(caught);
     } finally {
@@ -304,8 +325,9 @@ function Settings({ path, flag, api, onSaved, environmentName }: { path: string;
         onSubmit={(event) => {
           event.preventDefault();
           void run(async () => {
-            await api.put(path, { flag: { description: shown.description, off_variant_key: shown.offVariant === '' ? null : shown.offVariant }, version: flag.version });
+            const updated = await api.put<Flag>(path, { flag: { description: shown.description, off_variant_key: shown.offVariant === '' ? null : shown.offVariant }, version: flag.version });
             setDraft(undefined);
+            return updated;
           }, 'Settings saved.');
         }}
       >
@@ -347,7 +369,7 @@ function Settings({ path, flag, api, onSaved, environmentName }: { path: string;
           disabled={busy}
           onClick={() =>
             void run(
-              () => api.post(`${path}/${flag.archived ? 'unarchive' : 'archive'}?version=${flag.version}`),
+              () => api.post<Flag>(`${path}/${flag.archived ? 'unarchive' : 'archive'}?version=${flag.version}`),
               flag.archived ? 'Flag unarchived.' : 'Flag archived.',
             )
           }
@@ -360,7 +382,7 @@ function Settings({ path, flag, api, onSaved, environmentName }: { path: string;
           onReload={() => {
             setError(undefined);
             setDraft(undefined);
-            onSaved();
+            onReload();
           }}
         />
       ) : (

@@ -35,7 +35,13 @@ export function SegmentsPage({ workspace, environment }: EnvironmentPageProps) {
       <ErrorMessage error={segments.error} />
       {segments.loading && !segments.data && <Loading what="segments" />}
       {(segments.data ?? []).map((segment) => (
-        <SegmentCard base={base} segment={segment} api={api} onChanged={segments.reload} />
+        <SegmentCard
+          base={base}
+          segment={segment}
+          api={api}
+          onChanged={segments.reload}
+          onSaved={(saved) => segments.set((list) => (list ?? []).map((s) => (s.key === saved.key ? saved : s)))}
+        />
       ))}
       <h2>New segment</h2>
       <ActionForm
@@ -68,7 +74,19 @@ export function SegmentsPage({ workspace, environment }: EnvironmentPageProps) {
   );
 }
 
-function SegmentCard({ base, segment, api, onChanged }: { base: string; segment: Segment; api: EnvironmentPageProps['workspace']['api']; onChanged: () => void }) {
+function SegmentCard({
+  base,
+  segment,
+  api,
+  onChanged,
+  onSaved,
+}: {
+  base: string;
+  segment: Segment;
+  api: EnvironmentPageProps['workspace']['api'];
+  onChanged: () => void;
+  onSaved: (segment: Segment) => void;
+}) {
   const [progress, setProgress] = useState<{ done: number; total: number } | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [list, setList] = useState<'included' | 'excluded'>('included');
@@ -123,23 +141,25 @@ function SegmentCard({ base, segment, api, onChanged }: { base: string; segment:
         </div>
       )}
       {segment.kind === 'list' && <SegmentKeys base={base} segment={segment} api={api} onChanged={onChanged} />}
-      {segment.kind === 'rule' && <RuleSegmentConditions base={base} segment={segment} api={api} onChanged={onChanged} />}
+      {segment.kind === 'rule' && <RuleSegmentConditions base={base} segment={segment} api={api} onSaved={onSaved} />}
       <ErrorMessage error={error} />
     </article>
   );
 }
 
 /** A rule segment's conditions, edited like a flag rule's and saved with the segment's version (409 if it changed meanwhile). */
-function RuleSegmentConditions({ base, segment, api, onChanged }: { base: string; segment: Segment; api: EnvironmentPageProps['workspace']['api']; onChanged: () => void }) {
+function RuleSegmentConditions({ base, segment, api, onSaved }: { base: string; segment: Segment; api: EnvironmentPageProps['workspace']['api']; onSaved: (segment: Segment) => void }) {
   const [draft, setDraft] = useState<Condition[] | undefined>(undefined);
   const conditions = draft ?? segment.conditions;
   return (
     <ActionForm
       label={`Conditions of ${segment.key}`}
       onSubmit={async () => {
-        await api.put(`${base}/${encodeURIComponent(segment.key)}`, { conditions, version: segment.version });
+        // The saved segment, with its new version, replaces the shown one at once: no flash of the
+        // old conditions, and a second save right after is sent with the new version.
+        const saved = await api.put<Segment>(`${base}/${encodeURIComponent(segment.key)}`, { conditions, version: segment.version });
         setDraft(undefined);
-        onChanged();
+        onSaved(saved);
       }}
     >
       <p class="muted">A {segment.context_type} context is in {segment.key} when every condition holds.</p>
