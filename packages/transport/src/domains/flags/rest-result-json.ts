@@ -34,14 +34,21 @@ export class JsonItem {
   }
 }
 
-/** One kept answer and the result fields it was rendered from. */
-interface Outcome {
-  variantKey: string;
-  reason: EvaluationResult['reason'];
-  isEnabled: boolean;
-  errorCode: EvaluationResult['error_code'];
-  ruleId: string | undefined;
-  item: JsonItem;
+/**
+ * One kept answer: its bytes and the result fields it was rendered from, in one object (finding
+ * the answer and reading its bytes touch the same memory).
+ */
+class Outcome extends JsonItem {
+  constructor(
+    bytes: Buffer,
+    readonly variantKey: string,
+    readonly reason: EvaluationResult['reason'],
+    readonly isEnabled: boolean,
+    readonly errorCode: EvaluationResult['error_code'],
+    readonly ruleId: string | undefined,
+  ) {
+    super(bytes);
+  }
 }
 
 /**
@@ -164,11 +171,11 @@ export class ResultJsonCache {
         kept.errorCode === result.error_code &&
         kept.ruleId === result.rule_id
       ) {
-        return kept.item;
+        return kept;
       }
     }
-    const item = new JsonItem(Buffer.from(this.render(result)));
-    outcomes.push({ variantKey: result.variant_key, reason: result.reason, isEnabled: result.is_enabled, errorCode: result.error_code, ruleId: result.rule_id, item });
-    return item;
+    const outcome = new Outcome(Buffer.from(this.render(result)), result.variant_key, result.reason, result.is_enabled, result.error_code, result.rule_id);
+    outcomes.push(outcome);
+    return outcome;
   }
 }
