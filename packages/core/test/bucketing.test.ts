@@ -92,6 +92,12 @@ describe('murmur3', () => {
     const long = 'ü€😀'.repeat(800);
     assert.equal(murmur3(long), referenceMurmur3(utf8(long)));
     assert.equal(bucketFor(long, 'f', 'p', 'e'), referenceBucket(long, 'f', 'p', 'e'));
+    // A suffix (flag key, project, environment) too long for the scratch buffer, alone and with a long input.
+    const longKey = 'flag-ü'.repeat(300);
+    assert.equal(bucketFor('user-1', longKey, 'p', 'e'), referenceBucket('user-1', longKey, 'p', 'e'));
+    assert.equal(bucketFor(long, longKey, 'p', 'e'), referenceBucket(long, longKey, 'p', 'e'));
+    // Short again after the long ones: the last suffix kept is replaced, not reused.
+    assert.equal(bucketFor('user-1', 'f', 'p', 'e'), referenceBucket('user-1', 'f', 'p', 'e'));
   });
 });
 

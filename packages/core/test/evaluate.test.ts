@@ -95,6 +95,11 @@ describe('evaluate: flag state and reasons', () => {
     for (let i = 0; i < 100; i++) assert.deepEqual(evaluate(f, alice, env), first);
     const other = evaluate(f, alice, { projectId: 'proj-1', environmentId: 'env-2' });
     assert.equal(other.bucket, bucketFor('alice', 'new-checkout', 'proj-1', 'env-2'));
+    // The same flag object back in its first environment, and in another project: each bucket its own.
+    assert.deepEqual(evaluate(f, alice, env), first);
+    const otherProject = evaluate(f, alice, { projectId: 'proj-2', environmentId: 'env-1' });
+    assert.equal(otherProject.bucket, bucketFor('alice', 'new-checkout', 'proj-2', 'env-1'));
+    assert.notEqual(otherProject.bucket, first.bucket);
   });
 
   test('an empty or malformed context list is ERROR INVALID_CONTEXT on an enabled flag', () => {
