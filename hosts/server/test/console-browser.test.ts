@@ -613,6 +613,46 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.context().close();
   });
 
+  test("a variant's value changed in place: a value that is not JSON is refused in place, then the new value is served", async () => {
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'banner', enabled: true, flag: { value_type: 'json', variants: [{ key: 'wide', value: { width: 1200 } }, { key: 'narrow', value: { width: 600 } }], off_variant_key: 'narrow', rules: [] } } }),
+      201,
+    );
+    const flagPath = `/v1/environments/${tenant.environmentId}/flags/banner`;
+    const page = await signedIn(tenant.admin);
+    await page.goto(flagUrl('banner'));
+    await page.getByRole('heading', { name: 'banner' }).waitFor();
+    // With the keyboard: the Change button opens the field with the value as JSON, focused.
+    await page.getByRole('button', { name: 'Change the value of narrow' }).focus();
+    await page.keyboard.press('Enter');
+    const form = page.getByRole('form', { name: 'Value of narrow' });
+    const field = form.getByLabel(/New value/);
+    await page.waitForFunction(() => document.activeElement?.tagName === 'INPUT');
+    assert.equal(await field.inputValue(), '{"width":600}');
+    await field.fill('{width: 640}');
+    await page.keyboard.press('Enter');
+    const refusal = form.getByRole('alert');
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /not a JSON value/);
+    assert.deepEqual(expectStatus(await client.get(flagPath, { token: tenant.admin.token }), 200).variants[1].value, { width: 600 }, 'nothing was sent');
+    await field.fill('{"width": 640}');
+    await form.getByRole('button', { name: 'Save value' }).click();
+    await page.getByText('{"width":640}').waitFor();
+    const stored = expectStatus(await client.get(flagPath, { token: tenant.admin.token }), 200);
+    assert.deepEqual(
+      stored.variants.map((v: { key: string; value: unknown }) => [v.key, v.value]),
+      [['wide', { width: 1200 }], ['narrow', { width: 640 }]],
+      'the other variant is unchanged',
+    );
+    // Served: an enabled flag without rules serves its off variant (DEFAULT), now with the new value.
+    const served = expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/evaluate`, { sdkKey: tenant.rawKey, body: { context_key: 'user-1', context_type: 'user', flag_key: 'banner' } }),
+      200,
+    );
+    assert.deepEqual(served.value, { width: 640 });
+    await page.context().close();
+  });
+
   test('delete a flag after a confirmation (with the keyboard), and land on the flags list', async () => {
     expectStatus(
       await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'doomed', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),

@@ -121,7 +121,7 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
                 {v.key === current.off_variant_key ? ' (served when off)' : ''}
               </td>
               <td>
-                <code>{JSON.stringify(v.value)}</code>
+                <VariantValue path={path} valueType={current.value_type} variantKey={v.key} value={v.value} api={api} onSaved={flag.set} />
               </td>
             </tr>
           ))}
@@ -191,6 +191,65 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
       <ErrorMessage error={history.error} />
       {history.data && <HistoryList entries={history.data.entries} />}
     </section>
+  );
+}
+
+/** How a value is typed in a variant's field: text for a string flag, JSON otherwise. */
+const valueText = (valueType: string, value: unknown): string => (valueType === 'string' && typeof value === 'string' ? value : JSON.stringify(value));
+
+/**
+ * A variant's value, and a form to change it in place (the variants route sets the value of an
+ * existing key). Every environment of the project serves the new value.
+ */
+function VariantValue({
+  path,
+  valueType,
+  variantKey,
+  value,
+  api,
+  onSaved,
+}: {
+  path: string;
+  valueType: string;
+  variantKey: string;
+  value: unknown;
+  api: EnvironmentPageProps['workspace']['api'];
+  onSaved: (flag: Flag) => void;
+}) {
+  const [text, setText] = useState<string | undefined>(undefined);
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (text !== undefined) field.current?.focus();
+  }, [text !== undefined]);
+  if (text === undefined) {
+    return (
+      <>
+        <code>{JSON.stringify(value)}</code>{' '}
+        <button type="button" class="link" aria-label={`Change the value of ${variantKey}`} onClick={() => setText(valueText(valueType, value))}>
+          Change
+        </button>
+      </>
+    );
+  }
+  return (
+    <ActionForm
+      label={`Value of ${variantKey}`}
+      class="inline"
+      onSubmit={async () => {
+        const updated = await api.post<Flag>(`${path}/variants`, { variants: [{ key: variantKey, value: parseVariantValue(valueType, text) }] });
+        setText(undefined);
+        onSaved(updated);
+      }}
+    >
+      <label>
+        New value ({valueType === 'string' ? 'text' : `${valueType}, as JSON`})
+        <input ref={field} required={valueType !== 'string'} value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit">Save value</button>
+      <button type="button" onClick={() => setText(undefined)}>
+        Cancel
+      </button>
+    </ActionForm>
   );
 }
 
