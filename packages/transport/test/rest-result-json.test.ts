@@ -73,35 +73,33 @@ describe('ResultJsonCache', () => {
     const a = testFlag('a', { variants: [{ key: 'x', value: 1 }] });
     const b = testFlag('b', { variants: [{ key: 'y', value: 'two é' }] });
     const results = [result(a, 'x'), result(b, 'y')];
-    for (const keptList of [false, true]) {
-      assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a, b], results, ']}', keptList).toString('utf8')), { flags: results });
-      assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a], [results[0]!], ']}', keptList).toString('utf8')), { flags: [results[0]] });
-      assert.deepEqual(JSON.parse(cache.array('{"flags":[', [], [], ']}', keptList).toString('utf8')), { flags: [] });
-    }
+    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a, b], results, ']}').toString('utf8')), { flags: results });
+    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a], [results[0]!], ']}').toString('utf8')), { flags: [results[0]] });
+    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [], [], ']}').toString('utf8')), { flags: [] });
   });
 
-  test('a kept list keeps outcomes by position: reused while the list lives, a new list (a changed flag) answers its own flags', () => {
+  test('items of a list: kept outcomes reused, another outcome rendered, a changed flag answers its new definition, free-text errors never kept', () => {
     const { cache, renders } = counting();
     const a = testFlag('a', { variants: [{ key: 'x', value: 1 }, { key: 'z', value: 3 }] });
     const b = testFlag('b', { variants: [{ key: 'y', value: 2 }] });
     const list = [a, b];
     const first = [result(a, 'x'), result(b, 'y')];
-    assert.deepEqual(cache.items(list, first, true).map((item) => JSON.parse(item.bytes.toString('utf8'))), first);
+    assert.deepEqual(cache.items(list, first).map((item) => JSON.parse(item.bytes.toString('utf8'))), first);
     assert.equal(renders(), 2);
-    cache.items(list, first, true);
+    cache.items(list, first);
     assert.equal(renders(), 2, 'the same outcomes of the same list are not rendered again');
     // Another outcome of flag a at the same position: its own text.
     const other = [result(a, 'z'), result(b, 'y')];
-    assert.deepEqual(JSON.parse(cache.items(list, other, true)[0]!.bytes.toString('utf8')), result(a, 'z'));
+    assert.deepEqual(JSON.parse(cache.items(list, other)[0]!.bytes.toString('utf8')), result(a, 'z'));
     assert.equal(renders(), 3);
-    // A snapshot with flag b changed is a new list: position 1 answers the new definition.
+    // A snapshot with flag b changed: position 1 answers the new definition.
     const changedB = { ...b, variants: [{ key: 'y', value: 'changed' }] };
     const next = [a, changedB];
-    const items = cache.items(next, [result(a, 'x'), result(changedB, 'y')], true);
+    const items = cache.items(next, [result(a, 'x'), result(changedB, 'y')]);
     assert.equal(JSON.parse(items[1]!.bytes.toString('utf8')).value, 'changed');
-    // A free-text error at a kept position is rendered every time and never kept.
+    // A free-text error is rendered every time and never kept.
     const failed = result(a, '', { reason: 'ERROR', error_code: 'GENERAL', error_message: 'boom', value: null });
-    assert.match(cache.items(next, [failed, result(changedB, 'y')], true)[0]!.bytes.toString('utf8'), /boom/);
-    assert.deepEqual(JSON.parse(cache.items(next, [result(a, 'x'), result(changedB, 'y')], true)[0]!.bytes.toString('utf8')), result(a, 'x'));
+    assert.match(cache.items(next, [failed, result(changedB, 'y')])[0]!.bytes.toString('utf8'), /boom/);
+    assert.deepEqual(JSON.parse(cache.items(next, [result(a, 'x'), result(changedB, 'y')])[0]!.bytes.toString('utf8')), result(a, 'x'));
   });
 });

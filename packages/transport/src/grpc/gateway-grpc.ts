@@ -4,7 +4,7 @@ import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import type { CredentialVerifier } from '@switchyard/services';
 import type { GatewayServices } from '../gateway-services.ts';
 import type { Logger } from '../logging.ts';
-import { findUnstorableString } from '../input/storable-strings.ts';
+import { unstorableStringError } from '../input/storable-strings.ts';
 import { GATEWAY_INTERFACES, rpcName, type GatewayInterface } from '../remote/gateway-interfaces.ts';
 import { decodeArguments, encodeResult } from '../remote/service-call-codec.ts';
 import { authenticateCall } from './grpc-credentials.ts';
@@ -46,8 +46,8 @@ export function addGatewayGrpcServices(server: grpc.Server, deps: { services: Ga
       const call = async (request: ServiceCall, metadata: grpc.Metadata): Promise<unknown> => {
         const args = decodeArguments(request.arguments);
         // The arguments are bytes to the request guard (request-strings.ts): their strings are checked here, once decoded.
-        const finding = findUnstorableString(args, 'arguments');
-        if (finding !== undefined) throw invalidArgument(`${finding.field} ${finding.problem}`, finding.field);
+        const refusal = unstorableStringError(args, 'arguments');
+        if (refusal !== undefined) throw refusal;
         const leading: unknown[] = [];
         let principal: Principal | undefined;
         if (spec.caller) {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { invalidArgument } from '@switchyard/core';
-import { findUnstorableString } from '../input/storable-strings.ts';
+import { unstorableStringError } from '../input/storable-strings.ts';
 
 /**
  * Refuses, on every route, a request whose path parameters, query or JSON body hold a string
@@ -11,9 +10,9 @@ import { findUnstorableString } from '../input/storable-strings.ts';
  */
 export function installStringContentCheck(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {
-    const finding =
-      findUnstorableString(request.params, 'params') ?? findUnstorableString(request.query, 'query') ?? findUnstorableString(request.body, 'body');
-    if (finding === undefined) done();
-    else done(invalidArgument(`${finding.field} ${finding.problem}`, finding.field));
+    const refusal =
+      unstorableStringError(request.params, 'params') ?? unstorableStringError(request.query, 'query') ?? unstorableStringError(request.body, 'body');
+    if (refusal === undefined) done();
+    else done(refusal);
   });
 }

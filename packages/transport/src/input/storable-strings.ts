@@ -7,6 +7,7 @@
  * driver would silently store U+FFFD instead of what was sent. Refusing both before any handler
  * runs gives the caller a 400 naming the field, on every route and RPC alike.
  */
+import { invalidArgument, type DomainError } from '@switchyard/core';
 
 /** A NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one (code units, no `u` flag). */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -71,6 +72,12 @@ export function findUnstorableString(value: unknown, root: string): StringConten
     }
   }
   return undefined;
+}
+
+/** The refusal of a decoded request part (400 / INVALID_ARGUMENT naming the field), or undefined when it can be stored. */
+export function unstorableStringError(value: unknown, root: string): DomainError | undefined {
+  const finding = findUnstorableString(value, root);
+  return finding === undefined ? undefined : invalidArgument(`${finding.field} ${finding.problem}`, finding.field);
 }
 
 /** Whether anything in the value (strings, object keys, at any depth) is refused; no names built. */

@@ -73,12 +73,9 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
       const scope = evaluation.scopeFor(principal, request.params.env_id);
       const body = request.body;
       const flagKey = body.flag_key ?? undefined;
-      const { snapshot, flags, results } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
+      const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
       // Bytes, not objects: Fastify sends a buffer as it is (the response schema documents it).
-      const json =
-        flagKey !== undefined
-          ? answers.bytes(flags[0]!, results[0]!)
-          : answers.array('{"evaluated":true,"flags":[', flags, results, ']}', flags === snapshot.flagList);
+      const json = flagKey !== undefined ? answers.bytes(flags[0]!, results[0]!) : answers.array('{"evaluated":true,"flags":[', flags, results, ']}');
       return reply.type(JSON_TYPE).send(json);
     },
   );

@@ -394,7 +394,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
 
       const { targetingKey, context } = mapContext(request.body);
       const { snapshot, flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
-      const entries = bulkEntries.items(flags, results, flags === snapshot.flagList);
+      const entries = bulkEntries.items(flags, results);
       if (targetingKey === undefined) {
         for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i])) entries[i] = missingKeyItem(flags[i]!);
       }

@@ -96,14 +96,6 @@ export function etagOfItems(items: readonly JsonItem[]): string {
  */
 export class ResultJsonCache {
   private readonly byFlag = new WeakMap<Flag, Outcome[]>();
-  /**
-   * Outcomes by position in a kept flag list (an environment snapshot's list of every flag, which
-   * is replaced, never changed, when a flag changes): an all-flags answer finds its list once and
-   * then each flag's outcomes by index, instead of one WeakMap lookup per flag, each of them a
-   * likely cache miss when a thousand flags are answered in turn.
-   */
-  private readonly byList = new WeakMap<readonly Flag[], (Outcome[] | undefined)[]>();
-
   /** @param render the result's JSON text, as the route would have serialised it. */
   constructor(private readonly render: (result: EvaluationResult) => string) {}
 
@@ -121,38 +113,16 @@ export class ResultJsonCache {
     return this.find(outcomes, result);
   }
 
-  /**
-   * The items of every result, `results[i]` being flag `flags[i]`'s. `keptList`: `flags` is a list
-   * that is never changed (a snapshot's list of every flag), whose outcomes are kept by position;
-   * otherwise each flag's are found by the flag.
-   */
-  items(flags: readonly Flag[], results: readonly EvaluationResult[], keptList: boolean): JsonItem[] {
-    if (!keptList) return results.map((result, i) => this.item(flags[i]!, result));
-    let byIndex = this.byList.get(flags);
-    if (byIndex === undefined) {
-      byIndex = new Array<Outcome[] | undefined>(flags.length);
-      this.byList.set(flags, byIndex);
-    }
+  /** The items of every result, `results[i]` being flag `flags[i]`'s. */
+  items(flags: readonly Flag[], results: readonly EvaluationResult[]): JsonItem[] {
     const items = new Array<JsonItem>(results.length);
-    for (let i = 0; i < results.length; i++) {
-      const result = results[i]!;
-      if (result.error_message !== undefined) {
-        items[i] = this.rendered(result);
-        continue;
-      }
-      let outcomes = byIndex[i];
-      if (outcomes === undefined) {
-        outcomes = [];
-        byIndex[i] = outcomes;
-      }
-      items[i] = this.find(outcomes, result);
-    }
+    for (let i = 0; i < results.length; i++) items[i] = this.item(flags[i]!, results[i]!);
     return items;
   }
 
-  /** `head`, the results' JSON separated by commas, `tail`: one JSON array answer (`flags` and `keptList` as for items). */
-  array(head: string, flags: readonly Flag[], results: readonly EvaluationResult[], tail: string, keptList: boolean): Buffer {
-    return jsonArrayBytes(head, this.items(flags, results, keptList), tail);
+  /** `head`, the results' JSON separated by commas, `tail`: one JSON array answer. */
+  array(head: string, flags: readonly Flag[], results: readonly EvaluationResult[], tail: string): Buffer {
+    return jsonArrayBytes(head, this.items(flags, results), tail);
   }
 
   /** A result with a free-text message: rendered every time, never kept. */
