@@ -254,3 +254,51 @@ describe('evaluate never throws', () => {
     assert.equal(result.error_code, 'GENERAL');
   });
 });
+
+describe('evaluate: the compiled form of a flag', () => {
+  test('a malformed rule anywhere fails the flag for every input, even one an earlier rule matches', () => {
+    const bob: EvaluationContext = { context_type: 'user', key: 'bob', parameters: { plan: 'free' } };
+    for (const broken of [null, { id: 'x', conditions: 5, variant_key: 'on' }, { id: 'x', conditions: [null], variant_key: 'on' }, { id: 'x', conditions: [], segment_keys: 'vips', variant_key: 'on' }]) {
+      const f = flag({ rules: [proRule, broken as unknown as Rule] });
+      for (const input of [alice, bob]) {
+        const result = evaluate(f, input, env);
+        assert.deepEqual([result.reason, result.error_code, result.value, result.variant_key], ['ERROR', 'GENERAL', null, 'off'], JSON.stringify(broken));
+      }
+    }
+  });
+
+  test('a split whose allocation has no buckets fails the flag even when an earlier rule matches', () => {
+    const f = flag({ rules: [proRule, { id: 'x', conditions: [], allocation: { context_hash_specs: {} } } as unknown as Rule] });
+    assert.equal(evaluate(f, alice, env).error_code, 'GENERAL');
+  });
+
+  test('a flag object given new rules, variants, hashing configs or off variant is evaluated by its new content', () => {
+    const f = flag({ rules: [proRule] });
+    assert.equal(evaluate(f, alice, env).value, 'ON');
+    f.variants = f.variants.map((v) => (v.key === 'on' ? { key: 'on', value: 'ON-2' } : v));
+    assert.equal(evaluate(f, alice, env).value, 'ON-2');
+    f.rules = [{ ...proRule, variant_key: 'a' }];
+    assert.equal(evaluate(f, alice, env).value, 'A');
+    f.rules = [{ id: 'nobody', conditions: [{ attribute: 'plan', op: 'eq', values: ['none'] }], variant_key: 'a' }];
+    assert.deepEqual([evaluate(f, alice, env).reason, evaluate(f, alice, env).value], ['DEFAULT', 'OFF']);
+    f.off_variant_key = 'b';
+    assert.deepEqual([evaluate(f, alice, env).variant_key, evaluate(f, alice, env).value], ['b', 'B']);
+    // The hashing configs decide a split's hash input when the allocation names no context type.
+    const s = flag({ rules: [split], hashing: [{ parameter_type: 'user', parameter_key: 'country', order: 0 }] });
+    assert.equal(evaluate(s, alice, env).bucket, bucketFor('DE', 'new-checkout', 'proj-1', 'env-1'));
+    s.hashing = [{ parameter_type: 'user', parameter_key: 'plan', order: 0 }];
+    assert.equal(evaluate(s, alice, env).bucket, bucketFor('pro', 'new-checkout', 'proj-1', 'env-1'));
+  });
+
+  test('flags carrying equal conditions answer each by its own rules', () => {
+    const same = { attribute: 'plan', op: 'eq' as const, values: ['pro'] };
+    const first = flag({ key: 'first', rules: [{ id: 'r1', conditions: [{ ...same }], variant_key: 'a' }] });
+    const second = flag({ key: 'second', rules: [{ id: 'r2', conditions: [{ ...same }], variant_key: 'b' }] });
+    const negated = flag({ key: 'third', rules: [{ id: 'r3', conditions: [{ ...same, negate: true }], variant_key: 'on' }] });
+    const numeric = flag({ key: 'fourth', rules: [{ id: 'r4', conditions: [{ attribute: 'plan', op: 'eq', values: [1] }], variant_key: 'on' }] });
+    assert.deepEqual([evaluate(first, alice, env).value, evaluate(first, alice, env).rule_id], ['A', 'r1']);
+    assert.deepEqual([evaluate(second, alice, env).value, evaluate(second, alice, env).rule_id], ['B', 'r2']);
+    assert.equal(evaluate(negated, alice, env).reason, 'DEFAULT');
+    assert.equal(evaluate(numeric, alice, env).reason, 'DEFAULT');
+  });
+});

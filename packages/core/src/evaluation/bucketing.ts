@@ -6,7 +6,7 @@ import type { AllocationBucket, HashingConfig, PercentageAllocation } from '../m
 export const BUCKET_COUNT = 100_000;
 
 /** `weight_milli` is in units of 0.1 percent; this many buckets make one unit. */
-const BUCKETS_PER_MILLI = BUCKET_COUNT / 1000;
+export const BUCKETS_PER_MILLI = BUCKET_COUNT / 1000;
 
 /**
  * Scratch space for UTF-8 encoding. `murmurhash.v3(string)` runs `new TextEncoder().encode()` on
@@ -215,13 +215,11 @@ function isSortedByOrder(configs: readonly HashingConfig[]): boolean {
   return true;
 }
 
-/** Flag-level hashing configs: each names a context type and a parameter ("key": the context key). */
+/** Flag-level hashing configs: each names a context type and a parameter ("key": the context key); `ordered` by `order`. */
 function hashInputFromConfigs(
-  configs: readonly HashingConfig[],
+  ordered: readonly HashingConfig[],
   contexts: readonly EvaluationContext[],
 ): string | undefined {
-  // Stored configs are normally already in order; only copy when they are not.
-  const ordered = isSortedByOrder(configs) ? configs : [...configs].sort((a, b) => a.order - b.order);
   let joined = '';
   for (let i = 0; i < ordered.length; i++) {
     const config = ordered[i]!;
@@ -232,6 +230,48 @@ function hashInputFromConfigs(
     joined = i === 0 ? parameterText(value) : joined + '/' + parameterText(value);
   }
   return joined;
+}
+
+/**
+ * Where a split finds its hash input (resolveHashInput's rules), read out of the allocation and
+ * the flag's hashing configs once and written into an array at its end, so that a compiled flag
+ * can carry it inline (evaluation then reads one array instead of walking the documents):
+ *
+ *   specCount, then for each `context_hash_specs` type in object key order: the type and its
+ *   `parameter_names` (undefined when empty: the context key), then the flag-level configs sorted
+ *   by `order` (undefined when there are none).
+ */
+export function appendHashInputPlan(out: unknown[], allocation: PercentageAllocation, hashing: readonly HashingConfig[] | undefined): void {
+  const countAt = out.length;
+  out.push(0);
+  const specs = allocation.context_hash_specs;
+  if (specs !== undefined && specs !== null) {
+    for (const contextType in specs) {
+      if (!Object.hasOwn(specs, contextType)) continue;
+      const names = specs[contextType]?.parameter_names ?? NO_NAMES;
+      out.push(contextType, names.length === 0 ? undefined : names);
+      out[countAt] = (out[countAt] as number) + 1;
+    }
+  }
+  let configs: readonly HashingConfig[] | undefined;
+  if (hashing !== undefined && hashing !== null && hashing.length > 0) {
+    // Stored configs are normally already in order; only copy when they are not.
+    configs = isSortedByOrder(hashing) ? hashing : [...hashing].sort((a, b) => a.order - b.order);
+  }
+  out.push(configs);
+}
+
+/** The hash input the plan written at `plan[at]` (appendHashInputPlan) gives for this input. */
+export function hashInputAt(plan: readonly unknown[], at: number, contexts: readonly EvaluationContext[]): string | undefined {
+  const specCount = plan[at] as number;
+  for (let i = 0; i < specCount; i++) {
+    const context = findContext(contexts, plan[at + 1 + 2 * i] as string);
+    if (context !== undefined) return joinedValues(context, (plan[at + 2 + 2 * i] as readonly string[] | undefined) ?? NO_NAMES);
+  }
+  if (specCount > 0) return undefined;
+  const configs = plan[at + 1 + 2 * specCount] as readonly HashingConfig[] | undefined;
+  if (configs !== undefined) return hashInputFromConfigs(configs, contexts);
+  return contexts[0]?.key;
 }
 
 /**
@@ -252,21 +292,7 @@ export function resolveHashInput(
   hashing: readonly HashingConfig[] | undefined,
   contexts: readonly EvaluationContext[],
 ): string | undefined {
-  const specs = allocation.context_hash_specs;
-  if (specs !== undefined && specs !== null) {
-    let anySpec = false;
-    for (const contextType in specs) {
-      if (!Object.hasOwn(specs, contextType)) continue;
-      anySpec = true;
-      const context = findContext(contexts, contextType);
-      if (context === undefined) continue;
-      const spec = specs[contextType];
-      return joinedValues(context, spec?.parameter_names ?? NO_NAMES);
-    }
-    if (anySpec) return undefined;
-  }
-  if (hashing !== undefined && hashing !== null && hashing.length > 0) {
-    return hashInputFromConfigs(hashing, contexts);
-  }
-  return contexts[0]?.key;
+  const plan: unknown[] = [];
+  appendHashInputPlan(plan, allocation, hashing);
+  return hashInputAt(plan, 0, contexts);
 }

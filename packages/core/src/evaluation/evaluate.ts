@@ -1,8 +1,30 @@
 import type { EvaluationContext } from '../model/context.ts';
-import type { Condition, Flag, FlagValue, Rule, Segment } from '../model/definitions.ts';
+import type { Flag, FlagValue, Segment } from '../model/definitions.ts';
 import type { EvaluationErrorCode, EvaluationResult } from '../model/evaluation.ts';
-import { bucketWithSuffix, findContext, hashSuffix, pickBucket, resolveHashInput } from './bucketing.ts';
-import { allConditionsHold, compileCondition, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
+import { bucketWithSuffix, findContext, hashInputAt, hashSuffix } from './bucketing.ts';
+import {
+  BUCKET_SLOTS,
+  FIRST_RULE,
+  OFF_VALUE,
+  OFF_VARIANT_KEY,
+  RULE_CONDITIONS,
+  RULE_CONDITION_COUNT,
+  RULE_COUNT,
+  RULE_ID,
+  RULE_NEXT,
+  RULE_SEGMENT_KEYS,
+  RULE_SERVES,
+  SERVES_SPLIT,
+  SERVES_VARIANT,
+  SUFFIX,
+  SUFFIX_ENVIRONMENT,
+  SUFFIX_PROJECT,
+  compileFlag,
+  isCompiledFrom,
+  variantValue,
+  type CompiledFlag,
+} from './compiled-flag.ts';
+import { allConditionsHold, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
 
 /** Everything evaluation needs besides the flag and the input. */
 export interface EvaluationEnvironment {
@@ -20,40 +42,28 @@ export interface EvaluationEnvironment {
 const NO_SEGMENTS: ReadonlyMap<string, Segment> = new Map();
 const NO_CONDITIONS: readonly never[] = [];
 
-/**
- * A variant's value. A key naming no variant (a dangling off_variant_key or rule variant) gives
- * null rather than an error: the variant key itself is still reported, and an SDK falls back to
- * its caller's default for a null value.
- */
-function variantValue(flag: Flag, variantKey: string): FlagValue {
-  const variants = flag.variants;
-  for (let i = 0; i < variants.length; i++) {
-    const variant = variants[i]!;
-    if (variant.key === variantKey) return variant.value;
-  }
-  return null;
-}
-
 function offResult(
-  flag: Flag,
+  flagKey: string,
+  offVariantKey: string,
+  offValue: FlagValue,
   isEnabled: boolean,
   reason: 'DISABLED' | 'DEFAULT' | 'ERROR',
   errorCode?: EvaluationErrorCode,
   errorMessage?: string,
 ): EvaluationResult {
-  const offKey = flag.off_variant_key;
-  const result: EvaluationResult = {
-    flag_key: flag.key,
-    variant_key: typeof offKey === 'string' ? offKey : '',
-    value: typeof offKey === 'string' ? variantValue(flag, offKey) : null,
-    is_enabled: isEnabled,
-    reason,
-  };
+  const result: EvaluationResult = { flag_key: flagKey, variant_key: offVariantKey, value: offValue, is_enabled: isEnabled, reason };
   if (errorCode !== undefined) {
     result.error_code = errorCode;
     result.error_message = errorMessage ?? errorCode;
   }
   return result;
+}
+
+/** The off result read from the document (a disabled flag, or an input that is not one): no compiling needed. */
+function documentOffResult(flag: Flag, isEnabled: boolean, reason: 'DISABLED' | 'ERROR', errorCode?: EvaluationErrorCode, errorMessage?: string): EvaluationResult {
+  const offKey = flag.off_variant_key;
+  const hasOff = typeof offKey === 'string';
+  return offResult(flag.key, hasOff ? offKey : '', hasOff ? variantValue(flag, offKey) : null, isEnabled, reason, errorCode, errorMessage);
 }
 
 /** A single context or a non-empty list of well-formed contexts; undefined otherwise. */
@@ -90,18 +100,6 @@ function segmentMatches(
   return false;
 }
 
-function matchedResult(flag: Flag, rule: Rule, ruleIndex: number, variantKey: string): EvaluationResult {
-  return {
-    flag_key: flag.key,
-    variant_key: variantKey,
-    value: variantValue(flag, variantKey),
-    is_enabled: true,
-    reason: 'TARGETING_MATCH',
-    rule_index: ruleIndex,
-    rule_id: rule.id,
-  };
-}
-
 function evaluateUnchecked(
   flag: Flag,
   input: EvaluationContext | EvaluationContext[],
@@ -114,22 +112,22 @@ function evaluateUnchecked(
   }
 
   // 1. A disabled flag serves its off variant whatever the input (even an invalid one).
-  if (flag.enabled !== true) return offResult(flag, false, 'DISABLED');
+  if (flag.enabled !== true) return documentOffResult(flag, false, 'DISABLED');
 
   // 2. An enabled flag needs at least one context with a string key and type.
   const contexts = normalizeContexts(input);
   if (contexts === undefined) {
     const message = 'at least one context with a string key and context_type is required';
-    return offResult(flag, true, 'ERROR', 'INVALID_CONTEXT', message);
+    return documentOffResult(flag, true, 'ERROR', 'INVALID_CONTEXT', message);
   }
 
   return evaluateRules(flag, contexts, env, run);
 }
 
 /** The first problem a rule's missing segments cause, or undefined when every named segment exists. */
-function missingSegmentMessage(segmentKeys: readonly string[], segments: ReadonlyMap<string, Segment>, rule: Rule, i: number): string | undefined {
+function missingSegmentMessage(segmentKeys: readonly string[], segments: ReadonlyMap<string, Segment>, ruleId: string, i: number): string | undefined {
   for (const key of segmentKeys) {
-    if (!segments.has(key)) return `segment "${key}" named by rule ${i}${rule.id ? ` (${rule.id})` : ''} does not exist`;
+    if (!segments.has(key)) return `segment "${key}" named by rule ${i}${ruleId ? ` (${ruleId})` : ''} does not exist`;
   }
   return undefined;
 }
@@ -141,60 +139,60 @@ function inAllSegments(segmentKeys: readonly string[], segments: ReadonlyMap<str
   return true;
 }
 
-/**
- * What evaluation keeps with a flag document (flags are immutable once evaluated): each rule's
- * compiled conditions, and the encoded end of its hash input for the environment it was last
- * bucketed in. One lookup per flag finds both, instead of one per condition and three for the
- * suffix: with many flags evaluated in turn, each lookup is a likely cache miss.
- */
-interface CompiledFlag {
-  /** The rules list compiled (a flag given a new list is compiled again). */
-  readonly rules: readonly Rule[];
-  /** Undefined for a rule whose conditions are not a list of objects; evaluation then reads that rule's conditions one by one, failing where it always did. */
-  readonly conditions: (readonly CompiledCondition[] | undefined)[];
-  suffixProjectId: string;
-  suffixEnvironmentId: string;
-  suffix: Uint8Array | undefined;
-}
-
 const compiledFlags = new WeakMap<Flag, CompiledFlag>();
 
-function compiledFlagOf(flag: Flag, rules: readonly Rule[]): CompiledFlag {
+/** The flag's compiled form, compiled on first use (and again when the document's lists were replaced). */
+function compiledFlagOf(flag: Flag): CompiledFlag {
   let compiled = compiledFlags.get(flag);
-  if (compiled === undefined || compiled.rules !== rules) {
-    const conditions = rules.map((rule) => {
-      const list: unknown = typeof rule === 'object' && rule !== null ? (rule.conditions ?? NO_CONDITIONS) : undefined;
-      if (!Array.isArray(list) || !list.every((c) => typeof c === 'object' && c !== null)) return undefined;
-      return (list as Condition[]).map((condition) => compileCondition(condition));
-    });
-    compiled = { rules, conditions, suffixProjectId: '', suffixEnvironmentId: '', suffix: undefined };
+  if (compiled === undefined || !isCompiledFrom(compiled, flag)) {
+    compiled = compileFlag(flag);
     compiledFlags.set(flag, compiled);
   }
   return compiled;
 }
 
-/** The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept). */
+/** The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept in its compiled form). */
 function flagBucket(compiled: CompiledFlag, flagKey: string, hashInput: string, env: EvaluationEnvironment): number {
-  if (compiled.suffix === undefined || compiled.suffixProjectId !== env.projectId || compiled.suffixEnvironmentId !== env.environmentId) {
-    compiled.suffix = hashSuffix(flagKey, env.projectId, env.environmentId);
-    compiled.suffixProjectId = env.projectId;
-    compiled.suffixEnvironmentId = env.environmentId;
+  let suffix = compiled[SUFFIX] as Uint8Array | undefined;
+  if (suffix === undefined || compiled[SUFFIX_PROJECT] !== env.projectId || compiled[SUFFIX_ENVIRONMENT] !== env.environmentId) {
+    suffix = hashSuffix(flagKey, env.projectId, env.environmentId);
+    compiled[SUFFIX] = suffix;
+    compiled[SUFFIX_PROJECT] = env.projectId;
+    compiled[SUFFIX_ENVIRONMENT] = env.environmentId;
   }
-  return bucketWithSuffix(hashInput, compiled.suffix);
+  return bucketWithSuffix(hashInput, suffix);
 }
 
-/** Whether every condition of a flag rule holds; `run` lets equal conditions share answers (compiledConditionHolds). */
-function ruleConditionsHold(compiled: readonly CompiledCondition[] | undefined, conditions: readonly Condition[], contexts: readonly EvaluationContext[], run: number): boolean {
-  if (compiled !== undefined) {
-    for (let i = 0; i < compiled.length; i++) {
-      if (!compiledConditionHolds(compiled[i]!, contexts, undefined, run)) return false;
-    }
-    return true;
-  }
-  for (let i = 0; i < conditions.length; i++) {
-    if (!compiledConditionHolds(compileCondition(conditions[i]!), contexts, undefined, run)) return false;
+/** Whether the `count` compiled conditions from `compiled[at]` all hold; `run` lets equal conditions share answers (compiledConditionHolds). */
+function conditionsHold(compiled: CompiledFlag, at: number, count: number, contexts: readonly EvaluationContext[], run: number): boolean {
+  for (let i = at; i < at + count; i++) {
+    if (!compiledConditionHolds(compiled[i] as CompiledCondition, contexts, undefined, run)) return false;
   }
   return true;
+}
+
+function matchedResult(flagKey: string, ruleId: string, ruleIndex: number, variantKey: string, value: FlagValue): EvaluationResult {
+  return { flag_key: flagKey, variant_key: variantKey, value, is_enabled: true, reason: 'TARGETING_MATCH', rule_index: ruleIndex, rule_id: ruleId };
+}
+
+/**
+ * The result of the split at `compiled[at]` (its bucket count) for this input, or undefined when
+ * the input gives no hash input or the bucket falls past the weights.
+ */
+function splitResult(flag: Flag, compiled: CompiledFlag, at: number, ruleId: string, ruleIndex: number, contexts: readonly EvaluationContext[], env: EvaluationEnvironment): EvaluationResult | undefined {
+  const bucketCount = compiled[at] as number;
+  const hashInput = hashInputAt(compiled, at + 1 + bucketCount * BUCKET_SLOTS, contexts);
+  if (hashInput === undefined) return undefined;
+  const bucket = flagBucket(compiled, flag.key, hashInput, env);
+  for (let b = at + 1; b < at + 1 + bucketCount * BUCKET_SLOTS; b += BUCKET_SLOTS) {
+    if ((compiled[b] as number) > bucket) {
+      const result = matchedResult(flag.key, ruleId, ruleIndex, compiled[b + 1] as string, compiled[b + 2] as FlagValue);
+      result.reason = 'SPLIT';
+      result.bucket = bucket;
+      return result;
+    }
+  }
+  return undefined;
 }
 
 function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: EvaluationEnvironment, run: number): EvaluationResult {
@@ -206,47 +204,33 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
   //       context of its type; list segment: isListMember on the context of its type), and
   //    d. for a split, the input yields a hash input and the bucket lands in a weight.
   const segments = env.segments ?? NO_SEGMENTS;
-  const rules = flag.rules;
-  // Malformed lists fail the whole evaluation rather than being read as empty: an unreadable
-  // condition list must never turn into "matches everyone".
-  if (!Array.isArray(rules)) throw new TypeError('rules must be an array');
-  const compiled = compiledFlagOf(flag, rules);
+  const compiled = compiledFlagOf(flag);
+  const ruleCount = compiled[RULE_COUNT] as number;
   let errorMessage: string | undefined;
-  for (let i = 0; i < rules.length; i++) {
-    const rule = rules[i]!;
-    const segmentKeys = rule.segment_keys ?? undefined;
-    const conditions = rule.conditions ?? NO_CONDITIONS;
-    if (!Array.isArray(conditions)) throw new TypeError(`rule ${i} conditions must be an array`);
-    if (segmentKeys !== undefined && !Array.isArray(segmentKeys)) {
-      throw new TypeError(`rule ${i} segment_keys must be an array`);
-    }
-    if (segmentKeys !== undefined && segmentKeys.length > 0) {
-      const missing = missingSegmentMessage(segmentKeys, segments, rule, i);
+  let at = FIRST_RULE;
+  for (let i = 0; i < ruleCount; i++) {
+    const rule = at;
+    at = compiled[rule + RULE_NEXT] as number;
+    const ruleId = compiled[rule + RULE_ID] as string;
+    const segmentKeys = compiled[rule + RULE_SEGMENT_KEYS] as readonly string[] | undefined;
+    if (segmentKeys !== undefined) {
+      const missing = missingSegmentMessage(segmentKeys, segments, ruleId, i);
       if (missing !== undefined) {
         errorMessage ??= missing;
         continue;
       }
     }
-    if (!ruleConditionsHold(compiled.conditions[i], conditions, contexts, run)) continue;
+    const conditionCount = compiled[rule + RULE_CONDITION_COUNT] as number;
+    if (!conditionsHold(compiled, rule + RULE_CONDITIONS, conditionCount, contexts, run)) continue;
     if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env)) continue;
 
-    // 4. A fixed variant: TARGETING_MATCH. (A rule carrying both serves its variant_key.)
-    let result: EvaluationResult;
-    if (typeof rule.variant_key === 'string') {
-      result = matchedResult(flag, rule, i, rule.variant_key);
-    } else if (rule.allocation !== undefined && rule.allocation !== null) {
-      // 5. A split: hash the input into 0..99999 and serve the weight it lands in: SPLIT.
-      const hashInput = resolveHashInput(rule.allocation, flag.hashing, contexts);
-      if (hashInput === undefined) continue;
-      const bucket = flagBucket(compiled, flag.key, hashInput, env);
-      const chosen = pickBucket(rule.allocation.buckets, bucket);
-      if (chosen === undefined) continue;
-      result = matchedResult(flag, rule, i, chosen.variant_key);
-      result.reason = 'SPLIT';
-      result.bucket = bucket;
-    } else {
-      continue;
-    }
+    // 4. A fixed variant: TARGETING_MATCH. 5. A split: hash the input into 0..99999 and serve the weight it lands in: SPLIT.
+    const served = rule + RULE_CONDITIONS + conditionCount;
+    const serves = compiled[rule + RULE_SERVES] as number;
+    let result: EvaluationResult | undefined;
+    if (serves === SERVES_VARIANT) result = matchedResult(flag.key, ruleId, i, compiled[served] as string, compiled[served + 1] as FlagValue);
+    else if (serves === SERVES_SPLIT) result = splitResult(flag, compiled, served, ruleId, i, contexts, env);
+    if (result === undefined) continue;
     if (errorMessage !== undefined) {
       result.error_code = 'SEGMENT_NOT_FOUND';
       result.error_message = errorMessage;
@@ -255,8 +239,10 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
   }
 
   // 6. No rule matched: the off variant, DEFAULT, or ERROR when a rule was skipped for a missing segment.
-  if (errorMessage !== undefined) return offResult(flag, true, 'ERROR', 'SEGMENT_NOT_FOUND', errorMessage);
-  return offResult(flag, true, 'DEFAULT');
+  const offKey = compiled[OFF_VARIANT_KEY] as string;
+  const offValue = compiled[OFF_VALUE] as FlagValue;
+  if (errorMessage !== undefined) return offResult(flag.key, offKey, offValue, true, 'ERROR', 'SEGMENT_NOT_FOUND', errorMessage);
+  return offResult(flag.key, offKey, offValue, true, 'DEFAULT');
 }
 
 /** Reads a field of something that may not be a flag at all, without ever throwing. */
