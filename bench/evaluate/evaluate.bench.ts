@@ -24,15 +24,19 @@
  *
  *   npx tsx bench/evaluate/evaluate.bench.ts [--duration 10] [--warmup 3] [--connections 64]
  *                                             [--all-connections 8] [--rounds 1] [--skip-all] [--only one|all|ofrep]
+ *                                             [--profile TEXT]
  *
  * The real server (hosts/server) runs in this process over a fresh database (BENCH_DATABASE_URL,
  * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each,
  * and the reference servers too (their answers are the real route's, captured). Requests rotate over
  * every flag and 1,024 users. autocannon drives every target from a child process, so it never
  * shares the servers' event loop; each target gets a warm-up run first, whose figures are dropped.
- * Prints a table per section and one JSON line; exits 0 whatever the figures.
+ * Prints a table per section and one JSON line; exits 0 whatever the figures. `--profile TEXT`
+ * records a V8 CPU profile of this process (the servers) during the first measured run of each
+ * target whose name contains TEXT and names the .cpuprofile file written (Chrome DevTools reads it).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@switchyard/transport/config.ts';
@@ -54,6 +58,8 @@ const SKIP_ALL = process.argv.includes('--skip-all');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 /** The all-flags row answers ~135 KB per request: fewer connections keep its latencies readable (and under autocannon's 10 s timeout). */
 const ALL_CONNECTIONS = option('all-connections', 8);
+/** `--profile TEXT`: profile the first measured run of the targets whose names contain TEXT. */
+const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1] : undefined;
 /** On a busy machine, several alternating rounds give steadier ratios than one long run. */
 const ROUNDS = option('rounds', 1);
 const ONE_FLAG_TARGET = 0.75;
@@ -155,6 +161,23 @@ async function sampleResponse(baseUrl: string, sdkKey: string, request: LoadRequ
 }
 
 // --- output ---
+
+async function startProfile(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return session;
+}
+
+async function stopProfile(session: Session, targetName: string): Promise<void> {
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  const file = path.join(tmpdir(), `bench-evaluate-${targetName.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  console.error(`# profile of ${targetName}: ${file}`);
+}
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -386,15 +409,17 @@ async function main(): Promise<void> {
         const job = { url: target.url, connections: target.connections, headers, requests: target.requests };
         const run = (seconds: number) => (target.inProcess ? measureInProcess(target.inProcess, seconds) : load!.run({ ...job, durationSeconds: seconds }));
         await run(WARMUP_S);
+        const profiling = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? await startProfile() : undefined;
         const cpuBefore = process.cpuUsage();
         const summary = await run(DURATION_S);
         const cpu = process.cpuUsage(cpuBefore);
+        if (profiling) await stopProfile(profiling, target.name);
         const serverCpuUsPerRequest = (cpu.user + cpu.system) / Math.max(1, summary.requestsTotal);
         // autocannon counts 304s as non-2xx: a row expecting them counts what is not a 304 instead.
         const expected = target.status ?? 200;
         const unexpected = Object.entries(summary.statusCounts).reduce((n, [status, count]) => (Number(status) === expected ? n : n + count), 0);
         rounds[i]!.push({ ...summary, non2xx: unexpected, name: target.name, section: section.title, connections: target.connections, serverCpuUsPerRequest, roundsRequestsPerSecond: [] });
-        console.error(`# round ${round}, ${target.name}: ${Math.round(summary.requestsPerSecond)} req/s, p99 ${summary.latencyP99Ms} ms`);
+        console.error(`# round ${round}, ${target.name}: ${Math.round(summary.requestsPerSecond)} req/s, p99 ${summary.latencyP99Ms} ms, user ${(cpu.user / summary.requestsTotal).toFixed(1)} µs sys ${(cpu.system / summary.requestsTotal).toFixed(1)} µs`);
       }
     }
     const rows = rounds.map((runs) => {

@@ -35,21 +35,20 @@ export class JsonItem {
 }
 
 /**
- * One kept answer: its bytes and the result fields it was rendered from, in one object (finding
- * the answer and reading its bytes touch the same memory).
+ * A flag's kept answers, in one array: for each outcome, the result fields it was rendered from
+ * and its item (OUTCOME_SLOTS slots). Finding an answer reads this one contiguous array, not an
+ * object per outcome: evaluating one flag among many finds each flag's answers out of the CPU
+ * caches, and every separate object read is a likely miss (docs/decisions.md "Evaluate route
+ * performance").
  */
-class Outcome extends JsonItem {
-  constructor(
-    bytes: Buffer,
-    readonly variantKey: string,
-    readonly reason: EvaluationResult['reason'],
-    readonly isEnabled: boolean,
-    readonly errorCode: EvaluationResult['error_code'],
-    readonly ruleId: string | undefined,
-  ) {
-    super(bytes);
-  }
-}
+type Outcomes = unknown[];
+const VARIANT_KEY = 0;
+const REASON = 1;
+const IS_ENABLED = 2;
+const ERROR_CODE = 3;
+const RULE_ID = 4;
+const ITEM = 5;
+const OUTCOME_SLOTS = 6;
 
 /**
  * JSON arrays sent as bytes: `head`, the items separated by commas, `tail`, in one buffer. The
@@ -95,7 +94,7 @@ export function etagOfItems(items: readonly JsonItem[]): string {
  * them the very strings of the definition, so it costs a few nanoseconds and allocates nothing.
  */
 export class ResultJsonCache {
-  private readonly byFlag = new WeakMap<Flag, Outcome[]>();
+  private readonly byFlag = new WeakMap<Flag, Outcomes>();
   /** @param render the result's JSON text, as the route would have serialised it. */
   constructor(private readonly render: (result: EvaluationResult) => string) {}
 
@@ -131,21 +130,20 @@ export class ResultJsonCache {
   }
 
   /** The kept item of this outcome among a flag's outcomes, rendered and kept on first sight. */
-  private find(outcomes: Outcome[], result: EvaluationResult): JsonItem {
-    for (let i = 0; i < outcomes.length; i++) {
-      const kept = outcomes[i]!;
+  private find(outcomes: Outcomes, result: EvaluationResult): JsonItem {
+    for (let i = 0; i < outcomes.length; i += OUTCOME_SLOTS) {
       if (
-        kept.variantKey === result.variant_key &&
-        kept.reason === result.reason &&
-        kept.isEnabled === result.is_enabled &&
-        kept.errorCode === result.error_code &&
-        kept.ruleId === result.rule_id
+        outcomes[i + VARIANT_KEY] === result.variant_key &&
+        outcomes[i + REASON] === result.reason &&
+        outcomes[i + IS_ENABLED] === result.is_enabled &&
+        outcomes[i + ERROR_CODE] === result.error_code &&
+        outcomes[i + RULE_ID] === result.rule_id
       ) {
-        return kept;
+        return outcomes[i + ITEM] as JsonItem;
       }
     }
-    const outcome = new Outcome(Buffer.from(this.render(result)), result.variant_key, result.reason, result.is_enabled, result.error_code, result.rule_id);
-    outcomes.push(outcome);
-    return outcome;
+    const item = new JsonItem(Buffer.from(this.render(result)));
+    outcomes.push(result.variant_key, result.reason, result.is_enabled, result.error_code, result.rule_id, item);
+    return item;
   }
 }
