@@ -1,29 +1,59 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** JSON deeper than this is refused before parsing (400 without crashing: docs/contract.md "Errors"). */
 export const MAX_JSON_DEPTH = 64;
 
+/** scanJsonText's findings, as bits. */
+const TOO_DEEP = 1;
+const HAS_ESCAPE = 2;
+const HAS_NUL_OR_SURROGATE = 4;
+
 /**
- * True when the JSON text nests objects/arrays deeper than `max`. A linear scan of the raw text
- * (skipping string contents), so hostile input costs O(n) and no recursion happens anywhere.
+ * One linear pass over a JSON text (skipping string contents for nesting), no recursion: whether
+ * it nests objects/arrays deeper than `max` (stops there), holds a backslash escape, or a NUL or
+ * UTF-16 surrogate code unit. Hostile input costs O(n).
  */
-export function jsonDepthExceeds(text: string, max: number): boolean {
+function scanJsonText(text: string, max: number): number {
   let depth = 0;
   let inString = false;
+  let found = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
+    if (c === 0 || (c >= 0xd800 && c <= 0xdfff)) found |= HAS_NUL_OR_SURROGATE;
     if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
+      if (c === 92 /* \ */) {
+        found |= HAS_ESCAPE;
+        i++;
+      } else if (c === 34 /* " */) {
+        inString = false;
+      }
     } else if (c === 34) {
       inString = true;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > max) return true;
+      if (++depth > max) return found | TOO_DEEP;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
       depth--;
     }
   }
-  return false;
+  return found;
+}
+
+/** True when the JSON text nests objects/arrays deeper than `max` (see scanJsonText). */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  return (scanJsonText(text, max) & TOO_DEEP) !== 0;
+}
+
+/**
+ * Set on a request whose JSON body was parsed from a text with no escape and no NUL or surrogate
+ * code unit: every string in the body (keys and values) is then a plain piece of that text, so
+ * none can hold what PostgreSQL cannot store, and the string-content check (string-content.ts)
+ * need not walk the body.
+ */
+const BODY_STRINGS_STORABLE = Symbol('bodyStringsStorable');
+
+/** Whether the request's JSON body is known to hold only storable strings (see BODY_STRINGS_STORABLE). */
+export function bodyStringsKnownStorable(request: FastifyRequest): boolean {
+  return (request as unknown as Record<symbol, boolean>)[BODY_STRINGS_STORABLE] === true;
 }
 
 export class JsonBodyError extends Error {
@@ -38,18 +68,37 @@ export class JsonBodyError extends Error {
  * Replaces Fastify's JSON parser with one that first refuses over-deep nesting, then parses with
  * Fastify's own hardened parser (prototype-poisoning keys are rejected). An empty body is
  * `undefined`, left to each route's schema to accept or refuse.
+ *
+ * A text with no escape, no byte-order mark and neither `__proto__` nor `constructor` anywhere is
+ * parsed with JSON.parse directly: the keys the hardened parser looks for could only appear
+ * spelled out, and they do not, so its two scans of the text would find nothing. That is nearly
+ * every SDK request, and saves them a third of the parsing.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  app.decorateRequest(BODY_STRINGS_STORABLE, false);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text.trim() === '') {
       done(null, undefined);
       return;
     }
-    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    const found = scanJsonText(text, MAX_JSON_DEPTH);
+    if ((found & TOO_DEEP) !== 0) {
       done(new JsonBodyError(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    if ((found & HAS_ESCAPE) === 0 && text.charCodeAt(0) !== 0xfeff && !text.includes('__proto__') && !text.includes('constructor')) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        done(new JsonBodyError('request body is not valid JSON'), undefined);
+        return;
+      }
+      if ((found & HAS_NUL_OR_SURROGATE) === 0) (request as unknown as Record<symbol, boolean>)[BODY_STRINGS_STORABLE] = true;
+      done(null, parsed);
       return;
     }
     parseJson(request, text, (error, parsed) => {
