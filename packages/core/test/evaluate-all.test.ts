@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { evaluate, evaluateAll } from '../src/evaluation/index.ts';
-import { compileCondition, conditionMemoEntries } from '../src/evaluation/conditions.ts';
+import { compileCondition, conditionMemoEntries, sharedConditionEntries } from '../src/evaluation/conditions.ts';
 import type { Condition, EvaluationContext, Flag, Segment } from '../src/index.ts';
 import { load, type EvaluationCase } from './support/test-vector-cases.ts';
 
@@ -140,12 +140,15 @@ describe('evaluateAll', () => {
     const flood = Array.from({ length: 40_000 }, (_, i) => flagOf(`flood${i}`, [{ attribute: 'n', op: 'eq', values: [`v${i}`] }]));
     evaluateAll(flood, user('u', { n: 'v1' }), ENV);
     assert.ok(conditionMemoEntries() <= 16_384, `the memo holds ${conditionMemoEntries()} contents`);
+    assert.ok(sharedConditionEntries() <= 16_384, `${sharedConditionEntries()} compiled conditions are shared`);
     // Another environment afterwards: its shared condition still gets a slot, and right answers.
     const shared: Condition = { attribute: 'plan', op: 'eq', values: [`pro-${Math.random()}`] };
     const victims = Array.from({ length: 3 }, (_, i) => flagOf(`victim${i}`, [copy(shared)]));
     const answers = evaluateAll(victims, user('u', { plan: shared.values[0] as string }), ENV);
     assert.deepEqual(answers.map((r) => r.reason), ['TARGETING_MATCH', 'TARGETING_MATCH', 'TARGETING_MATCH']);
     assert.ok(compileCondition(victims[0]!.rules[0]!.conditions[0]!).memoSlot >= 0, 'memoised');
+    // Equal contents share one compiled form again after the flood emptied the table.
+    assert.equal(compileCondition(victims[1]!.rules[0]!.conditions[0]!), compileCondition(victims[0]!.rules[0]!.conditions[0]!));
   });
 
   test('answers malformed flags like evaluate() does, without stopping the others', () => {

@@ -384,6 +384,11 @@ function memoSlotOf(condition: CompiledCondition): number {
   return slot;
 }
 
+/** How many compiled conditions are shared by content now (for tests of its bound). */
+export function sharedConditionEntries(): number {
+  return sharedConditions.size;
+}
+
 /** How many condition contents the memo table holds now (for tests of its bound). */
 export function conditionMemoEntries(): number {
   return memoSlots.size;
