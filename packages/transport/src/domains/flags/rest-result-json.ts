@@ -42,13 +42,14 @@ export class JsonItem {
  * performance").
  */
 type Outcomes = unknown[];
-const VARIANT_KEY = 0;
-const REASON = 1;
-const IS_ENABLED = 2;
-const ERROR_CODE = 3;
-const RULE_ID = 4;
-const ITEM = 5;
-const OUTCOME_SLOTS = 6;
+const RULE_INDEX = 0;
+const VARIANT_KEY = 1;
+const REASON = 2;
+const IS_ENABLED = 3;
+const ERROR_CODE = 4;
+const RULE_ID = 5;
+const ITEM = 6;
+const OUTCOME_SLOTS = 7;
 
 /**
  * JSON arrays sent as bytes: `head`, the items separated by commas, `tail`, in one buffer. The
@@ -132,7 +133,10 @@ export class ResultJsonCache {
   /** The kept item of this outcome among a flag's outcomes, rendered and kept on first sight. */
   private find(outcomes: Outcomes, result: EvaluationResult): JsonItem {
     for (let i = 0; i < outcomes.length; i += OUTCOME_SLOTS) {
+      // The rule's index first: a number in this array, so the outcomes of other rules are passed
+      // over without reading their strings (comparing two distinct strings reads both).
       if (
+        outcomes[i + RULE_INDEX] === result.rule_index &&
         outcomes[i + VARIANT_KEY] === result.variant_key &&
         outcomes[i + REASON] === result.reason &&
         outcomes[i + IS_ENABLED] === result.is_enabled &&
@@ -143,7 +147,7 @@ export class ResultJsonCache {
       }
     }
     const item = new JsonItem(Buffer.from(this.render(result)));
-    outcomes.push(result.variant_key, result.reason, result.is_enabled, result.error_code, result.rule_id, item);
+    outcomes.push(result.rule_index, result.variant_key, result.reason, result.is_enabled, result.error_code, result.rule_id, item);
     return item;
   }
 }
