@@ -55,7 +55,7 @@ export const RULE_ID = 3;
 export const RULE_SEGMENT_KEYS = 4;
 export const RULE_CONDITIONS = 5;
 
-export const SERVES_NOTHING = 0;
+const SERVES_NOTHING = 0;
 export const SERVES_VARIANT = 1;
 export const SERVES_SPLIT = 2;
 

@@ -38,11 +38,6 @@ function scanJsonText(text: string, max: number): number {
   return found;
 }
 
-/** True when the JSON text nests objects/arrays deeper than `max` (see scanJsonText). */
-export function jsonDepthExceeds(text: string, max: number): boolean {
-  return (scanJsonText(text, max) & TOO_DEEP) !== 0;
-}
-
 /**
  * Set on a request whose JSON body was parsed from a text with no escape and no NUL or surrogate
  * code unit: every string in the body (keys and values) is then a plain piece of that text, so
@@ -55,6 +50,8 @@ const BODY_STRINGS_STORABLE = Symbol('bodyStringsStorable');
 export function bodyStringsKnownStorable(request: FastifyRequest): boolean {
   return (request as unknown as Record<symbol, boolean>)[BODY_STRINGS_STORABLE] === true;
 }
+
+const NOT_JSON = 'request body is not valid JSON';
 
 export class JsonBodyError extends Error {
   readonly statusCode = 400;
@@ -94,7 +91,7 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       try {
         parsed = JSON.parse(text);
       } catch {
-        done(new JsonBodyError('request body is not valid JSON'), undefined);
+        done(new JsonBodyError(NOT_JSON), undefined);
         return;
       }
       if ((found & HAS_NUL_OR_SURROGATE) === 0) (request as unknown as Record<symbol, boolean>)[BODY_STRINGS_STORABLE] = true;
@@ -102,7 +99,7 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       return;
     }
     parseJson(request, text, (error, parsed) => {
-      if (error) done(new JsonBodyError('request body is not valid JSON'), undefined);
+      if (error) done(new JsonBodyError(NOT_JSON), undefined);
       else done(null, parsed);
     });
   });
