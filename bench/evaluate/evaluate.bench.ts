@@ -24,7 +24,7 @@
  *
  *   npx tsx bench/evaluate/evaluate.bench.ts [--duration 10] [--warmup 3] [--connections 64]
  *                                             [--all-connections 8] [--rounds 1] [--skip-all] [--only one|all|ofrep]
- *                                             [--profile TEXT]
+ *                                             [--targets 'TEXT|TEXT'] [--profile TEXT]
  *
  * The real server (hosts/server) runs in this process over a fresh database (BENCH_DATABASE_URL,
  * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each,
@@ -58,6 +58,11 @@ const SKIP_ALL = process.argv.includes('--skip-all');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 /** The all-flags row answers ~135 KB per request: fewer connections keep its latencies readable (and under autocannon's 10 s timeout). */
 const ALL_CONNECTIONS = option('all-connections', 8);
+/**
+ * `--targets 'TEXT|TEXT'`: run only the targets whose names contain one of the texts, and each
+ * section's baseline (for A/B runs of one change: fewer targets, more rounds in the same time).
+ */
+const TARGETS = process.argv.includes('--targets') ? process.argv[process.argv.indexOf('--targets') + 1]!.split('|') : undefined;
 /** `--profile TEXT`: profile the first measured run of the targets whose names contain TEXT. */
 const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1] : undefined;
 /** On a busy machine, several alternating rounds give steadier ratios than one long run. */
@@ -397,7 +402,8 @@ async function main(): Promise<void> {
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baselines and the routes; each row is then the target's median round (by requests/s).
     const sectionNames = ['one', 'all', 'ofrep'];
-    const chosen = ONLY === undefined ? sections : sections.filter((_, i) => sectionNames[i] === ONLY);
+    const picked = ONLY === undefined ? sections : sections.filter((_, i) => sectionNames[i] === ONLY);
+    const chosen = TARGETS === undefined ? picked : picked.map((section) => ({ ...section, targets: section.targets.filter((t, i) => i === 0 || TARGETS.some((text) => t.name.includes(text))) }));
     const targets = chosen.flatMap((section) => section.targets.map((target) => ({ section, target })));
     // The load generator's own first run is slow (its code is not yet optimised): spent on the
     // first target before anything is measured, so the first baseline is not penalised for it.

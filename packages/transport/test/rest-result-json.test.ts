@@ -1,105 +1,117 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { EvaluationResult, Flag } from '@switchyard/core';
+import { evaluateAll, newOutcomes, type EvaluationContext, type EvaluationResult, type Flag } from '@switchyard/core';
 import { testFlag } from '@switchyard/core/testing';
 import { ResultJsonCache } from '../src/domains/flags/rest-result-json.ts';
 
-const result = (flag: Flag, variant: string, extra: Partial<EvaluationResult> = {}): EvaluationResult => ({
-  flag_key: flag.key,
-  variant_key: variant,
-  value: flag.variants.find((v) => v.key === variant)?.value ?? null,
-  is_enabled: true,
-  reason: 'SPLIT',
-  ...extra,
+// The cache keeps each outcome's JSON in the outcome's store (docs/decisions.md "Evaluate route
+// performance"); these tests evaluate real flags so the outcomes are the evaluation's own.
+
+const ENV = { projectId: 'p', environmentId: 'e' };
+const user = (key: string, parameters: Record<string, string> = {}): EvaluationContext[] => [{ key, context_type: 'user', parameters }];
+
+/** One cache for the file (each reserves one of a process's few outcome stores); renders counted. */
+let renders = 0;
+const cache = new ResultJsonCache((r) => {
+  renders += 1;
+  return JSON.stringify({ flag_key: r.flag_key, variant_key: r.variant_key, value: r.value, reason: r.reason, is_enabled: r.is_enabled, error_code: r.error_code, error_message: r.error_message });
 });
 
-/** The kept answer as text. */
-const text = (cache: ResultJsonCache, flag: Flag, r: EvaluationResult): string => cache.bytes(flag, r).toString('utf8');
+/** What the cache must answer for a result: the render of the very same fields. */
+const expected = (r: EvaluationResult) => JSON.parse(JSON.stringify({ ...r, bucket: undefined, rule_id: undefined, rule_index: undefined }));
 
-/** A cache whose renders are counted. */
-function counting() {
-  let renders = 0;
-  const cache = new ResultJsonCache((r) => {
-    renders += 1;
-    return JSON.stringify(r);
+/** Evaluates the flags for one input; the cache's answer of every result, parsed. */
+function answers(flags: Flag[], contexts: EvaluationContext[]): { results: EvaluationResult[]; parsed: unknown[]; bytes: Buffer[] } {
+  const outcomes = newOutcomes(flags.length);
+  const results = evaluateAll(flags, contexts, ENV, outcomes);
+  const bytes = cache.items(results, outcomes).map((item) => item.bytes);
+  return { results, parsed: bytes.map((b) => JSON.parse(b.toString('utf8'))), bytes };
+}
+
+/** A flag: Germany gets `de`, France a 50/50 split of a and b, everyone else the off variant. */
+function flagOf(key: string, values: { de?: unknown } = {}): Flag {
+  return testFlag(key, {
+    value_type: 'json',
+    variants: [
+      { key: 'de', value: (values.de ?? { color: 'blue' }) as Flag['variants'][number]['value'] },
+      { key: 'a', value: 'a' },
+      { key: 'b', value: 'b é' },
+      { key: 'off', value: null },
+    ],
+    off_variant_key: 'off',
+    rules: [
+      { id: 'germany', conditions: [{ attribute: 'country', op: 'eq', values: ['DE'] }], variant_key: 'de' },
+      { id: 'france', conditions: [{ attribute: 'country', op: 'eq', values: ['FR'] }], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'a', weight_milli: 500 }, { variant_key: 'b', weight_milli: 500 }] } },
+    ],
   });
-  return { cache, renders: () => renders };
 }
 
 describe('ResultJsonCache', () => {
-  test('one text per flag definition and outcome; another outcome or another definition is rendered anew', () => {
-    const { cache, renders } = counting();
-    const flag = testFlag('checkout', { variants: [{ key: 'on', value: { color: 'blue' } }, { key: 'off', value: null }] });
-    const on = text(cache, flag, result(flag, 'on'));
-    assert.deepEqual(JSON.parse(on), result(flag, 'on'));
-    assert.equal(text(cache, flag, result(flag, 'on')), on);
-    assert.equal(renders(), 1, 'the second answer was not serialised again');
-    assert.deepEqual(JSON.parse(text(cache, flag, result(flag, 'off'))), result(flag, 'off'));
-    assert.equal(renders(), 2);
+  test('one text per flag definition and outcome, reused by other inputs; another outcome or definition is rendered anew', () => {
+    renders = 0;
+    const flag = flagOf('checkout');
+    const first = answers([flag], user('u1', { country: 'DE' }));
+    assert.deepEqual(first.parsed[0], expected(first.results[0]!));
+    const second = answers([flag], user('u2', { country: 'DE' }));
+    assert.equal(second.bytes[0], first.bytes[0], 'the same bytes, not rendered again');
+    assert.equal(renders, 1);
+    const fallback = answers([flag], user('u3', { country: 'US' }));
+    assert.deepEqual(fallback.parsed[0], expected(fallback.results[0]!));
+    assert.equal(renders, 2);
     // A changed flag is a new definition object: its text follows the new value.
-    const changed = { ...flag, variants: [{ key: 'on', value: { color: 'green' } }, flag.variants[1]!] };
-    assert.deepEqual(JSON.parse(text(cache, changed, result(changed, 'on'))).value, { color: 'green' });
-    assert.equal(renders(), 3);
+    const changed = flagOf('checkout', { de: { color: 'green' } });
+    assert.deepEqual((answers([changed], user('u1', { country: 'DE' })).parsed[0] as { value: unknown }).value, { color: 'green' });
+    assert.equal(renders, 3);
   });
 
-  test('each field of the outcome counts: reason, enabled state, error code and rule give their own texts', () => {
-    const { cache, renders } = counting();
-    const flag = testFlag('f', { variants: [{ key: 'on', value: true }] });
-    const variants: Array<Partial<EvaluationResult>> = [
-      {},
-      { reason: 'TARGETING_MATCH', rule_id: 'r1' },
-      { reason: 'TARGETING_MATCH', rule_id: 'r2' },
-      { reason: 'DEFAULT' },
-      { reason: 'DISABLED', is_enabled: false },
-      { reason: 'ERROR', error_code: 'SEGMENT_NOT_FOUND' },
-    ];
-    for (const extra of variants) assert.deepEqual(JSON.parse(text(cache, flag, result(flag, 'on', extra))), result(flag, 'on', extra));
-    assert.equal(renders(), variants.length, 'one text per outcome');
-    for (const extra of variants) text(cache, flag, result(flag, 'on', extra));
-    assert.equal(renders(), variants.length, 'and each is kept');
+  test('a split keeps one text per bucket range, whatever the exact bucket', () => {
+    renders = 0;
+    const flag = flagOf('split');
+    const seen = new Map<string, Buffer>();
+    for (let u = 0; u < 60; u++) {
+      const { results, parsed, bytes } = answers([flag], user(`fr-${u}`, { country: 'FR' }));
+      assert.deepEqual(parsed[0], expected(results[0]!));
+      const variant = results[0]!.variant_key;
+      if (seen.has(variant)) assert.equal(bytes[0], seen.get(variant));
+      else seen.set(variant, bytes[0]!);
+    }
+    assert.deepEqual([...seen.keys()].sort(), ['a', 'b']);
+    assert.equal(renders, 2, 'one render per bucket range');
   });
 
   test('results with a free-text error message are rendered every time', () => {
-    const { cache, renders } = counting();
-    const flag = testFlag('broken');
-    const failed = (message: string) => result(flag, '', { reason: 'ERROR', error_code: 'GENERAL', error_message: message, value: null });
-    assert.match(text(cache, flag, failed('first')), /first/);
-    assert.match(text(cache, flag, failed('second')), /second/);
-    assert.equal(renders(), 2);
+    renders = 0;
+    const missing = testFlag('missing', { rules: [{ id: 'r', conditions: [], segment_keys: ['gone'], variant_key: 'on' }] });
+    const broken = { ...testFlag('broken'), rules: [{ id: 'r', conditions: 'nope' }] } as unknown as Flag;
+    for (let i = 0; i < 2; i++) {
+      const { results, parsed } = answers([missing, broken], user(`u${i}`));
+      assert.equal(results[0]!.error_code, 'SEGMENT_NOT_FOUND');
+      assert.equal(results[1]!.error_code, 'GENERAL');
+      assert.deepEqual(parsed, results.map(expected));
+    }
+    assert.equal(renders, 4);
   });
 
   test('array: head, the answers in result order separated by commas, tail; valid JSON with any number of items', () => {
-    const { cache } = counting();
-    const a = testFlag('a', { variants: [{ key: 'x', value: 1 }] });
-    const b = testFlag('b', { variants: [{ key: 'y', value: 'two é' }] });
-    const results = [result(a, 'x'), result(b, 'y')];
-    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a, b], results, ']}').toString('utf8')), { flags: results });
-    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [a], [results[0]!], ']}').toString('utf8')), { flags: [results[0]] });
-    assert.deepEqual(JSON.parse(cache.array('{"flags":[', [], [], ']}').toString('utf8')), { flags: [] });
+    const flags = [flagOf('x'), flagOf('y', { de: 'two é' })];
+    for (const list of [flags, flags.slice(0, 1), []]) {
+      const outcomes = newOutcomes(list.length);
+      const results = evaluateAll(list, user('u1', { country: 'DE' }), ENV, outcomes);
+      const body = JSON.parse(cache.array('{"flags":[', results, outcomes, ']}').toString('utf8'));
+      assert.deepEqual(body, { flags: results.map(expected) });
+    }
   });
 
-  test('items of a list: kept outcomes reused, another outcome rendered, a changed flag answers its new definition, free-text errors never kept', () => {
-    const { cache, renders } = counting();
-    const a = testFlag('a', { variants: [{ key: 'x', value: 1 }, { key: 'z', value: 3 }] });
-    const b = testFlag('b', { variants: [{ key: 'y', value: 2 }] });
-    const list = [a, b];
-    const first = [result(a, 'x'), result(b, 'y')];
-    assert.deepEqual(cache.items(list, first).map((item) => JSON.parse(item.bytes.toString('utf8'))), first);
-    assert.equal(renders(), 2);
-    cache.items(list, first);
-    assert.equal(renders(), 2, 'the same outcomes of the same list are not rendered again');
-    // Another outcome of flag a at the same position: its own text.
-    const other = [result(a, 'z'), result(b, 'y')];
-    assert.deepEqual(JSON.parse(cache.items(list, other)[0]!.bytes.toString('utf8')), result(a, 'z'));
-    assert.equal(renders(), 3);
-    // A snapshot with flag b changed: position 1 answers the new definition.
-    const changedB = { ...b, variants: [{ key: 'y', value: 'changed' }] };
-    const next = [a, changedB];
-    const items = cache.items(next, [result(a, 'x'), result(changedB, 'y')]);
-    assert.equal(JSON.parse(items[1]!.bytes.toString('utf8')).value, 'changed');
-    // A free-text error is rendered every time and never kept.
-    const failed = result(a, '', { reason: 'ERROR', error_code: 'GENERAL', error_message: 'boom', value: null });
-    assert.match(cache.items(next, [failed, result(changedB, 'y')])[0]!.bytes.toString('utf8'), /boom/);
-    assert.deepEqual(JSON.parse(cache.items(next, [result(a, 'x'), result(changedB, 'y')])[0]!.bytes.toString('utf8')), result(a, 'x'));
+  test('items of a list: each flag answers its own definition, also when two flags have the same rules and key', () => {
+    // Two tenants' flags with the same key and rules but other values never share a text.
+    const mine = flagOf('same', { de: 'mine' });
+    const theirs = flagOf('same', { de: 'theirs' });
+    for (let i = 0; i < 3; i++) {
+      const { parsed } = answers([mine, theirs], user(`u${i}`, { country: 'DE' }));
+      assert.deepEqual(
+        parsed.map((p) => (p as { value: unknown }).value),
+        ['mine', 'theirs'],
+      );
+    }
   });
 });

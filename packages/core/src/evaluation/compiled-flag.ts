@@ -20,13 +20,20 @@ import { compileCondition } from './conditions.ts';
  *
  *   header: the document fields it was compiled from (a flag given a new list is compiled
  *           again), the encoded end of the hash input for the environment last bucketed in, the
- *           off variant and its value, the number of rules;
+ *           off variant and its value, the number of rules, the offset of the off variant's
+ *           outcome stores (DEFAULT there, DISABLED right after);
  *   each rule, in order: the offset of the next rule, its condition count, what it serves
  *           (SERVES_*), its id, its segment keys (undefined: none), its compiled conditions, then
- *     SERVES_VARIANT: the variant key and its value;
- *     SERVES_SPLIT:   the bucket count, then per bucket its end (cumulative weight in buckets:
- *                     bucket b is served by the first with b < end), variant key and value, then
- *                     the hash input plan (appendHashInputPlan).
+ *     SERVES_VARIANT: the variant key and its value, then the outcome's stores;
+ *     SERVES_SPLIT:   the bucket count, the offset of the buckets' outcome stores, then per bucket
+ *                     its end (cumulative weight in buckets: bucket b is served by the first with
+ *                     b < end), variant key and value, then the hash input plan
+ *                     (appendHashInputPlan), then each bucket's outcome stores in bucket order;
+ *   the off variant's outcome stores (DEFAULT, then DISABLED).
+ *
+ * Outcome stores (outcomes.ts): OUTCOME_STORES empty slots per outcome, where a host keeps what it
+ * derives from the outcome's results (a transport, their JSON). They sit with the data the
+ * evaluation has just read, so the host reaches them without a lookup of its own.
  *
  * Compiling reads the whole document, so a malformed part anywhere (rules that are not a list, a
  * rule that is not an object, conditions or segment keys that are not lists, a null condition,
@@ -45,7 +52,14 @@ export const SUFFIX = 6;
 export const OFF_VARIANT_KEY = 7;
 export const OFF_VALUE = 8;
 export const RULE_COUNT = 9;
-export const FIRST_RULE = 10;
+export const OFF_OUTCOME = 10;
+export const FIRST_RULE = 11;
+
+/**
+ * Slots per outcome for hosts to keep derived data in (outcomes.ts): one per consumer, the
+ * evaluate and OFREP answers taking two.
+ */
+export const OUTCOME_STORES = 4;
 
 /** Offsets within a rule. */
 export const RULE_NEXT = 0;
@@ -61,6 +75,11 @@ export const SERVES_SPLIT = 2;
 
 /** Slots per bucket of a split: end, variant key, value. */
 export const BUCKET_SLOTS = 3;
+
+/** Offsets within a split. */
+export const SPLIT_BUCKET_COUNT = 0;
+export const SPLIT_OUTCOMES = 1;
+export const SPLIT_BUCKETS = 2;
 
 const NO_CONDITIONS: readonly never[] = [];
 
@@ -80,7 +99,8 @@ export function variantValue(flag: Flag, variantKey: string): FlagValue {
 
 function appendSplit(out: unknown[], flag: Flag, allocation: PercentageAllocation): void {
   const buckets = allocation.buckets;
-  out.push(buckets.length);
+  const start = out.length;
+  out.push(buckets.length, 0);
   let cumulative = 0;
   for (let i = 0; i < buckets.length; i++) {
     const bucket = buckets[i]!;
@@ -88,6 +108,12 @@ function appendSplit(out: unknown[], flag: Flag, allocation: PercentageAllocatio
     out.push(cumulative, bucket.variant_key, variantValue(flag, bucket.variant_key));
   }
   appendHashInputPlan(out, allocation, flag.hashing);
+  out[start + SPLIT_OUTCOMES] = out.length;
+  appendOutcomeStores(out, buckets.length);
+}
+
+function appendOutcomeStores(out: unknown[], outcomes: number): void {
+  for (let i = 0; i < outcomes * OUTCOME_STORES; i++) out.push(undefined);
 }
 
 function appendRule(out: unknown[], flag: Flag, rule: Rule, i: number): void {
@@ -102,8 +128,10 @@ function appendRule(out: unknown[], flag: Flag, rule: Rule, i: number): void {
   const serves = variantKey !== undefined ? SERVES_VARIANT : allocation !== undefined && allocation !== null ? SERVES_SPLIT : SERVES_NOTHING;
   out.push(0, conditions.length, serves, rule.id, segmentKeys !== undefined && segmentKeys.length > 0 ? segmentKeys : undefined);
   for (const condition of conditions as Condition[]) out.push(compileCondition(condition));
-  if (serves === SERVES_VARIANT) out.push(variantKey, variantValue(flag, variantKey!));
-  else if (serves === SERVES_SPLIT) appendSplit(out, flag, allocation!);
+  if (serves === SERVES_VARIANT) {
+    out.push(variantKey, variantValue(flag, variantKey!));
+    appendOutcomeStores(out, 1);
+  } else if (serves === SERVES_SPLIT) appendSplit(out, flag, allocation!);
   out[start + RULE_NEXT] = out.length;
 }
 
@@ -125,8 +153,11 @@ export function compileFlag(flag: Flag): CompiledFlag {
     typeof offKey === 'string' ? offKey : '',
     typeof offKey === 'string' ? variantValue(flag, offKey) : null,
     rules.length,
+    0,
   ];
   for (let i = 0; i < rules.length; i++) appendRule(out, flag, rules[i]!, i);
+  out[OFF_OUTCOME] = out.length;
+  appendOutcomeStores(out, 2);
   return out;
 }
 

@@ -5,8 +5,10 @@ import { bucketWithSuffix, findContext, hashInputAt, hashSuffix } from './bucket
 import {
   BUCKET_SLOTS,
   FIRST_RULE,
+  OFF_OUTCOME,
   OFF_VALUE,
   OFF_VARIANT_KEY,
+  OUTCOME_STORES,
   RULE_CONDITIONS,
   RULE_CONDITION_COUNT,
   RULE_COUNT,
@@ -16,6 +18,9 @@ import {
   RULE_SERVES,
   SERVES_SPLIT,
   SERVES_VARIANT,
+  SPLIT_BUCKETS,
+  SPLIT_BUCKET_COUNT,
+  SPLIT_OUTCOMES,
   SUFFIX,
   SUFFIX_ENVIRONMENT,
   SUFFIX_PROJECT,
@@ -25,6 +30,7 @@ import {
   type CompiledFlag,
 } from './compiled-flag.ts';
 import { allConditionsHold, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
+import { clearOutcome, setOutcome, type Outcomes } from './outcomes.ts';
 
 /** Everything evaluation needs besides the flag and the input. */
 export interface EvaluationEnvironment {
@@ -105,6 +111,8 @@ function evaluateUnchecked(
   input: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
   run: number,
+  outcomes: Outcomes | undefined,
+  index: number,
 ): EvaluationResult {
   // 0. Something that is not a flag document at all is a GENERAL error (see evaluate()).
   if (typeof flag !== 'object' || flag === null || typeof flag.key !== 'string') {
@@ -112,7 +120,10 @@ function evaluateUnchecked(
   }
 
   // 1. A disabled flag serves its off variant whatever the input (even an invalid one).
-  if (flag.enabled !== true) return documentOffResult(flag, false, 'DISABLED');
+  if (flag.enabled !== true) {
+    if (outcomes !== undefined) setDisabledOutcome(flag, outcomes, index);
+    return documentOffResult(flag, false, 'DISABLED');
+  }
 
   // 2. An enabled flag needs at least one context with a string key and type.
   const contexts = normalizeContexts(input);
@@ -121,7 +132,22 @@ function evaluateUnchecked(
     return documentOffResult(flag, true, 'ERROR', 'INVALID_CONTEXT', message);
   }
 
-  return evaluateRules(flag, contexts, env, run);
+  return evaluateRules(flag, contexts, env, run, outcomes, index);
+}
+
+/**
+ * A disabled flag's result is read from the document, never compiled: a malformed disabled flag
+ * still answers DISABLED. Its outcome stores are in the compiled form, so they are there only when
+ * the flag compiles.
+ */
+function setDisabledOutcome(flag: Flag, outcomes: Outcomes, index: number): void {
+  let compiled: CompiledFlag;
+  try {
+    compiled = compiledFlagOf(flag);
+  } catch {
+    return;
+  }
+  setOutcome(outcomes, index, compiled, (compiled[OFF_OUTCOME] as number) + OUTCOME_STORES);
 }
 
 /** The first problem a rule's missing segments cause, or undefined when every named segment exists. */
@@ -176,26 +202,47 @@ function matchedResult(flagKey: string, ruleId: string, ruleIndex: number, varia
 }
 
 /**
- * The result of the split at `compiled[at]` (its bucket count) for this input, or undefined when
- * the input gives no hash input or the bucket falls past the weights.
+ * The result of the split at `compiled[at]` for this input, or undefined when the input gives no
+ * hash input or the bucket falls past the weights. `outcomes` (when given) learns which bucket
+ * range served it.
  */
-function splitResult(flag: Flag, compiled: CompiledFlag, at: number, ruleId: string, ruleIndex: number, contexts: readonly EvaluationContext[], env: EvaluationEnvironment): EvaluationResult | undefined {
-  const bucketCount = compiled[at] as number;
-  const hashInput = hashInputAt(compiled, at + 1 + bucketCount * BUCKET_SLOTS, contexts);
+function splitResult(
+  flag: Flag,
+  compiled: CompiledFlag,
+  at: number,
+  ruleId: string,
+  ruleIndex: number,
+  contexts: readonly EvaluationContext[],
+  env: EvaluationEnvironment,
+  outcomes: Outcomes | undefined,
+  index: number,
+): EvaluationResult | undefined {
+  const bucketCount = compiled[at + SPLIT_BUCKET_COUNT] as number;
+  const first = at + SPLIT_BUCKETS;
+  const hashInput = hashInputAt(compiled, first + bucketCount * BUCKET_SLOTS, contexts);
   if (hashInput === undefined) return undefined;
   const bucket = flagBucket(compiled, flag.key, hashInput, env);
-  for (let b = at + 1; b < at + 1 + bucketCount * BUCKET_SLOTS; b += BUCKET_SLOTS) {
+  for (let k = 0; k < bucketCount; k++) {
+    const b = first + k * BUCKET_SLOTS;
     if ((compiled[b] as number) > bucket) {
       const result = matchedResult(flag.key, ruleId, ruleIndex, compiled[b + 1] as string, compiled[b + 2] as FlagValue);
       result.reason = 'SPLIT';
       result.bucket = bucket;
+      if (outcomes !== undefined) setOutcome(outcomes, index, compiled, (compiled[at + SPLIT_OUTCOMES] as number) + k * OUTCOME_STORES);
       return result;
     }
   }
   return undefined;
 }
 
-function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: EvaluationEnvironment, run: number): EvaluationResult {
+function evaluateRules(
+  flag: Flag,
+  contexts: readonly EvaluationContext[],
+  env: EvaluationEnvironment,
+  run: number,
+  outcomes: Outcomes | undefined,
+  index: number,
+): EvaluationResult {
   // 3. Rules in order; the first that matches decides. A rule matches when
   //    a. every segment it names exists (else it is skipped and the first such problem is kept
   //       as error details, which survive onto the result even when a later rule matches),
@@ -228,12 +275,17 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
     const served = rule + RULE_CONDITIONS + conditionCount;
     const serves = compiled[rule + RULE_SERVES] as number;
     let result: EvaluationResult | undefined;
-    if (serves === SERVES_VARIANT) result = matchedResult(flag.key, ruleId, i, compiled[served] as string, compiled[served + 1] as FlagValue);
-    else if (serves === SERVES_SPLIT) result = splitResult(flag, compiled, served, ruleId, i, contexts, env);
+    if (serves === SERVES_VARIANT) {
+      result = matchedResult(flag.key, ruleId, i, compiled[served] as string, compiled[served + 1] as FlagValue);
+      if (outcomes !== undefined) setOutcome(outcomes, index, compiled, served + 2);
+    } else if (serves === SERVES_SPLIT) {
+      result = splitResult(flag, compiled, served, ruleId, i, contexts, env, outcomes, index);
+    }
     if (result === undefined) continue;
     if (errorMessage !== undefined) {
       result.error_code = 'SEGMENT_NOT_FOUND';
       result.error_message = errorMessage;
+      if (outcomes !== undefined) clearOutcome(outcomes, index);
     }
     return result;
   }
@@ -242,6 +294,7 @@ function evaluateRules(flag: Flag, contexts: readonly EvaluationContext[], env: 
   const offKey = compiled[OFF_VARIANT_KEY] as string;
   const offValue = compiled[OFF_VALUE] as FlagValue;
   if (errorMessage !== undefined) return offResult(flag.key, offKey, offValue, true, 'ERROR', 'SEGMENT_NOT_FOUND', errorMessage);
+  if (outcomes !== undefined) setOutcome(outcomes, index, compiled, compiled[OFF_OUTCOME] as number);
   return offResult(flag.key, offKey, offValue, true, 'DEFAULT');
 }
 
@@ -276,23 +329,26 @@ export function evaluate(
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
 ): EvaluationResult {
-  return evaluateGuarded(flag, contexts, env, 0);
+  return evaluateGuarded(flag, contexts, env, 0, undefined, 0);
 }
 
 /**
  * Evaluates every flag for the same input: the results of evaluate() for each, in order. Within
  * the call, conditions with the same content are tested once and their answer reused by every
  * other flag that carries them (the input cannot change during the call).
+ *
+ * `outcomes` (newOutcomes(flags.length)), when given, learns each result's outcome (outcomes.ts).
  */
 export function evaluateAll(
   flags: readonly Flag[],
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
+  outcomes?: Outcomes,
 ): EvaluationResult[] {
   // One flag has nobody to share answers with: the memo would only cost.
   const run = flags.length > 1 ? newConditionRun() : 0;
   const results = new Array<EvaluationResult>(flags.length);
-  for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run);
+  for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i);
   return results;
 }
 
@@ -301,10 +357,15 @@ function evaluateGuarded(
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
   run: number,
+  outcomes: Outcomes | undefined,
+  index: number,
 ): EvaluationResult {
+  // No outcome until the evaluation names one (an error with a message never does).
+  if (outcomes !== undefined) clearOutcome(outcomes, index);
   try {
-    return evaluateUnchecked(flag, contexts, env, run);
+    return evaluateUnchecked(flag, contexts, env, run, outcomes, index);
   } catch (err) {
+    if (outcomes !== undefined) clearOutcome(outcomes, index);
     let enabled = false;
     try {
       enabled = (flag as { enabled?: unknown }).enabled === true;

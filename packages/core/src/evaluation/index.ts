@@ -6,3 +6,5 @@ export { BUCKET_COUNT, bucketFor, murmur3, pickBucket, resolveHashInput } from '
 export { MAX_MATCHES_PROGRAM_SIZE, MAX_PATTERN_LENGTH, allConditionsHold, matchesProgramSize, conditionHolds, patternProblem, validateConditions } from './conditions.ts';
 export { evaluate, evaluateAll } from './evaluate.ts';
 export type { EvaluationEnvironment } from './evaluate.ts';
+export { keepForOutcome, keptForOutcome, newOutcomes, reserveOutcomeStore } from './outcomes.ts';
+export type { Outcomes } from './outcomes.ts';

@@ -2,12 +2,14 @@ import {
   MAX_ATTRIBUTE_STRING_LENGTH,
   evaluateAll,
   invalidArgument,
+  newOutcomes,
   notFound,
   type EnvironmentScope,
   type EvaluationContext,
   type EvaluationResult,
   type Exposure,
   type Flag,
+  type Outcomes,
   type ParameterValue,
   type Principal,
   type Repositories,
@@ -24,13 +26,15 @@ export interface EvaluateRequest {
 
 /**
  * One evaluation: the definitions it read (the snapshot's flag objects, which stay the same object
- * until the flag changes) and their results, in the same order.
+ * until the flag changes), their results in the same order, and which outcome of its flag each
+ * result is (where a transport keeps what it derives from it, core's outcomes.ts).
  */
 export interface Evaluation {
   /** The snapshot evaluated against (replaced as a whole by any change of the environment's definitions). */
   snapshot: EnvironmentSnapshot;
   flags: readonly Flag[];
   results: EvaluationResult[];
+  outcomes: Outcomes;
 }
 
 const MAX_CONTEXTS = 10;
@@ -133,8 +137,9 @@ export class EvaluationService {
   }
 
   /**
-   * As evaluate(), with the flag definitions the results came from: a transport can key what it
-   * derives from a result (its JSON text) on the definition object, which a change replaces.
+   * As evaluate(), with the flag definitions the results came from and each result's outcome: a
+   * transport keeps what it derives from a result (its JSON text) with the outcome, in the flag's
+   * compiled form, which a change of the flag replaces.
    */
   async evaluateFlags(scope: EnvironmentScope, request: EvaluateRequest): Promise<Evaluation> {
     const contexts = checkContexts(request.contexts);
@@ -151,10 +156,11 @@ export class EvaluationService {
     const pairs = membershipPairs(snapshot, flags, contexts);
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
-    const results = evaluateAll(flags, contexts, environment);
+    const outcomes = newOutcomes(flags.length);
+    const results = evaluateAll(flags, contexts, environment, outcomes);
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, results, contexts);
     this.metrics.evaluated(results);
-    return { snapshot, flags, results };
+    return { snapshot, flags, results, outcomes };
   }
 
   /**

@@ -31,7 +31,7 @@ function answer(result: EvaluationResult) {
   };
 }
 
-/** Answers' texts, kept per flag and outcome. */
+/** Answers' texts, kept per flag definition and outcome. */
 const answers = new ResultJsonCache((result) => JSON.stringify(answer(result)));
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -73,9 +73,9 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
       const scope = evaluation.scopeFor(principal, request.params.env_id);
       const body = request.body;
       const flagKey = body.flag_key ?? undefined;
-      const { flags, results } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
+      const { results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
       // Bytes, not objects: Fastify sends a buffer as it is (the response schema documents it).
-      const json = flagKey !== undefined ? answers.bytes(flags[0]!, results[0]!) : answers.array('{"evaluated":true,"flags":[', flags, results, ']}');
+      const json = flagKey !== undefined ? answers.bytes(results, outcomes, 0) : answers.array('{"evaluated":true,"flags":[', results, outcomes, ']}');
       return reply.type(JSON_TYPE).send(json);
     },
   );

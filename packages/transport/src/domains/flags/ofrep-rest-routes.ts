@@ -393,8 +393,8 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       if (known !== undefined && matchesEtag(ifNoneMatch, known)) return reply.header('etag', known).code(304).send();
 
       const { targetingKey, context } = mapContext(request.body);
-      const { snapshot, flags, results } = await evaluation.evaluateFlags(scope, { contexts: [context] });
-      const entries = bulkEntries.items(flags, results);
+      const { snapshot, flags, results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: [context] });
+      const entries = bulkEntries.items(results, outcomes);
       if (targetingKey === undefined) {
         for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i])) entries[i] = missingKeyItem(flags[i]!);
       }

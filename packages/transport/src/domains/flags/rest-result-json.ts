@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EvaluationResult, Flag } from '@switchyard/core';
+import { keepForOutcome, keptForOutcome, reserveOutcomeStore, type EvaluationResult, type Outcomes } from '@switchyard/core';
 
 const COMMA = Buffer.from(',');
 
@@ -35,23 +35,6 @@ export class JsonItem {
 }
 
 /**
- * A flag's kept answers, in one array: for each outcome, the result fields it was rendered from
- * and its item (OUTCOME_SLOTS slots). Finding an answer reads this one contiguous array, not an
- * object per outcome: evaluating one flag among many finds each flag's answers out of the CPU
- * caches, and every separate object read is a likely miss (docs/decisions.md "Evaluate route
- * performance").
- */
-type Outcomes = unknown[];
-const RULE_INDEX = 0;
-const VARIANT_KEY = 1;
-const REASON = 2;
-const IS_ENABLED = 3;
-const ERROR_CODE = 4;
-const RULE_ID = 5;
-const ITEM = 6;
-const OUTCOME_SLOTS = 7;
-
-/**
  * JSON arrays sent as bytes: `head`, the items separated by commas, `tail`, in one buffer. The
  * socket writes it as it is, with no string to join and none to encode on the way out.
  */
@@ -83,71 +66,48 @@ export function etagOfItems(items: readonly JsonItem[]): string {
 /**
  * The JSON of evaluation results, kept per flag definition and outcome as UTF-8 bytes
  * (docs/decisions.md "Evaluate route performance"). A result is its flag's definition plus a
- * handful of fields (the variant, reason, enabled state, error code and matched rule); the value is
- * the variant's, read from the definition. A flag has few outcomes (its rules × variants), and
- * their JSON never changes while the definition object lives: a change of the flag replaces the
- * object in the snapshot, and the WeakMap lets the old answers go with it. A result with a
- * free-text error message (a flag that could not be evaluated, a missing segment) is rendered
- * every time.
+ * handful of fields (the variant, reason, enabled state and matched rule) that the outcome fixes:
+ * a rule's fixed variant, a split's bucket range, the off variant. Each outcome's JSON is kept in
+ * the outcome's store in the flag's compiled form (core's outcomes.ts), which the evaluation has
+ * just read: finding it is two array reads, with no lookup by flag and no field to compare. A change
+ * of the flag compiles a new form with empty stores, and the old answers go with the old
+ * definition. A result with a free-text error message has no outcome and is rendered every time.
  *
  * Serialising a result object costs more than evaluating the flag (the value may be any JSON, so
- * no schema-compiled serialiser does it fast); finding a kept answer compares five fields, most of
- * them the very strings of the definition, so it costs a few nanoseconds and allocates nothing.
+ * no schema-compiled serialiser does it fast).
+ *
+ * `render` must read only the fields an outcome fixes: not `bucket`, which differs between results
+ * of the same bucket range.
  */
 export class ResultJsonCache {
-  private readonly byFlag = new WeakMap<Flag, Outcomes>();
+  /** This cache's store in every outcome: one per module-level cache, reserved once. */
+  private readonly store = reserveOutcomeStore();
+
   /** @param render the result's JSON text, as the route would have serialised it. */
   constructor(private readonly render: (result: EvaluationResult) => string) {}
 
-  bytes(flag: Flag, result: EvaluationResult): Buffer {
-    return this.item(flag, result).bytes;
+  /** Result `i`'s JSON, from its outcome's store or rendered (and kept, when it has an outcome). */
+  item(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): JsonItem {
+    const kept = keptForOutcome(outcomes, i, this.store) as JsonItem | undefined;
+    if (kept !== undefined) return kept;
+    const item = new JsonItem(Buffer.from(this.render(results[i]!)));
+    keepForOutcome(outcomes, i, this.store, item);
+    return item;
   }
 
-  item(flag: Flag, result: EvaluationResult): JsonItem {
-    if (result.error_message !== undefined) return this.rendered(result);
-    let outcomes = this.byFlag.get(flag);
-    if (outcomes === undefined) {
-      outcomes = [];
-      this.byFlag.set(flag, outcomes);
-    }
-    return this.find(outcomes, result);
+  bytes(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): Buffer {
+    return this.item(results, outcomes, i).bytes;
   }
 
-  /** The items of every result, `results[i]` being flag `flags[i]`'s. */
-  items(flags: readonly Flag[], results: readonly EvaluationResult[]): JsonItem[] {
+  /** Every result's item, in order. */
+  items(results: readonly EvaluationResult[], outcomes: Outcomes): JsonItem[] {
     const items = new Array<JsonItem>(results.length);
-    for (let i = 0; i < results.length; i++) items[i] = this.item(flags[i]!, results[i]!);
+    for (let i = 0; i < results.length; i++) items[i] = this.item(results, outcomes, i);
     return items;
   }
 
   /** `head`, the results' JSON separated by commas, `tail`: one JSON array answer. */
-  array(head: string, flags: readonly Flag[], results: readonly EvaluationResult[], tail: string): Buffer {
-    return jsonArrayBytes(head, this.items(flags, results), tail);
-  }
-
-  /** A result with a free-text message: rendered every time, never kept. */
-  private rendered(result: EvaluationResult): JsonItem {
-    return new JsonItem(Buffer.from(this.render(result)));
-  }
-
-  /** The kept item of this outcome among a flag's outcomes, rendered and kept on first sight. */
-  private find(outcomes: Outcomes, result: EvaluationResult): JsonItem {
-    for (let i = 0; i < outcomes.length; i += OUTCOME_SLOTS) {
-      // The rule's index first: a number in this array, so the outcomes of other rules are passed
-      // over without reading their strings (comparing two distinct strings reads both).
-      if (
-        outcomes[i + RULE_INDEX] === result.rule_index &&
-        outcomes[i + VARIANT_KEY] === result.variant_key &&
-        outcomes[i + REASON] === result.reason &&
-        outcomes[i + IS_ENABLED] === result.is_enabled &&
-        outcomes[i + ERROR_CODE] === result.error_code &&
-        outcomes[i + RULE_ID] === result.rule_id
-      ) {
-        return outcomes[i + ITEM] as JsonItem;
-      }
-    }
-    const item = new JsonItem(Buffer.from(this.render(result)));
-    outcomes.push(result.rule_index, result.variant_key, result.reason, result.is_enabled, result.error_code, result.rule_id, item);
-    return item;
+  array(head: string, results: readonly EvaluationResult[], outcomes: Outcomes, tail: string): Buffer {
+    return jsonArrayBytes(head, this.items(results, outcomes), tail);
   }
 }
