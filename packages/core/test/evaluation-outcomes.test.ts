@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { evaluate, evaluateAll, keepForOutcome, keptForOutcome, newOutcomes, reserveOutcomeStore, type Outcomes } from '../src/evaluation/index.ts';
 import type { EvaluationContext, EvaluationResult, Flag } from '../src/index.ts';
+import { testFlag } from '../src/testing/fixtures.ts';
 import { load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // Outcomes (docs/decisions.md "Evaluate route performance"): evaluateAll tells which outcome of its
@@ -37,30 +38,17 @@ function withKey(contexts: EvaluationContext[], key: string): EvaluationContext[
 const ENV = { projectId: 'p', environmentId: 'e' };
 const user = (key: string, parameters: Record<string, string> = {}): EvaluationContext[] => [{ key, context_type: 'user', parameters }];
 
-/** Flag with a fixed-variant rule for Germany, a 50/50 split for everyone else, off variant 'off'. */
+/** A flag: a fixed variant for Germany, a 50/50 split for France, the off variant 'off' for everyone else. */
 function splitFlag(): Flag {
-  return {
-    key: 'checkout',
-    description: '',
+  return testFlag('checkout', {
     value_type: 'string',
-    variants: [
-      { key: 'de', value: 'de' },
-      { key: 'a', value: 'a' },
-      { key: 'b', value: 'b' },
-      { key: 'off', value: 'off' },
-    ],
-    enabled: true,
+    variants: ['de', 'a', 'b', 'off'].map((key) => ({ key, value: key })),
     off_variant_key: 'off',
     rules: [
       { id: 'germany', conditions: [{ attribute: 'country', op: 'eq', values: ['DE'] }], variant_key: 'de' },
       { id: 'split', conditions: [{ attribute: 'country', op: 'eq', values: ['FR'] }], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'a', weight_milli: 500 }, { variant_key: 'b', weight_milli: 500 }] } },
     ],
-    hashing: [],
-    version: 1,
-    archived: false,
-    created_at_ms: 0,
-    updated_at_ms: 0,
-  };
+  });
 }
 
 /** Evaluates one flag for one input and returns its result with its outcome (index 0). */
