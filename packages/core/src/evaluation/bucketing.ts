@@ -65,6 +65,8 @@ function writeUtf8(text: string, offset: number): number {
   return at;
 }
 
+const SLASH = 0x2f;
+
 /**
  * MurmurHash3 x86 32-bit with seed 0 over the UTF-8 bytes of `input` (the npm `murmurhash`
  * package's v3, which every SDK must reproduce).
@@ -74,17 +76,39 @@ export function murmur3(input: string): number {
   return murmurV3(scratchView(writeUtf8(input, 0)), 0);
 }
 
-const DECODER = new TextDecoder();
-const ENCODER = new TextEncoder();
+/** The UTF-8 bytes of "/flag_key/project_id/environment_id": the fixed end of a flag's hash input in one environment. */
+export function hashSuffix(flagKey: string, projectId: string, environmentId: string): Uint8Array {
+  if ((flagKey.length + projectId.length + environmentId.length + 3) * 3 > SCRATCH_BYTES) {
+    return new TextEncoder().encode(`/${flagKey}/${projectId}/${environmentId}`);
+  }
+  let at = 0;
+  scratch[at++] = SLASH;
+  at = writeUtf8(flagKey, at);
+  scratch[at++] = SLASH;
+  at = writeUtf8(projectId, at);
+  scratch[at++] = SLASH;
+  at = writeUtf8(environmentId, at);
+  return scratch.slice(0, at);
+}
 
 /**
- * "/flag_key/project_id/environment_id": the fixed end of a flag's hash input in one environment
- * (evaluation keeps it with the flag's compiled form). One flat string object: a concatenation is
- * a tree of its parts until first read, and a server reading a flag cold pays for each object; as
- * text it is one object, where encoded bytes were three (typed array, buffer, backing store).
+ * The suffix for the last flag and environment bucketed: an SDK evaluates the same flag for many
+ * users in a row, so it is usually reused and only the hash input itself has to be encoded.
+ * (Evaluation keeps each flag's suffix with its compiled form and calls bucketWithSuffix.)
  */
-export function hashSuffix(flagKey: string, projectId: string, environmentId: string): string {
-  return DECODER.decode(ENCODER.encode(`/${flagKey}/${projectId}/${environmentId}`));
+let suffixFlag = '';
+let suffixProject = '';
+let suffixEnvironment = '';
+let suffixBytes: Uint8Array = new Uint8Array(0);
+
+function suffixFor(flagKey: string, projectId: string, environmentId: string): Uint8Array {
+  if (flagKey !== suffixFlag || projectId !== suffixProject || environmentId !== suffixEnvironment) {
+    suffixBytes = hashSuffix(flagKey, projectId, environmentId);
+    suffixFlag = flagKey;
+    suffixProject = projectId;
+    suffixEnvironment = environmentId;
+  }
+  return suffixBytes;
 }
 
 /**
@@ -94,18 +118,27 @@ export function hashSuffix(flagKey: string, projectId: string, environmentId: st
  * independent buckets for different flags and environments.
  */
 export function bucketFor(hashInput: string, flagKey: string, projectId: string, environmentId: string): number {
-  return bucketWithSuffix(hashInput, `/${flagKey}/${projectId}/${environmentId}`);
+  return bucketWithSuffix(hashInput, suffixFor(flagKey, projectId, environmentId));
 }
 
 /**
- * bucketFor with the suffix given (hashSuffix of the flag key, project and environment). Both are
- * encoded into the scratch buffer one after the other rather than concatenated first: no string is
- * built. The separators are ASCII, so this is byte-for-byte the encoding of the joined string.
+ * bucketFor with the suffix already encoded (hashSuffix of the flag key, project and environment).
+ * The hash input is encoded into the scratch buffer ahead of the suffix rather than concatenated
+ * first: no string is built. The separators are ASCII, so this is byte-for-byte the encoding of the
+ * joined string.
  */
-export function bucketWithSuffix(hashInput: string, suffix: string): number {
-  // Rare (over a thousand characters): the library encodes the joined string itself.
-  if ((hashInput.length + suffix.length) * 3 > SCRATCH_BYTES) return murmurV3(hashInput + suffix, 0) % BUCKET_COUNT;
-  const at = writeUtf8(suffix, writeUtf8(hashInput, 0));
+export function bucketWithSuffix(hashInput: string, suffix: Uint8Array): number {
+  if (hashInput.length * 3 + suffix.length > SCRATCH_BYTES) {
+    // Rare (a hash input of over a thousand characters): encoded the library's way, then joined.
+    const encoded = new TextEncoder().encode(hashInput);
+    const joined = new Uint8Array(encoded.length + suffix.length);
+    joined.set(encoded);
+    joined.set(suffix, encoded.length);
+    return murmurV3(joined, 0) % BUCKET_COUNT;
+  }
+  let at = writeUtf8(hashInput, 0);
+  scratch.set(suffix, at);
+  at += suffix.length;
   return murmurV3(scratchView(at), 0) % BUCKET_COUNT;
 }
 

@@ -19,7 +19,7 @@ import { compileCondition } from './conditions.ts';
  * Layout (slot names below are the offsets):
  *
  *   header: the document fields it was compiled from (a flag given a new list is compiled
- *           again), the end of the hash input (hashSuffix) for the environment last bucketed in, the
+ *           again), the encoded end of the hash input for the environment last bucketed in, the
  *           off variant and its value, the number of rules, the offset of the off variant's
  *           outcome stores (DEFAULT there, DISABLED right after);
  *   each rule, in order: the offset of the next rule, its condition count, what it serves

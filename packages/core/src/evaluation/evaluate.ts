@@ -179,7 +179,7 @@ function compiledFlagOf(flag: Flag): CompiledFlag {
 
 /** The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept in its compiled form). */
 function flagBucket(compiled: CompiledFlag, flagKey: string, hashInput: string, env: EvaluationEnvironment): number {
-  let suffix = compiled[SUFFIX] as string | undefined;
+  let suffix = compiled[SUFFIX] as Uint8Array | undefined;
   if (suffix === undefined || compiled[SUFFIX_PROJECT] !== env.projectId || compiled[SUFFIX_ENVIRONMENT] !== env.environmentId) {
     suffix = hashSuffix(flagKey, env.projectId, env.environmentId);
     compiled[SUFFIX] = suffix;
