@@ -168,6 +168,15 @@ describe('evaluation outcomes', () => {
     assert.equal(keptForOutcome(again, 1, STORE), 'other');
   });
 
+  test('a store number that was not reserved is refused: it would reach into the compiled form itself', () => {
+    const { outcomes } = one(splitFlag(), user('u1', { country: 'DE' }));
+    for (const store of [-1, 2, 4, 100, 0.5, Number.NaN]) {
+      assert.throws(() => keepForOutcome(outcomes, 0, store, 'x'), RangeError, String(store));
+      assert.throws(() => keptForOutcome(outcomes, 0, store), RangeError, String(store));
+    }
+    assert.equal(one(splitFlag(), user('u2', { country: 'DE' })).result.variant_key, 'de');
+  });
+
   test('at most four stores can be reserved per process', () => {
     reserveOutcomeStore();
     reserveOutcomeStore();

@@ -49,14 +49,21 @@ export function reserveOutcomeStore(): number {
   return storesReserved++;
 }
 
+/** Only a reserved store number reaches the compiled form: any other would read or overwrite the flag's own data. */
+function checkStore(store: number): void {
+  if (!(store >= 0 && store < storesReserved && Number.isInteger(store))) throw new RangeError(`outcome store ${store} was not reserved`);
+}
+
 /** What was kept in `store` for result i's outcome; undefined when nothing was, or the result has no outcome. */
 export function keptForOutcome(outcomes: Outcomes, i: number, store: number): unknown {
+  checkStore(store);
   const compiled = outcomes[2 * i] as CompiledFlag | undefined;
   return compiled === undefined ? undefined : compiled[(outcomes[2 * i + 1] as number) + store];
 }
 
 /** Keeps `value` in `store` for result i's outcome; does nothing for a result without one. */
 export function keepForOutcome(outcomes: Outcomes, i: number, store: number, value: unknown): void {
+  checkStore(store);
   const compiled = outcomes[2 * i] as CompiledFlag | undefined;
   if (compiled !== undefined) compiled[(outcomes[2 * i + 1] as number) + store] = value;
 }
