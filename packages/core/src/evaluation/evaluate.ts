@@ -121,8 +121,9 @@ function evaluateUnchecked(
 
   // 1. A disabled flag serves its off variant whatever the input (even an invalid one).
   if (flag.enabled !== true) {
+    const disabled = documentOffResult(flag, false, 'DISABLED');
     if (outcomes !== undefined) setDisabledOutcome(flag, outcomes, index);
-    return documentOffResult(flag, false, 'DISABLED');
+    return disabled;
   }
 
   // 2. An enabled flag needs at least one context with a string key and type.
@@ -254,6 +255,8 @@ function evaluateRules(
   const compiled = compiledFlagOf(flag);
   const ruleCount = compiled[RULE_COUNT] as number;
   let errorMessage: string | undefined;
+  // Where a served result's outcome is recorded: nowhere once a missing segment gave it a message.
+  let record = outcomes;
   let at = FIRST_RULE;
   for (let i = 0; i < ruleCount; i++) {
     const rule = at;
@@ -264,6 +267,7 @@ function evaluateRules(
       const missing = missingSegmentMessage(segmentKeys, segments, ruleId, i);
       if (missing !== undefined) {
         errorMessage ??= missing;
+        record = undefined;
         continue;
       }
     }
@@ -277,15 +281,14 @@ function evaluateRules(
     let result: EvaluationResult | undefined;
     if (serves === SERVES_VARIANT) {
       result = matchedResult(flag.key, ruleId, i, compiled[served] as string, compiled[served + 1] as FlagValue);
-      if (outcomes !== undefined) setOutcome(outcomes, index, compiled, served + 2);
+      if (record !== undefined) setOutcome(record, index, compiled, served + 2);
     } else if (serves === SERVES_SPLIT) {
-      result = splitResult(flag, compiled, served, ruleId, i, contexts, env, outcomes, index);
+      result = splitResult(flag, compiled, served, ruleId, i, contexts, env, record, index);
     }
     if (result === undefined) continue;
     if (errorMessage !== undefined) {
       result.error_code = 'SEGMENT_NOT_FOUND';
       result.error_message = errorMessage;
-      if (outcomes !== undefined) clearOutcome(outcomes, index);
     }
     return result;
   }
@@ -360,12 +363,12 @@ function evaluateGuarded(
   outcomes: Outcomes | undefined,
   index: number,
 ): EvaluationResult {
-  // No outcome until the evaluation names one (an error with a message never does).
+  // No outcome until the evaluation names one, which it does only once its result is built (an
+  // error with a message never names one), so nothing thrown can leave one behind.
   if (outcomes !== undefined) clearOutcome(outcomes, index);
   try {
     return evaluateUnchecked(flag, contexts, env, run, outcomes, index);
   } catch (err) {
-    if (outcomes !== undefined) clearOutcome(outcomes, index);
     let enabled = false;
     try {
       enabled = (flag as { enabled?: unknown }).enabled === true;
