@@ -453,6 +453,13 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByRole('link', { name: 'Change history' }).click();
     await page.getByLabel('Kind').selectOption('segment');
     await page.getByText(/segment\.members segment beta-testers/).first().waitFor();
+    // The unfiltered list (which has segment entries too) stays on screen until the filtered one
+    // arrives: wait for the filter's answer before reading the list (a filter that never applies
+    // still fails here, after the wait).
+    await eventually('the segment filter to apply', async () => {
+      const texts = await page.getByRole('listitem').allInnerTexts();
+      return texts.some((text) => /segment\.create segment enterprise/.test(text)) && texts.every((text) => !/\bflag\./.test(text));
+    });
     const shown = await page.getByRole('listitem').allInnerTexts();
     assert.ok(shown.every((text) => !/\bflag\./.test(text)), 'only segment entries under the segment filter');
     assert.ok(shown.some((text) => /segment\.create segment enterprise/.test(text)));
