@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import type { EvaluationContext, EvaluationResult, ParameterValue } from '@switchyard/core';
-import { toParameters } from '@switchyard/services';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EvaluationContext, EvaluationResult, ParameterValue, Principal } from '@switchyard/core';
+import { toParameters, type Evaluation } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { SDK_KEY_ONLY, envParams } from '../../http/schemas.ts';
@@ -36,6 +36,12 @@ const answers = new ResultJsonCache((result) => JSON.stringify(answer(result)));
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Sends one flag's answer or every flag's, as bytes (Fastify sends a buffer as it is; the response schema documents it). */
+function send(reply: FastifyReply, { results, outcomes }: Evaluation, flagKey: string | undefined): void {
+  const json = flagKey !== undefined ? answers.bytes(results, outcomes, 0) : answers.array('{"evaluated":true,"flags":[', results, outcomes, ']}');
+  reply.type(JSON_TYPE).send(json);
+}
+
 /** The request's context first, then any further contexts of a multi-context input. */
 function contextsOf(body: EvaluateBody): EvaluationContext[] {
   const contexts: EvaluationContext[] = [{ context_type: body.context_type, key: body.context_key, parameters: toParameters(body.attributes) }];
@@ -66,17 +72,28 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
         response: { 200: evaluateResponse },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const header = request.headers['x-sdk-key'];
-      // A key seen recently costs no await; anything else (unknown, absent, malformed) takes the full check.
-      const principal = (typeof header === 'string' ? verifier.cachedSdkKey(header) : undefined) ?? (await authenticate(verifier, request, 'sdk'));
-      const scope = evaluation.scopeFor(principal, request.params.env_id);
-      const body = request.body;
-      const flagKey = body.flag_key ?? undefined;
-      const { results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: contextsOf(body), flagKey });
-      // Bytes, not objects: Fastify sends a buffer as it is (the response schema documents it).
-      const json = flagKey !== undefined ? answers.bytes(results, outcomes, 0) : answers.array('{"evaluated":true,"flags":[', results, outcomes, ']}');
-      return reply.type(JSON_TYPE).send(json);
+      // A key seen recently is answered from memory; anything else (unknown, absent, malformed)
+      // takes the full check, and the rest of the request waits for it.
+      const principal = typeof header === 'string' ? verifier.cachedSdkKey(header) : undefined;
+      if (!principal) return authenticate(verifier, request, 'sdk').then((checked) => answer(checked, request, reply));
+      return answer(principal, request, reply);
     },
   );
+
+  /**
+   * Evaluates and sends the answer: at once when the evaluation needs nothing awaited (the usual
+   * case: no promise, no turn of the microtask queue), else once it is done.
+   */
+  function answer(principal: Principal, request: FastifyRequest<{ Params: { env_id: string }; Body: EvaluateBody }>, reply: FastifyReply): Promise<void> | undefined {
+    const scope = evaluation.scopeFor(principal, request.params.env_id);
+    const body = request.body;
+    const flagKey = body.flag_key ?? undefined;
+    const asked = { contexts: contextsOf(body), flagKey };
+    const now = evaluation.evaluateNow(scope, asked);
+    if (now === undefined) return evaluation.evaluateFlags(scope, asked).then((done) => send(reply, done, flagKey));
+    send(reply, now, flagKey);
+    return undefined;
+  }
 }
