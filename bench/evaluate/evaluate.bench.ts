@@ -24,7 +24,7 @@
  *
  *   npx tsx bench/evaluate/evaluate.bench.ts [--duration 10] [--warmup 3] [--connections 64]
  *                                             [--all-connections 8] [--rounds 1] [--skip-all] [--only one|all|ofrep]
- *                                             [--targets 'TEXT|TEXT'] [--profile TEXT]
+ *                                             [--targets 'TEXT|TEXT'] [--profile TEXT] [--pin]
  *
  * The real server (hosts/server) runs in this process over a fresh database (BENCH_DATABASE_URL,
  * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each,
@@ -35,6 +35,7 @@
  * records a V8 CPU profile of this process (the servers) during the first measured run of each
  * target whose name contains TEXT and names the .cpuprofile file written (Chrome DevTools reads it).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -65,6 +66,11 @@ const ALL_CONNECTIONS = option('all-connections', 8);
 const TARGETS = process.argv.includes('--targets') ? process.argv[process.argv.indexOf('--targets') + 1]!.split('|') : undefined;
 /** `--profile TEXT`: profile the first measured run of the targets whose names contain TEXT. */
 const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1] : undefined;
+/**
+ * `--pin`: this process (every server) on CPU 0 and the load generator on CPU 1 (taskset), so the
+ * two never take turns on one core's caches; rounds then vary less on a 2-CPU machine.
+ */
+const PIN = process.argv.includes('--pin');
 /** On a busy machine, several alternating rounds give steadier ratios than one long run. */
 const ROUNDS = option('rounds', 1);
 const ONE_FLAG_TARGET = 0.75;
@@ -165,6 +171,13 @@ async function sampleResponse(baseUrl: string, sdkKey: string, request: LoadRequ
   return { status: response.status, body: Buffer.from(await response.arrayBuffer()), headers: response.headers };
 }
 
+/** Pins every thread of this process to CPU 0 and of the load generator to CPU 1 (`--pin`). */
+function pinProcesses(loadPid: number | undefined): void {
+  if (availableParallelism() < 2 || loadPid === undefined) throw new Error('--pin needs 2 CPUs and a load generator process');
+  execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' });
+  execFileSync('taskset', ['-a', '-pc', '1', String(loadPid)], { stdio: 'ignore' });
+}
+
 // --- output ---
 
 async function startProfile(): Promise<Session> {
@@ -229,7 +242,7 @@ function printSection(section: Section, rows: Row[]): void {
 function printReport(sections: Section[], rowsBySection: Row[][], meta: Record<string, unknown>): void {
   console.log(
     `evaluate: node ${process.version}, ${FLAG_COUNT} flags x 5 rules, ${ROUNDS} round(s) of ${DURATION_S} s per target after ${WARMUP_S} s warm-up ` +
-      `(median round shown), ${String(meta.cpus)} CPUs (load ${String(meta.load_before)} before), database: ${String(meta.database)}`,
+      `(median round shown), ${String(meta.cpus)} CPUs (load ${String(meta.load_before)} before)${PIN ? ', servers pinned to CPU 0 and load to CPU 1' : ''}, database: ${String(meta.database)}`,
   );
   sections.forEach((section, i) => printSection(section, rowsBySection[i]!));
   if (Number(meta.load_before) > Number(meta.cpus) / 2) {
@@ -270,6 +283,8 @@ function printReport(sections: Section[], rowsBySection: Row[][], meta: Record<s
 async function main(): Promise<void> {
   // Taken before anything of ours runs: how busy the machine already was.
   const loadBefore = Number(loadavg()[0]!.toFixed(2));
+  // Read before --pin narrows this process to one CPU.
+  const cpus = availableParallelism();
   const database = await openBenchDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-data-'));
   let server: RunningServer | undefined;
@@ -316,7 +331,8 @@ async function main(): Promise<void> {
     };
     const json = await startReference(startJsonServer(JSON.parse(text) as object, sample.headers, keepAlive));
     const bare = await startReference(startBareServer(sample.body, sample.headers, keepAlive));
-    const fastify = await startReference(startFastifyServer(sample.body, logger, keepAlive));
+    // One flag's answer goes out as a string, as the route sends it (the all-flags answer as bytes).
+    const fastify = await startReference(startFastifyServer(text, logger, keepAlive));
     // The server's own evaluation, called as the routes call it (the credential checked once, here).
     const principal = await server.services.verifier.verifySdkKey(seeded.sdkKey);
     const scope = server.services.evaluation.scopeFor(principal, seeded.environmentId);
@@ -325,7 +341,7 @@ async function main(): Promise<void> {
         contexts: [{ context_type: String(body.context_type), key: String(body.context_key), parameters: (body.attributes ?? {}) as Record<string, ParameterValue> }],
         flagKey: typeof body.flag_key === 'string' ? body.flag_key : undefined,
       });
-    const fastifyEvaluating = await startReference(startFastifyServer(sample.body, logger, keepAlive, { evaluate: evaluateBody }));
+    const fastifyEvaluating = await startReference(startFastifyServer(text, logger, keepAlive, { evaluate: evaluateBody }));
     const sections: Section[] = [
       {
         title: `one flag (flag_key), ${CONNECTIONS} connections`,
@@ -398,6 +414,7 @@ async function main(): Promise<void> {
     }
 
     load = newLoadGenerator();
+    if (PIN) pinProcesses(load.pid);
     const headers = { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey };
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baselines and the routes; each row is then the target's median round (by requests/s).
@@ -433,7 +450,7 @@ async function main(): Promise<void> {
       return { ...sorted[(sorted.length - 1) >> 1]!, roundsRequestsPerSecond: runs.map((r) => Math.round(r.requestsPerSecond)) };
     });
     const rowsBySection = chosen.map((section) => rows.filter((row) => row.section === section.title));
-    printReport(chosen, rowsBySection, { database: database.source, cpus: availableParallelism(), load_before: loadBefore, sample_response_bytes: sample.body.length });
+    printReport(chosen, rowsBySection, { database: database.source, cpus, load_before: loadBefore, pinned: PIN, sample_response_bytes: sample.body.length });
   } finally {
     load?.close();
     for (const reference of references) await reference.close();

@@ -10,8 +10,9 @@
  * - building: reads and parses the JSON body, builds one fresh object per result and stringifies
  *   them (the floor of any server answering 1,000 results: the all-flags rows' baseline);
  * - Fastify: the server's own Fastify app (createHttpApp: same options, JSON parser, error
- *   handling and hooks) with the evaluate route's schemas, whose handler sends the captured bytes
- *   (the floor of the route in Fastify: everything but the credential check and the evaluation);
+ *   handling and hooks, request metrics included) with the evaluate route's schemas, whose handler
+ *   sends the captured bytes (the floor of the route in Fastify: everything but the credential
+ *   check and the evaluation);
  * - Fastify evaluating: the same, whose handler first runs the server's own evaluation for the
  *   request (the route's work but the credential check and the answer's building), then sends the
  *   captured bytes: what the evaluation costs inside an HTTP server, caches shared with the HTTP
@@ -24,6 +25,7 @@ import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { evaluateBody, evaluateResponse } from '@switchyard/transport/domains/flags/rest-schemas.ts';
 import { envParams } from '@switchyard/transport/http/schemas.ts';
 import type { Logger } from '@switchyard/transport/logging.ts';
+import { ServerMetrics } from '@switchyard/transport/metrics.ts';
 
 export interface ReferenceServer {
   url: string;
@@ -101,16 +103,18 @@ export function startBuildingServer(items: readonly object[], wrap: (built: obje
 }
 
 /**
- * The server's Fastify app and the evaluate route's schemas, answering the captured bytes without
- * any work (the floor of the route in Fastify: parsing, validation, hooks, sending).
+ * The server's Fastify app and the evaluate route's schemas, answering the captured answer without
+ * any work (the floor of the route in Fastify: parsing, validation, hooks, sending). `body` is sent
+ * in the form the route sends it: a string for one flag's answer, bytes for every flag's.
  */
 export async function startFastifyServer(
-  body: Buffer,
+  body: Buffer | string,
   logger: Logger,
   keepAliveTimeoutMs: number,
   options: { evaluate?: (requestBody: Record<string, unknown>) => Promise<unknown>; ofrep?: boolean } = {},
 ): Promise<ReferenceServer> {
-  const app = createHttpApp(logger);
+  // Request metrics as the server counts them: every REST request pays for them.
+  const app = createHttpApp(logger, { metrics: new ServerMetrics() });
   const { evaluate } = options;
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     if (evaluate) await evaluate(request.body as Record<string, unknown>);

@@ -32,6 +32,11 @@ export class ChildJobs<Job extends object, Result extends { id: number }> {
     });
   }
 
+  /** The child's process id (to pin it to a CPU, say). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   close(): void {
     if (this.child.connected) this.child.disconnect();
   }

@@ -53,8 +53,9 @@ describe('answers', () => {
     expectError(await evaluate(client, a.rawKey, a.environmentId, 'u1', { flag_key: `absent-${unique()}` }), 404, 'NOT_FOUND');
   });
 
-  test('values keep their type: bool, int, double, json', async () => {
+  test('values keep their type: bool, int, double, json, and strings beyond ASCII arrive whole', async () => {
     const typed = [
+      ['string', 'grün ✓ 😀'],
       ['bool', true],
       ['int', 42],
       ['double', 2.5],

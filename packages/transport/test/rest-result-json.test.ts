@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { evaluateAll, newOutcomes, type EvaluationContext, type EvaluationResult, type Flag } from '@switchyard/core';
 import { testFlag } from '@switchyard/core/testing';
-import { ResultJsonCache } from '../src/domains/flags/rest-result-json.ts';
+import { ResultJsonCache, ResultTextCache } from '../src/domains/flags/rest-result-json.ts';
 
 // The cache keeps each outcome's JSON in the outcome's store (docs/decisions.md "Evaluate route
 // performance"); these tests evaluate real flags so the outcomes are the evaluation's own.
@@ -112,6 +112,49 @@ describe('ResultJsonCache', () => {
         parsed.map((p) => (p as { value: unknown }).value),
         ['mine', 'theirs'],
       );
+    }
+  });
+});
+
+describe('ResultTextCache (one flag\'s answer as a string)', () => {
+  let textRenders = 0;
+  const texts = new ResultTextCache((r) => {
+    textRenders += 1;
+    return JSON.stringify({ flag_key: r.flag_key, variant_key: r.variant_key, value: r.value, reason: r.reason, is_enabled: r.is_enabled, error_code: r.error_code, error_message: r.error_message });
+  });
+  /** The kept text of one flag's result for one input, and that result. */
+  const textOf = (flag: Flag, contexts: EvaluationContext[]) => {
+    const outcomes = newOutcomes(1);
+    const [result] = evaluateAll([flag], contexts, ENV, outcomes);
+    return { result: result!, text: texts.text([result!], outcomes, 0) };
+  };
+
+  test('one render per outcome (a fixed rule, each bucket range of a split, the off variant), each answering its own fields', () => {
+    textRenders = 0;
+    const flag = flagOf('text');
+    const users = [...Array.from({ length: 40 }, (_, u) => user(`fr-${u}`, { country: 'FR' })), user('de-1', { country: 'DE' }), user('de-2', { country: 'DE' }), user('us', { country: 'US' })];
+    const byVariant = new Map<string, string>();
+    for (const contexts of users) {
+      const { result, text } = textOf(flag, contexts);
+      assert.deepEqual(JSON.parse(text), expected(result));
+      const kept = byVariant.get(result.variant_key);
+      if (kept !== undefined) assert.equal(text, kept);
+      byVariant.set(result.variant_key, text);
+    }
+    assert.deepEqual([...byVariant.keys()].sort(), ['a', 'b', 'de', 'off']);
+    assert.equal(textRenders, 4);
+  });
+
+  test('a result with a free-text message is rendered every time; same-key flags of other values keep their own text', () => {
+    textRenders = 0;
+    const missing = testFlag('missing', { rules: [{ id: 'r', conditions: [], segment_keys: ['gone'], variant_key: 'on' }] });
+    for (let i = 0; i < 3; i++) assert.equal(textOf(missing, user(`u${i}`)).result.error_code, 'SEGMENT_NOT_FOUND');
+    assert.equal(textRenders, 3);
+    const mine = flagOf('same', { de: 'mine' });
+    const theirs = flagOf('same', { de: 'theirs' });
+    for (let i = 0; i < 2; i++) {
+      assert.equal(JSON.parse(textOf(mine, user(`u${i}`, { country: 'DE' })).text).value, 'mine');
+      assert.equal(JSON.parse(textOf(theirs, user(`u${i}`, { country: 'DE' })).text).value, 'theirs');
     }
   });
 });

@@ -4,7 +4,7 @@ import { toParameters, type Evaluation } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { SDK_KEY_ONLY, envParams } from '../../http/schemas.ts';
-import { ResultJsonCache } from './rest-result-json.ts';
+import { ResultJsonCache, ResultTextCache } from './rest-result-json.ts';
 import { evaluateBody, evaluateResponse } from './rest-schemas.ts';
 
 type Attributes = Record<string, ParameterValue | null> | null;
@@ -31,14 +31,19 @@ function answer(result: EvaluationResult) {
   };
 }
 
-/** Answers' texts, kept per flag definition and outcome. */
-const answers = new ResultJsonCache((result) => JSON.stringify(answer(result)));
+/** Answers' texts, kept per flag definition and outcome: as a string for one flag, as bytes to join for all. */
+const renderAnswer = (result: EvaluationResult): string => JSON.stringify(answer(result));
+const oneFlagAnswers = new ResultTextCache(renderAnswer);
+const answers = new ResultJsonCache(renderAnswer);
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Sends one flag's answer or every flag's, as bytes (Fastify sends a buffer as it is; the response schema documents it). */
+/**
+ * Sends one flag's answer or every flag's, as kept JSON text (Fastify sends a string or a buffer
+ * as it is; the response schema documents it).
+ */
 function send(reply: FastifyReply, { results, outcomes }: Evaluation, flagKey: string | undefined): void {
-  const json = flagKey !== undefined ? answers.bytes(results, outcomes, 0) : answers.array('{"evaluated":true,"flags":[', results, outcomes, ']}');
+  const json = flagKey !== undefined ? oneFlagAnswers.text(results, outcomes, 0) : answers.array('{"evaluated":true,"flags":[', results, outcomes, ']}');
   reply.type(JSON_TYPE).send(json);
 }
 

@@ -95,10 +95,6 @@ export class ResultJsonCache {
     return item;
   }
 
-  bytes(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): Buffer {
-    return this.item(results, outcomes, i).bytes;
-  }
-
   /** Every result's item, in order. */
   items(results: readonly EvaluationResult[], outcomes: Outcomes): JsonItem[] {
     const items = new Array<JsonItem>(results.length);
@@ -109,5 +105,27 @@ export class ResultJsonCache {
   /** `head`, the results' JSON separated by commas, `tail`: one JSON array answer. */
   array(head: string, results: readonly EvaluationResult[], outcomes: Outcomes, tail: string): Buffer {
     return jsonArrayBytes(head, this.items(results, outcomes), tail);
+  }
+}
+
+/**
+ * One result's JSON as a string, kept per flag definition and outcome like ResultJsonCache's
+ * bytes, for answers made of one result (the evaluate route asked for one flag). A string holds
+ * its characters in itself: the answer is one object to read, where the bytes are three (the item,
+ * the Buffer, its memory), and in a server rotating over many flags each is a cache miss that the
+ * next has to wait for. The string is written to the socket with the headers in one write.
+ */
+export class ResultTextCache {
+  private readonly store = reserveOutcomeStore();
+
+  /** @param render the result's JSON text, as the route would have serialised it. */
+  constructor(private readonly render: (result: EvaluationResult) => string) {}
+
+  text(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): string {
+    const kept = keptForOutcome(outcomes, i, this.store) as string | undefined;
+    if (kept !== undefined) return kept;
+    const text = this.render(results[i]!);
+    keepForOutcome(outcomes, i, this.store, text);
+    return text;
   }
 }
