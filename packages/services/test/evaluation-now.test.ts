@@ -110,6 +110,26 @@ describe('EvaluationService.evaluateNow (the evaluate route without an await)', 
     assert.equal(calls.membershipQueries, 1);
   });
 
+  test('one flag is evaluated from its compiled form kept with the snapshot; unknown keys keep nothing', async () => {
+    const broken = proFlag('broken', { rules: [{ id: 'r', conditions: 'not a list', variant_key: 'on' }] } as unknown as Partial<Flag>);
+    const snapshot = snapshotOf([proFlag('a'), broken]);
+    const { service } = serviceOver(snapshot);
+    for (let i = 0; i < 3; i++) {
+      assert.throws(() => service.evaluateNow(scope, { contexts: user(), flagKey: `unknown-${i}` }), (error: unknown) => isDomainError(error) && error.code === 'NOT_FOUND');
+    }
+    assert.equal(snapshot.compiledFlags.size, 0);
+    assert.equal(service.evaluateNow(scope, { contexts: user('u1'), flagKey: 'a' })?.results[0]?.variant_key, 'on');
+    const kept = snapshot.compiledFlags.get('a');
+    assert.ok(kept);
+    assert.equal(service.evaluateNow(scope, { contexts: user('u2'), flagKey: 'a' })?.results[0]?.variant_key, 'on');
+    assert.equal(snapshot.compiledFlags.get('a'), kept, 'compiled once, then reused');
+    // A flag that cannot be compiled is remembered as such and answers its error from the document.
+    const error = (await service.evaluateFlags(scope, { contexts: user(), flagKey: 'broken' })).results[0];
+    assert.deepEqual([error?.reason, error?.error_code], ['ERROR', 'GENERAL']);
+    assert.equal(snapshot.compiledFlags.get('broken'), null);
+    assert.equal(snapshot.compiledFlags.size, 2);
+  });
+
   test('refuses as evaluateFlags does: an unknown flag (404) and an invalid context (400), synchronously', () => {
     const { service } = serviceOver(snapshotOf([proFlag('a')]));
     assert.throws(

@@ -21,7 +21,8 @@ import { compileCondition } from './conditions.ts';
  *   header: the document fields it was compiled from (a flag given a new list is compiled
  *           again), the encoded end of the hash input for the environment last bucketed in, the
  *           off variant and its value, the number of rules, the offset of the off variant's
- *           outcome stores (DEFAULT there, DISABLED right after);
+ *           outcome stores (DEFAULT there, DISABLED right after), the document itself, its key
+ *           and whether it is enabled (what evaluateCompiled reads instead of the document);
  *   each rule, in order: the offset of the next rule, its condition count, what it serves
  *           (SERVES_*), its id, its segment keys (undefined: none), its compiled conditions, then
  *     SERVES_VARIANT: the variant key and its value, then the outcome's stores;
@@ -53,7 +54,10 @@ export const OFF_VARIANT_KEY = 7;
 export const OFF_VALUE = 8;
 export const RULE_COUNT = 9;
 export const OFF_OUTCOME = 10;
-export const FIRST_RULE = 11;
+export const DOCUMENT = 11;
+export const DOCUMENT_KEY = 12;
+export const DOCUMENT_ENABLED = 13;
+export const FIRST_RULE = 14;
 
 /**
  * Slots per outcome for hosts to keep derived data in (outcomes.ts): one per consumer, the
@@ -154,6 +158,9 @@ export function compileFlag(flag: Flag): CompiledFlag {
     typeof offKey === 'string' ? variantValue(flag, offKey) : null,
     rules.length,
     0,
+    flag,
+    flag.key,
+    flag.enabled,
   ];
   for (let i = 0; i < rules.length; i++) appendRule(out, flag, rules[i]!, i);
   out[OFF_OUTCOME] = out.length;

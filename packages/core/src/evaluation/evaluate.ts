@@ -4,6 +4,9 @@ import type { EvaluationErrorCode, EvaluationResult } from '../model/evaluation.
 import { bucketWithSuffix, findContext, hashInputAt, hashSuffix } from './bucketing.ts';
 import {
   BUCKET_SLOTS,
+  DOCUMENT,
+  DOCUMENT_ENABLED,
+  DOCUMENT_KEY,
   FIRST_RULE,
   OFF_OUTCOME,
   OFF_VALUE,
@@ -113,14 +116,16 @@ function evaluateUnchecked(
   run: number,
   outcomes: Outcomes | undefined,
   index: number,
+  kept: CompiledFlag | undefined,
 ): EvaluationResult {
-  // 0. Something that is not a flag document at all is a GENERAL error (see evaluate()).
-  if (typeof flag !== 'object' || flag === null || typeof flag.key !== 'string') {
+  // 0. Something that is not a flag document at all is a GENERAL error (see evaluate()). A kept
+  //    compiled form was made of a document with a string key (compileFlagToKeep).
+  if (kept === undefined && (typeof flag !== 'object' || flag === null || typeof flag.key !== 'string')) {
     throw new TypeError('flag must be an object with a string key');
   }
 
   // 1. A disabled flag serves its off variant whatever the input (even an invalid one).
-  if (flag.enabled !== true) {
+  if ((kept === undefined ? flag.enabled : kept[DOCUMENT_ENABLED]) !== true) {
     const disabled = documentOffResult(flag, false, 'DISABLED');
     if (outcomes !== undefined) setDisabledOutcome(flag, outcomes, index);
     return disabled;
@@ -133,7 +138,9 @@ function evaluateUnchecked(
     return documentOffResult(flag, true, 'ERROR', 'INVALID_CONTEXT', message);
   }
 
-  return evaluateRules(flag, contexts, env, run, outcomes, index);
+  // The kept form is read instead of the document and its lookup: one object where there were three.
+  if (kept !== undefined) return evaluateRules(kept, kept[DOCUMENT_KEY] as string, contexts, env, run, outcomes, index);
+  return evaluateRules(compiledFlagOf(flag), flag.key, contexts, env, run, outcomes, index);
 }
 
 /**
@@ -208,7 +215,7 @@ function matchedResult(flagKey: string, ruleId: string, ruleIndex: number, varia
  * range served it.
  */
 function splitResult(
-  flag: Flag,
+  flagKey: string,
   compiled: CompiledFlag,
   at: number,
   ruleId: string,
@@ -222,11 +229,11 @@ function splitResult(
   const first = at + SPLIT_BUCKETS;
   const hashInput = hashInputAt(compiled, first + bucketCount * BUCKET_SLOTS, contexts);
   if (hashInput === undefined) return undefined;
-  const bucket = flagBucket(compiled, flag.key, hashInput, env);
+  const bucket = flagBucket(compiled, flagKey, hashInput, env);
   for (let k = 0; k < bucketCount; k++) {
     const b = first + k * BUCKET_SLOTS;
     if ((compiled[b] as number) > bucket) {
-      const result = matchedResult(flag.key, ruleId, ruleIndex, compiled[b + 1] as string, compiled[b + 2] as FlagValue);
+      const result = matchedResult(flagKey, ruleId, ruleIndex, compiled[b + 1] as string, compiled[b + 2] as FlagValue);
       result.reason = 'SPLIT';
       result.bucket = bucket;
       if (outcomes !== undefined) setOutcome(outcomes, index, compiled, (compiled[at + SPLIT_OUTCOMES] as number) + k * OUTCOME_STORES);
@@ -237,7 +244,8 @@ function splitResult(
 }
 
 function evaluateRules(
-  flag: Flag,
+  compiled: CompiledFlag,
+  flagKey: string,
   contexts: readonly EvaluationContext[],
   env: EvaluationEnvironment,
   run: number,
@@ -252,7 +260,6 @@ function evaluateRules(
   //       context of its type; list segment: isListMember on the context of its type), and
   //    d. for a split, the input yields a hash input and the bucket lands in a weight.
   const segments = env.segments ?? NO_SEGMENTS;
-  const compiled = compiledFlagOf(flag);
   const ruleCount = compiled[RULE_COUNT] as number;
   let errorMessage: string | undefined;
   // Where a served result's outcome is recorded: nowhere once a missing segment gave it a message.
@@ -280,10 +287,10 @@ function evaluateRules(
     const serves = compiled[rule + RULE_SERVES] as number;
     let result: EvaluationResult | undefined;
     if (serves === SERVES_VARIANT) {
-      result = matchedResult(flag.key, ruleId, i, compiled[served] as string, compiled[served + 1] as FlagValue);
+      result = matchedResult(flagKey, ruleId, i, compiled[served] as string, compiled[served + 1] as FlagValue);
       if (record !== undefined) setOutcome(record, index, compiled, served + 2);
     } else if (serves === SERVES_SPLIT) {
-      result = splitResult(flag, compiled, served, ruleId, i, contexts, env, record, index);
+      result = splitResult(flagKey, compiled, served, ruleId, i, contexts, env, record, index);
     }
     if (result === undefined) continue;
     if (errorMessage !== undefined) {
@@ -296,9 +303,9 @@ function evaluateRules(
   // 6. No rule matched: the off variant, DEFAULT, or ERROR when a rule was skipped for a missing segment.
   const offKey = compiled[OFF_VARIANT_KEY] as string;
   const offValue = compiled[OFF_VALUE] as FlagValue;
-  if (errorMessage !== undefined) return offResult(flag.key, offKey, offValue, true, 'ERROR', 'SEGMENT_NOT_FOUND', errorMessage);
+  if (errorMessage !== undefined) return offResult(flagKey, offKey, offValue, true, 'ERROR', 'SEGMENT_NOT_FOUND', errorMessage);
   if (outcomes !== undefined) setOutcome(outcomes, index, compiled, compiled[OFF_OUTCOME] as number);
-  return offResult(flag.key, offKey, offValue, true, 'DEFAULT');
+  return offResult(flagKey, offKey, offValue, true, 'DEFAULT');
 }
 
 /** Reads a field of something that may not be a flag at all, without ever throwing. */
@@ -332,7 +339,44 @@ export function evaluate(
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
 ): EvaluationResult {
-  return evaluateGuarded(flag, contexts, env, 0, undefined, 0);
+  return evaluateGuarded(flag, contexts, env, 0, undefined, 0, undefined);
+}
+
+/**
+ * A flag's compiled form for a host to keep with a definition that is never changed in place (an
+ * environment snapshot's, which a change replaces as a whole), for evaluateCompiled(). Undefined
+ * when the flag cannot be compiled: the host then evaluates the document (evaluate() or
+ * evaluateAll()), which answers the error. The same form evaluate() and evaluateAll() use for
+ * this document, with the same outcome stores.
+ */
+export function compileFlagToKeep(flag: Flag): CompiledFlag | undefined {
+  if (typeof flag !== 'object' || flag === null || typeof flag.key !== 'string') return undefined;
+  try {
+    return compiledFlagOf(flag);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The flag document a kept compiled form was compiled from. */
+export function documentOfCompiled(compiled: CompiledFlag): Flag {
+  return compiled[DOCUMENT] as Flag;
+}
+
+/**
+ * evaluateAll() of the one flag whose kept compiled form (compileFlagToKeep) this is, reading the
+ * form instead of the document and its lookup: a server rotating over many flags finds each out of
+ * the CPU caches, and every separate object costs a miss the next read waits for. The form's copy
+ * of the document's key and enabled state is read, so the document must not have been changed in
+ * place since (evaluate() checks for replaced lists; this does not).
+ */
+export function evaluateCompiled(
+  compiled: CompiledFlag,
+  contexts: EvaluationContext | EvaluationContext[],
+  env: EvaluationEnvironment,
+  outcomes?: Outcomes,
+): EvaluationResult {
+  return evaluateGuarded(compiled[DOCUMENT] as Flag, contexts, env, 0, outcomes, 0, compiled);
 }
 
 /**
@@ -351,7 +395,7 @@ export function evaluateAll(
   // One flag has nobody to share answers with: the memo would only cost.
   const run = flags.length > 1 ? newConditionRun() : 0;
   const results = new Array<EvaluationResult>(flags.length);
-  for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i);
+  for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined);
   return results;
 }
 
@@ -362,12 +406,13 @@ function evaluateGuarded(
   run: number,
   outcomes: Outcomes | undefined,
   index: number,
+  kept: CompiledFlag | undefined,
 ): EvaluationResult {
   // No outcome until the evaluation names one, which it does only once its result is built (an
   // error with a message never names one), so nothing thrown can leave one behind.
   if (outcomes !== undefined) clearOutcome(outcomes, index);
   try {
-    return evaluateUnchecked(flag, contexts, env, run, outcomes, index);
+    return evaluateUnchecked(flag, contexts, env, run, outcomes, index, kept);
   } catch (err) {
     let enabled = false;
     try {

@@ -1,4 +1,4 @@
-import type { ChangeNotifier, EnvironmentScope, Flag, Repositories, Segment } from '@switchyard/core';
+import type { ChangeNotifier, CompiledFlag, EnvironmentScope, Flag, Repositories, Segment } from '@switchyard/core';
 
 const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
 import { DEFINITIONS_CHANGED_CHANNEL, decodeChange } from '../flags/definition-events.ts';
@@ -27,6 +27,13 @@ export interface EnvironmentSnapshot {
   /** Flags under an ACTIVE experiment: evaluating them records an exposure. */
   experimentFlagKeys: ReadonlySet<string>;
   loadedAtMs: number;
+  /**
+   * Flags' compiled forms by key, each added on the flag's first evaluation by key (null: it does
+   * not compile), so evaluating one flag reads one object found by one lookup (evaluation-service.ts
+   * keptCompiled). At most one entry per flag of the snapshot; the snapshot's flags are never
+   * changed in place (a change replaces the snapshot), as core's evaluateCompiled requires.
+   */
+  compiledFlags: Map<string, CompiledFlag | null>;
 }
 
 /**
@@ -153,5 +160,5 @@ export function buildEnvironmentSnapshot(
     const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
     if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
   }
-  return { scope, flags: activeFlags, flagList: [...activeFlags.values()], segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys: new Set(experimentFlagKeys), loadedAtMs };
+  return { scope, flags: activeFlags, flagList: [...activeFlags.values()], segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys: new Set(experimentFlagKeys), loadedAtMs, compiledFlags: new Map() };
 }

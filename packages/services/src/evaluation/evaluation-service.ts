@@ -1,9 +1,13 @@
 import {
   MAX_ATTRIBUTE_STRING_LENGTH,
+  compileFlagToKeep,
+  documentOfCompiled,
   evaluateAll,
+  evaluateCompiled,
   invalidArgument,
   newOutcomes,
   notFound,
+  type CompiledFlag,
   type EnvironmentScope,
   type EvaluationContext,
   type EvaluationResult,
@@ -144,10 +148,11 @@ export class EvaluationService {
   async evaluateFlags(scope: EnvironmentScope, request: EvaluateRequest): Promise<Evaluation> {
     const contexts = checkContexts(request.contexts);
     const snapshot = this.snapshots.current(scope.environmentId) ?? (await this.snapshots.get(scope));
-    const flags = flagsAskedFor(snapshot, request.flagKey);
+    const flagKey = request.flagKey;
+    const flags = flagsAskedFor(snapshot, flagKey);
     const pairs = membershipPairs(snapshot, flags, contexts);
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
-    const evaluation = this.evaluateIn(scope, snapshot, flags, contexts, isListMember);
+    const evaluation = this.evaluateIn(scope, snapshot, flagKey, flags, contexts, isListMember);
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, evaluation.results, contexts);
     this.metrics.evaluated(evaluation.results);
     return evaluation;
@@ -169,21 +174,25 @@ export class EvaluationService {
     if (experiments.size > 0 && (flagKey === undefined || experiments.has(flagKey))) return undefined;
     const flags = flagsAskedFor(snapshot, flagKey);
     if (membershipPairs(snapshot, flags, contexts).length > 0) return undefined;
-    const evaluation = this.evaluateIn(scope, snapshot, flags, contexts, undefined);
+    const evaluation = this.evaluateIn(scope, snapshot, flagKey, flags, contexts, undefined);
     this.metrics.evaluated(evaluation.results);
     return evaluation;
   }
 
+  /** Evaluates `flags` (flagsAskedFor's): one flag asked for by key from its kept compiled form when it has one. */
   private evaluateIn(
     scope: EnvironmentScope,
     snapshot: EnvironmentSnapshot,
+    flagKey: string | undefined,
     flags: readonly Flag[],
     contexts: EvaluationContext[],
     isListMember: ((segmentKey: string, contextKey: string) => boolean) | undefined,
   ): Evaluation {
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
     const outcomes = newOutcomes(flags.length);
-    return { snapshot, flags, results: evaluateAll(flags, contexts, environment, outcomes), outcomes };
+    const kept = flagKey === undefined ? undefined : snapshot.compiledFlags.get(flagKey);
+    const results = kept ? [evaluateCompiled(kept, contexts, environment, outcomes)] : evaluateAll(flags, contexts, environment, outcomes);
+    return { snapshot, flags, results, outcomes };
   }
 
   /**
@@ -209,12 +218,35 @@ export class EvaluationService {
   }
 }
 
-/** The flag asked for (404 when unknown or archived), or every flag of the snapshot. */
+/**
+ * The flag asked for (404 when unknown or archived), or every flag of the snapshot. One flag is
+ * found through its kept compiled form (keptCompiled), whose document it is.
+ */
 function flagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | undefined): readonly Flag[] {
   if (flagKey === undefined) return snapshot.flagList;
+  const kept = keptCompiled(snapshot, flagKey);
+  if (kept) return [documentOfCompiled(kept)];
   const flag = snapshot.flags.get(flagKey);
   if (!flag) throw notFound('flag', flagKey);
   return [flag];
+}
+
+/**
+ * The snapshot's flag `key` as a compiled form kept with the snapshot (compiled and kept on its
+ * first evaluation): one lookup reaches what the evaluation reads, where the flag document and
+ * its compiled form are two more objects to find. Null when the flag does not compile (evaluating
+ * the document answers the error), undefined when the snapshot has no such flag (nothing is kept
+ * for unknown keys).
+ */
+function keptCompiled(snapshot: EnvironmentSnapshot, key: string): CompiledFlag | null | undefined {
+  let kept = snapshot.compiledFlags.get(key);
+  if (kept === undefined) {
+    const flag = snapshot.flags.get(key);
+    if (flag === undefined) return undefined;
+    kept = compileFlagToKeep(flag) ?? null;
+    snapshot.compiledFlags.set(key, kept);
+  }
+  return kept;
 }
 
 interface MembershipPair {

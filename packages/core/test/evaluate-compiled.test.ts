@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { compileFlagToKeep, documentOfCompiled, evaluateAll, evaluateCompiled, keptForOutcome, newOutcomes, reserveOutcomeStore, keepForOutcome } from '../src/evaluation/index.ts';
+import type { EvaluationContext, Flag } from '../src/index.ts';
+import { testFlag } from '../src/testing/fixtures.ts';
+import { load, type EvaluationCase } from './support/test-vector-cases.ts';
+
+// A host keeping flags' compiled forms (an environment snapshot) evaluates one flag from its kept
+// form (docs/decisions.md "Evaluate route performance"): the same answers as from the document.
+
+const cases = load<EvaluationCase>('evaluation.json');
+const STORE = reserveOutcomeStore();
+
+function envOf(c: EvaluationCase) {
+  const members = c.list_members ?? {};
+  return {
+    projectId: c.project_id,
+    environmentId: c.environment_id,
+    segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
+    isListMember: (segmentKey: string, contextKey: string) =>
+      (members[segmentKey]?.included.includes(contextKey) ?? false) && !(members[segmentKey]?.excluded.includes(contextKey) ?? false),
+  };
+}
+
+const user = (key: string): EvaluationContext[] => [{ key, context_type: 'user', parameters: {} }];
+
+describe('evaluateCompiled (one flag from its kept compiled form)', () => {
+  test('every test vector: the hand-derived answer, and the result and outcome evaluateAll gives, for 20 users', () => {
+    let compiledCases = 0;
+    for (const c of cases) {
+      const kept = compileFlagToKeep(c.flag);
+      if (kept === undefined) continue;
+      compiledCases++;
+      assert.equal(documentOfCompiled(kept), c.flag, c.name);
+      const result = evaluateCompiled(kept, c.contexts, envOf(c));
+      assert.deepEqual(
+        [result.variant_key, result.value, result.is_enabled, result.reason, result.bucket, result.error_code],
+        [c.expected.variant_key, c.expected.value, c.expected.is_enabled, c.expected.reason, c.expected.bucket, c.expected.error_code],
+        c.name,
+      );
+      for (let u = 0; u < 20; u++) {
+        const contexts = c.contexts.map((context, i) => (i === 0 ? { ...context, key: `user-${u}` } : context));
+        const fromKept = newOutcomes(1);
+        const fromDocument = newOutcomes(1);
+        assert.deepEqual(evaluateCompiled(kept, contexts, envOf(c), fromKept), evaluateAll([c.flag], contexts, envOf(c), fromDocument)[0], c.name);
+        assert.deepEqual(fromKept, fromDocument, `${c.name}: the same outcome`);
+      }
+    }
+    // Nearly every vector compiles; the few that do not are the malformed-document cases.
+    assert.ok(compiledCases > cases.length - 10, `${compiledCases} of ${cases.length} compiled`);
+  });
+
+  test('what cannot be compiled is not kept: a malformed rule list, something that is not a flag', () => {
+    assert.equal(compileFlagToKeep({ ...testFlag('broken'), rules: 'nope' } as unknown as Flag), undefined);
+    assert.equal(compileFlagToKeep({ ...testFlag('no-key'), key: 42 } as unknown as Flag), undefined);
+    assert.equal(compileFlagToKeep(null as unknown as Flag), undefined);
+  });
+
+  test('the kept form is the one evaluateAll uses: answers kept for an outcome by either are found by the other', () => {
+    const flag = testFlag('shared', { off_variant_key: 'on' });
+    const kept = compileFlagToKeep(flag)!;
+    const viaKept = newOutcomes(1);
+    evaluateCompiled(kept, user('u1'), { projectId: 'p', environmentId: 'e' }, viaKept);
+    keepForOutcome(viaKept, 0, STORE, 'kept text');
+    const viaDocument = newOutcomes(1);
+    evaluateAll([flag], user('u2'), { projectId: 'p', environmentId: 'e' }, viaDocument);
+    assert.equal(keptForOutcome(viaDocument, 0, STORE), 'kept text');
+  });
+
+  test('a disabled flag answers DISABLED from its kept form, with its DISABLED outcome; an invalid input is an error without one', () => {
+    const disabled = testFlag('off', { enabled: false, off_variant_key: 'on' });
+    const kept = compileFlagToKeep(disabled)!;
+    const outcomes = newOutcomes(1);
+    const result = evaluateCompiled(kept, user('u1'), { projectId: 'p', environmentId: 'e' }, outcomes);
+    assert.deepEqual([result.reason, result.is_enabled, result.variant_key], ['DISABLED', false, 'on']);
+    assert.notEqual(outcomes[0], undefined);
+    const enabled = compileFlagToKeep(testFlag('on'))!;
+    const invalid = newOutcomes(1);
+    const error = evaluateCompiled(enabled, [] as EvaluationContext[], { projectId: 'p', environmentId: 'e' }, invalid);
+    assert.deepEqual([error.reason, error.error_code], ['ERROR', 'INVALID_CONTEXT']);
+    assert.equal(invalid[0], undefined);
+  });
+});
