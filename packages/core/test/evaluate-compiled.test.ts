@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { compileFlagToKeep, documentOfCompiled, evaluateAll, evaluateCompiled, keptForOutcome, newOutcomes, reserveOutcomeStore, keepForOutcome } from '../src/evaluation/index.ts';
 import type { EvaluationContext, Flag } from '../src/index.ts';
 import { testFlag } from '../src/testing/fixtures.ts';
-import { load, type EvaluationCase } from './support/test-vector-cases.ts';
+import { environmentOf, load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // A host keeping flags' compiled forms (an environment snapshot) evaluates one flag from its kept
 // form (docs/decisions.md "Evaluate route performance"): the same answers as from the document.
@@ -11,16 +11,7 @@ import { load, type EvaluationCase } from './support/test-vector-cases.ts';
 const cases = load<EvaluationCase>('evaluation.json');
 const STORE = reserveOutcomeStore();
 
-function envOf(c: EvaluationCase) {
-  const members = c.list_members ?? {};
-  return {
-    projectId: c.project_id,
-    environmentId: c.environment_id,
-    segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
-    isListMember: (segmentKey: string, contextKey: string) =>
-      (members[segmentKey]?.included.includes(contextKey) ?? false) && !(members[segmentKey]?.excluded.includes(contextKey) ?? false),
-  };
-}
+const envOf = environmentOf;
 
 const user = (key: string): EvaluationContext[] => [{ key, context_type: 'user', parameters: {} }];
 

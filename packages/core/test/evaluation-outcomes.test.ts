@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { evaluate, evaluateAll, keepForOutcome, keptForOutcome, newOutcomes, reserveOutcomeStore, type Outcomes } from '../src/evaluation/index.ts';
 import type { EvaluationContext, EvaluationResult, Flag } from '../src/index.ts';
 import { testFlag } from '../src/testing/fixtures.ts';
-import { load, type EvaluationCase } from './support/test-vector-cases.ts';
+import { environmentOf, load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // Outcomes (docs/decisions.md "Evaluate route performance"): evaluateAll tells which outcome of its
 // flag each result is, and a host keeps derived data there. What a host may rely on: results of
@@ -19,16 +19,7 @@ function outcomeFields(result: EvaluationResult): Omit<EvaluationResult, 'bucket
   return fields;
 }
 
-function envOf(c: EvaluationCase) {
-  const members = c.list_members ?? {};
-  return {
-    projectId: c.project_id,
-    environmentId: c.environment_id,
-    segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
-    isListMember: (segmentKey: string, contextKey: string) =>
-      (members[segmentKey]?.included.includes(contextKey) ?? false) && !(members[segmentKey]?.excluded.includes(contextKey) ?? false),
-  };
-}
+const envOf = environmentOf;
 
 /** The case's contexts with the first one's key replaced: other users with the same attributes. */
 function withKey(contexts: EvaluationContext[], key: string): EvaluationContext[] {

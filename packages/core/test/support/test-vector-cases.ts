@@ -27,3 +27,15 @@ export function load<T>(file: string): T[] {
   const text = readFileSync(new URL(`../../test-vectors/${file}`, import.meta.url), 'utf8');
   return (JSON.parse(text) as { cases: T[] }).cases;
 }
+
+/** The evaluation environment of a case: its project, environment, segments and list members (excluded wins). */
+export function environmentOf(c: EvaluationCase) {
+  const members = c.list_members ?? {};
+  return {
+    projectId: c.project_id,
+    environmentId: c.environment_id,
+    segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
+    isListMember: (segmentKey: string, contextKey: string) =>
+      (members[segmentKey]?.included.includes(contextKey) ?? false) && !(members[segmentKey]?.excluded.includes(contextKey) ?? false),
+  };
+}

@@ -64,41 +64,53 @@ export function etagOfItems(items: readonly JsonItem[]): string {
 }
 
 /**
- * The JSON of evaluation results, kept per flag definition and outcome as UTF-8 bytes
+ * Something derived from evaluation results (their JSON), kept per flag definition and outcome
  * (docs/decisions.md "Evaluate route performance"). A result is its flag's definition plus a
  * handful of fields (the variant, reason, enabled state and matched rule) that the outcome fixes:
- * a rule's fixed variant, a split's bucket range, the off variant. Each outcome's JSON is kept in
- * the outcome's store in the flag's compiled form (core's outcomes.ts), which the evaluation has
- * just read: finding it is two array reads, with no lookup by flag and no field to compare. A change
- * of the flag compiles a new form with empty stores, and the old answers go with the old
- * definition. A result with a free-text error message has no outcome and is rendered every time.
+ * a rule's fixed variant, a split's bucket range, the off variant. What is derived is kept in a
+ * store of the outcome's own in the flag's compiled form (core's outcomes.ts), which the evaluation
+ * has just read: finding it is two array reads, with no lookup by flag and no field to compare. A
+ * change of the flag compiles a new form with empty stores, and the old values go with the old
+ * definition. A result with a free-text error message has no outcome and is derived every time.
  *
  * Serialising a result object costs more than evaluating the flag (the value may be any JSON, so
  * no schema-compiled serialiser does it fast).
  *
- * `render` must read only the fields an outcome fixes: not `bucket`, which differs between results
- * of the same bucket range.
+ * What derives must read only the fields an outcome fixes: not `bucket`, which differs between
+ * results of the same bucket range.
  */
-export class ResultJsonCache {
+class KeptPerOutcome<T> {
   /** This cache's store in every outcome: one per module-level cache, reserved once. */
   private readonly store = reserveOutcomeStore();
 
-  /** @param render the result's JSON text, as the route would have serialised it. */
-  constructor(private readonly render: (result: EvaluationResult) => string) {}
+  constructor(private readonly derive: (result: EvaluationResult) => T) {}
 
-  /** Result `i`'s JSON, from its outcome's store or rendered (and kept, when it has an outcome). */
-  item(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): JsonItem {
-    const kept = keptForOutcome(outcomes, i, this.store) as JsonItem | undefined;
+  /** Result `i`'s value, from its outcome's store or derived (and kept, when it has an outcome). */
+  protected kept(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): T {
+    const kept = keptForOutcome(outcomes, i, this.store) as T | undefined;
     if (kept !== undefined) return kept;
-    const item = new JsonItem(Buffer.from(this.render(results[i]!)));
-    keepForOutcome(outcomes, i, this.store, item);
-    return item;
+    const value = this.derive(results[i]!);
+    keepForOutcome(outcomes, i, this.store, value);
+    return value;
+  }
+}
+
+/** The JSON of evaluation results as UTF-8 bytes, for answers joining many (KeptPerOutcome). */
+export class ResultJsonCache extends KeptPerOutcome<JsonItem> {
+  /** @param render the result's JSON text, as the route would have serialised it. */
+  constructor(render: (result: EvaluationResult) => string) {
+    super((result) => new JsonItem(Buffer.from(render(result))));
+  }
+
+  /** Result `i`'s JSON. */
+  item(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): JsonItem {
+    return this.kept(results, outcomes, i);
   }
 
   /** Every result's item, in order. */
   items(results: readonly EvaluationResult[], outcomes: Outcomes): JsonItem[] {
     const items = new Array<JsonItem>(results.length);
-    for (let i = 0; i < results.length; i++) items[i] = this.item(results, outcomes, i);
+    for (let i = 0; i < results.length; i++) items[i] = this.kept(results, outcomes, i);
     return items;
   }
 
@@ -109,23 +121,19 @@ export class ResultJsonCache {
 }
 
 /**
- * One result's JSON as a string, kept per flag definition and outcome like ResultJsonCache's
- * bytes, for answers made of one result (the evaluate route asked for one flag). A string holds
- * its characters in itself: the answer is one object to read, where the bytes are three (the item,
- * the Buffer, its memory), and in a server rotating over many flags each is a cache miss that the
- * next has to wait for. The string is written to the socket with the headers in one write.
+ * One result's JSON as a string (KeptPerOutcome), for answers made of one result (the evaluate
+ * route asked for one flag). A string holds its characters in itself: the answer is one object to
+ * read, where the bytes are three (the item, the Buffer, its memory), and in a server rotating
+ * over many flags each is a cache miss that the next has to wait for. The string is written to
+ * the socket with the headers in one write.
  */
-export class ResultTextCache {
-  private readonly store = reserveOutcomeStore();
-
+export class ResultTextCache extends KeptPerOutcome<string> {
   /** @param render the result's JSON text, as the route would have serialised it. */
-  constructor(private readonly render: (result: EvaluationResult) => string) {}
+  constructor(render: (result: EvaluationResult) => string) {
+    super(render);
+  }
 
   text(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): string {
-    const kept = keptForOutcome(outcomes, i, this.store) as string | undefined;
-    if (kept !== undefined) return kept;
-    const text = this.render(results[i]!);
-    keepForOutcome(outcomes, i, this.store, text);
-    return text;
+    return this.kept(results, outcomes, i);
   }
 }
