@@ -61,7 +61,7 @@ export const FIRST_RULE = 14;
 
 /**
  * Slots per outcome for hosts to keep derived data in (outcomes.ts): one per consumer, the
- * evaluate and OFREP answers taking two.
+ * evaluate answers (bytes, and one flag's as a string) and the OFREP entries taking three.
  */
 export const OUTCOME_STORES = 4;
 
