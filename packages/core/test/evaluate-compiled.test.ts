@@ -11,7 +11,6 @@ import { environmentOf, load, type EvaluationCase } from './support/test-vector-
 const cases = load<EvaluationCase>('evaluation.json');
 const STORE = reserveOutcomeStore();
 
-const envOf = environmentOf;
 
 const user = (key: string): EvaluationContext[] => [{ key, context_type: 'user', parameters: {} }];
 
@@ -23,7 +22,7 @@ describe('evaluateCompiled (one flag from its kept compiled form)', () => {
       if (kept === undefined) continue;
       compiledCases++;
       assert.equal(documentOfCompiled(kept), c.flag, c.name);
-      const result = evaluateCompiled(kept, c.contexts, envOf(c));
+      const result = evaluateCompiled(kept, c.contexts, environmentOf(c));
       assert.deepEqual(
         [result.variant_key, result.value, result.is_enabled, result.reason, result.bucket, result.error_code],
         [c.expected.variant_key, c.expected.value, c.expected.is_enabled, c.expected.reason, c.expected.bucket, c.expected.error_code],
@@ -33,7 +32,7 @@ describe('evaluateCompiled (one flag from its kept compiled form)', () => {
         const contexts = c.contexts.map((context, i) => (i === 0 ? { ...context, key: `user-${u}` } : context));
         const fromKept = newOutcomes(1);
         const fromDocument = newOutcomes(1);
-        assert.deepEqual(evaluateCompiled(kept, contexts, envOf(c), fromKept), evaluateAll([c.flag], contexts, envOf(c), fromDocument)[0], c.name);
+        assert.deepEqual(evaluateCompiled(kept, contexts, environmentOf(c), fromKept), evaluateAll([c.flag], contexts, environmentOf(c), fromDocument)[0], c.name);
         assert.deepEqual(fromKept, fromDocument, `${c.name}: the same outcome`);
       }
     }

@@ -19,7 +19,6 @@ function outcomeFields(result: EvaluationResult): Omit<EvaluationResult, 'bucket
   return fields;
 }
 
-const envOf = environmentOf;
 
 /** The case's contexts with the first one's key replaced: other users with the same attributes. */
 function withKey(contexts: EvaluationContext[], key: string): EvaluationContext[] {
@@ -54,7 +53,7 @@ describe('evaluation outcomes', () => {
     let kept = 0;
     let reused = 0;
     for (const c of cases) {
-      const env = envOf(c);
+      const env = environmentOf(c);
       for (let u = 0; u < 40; u++) {
         const contexts = u === 0 ? c.contexts : withKey(c.contexts, `user-${u}`);
         const { result, outcomes } = one(c.flag, contexts, env);

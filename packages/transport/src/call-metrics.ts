@@ -34,9 +34,10 @@ export interface CallMetricsOptions {
  * prom-client's own Counter and Histogram hash the label values on every increment (about 1 µs per
  * request for both on a busy 2-CPU machine); here a request costs three map lookups and a short
  * bucket search. The series are found by each label in turn, not by a key joining them: the label
- * values are the same string objects request after request (a method name, a route pattern), whose
- * hash V8 keeps, where a joined key would be a new string to hash every time. The two metrics it exposes are prom-client `Metric`s as far
- * as a Registry is concerned (name, help, type, get(), reset()).
+ * values are the same string objects request after request (a method name, a route pattern),
+ * whose hash V8 keeps, where a joined key would be a new string to hash every time. The two
+ * metrics it exposes are prom-client `Metric`s as far as a Registry is concerned (name, help,
+ * type, get(), reset()).
  */
 export class CallMetrics {
   /** Series by the first label's value, then the second's. */

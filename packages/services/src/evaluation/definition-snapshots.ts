@@ -30,7 +30,7 @@ export interface EnvironmentSnapshot {
   /**
    * Flags' compiled forms by key, each added on the flag's first evaluation by key (null: it does
    * not compile), so evaluating one flag reads one object found by one lookup (evaluation-service.ts
-   * keptCompiled). At most one entry per flag of the snapshot; the snapshot's flags are never
+   * keptFor). At most one entry per flag of the snapshot; the snapshot's flags are never
    * changed in place (a change replaces the snapshot), as core's evaluateCompiled requires.
    */
   compiledFlags: Map<string, CompiledFlag | null>;

@@ -148,11 +148,11 @@ export class EvaluationService {
   async evaluateFlags(scope: EnvironmentScope, request: EvaluateRequest): Promise<Evaluation> {
     const contexts = checkContexts(request.contexts);
     const snapshot = this.snapshots.current(scope.environmentId) ?? (await this.snapshots.get(scope));
-    const flagKey = request.flagKey;
-    const flags = flagsAskedFor(snapshot, flagKey);
+    const kept = keptFor(snapshot, request.flagKey);
+    const flags = flagsAskedFor(snapshot, request.flagKey, kept);
     const pairs = membershipPairs(snapshot, flags, contexts);
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
-    const evaluation = this.evaluateIn(scope, snapshot, flagKey, flags, contexts, isListMember);
+    const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, isListMember);
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, evaluation.results, contexts);
     this.metrics.evaluated(evaluation.results);
     return evaluation;
@@ -172,25 +172,25 @@ export class EvaluationService {
     const flagKey = request.flagKey;
     const experiments = snapshot.experimentFlagKeys;
     if (experiments.size > 0 && (flagKey === undefined || experiments.has(flagKey))) return undefined;
-    const flags = flagsAskedFor(snapshot, flagKey);
+    const kept = keptFor(snapshot, flagKey);
+    const flags = flagsAskedFor(snapshot, flagKey, kept);
     if (membershipPairs(snapshot, flags, contexts).length > 0) return undefined;
-    const evaluation = this.evaluateIn(scope, snapshot, flagKey, flags, contexts, undefined);
+    const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
     this.metrics.evaluated(evaluation.results);
     return evaluation;
   }
 
-  /** Evaluates `flags` (flagsAskedFor's): one flag asked for by key from its kept compiled form when it has one. */
+  /** Evaluates `flags` (flagsAskedFor's): one flag asked for by key from its kept compiled form, when it has one. */
   private evaluateIn(
     scope: EnvironmentScope,
     snapshot: EnvironmentSnapshot,
-    flagKey: string | undefined,
     flags: readonly Flag[],
+    kept: CompiledFlag | null | undefined,
     contexts: EvaluationContext[],
     isListMember: ((segmentKey: string, contextKey: string) => boolean) | undefined,
   ): Evaluation {
     const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
     const outcomes = newOutcomes(flags.length);
-    const kept = flagKey === undefined ? undefined : snapshot.compiledFlags.get(flagKey);
     const results = kept ? [evaluateCompiled(kept, contexts, environment, outcomes)] : evaluateAll(flags, contexts, environment, outcomes);
     return { snapshot, flags, results, outcomes };
   }
@@ -220,11 +220,10 @@ export class EvaluationService {
 
 /**
  * The flag asked for (404 when unknown or archived), or every flag of the snapshot. One flag is
- * found through its kept compiled form (keptCompiled), whose document it is.
+ * found through its kept compiled form (keptFor's), whose document it is.
  */
-function flagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | undefined): readonly Flag[] {
+function flagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | undefined, kept: CompiledFlag | null | undefined): readonly Flag[] {
   if (flagKey === undefined) return snapshot.flagList;
-  const kept = keptCompiled(snapshot, flagKey);
   if (kept) return [documentOfCompiled(kept)];
   const flag = snapshot.flags.get(flagKey);
   if (!flag) throw notFound('flag', flagKey);
@@ -238,7 +237,8 @@ function flagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | undefine
  * the document answers the error), undefined when the snapshot has no such flag (nothing is kept
  * for unknown keys).
  */
-function keptCompiled(snapshot: EnvironmentSnapshot, key: string): CompiledFlag | null | undefined {
+function keptFor(snapshot: EnvironmentSnapshot, key: string | undefined): CompiledFlag | null | undefined {
+  if (key === undefined) return undefined;
   let kept = snapshot.compiledFlags.get(key);
   if (kept === undefined) {
     const flag = snapshot.flags.get(key);

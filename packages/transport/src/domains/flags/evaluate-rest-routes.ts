@@ -82,8 +82,8 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
       // A key seen recently is answered from memory; anything else (unknown, absent, malformed)
       // takes the full check, and the rest of the request waits for it.
       const principal = typeof header === 'string' ? verifier.cachedSdkKey(header) : undefined;
-      if (!principal) return authenticate(verifier, request, 'sdk').then((checked) => answer(checked, request, reply));
-      return answer(principal, request, reply);
+      if (!principal) return authenticate(verifier, request, 'sdk').then((checked) => evaluateAndSend(checked, request, reply));
+      return evaluateAndSend(principal, request, reply);
     },
   );
 
@@ -91,7 +91,7 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
    * Evaluates and sends the answer: at once when the evaluation needs nothing awaited (the usual
    * case: no promise, no turn of the microtask queue), else once it is done.
    */
-  function answer(principal: Principal, request: FastifyRequest<{ Params: { env_id: string }; Body: EvaluateBody }>, reply: FastifyReply): Promise<void> | undefined {
+  function evaluateAndSend(principal: Principal, request: FastifyRequest<{ Params: { env_id: string }; Body: EvaluateBody }>, reply: FastifyReply): Promise<void> | undefined {
     const scope = evaluation.scopeFor(principal, request.params.env_id);
     const body = request.body;
     const flagKey = body.flag_key ?? undefined;
