@@ -72,4 +72,28 @@ describe('JSON request bodies', () => {
     const deepInString = await post(JSON.stringify({ s: '['.repeat(500) }));
     assert.equal(deepInString.status, 200, 'brackets inside a string do not nest');
   });
+
+  test('the nesting limit counts objects and arrays together, and a text at the limit is parsed', async () => {
+    // Depth d: d - 10 objects around 10 arrays around a number (hand-built, not by our code).
+    const nested = (depth: number): string => '{"a":'.repeat(depth - 10) + '['.repeat(10) + '1' + ']'.repeat(10) + '}'.repeat(depth - 10);
+    const atLimit = await post(nested(MAX_JSON_DEPTH));
+    assert.equal(atLimit.status, 200);
+    let value = atLimit.body.body;
+    for (let i = 0; i < MAX_JSON_DEPTH - 10; i++) value = (value as { a: unknown }).a;
+    assert.deepEqual(value, JSON.parse('['.repeat(10) + '1' + ']'.repeat(10)));
+    const overLimit = await post(nested(MAX_JSON_DEPTH + 1));
+    assert.equal(overLimit.status, 400);
+    assert.match(overLimit.body.error ?? '', /nests deeper than/);
+    // Many brackets in all, few nested: the text is parsed (the exact pass decides, not the count).
+    const wide = await post(JSON.stringify({ list: Array.from({ length: 3 * MAX_JSON_DEPTH }, (_, i) => ({ i })) }));
+    assert.equal(wide.status, 200);
+    assert.equal((wide.body.body as { list: unknown[] }).list.length, 3 * MAX_JSON_DEPTH);
+  });
+
+  test('a non-ASCII text without surrogates, and a raw NUL, are judged as before', async () => {
+    assert.deepEqual((await post('{"name":"Zoë café ✓"}')).body.body, { name: 'Zoë café ✓' });
+    // A raw control character is not valid JSON (it must be escaped).
+    const rawNul = await post('{"name":"a\u0000b"}');
+    assert.deepEqual([rawNul.status, rawNul.body.code], [400, 'INVALID_ARGUMENT']);
+  });
 });
