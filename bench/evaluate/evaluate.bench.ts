@@ -43,9 +43,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '@switchyard/transport/config.ts';
-import { createLogger } from '@switchyard/transport/logging.ts';
-import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
+import type { RunningServer } from '../../hosts/server/src/server.ts';
+import { startBenchServer } from '../support/bench-server.ts';
 import { option } from '../support/measure.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
@@ -313,22 +312,9 @@ async function main(): Promise<void> {
   const references: ReferenceServer[] = [];
   let load: LoadGenerator | undefined;
   try {
-    // Warnings and errors only, on stderr: stdout stays the table and the JSON line.
-    const logging = createLogger({ filter: 'warn', json: true, destination: process.stderr });
-    server = await startServer(
-      loadConfig({
-        APP_ENV: 'production',
-        DATABASE_URL: database.url,
-        DATA_DIR: dataDir,
-        HTTP_PORT: '0',
-        GRPC_PORT: '0',
-        SYNC_GRPC_PORT: '0',
-        JWT_SECRET: 'evaluate-bench-secret-of-at-least-32-bytes',
-        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-      }),
-      logging,
-    );
+    const started = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: 'evaluate-bench-secret-of-at-least-32-bytes' });
+    server = started.server;
+    const logging = started.logging;
     const serverUrl = `http://127.0.0.1:${server.httpPort}`;
     const seedStarted = performance.now();
     const seeded = await seedEnvironment(server, ADMIN);

@@ -24,10 +24,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '@switchyard/transport/config.ts';
-import { createLogger } from '@switchyard/transport/logging.ts';
-import { startServer } from '../../hosts/server/src/server.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
+import { startBenchServer } from '../support/bench-server.ts';
 import { option } from '../support/measure.ts';
 import { startFastifyServer, startJsonServer } from './reference-servers.ts';
 import { benchContexts, seedEnvironment } from './seed.ts';
@@ -86,21 +84,7 @@ function callgrind(...args: string[]): Promise<void> {
 async function main(): Promise<void> {
   const database = await openBenchDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-instructions-'));
-  const logging = createLogger({ filter: 'warn', json: true, destination: process.stderr });
-  const server = await startServer(
-    loadConfig({
-      APP_ENV: 'production',
-      DATABASE_URL: database.url,
-      DATA_DIR: dataDir,
-      HTTP_PORT: '0',
-      GRPC_PORT: '0',
-      SYNC_GRPC_PORT: '0',
-      JWT_SECRET: 'evaluate-bench-secret-of-at-least-32-bytes',
-      BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-      BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-    }),
-    logging,
-  );
+  const { server, logging } = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: 'evaluate-bench-secret-of-at-least-32-bytes' });
   const closers: Array<() => Promise<void>> = [];
   try {
     const seeded = await seedEnvironment(server, ADMIN);

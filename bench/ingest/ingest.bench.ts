@@ -25,12 +25,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '@switchyard/transport/config.ts';
-import { createLogger } from '@switchyard/transport/logging.ts';
-import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
+import type { RunningServer } from '../../hosts/server/src/server.ts';
 import { connect, type Sql } from '../../packages/postgres/src/connect.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
+import { startBenchServer } from '../support/bench-server.ts';
 import { median, option } from '../support/measure.ts';
 import type { IngestLoadJob, IngestLoadSummary } from './load-generator.ts';
 import { rawCopy, rawInsert, type RawTarget } from './raw-baselines.ts';
@@ -225,22 +224,7 @@ async function main(): Promise<void> {
   let sql: Sql | undefined;
   let lanes: Sql | undefined;
   try {
-    // Warnings and errors only, on stderr: stdout stays the table and the JSON line.
-    const logging = createLogger({ filter: 'warn', json: true, destination: process.stderr });
-    server = await startServer(
-      loadConfig({
-        APP_ENV: 'production',
-        DATABASE_URL: database.url,
-        DATA_DIR: dataDir,
-        HTTP_PORT: '0',
-        GRPC_PORT: '0',
-        SYNC_GRPC_PORT: '0',
-        JWT_SECRET: 'ingest-bench-secret-of-at-least-32-bytes',
-        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-      }),
-      logging,
-    );
+    server = (await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: 'ingest-bench-secret-of-at-least-32-bytes' })).server;
     const serverUrl = `http://127.0.0.1:${server.httpPort}`;
     const seeded = await seedIngestEnvironment(server, ADMIN);
     const bodies: EventBody[] = buildBodies(BODIES, BATCH, Date.now());
