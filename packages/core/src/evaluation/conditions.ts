@@ -5,6 +5,7 @@ import type { EvaluationContext, ParameterValue } from '../model/context.ts';
 import { CONDITION_OPS } from '../model/definitions.ts';
 import type { Condition, ConditionOp, ConditionValue } from '../model/definitions.ts';
 import { contextValue, findContext } from './bucketing.ts';
+import { requiredLiteral } from './required-literal.ts';
 
 /**
  * Longest regular expression a `matches` condition may carry. The engine is linear in the input
@@ -118,12 +119,20 @@ class CompiledPattern {
   private lastInput: string | undefined;
   private lastAnswer = false;
 
-  constructor(private readonly re: RE2JS) {}
+  /**
+   * @param required text every match contains (requiredLiteral): an input without it is answered
+   *   "no" by a substring search, without running the engine.
+   */
+  constructor(
+    private readonly re: RE2JS,
+    private readonly required: string | undefined,
+  ) {}
 
   /** An unanchored search that keeps no state between inputs (unlike a `g` RegExp). */
   test(value: string): boolean {
     if (value !== this.lastInput) {
-      this.lastAnswer = this.re.test(value);
+      const required = this.required;
+      this.lastAnswer = (required === undefined || value.includes(required)) && this.re.test(value);
       this.lastInput = value;
     }
     return this.lastAnswer;
@@ -145,7 +154,7 @@ function compilePattern(pattern: unknown): CompiledPattern | null {
   let compiledPattern = compiledPatterns.get(pattern);
   if (compiledPattern === undefined) {
     try {
-      compiledPattern = new CompiledPattern(RE2JS.compile(pattern));
+      compiledPattern = new CompiledPattern(RE2JS.compile(pattern), requiredLiteral(pattern));
     } catch {
       compiledPattern = null;
     }
