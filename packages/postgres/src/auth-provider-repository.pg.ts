@@ -58,13 +58,16 @@ export class PgAuthProviderRepository implements AuthProviderRepository {
       if (!org) throw notFound('organisation', scope.orgId);
       const [existing] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM auth_providers WHERE org_id = ${scope.orgId}`;
       if ((existing?.count ?? 0) >= maxPerOrg) throw failedPrecondition(`the organisation already has ${maxPerOrg} identity providers; delete one first`);
+      // One clock reading for both timestamps (clock_timestamp() moves during a statement, so two
+      // readings can straddle a millisecond): a new provider's updated time is its created time.
       const [row] = await translateErrors(
         () => tx<ProviderRow[]>`
           INSERT INTO auth_providers (id, org_id, provider_type, display_name, enabled, default_role, redirect_uris, settings,
                                       client_secret_ciphertext, created_at_ms, updated_at_ms)
-          VALUES (${input.id}, ${scope.orgId}, ${input.type}, ${input.displayName}, ${input.enabled}, ${input.defaultRole},
-                  ${this.json(input.redirectUris)}, ${this.json(settingsOf(input))}, ${input.clientSecretCiphertext},
-                  ${tx.unsafe(NOW_MS)}, ${tx.unsafe(NOW_MS)})
+          SELECT ${input.id}, ${scope.orgId}, ${input.type}, ${input.displayName}, ${input.enabled}, ${input.defaultRole},
+                 ${this.json(input.redirectUris)}, ${this.json(settingsOf(input))}, ${input.clientSecretCiphertext},
+                 t.now_ms, t.now_ms
+          FROM (SELECT ${tx.unsafe(NOW_MS)} AS now_ms) t
           RETURNING ${tx.unsafe(COLUMNS)}`,
         { resource: 'auth provider', name: input.id, parent: 'organisation' },
       );
