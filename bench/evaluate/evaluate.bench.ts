@@ -45,13 +45,13 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningServer } from '../../hosts/server/src/server.ts';
 import { startBenchServer } from '../support/bench-server.ts';
-import { option } from '../support/measure.ts';
+import { median, option } from '../support/measure.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import type { ParameterValue } from '@switchyard/core';
 import type { LoadJob, LoadRequest, LoadSummary } from './load-generator.ts';
 import { startBareServer, startBuildingServer, startFastifyServer, startJsonServer, type ReferenceServer } from './reference-servers.ts';
-import { CONTEXT_COUNT, FLAG_COUNT, benchContexts, seedEnvironment, type SeededEnvironment } from './seed.ts';
+import { FLAG_COUNT, benchContexts, evaluateRequests, seedEnvironment } from './seed.ts';
 
 const DURATION_S = option('duration', 10);
 const WARMUP_S = option('warmup', 3);
@@ -79,9 +79,6 @@ const ONE_FLAG_TARGET = 0.75;
 const ALL_FLAGS_TARGET = 0.6;
 const TARGET_P99_MS = 5;
 const ADMIN = { email: 'bench-root@example.com', password: 'bench-root-password-1' };
-
-/** Request rows: flag i*37 mod 1000 with user i, so flags and users rotate out of step. */
-const ROTATION = 4096;
 
 interface Target {
   name: string;
@@ -142,11 +139,6 @@ interface Row extends LoadSummary {
   roundRatios: number[];
 }
 
-const medianOf = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 // --- the load generator (a child process) ---
 
@@ -155,19 +147,6 @@ type LoadGenerator = ChildJobs<Omit<LoadJob, 'id'>, LoadSummary>;
 const newLoadGenerator = (): LoadGenerator => new ChildJobs(new URL('./load-generator.ts', import.meta.url));
 
 // --- requests ---
-
-/** `flags`: 'rotate' over every flag, one 'fixed' flag for every request, or 'none' (all flags per request). */
-function evaluateRequests(seeded: SeededEnvironment, flags: 'rotate' | 'fixed' | 'none'): LoadRequest[] {
-  const contexts = benchContexts();
-  const route = `/v1/environments/${seeded.environmentId}/evaluate`;
-  const count = flags === 'none' ? CONTEXT_COUNT : ROTATION;
-  return Array.from({ length: count }, (_, i) => {
-    const context = contexts[i % contexts.length]!;
-    const body: Record<string, unknown> = { context_key: context.key, context_type: 'user', attributes: context.attributes };
-    if (flags !== 'none') body.flag_key = seeded.flagKeys[flags === 'fixed' ? 7 : (i * 37) % seeded.flagKeys.length]!;
-    return { path: route, body: JSON.stringify(body) };
-  });
-}
 
 /** OFREP bulk requests: each user's context (targetingKey and attributes). */
 function ofrepRequests(): LoadRequest[] {
@@ -215,7 +194,7 @@ const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 function printSection(section: Section, rows: Row[]): void {
   const baseline = rows[0]!;
   const ratio = (row: Row): number => row.requestsPerSecond / baseline.requestsPerSecond;
-  const roundRatio = (row: Row): number => medianOf(row.roundRatios);
+  const roundRatio = (row: Row): number => median(row.roundRatios);
   const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'errors', 'non-2xx', 'server CPU/req', 'vs baseline', 'per round'];
   const cells = rows.map((r) => [
     r.name,
@@ -292,7 +271,7 @@ function printReport(sections: Section[], rowsBySection: Row[][], meta: Record<s
           server_cpu_us_per_request: Number(r.serverCpuUsPerRequest.toFixed(2)),
           ratio_to_baseline: Number((r.requestsPerSecond / rows[0]!.requestsPerSecond).toFixed(3)),
           round_ratios: r.roundRatios.map((ratio) => Number(ratio.toFixed(3))),
-          median_round_ratio: Number(medianOf(r.roundRatios).toFixed(3)),
+          median_round_ratio: Number(median(r.roundRatios).toFixed(3)),
         })),
       ),
     }),

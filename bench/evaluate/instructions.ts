@@ -28,7 +28,7 @@ import { openBenchDatabase } from '../support/bench-database.ts';
 import { startBenchServer } from '../support/bench-server.ts';
 import { option } from '../support/measure.ts';
 import { startFastifyServer, startJsonServer } from './reference-servers.ts';
-import { benchContexts, seedEnvironment } from './seed.ts';
+import { evaluateRequests, seedEnvironment } from './seed.ts';
 
 const REQUESTS = option('requests', 10_000);
 const WARMUP = option('warmup', 20_000);
@@ -73,9 +73,11 @@ function drive(port: number, requests: readonly Buffer[], total: number): Promis
 function callgrind(...args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const keepRunning = setInterval(() => {}, 1);
-    execFile('callgrind_control', [...args, String(process.pid)], (error) => {
+    execFile('callgrind_control', [...args, String(process.pid)], (error, stdout, stderr) => {
       clearInterval(keepRunning);
-      if (error) reject(new Error(`callgrind_control ${args.join(' ')}: ${error.message} (run this under valgrind --tool=callgrind)`));
+      // callgrind_control exits 0 even when no callgrind runs this process; it says OK when it did.
+      const said = `${stdout}${stderr}`;
+      if (error || !said.includes('OK.')) reject(new Error(`callgrind_control ${args.join(' ')}: ${error?.message ?? said.trim()} (run this under valgrind --tool=callgrind)`));
       else resolve();
     });
   });
@@ -88,17 +90,12 @@ async function main(): Promise<void> {
   const closers: Array<() => Promise<void>> = [];
   try {
     const seeded = await seedEnvironment(server, ADMIN);
-    const contexts = benchContexts();
-    const route = `/v1/environments/${seeded.environmentId}/evaluate`;
     // The rotation of evaluate.bench.ts: every user, and every flag in a stride.
-    const bodies = Array.from({ length: 4096 }, (_, i) => {
-      const context = contexts[i % contexts.length]!;
-      return JSON.stringify({ context_key: context.key, context_type: 'user', attributes: context.attributes, flag_key: seeded.flagKeys[(i * 37) % seeded.flagKeys.length] });
-    });
-    const requests = bodies.map((body) =>
-      Buffer.from(`POST ${route} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-sdk-key: ${seeded.sdkKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`),
+    const oneFlag = evaluateRequests(seeded, 'rotate');
+    const requests = oneFlag.map(({ path, body }) =>
+      Buffer.from(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-sdk-key: ${seeded.sdkKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`),
     );
-    const sample = await fetch(`http://127.0.0.1:${server.httpPort}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey }, body: bodies[0] });
+    const sample = await fetch(`http://127.0.0.1:${server.httpPort}${oneFlag[0]!.path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey }, body: oneFlag[0]!.body });
     const answer = await sample.text();
     if (sample.status !== 200) throw new Error(`the sample request answered ${sample.status}: ${answer}`);
     const json = await startJsonServer(JSON.parse(answer) as object, sample.headers, 5_000);

@@ -1,9 +1,10 @@
 /**
  * Seeds the benchmark's environment through the services (no HTTP): an org with its own admin, a
  * project, an environment, an SDK key and FLAG_COUNT string flags of five rules each. Also builds
- * the rotating user contexts the load generator sends.
+ * the rotating user contexts and evaluate requests the load generator sends.
  */
 import type { RunningServer } from '../../hosts/server/src/server.ts';
+import type { LoadRequest } from './load-generator.ts';
 
 export const FLAG_COUNT = 1000;
 export const CONTEXT_COUNT = 1024;
@@ -90,6 +91,23 @@ export function benchContexts(): BenchContext[] {
     },
   }));
 }
+
+/** Request rows: flag i*37 mod 1000 with user i, so flags and users rotate out of step. */
+const ROTATION = 4096;
+
+/** `flags`: 'rotate' over every flag, one 'fixed' flag for every request, or 'none' (all flags per request). */
+export function evaluateRequests(seeded: SeededEnvironment, flags: 'rotate' | 'fixed' | 'none'): LoadRequest[] {
+  const contexts = benchContexts();
+  const route = `/v1/environments/${seeded.environmentId}/evaluate`;
+  const count = flags === 'none' ? CONTEXT_COUNT : ROTATION;
+  return Array.from({ length: count }, (_, i) => {
+    const context = contexts[i % contexts.length]!;
+    const body: Record<string, unknown> = { context_key: context.key, context_type: 'user', attributes: context.attributes };
+    if (flags !== 'none') body.flag_key = seeded.flagKeys[flags === 'fixed' ? 7 : (i * 37) % seeded.flagKeys.length]!;
+    return { path: route, body: JSON.stringify(body) };
+  });
+}
+
 
 /** Runs `task` over `items` with at most `limit` in flight. */
 async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {

@@ -14,10 +14,14 @@
  * concatenation's items in order, so it holds every such run, and so does the input.
  */
 
-/** Characters with a meaning of their own outside a class (RE2 syntax). */
-const META = new Set(['\\', '^', '$', '.', '|', '?', '*', '+', '(', ')', '[', ']', '{', '}']);
+/**
+ * Characters with a meaning of their own outside a class (RE2 syntax) that the reading below does
+ * not handle on its own: anchors, any character, and brackets out of place. Each ends a run.
+ */
+const NOT_LITERAL = new Set(['^', '$', '.', ']', '}']);
 const ALPHANUMERIC = /^[A-Za-z0-9]$/;
-const REPEAT = /^\{(\d+)(,\d*)?\}/;
+/** A repeat `{n}`, `{n,}` or `{n,m}` where the pattern's `lastIndex` points. */
+const REPEAT = /\{(\d+)(,\d*)?\}/y;
 
 /** The index just past a class starting at `pattern[at] === '['`, or -1 when it is not followed plainly. */
 function classEnd(pattern: string, at: number): number {
@@ -84,7 +88,8 @@ export function requiredLiteral(pattern: string): string | undefined {
     if (c === '?' || c === '*' || c === '+' || c === '{') {
       let atLeastOnce = c === '+';
       if (c === '{') {
-        const repeat = REPEAT.exec(pattern.slice(i));
+        REPEAT.lastIndex = i;
+        const repeat = REPEAT.exec(pattern);
         if (repeat === null) return undefined;
         atLeastOnce = Number(repeat[1]) > 0;
         i += repeat[0].length - 1;
@@ -97,7 +102,7 @@ export function requiredLiteral(pattern: string): string | undefined {
       endRun();
       continue;
     }
-    if (META.has(c)) {
+    if (NOT_LITERAL.has(c)) {
       endRun();
       continue;
     }

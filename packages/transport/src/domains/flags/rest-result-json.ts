@@ -83,6 +83,7 @@ class KeptPerOutcome<T> {
   /** This cache's store in every outcome: one per module-level cache, reserved once. */
   private readonly store = reserveOutcomeStore();
 
+  /** @param derive what to keep of a result (for the answers: its JSON, as the route would serialise it). */
   constructor(private readonly derive: (result: EvaluationResult) => T) {}
 
   /** Result `i`'s value, from its outcome's store or derived (and kept, when it has an outcome). */
@@ -128,11 +129,6 @@ export class ResultJsonCache extends KeptPerOutcome<JsonItem> {
  * the socket with the headers in one write.
  */
 export class ResultTextCache extends KeptPerOutcome<string> {
-  /** @param render the result's JSON text, as the route would have serialised it. */
-  constructor(render: (result: EvaluationResult) => string) {
-    super(render);
-  }
-
   text(results: readonly EvaluationResult[], outcomes: Outcomes, i: number): string {
     return this.kept(results, outcomes, i);
   }
