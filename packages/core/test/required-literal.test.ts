@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RE2JS } from 're2js';
-import { conditionHolds } from '../src/evaluation/index.ts';
+import { MAX_MATCHES_PROGRAM_SIZE, conditionHolds, matchesProgramSize } from '../src/evaluation/index.ts';
+import { checkConditions, isDomainError } from '../src/index.ts';
 import { requiredLiteral } from '../src/evaluation/required-literal.ts';
 
 /** A small seeded generator (mulberry32), so a failure names a reproducible case. */
@@ -121,6 +122,19 @@ describe('requiredLiteral (the matches pre-check)', () => {
     assert.ok(compiled > 2000, `only ${compiled} patterns compiled`);
     assert.ok(matchedWithLiteral > 2000, `only ${matchedWithLiteral} matches had a literal`);
     assert.ok(refusedWithoutEngine > 3000, `only ${refusedWithoutEngine} inputs were answered by the pre-check`);
+  });
+
+  test('the pre-check\'s search is bounded by the matches budget: a literal costs at least its length in program size, so a long one is refused at write time', () => {
+    const matches = (pattern: string) => [{ attribute: 'email', op: 'matches' as const, values: [pattern] }];
+    for (const length of [10, 100, 400]) {
+      const pattern = `^${'ab'.repeat(length / 2)}x+@`;
+      assert.equal(requiredLiteral(pattern), 'ab'.repeat(length / 2) + 'x');
+      assert.ok(matchesProgramSize(matches(pattern)) > length, `a ${length}-character literal compiles to more than ${length} instructions`);
+    }
+    // Past the budget the pattern never reaches evaluation: the write is refused.
+    const tooLong = `@${'z'.repeat(MAX_MATCHES_PROGRAM_SIZE)}`;
+    assert.equal(requiredLiteral(tooLong)?.length, MAX_MATCHES_PROGRAM_SIZE + 1);
+    assert.throws(() => checkConditions(matches(tooLong), 'conditions'), (error: unknown) => isDomainError(error) && error.code === 'INVALID_ARGUMENT' && /RE2 instructions/.test(error.message));
   });
 
   test('a matches condition answers as re2js does, with and without the literal in the input', () => {
