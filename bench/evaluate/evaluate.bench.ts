@@ -4,8 +4,9 @@
  * (issue targets in docs/status.md):
  *
  * - one flag (`flag_key`, --connections): >= 0.75x a node:http server that JSON.parses the body and
- *   JSON.stringifies the answer, p99 < 5 ms; rows for a server answering captured bytes and for the
- *   server's own Fastify app with the route's schemas and no work;
+ *   JSON.stringifies the answer, p99 < 5 ms; rows for a server answering captured bytes, for
+ *   Fastify with its defaults and for the server's own Fastify app, each with the route's schemas
+ *   and no work;
  * - all 1,000 flags (no `flag_key`, --all-connections): >= 0.6x a node:http server that parses the
  *   body, builds 1,000 result objects and stringifies them; a Fastify floor row;
  * - OFREP bulk (`POST /ofrep/v1/evaluate/flags`), answered in full and as 304 Not Modified (each
@@ -319,6 +320,7 @@ async function main(): Promise<void> {
     const json = await startReference(startJsonServer(JSON.parse(text) as object, sample.headers, keepAlive));
     const bare = await startReference(startBareServer(sample.body, sample.headers, keepAlive));
     // One flag's answer goes out as a string, as the route sends it (the all-flags answer as bytes).
+    const fastifyDefaults = await startReference(startFastifyServer(text, logger, keepAlive, { fastifyDefaults: true }));
     const fastify = await startReference(startFastifyServer(text, logger, keepAlive));
     // The server's own evaluation, called as the routes call it (the credential checked once, here).
     const principal = await server.services.verifier.verifySdkKey(seeded.sdkKey);
@@ -335,6 +337,7 @@ async function main(): Promise<void> {
         targets: [
           { name: 'baseline: node:http + JSON.parse/stringify', url: json.url, connections: CONNECTIONS, requests: oneFlag },
           { name: 'reference: node:http answering captured bytes', url: bare.url, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'Fastify defaults + route schemas, no work', url: fastifyDefaults.url, connections: CONNECTIONS, requests: oneFlag },
           { name: 'floor: Fastify app + route schemas, no work', url: fastify.url, connections: CONNECTIONS, requests: oneFlag },
           { name: 'floor: Fastify app + route schemas + the evaluation', url: fastifyEvaluating.url, connections: CONNECTIONS, requests: oneFlag },
           { name: 'POST evaluate, one flag', url: serverUrl, connections: CONNECTIONS, requests: oneFlag },

@@ -9,6 +9,9 @@
  *   reads and writes JSON, whatever serves it);
  * - building: reads and parses the JSON body, builds one fresh object per result and stringifies
  *   them (the floor of any server answering 1,000 results: the all-flags rows' baseline);
+ * - Fastify defaults: `Fastify()` with no options, hooks or parser of ours, and the evaluate
+ *   route's schemas, whose handler sends the captured bytes (what Fastify itself costs: the
+ *   distance from it to the next row is what the server's own app adds);
  * - Fastify: the server's own Fastify app (createHttpApp: same options, JSON parser, error
  *   handling and hooks, request metrics included) with the evaluate route's schemas, whose handler
  *   sends the captured bytes (the floor of the route in Fastify: everything but the credential
@@ -20,7 +23,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { evaluateBody, evaluateResponse } from '@switchyard/transport/domains/flags/rest-schemas.ts';
 import { envParams } from '@switchyard/transport/http/schemas.ts';
@@ -111,10 +114,11 @@ export async function startFastifyServer(
   body: Buffer | string,
   logger: Logger,
   keepAliveTimeoutMs: number,
-  options: { evaluate?: (requestBody: Record<string, unknown>) => Promise<unknown>; ofrep?: boolean } = {},
+  options: { evaluate?: (requestBody: Record<string, unknown>) => Promise<unknown>; ofrep?: boolean; fastifyDefaults?: boolean } = {},
 ): Promise<ReferenceServer> {
-  // Request metrics as the server counts them: every REST request pays for them.
-  const app = createHttpApp(logger, { metrics: new ServerMetrics() });
+  // Request metrics as the server counts them: every REST request pays for them. With
+  // `fastifyDefaults`, Fastify as it comes instead (no logger, timeouts, limits, hooks or parser of ours).
+  const app = options.fastifyDefaults ? Fastify({ logger: false }) : createHttpApp(logger, { metrics: new ServerMetrics() });
   const { evaluate } = options;
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     if (evaluate) await evaluate(request.body as Record<string, unknown>);

@@ -109,6 +109,34 @@ describe('GET /metrics', () => {
     assert.equal(after.filter((s) => Object.values(s.labels).some((v) => v.includes(UNKNOWN) || v.includes('not-a-uuid'))).length, 0);
   });
 
+  test('requests refused before their handler count under their route: bad JSON, a wrong content type, an oversized body', async () => {
+    const before = await scrape();
+    const route = { method: 'POST', route: '/v1/auth/login' };
+    const post = (headers: Record<string, string>, body: string) => fetch(`${ts.base}/v1/auth/login`, { method: 'POST', headers, body });
+    assert.equal((await post({ 'content-type': 'application/json' }, '{"email":')).status, 400);
+    assert.equal((await post({ 'content-type': 'application/x-www-form-urlencoded' }, 'email=x')).status, 415);
+    assert.equal((await post({ 'content-type': 'application/json' }, `{"email":"${'a'.repeat(1024 * 1024)}"}`)).status, 413);
+    const after = await scrape();
+    const delta = (status: string) => value(after, 'switchyard_http_requests_total', { ...route, status }) - value(before, 'switchyard_http_requests_total', { ...route, status });
+    assert.deepEqual([delta('400'), delta('415'), delta('413')], [1, 1, 1]);
+  });
+
+  test("a duration runs from the request's start to its answer: a password check (bcrypt) is timed, within what the client saw", async () => {
+    const route = { method: 'POST', route: '/v1/auth/login' };
+    const before = await scrape();
+    const started = performance.now();
+    expectError(await client.post('/v1/auth/login', { body: { email: root.email, password: 'not-the-password-1' } }), 401, 'UNAUTHENTICATED');
+    const clientSeconds = (performance.now() - started) / 1000;
+    const after = await scrape();
+    const serverSeconds = value(after, 'switchyard_http_request_duration_seconds_sum', route) - value(before, 'switchyard_http_request_duration_seconds_sum', route);
+    // bcrypt at cost 10 takes tens of milliseconds (more on a busy machine, never less); the
+    // server cannot have taken longer than the client waited.
+    assert.ok(serverSeconds >= 0.01, `server timed ${serverSeconds} s`);
+    assert.ok(serverSeconds <= clientSeconds, `server ${serverSeconds} s, client ${clientSeconds} s`);
+    const fastBucket = { ...route, le: '0.001' };
+    assert.equal(value(after, 'switchyard_http_request_duration_seconds_bucket', fastBucket), value(before, 'switchyard_http_request_duration_seconds_bucket', fastBucket));
+  });
+
   test('unknown URLs share one route="unmatched" series: 1,000 distinct paths stay bounded', async () => {
     const before = await scrape();
     const paths = Array.from({ length: 1000 }, (_, i) => `/no/such/route/${i}?q=${i}`);
