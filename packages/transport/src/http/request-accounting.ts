@@ -13,8 +13,8 @@ type StampedRequest = IncomingMessage & { [STARTED_AT]?: number };
  * anything to the response (docs/decisions.md "Request accounting without response listeners").
  *
  * Fastify's own way, an onResponse hook, attaches a 'finish' and an 'error' listener to every
- * response and removes them again, which cost about 3 µs per request on the evaluate route, more
- * than evaluating the flag. Instead:
+ * response and removes them again: about 3 µs per request on a bare Fastify app with the evaluate
+ * route's schemas, about 1 µs in the server's whole app. Instead:
  *
  * - node:http publishes the start of each request on the `http.server.request.start` diagnostics
  *   channel (before routing); the subscriber stamps the time on the request, for this server's
