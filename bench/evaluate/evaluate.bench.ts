@@ -140,7 +140,6 @@ interface Row extends LoadSummary {
   roundRatios: number[];
 }
 
-
 // --- the load generator (a child process) ---
 
 /** The load generator runs in a child process (see load-generator.ts). */

@@ -108,7 +108,6 @@ export function evaluateRequests(seeded: SeededEnvironment, flags: 'rotate' | 'f
   });
 }
 
-
 /** Runs `task` over `items` with at most `limit` in flight. */
 async function inParallel<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -3,7 +3,8 @@ import { channel } from 'node:diagnostics_channel';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { createHttpApp, type HttpRequestObserver } from '../src/http/app.ts';
+import { createHttpApp } from '../src/http/app.ts';
+import type { HttpRequestObserver } from '../src/http/request-accounting.ts';
 import { createLogger } from '../src/logging.ts';
 
 /**
@@ -12,13 +13,15 @@ import { createLogger } from '../src/logging.ts';
  * channel when closed. node:test runs this file in a process of its own, so no other server
  * subscribes meanwhile.
  */
+type Seen = Array<{ route: string | undefined; status: number; ms: number }>;
+
 describe('REST request accounting', () => {
   const started = channel('http.server.request.start');
   const silent = new Writable({ write: (_chunk, _encoding, callback) => callback() });
   const logger = createLogger({ filter: 'warn', json: true, destination: silent }).forModule('http');
 
   /** An app counting into `seen`, with one route that answers after `delayMs`. */
-  async function startApp(seen: Array<{ route: string | undefined; status: number; ms: number }>, delayMs: number) {
+  async function startApp(seen: Seen, delayMs: number) {
     const observer: HttpRequestObserver = { httpRequest: (_method, route, status, ms) => seen.push({ route, status, ms }) };
     const app = createHttpApp(logger, { metrics: observer });
     app.get('/v1/slow', async () => {
@@ -31,8 +34,8 @@ describe('REST request accounting', () => {
 
   test('two servers in one process time their own requests, and a closed server leaves the channel', async () => {
     assert.equal(started.hasSubscribers, false);
-    const slowSeen: Array<{ route: string | undefined; status: number; ms: number }> = [];
-    const fastSeen: typeof slowSeen = [];
+    const slowSeen: Seen = [];
+    const fastSeen: Seen = [];
     const slow = await startApp(slowSeen, 50);
     const fast = await startApp(fastSeen, 0);
     try {

@@ -3,7 +3,9 @@ import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config.ts';
 import type { Logger } from '../logging.ts';
 import { MAX_PATH_PARAM_LENGTH, answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.ts';
 import { installJsonBodyParser } from './json-body.ts';
-import { installRequestAccounting } from './request-accounting.ts';
+import { installRequestAccounting, type HttpRequestObserver } from './request-accounting.ts';
+
+export type { HttpRequestObserver } from './request-accounting.ts';
 import { installStringContentCheck } from './string-content.ts';
 
 /** Largest accepted request body (docs/contract.md "Events, exposures and idempotency": 1 MiB per body; 413 beyond). */
@@ -21,11 +23,6 @@ const trustHops = (hops: number) => (_address: string, hop: number): boolean => 
  * error format everywhere, and one debug line per request instead of Fastify's two info lines
  * (the SDK routes are hot paths).
  */
-export interface HttpRequestObserver {
-  /** One answered request: `route` is the route pattern, undefined when no route matched. */
-  httpRequest(method: string, route: string | undefined, status: number, milliseconds: number): void;
-}
-
 export function createHttpApp(
   logger: Logger,
   options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts; metrics?: HttpRequestObserver } = {},

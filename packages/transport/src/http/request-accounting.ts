@@ -1,7 +1,15 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { channel } from 'node:diagnostics_channel';
 import type { IncomingMessage, Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { HttpRequestObserver } from './app.ts';
+
+/** What counts the answered requests (the server's metrics). */
+export interface HttpRequestObserver {
+  /** One answered request: `route` is the route pattern, undefined when no route matched. */
+  httpRequest(method: string, route: string | undefined, status: number, milliseconds: number): void;
+}
+
+/** node:http publishes every request it begins here, before any `request` listener runs. */
+const requestStart = channel('http.server.request.start');
 
 /** When node:http began a request (performance.now()), written on its IncomingMessage. */
 const STARTED_AT = Symbol('switchyard.requestStartedAt');
@@ -31,9 +39,9 @@ export function installRequestAccounting(app: FastifyInstance, observer: HttpReq
     const started = message as { request: StampedRequest; server: Server };
     if (started.server === server) started.request[STARTED_AT] = performance.now();
   };
-  subscribe('http.server.request.start', stampStart);
+  requestStart.subscribe(stampStart);
   app.addHook('onClose', (_instance, done) => {
-    unsubscribe('http.server.request.start', stampStart);
+    requestStart.unsubscribe(stampStart);
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
