@@ -152,6 +152,21 @@ describe('GET /metrics', () => {
     assert.ok(routes.size < 30, `${routes.size} method/route pairs`);
   });
 
+  test('made-up HTTP methods add no series: the method label stays within the methods node:http knows', async () => {
+    const before = await scrape();
+    const invented = Array.from({ length: 50 }, (_, i) => `INVENTED${i}`);
+    for (const method of invented) {
+      // node:http's parser refuses a method it does not know before any route or hook runs (400).
+      const status = await fetch(`${ts.base}/v1/jobs/${UNKNOWN}`, { method }).then((response) => response.status, () => 0);
+      assert.ok(status === 400 || status === 0, `${method} answered ${status}`);
+    }
+    const after = await scrape();
+    assert.equal(after.filter((s) => Object.values(s.labels).some((v) => v.startsWith('INVENTED'))).length, 0);
+    // The scrapes themselves are counted (GET /metrics); nothing else may have appeared.
+    const series = (samples: typeof before) => find(samples, 'switchyard_http_requests_total').filter((s) => s.labels.route !== '/metrics').length;
+    assert.equal(series(after), series(before));
+  });
+
   test('gRPC calls by service, method and code on both ports', async () => {
     const before = await scrape();
     assert.equal(await checkHealth(ts.server.grpcPort), 'SERVING');
