@@ -28,15 +28,17 @@
  *                                             [--targets 'TEXT|TEXT'] [--profile TEXT] [--pin]
  *
  * The real server (hosts/server) runs in this process over a fresh database (BENCH_DATABASE_URL,
- * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each,
- * and the reference servers too (their answers are the real route's, captured). Requests rotate over
+ * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each;
+ * each reference server (answering the real route's captured answers) runs in a process of its own
+ * (reference-process.ts says why), pinned with this one by --pin, and every server process collects
+ * its garbage once the setup is done. Requests rotate over
  * every flag and 1,024 users. autocannon drives every target from a child process, so it never
  * shares the servers' event loop; each target gets a warm-up run first, whose figures are dropped.
  * Prints a table per section and one JSON line; exits 0 whatever the figures. Each row shows its
  * median round, its ratio to the baseline's median round ("vs baseline"), and the median of its
  * rounds' own ratios to the baseline of the same round ("per round"), which a slow spell of the
  * machine moves less when it spans a round; a goal line gives both. `--profile TEXT`
- * records a V8 CPU profile of this process (the servers) during the first measured run of each
+ * records a V8 CPU profile of the serving process during the first measured run of each
  * target whose name contains TEXT and names the .cpuprofile file written (Chrome DevTools reads it).
  */
 import { execFileSync } from 'node:child_process';
@@ -46,12 +48,11 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningServer } from '../../hosts/server/src/server.ts';
 import { startBenchServer } from '../support/bench-server.ts';
-import { median, option } from '../support/measure.ts';
+import { collectGarbage, median, option } from '../support/measure.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
-import type { ParameterValue } from '@switchyard/core';
 import type { LoadJob, LoadRequest, LoadSummary } from './load-generator.ts';
-import { startBareServer, startBuildingServer, startFastifyServer, startJsonServer, type ReferenceServer } from './reference-servers.ts';
+import type { EvaluationSpec, ReferenceMessage, ReferenceReply, ReferenceSpec } from './reference-process.ts';
 import { FLAG_COUNT, benchContexts, evaluateRequests, seedEnvironment } from './seed.ts';
 
 const DURATION_S = option('duration', 10);
@@ -70,7 +71,7 @@ const TARGETS = process.argv.includes('--targets') ? process.argv[process.argv.i
 /** `--profile TEXT`: profile the first measured run of the targets whose names contain TEXT. */
 const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1] : undefined;
 /**
- * `--pin`: this process (every server) on CPU 0 and the load generator on CPU 1 (taskset), so the
+ * `--pin`: every server process on CPU 0 and the load generator on CPU 1 (taskset), so the
  * two never take turns on one core's caches; rounds then vary less on a 2-CPU machine.
  */
 const PIN = process.argv.includes('--pin');
@@ -80,6 +81,7 @@ const ONE_FLAG_TARGET = 0.75;
 const ALL_FLAGS_TARGET = 0.6;
 const TARGET_P99_MS = 5;
 const ADMIN = { email: 'bench-root@example.com', password: 'bench-root-password-1' };
+const JWT_SECRET = 'evaluate-bench-secret-of-at-least-32-bytes';
 
 interface Target {
   name: string;
@@ -90,6 +92,8 @@ interface Target {
   status?: number;
   /** Measured in this process instead of over HTTP: one call is one "request" (a floor row). */
   inProcess?: (i: number) => Promise<unknown>;
+  /** The process of its own that serves it (a reference server); absent: this process (the real server). */
+  server?: ReferenceProcess;
 }
 
 /** Calls `work` back to back for `seconds`: what one core does per second with no HTTP around it. */
@@ -129,7 +133,7 @@ interface Row extends LoadSummary {
   name: string;
   section: string;
   connections: number;
-  /** CPU time (user + system) of this process, where both servers run, per completed request. */
+  /** CPU time (user + system) of the process serving the target, per completed request. */
   serverCpuUsPerRequest: number;
   /** requests/s of every round, in order (the row's other figures are its median round's). */
   roundsRequestsPerSecond: number[];
@@ -145,6 +149,49 @@ interface Row extends LoadSummary {
 /** The load generator runs in a child process (see load-generator.ts). */
 type LoadGenerator = ChildJobs<Omit<LoadJob, 'id'>, LoadSummary>;
 const newLoadGenerator = (): LoadGenerator => new ChildJobs(new URL('./load-generator.ts', import.meta.url));
+
+// --- the reference servers (a child process each) ---
+
+/** A reference server in a process of its own (reference-process.ts says why). */
+interface ReferenceProcess {
+  url: string;
+  pid: number | undefined;
+  cpuUsage(): Promise<NodeJS.CpuUsage>;
+  collectGarbage(): Promise<void>;
+  profiler: Profiler;
+  close(): void;
+}
+
+async function startReferenceProcess(spec: ReferenceSpec): Promise<ReferenceProcess> {
+  const child = new ChildJobs<ReferenceMessage, ReferenceReply>(new URL('./reference-process.ts', import.meta.url));
+  try {
+    const { url } = await child.run({ start: spec });
+    return {
+      url: url!,
+      pid: child.pid,
+      cpuUsage: async () => {
+        const { user, system } = await child.run({ cpu: true });
+        return { user: user!, system: system! };
+      },
+      collectGarbage: async () => void (await child.run({ gc: true })),
+      profiler: {
+        start: async () => void (await child.run({ profile: 'start' })),
+        stop: async (file) => void (await child.run({ profile: 'stop', file })),
+      },
+      close: () => child.close(),
+    };
+  } catch (error) {
+    child.close();
+    throw error;
+  }
+}
+
+/** A fetch Headers object as entries (what crosses to a reference process). */
+const headerEntries = (headers: Headers): Array<[string, string]> => {
+  const entries: Array<[string, string]> = [];
+  headers.forEach((value, name) => entries.push([name, value]));
+  return entries;
+};
 
 // --- requests ---
 
@@ -163,31 +210,46 @@ async function sampleResponse(baseUrl: string, sdkKey: string, request: LoadRequ
   return { status: response.status, body: Buffer.from(await response.arrayBuffer()), headers: response.headers };
 }
 
-/** Pins every thread of this process to CPU 0 and of the load generator to CPU 1 (`--pin`). */
-function pinProcesses(loadPid: number | undefined): void {
+/**
+ * Pins every thread of this process and of the reference servers' processes to CPU 0, and of the
+ * load generator to CPU 1 (`--pin`).
+ */
+function pinProcesses(loadPid: number | undefined, serverPids: Array<number | undefined>): void {
   if (availableParallelism() < 2 || loadPid === undefined) throw new Error('--pin needs 2 CPUs and a load generator process');
-  execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' });
+  for (const pid of [process.pid, ...serverPids]) {
+    if (pid !== undefined) execFileSync('taskset', ['-a', '-pc', '0', String(pid)], { stdio: 'ignore' });
+  }
   execFileSync('taskset', ['-a', '-pc', '1', String(loadPid)], { stdio: 'ignore' });
 }
 
 // --- output ---
 
-async function startProfile(): Promise<Session> {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 100 });
-  await session.post('Profiler.start');
-  return session;
+/** A V8 CPU profiler of the process serving a target (`--profile`). */
+interface Profiler {
+  start(): Promise<void>;
+  stop(file: string): Promise<void>;
 }
 
-async function stopProfile(session: Session, targetName: string): Promise<void> {
-  const { profile } = await session.post('Profiler.stop');
-  session.disconnect();
-  const file = path.join(tmpdir(), `bench-evaluate-${targetName.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`);
-  writeFileSync(file, JSON.stringify(profile));
-  console.error(`# profile of ${targetName}: ${file}`);
+/** This process's profiler (the real server's rows). */
+function inProcessProfiler(): Profiler {
+  let session: Session | undefined;
+  return {
+    async start() {
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 100 });
+      await session.post('Profiler.start');
+    },
+    async stop(file) {
+      const { profile } = await session!.post('Profiler.stop');
+      session!.disconnect();
+      writeFileSync(file, JSON.stringify(profile));
+    },
+  };
 }
+
+const profileFile = (targetName: string): string => path.join(tmpdir(), `bench-evaluate-${targetName.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`);
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -288,12 +350,11 @@ async function main(): Promise<void> {
   const database = await openBenchDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-data-'));
   let server: RunningServer | undefined;
-  const references: ReferenceServer[] = [];
+  const references: ReferenceProcess[] = [];
   let load: LoadGenerator | undefined;
   try {
-    const started = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: 'evaluate-bench-secret-of-at-least-32-bytes' });
+    const started = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: JWT_SECRET });
     server = started.server;
-    const logging = started.logging;
     const serverUrl = `http://127.0.0.1:${server.httpPort}`;
     const seedStarted = performance.now();
     const seeded = await seedEnvironment(server, ADMIN);
@@ -309,36 +370,31 @@ async function main(): Promise<void> {
     }
     console.error(`# sample response (${sample.body.length} bytes): ${text}`);
 
-    const keepAlive = server.http.server.keepAliveTimeout;
-    const logger = logging.forModule('http');
-    const startReference = async <T extends ReferenceServer>(started: Promise<T>): Promise<T> => {
-      const reference = await started;
+    const keepAliveMs = server.http.server.keepAliveTimeout;
+    const startReference = async (spec: ReferenceSpec): Promise<ReferenceProcess> => {
+      const reference = await startReferenceProcess(spec);
       references.push(reference);
       return reference;
     };
-    const json = await startReference(startJsonServer(JSON.parse(text) as object, sample.headers, keepAlive));
-    const bare = await startReference(startBareServer(sample.body, sample.headers, keepAlive));
+    // The rows running the server's evaluation run a second instance of the server, in their own
+    // process, over this run's database.
+    const evaluation = (request: 'evaluate' | 'ofrep'): EvaluationSpec => ({ databaseUrl: database.url, admin: ADMIN, jwtSecret: JWT_SECRET, sdkKey: seeded.sdkKey, environmentId: seeded.environmentId, request });
+    const sampleHeaders = headerEntries(sample.headers);
+    const json = await startReference({ kind: 'json', answer: JSON.parse(text) as object, headers: sampleHeaders, keepAliveMs });
+    const bare = await startReference({ kind: 'bare', bodyBase64: sample.body.toString('base64'), headers: sampleHeaders, keepAliveMs });
     // One flag's answer goes out as a string, as the route sends it (the all-flags answer as bytes).
-    const fastifyDefaults = await startReference(startFastifyServer(text, logger, keepAlive, { fastifyDefaults: true }));
-    const fastify = await startReference(startFastifyServer(text, logger, keepAlive));
-    // The server's own evaluation, called as the routes call it (the credential checked once, here).
-    const principal = await server.services.verifier.verifySdkKey(seeded.sdkKey);
-    const scope = server.services.evaluation.scopeFor(principal, seeded.environmentId);
-    const evaluateBody = (body: Record<string, unknown>) =>
-      server!.services.evaluation.evaluateFlags(scope, {
-        contexts: [{ context_type: String(body.context_type), key: String(body.context_key), parameters: (body.attributes ?? {}) as Record<string, ParameterValue> }],
-        flagKey: typeof body.flag_key === 'string' ? body.flag_key : undefined,
-      });
-    const fastifyEvaluating = await startReference(startFastifyServer(text, logger, keepAlive, { evaluate: evaluateBody }));
+    const fastifyDefaults = await startReference({ kind: 'fastify', body: text, asBytes: false, fastifyDefaults: true, keepAliveMs });
+    const fastify = await startReference({ kind: 'fastify', body: text, asBytes: false, keepAliveMs });
+    const fastifyEvaluating = await startReference({ kind: 'fastify', body: text, asBytes: false, evaluation: evaluation('evaluate'), keepAliveMs });
     const sections: Section[] = [
       {
         title: `one flag (flag_key), ${CONNECTIONS} connections`,
         targets: [
-          { name: 'baseline: node:http + JSON.parse/stringify', url: json.url, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'reference: node:http answering captured bytes', url: bare.url, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'Fastify defaults + route schemas, no work', url: fastifyDefaults.url, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'floor: Fastify app + route schemas, no work', url: fastify.url, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'floor: Fastify app + route schemas + the evaluation', url: fastifyEvaluating.url, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'baseline: node:http + JSON.parse/stringify', url: json.url, server: json, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'reference: node:http answering captured bytes', url: bare.url, server: bare, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'Fastify defaults + route schemas, no work', url: fastifyDefaults.url, server: fastifyDefaults, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'floor: Fastify app + route schemas, no work', url: fastify.url, server: fastify, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'floor: Fastify app + route schemas + the evaluation', url: fastifyEvaluating.url, server: fastifyEvaluating, connections: CONNECTIONS, requests: oneFlag },
           { name: 'POST evaluate, one flag', url: serverUrl, connections: CONNECTIONS, requests: oneFlag },
           // Not a goal: the same route when every request asks for the same flag, whose definition
           // then stays in the CPU caches (the rows above rotate over every flag).
@@ -352,21 +408,24 @@ async function main(): Promise<void> {
       const allFlags = evaluateRequests(seeded, 'none');
       const allSample = await sampleResponse(serverUrl, seeded.sdkKey, allFlags[0]!);
       const allAnswer = JSON.parse(allSample.body.toString('utf8')) as { flags: object[] };
-      const allBuilding = await startReference(startBuildingServer(allAnswer.flags, (flags) => ({ evaluated: true, flags }), allSample.headers, keepAlive));
-      const allFastify = await startReference(startFastifyServer(allSample.body, logger, keepAlive));
-      const allFastifyEvaluating = await startReference(startFastifyServer(allSample.body, logger, keepAlive, { evaluate: evaluateBody }));
+      const allHeaders = headerEntries(allSample.headers);
+      const allBody = allSample.body.toString('utf8');
+      const allBuilding = await startReference({ kind: 'building', items: allAnswer.flags, wrap: 'evaluate', headers: allHeaders, keepAliveMs });
+      const allFastify = await startReference({ kind: 'fastify', body: allBody, asBytes: true, keepAliveMs });
+      const allFastifyEvaluating = await startReference({ kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs });
       // The evaluation alone, as the routes run it, in this process and without HTTP: no route
       // answering every flag can serve more requests per second than this on one core.
+      const scope = server.services.evaluation.scopeFor(await server.services.verifier.verifySdkKey(seeded.sdkKey), seeded.environmentId);
       const userContexts = benchContexts().map((context) => ({ key: context.key, context_type: 'user', parameters: context.attributes }));
       const evaluateAll = (i: number) => server!.services.evaluation.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] });
       const evaluationFloor = { name: `floor: evaluating the ${FLAG_COUNT} flags in process, no HTTP (1 core)`, url: '', connections: 0, requests: [], inProcess: evaluateAll };
       sections.push({
         title: `all ${FLAG_COUNT} flags (no flag_key), ${ALL_CONNECTIONS} connections, ${allSample.body.length} bytes per answer`,
         targets: [
-          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} results`, url: allBuilding.url, connections: ALL_CONNECTIONS, requests: allFlags },
-          { name: 'floor: Fastify app + route schemas, no work', url: allFastify.url, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} results`, url: allBuilding.url, server: allBuilding, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: 'floor: Fastify app + route schemas, no work', url: allFastify.url, server: allFastify, connections: ALL_CONNECTIONS, requests: allFlags },
           evaluationFloor,
-          { name: 'floor: Fastify app + route schemas + the evaluation', url: allFastifyEvaluating.url, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: 'floor: Fastify app + route schemas + the evaluation', url: allFastifyEvaluating.url, server: allFastifyEvaluating, connections: ALL_CONNECTIONS, requests: allFlags },
           { name: 'POST evaluate, all flags', url: serverUrl, connections: ALL_CONNECTIONS, requests: allFlags },
         ],
         goals: { 'POST evaluate, all flags': ALL_FLAGS_TARGET },
@@ -375,14 +434,8 @@ async function main(): Promise<void> {
       const ofrep = ofrepRequests();
       const ofrepSample = await sampleResponse(serverUrl, seeded.sdkKey, ofrep[0]!);
       const ofrepAnswer = JSON.parse(ofrepSample.body.toString('utf8')) as { flags: object[] };
-      const ofrepBuilding = await startReference(startBuildingServer(ofrepAnswer.flags, (flags) => ({ flags }), ofrepSample.headers, keepAlive));
-      const ofrepContext = (body: Record<string, unknown>) => {
-        const { targetingKey, ...attributes } = (body.context ?? {}) as Record<string, ParameterValue>;
-        return { context_type: 'user', key: String(targetingKey), parameters: attributes };
-      };
-      const ofrepFastifyEvaluating = await startReference(
-        startFastifyServer(ofrepSample.body, logger, keepAlive, { ofrep: true, evaluate: (body) => server!.services.evaluation.evaluateFlags(scope, { contexts: [ofrepContext(body)] }) }),
-      );
+      const ofrepBuilding = await startReference({ kind: 'building', items: ofrepAnswer.flags, wrap: 'ofrep', headers: headerEntries(ofrepSample.headers), keepAliveMs });
+      const ofrepFastifyEvaluating = await startReference({ kind: 'fastify', body: ofrepSample.body.toString('utf8'), asBytes: true, ofrep: true, evaluation: evaluation('ofrep'), keepAliveMs });
       // Each request carries its own context's current ETag, so every answer is a 304.
       const notModified: LoadRequest[] = [];
       for (const request of ofrep) {
@@ -392,9 +445,9 @@ async function main(): Promise<void> {
       sections.push({
         title: `OFREP bulk (POST /ofrep/v1/evaluate/flags), ${ALL_CONNECTIONS} connections, ${ofrepSample.body.length} bytes per answer`,
         targets: [
-          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} entries`, url: ofrepBuilding.url, connections: ALL_CONNECTIONS, requests: ofrep },
+          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} entries`, url: ofrepBuilding.url, server: ofrepBuilding, connections: ALL_CONNECTIONS, requests: ofrep },
           evaluationFloor,
-          { name: 'floor: Fastify app + the evaluation', url: ofrepFastifyEvaluating.url, connections: ALL_CONNECTIONS, requests: ofrep },
+          { name: 'floor: Fastify app + the evaluation', url: ofrepFastifyEvaluating.url, server: ofrepFastifyEvaluating, connections: ALL_CONNECTIONS, requests: ofrep },
           { name: 'OFREP bulk, 200', url: serverUrl, connections: ALL_CONNECTIONS, requests: ofrep },
           { name: 'OFREP bulk, 304 (If-None-Match)', url: serverUrl, connections: ALL_CONNECTIONS, requests: notModified, status: 304 },
         ],
@@ -403,7 +456,12 @@ async function main(): Promise<void> {
     }
 
     load = newLoadGenerator();
-    if (PIN) pinProcesses(load.pid);
+    if (PIN) pinProcesses(load.pid, references.map((reference) => reference.pid));
+    // Setup is over: its garbage (the seeding above all, in this process) is collected now rather
+    // than during, and at the cost of, whichever target runs when V8 gets to it. Left in the old
+    // generation, it made this process's young collections several times slower until then.
+    collectGarbage();
+    for (const reference of references) await reference.collectGarbage();
     const headers = { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey };
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baselines and the routes; each row is then the target's median round (by requests/s).
@@ -421,11 +479,17 @@ async function main(): Promise<void> {
         const job = { url: target.url, connections: target.connections, headers, requests: target.requests };
         const run = (seconds: number) => (target.inProcess ? measureInProcess(target.inProcess, seconds) : load!.run({ ...job, durationSeconds: seconds }));
         await run(WARMUP_S);
-        const profiling = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? await startProfile() : undefined;
-        const cpuBefore = process.cpuUsage();
+        const profiler = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? (target.server?.profiler ?? inProcessProfiler()) : undefined;
+        await profiler?.start();
+        const cpuUsage = async () => (target.server ? target.server.cpuUsage() : process.cpuUsage());
+        const cpuBefore = await cpuUsage();
         const summary = await run(DURATION_S);
-        const cpu = process.cpuUsage(cpuBefore);
-        if (profiling) await stopProfile(profiling, target.name);
+        const cpuAfter = await cpuUsage();
+        const cpu = { user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system };
+        if (profiler) {
+          await profiler.stop(profileFile(target.name));
+          console.error(`# profile of ${target.name}: ${profileFile(target.name)}`);
+        }
         const serverCpuUsPerRequest = (cpu.user + cpu.system) / Math.max(1, summary.requestsTotal);
         // autocannon counts 304s as non-2xx: a row expecting them counts what is not a 304 instead.
         const expected = target.status ?? 200;
@@ -449,7 +513,7 @@ async function main(): Promise<void> {
     printReport(chosen, rowsBySection, { database: database.source, cpus, load_before: loadBefore, pinned: PIN, sample_response_bytes: sample.body.length });
   } finally {
     load?.close();
-    for (const reference of references) await reference.close();
+    for (const reference of references) reference.close();
     await server?.stop();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

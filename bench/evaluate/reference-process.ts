@@ -1,0 +1,139 @@
+/**
+ * One reference server of evaluate.bench.ts in a process of its own (forked with tsx through
+ * ChildJobs), so that no two servers of the run share a V8 isolate.
+ *
+ * Why: servers in one process share the JIT's code and its feedback for node:http, streams and
+ * Fastify. Each server's traffic has its own object shapes (a Fastify app's requests and hooks, a
+ * bare node:http handler's), so every switch from one target to the next deoptimised code the
+ * other had made fast, and with four Fastify apps in the process (Fastify's defaults, the floor,
+ * the floor running the evaluation, the server's own) Fastify's shared paths stayed polymorphic
+ * for all of them: the measured route then depended on which servers ran before it (its user CPU
+ * per request 14-16 µs with the baseline alone beside it, 16-18 µs with the Fastify references
+ * too, in runs minutes apart). A production server runs one app in its process; so does each
+ * reference server here.
+ *
+ * Messages (each answered with the same `id`): `start` (the server to run; answers its URL),
+ * `cpu` (this process's CPU time so far, for CPU per request), `gc` (a full garbage collection, once
+ * the setup is done), `profile` (`start`, or `stop` with the file to write a V8 CPU profile to). The process closes its server and exits when the parent
+ * disconnects.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ParameterValue } from '@switchyard/core';
+import { createLogger } from '@switchyard/transport/logging.ts';
+import { startBenchServer, type BenchServer } from '../support/bench-server.ts';
+import { collectGarbage } from '../support/measure.ts';
+import { startBareServer, startBuildingServer, startFastifyServer, startJsonServer, type ReferenceServer } from './reference-servers.ts';
+
+/** What the route answers with its headers, as plain entries (a Headers object does not cross processes). */
+type HeaderEntries = Array<[string, string]>;
+
+/** The server's own evaluation, run by a second instance of the server over the run's database. */
+export interface EvaluationSpec {
+  databaseUrl: string;
+  admin: { email: string; password: string };
+  jwtSecret: string;
+  sdkKey: string;
+  environmentId: string;
+  /** How the request body names the context: the evaluate route's fields, or OFREP's `context`. */
+  request: 'evaluate' | 'ofrep';
+}
+
+export type ReferenceSpec = { keepAliveMs: number } & (
+  | { kind: 'json'; answer: object; headers: HeaderEntries }
+  | { kind: 'bare'; bodyBase64: string; headers: HeaderEntries }
+  | { kind: 'building'; items: object[]; wrap: 'evaluate' | 'ofrep'; headers: HeaderEntries }
+  | { kind: 'fastify'; body: string; asBytes: boolean; fastifyDefaults?: boolean; ofrep?: boolean; evaluation?: EvaluationSpec }
+);
+
+export type ReferenceMessage = { start: ReferenceSpec } | { cpu: true } | { gc: true } | { profile: 'start' } | { profile: 'stop'; file: string };
+
+export type ReferenceReply = { id: number; url?: string; user?: number; system?: number };
+
+let server: ReferenceServer | undefined;
+let evaluator: { bench: BenchServer; dataDir: string } | undefined;
+let profiler: Session | undefined;
+
+/** The server's evaluation of one request body, as the routes call it (the credential checked once, here). */
+async function evaluationFor(spec: EvaluationSpec): Promise<(body: Record<string, unknown>) => Promise<unknown>> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-reference-'));
+  const bench = await startBenchServer({ databaseUrl: spec.databaseUrl, dataDir, admin: spec.admin, jwtSecret: spec.jwtSecret });
+  evaluator = { bench, dataDir };
+  const { evaluation, verifier } = bench.server.services;
+  const scope = evaluation.scopeFor(await verifier.verifySdkKey(spec.sdkKey), spec.environmentId);
+  if (spec.request === 'ofrep') {
+    return (body) => {
+      const { targetingKey, ...attributes } = (body.context ?? {}) as Record<string, ParameterValue>;
+      return evaluation.evaluateFlags(scope, { contexts: [{ context_type: 'user', key: String(targetingKey), parameters: attributes }] });
+    };
+  }
+  return (body) =>
+    evaluation.evaluateFlags(scope, {
+      contexts: [{ context_type: String(body.context_type), key: String(body.context_key), parameters: (body.attributes ?? {}) as Record<string, ParameterValue> }],
+      flagKey: typeof body.flag_key === 'string' ? body.flag_key : undefined,
+    });
+}
+
+async function start(spec: ReferenceSpec): Promise<ReferenceServer> {
+  switch (spec.kind) {
+    case 'json':
+      return startJsonServer(spec.answer, new Headers(spec.headers), spec.keepAliveMs);
+    case 'bare':
+      return startBareServer(Buffer.from(spec.bodyBase64, 'base64'), new Headers(spec.headers), spec.keepAliveMs);
+    case 'building':
+      return startBuildingServer(spec.items, spec.wrap === 'evaluate' ? (flags) => ({ evaluated: true, flags }) : (flags) => ({ flags }), new Headers(spec.headers), spec.keepAliveMs);
+    case 'fastify': {
+      const evaluate = spec.evaluation ? await evaluationFor(spec.evaluation) : undefined;
+      const logger = (evaluator?.bench.logging ?? createLogger({ filter: 'warn', json: true, destination: process.stderr })).forModule('http');
+      const body = spec.asBytes ? Buffer.from(spec.body, 'utf8') : spec.body;
+      return startFastifyServer(body, logger, spec.keepAliveMs, { evaluate, ofrep: spec.ofrep, fastifyDefaults: spec.fastifyDefaults });
+    }
+  }
+}
+
+async function handle(message: ReferenceMessage): Promise<Omit<ReferenceReply, 'id'>> {
+  if ('start' in message) {
+    if (server) throw new Error('this process already runs a reference server');
+    server = await start(message.start);
+    return { url: server.url };
+  }
+  if ('cpu' in message) return process.cpuUsage();
+  if ('gc' in message) {
+    collectGarbage();
+    return {};
+  }
+  if (message.profile === 'start') {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+    await profiler.post('Profiler.start');
+    return {};
+  }
+  if (!profiler) throw new Error('no profile was started');
+  const { profile } = await profiler.post('Profiler.stop');
+  profiler.disconnect();
+  profiler = undefined;
+  writeFileSync(message.file, JSON.stringify(profile));
+  return {};
+}
+
+process.on('message', (message: ReferenceMessage & { id: number }) => {
+  handle(message).then(
+    (reply) => process.send?.({ ...reply, id: message.id }),
+    (error: unknown) => process.send?.({ id: message.id, error: String((error as Error).stack ?? error) }),
+  );
+});
+
+process.on('disconnect', () => {
+  void (async () => {
+    await server?.close();
+    if (evaluator) {
+      await evaluator.bench.server.stop();
+      rmSync(evaluator.dataDir, { recursive: true, force: true });
+    }
+    process.exit(0);
+  })();
+});
