@@ -7,6 +7,13 @@ import { installJsonBodyParser } from './json-body.ts';
 import { installRequestAccounting, type HttpRequestObserver } from './request-accounting.ts';
 
 export type { HttpRequestObserver } from './request-accounting.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route's `request.log` is Fastify's no-op logger instead of ours (see createHttpApp). */
+    requestLogger?: boolean;
+  }
+}
 import { installStringContentCheck } from './string-content.ts';
 
 /** Largest accepted request body (docs/contract.md "Events, exposures and idempotency": 1 MiB per body; 413 beyond). */
@@ -44,7 +51,7 @@ export function createHttpApp(
     // Fastify gets no logger of its own: with one, it attaches a 'finish' and an 'error' listener
     // to every response to time it and log its end (measured on a bare Fastify app: about 3 µs per
     // request), and we log no request lines. Requests still log through ours: `request.log` and
-    // `reply.log`, Fastify's warnings about a request included, come from childLoggerFactory
+    // `reply.log`, Fastify's warnings about a request included, come from the child logger factory
     // below; only `app.log` (server-level lines, none of ours) is silent.
     logger: false,
     logController: new LogController({ disableRequestLogging: true }),
@@ -58,22 +65,31 @@ export function createHttpApp(
     trustProxy: typeof options.trustProxy === 'number' ? trustHops(options.trustProxy) : (options.trustProxy ?? false),
     return503OnClosing: true,
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false, allowUnionTypes: true } },
-    // Every request's `request.log` is the module logger itself: a child per request, with our
-    // redaction paths, would cost ~2 µs on every SDK call, and the few lines we log per request
-    // carry `reqId` themselves.
-    childLoggerFactory: () => logger as FastifyBaseLogger,
+  });
+  // Every request's `request.log` is the module logger itself: a child per request, with our
+  // redaction paths, would cost ~2 µs on every SDK call, and the few lines we log per request
+  // carry `reqId` themselves. Fastify checks what a factory of ours returns on every request,
+  // though (seven methods looked up twice each, about 3,000 instructions), so a route can opt out
+  // with `config: { requestLogger: false }`: it then keeps Fastify's own factory, which Fastify
+  // skips when it has no logger, and its `request.log` is Fastify's no-op logger. The error
+  // handler logs through the module logger either way; Fastify's warnings about misuse of a reply
+  // on such a route go unlogged (the SDK evaluate route, whose handler sends once).
+  const fastifyChildLoggerFactory = app.childLoggerFactory;
+  app.setChildLoggerFactory(() => logger as FastifyBaseLogger);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.requestLogger === false) route.childLoggerFactory = fastifyChildLoggerFactory;
   });
   destroyIdleSockets(app.server, timeouts.idleMs);
   installJsonBodyParser(app);
   installStringContentCheck(app);
-  installErrorHandling(app);
+  installErrorHandling(app, logger);
   // Request metrics by route pattern (never the URL), with no listener on the response.
   if (options.metrics) installRequestAccounting(app, options.metrics);
   // Only when debug is on: an onResponse hook costs every request (listeners on the response, a
   // hook-runner step) even when it logs nothing, and the SDK routes are hot paths.
   if (logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (request, reply) => {
-      request.log.debug(
+      logger.debug(
         // The route pattern, or the bare path for unknown routes: query strings may carry anything.
         { reqId: request.id, method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
         'request',

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../logging.ts';
 import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../input/refused-by-database.ts';
@@ -32,7 +33,7 @@ function validationMessage(error: FastifyError): string {
  * UNAVAILABLE; a value the database refused (SQLSTATE class 22) is 400 INVALID_ARGUMENT, logged at
  * warn with its route; everything else is a 500 whose details go to the log only (never the response).
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     let status: number;
     let body: ErrorBody;
@@ -52,13 +53,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else if (isDatabaseUnavailable(error)) {
       status = HTTP_STATUS_BY_CODE.UNAVAILABLE;
       body = { error: 'the database is unavailable; retry later', code: 'UNAVAILABLE' };
-      request.log.warn({ reqId: request.id, err: { message: error.message, code: error.code } }, 'database unavailable');
+      logger.warn({ reqId: request.id, err: { message: error.message, code: error.code } }, 'database unavailable');
     } else if (isDataException(error)) {
       // A value PostgreSQL refused that the edge let through: the caller's input, so 400 — with
       // neither the statement nor the value (the driver's message may quote it) in the answer.
       status = 400;
       body = { error: INPUT_REFUSED_BY_DATABASE, code: 'INVALID_ARGUMENT' };
-      request.log.warn(
+      logger.warn(
         { reqId: request.id, method: request.method, route: request.routeOptions.url, sqlState: error.code },
         'the database refused a value of the request',
       );
@@ -68,7 +69,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else {
       status = 500;
       body = { error: 'internal error', code: 'INTERNAL' };
-      request.log.error({ reqId: request.id, err: error }, 'unhandled error');
+      logger.error({ reqId: request.id, err: error }, 'unhandled error');
     }
     void reply.code(status).type('application/json; charset=utf-8').send(body);
   });

@@ -68,6 +68,8 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
   app.post<{ Params: { env_id: string }; Body: EvaluateBody }>(
     '/v1/environments/:env_id/evaluate',
     {
+      // A hot path whose handler sends once and logs nothing: no per-request logger (createHttpApp).
+      config: { requestLogger: false },
       schema: {
         tags: ['evaluation'],
         security: SDK_KEY_ONLY,
