@@ -128,7 +128,8 @@ export async function startFastifyServer(
     // OFREP's bulk request schema is this lenient too: a context object of any attributes.
     app.post('/ofrep/v1/evaluate/flags', { schema: { body: { type: 'object', properties: { context: { type: 'object' } } } } }, handler);
   } else {
-    app.post('/v1/environments/:env_id/evaluate', { schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, handler);
+    // The route's own options: its schemas, and no per-request logger (createHttpApp).
+    app.post('/v1/environments/:env_id/evaluate', { config: { requestLogger: false }, schema: { params: envParams, body: evaluateBody, response: { 200: evaluateResponse } } }, handler);
   }
   await app.listen({ port: 0, host: '127.0.0.1' });
   app.server.keepAliveTimeout = keepAliveTimeoutMs;
