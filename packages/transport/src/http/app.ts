@@ -5,6 +5,7 @@ import { MAX_PATH_PARAM_LENGTH, answerClientError, answerFrameworkError, install
 import { destroyIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
 import { installRequestAccounting, type HttpRequestObserver } from './request-accounting.ts';
+import { installStringContentCheck } from './string-content.ts';
 
 export type { HttpRequestObserver } from './request-accounting.ts';
 
@@ -14,7 +15,6 @@ declare module 'fastify' {
     requestLogger?: boolean;
   }
 }
-import { installStringContentCheck } from './string-content.ts';
 
 /** Largest accepted request body (docs/contract.md "Events, exposures and idempotency": 1 MiB per body; 413 beyond). */
 export const MAX_BODY_BYTES = 1024 * 1024;
