@@ -42,12 +42,12 @@
  * target whose name contains TEXT and names the .cpuprofile file written (Chrome DevTools reads it).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningServer } from '../../hosts/server/src/server.ts';
 import { startBenchServer } from '../support/bench-server.ts';
+import { CpuProfiler } from '../support/cpu-profiler.ts';
 import { collectGarbage, median, option } from '../support/measure.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
@@ -224,30 +224,8 @@ function pinProcesses(loadPid: number | undefined, serverPids: Array<number | un
 
 // --- output ---
 
-/** A V8 CPU profiler of the process serving a target (`--profile`). */
-interface Profiler {
-  start(): Promise<void>;
-  stop(file: string): Promise<void>;
-}
-
-/** This process's profiler (the real server's rows). */
-function inProcessProfiler(): Profiler {
-  let session: Session | undefined;
-  return {
-    async start() {
-      session = new Session();
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.setSamplingInterval', { interval: 100 });
-      await session.post('Profiler.start');
-    },
-    async stop(file) {
-      const { profile } = await session!.post('Profiler.stop');
-      session!.disconnect();
-      writeFileSync(file, JSON.stringify(profile));
-    },
-  };
-}
+/** A V8 CPU profiler of the process serving a target (`--profile`): CpuProfiler's, here or in a reference process. */
+type Profiler = Pick<CpuProfiler, 'start' | 'stop'>;
 
 const profileFile = (targetName: string): string => path.join(tmpdir(), `bench-evaluate-${targetName.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`);
 
@@ -479,7 +457,7 @@ async function main(): Promise<void> {
         const job = { url: target.url, connections: target.connections, headers, requests: target.requests };
         const run = (seconds: number) => (target.inProcess ? measureInProcess(target.inProcess, seconds) : load!.run({ ...job, durationSeconds: seconds }));
         await run(WARMUP_S);
-        const profiler = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? (target.server?.profiler ?? inProcessProfiler()) : undefined;
+        const profiler = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? (target.server?.profiler ?? new CpuProfiler()) : undefined;
         await profiler?.start();
         const cpuUsage = async () => (target.server ? target.server.cpuUsage() : process.cpuUsage());
         const cpuBefore = await cpuUsage();

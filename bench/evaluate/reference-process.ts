@@ -14,16 +14,16 @@
  *
  * Messages (each answered with the same `id`): `start` (the server to run; answers its URL),
  * `cpu` (this process's CPU time so far, for CPU per request), `gc` (a full garbage collection, once
- * the setup is done), `profile` (`start`, or `stop` with the file to write a V8 CPU profile to). The process closes its server and exits when the parent
- * disconnects.
+ * the setup is done), `profile` (`start`, or `stop` with the file to write a V8 CPU profile to).
+ * The process closes its server and exits when the parent disconnects.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ParameterValue } from '@switchyard/core';
 import { createLogger } from '@switchyard/transport/logging.ts';
 import { startBenchServer, type BenchServer } from '../support/bench-server.ts';
+import { CpuProfiler } from '../support/cpu-profiler.ts';
 import { collectGarbage } from '../support/measure.ts';
 import { startBareServer, startBuildingServer, startFastifyServer, startJsonServer, type ReferenceServer } from './reference-servers.ts';
 
@@ -54,7 +54,7 @@ export type ReferenceReply = { id: number; url?: string; user?: number; system?:
 
 let server: ReferenceServer | undefined;
 let evaluator: { bench: BenchServer; dataDir: string } | undefined;
-let profiler: Session | undefined;
+const profiler = new CpuProfiler();
 
 /** The server's evaluation of one request body, as the routes call it (the credential checked once, here). */
 async function evaluationFor(spec: EvaluationSpec): Promise<(body: Record<string, unknown>) => Promise<unknown>> {
@@ -104,19 +104,8 @@ async function handle(message: ReferenceMessage): Promise<Omit<ReferenceReply, '
     collectGarbage();
     return {};
   }
-  if (message.profile === 'start') {
-    profiler = new Session();
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
-    await profiler.post('Profiler.start');
-    return {};
-  }
-  if (!profiler) throw new Error('no profile was started');
-  const { profile } = await profiler.post('Profiler.stop');
-  profiler.disconnect();
-  profiler = undefined;
-  writeFileSync(message.file, JSON.stringify(profile));
+  if (message.profile === 'start') await profiler.start();
+  else await profiler.stop(message.file);
   return {};
 }
 

@@ -1,9 +1,9 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../logging.ts';
 import { DomainError, RateLimitedError, isDomainError } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../input/refused-by-database.ts';
+import type { Logger } from '../logging.ts';
 import { ServicesUnavailableError } from '../remote/grpc-status-errors.ts';
 import { HTTP_STATUS_BY_CODE, codeForStatus } from './error-status.ts';
 

@@ -19,11 +19,10 @@ const sweepIntervalMs = (idleMs: number): number => Math.max(25, Math.min(1_000,
  * per socket, created anew for every request and re-armed on every read and write: work on every
  * request of the SDK hot paths. Here one interval timer for the whole server compares each open
  * socket's byte count with what it saw the last time, so a request costs nothing, and a socket is
- * destroyed between `idleMs` and `idleMs` plus one sweep interval after its last byte.
- *
- * Returns a function that stops the sweeps (the server's close does it too).
+ * destroyed between `idleMs` and `idleMs` plus one sweep interval after its last byte. The sweeps
+ * stop when the server closes.
  */
-export function destroyIdleSockets(server: Server, idleMs: number): () => void {
+export function destroyIdleSockets(server: Server, idleMs: number): void {
   const sockets = new Map<Socket, Progress>();
   server.on('connection', (socket: Socket) => {
     sockets.set(socket, { bytes: 0, sinceMs: performance.now() });
@@ -47,7 +46,5 @@ export function destroyIdleSockets(server: Server, idleMs: number): () => void {
   const timer = setInterval(sweep, sweepIntervalMs(idleMs));
   // The sweeps never keep the process alive on their own.
   timer.unref();
-  const stop = (): void => clearInterval(timer);
-  server.once('close', stop);
-  return stop;
+  server.once('close', () => clearInterval(timer));
 }
