@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logging.ts';
@@ -97,5 +99,39 @@ describe('REST sockets silent both ways (HTTP_IDLE_TIMEOUT_MS)', () => {
     client.destroy();
     assert.equal(answers, 9, 'every request answered 200');
     assert.ok(stillOpen, 'the socket was not destroyed while it carried requests');
+  });
+
+  test('connections that come and go leave nothing behind in the sweep (no memory held per closed socket)', async () => {
+    // A separate app whose server-side sockets only this test's WeakRefs point at.
+    const other = createHttpApp(logger, { timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 60_000, idleMs: 60_000 } });
+    other.get('/v1/small', async () => ({ ok: true }));
+    const refs: Array<WeakRef<Socket>> = [];
+    let closed = 0;
+    other.server.on('connection', (socket: Socket) => {
+      refs.push(new WeakRef(socket));
+      socket.once('close', () => closed++);
+    });
+    await other.listen({ port: 0, host: '127.0.0.1' });
+    const otherPort = (other.server.address() as AddressInfo).port;
+    try {
+      for (let i = 0; i < 50; i++) {
+        const response = await fetch(`http://127.0.0.1:${otherPort}/v1/small`, { headers: { connection: 'close' } });
+        assert.equal(response.status, 200);
+        await response.arrayBuffer();
+      }
+      while (closed < 50) await sleep(10);
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      let alive = refs.length;
+      for (let attempt = 0; attempt < 20 && alive > 0; attempt++) {
+        await sleep(20);
+        gc();
+        alive = refs.filter((ref) => ref.deref() !== undefined).length;
+      }
+      assert.equal(refs.length, 50);
+      assert.equal(alive, 0, `${alive} closed sockets still held`);
+    } finally {
+      await other.close();
+    }
   });
 });
