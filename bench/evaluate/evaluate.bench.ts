@@ -27,11 +27,12 @@
  *                                             [--all-connections 8] [--rounds 1] [--skip-all] [--only one|all|ofrep]
  *                                             [--targets 'TEXT|TEXT'] [--profile TEXT] [--pin]
  *
- * The real server (hosts/server) runs in this process over a fresh database (BENCH_DATABASE_URL,
- * else TEST_DATABASE_URL, else an embedded PostgreSQL), seeded with 1,000 flags of five rules each;
- * each reference server (answering the real route's captured answers) runs in a process of its own
- * (reference-process.ts says why), pinned with this one by --pin, and every server process collects
- * its garbage once the setup is done. Requests rotate over
+ * This process seeds a fresh database (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded
+ * PostgreSQL) with 1,000 flags of five rules each, through an instance of the server (hosts/server)
+ * of its own. The measured server is another instance, over the seeded database, and each reference
+ * server (answering the real route's captured answers) another process: every served target runs
+ * in a process of its own (server-process.ts says why), pinned with this one by --pin, and every
+ * server process collects its garbage once the setup is done. Requests rotate over
  * every flag and 1,024 users. autocannon drives every target from a child process, so it never
  * shares the servers' event loop; each target gets a warm-up run first, whose figures are dropped.
  * Prints a table per section and one JSON line; exits 0 whatever the figures. Each row shows its
@@ -52,7 +53,7 @@ import { collectGarbage, median, option } from '../support/measure.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import type { LoadJob, LoadRequest, LoadSummary } from './load-generator.ts';
-import type { EvaluationSpec, ReferenceMessage, ReferenceReply, ReferenceSpec } from './reference-process.ts';
+import type { EvaluationSpec, ProcessSpec, ServerMessage, ServerReply, ServerSpec } from './server-process.ts';
 import { FLAG_COUNT, benchContexts, evaluateRequests, seedEnvironment } from './seed.ts';
 
 const DURATION_S = option('duration', 10);
@@ -92,8 +93,8 @@ interface Target {
   status?: number;
   /** Measured in this process instead of over HTTP: one call is one "request" (a floor row). */
   inProcess?: (i: number) => Promise<unknown>;
-  /** The process of its own that serves it (a reference server); absent: this process (the real server). */
-  server?: ReferenceProcess;
+  /** The process of its own that serves it (absent for the in-process rows). */
+  server?: ServerProcess;
 }
 
 /** Calls `work` back to back for `seconds`: what one core does per second with no HTTP around it. */
@@ -150,10 +151,10 @@ interface Row extends LoadSummary {
 type LoadGenerator = ChildJobs<Omit<LoadJob, 'id'>, LoadSummary>;
 const newLoadGenerator = (): LoadGenerator => new ChildJobs(new URL('./load-generator.ts', import.meta.url));
 
-// --- the reference servers (a child process each) ---
+// --- the servers (a child process each) ---
 
-/** A reference server in a process of its own (reference-process.ts says why). */
-interface ReferenceProcess {
+/** A served target in a process of its own (server-process.ts says why). */
+interface ServerProcess {
   url: string;
   pid: number | undefined;
   cpuUsage(): Promise<NodeJS.CpuUsage>;
@@ -162,8 +163,8 @@ interface ReferenceProcess {
   close(): void;
 }
 
-async function startReferenceProcess(spec: ReferenceSpec): Promise<ReferenceProcess> {
-  const child = new ChildJobs<ReferenceMessage, ReferenceReply>(new URL('./reference-process.ts', import.meta.url));
+async function startServerProcess(spec: ProcessSpec): Promise<ServerProcess> {
+  const child = new ChildJobs<ServerMessage, ServerReply>(new URL('./server-process.ts', import.meta.url));
   try {
     const { url } = await child.run({ start: spec });
     return {
@@ -186,7 +187,7 @@ async function startReferenceProcess(spec: ReferenceSpec): Promise<ReferenceProc
   }
 }
 
-/** A fetch Headers object as entries (what crosses to a reference process). */
+/** A fetch Headers object as entries (what crosses to a server process). */
 const headerEntries = (headers: Headers): Array<[string, string]> => {
   const entries: Array<[string, string]> = [];
   headers.forEach((value, name) => entries.push([name, value]));
@@ -211,8 +212,8 @@ async function sampleResponse(baseUrl: string, sdkKey: string, request: LoadRequ
 }
 
 /**
- * Pins every thread of this process and of the reference servers' processes to CPU 0, and of the
- * load generator to CPU 1 (`--pin`).
+ * Pins every thread of this process and of the servers' processes to CPU 0, and of the load
+ * generator to CPU 1 (`--pin`).
  */
 function pinProcesses(loadPid: number | undefined, serverPids: Array<number | undefined>): void {
   if (availableParallelism() < 2 || loadPid === undefined) throw new Error('--pin needs 2 CPUs and a load generator process');
@@ -224,7 +225,7 @@ function pinProcesses(loadPid: number | undefined, serverPids: Array<number | un
 
 // --- output ---
 
-/** A V8 CPU profiler of the process serving a target (`--profile`): CpuProfiler's, here or in a reference process. */
+/** A V8 CPU profiler of the process serving a target (`--profile`): CpuProfiler's, here or in a server process. */
 type Profiler = Pick<CpuProfiler, 'start' | 'stop'>;
 
 const profileFile = (targetName: string): string => path.join(tmpdir(), `bench-evaluate-${targetName.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`);
@@ -327,16 +328,25 @@ async function main(): Promise<void> {
   const cpus = availableParallelism();
   const database = await openBenchDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-data-'));
+  // The instance this process seeds through (and evaluates with, for the in-process rows).
   let server: RunningServer | undefined;
-  const references: ReferenceProcess[] = [];
+  const servers: ServerProcess[] = [];
   let load: LoadGenerator | undefined;
   try {
     const started = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: JWT_SECRET });
     server = started.server;
-    const serverUrl = `http://127.0.0.1:${server.httpPort}`;
     const seedStarted = performance.now();
     const seeded = await seedEnvironment(server, ADMIN);
     console.error(`# seeded ${seeded.flagKeys.length} flags in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s (database: ${database.source})`);
+    const startServer = async (spec: ProcessSpec): Promise<ServerProcess> => {
+      const started = await startServerProcess(spec);
+      servers.push(started);
+      return started;
+    };
+    // The measured server: an instance of its own, in a process of its own, as production runs it.
+    const serverSpec: ServerSpec = { databaseUrl: database.url, admin: ADMIN, jwtSecret: JWT_SECRET };
+    const real = await startServer({ kind: 'server', server: serverSpec });
+    const serverUrl = real.url;
 
     const oneFlag = evaluateRequests(seeded, 'rotate');
     const sample = await sampleResponse(serverUrl, seeded.sdkKey, oneFlag[0]!);
@@ -349,21 +359,16 @@ async function main(): Promise<void> {
     console.error(`# sample response (${sample.body.length} bytes): ${text}`);
 
     const keepAliveMs = server.http.server.keepAliveTimeout;
-    const startReference = async (spec: ReferenceSpec): Promise<ReferenceProcess> => {
-      const reference = await startReferenceProcess(spec);
-      references.push(reference);
-      return reference;
-    };
-    // The rows running the server's evaluation run a second instance of the server, in their own
+    // The rows running the server's evaluation run an instance of the server too, in their own
     // process, over this run's database.
-    const evaluation = (request: 'evaluate' | 'ofrep'): EvaluationSpec => ({ databaseUrl: database.url, admin: ADMIN, jwtSecret: JWT_SECRET, sdkKey: seeded.sdkKey, environmentId: seeded.environmentId, request });
+    const evaluation = (request: 'evaluate' | 'ofrep'): EvaluationSpec => ({ ...serverSpec, sdkKey: seeded.sdkKey, environmentId: seeded.environmentId, request });
     const sampleHeaders = headerEntries(sample.headers);
-    const json = await startReference({ kind: 'json', answer: JSON.parse(text) as object, headers: sampleHeaders, keepAliveMs });
-    const bare = await startReference({ kind: 'bare', bodyBase64: sample.body.toString('base64'), headers: sampleHeaders, keepAliveMs });
+    const json = await startServer({ kind: 'json', answer: JSON.parse(text) as object, headers: sampleHeaders, keepAliveMs });
+    const bare = await startServer({ kind: 'bare', bodyBase64: sample.body.toString('base64'), headers: sampleHeaders, keepAliveMs });
     // One flag's answer goes out as a string, as the route sends it (the all-flags answer as bytes).
-    const fastifyDefaults = await startReference({ kind: 'fastify', body: text, asBytes: false, fastifyDefaults: true, keepAliveMs });
-    const fastify = await startReference({ kind: 'fastify', body: text, asBytes: false, keepAliveMs });
-    const fastifyEvaluating = await startReference({ kind: 'fastify', body: text, asBytes: false, evaluation: evaluation('evaluate'), keepAliveMs });
+    const fastifyDefaults = await startServer({ kind: 'fastify', body: text, asBytes: false, fastifyDefaults: true, keepAliveMs });
+    const fastify = await startServer({ kind: 'fastify', body: text, asBytes: false, keepAliveMs });
+    const fastifyEvaluating = await startServer({ kind: 'fastify', body: text, asBytes: false, evaluation: evaluation('evaluate'), keepAliveMs });
     const sections: Section[] = [
       {
         title: `one flag (flag_key), ${CONNECTIONS} connections`,
@@ -373,10 +378,10 @@ async function main(): Promise<void> {
           { name: 'Fastify defaults + route schemas, no work', url: fastifyDefaults.url, server: fastifyDefaults, connections: CONNECTIONS, requests: oneFlag },
           { name: 'floor: Fastify app + route schemas, no work', url: fastify.url, server: fastify, connections: CONNECTIONS, requests: oneFlag },
           { name: 'floor: Fastify app + route schemas + the evaluation', url: fastifyEvaluating.url, server: fastifyEvaluating, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'POST evaluate, one flag', url: serverUrl, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'POST evaluate, one flag', url: serverUrl, server: real, connections: CONNECTIONS, requests: oneFlag },
           // Not a goal: the same route when every request asks for the same flag, whose definition
           // then stays in the CPU caches (the rows above rotate over every flag).
-          { name: 'POST evaluate, one fixed flag (not rotating)', url: serverUrl, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },
+          { name: 'POST evaluate, one fixed flag (not rotating)', url: serverUrl, server: real, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },
         ],
         goals: { 'POST evaluate, one flag': ONE_FLAG_TARGET },
         p99Ms: TARGET_P99_MS,
@@ -388,9 +393,9 @@ async function main(): Promise<void> {
       const allAnswer = JSON.parse(allSample.body.toString('utf8')) as { flags: object[] };
       const allHeaders = headerEntries(allSample.headers);
       const allBody = allSample.body.toString('utf8');
-      const allBuilding = await startReference({ kind: 'building', items: allAnswer.flags, wrap: 'evaluate', headers: allHeaders, keepAliveMs });
-      const allFastify = await startReference({ kind: 'fastify', body: allBody, asBytes: true, keepAliveMs });
-      const allFastifyEvaluating = await startReference({ kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs });
+      const allBuilding = await startServer({ kind: 'building', items: allAnswer.flags, wrap: 'evaluate', headers: allHeaders, keepAliveMs });
+      const allFastify = await startServer({ kind: 'fastify', body: allBody, asBytes: true, keepAliveMs });
+      const allFastifyEvaluating = await startServer({ kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs });
       // The evaluation alone, as the routes run it, in this process and without HTTP: no route
       // answering every flag can serve more requests per second than this on one core.
       const scope = server.services.evaluation.scopeFor(await server.services.verifier.verifySdkKey(seeded.sdkKey), seeded.environmentId);
@@ -404,7 +409,7 @@ async function main(): Promise<void> {
           { name: 'floor: Fastify app + route schemas, no work', url: allFastify.url, server: allFastify, connections: ALL_CONNECTIONS, requests: allFlags },
           evaluationFloor,
           { name: 'floor: Fastify app + route schemas + the evaluation', url: allFastifyEvaluating.url, server: allFastifyEvaluating, connections: ALL_CONNECTIONS, requests: allFlags },
-          { name: 'POST evaluate, all flags', url: serverUrl, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: 'POST evaluate, all flags', url: serverUrl, server: real, connections: ALL_CONNECTIONS, requests: allFlags },
         ],
         goals: { 'POST evaluate, all flags': ALL_FLAGS_TARGET },
       });
@@ -412,8 +417,8 @@ async function main(): Promise<void> {
       const ofrep = ofrepRequests();
       const ofrepSample = await sampleResponse(serverUrl, seeded.sdkKey, ofrep[0]!);
       const ofrepAnswer = JSON.parse(ofrepSample.body.toString('utf8')) as { flags: object[] };
-      const ofrepBuilding = await startReference({ kind: 'building', items: ofrepAnswer.flags, wrap: 'ofrep', headers: headerEntries(ofrepSample.headers), keepAliveMs });
-      const ofrepFastifyEvaluating = await startReference({ kind: 'fastify', body: ofrepSample.body.toString('utf8'), asBytes: true, ofrep: true, evaluation: evaluation('ofrep'), keepAliveMs });
+      const ofrepBuilding = await startServer({ kind: 'building', items: ofrepAnswer.flags, wrap: 'ofrep', headers: headerEntries(ofrepSample.headers), keepAliveMs });
+      const ofrepFastifyEvaluating = await startServer({ kind: 'fastify', body: ofrepSample.body.toString('utf8'), asBytes: true, ofrep: true, evaluation: evaluation('ofrep'), keepAliveMs });
       // Each request carries its own context's current ETag, so every answer is a 304.
       const notModified: LoadRequest[] = [];
       for (const request of ofrep) {
@@ -426,20 +431,20 @@ async function main(): Promise<void> {
           { name: `baseline: node:http building + stringifying ${FLAG_COUNT} entries`, url: ofrepBuilding.url, server: ofrepBuilding, connections: ALL_CONNECTIONS, requests: ofrep },
           evaluationFloor,
           { name: 'floor: Fastify app + the evaluation', url: ofrepFastifyEvaluating.url, server: ofrepFastifyEvaluating, connections: ALL_CONNECTIONS, requests: ofrep },
-          { name: 'OFREP bulk, 200', url: serverUrl, connections: ALL_CONNECTIONS, requests: ofrep },
-          { name: 'OFREP bulk, 304 (If-None-Match)', url: serverUrl, connections: ALL_CONNECTIONS, requests: notModified, status: 304 },
+          { name: 'OFREP bulk, 200', url: serverUrl, server: real, connections: ALL_CONNECTIONS, requests: ofrep },
+          { name: 'OFREP bulk, 304 (If-None-Match)', url: serverUrl, server: real, connections: ALL_CONNECTIONS, requests: notModified, status: 304 },
         ],
         goals: { 'OFREP bulk, 200': ALL_FLAGS_TARGET, 'OFREP bulk, 304 (If-None-Match)': ALL_FLAGS_TARGET },
       });
     }
 
     load = newLoadGenerator();
-    if (PIN) pinProcesses(load.pid, references.map((reference) => reference.pid));
+    if (PIN) pinProcesses(load.pid, servers.map((served) => served.pid));
     // Setup is over: its garbage (the seeding above all, in this process) is collected now rather
     // than during, and at the cost of, whichever target runs when V8 gets to it. Left in the old
-    // generation, it made this process's young collections several times slower until then.
+    // generation, it made the serving process's young collections several times slower until then.
     collectGarbage();
-    for (const reference of references) await reference.collectGarbage();
+    for (const served of servers) await served.collectGarbage();
     const headers = { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey };
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baselines and the routes; each row is then the target's median round (by requests/s).
@@ -491,7 +496,7 @@ async function main(): Promise<void> {
     printReport(chosen, rowsBySection, { database: database.source, cpus, load_before: loadBefore, pinned: PIN, sample_response_bytes: sample.body.length });
   } finally {
     load?.close();
-    for (const reference of references) reference.close();
+    for (const served of servers) served.close();
     await server?.stop();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

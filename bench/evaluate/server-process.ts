@@ -1,6 +1,7 @@
 /**
- * One reference server of evaluate.bench.ts in a process of its own (forked with tsx through
- * ChildJobs), so that no two servers of the run share a V8 isolate.
+ * One server of evaluate.bench.ts in a process of its own (forked with tsx through ChildJobs), so
+ * that no two servers of the run share a V8 isolate: the real server (hosts/server, over the run's
+ * seeded database) or one of the reference servers.
  *
  * Why: servers in one process share the JIT's code and its feedback for node:http, streams and
  * Fastify. Each server's traffic has its own object shapes (a Fastify app's requests and hooks, a
@@ -10,7 +11,10 @@
  * for all of them: the measured route then depended on which servers ran before it (its user CPU
  * per request 14-16 µs with the baseline alone beside it, 16-18 µs with the Fastify references
  * too, in runs minutes apart). A production server runs one app in its process; so does each
- * reference server here.
+ * server here. The real server is no exception: in the benchmark's process it also carried the
+ * seeding's history (the services' code compiled for the seeding's calls, its objects in the old
+ * generation), and in about one run in three that process served everything about twice as
+ * slowly as the reference processes, for its whole life.
  *
  * Messages (each answered with the same `id`): `start` (the server to run; answers its URL),
  * `cpu` (this process's CPU time so far, for CPU per request), `gc` (a full garbage collection, once
@@ -30,16 +34,22 @@ import { startBareServer, startBuildingServer, startFastifyServer, startJsonServ
 /** What the route answers with its headers, as plain entries (a Headers object does not cross processes). */
 type HeaderEntries = Array<[string, string]>;
 
-/** The server's own evaluation, run by a second instance of the server over the run's database. */
-export interface EvaluationSpec {
+/** An instance of the real server over the run's (seeded) database. */
+export interface ServerSpec {
   databaseUrl: string;
   admin: { email: string; password: string };
   jwtSecret: string;
+}
+
+/** The server's own evaluation, run by an instance of the server over the run's database. */
+export interface EvaluationSpec extends ServerSpec {
   sdkKey: string;
   environmentId: string;
   /** How the request body names the context: the evaluate route's fields, or OFREP's `context`. */
   request: 'evaluate' | 'ofrep';
 }
+
+export type ProcessSpec = { kind: 'server'; server: ServerSpec } | ReferenceSpec;
 
 export type ReferenceSpec = { keepAliveMs: number } & (
   | { kind: 'json'; answer: object; headers: HeaderEntries }
@@ -48,20 +58,25 @@ export type ReferenceSpec = { keepAliveMs: number } & (
   | { kind: 'fastify'; body: string; asBytes: boolean; fastifyDefaults?: boolean; ofrep?: boolean; evaluation?: EvaluationSpec }
 );
 
-export type ReferenceMessage = { start: ReferenceSpec } | { cpu: true } | { gc: true } | { profile: 'start' } | { profile: 'stop'; file: string };
+export type ServerMessage = { start: ProcessSpec } | { cpu: true } | { gc: true } | { profile: 'start' } | { profile: 'stop'; file: string };
 
-export type ReferenceReply = { id: number; url?: string; user?: number; system?: number };
+export type ServerReply = { id: number; url?: string; user?: number; system?: number };
 
 let server: ReferenceServer | undefined;
-let evaluator: { bench: BenchServer; dataDir: string } | undefined;
+/** The instance of the real server this process runs (the served one, or the one that evaluates). */
+let instance: { bench: BenchServer; dataDir: string } | undefined;
 const profiler = new CpuProfiler();
+
+async function startInstance(spec: ServerSpec): Promise<BenchServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-server-'));
+  const bench = await startBenchServer({ databaseUrl: spec.databaseUrl, dataDir, admin: spec.admin, jwtSecret: spec.jwtSecret });
+  instance = { bench, dataDir };
+  return bench;
+}
 
 /** The server's evaluation of one request body, as the routes call it (the credential checked once, here). */
 async function evaluationFor(spec: EvaluationSpec): Promise<(body: Record<string, unknown>) => Promise<unknown>> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-reference-'));
-  const bench = await startBenchServer({ databaseUrl: spec.databaseUrl, dataDir, admin: spec.admin, jwtSecret: spec.jwtSecret });
-  evaluator = { bench, dataDir };
-  const { evaluation, verifier } = bench.server.services;
+  const { evaluation, verifier } = (await startInstance(spec)).server.services;
   const scope = evaluation.scopeFor(await verifier.verifySdkKey(spec.sdkKey), spec.environmentId);
   if (spec.request === 'ofrep') {
     return (body) => {
@@ -76,8 +91,13 @@ async function evaluationFor(spec: EvaluationSpec): Promise<(body: Record<string
     });
 }
 
-async function start(spec: ReferenceSpec): Promise<ReferenceServer> {
+async function start(spec: ProcessSpec): Promise<ReferenceServer> {
   switch (spec.kind) {
+    case 'server': {
+      // Served as is: its own Fastify app, routes and background work; closed with the instance.
+      const { server: real } = await startInstance(spec.server);
+      return { url: `http://127.0.0.1:${real.httpPort}`, close: async () => {} };
+    }
     case 'json':
       return startJsonServer(spec.answer, new Headers(spec.headers), spec.keepAliveMs);
     case 'bare':
@@ -86,16 +106,16 @@ async function start(spec: ReferenceSpec): Promise<ReferenceServer> {
       return startBuildingServer(spec.items, spec.wrap === 'evaluate' ? (flags) => ({ evaluated: true, flags }) : (flags) => ({ flags }), new Headers(spec.headers), spec.keepAliveMs);
     case 'fastify': {
       const evaluate = spec.evaluation ? await evaluationFor(spec.evaluation) : undefined;
-      const logger = (evaluator?.bench.logging ?? createLogger({ filter: 'warn', json: true, destination: process.stderr })).forModule('http');
+      const logger = (instance?.bench.logging ?? createLogger({ filter: 'warn', json: true, destination: process.stderr })).forModule('http');
       const body = spec.asBytes ? Buffer.from(spec.body, 'utf8') : spec.body;
       return startFastifyServer(body, logger, spec.keepAliveMs, { evaluate, ofrep: spec.ofrep, fastifyDefaults: spec.fastifyDefaults });
     }
   }
 }
 
-async function handle(message: ReferenceMessage): Promise<Omit<ReferenceReply, 'id'>> {
+async function handle(message: ServerMessage): Promise<Omit<ServerReply, 'id'>> {
   if ('start' in message) {
-    if (server) throw new Error('this process already runs a reference server');
+    if (server) throw new Error('this process already runs a server');
     server = await start(message.start);
     return { url: server.url };
   }
@@ -109,7 +129,7 @@ async function handle(message: ReferenceMessage): Promise<Omit<ReferenceReply, '
   return {};
 }
 
-process.on('message', (message: ReferenceMessage & { id: number }) => {
+process.on('message', (message: ServerMessage & { id: number }) => {
   handle(message).then(
     (reply) => process.send?.({ ...reply, id: message.id }),
     (error: unknown) => process.send?.({ id: message.id, error: String((error as Error).stack ?? error) }),
@@ -119,9 +139,9 @@ process.on('message', (message: ReferenceMessage & { id: number }) => {
 process.on('disconnect', () => {
   void (async () => {
     await server?.close();
-    if (evaluator) {
-      await evaluator.bench.server.stop();
-      rmSync(evaluator.dataDir, { recursive: true, force: true });
+    if (instance) {
+      await instance.bench.server.stop();
+      rmSync(instance.dataDir, { recursive: true, force: true });
     }
     process.exit(0);
   })();
