@@ -4,20 +4,26 @@
  * version of the code with another) where requests/s on 2 noisy CPUs spread by 10-30%.
  *
  *   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/evaluate.%p.out \
- *     node --import tsx bench/evaluate/instructions.ts [--requests 10000] [--warmup 20000]
+ *     node --perf-basic-prof --import tsx bench/evaluate/instructions.ts [--requests 10000] [--warmup 20000] [--rewarm 15000]
+ *   node --import tsx bench/evaluate/callgrind-parts.ts /tmp/evaluate.<pid>.out   # the table
  *
  * Everything runs in this one process: the real server (over a fresh database, as in
- * evaluate.bench.ts, seeded the same way), the JSON baseline and the no-work Fastify floor of
- * reference-servers.ts, and a minimal client that writes prepared requests on 16 keep-alive
- * sockets, one in flight per socket. After a warm-up of every target (uninstrumented, so at
- * valgrind's plain speed), each target in turn is counted over `--requests` requests between
- * `callgrind_control -i on` and `-i off` and dumped as its own part (`callgrind_annotate` reads
- * each; its totals over the requests are the figure). A `nothing` part counts the switching alone.
+ * evaluate.bench.ts, seeded the same way), the JSON baseline, the no-work Fastify floor and the
+ * Fastify floor running the server's evaluation (reference-servers.ts), and a minimal client that
+ * writes prepared requests on 16 keep-alive sockets, one in flight per socket. After a warm-up of
+ * every target (uninstrumented, so at valgrind's plain speed), each target in turn gets `--rewarm`
+ * more requests, then is counted over `--requests` requests between `callgrind_control -i on` and
+ * `-i off` and dumped as its own part (callgrind-parts.ts reads them). A `nothing` part counts the
+ * switching alone. The targets share this process's JIT, so each one's traffic deoptimises code
+ * the previous one had made fast (the route's evaluation ran in baseline code after the
+ * evaluating floor's turn): with 2,000 requests of re-warm-up the route's count still held that
+ * recompiling, with 15,000 it did not.
  *
  * The counts include V8's own work in that window: garbage collection and optimising compiles
  * (run concurrently outside valgrind, serialised under it), which do not come at the same point
- * of every run. Compare the JavaScript, builtins and native work of the parts (callgrind_annotate
- * by function) rather than the bare totals. Exits non-zero when not run under callgrind.
+ * of every run. Compare the JavaScript, builtins and native work of the parts (callgrind-parts.ts
+ * sets V8's collector and compiler apart) rather than the bare totals. Exits non-zero when not run
+ * under callgrind.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,11 +33,13 @@ import path from 'node:path';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import { startBenchServer } from '../support/bench-server.ts';
 import { option } from '../support/measure.ts';
-import { startFastifyServer, startJsonServer } from './reference-servers.ts';
+import { requestEvaluation, startFastifyServer, startJsonServer } from './reference-servers.ts';
 import { evaluateRequests, seedEnvironment } from './seed.ts';
 
 const REQUESTS = option('requests', 10_000);
 const WARMUP = option('warmup', 20_000);
+/** Requests to a target right before it is counted (its code re-optimised for its own traffic after the others'). */
+const REWARM = option('rewarm', 15_000);
 const CONNECTIONS = 16;
 const ADMIN = { email: 'admin@example.com', password: 'bench-admin-password-1' };
 
@@ -102,14 +110,19 @@ async function main(): Promise<void> {
     closers.push(json.close);
     const fastify = await startFastifyServer(answer, logging.forModule('http'), 5_000);
     closers.push(fastify.close);
+    const { evaluation, verifier } = server.services;
+    const evaluate = requestEvaluation(evaluation, await verifier.verifySdkKey(seeded.sdkKey), seeded.environmentId, 'evaluate');
+    const fastifyEvaluating = await startFastifyServer(answer, logging.forModule('http'), 5_000, { evaluate });
+    closers.push(fastifyEvaluating.close);
     const targets: Array<[string, number]> = [
       ['baseline', Number(new URL(json.url).port)],
       ['fastify-floor', Number(new URL(fastify.url).port)],
+      ['fastify-evaluating', Number(new URL(fastifyEvaluating.url).port)],
       ['route', server.httpPort],
     ];
     for (const [, port] of targets) await drive(port, requests, WARMUP);
     for (const [name, port] of [['nothing', 0] as [string, number], ...targets]) {
-      if (port !== 0) await drive(port, requests, 2_000);
+      if (port !== 0) await drive(port, requests, REWARM);
       await callgrind('-z');
       await callgrind('-i', 'on');
       if (port !== 0) await drive(port, requests, REQUESTS);

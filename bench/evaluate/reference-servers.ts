@@ -24,6 +24,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { ParameterValue, Principal } from '@switchyard/core';
+import type { EvaluationService } from '@switchyard/services';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { evaluateBody, evaluateResponse } from '@switchyard/transport/domains/flags/rest-schemas.ts';
 import { envParams } from '@switchyard/transport/http/schemas.ts';
@@ -105,6 +107,29 @@ export function startBuildingServer(items: readonly object[], wrap: (built: obje
   });
 }
 
+/** What a Fastify reference server evaluating runs for each request body (requestEvaluation's). */
+export type RequestEvaluation = (requestBody: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * The server's own evaluation of one request body, as the routes call it, with the credential
+ * checked once, here: how the body names the context is the evaluate route's fields, or OFREP's
+ * `context`.
+ */
+export function requestEvaluation(evaluation: EvaluationService, principal: Principal, environmentId: string, request: 'evaluate' | 'ofrep'): RequestEvaluation {
+  const scope = evaluation.scopeFor(principal, environmentId);
+  if (request === 'ofrep') {
+    return (body) => {
+      const { targetingKey, ...attributes } = (body.context ?? {}) as Record<string, ParameterValue>;
+      return evaluation.evaluateFlags(scope, { contexts: [{ context_type: 'user', key: String(targetingKey), parameters: attributes }] });
+    };
+  }
+  return (body) =>
+    evaluation.evaluateFlags(scope, {
+      contexts: [{ context_type: String(body.context_type), key: String(body.context_key), parameters: (body.attributes ?? {}) as Record<string, ParameterValue> }],
+      flagKey: typeof body.flag_key === 'string' ? body.flag_key : undefined,
+    });
+}
+
 /**
  * The server's Fastify app and the evaluate route's schemas, answering the captured answer without
  * any work (the floor of the route in Fastify: parsing, validation, hooks, sending). `body` is sent
@@ -114,7 +139,7 @@ export async function startFastifyServer(
   body: Buffer | string,
   logger: Logger,
   keepAliveTimeoutMs: number,
-  options: { evaluate?: (requestBody: Record<string, unknown>) => Promise<unknown>; ofrep?: boolean; fastifyDefaults?: boolean } = {},
+  options: { evaluate?: RequestEvaluation; ofrep?: boolean; fastifyDefaults?: boolean } = {},
 ): Promise<ReferenceServer> {
   // Request metrics as the server counts them: every REST request pays for them. With
   // `fastifyDefaults`, Fastify as it comes instead (no logger, timeouts, limits, hooks or parser of ours).

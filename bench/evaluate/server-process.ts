@@ -24,12 +24,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ParameterValue } from '@switchyard/core';
 import { createLogger } from '@switchyard/transport/logging.ts';
 import { startBenchServer, type BenchServer } from '../support/bench-server.ts';
 import { CpuProfiler } from '../support/cpu-profiler.ts';
 import { collectGarbage } from '../support/measure.ts';
-import { startBareServer, startBuildingServer, startFastifyServer, startJsonServer, type ReferenceServer } from './reference-servers.ts';
+import { requestEvaluation, startBareServer, startBuildingServer, startFastifyServer, startJsonServer, type ReferenceServer, type RequestEvaluation } from './reference-servers.ts';
 
 /** What the route answers with its headers, as plain entries (a Headers object does not cross processes). */
 type HeaderEntries = Array<[string, string]>;
@@ -74,21 +73,10 @@ async function startInstance(spec: ServerSpec): Promise<BenchServer> {
   return bench;
 }
 
-/** The server's evaluation of one request body, as the routes call it (the credential checked once, here). */
-async function evaluationFor(spec: EvaluationSpec): Promise<(body: Record<string, unknown>) => Promise<unknown>> {
+/** The server's evaluation of one request body, by an instance of the server of this process's own. */
+async function evaluationFor(spec: EvaluationSpec): Promise<RequestEvaluation> {
   const { evaluation, verifier } = (await startInstance(spec)).server.services;
-  const scope = evaluation.scopeFor(await verifier.verifySdkKey(spec.sdkKey), spec.environmentId);
-  if (spec.request === 'ofrep') {
-    return (body) => {
-      const { targetingKey, ...attributes } = (body.context ?? {}) as Record<string, ParameterValue>;
-      return evaluation.evaluateFlags(scope, { contexts: [{ context_type: 'user', key: String(targetingKey), parameters: attributes }] });
-    };
-  }
-  return (body) =>
-    evaluation.evaluateFlags(scope, {
-      contexts: [{ context_type: String(body.context_type), key: String(body.context_key), parameters: (body.attributes ?? {}) as Record<string, ParameterValue> }],
-      flagKey: typeof body.flag_key === 'string' ? body.flag_key : undefined,
-    });
+  return requestEvaluation(evaluation, await verifier.verifySdkKey(spec.sdkKey), spec.environmentId, spec.request);
 }
 
 async function start(spec: ProcessSpec): Promise<ReferenceServer> {
