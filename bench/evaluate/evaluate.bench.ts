@@ -29,11 +29,11 @@
  *
  * This process seeds a fresh database (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded
  * PostgreSQL) with 1,000 flags of five rules each, through an instance of the server (hosts/server)
- * of its own. The measured server is another instance, over the seeded database, and each reference
- * server (answering the real route's captured answers) another process: every served target runs
- * in a process of its own (server-process.ts says why), pinned with this one by --pin, and every
- * server process collects its garbage once the setup is done. Requests rotate over
- * every flag and 1,024 users. autocannon drives every target from a child process, so it never
+ * of its own, which also gives the sample answers the reference servers replay. Every served
+ * target, the measured server (another instance over the seeded database) as each reference
+ * server, runs in a process of its own (server-process.ts says why), started fresh for each round
+ * of that target and closed after it (startServed says why), pinned with this one by --pin, its
+ * setup's garbage collected before its warm-up. Requests rotate over every flag and 1,024 users. autocannon drives every target from a child process, so it never
  * shares the servers' event loop; each target gets a warm-up run first, whose figures are dropped.
  * Prints a table per section and one JSON line; exits 0 whatever the figures. Each row shows its
  * median round, its ratio to the baseline's median round ("vs baseline"), and the median of its
@@ -86,15 +86,18 @@ const JWT_SECRET = 'evaluate-bench-secret-of-at-least-32-bytes';
 
 interface Target {
   name: string;
-  url: string;
   connections: number;
   requests: LoadRequest[];
   /** Status every answer must have (200 unless told). */
   status?: number;
   /** Measured in this process instead of over HTTP: one call is one "request" (a floor row). */
   inProcess?: (i: number) => Promise<unknown>;
-  /** The process of its own that serves it (absent for the in-process rows). */
-  server?: ServerProcess;
+  /**
+   * The server that serves it, started in a fresh process of its own for every round and closed
+   * after it (absent for the in-process rows): server-process.ts says why a process of its own,
+   * startServed why a fresh one.
+   */
+  serve?: ProcessSpec;
 }
 
 /** Calls `work` back to back for `seconds`: what one core does per second with no HTTP around it. */
@@ -160,7 +163,8 @@ interface ServerProcess {
   cpuUsage(): Promise<NodeJS.CpuUsage>;
   collectGarbage(): Promise<void>;
   profiler: Profiler;
-  close(): void;
+  /** Resolves once the process has exited. */
+  close(): Promise<void>;
 }
 
 async function startServerProcess(spec: ProcessSpec): Promise<ServerProcess> {
@@ -182,7 +186,28 @@ async function startServerProcess(spec: ProcessSpec): Promise<ServerProcess> {
       close: () => child.close(),
     };
   } catch (error) {
-    child.close();
+    await child.close();
+    throw error;
+  }
+}
+
+/**
+ * A target's server in a fresh process, pinned with the other servers by --pin, its setup's
+ * garbage collected. Fresh for every round: how fast one process runs for its whole life varies by
+ * itself on these machines. In runs with one process per server for the whole run, one process in
+ * a few served everything 1.5-2x slower than the others in every round, its CPU time per request
+ * up in user code and in the kernel's writev alike, whichever server it was (the real one or a
+ * floor); a row served by one process then measured that process's luck in every round. With a
+ * new process per round, the row's median round does not depend on one process.
+ */
+async function startServed(spec: ProcessSpec): Promise<ServerProcess> {
+  const served = await startServerProcess(spec);
+  try {
+    if (PIN) pinToCpu(served.pid, 0);
+    await served.collectGarbage();
+    return served;
+  } catch (error) {
+    await served.close();
     throw error;
   }
 }
@@ -212,15 +237,12 @@ async function sampleResponse(baseUrl: string, sdkKey: string, request: LoadRequ
 }
 
 /**
- * Pins every thread of this process and of the servers' processes to CPU 0, and of the load
- * generator to CPU 1 (`--pin`).
+ * `--pin`: every thread of a process to one CPU (taskset): this process and the servers' to CPU 0,
+ * the load generator's to CPU 1.
  */
-function pinProcesses(loadPid: number | undefined, serverPids: Array<number | undefined>): void {
-  if (availableParallelism() < 2 || loadPid === undefined) throw new Error('--pin needs 2 CPUs and a load generator process');
-  for (const pid of [process.pid, ...serverPids]) {
-    if (pid !== undefined) execFileSync('taskset', ['-a', '-pc', '0', String(pid)], { stdio: 'ignore' });
-  }
-  execFileSync('taskset', ['-a', '-pc', '1', String(loadPid)], { stdio: 'ignore' });
+function pinToCpu(pid: number | undefined, cpu: number): void {
+  if (pid === undefined) throw new Error('--pin: a process without a pid');
+  execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
 // --- output ---
@@ -328,9 +350,9 @@ async function main(): Promise<void> {
   const cpus = availableParallelism();
   const database = await openBenchDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-data-'));
-  // The instance this process seeds through (and evaluates with, for the in-process rows).
+  // The instance this process seeds through, takes the sample answers from and evaluates with for
+  // the in-process rows; the measured server is another instance (startServed).
   let server: RunningServer | undefined;
-  const servers: ServerProcess[] = [];
   let load: LoadGenerator | undefined;
   try {
     const started = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: JWT_SECRET });
@@ -338,15 +360,11 @@ async function main(): Promise<void> {
     const seedStarted = performance.now();
     const seeded = await seedEnvironment(server, ADMIN);
     console.error(`# seeded ${seeded.flagKeys.length} flags in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s (database: ${database.source})`);
-    const startServer = async (spec: ProcessSpec): Promise<ServerProcess> => {
-      const started = await startServerProcess(spec);
-      servers.push(started);
-      return started;
-    };
     // The measured server: an instance of its own, in a process of its own, as production runs it.
     const serverSpec: ServerSpec = { databaseUrl: database.url, admin: ADMIN, jwtSecret: JWT_SECRET };
-    const real = await startServer({ kind: 'server', server: serverSpec });
-    const serverUrl = real.url;
+    const real: ProcessSpec = { kind: 'server', server: serverSpec };
+    // Answers as the server gives them, from this process's instance (the same code and database).
+    const serverUrl = `http://127.0.0.1:${server.httpPort}`;
 
     const oneFlag = evaluateRequests(seeded, 'rotate');
     const sample = await sampleResponse(serverUrl, seeded.sdkKey, oneFlag[0]!);
@@ -363,53 +381,45 @@ async function main(): Promise<void> {
     // process, over this run's database.
     const evaluation = (request: 'evaluate' | 'ofrep'): EvaluationSpec => ({ ...serverSpec, sdkKey: seeded.sdkKey, environmentId: seeded.environmentId, request });
     const sampleHeaders = headerEntries(sample.headers);
-    const json = await startServer({ kind: 'json', answer: JSON.parse(text) as object, headers: sampleHeaders, keepAliveMs });
-    const bare = await startServer({ kind: 'bare', bodyBase64: sample.body.toString('base64'), headers: sampleHeaders, keepAliveMs });
     // One flag's answer goes out as a string, as the route sends it (the all-flags answer as bytes).
-    const fastifyDefaults = await startServer({ kind: 'fastify', body: text, asBytes: false, fastifyDefaults: true, keepAliveMs });
-    const fastify = await startServer({ kind: 'fastify', body: text, asBytes: false, keepAliveMs });
-    const fastifyEvaluating = await startServer({ kind: 'fastify', body: text, asBytes: false, evaluation: evaluation('evaluate'), keepAliveMs });
     const sections: Section[] = [
       {
         title: `one flag (flag_key), ${CONNECTIONS} connections`,
         targets: [
-          { name: 'baseline: node:http + JSON.parse/stringify', url: json.url, server: json, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'reference: node:http answering captured bytes', url: bare.url, server: bare, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'Fastify defaults + route schemas, no work', url: fastifyDefaults.url, server: fastifyDefaults, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'floor: Fastify app + route schemas, no work', url: fastify.url, server: fastify, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'floor: Fastify app + route schemas + the evaluation', url: fastifyEvaluating.url, server: fastifyEvaluating, connections: CONNECTIONS, requests: oneFlag },
-          { name: 'POST evaluate, one flag', url: serverUrl, server: real, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'baseline: node:http + JSON.parse/stringify', serve: { kind: 'json', answer: JSON.parse(text) as object, headers: sampleHeaders, keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'reference: node:http answering captured bytes', serve: { kind: 'bare', bodyBase64: sample.body.toString('base64'), headers: sampleHeaders, keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'Fastify defaults + route schemas, no work', serve: { kind: 'fastify', body: text, asBytes: false, fastifyDefaults: true, keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'floor: Fastify app + route schemas, no work', serve: { kind: 'fastify', body: text, asBytes: false, keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'floor: Fastify app + route schemas + the evaluation', serve: { kind: 'fastify', body: text, asBytes: false, evaluation: evaluation('evaluate'), keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'POST evaluate, one flag', serve: real, connections: CONNECTIONS, requests: oneFlag },
           // Not a goal: the same route when every request asks for the same flag, whose definition
           // then stays in the CPU caches (the rows above rotate over every flag).
-          { name: 'POST evaluate, one fixed flag (not rotating)', url: serverUrl, server: real, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },
+          { name: 'POST evaluate, one fixed flag (not rotating)', serve: real, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },
         ],
         goals: { 'POST evaluate, one flag': ONE_FLAG_TARGET },
         p99Ms: TARGET_P99_MS,
       },
     ];
-    if (!SKIP_ALL) {
+    if (!SKIP_ALL && ONLY !== 'one') {
       const allFlags = evaluateRequests(seeded, 'none');
       const allSample = await sampleResponse(serverUrl, seeded.sdkKey, allFlags[0]!);
       const allAnswer = JSON.parse(allSample.body.toString('utf8')) as { flags: object[] };
       const allHeaders = headerEntries(allSample.headers);
       const allBody = allSample.body.toString('utf8');
-      const allBuilding = await startServer({ kind: 'building', items: allAnswer.flags, wrap: 'evaluate', headers: allHeaders, keepAliveMs });
-      const allFastify = await startServer({ kind: 'fastify', body: allBody, asBytes: true, keepAliveMs });
-      const allFastifyEvaluating = await startServer({ kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs });
       // The evaluation alone, as the routes run it, in this process and without HTTP: no route
       // answering every flag can serve more requests per second than this on one core.
       const scope = server.services.evaluation.scopeFor(await server.services.verifier.verifySdkKey(seeded.sdkKey), seeded.environmentId);
       const userContexts = benchContexts().map((context) => ({ key: context.key, context_type: 'user', parameters: context.attributes }));
       const evaluateAll = (i: number) => server!.services.evaluation.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] });
-      const evaluationFloor = { name: `floor: evaluating the ${FLAG_COUNT} flags in process, no HTTP (1 core)`, url: '', connections: 0, requests: [], inProcess: evaluateAll };
+      const evaluationFloor = { name: `floor: evaluating the ${FLAG_COUNT} flags in process, no HTTP (1 core)`, connections: 0, requests: [], inProcess: evaluateAll };
       sections.push({
         title: `all ${FLAG_COUNT} flags (no flag_key), ${ALL_CONNECTIONS} connections, ${allSample.body.length} bytes per answer`,
         targets: [
-          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} results`, url: allBuilding.url, server: allBuilding, connections: ALL_CONNECTIONS, requests: allFlags },
-          { name: 'floor: Fastify app + route schemas, no work', url: allFastify.url, server: allFastify, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} results`, serve: { kind: 'building', items: allAnswer.flags, wrap: 'evaluate', headers: allHeaders, keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: 'floor: Fastify app + route schemas, no work', serve: { kind: 'fastify', body: allBody, asBytes: true, keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
           evaluationFloor,
-          { name: 'floor: Fastify app + route schemas + the evaluation', url: allFastifyEvaluating.url, server: allFastifyEvaluating, connections: ALL_CONNECTIONS, requests: allFlags },
-          { name: 'POST evaluate, all flags', url: serverUrl, server: real, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: 'floor: Fastify app + route schemas + the evaluation', serve: { kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
+          { name: 'POST evaluate, all flags', serve: real, connections: ALL_CONNECTIONS, requests: allFlags },
         ],
         goals: { 'POST evaluate, all flags': ALL_FLAGS_TARGET },
       });
@@ -417,8 +427,6 @@ async function main(): Promise<void> {
       const ofrep = ofrepRequests();
       const ofrepSample = await sampleResponse(serverUrl, seeded.sdkKey, ofrep[0]!);
       const ofrepAnswer = JSON.parse(ofrepSample.body.toString('utf8')) as { flags: object[] };
-      const ofrepBuilding = await startServer({ kind: 'building', items: ofrepAnswer.flags, wrap: 'ofrep', headers: headerEntries(ofrepSample.headers), keepAliveMs });
-      const ofrepFastifyEvaluating = await startServer({ kind: 'fastify', body: ofrepSample.body.toString('utf8'), asBytes: true, ofrep: true, evaluation: evaluation('ofrep'), keepAliveMs });
       // Each request carries its own context's current ETag, so every answer is a 304.
       const notModified: LoadRequest[] = [];
       for (const request of ofrep) {
@@ -428,23 +436,37 @@ async function main(): Promise<void> {
       sections.push({
         title: `OFREP bulk (POST /ofrep/v1/evaluate/flags), ${ALL_CONNECTIONS} connections, ${ofrepSample.body.length} bytes per answer`,
         targets: [
-          { name: `baseline: node:http building + stringifying ${FLAG_COUNT} entries`, url: ofrepBuilding.url, server: ofrepBuilding, connections: ALL_CONNECTIONS, requests: ofrep },
+          {
+            name: `baseline: node:http building + stringifying ${FLAG_COUNT} entries`,
+            serve: { kind: 'building', items: ofrepAnswer.flags, wrap: 'ofrep', headers: headerEntries(ofrepSample.headers), keepAliveMs },
+            connections: ALL_CONNECTIONS,
+            requests: ofrep,
+          },
           evaluationFloor,
-          { name: 'floor: Fastify app + the evaluation', url: ofrepFastifyEvaluating.url, server: ofrepFastifyEvaluating, connections: ALL_CONNECTIONS, requests: ofrep },
-          { name: 'OFREP bulk, 200', url: serverUrl, server: real, connections: ALL_CONNECTIONS, requests: ofrep },
-          { name: 'OFREP bulk, 304 (If-None-Match)', url: serverUrl, server: real, connections: ALL_CONNECTIONS, requests: notModified, status: 304 },
+          {
+            name: 'floor: Fastify app + the evaluation',
+            serve: { kind: 'fastify', body: ofrepSample.body.toString('utf8'), asBytes: true, ofrep: true, evaluation: evaluation('ofrep'), keepAliveMs },
+            connections: ALL_CONNECTIONS,
+            requests: ofrep,
+          },
+          { name: 'OFREP bulk, 200', serve: real, connections: ALL_CONNECTIONS, requests: ofrep },
+          { name: 'OFREP bulk, 304 (If-None-Match)', serve: real, connections: ALL_CONNECTIONS, requests: notModified, status: 304 },
         ],
         goals: { 'OFREP bulk, 200': ALL_FLAGS_TARGET, 'OFREP bulk, 304 (If-None-Match)': ALL_FLAGS_TARGET },
       });
     }
 
     load = newLoadGenerator();
-    if (PIN) pinProcesses(load.pid, servers.map((served) => served.pid));
-    // Setup is over: its garbage (the seeding above all, in this process) is collected now rather
-    // than during, and at the cost of, whichever target runs when V8 gets to it. Left in the old
-    // generation, it made the serving process's young collections several times slower until then.
+    if (PIN) {
+      if (cpus < 2) throw new Error('--pin needs 2 CPUs');
+      pinToCpu(process.pid, 0);
+      pinToCpu(load.pid, 1);
+    }
+    // Setup is over: its garbage (the seeding above all) is collected now rather than during, and
+    // at the cost of, whichever in-process row runs when V8 gets to it. Each server process does the
+    // same once started (startServed): left in the old generation, a setup's garbage made young
+    // collections several times slower until V8 got to a major collection mid-run.
     collectGarbage();
-    for (const served of servers) await served.collectGarbage();
     const headers = { 'content-type': 'application/json', 'x-sdk-key': seeded.sdkKey };
     // Each round runs every target in turn, so a busy spell on a shared machine hits both the
     // baselines and the routes; each row is then the target's median round (by requests/s).
@@ -452,33 +474,38 @@ async function main(): Promise<void> {
     const picked = ONLY === undefined ? sections : sections.filter((_, i) => sectionNames[i] === ONLY);
     const chosen = TARGETS === undefined ? picked : picked.map((section) => ({ ...section, targets: section.targets.filter((t, i) => i === 0 || TARGETS.some((text) => t.name.includes(text))) }));
     const targets = chosen.flatMap((section) => section.targets.map((target) => ({ section, target })));
-    // The load generator's own first run is slow (its code is not yet optimised): spent on the
-    // first target before anything is measured, so the first baseline is not penalised for it.
-    const first = targets.find(({ target }) => !target.inProcess)?.target;
-    if (first) await load.run({ url: first.url, connections: first.connections, headers, requests: first.requests, durationSeconds: WARMUP_S });
+    // The load generator's own first run is slow (its code is not yet optimised): the first served
+    // target gets a second warm-up run, so the first baseline is not penalised for it.
+    const firstServed = targets.findIndex(({ target }) => target.serve !== undefined);
     const rounds: Row[][] = targets.map(() => []);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [i, { section, target }] of targets.entries()) {
-        const job = { url: target.url, connections: target.connections, headers, requests: target.requests };
-        const run = (seconds: number) => (target.inProcess ? measureInProcess(target.inProcess, seconds) : load!.run({ ...job, durationSeconds: seconds }));
-        await run(WARMUP_S);
-        const profiler = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? (target.server?.profiler ?? new CpuProfiler()) : undefined;
-        await profiler?.start();
-        const cpuUsage = async () => (target.server ? target.server.cpuUsage() : process.cpuUsage());
-        const cpuBefore = await cpuUsage();
-        const summary = await run(DURATION_S);
-        const cpuAfter = await cpuUsage();
-        const cpu = { user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system };
-        if (profiler) {
-          await profiler.stop(profileFile(target.name));
-          console.error(`# profile of ${target.name}: ${profileFile(target.name)}`);
+        const served = target.serve ? await startServed(target.serve) : undefined;
+        try {
+          const job = { url: served?.url ?? '', connections: target.connections, headers, requests: target.requests };
+          const run = (seconds: number) => (target.inProcess ? measureInProcess(target.inProcess, seconds) : load!.run({ ...job, durationSeconds: seconds }));
+          if (round === 1 && i === firstServed) await run(WARMUP_S);
+          await run(WARMUP_S);
+          const profiler = round === 1 && PROFILE !== undefined && target.name.includes(PROFILE) ? (served?.profiler ?? new CpuProfiler()) : undefined;
+          await profiler?.start();
+          const cpuUsage = async () => (served ? served.cpuUsage() : process.cpuUsage());
+          const cpuBefore = await cpuUsage();
+          const summary = await run(DURATION_S);
+          const cpuAfter = await cpuUsage();
+          const cpu = { user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system };
+          if (profiler) {
+            await profiler.stop(profileFile(target.name));
+            console.error(`# profile of ${target.name}: ${profileFile(target.name)}`);
+          }
+          const serverCpuUsPerRequest = (cpu.user + cpu.system) / Math.max(1, summary.requestsTotal);
+          // autocannon counts 304s as non-2xx: a row expecting them counts what is not a 304 instead.
+          const expected = target.status ?? 200;
+          const unexpected = Object.entries(summary.statusCounts).reduce((n, [status, count]) => (Number(status) === expected ? n : n + count), 0);
+          rounds[i]!.push({ ...summary, non2xx: unexpected, name: target.name, section: section.title, connections: target.connections, serverCpuUsPerRequest, roundsRequestsPerSecond: [], roundRatios: [] });
+          console.error(`# round ${round}, ${target.name}: ${Math.round(summary.requestsPerSecond)} req/s, p99 ${summary.latencyP99Ms} ms, user ${(cpu.user / summary.requestsTotal).toFixed(1)} µs sys ${(cpu.system / summary.requestsTotal).toFixed(1)} µs`);
+        } finally {
+          await served?.close();
         }
-        const serverCpuUsPerRequest = (cpu.user + cpu.system) / Math.max(1, summary.requestsTotal);
-        // autocannon counts 304s as non-2xx: a row expecting them counts what is not a 304 instead.
-        const expected = target.status ?? 200;
-        const unexpected = Object.entries(summary.statusCounts).reduce((n, [status, count]) => (Number(status) === expected ? n : n + count), 0);
-        rounds[i]!.push({ ...summary, non2xx: unexpected, name: target.name, section: section.title, connections: target.connections, serverCpuUsPerRequest, roundsRequestsPerSecond: [], roundRatios: [] });
-        console.error(`# round ${round}, ${target.name}: ${Math.round(summary.requestsPerSecond)} req/s, p99 ${summary.latencyP99Ms} ms, user ${(cpu.user / summary.requestsTotal).toFixed(1)} µs sys ${(cpu.system / summary.requestsTotal).toFixed(1)} µs`);
       }
     }
     // A section's baseline is its first target (rounds[] follows targets[] order).
@@ -495,8 +522,7 @@ async function main(): Promise<void> {
     const rowsBySection = chosen.map((section) => rows.filter((row) => row.section === section.title));
     printReport(chosen, rowsBySection, { database: database.source, cpus, load_before: loadBefore, pinned: PIN, sample_response_bytes: sample.body.length });
   } finally {
-    load?.close();
-    for (const served of servers) served.close();
+    await load?.close();
     await server?.stop();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -11,10 +11,8 @@
  * for all of them: the measured route then depended on which servers ran before it (its user CPU
  * per request 14-16 µs with the baseline alone beside it, 16-18 µs with the Fastify references
  * too, in runs minutes apart). A production server runs one app in its process; so does each
- * server here. The real server is no exception: in the benchmark's process it also carried the
- * seeding's history (the services' code compiled for the seeding's calls, its objects in the old
- * generation), and in about one run in three that process served everything about twice as
- * slowly as the reference processes, for its whole life.
+ * server here, the measured one included (it no longer shares the benchmark's process, which seeds
+ * the database).
  *
  * Messages (each answered with the same `id`): `start` (the server to run; answers its URL),
  * `cpu` (this process's CPU time so far, for CPU per request), `gc` (a full garbage collection, once

@@ -9,6 +9,7 @@ export class ChildJobs<Job extends object, Result extends { id: number }> {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (result: Result) => void; reject: (error: Error) => void }>();
   private readonly child: ChildProcess;
+  private readonly exited: Promise<void>;
 
   constructor(moduleUrl: URL) {
     this.child = fork(moduleUrl, { execArgv: ['--import', import.meta.resolve('tsx')] });
@@ -18,9 +19,12 @@ export class ChildJobs<Job extends object, Result extends { id: number }> {
       if ('error' in message) waiter?.reject(new Error(message.error));
       else waiter?.resolve(message);
     });
-    this.child.on('exit', (code) => {
-      for (const waiter of this.pending.values()) waiter.reject(new Error(`child process exited (${code})`));
-      this.pending.clear();
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', (code) => {
+        for (const waiter of this.pending.values()) waiter.reject(new Error(`child process exited (${code})`));
+        this.pending.clear();
+        resolve();
+      });
     });
   }
 
@@ -37,7 +41,9 @@ export class ChildJobs<Job extends object, Result extends { id: number }> {
     return this.child.pid;
   }
 
-  close(): void {
+  /** Disconnects from the child, which then ends; resolves once it has exited. */
+  close(): Promise<void> {
     if (this.child.connected) this.child.disconnect();
+    return this.child.exitCode !== null || this.child.signalCode !== null ? Promise.resolve() : this.exited;
   }
 }
