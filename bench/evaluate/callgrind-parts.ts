@@ -3,7 +3,10 @@
  * per request for each, V8's garbage collector and optimising compiler set apart (their work falls
  * into whichever window V8 runs it in), then the functions that differ most between two parts.
  *
- *   node --import tsx bench/evaluate/callgrind-parts.ts /tmp/evaluate.<pid>.out [--diff route,fastify-evaluating] [--top 30]
+ *   node --import tsx bench/evaluate/callgrind-parts.ts /tmp/evaluate.<pid>.out [--diff route,fastify-evaluating] [--top 30] [--event Ir]
+ *
+ * `--event` picks another of the recorded events (with valgrind's `--cache-sim=yes`: D1mr, DLmr and
+ * the like, simulated cache misses) in place of instructions (Ir).
  *
  * Each part's name is its dump trigger (`callgrind_control -d NAME`); the request count per part is
  * read from the command line callgrind recorded (`--requests`, 10,000 when absent). JIT code has no
@@ -54,7 +57,7 @@ function jitName(map: Array<[number, number, string]>, address: number): string 
  * starts a function's lines, `(id)` alone refers back to a name; after `calls=` the next cost line
  * is the call's inclusive cost, which belongs to the callee, not to this function.
  */
-function readPart(file: string, map: Array<[number, number, string]>): Part {
+function readPart(file: string, map: Array<[number, number, string]>, event: string): Part {
   const names = new Map<string, string>();
   const nameOf = (reference: string): string => {
     const match = /^\((\d+)\)(?: (.*))?$/.exec(reference);
@@ -63,6 +66,9 @@ function readPart(file: string, map: Array<[number, number, string]>): Part {
     return names.get(match[1]!) ?? reference;
   };
   const text = readFileSync(file, 'utf8');
+  const events = (/^events: (.*)$/m.exec(text)?.[1] ?? 'Ir').trim().split(/\s+/);
+  const column = events.indexOf(event);
+  if (column < 0) throw new Error(`${file} has no event ${event} (it has ${events.join(', ')})`);
   const self = new Map<string, number>();
   let fn = '';
   let callCost = false;
@@ -76,7 +82,7 @@ function readPart(file: string, map: Array<[number, number, string]>): Part {
     else if (line.startsWith('calls=')) callCost = true;
     else if (/^[+\-*\d]/.test(line)) {
       if (callCost) callCost = false;
-      else self.set(fn, (self.get(fn) ?? 0) + Number(line.trim().split(/\s+/)[1] ?? 0));
+      else self.set(fn, (self.get(fn) ?? 0) + Number(line.trim().split(/\s+/)[column + 1] ?? 0));
     }
   }
   const trigger = /^desc: Trigger: dump (.*)$/m.exec(text)?.[1] ?? file;
@@ -95,10 +101,11 @@ function main(): void {
   if (!base) throw new Error('usage: callgrind-parts.ts /tmp/evaluate.<pid>.out [--diff A,B] [--top N]');
   const pid = /^pid: (\d+)$/m.exec(readFileSync(`${base}.1`, 'utf8'))?.[1] ?? '';
   const map = perfMap(pid);
+  const event = process.argv.includes('--event') ? process.argv[process.argv.indexOf('--event') + 1]! : 'Ir';
   const parts: Part[] = [];
-  for (let i = 1; existsSync(`${base}.${i}`); i++) parts.push(readPart(`${base}.${i}`, map));
+  for (let i = 1; existsSync(`${base}.${i}`); i++) parts.push(readPart(`${base}.${i}`, map, event));
   const perRequest = (part: Part, n: number): string => Math.round(n / part.requests).toLocaleString('en-US');
-  console.log(`part                 instructions/request   of which GC + compiler   the rest`);
+  console.log(`part                 ${`${event}/request`.padStart(20)}   of which GC + compiler   the rest`);
   for (const part of parts) {
     const program = sum(part, false);
     const background = sum(part, true);
