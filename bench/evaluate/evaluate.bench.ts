@@ -33,8 +33,9 @@
  * target, the measured server (another instance over the seeded database) as each reference
  * server, runs in a process of its own (server-process.ts says why), started fresh for each round
  * of that target and closed after it (startServed says why), pinned with this one by --pin, its
- * setup's garbage collected before its warm-up. Requests rotate over every flag and 1,024 users. autocannon drives every target from a child process, so it never
- * shares the servers' event loop; each target gets a warm-up run first, whose figures are dropped.
+ * setup's garbage collected before its warm-up. Requests rotate over every flag and 1,024 users.
+ * autocannon drives every target from a child process, so it never shares the servers' event loop;
+ * each target gets a warm-up run first, whose figures are dropped.
  * Prints a table per section and one JSON line; exits 0 whatever the figures. Each row shows its
  * median round, its ratio to the baseline's median round ("vs baseline"), and the median of its
  * rounds' own ratios to the baseline of the same round ("per round"), which a slow spell of the

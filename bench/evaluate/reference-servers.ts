@@ -1,7 +1,7 @@
 /**
- * The servers the evaluate route is compared with, all in the benchmark's process so that they
- * share its CPU accounting. Each answers every request with the same bytes the real route gave for
- * a sample request, so the rows differ only in the work done per request:
+ * The servers the evaluate route is compared with, each run by server-process.ts in a process of
+ * its own. Each answers every request with the same bytes the real route gave for a sample
+ * request, so the rows differ only in the work done per request:
  *
  * - bare: reads the body and writes captured bytes (the issue's baseline: the floor of any HTTP/1.1
  *   route on this machine);
