@@ -44,6 +44,7 @@ export class ChildJobs<Job extends object, Result extends { id: number }> {
   /** Disconnects from the child, which then ends; resolves once it has exited. */
   close(): Promise<void> {
     if (this.child.connected) this.child.disconnect();
-    return this.child.exitCode !== null || this.child.signalCode !== null ? Promise.resolve() : this.exited;
+    // Settled by the 'exit' event, which has already come if the child ended by itself.
+    return this.exited;
   }
 }
