@@ -72,6 +72,32 @@ describe('REST sockets silent both ways (HTTP_IDLE_TIMEOUT_MS)', () => {
     assert.ok(server.socket.writableLength > 0 || server.socket.destroyed, 'the answer was still queued at the server');
   });
 
+  test('a client that pipelines requests and never reads the answers is destroyed, its queued answers bounded', async () => {
+    const { client, server } = await open();
+    client.on('error', () => {});
+    client.pause();
+    // Keeps asking: 500 small requests every 50 ms, none of whose answers it reads. node stops
+    // reading the socket once the unread answers pass its buffer mark, so the byte counts stop.
+    const request = 'GET /v1/small HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(500);
+    const flood = setInterval(() => {
+      if (!client.destroyed) client.write(request);
+    }, 50);
+    const startedAt = performance.now();
+    let mostQueued = 0;
+    try {
+      const deadline = startedAt + 10_000;
+      while (server.closedAt === undefined && performance.now() < deadline) {
+        mostQueued = Math.max(mostQueued, server.socket.writableLength);
+        await sleep(20);
+      }
+    } finally {
+      clearInterval(flood);
+      client.destroy();
+    }
+    assert.ok(server.closedAt !== undefined, 'the server destroyed the flooding socket within 10 s');
+    assert.ok(mostQueued < 8 * 1024 * 1024, `unread answers queued at the server stayed bounded (${mostQueued} bytes)`);
+  });
+
   test('a connection that stays silent after opening is destroyed too', async () => {
     const { client, server } = await open();
     client.on('error', () => {});
