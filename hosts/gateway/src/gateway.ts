@@ -89,6 +89,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       },
       Date.now,
       metrics,
+      { budgetMs: config.evaluationBudgetMs },
     );
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(

@@ -216,7 +216,9 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       ...createSsoServices({ repos, auth, hasher, options: ssoOptions }),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier),
-      evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics),
+      evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
+        budgetMs: config.evaluationBudgetMs,
+      }),
       snapshots,
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,

@@ -372,7 +372,13 @@ export class SwitchyardClient {
       this.warnedNoProject = true;
       this.options.logger.warn('the definitions carry no project id: splits may bucket differently from the server');
     }
-    return { projectId: this.store.projectId, environmentId: this.store.environmentId ?? '', segments: this.store.segments, isListMember };
+    return {
+      projectId: this.store.projectId,
+      environmentId: this.store.environmentId ?? '',
+      segments: this.store.segments,
+      isListMember,
+      budgetMs: this.options.evaluationBudgetMs,
+    };
   }
 
   /**

@@ -32,6 +32,12 @@ export interface SwitchyardOptions {
   listSegmentCache?: { maxEntries?: number; ttlMs?: number };
   /** Metric events and exposures (docs/sdk.md "Event delivery"). `enabled: false` sends none. */
   events?: { enabled?: boolean; flushIntervalMs?: number; maxBatchSize?: number; maxQueueSize?: number };
+  /**
+   * How long one flag's evaluation may run before it answers the fallback with error GENERAL
+   * (default 100 ms; 0: no limit). A bound on `matches` patterns run against long attribute
+   * values (docs/sdk.md "Options").
+   */
+  evaluationBudgetMs?: number;
   /** The fetch used for REST calls (default: global fetch). */
   fetch?: typeof fetch;
   /** Clock and randomness, replaceable in tests. */
@@ -53,6 +59,7 @@ export interface ResolvedOptions {
   testData: TestData | undefined;
   listSegmentCache: { maxEntries: number; ttlMs: number };
   events: { enabled: boolean; flushIntervalMs?: number; maxBatchSize?: number; maxQueueSize?: number };
+  evaluationBudgetMs: number;
   fetch: typeof fetch;
   now: () => number;
   random: () => number;
@@ -153,6 +160,7 @@ export function resolveOptions(options: SwitchyardOptions): ResolvedOptions {
       maxBatchSize: optionalPositive(events.maxBatchSize, 'events.maxBatchSize'),
       maxQueueSize: optionalPositive(events.maxQueueSize, 'events.maxQueueSize'),
     },
+    evaluationBudgetMs: nonNegative(options.evaluationBudgetMs, 'evaluationBudgetMs', 100),
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,

@@ -173,3 +173,27 @@ test('cache file: written after a sync message, then used by a client that canno
   assert.equal(offline.environmentId, 'env-1');
   assert.equal(offline.boolVariation('a', { key: 'u' }, false), true);
 });
+
+describe('the evaluation budget (docs/sdk.md "Options")', () => {
+  // 12 rules, each a different pattern costing 0.1-0.5 s on 4,096 random a/b characters: a flag
+  // stored before the server's write-time limits, or a context the application got from outside.
+  const costly = (n: number): string => `^(?:[ab]*a[ab]{${n}}){1,14}$`;
+  const rules = Array.from({ length: 12 }, (_, i) => ({ id: `r${i}`, conditions: [{ attribute: 'a', op: 'matches' as const, values: [costly(20 + i)] }], variant_key: 'on' }));
+  const abValue = (): string => `${Array.from({ length: 4095 }, () => (Math.random() < 0.5 ? 'a' : 'b')).join('')}!`;
+
+  test('a flag that runs past evaluationBudgetMs serves the fallback with GENERAL, soon after the budget', () => {
+    const td = new TestData().setFlag(boolFlag('costly', false, { rules }));
+    const client = track(new SwitchyardClient({ testData: td, logger: silent, evaluationBudgetMs: 20 }));
+    const started = performance.now();
+    const detail = client.variationDetail('costly', { key: 'u', attributes: { a: abValue() } }, true);
+    const elapsed = performance.now() - started;
+    assert.deepEqual([detail.value, detail.reason, detail.error_code], [true, 'ERROR', 'GENERAL']);
+    assert.match(detail.error_message ?? '', /budget of 20 ms/);
+    // Without the budget the 12 rules run 2-6 s here: the budget, plus one pattern run at most.
+    assert.ok(elapsed < 1500, `took ${elapsed.toFixed(0)} ms`);
+  });
+
+  test('evaluationBudgetMs must be a non-negative number', () => {
+    assert.throws(() => new SwitchyardClient({ testData: new TestData(), evaluationBudgetMs: -1 }), /evaluationBudgetMs/);
+  });
+});

@@ -63,6 +63,8 @@ export interface Config {
   auditMaxEntriesPerOrg: number;
   /** Single sign-on (docs/sso.md "Configuration"). */
   sso: SsoConfig;
+  /** How long one evaluate or OFREP request's evaluation may run (EVALUATION_BUDGET_MS, default 100). */
+  evaluationBudgetMs: number;
 }
 
 export interface SsoConfig {
@@ -332,6 +334,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     auditMaxEntriesPerOrg: integer(env, 'AUDIT_MAX_ENTRIES_PER_ORG', 100_000, 1, 100_000_000),
     sso: ssoConfig(env),
+    evaluationBudgetMs: integer(env, 'EVALUATION_BUDGET_MS', 100, 1, 60_000),
   };
 }
 
@@ -359,6 +362,7 @@ export interface GatewayConfig {
   logFilter: string;
   trustProxy: Config['trustProxy'];
   consoleDir: string | undefined;
+  evaluationBudgetMs: number;
   services: ServicesConnection;
 }
 
@@ -400,6 +404,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     syncMaxStreamsPerKey: full.syncMaxStreamsPerKey,
     logFilter: full.logFilter,
     trustProxy: full.trustProxy,
+    evaluationBudgetMs: full.evaluationBudgetMs,
     services: servicesConnection(env),
   };
 }

@@ -5,6 +5,7 @@ import type { EvaluationContext, ParameterValue } from '../model/context.ts';
 import { CONDITION_OPS } from '../model/definitions.ts';
 import type { Condition, ConditionOp, ConditionValue } from '../model/definitions.ts';
 import { contextValue, findContext } from './bucketing.ts';
+import { chargeExpensiveStep } from './evaluation-budget.ts';
 import { requiredLiteral } from './required-literal.ts';
 
 /**
@@ -131,6 +132,8 @@ class CompiledPattern {
   /** An unanchored search that keeps no state between inputs (unlike a `g` RegExp). */
   test(value: string): boolean {
     if (value !== this.lastInput) {
+      // Throws once the call's evaluation budget is used up (evaluation-budget.ts).
+      chargeExpensiveStep();
       const required = this.required;
       this.lastAnswer = (required === undefined || value.includes(required)) && this.re.test(value);
       this.lastInput = value;

@@ -33,6 +33,7 @@ import {
   type CompiledFlag,
 } from './compiled-flag.ts';
 import { allConditionsHold, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
+import { BUDGET_EXHAUSTED, budget, budgetUsedUp } from './evaluation-budget.ts';
 import { clearOutcome, setOutcome, type Outcomes } from './outcomes.ts';
 
 /** Everything evaluation needs besides the flag and the input. */
@@ -46,7 +47,17 @@ export interface EvaluationEnvironment {
    * is a member of any list segment.
    */
   isListMember?: (segmentKey: string, contextKey: string) => boolean;
+  /**
+   * How long one call (evaluate, evaluateCompiled, evaluateAll) may run, in milliseconds; absent
+   * or 0: no limit. Once used up, every flag still to evaluate in the call answers ERROR
+   * (GENERAL) instead of running (evaluation-budget.ts). A call made while another call's budget
+   * is active (from an isListMember callback) runs under that budget.
+   */
+  budgetMs?: number;
 }
+
+/** Answers of the segments evaluated so far in one call: each segment is evaluated at most once per call. */
+type SegmentAnswers = Map<Segment, boolean>;
 
 const NO_SEGMENTS: ReadonlyMap<string, Segment> = new Map();
 const NO_CONDITIONS: readonly never[] = [];
@@ -117,6 +128,7 @@ function evaluateUnchecked(
   outcomes: Outcomes | undefined,
   index: number,
   kept: CompiledFlag | undefined,
+  answers: SegmentAnswers | undefined,
 ): EvaluationResult {
   // 0. Something that is not a flag document at all is a GENERAL error (see evaluate()). A kept
   //    compiled form was made of a document with a string key (compileFlagToKeep).
@@ -139,8 +151,8 @@ function evaluateUnchecked(
   }
 
   // The kept form is read instead of the document and its lookup: one object where there were three.
-  if (kept !== undefined) return evaluateRules(kept, kept[DOCUMENT_KEY] as string, contexts, env, run, outcomes, index);
-  return evaluateRules(compiledFlagOf(flag), flag.key, contexts, env, run, outcomes, index);
+  if (kept !== undefined) return evaluateRules(kept, kept[DOCUMENT_KEY] as string, contexts, env, run, outcomes, index, answers);
+  return evaluateRules(compiledFlagOf(flag), flag.key, contexts, env, run, outcomes, index, answers);
 }
 
 /**
@@ -166,9 +178,27 @@ function missingSegmentMessage(segmentKeys: readonly string[], segments: Readonl
   return undefined;
 }
 
-function inAllSegments(segmentKeys: readonly string[], segments: ReadonlyMap<string, Segment>, contexts: readonly EvaluationContext[], env: EvaluationEnvironment): boolean {
+/**
+ * Whether the input belongs to every named segment. A segment's answer is kept in `answers` for
+ * the rest of the call: rules and flags may name the same segment many times, and evaluating it
+ * again each time would multiply its cost (its patterns run once per distinct attribute value, and
+ * alternating segments defeat a pattern's memory of its last input).
+ */
+function inAllSegments(
+  segmentKeys: readonly string[],
+  segments: ReadonlyMap<string, Segment>,
+  contexts: readonly EvaluationContext[],
+  env: EvaluationEnvironment,
+  answers: SegmentAnswers,
+): boolean {
   for (const key of segmentKeys) {
-    if (!segmentMatches(segments.get(key)!, contexts, env)) return false;
+    const segment = segments.get(key)!;
+    let matches = answers.get(segment);
+    if (matches === undefined) {
+      matches = segmentMatches(segment, contexts, env);
+      answers.set(segment, matches);
+    }
+    if (!matches) return false;
   }
   return true;
 }
@@ -251,6 +281,7 @@ function evaluateRules(
   run: number,
   outcomes: Outcomes | undefined,
   index: number,
+  sharedAnswers: SegmentAnswers | undefined,
 ): EvaluationResult {
   // 3. Rules in order; the first that matches decides. A rule matches when
   //    a. every segment it names exists (else it is skipped and the first such problem is kept
@@ -264,6 +295,7 @@ function evaluateRules(
   let errorMessage: string | undefined;
   // Where a served result's outcome is recorded: nowhere once a missing segment gave it a message.
   let record = outcomes;
+  let answers = sharedAnswers;
   let at = FIRST_RULE;
   for (let i = 0; i < ruleCount; i++) {
     const rule = at;
@@ -280,7 +312,7 @@ function evaluateRules(
     }
     const conditionCount = compiled[rule + RULE_CONDITION_COUNT] as number;
     if (!conditionsHold(compiled, rule + RULE_CONDITIONS, conditionCount, contexts, run)) continue;
-    if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env)) continue;
+    if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env, (answers ??= new Map()))) continue;
 
     // 4. A fixed variant: TARGETING_MATCH. 5. A split: hash the input into 0..99999 and serve the weight it lands in: SPLIT.
     const served = rule + RULE_CONDITIONS + conditionCount;
@@ -339,7 +371,41 @@ export function evaluate(
   contexts: EvaluationContext | EvaluationContext[],
   env: EvaluationEnvironment,
 ): EvaluationResult {
-  return evaluateGuarded(flag, contexts, env, 0, undefined, 0, undefined);
+  if (!startsBudget(env)) return evaluateGuarded(flag, contexts, env, 0, undefined, 0, undefined, undefined);
+  try {
+    return evaluateGuarded(flag, contexts, env, 0, undefined, 0, undefined, undefined);
+  } finally {
+    endBudget();
+  }
+}
+
+/**
+ * Makes the environment's budget the active one for this call, unless a budget is already active
+ * (a call nested in another's: it runs under the outer budget). True when this call started one
+ * and must end it (endBudget) when it returns.
+ */
+function startsBudget(env: EvaluationEnvironment): boolean {
+  // A malformed environment (null) has no budget; evaluation answers its error.
+  const ms = env?.budgetMs;
+  if (ms === undefined || !(ms > 0) || budget.ms !== 0) return false;
+  budget.ms = ms;
+  budget.deadline = 0;
+  return true;
+}
+
+function endBudget(): void {
+  budget.ms = 0;
+  budget.deadline = 0;
+}
+
+/** A flag the call's budget left no time for: ERROR, serving the off variant as any ERROR does. */
+function budgetResult(flag: Flag): EvaluationResult {
+  const message = `not evaluated: this evaluation used up its budget of ${budget.ms} ms`;
+  try {
+    return documentOffResult(flag, flag.enabled === true, 'ERROR', 'GENERAL', message);
+  } catch {
+    return { flag_key: safeField(flag, 'key'), variant_key: '', value: null, is_enabled: false, reason: 'ERROR', error_code: 'GENERAL', error_message: message };
+  }
 }
 
 /**
@@ -376,7 +442,12 @@ export function evaluateCompiled(
   env: EvaluationEnvironment,
   outcomes?: Outcomes,
 ): EvaluationResult {
-  return evaluateGuarded(compiled[DOCUMENT] as Flag, contexts, env, 0, outcomes, 0, compiled);
+  if (!startsBudget(env)) return evaluateGuarded(compiled[DOCUMENT] as Flag, contexts, env, 0, outcomes, 0, compiled, undefined);
+  try {
+    return evaluateGuarded(compiled[DOCUMENT] as Flag, contexts, env, 0, outcomes, 0, compiled, undefined);
+  } finally {
+    endBudget();
+  }
 }
 
 /**
@@ -394,10 +465,31 @@ export function evaluateAll(
 ): EvaluationResult[] {
   // One flag has nobody to share answers with: the memo would only cost.
   const run = flags.length > 1 ? newConditionRun() : 0;
+  const answers: SegmentAnswers = new Map();
   const results = new Array<EvaluationResult>(flags.length);
-  for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined);
+  if (!startsBudget(env)) {
+    for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined, answers);
+    return results;
+  }
+  try {
+    for (let i = 0; i < flags.length; i++) {
+      // The clock is read before every 16th flag (and before each pattern run): flags without
+      // patterns cost a microsecond or less, and a read before each would cost a few percent.
+      if ((i & BUDGET_CHECK_MASK) === 0 ? budgetUsedUp() : budget.deadline === -1) {
+        if (outcomes !== undefined) clearOutcome(outcomes, i);
+        results[i] = budgetResult(flags[i]!);
+      } else {
+        results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined, answers);
+      }
+    }
+  } finally {
+    endBudget();
+  }
   return results;
 }
+
+/** evaluateAll reads the budget's clock before every 16th flag (BUDGET_CHECK_MASK + 1). */
+const BUDGET_CHECK_MASK = 15;
 
 function evaluateGuarded(
   flag: Flag,
@@ -407,13 +499,15 @@ function evaluateGuarded(
   outcomes: Outcomes | undefined,
   index: number,
   kept: CompiledFlag | undefined,
+  answers: SegmentAnswers | undefined,
 ): EvaluationResult {
   // No outcome until the evaluation names one, which it does only once its result is built (an
   // error with a message never names one), so nothing thrown can leave one behind.
   if (outcomes !== undefined) clearOutcome(outcomes, index);
   try {
-    return evaluateUnchecked(flag, contexts, env, run, outcomes, index, kept);
+    return evaluateUnchecked(flag, contexts, env, run, outcomes, index, kept, answers);
   } catch (err) {
+    if (err === BUDGET_EXHAUSTED) return budgetResult(flag);
     let enabled = false;
     try {
       enabled = (flag as { enabled?: unknown }).enabled === true;

@@ -7,6 +7,7 @@ import {
   type FlagValueType,
   type HashingConfig,
   type Rule,
+  type Segment,
   type Variant,
 } from '../model/definitions.ts';
 
@@ -149,7 +150,12 @@ export function checkRules(variantKeys: ReadonlySet<string>, rules: unknown, fie
     if (!Array.isArray(segmentKeys) || segmentKeys.length > MAX_SEGMENTS_PER_RULE) {
       throw invalidArgument(`${path}.segment_keys must be an array of at most ${MAX_SEGMENTS_PER_RULE} segment keys`, `${path}.segment_keys`);
     }
-    segmentKeys.forEach((key: unknown, j) => checkKey(key, `${path}.segment_keys[${j}]`));
+    segmentKeys.forEach((key: unknown, j) => {
+      const field = `${path}.segment_keys[${j}]`;
+      checkKey(key, field);
+      // A segment named twice adds nothing to the rule (all must match) but its cost.
+      if (segmentKeys.indexOf(key) !== j) throw invalidArgument(`${field} '${String(key)}' is named twice in the rule`, field);
+    });
     if (raw.description !== undefined && raw.description !== null && typeof raw.description !== 'string') {
       throw invalidArgument(`${path}.description must be a string`, `${path}.description`);
     }
@@ -184,3 +190,32 @@ export function checkHashing(configs: unknown, field = 'configs'): HashingConfig
 export const referencedSegmentKeys = (rules: readonly Rule[]): string[] => [
   ...new Set(rules.flatMap((rule) => rule.segment_keys ?? [])),
 ];
+
+/**
+ * The RE2 program size of every pattern evaluating the flag can run: its rules' `matches`
+ * conditions and those of each rule segment its rules name, counted once however often it is
+ * named (evaluation evaluates a segment once per call). Segments not in `segments` count 0.
+ */
+export function flagMatchesProgramSize(rules: readonly Rule[], segments: ReadonlyMap<string, Segment>): number {
+  let size = 0;
+  for (const rule of rules) size += matchesProgramSize(rule.conditions);
+  for (const key of referencedSegmentKeys(rules)) {
+    const segment = segments.get(key);
+    if (segment?.kind === 'rule') size += matchesProgramSize(segment.conditions ?? []);
+  }
+  return size;
+}
+
+/**
+ * Refuses rules whose reachable patterns (flagMatchesProgramSize) exceed MAX_MATCHES_PROGRAM_SIZE:
+ * one budget per flag, its segments' patterns included (docs/security.md "Cost budget per
+ * definition").
+ */
+export function checkFlagMatchesBudget(rules: readonly Rule[], segments: ReadonlyMap<string, Segment>, field = 'rules'): void {
+  const size = flagMatchesProgramSize(rules, segments);
+  if (size <= MAX_MATCHES_PROGRAM_SIZE) return;
+  throw invalidArgument(
+    `${field}: the regular expressions of "matches" conditions this flag can run (its rules' and those of the rule segments they name, each segment once) compile to ${size} RE2 instructions together (at most ${MAX_MATCHES_PROGRAM_SIZE}); use fewer or simpler patterns`,
+    field,
+  );
+}

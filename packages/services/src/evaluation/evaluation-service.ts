@@ -42,6 +42,18 @@ export interface Evaluation {
 }
 
 const MAX_CONTEXTS = 10;
+
+/**
+ * How long one request's evaluation may run before the flags still to evaluate answer ERROR
+ * (EVALUATION_BUDGET_MS; core's evaluation-budget.ts, docs/security.md "Evaluation budget per
+ * request").
+ */
+export const DEFAULT_EVALUATION_BUDGET_MS = 100;
+
+export interface EvaluationServiceOptions {
+  /** Milliseconds one evaluation request may run (default DEFAULT_EVALUATION_BUDGET_MS). */
+  budgetMs?: number;
+}
 const MAX_ATTRIBUTES = 100;
 
 /**
@@ -117,7 +129,12 @@ export class EvaluationService {
     private readonly now: () => number = Date.now,
     /** Told the results of every evaluation (counted by reason in the host's metrics). */
     private readonly metrics: Pick<ServiceMetrics, 'evaluated'> = NO_METRICS,
-  ) {}
+    options: EvaluationServiceOptions = {},
+  ) {
+    this.budgetMs = options.budgetMs ?? DEFAULT_EVALUATION_BUDGET_MS;
+  }
+
+  private readonly budgetMs: number;
 
   /** The environment an SDK key may evaluate in; another environment's id → 403. */
   scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
@@ -189,7 +206,7 @@ export class EvaluationService {
     contexts: EvaluationContext[],
     isListMember: ((segmentKey: string, contextKey: string) => boolean) | undefined,
   ): Evaluation {
-    const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember };
+    const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember, budgetMs: this.budgetMs };
     const outcomes = newOutcomes(flags.length);
     const results = kept ? [evaluateCompiled(kept, contexts, environment, outcomes)] : evaluateAll(flags, contexts, environment, outcomes);
     return { snapshot, flags, results, outcomes };

@@ -2,6 +2,7 @@ import {
   checkHashing,
   checkKey,
   checkOffVariant,
+  checkFlagMatchesBudget,
   checkRules,
   checkValueType,
   checkVariants,
@@ -207,7 +208,7 @@ export class FlagService {
     this.authorize(principal, 'flag.write', target);
     const current = await this.get(principal, target, key);
     const checked = checkRules(new Set(current.variants.map((v) => v.key)), rules);
-    await this.checkSegmentsExist(environment, checked);
+    await this.checkSegmentReferences(environment, checked);
     const flag = await this.repos.unitOfWork.run(async (tx) => {
       const updated = await tx.flags.updateState(environment, key, { rules: checked }, version ?? current.version);
       await this.record(tx, principal, environment, key, 'flag.rules', { environment }, current, updated);
@@ -284,7 +285,7 @@ export class FlagService {
   private async checkState(environment: EnvironmentScope, variants: Variant[], fields: Record<string, unknown>): Promise<FlagEnvironmentStateInput> {
     const variantKeys = new Set(variants.map((v) => v.key));
     const rules: Rule[] = checkRules(variantKeys, fields.rules ?? []);
-    await this.checkSegmentsExist(environment, rules);
+    await this.checkSegmentReferences(environment, rules);
     return {
       enabled: optionalEnabled(fields.enabled) ?? false,
       off_variant_key: checkOffVariant(variantKeys, fields.off_variant_key),
@@ -293,12 +294,17 @@ export class FlagService {
     };
   }
 
-  private async checkSegmentsExist(environment: EnvironmentScope, rules: Rule[]): Promise<void> {
+  /**
+   * The segments the rules name must exist, and the flag's regular-expression budget covers their
+   * patterns too (checkFlagMatchesBudget; the segment service checks the other direction).
+   */
+  private async checkSegmentReferences(environment: EnvironmentScope, rules: Rule[]): Promise<void> {
     const wanted = referencedSegmentKeys(rules);
     if (wanted.length === 0) return;
-    const existing = new Set((await this.repos.segments.list(environment)).map((s) => s.key));
+    const existing = new Map((await this.repos.segments.list(environment)).map((s) => [s.key, s]));
     const missing = wanted.filter((key) => !existing.has(key));
     if (missing.length > 0) throw invalidArgument(`rules reference segments that do not exist in this environment: ${missing.join(', ')}`, 'rules');
+    checkFlagMatchesBudget(rules, existing);
   }
 
   /**

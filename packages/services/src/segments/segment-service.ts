@@ -1,10 +1,14 @@
 import {
+  MAX_MATCHES_PROGRAM_SIZE,
   checkConditions,
+  flagMatchesProgramSize,
+  matchesProgramSize,
   checkKey,
   failedPrecondition,
   invalidArgument,
   notFound,
   type ChangeNotifier,
+  type Condition,
   type EnvironmentScope,
   type MemberChanges,
   type MemberList,
@@ -121,6 +125,7 @@ export class SegmentService {
     if (body.conditions !== undefined && body.conditions !== null) {
       if (current.kind === 'list') throw invalidArgument('conditions are for rule segments: a list segment has keys', 'conditions');
       patch.conditions = checkConditions(body.conditions, 'conditions');
+      await this.checkFlagsStayInBudget(scope, current, patch.conditions);
     }
     // Checked before the first write: a rejected update must not have bumped the version.
     const included = checkKeys(body.included_keys, 'included_keys');
@@ -196,6 +201,27 @@ export class SegmentService {
       queries.map((q) => ({ segmentKey: q.segment_key, contextKey: q.context_key })),
     );
     return queries.map((query, i) => segments.get(query.segment_key)?.context_type === query.context_type && answers[i] === true);
+  }
+
+  /**
+   * A flag's regular-expression budget covers the rule segments it names (checkFlagMatchesBudget):
+   * new conditions that would put a flag naming this segment over it are refused, naming the
+   * flags. Conditions no costlier than the current ones cannot.
+   */
+  private async checkFlagsStayInBudget(scope: EnvironmentScope, current: Segment, conditions: Condition[]): Promise<void> {
+    if (matchesProgramSize(conditions) <= matchesProgramSize(current.conditions ?? [])) return;
+    const users = (await this.repos.flags.list(scope)).filter((flag) => flag.rules.some((rule) => rule.segment_keys?.includes(current.key)));
+    if (users.length === 0) return;
+    const segments = new Map((await this.repos.segments.list(scope)).map((s) => [s.key, s]));
+    segments.set(current.key, { ...current, conditions });
+    const over = users
+      .map((flag) => ({ key: flag.key, size: flagMatchesProgramSize(flag.rules, segments) }))
+      .filter((flag) => flag.size > MAX_MATCHES_PROGRAM_SIZE);
+    if (over.length === 0) return;
+    throw invalidArgument(
+      `conditions: with these patterns, flags naming segment '${current.key}' could run regular expressions of more than ${MAX_MATCHES_PROGRAM_SIZE} RE2 instructions together: ${over.map((f) => `${f.key} (${f.size})`).join(', ')}; use fewer or simpler patterns`,
+      'conditions',
+    );
   }
 
   private authorize(principal: Principal, action: 'segment.read' | 'segment.write', scope: EnvironmentScope): void {
