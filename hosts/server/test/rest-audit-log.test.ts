@@ -15,6 +15,9 @@ import {
   type LoggedInUser,
   type Tenant,
 } from './support/rest-client.ts';
+import type * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
+import { bearer, promisified, type Unary } from './support/grpc-clients.ts';
 import { startSsoTestServer } from './support/sso.ts';
 import type { TestServer } from './support/test-server.ts';
 
@@ -226,6 +229,87 @@ describe('reading the log', () => {
     expectError(await client.get(flagHistoryPath(a.environmentId, 'any'), { sdkKey: a.rawKey }), 401, 'UNAUTHENTICATED');
     const theirs = JSON.stringify(await logOf(b));
     for (const id of [a.orgId, a.projectId, a.environmentId]) assert.ok(!theirs.includes(id), "another org's log names nothing of this one");
+  });
+});
+
+describe('what each reader sees', () => {
+  // An org whose log holds what a plain member may not read directly: an identity provider's
+  // settings (GET .../auth-providers is org_admin only), a pending invitation with the invited
+  // email (GET .../invitations is org_admin only) and the platform administrator's email (the org
+  // was created and its users seeded by `root`, who is no member of it).
+  let c: Tenant;
+  let provider: Json;
+  let invitedEmail: string;
+  const issuerUrl = `http://127.0.0.1:9/issuer-${unique()}`;
+  before(async () => {
+    c = await seedTenant(client, root.token, 'audit-c');
+    const body = { provider_type: 'oidc', display_name: `Hidden Corp ${unique()}`, redirect_uris: ['http://127.0.0.1:9/app'], oidc: { issuer_url: issuerUrl, client_id: 'switchyard-c', client_secret: CLIENT_SECRET } };
+    provider = expectStatus(await client.post(`/v1/management/orgs/${c.orgId}/auth-providers`, { token: c.admin.token, body }), 201);
+    invitedEmail = `pending-${unique()}@example.com`;
+    expectStatus(await client.post(`/v1/management/orgs/${c.orgId}/invitations`, { token: c.admin.token, body: { email: invitedEmail } }), 201);
+    // More entries a member may read than the page sizes below, so that paging is exercised.
+    for (let i = 0; i < 3; i++) expectStatus(await client.post(`/v1/management/environments/${c.environmentId}/sdk-keys`, { token: c.admin.token }), 201);
+  });
+
+  /** What must not appear anywhere in what a member reads. */
+  function assertNothingHidden(entries: Json[], text: string): void {
+    assert.ok(!entries.some((entry) => entry.resource_type === 'auth_provider' || entry.resource_type === 'invitation'), 'no provider or invitation entry');
+    for (const secret of [root.email, invitedEmail, issuerUrl, provider.display_name, provider.id]) {
+      assert.ok(!text.includes(secret), `${secret} is not shown to a member`);
+    }
+  }
+
+  test('an org_admin sees the provider, the invitation and the platform administrator\'s email', async () => {
+    const entries = await logOf(c);
+    assert.equal(only(entries, 'auth_provider.create', provider.id).after.oidc.issuer_url, issuerUrl);
+    assert.equal(only(entries, 'invitation.create').after.email, invitedEmail);
+    assert.deepEqual(only(entries, 'org.create').actor, byUser(root));
+  });
+
+  test('a plain member sees neither provider nor invitation entries, nor the platform administrator\'s email', async () => {
+    const entries = await logOf(c, {}, c.member.token);
+    assertNothingHidden(entries, JSON.stringify(entries));
+    // The entries themselves stay, naming the administrator by id only.
+    assert.deepEqual(only(entries, 'org.create').actor, { type: 'user', id: root.userId });
+    assert.deepEqual(only(entries, 'user.create', c.member.userId).actor, { type: 'user', id: root.userId });
+    assert.deepEqual(only(entries, 'project.create', c.projectId).actor, byUser(c.admin), 'a member\'s email is still shown');
+    assert.deepEqual(
+      await logOf(c, { resource_type: 'auth_provider' }, c.member.token),
+      [],
+      'asking for the type explicitly shows nothing either',
+    );
+  });
+
+  test('a member\'s pages are full and the cursor goes on past what is left out', async () => {
+    const whole = await logOf(c, {}, c.member.token);
+    assert.ok(whole.length >= 7, `enough entries to page through (${whole.length})`);
+    for (const limit of [1, 2, 3]) {
+      let cursor: string | null = null;
+      const seen: Json[] = [];
+      do {
+        const page: Json = expectStatus(await client.get(auditLogPath(c.orgId, cursor === null ? { limit } : { limit, cursor }), { token: c.member.token }), 200);
+        seen.push(...page.entries);
+        cursor = page.next_cursor;
+        if (cursor !== null) assert.equal(page.entries.length, limit, 'every page but the last is full');
+      } while (cursor !== null);
+      assert.deepEqual(seen, whole, `pages of ${limit} = one listing`);
+    }
+  });
+
+  test('over the internal gRPC AuditLogService: the same for a member, not for an admin', async () => {
+    const Service = lookup<grpc.ServiceClientConstructor>(loadProto('svc/management/v1/audit.proto'), 'svc.management.v1.AuditLogService');
+    const audit = promisified<{ listAuditLog: Unary<object, Json> }>(Service, ts.server.grpcPort);
+    try {
+      const asMember = await audit.listAuditLog({ org_id: c.orgId, limit: 200 }, bearer(c.member.token));
+      assertNothingHidden(asMember.entries, JSON.stringify(asMember.entries));
+      assert.deepEqual(asMember.entries.find((entry: Json) => entry.action === 'org.create')?.actor, { type: 'user', id: root.userId, email: '' });
+      const asAdmin = await audit.listAuditLog({ org_id: c.orgId, limit: 200 }, bearer(c.admin.token));
+      assert.ok(asAdmin.entries.some((entry: Json) => entry.resource_type === 'auth_provider'));
+      assert.ok(asAdmin.entries.some((entry: Json) => entry.resource_type === 'invitation'));
+      assert.equal(asAdmin.entries.find((entry: Json) => entry.action === 'org.create')?.actor.email, root.email);
+    } finally {
+      audit.client.close();
+    }
   });
 });
 

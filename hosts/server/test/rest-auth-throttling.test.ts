@@ -15,13 +15,19 @@ import {
 } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
-// Failed logins are counted per (email, client address) — 10 per 15 minutes — and per client
-// address — 30 per 15 minutes. Every request comes from 127.0.0.1 unless a test connects from
-// 127.0.0.2 (another loopback address, hence another client), and each test starts from a clean count.
+// Failed logins are counted per (email, client) — 10 per 15 minutes — per client — 30 per 15
+// minutes — and per IPv6 /48 — 100 per 15 minutes —, where a client is an IPv4 address or an IPv6
+// /64; after 10 failures of one account from anywhere its attempts are spaced 1 s, 2 s, 4 s ... 60 s.
+// Every request comes from 127.0.0.1 unless a test connects from 127.0.0.2 (another loopback
+// address, hence another client) or names its client in X-Forwarded-For: the server trusts one
+// proxy hop (TRUST_PROXY=true, the loopback peer being the proxy), the way a deployment behind a
+// reverse proxy learns IPv6 client addresses. Each test starts from a clean count.
 
 const OTHER_ADDRESS = '127.0.0.2';
 const MAX_FAILURES = 10;
 const MAX_FAILURES_PER_ADDRESS = 30;
+const MAX_FAILURES_PER_SITE = 100;
+const WINDOW_S = 15 * 60;
 
 let ts: TestServer;
 let client: ApiClient;
@@ -29,7 +35,7 @@ let root: LoggedInUser;
 let tenant: Tenant;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({ TRUST_PROXY: 'true' });
   client = api(ts.base);
   root = await loginAdmin(client);
   tenant = await seedTenant(client, root.token, 'throttle');
@@ -42,6 +48,18 @@ beforeEach(async () => {
 
 const loginAs = (email: string, password: string, localAddress?: string): Promise<ApiResponse> =>
   client.post('/v1/auth/login', { body: { email, password }, ...(localAddress === undefined ? {} : { localAddress }) });
+
+/** A login from `clientAddress` as the trusted proxy reports it (the rightmost X-Forwarded-For entry). */
+const loginFrom = (clientAddress: string, email: string, password: string): Promise<ApiResponse> =>
+  client.post('/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': `203.0.113.250, ${clientAddress}` } });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The Retry-After of a 429, in seconds. */
+function retryAfterOf(response: ApiResponse): number {
+  expectThrottled(response);
+  return Number(response.headers.get('retry-after'));
+}
 
 /** A user of the tenant's org that has never failed a login. */
 async function freshUser(): Promise<{ email: string; password: string }> {
@@ -82,7 +100,11 @@ describe('login throttling', () => {
     expectThrottled(await loginAs(user.email, user.password));
     // The email is counted case-insensitively.
     expectThrottled(await loginAs(user.email.toUpperCase(), user.password));
-    // The attacker cannot lock the owner out: from the owner's own address the right password works.
+    // The attacker cannot lock the owner out: from the owner's own address the right password
+    // works once the account's slow-down (1 s after its 10th failure) has passed.
+    const wait = retryAfterOf(await loginAs(user.email, user.password, OTHER_ADDRESS));
+    assert.equal(wait, 1, 'the owner waits one second, not the window');
+    await sleep(wait * 1000);
     expectStatus(await loginAs(user.email, user.password, OTHER_ADDRESS), 200);
     // Another email from the attacker's address is not affected yet (the address has 10 of its 30).
     expectStatus(await loginAs(tenant.admin.email, tenant.admin.password), 200);
@@ -109,6 +131,60 @@ describe('login throttling', () => {
       else expectThrottled(response);
     }
     assert.ok(checked <= MAX_FAILURES, `${checked} of 20 parallel guesses were checked against the password (limit ${MAX_FAILURES})`);
+  });
+
+  test('IPv6: 30 failures from addresses rotated inside one /64 (30 emails) throttle the whole /64; the next /64 is not affected', async () => {
+    const user = await freshUser();
+    for (let i = 0; i < MAX_FAILURES_PER_ADDRESS; i++) {
+      expectError(await loginFrom(`2001:db8:64:1:${(i + 1).toString(16)}::${unique().slice(-4)}`, `nobody-${i}-${unique()}@example.com`, 'pw-guess-wrong'), 401, 'UNAUTHENTICATED');
+    }
+    assert.ok(retryAfterOf(await loginFrom('2001:db8:64:1:abcd:ef01:2345:6789', user.email, user.password)) > 60, 'a fresh address of that /64 is refused for the window');
+    expectStatus(await loginFrom('2001:db8:64:2::1', user.email, user.password), 200);
+  });
+
+  test('IPv6: 10 failures for one email from addresses rotated inside one /64: the /64 is refused for that email for the window', async () => {
+    const user = await freshUser();
+    for (let i = 0; i < MAX_FAILURES; i++) {
+      expectError(await loginFrom(`2001:db8:64:3::${(i + 1).toString(16)}`, user.email, `pw-wrong-${unique()}`), 401, 'UNAUTHENTICATED');
+    }
+    // The (email, /64) limit, not only the account's 1-second slow-down: Retry-After is the window's.
+    const wait = retryAfterOf(await loginFrom('2001:db8:64:3:ffff::1', user.email, user.password));
+    assert.ok(wait > 60 && wait <= WINDOW_S, `Retry-After ${wait}s`);
+  });
+
+  test('IPv6: 100 failures from one /48, one per /64 (100 emails), throttle the whole /48; another /48 is not affected', async () => {
+    const user = await freshUser();
+    for (let i = 0; i < MAX_FAILURES_PER_SITE; i++) {
+      expectError(await loginFrom(`2001:db8:48:${i.toString(16)}::1`, `nobody-${i}-${unique()}@example.com`, 'pw-guess-wrong'), 401, 'UNAUTHENTICATED');
+    }
+    assert.ok(retryAfterOf(await loginFrom('2001:db8:48:ffff::1', user.email, user.password)) > 60, 'a fresh /64 of that /48 is refused');
+    expectStatus(await loginFrom('2001:db8:49::1', user.email, user.password), 200);
+  });
+
+  test('per-account slow-down: failures from ever new addresses space the attempts 1 s, then 2 s; the owner gets in after the delay', async () => {
+    const user = await freshUser();
+    // One failure per address (a botnet): no per-address or per-pair limit is reached.
+    for (let i = 0; i < MAX_FAILURES; i++) {
+      expectError(await loginFrom(`198.18.0.${i + 1}`, user.email, `pw-wrong-${unique()}`), 401, 'UNAUTHENTICATED');
+    }
+    assert.equal(retryAfterOf(await loginFrom('198.18.1.1', user.email, user.password)), 1, 'even the right password waits 1 s after the 10th failure');
+    await sleep(1000);
+    expectError(await loginFrom('198.18.1.2', user.email, `pw-wrong-${unique()}`), 401, 'UNAUTHENTICATED');
+    assert.equal(retryAfterOf(await loginFrom('198.18.1.3', user.email, user.password)), 2, 'after the 11th, 2 s');
+    await sleep(2000);
+    expectStatus(await loginFrom('198.51.100.9', user.email, user.password), 200);
+  });
+
+  test('per-account slow-down: of 10 parallel guesses from 10 addresses once the delay has passed, at most one is checked', async () => {
+    const user = await freshUser();
+    for (let i = 0; i < MAX_FAILURES; i++) {
+      expectError(await loginFrom(`198.18.2.${i + 1}`, user.email, `pw-wrong-${unique()}`), 401, 'UNAUTHENTICATED');
+    }
+    await sleep(1000);
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => loginFrom(`198.18.3.${i + 1}`, user.email, `pw-wrong-${unique()}`)));
+    const checked = answers.filter((response) => response.status === 401).length;
+    for (const response of answers) if (response.status !== 401) expectThrottled(response);
+    assert.ok(checked <= 1, `${checked} of 10 parallel guesses were checked against the password (at most 1 per delay)`);
   });
 
   test('9 failures are not throttled yet: the 10th attempt with the right password succeeds', async () => {

@@ -82,6 +82,8 @@ export class PgAuditRepository implements AuditRepository {
     // and can use the index that fits (by resource, by environment, or by org).
     const byType = query.resourceType !== undefined ? sql`AND resource_type = ${query.resourceType}` : sql``;
     const byId = query.resourceId !== undefined ? sql`AND resource_id = ${query.resourceId}` : sql``;
+    const excluded = query.excludeResourceTypes ?? [];
+    const notExcluded = excluded.length > 0 ? sql`AND resource_type <> ALL(${sql.array(excluded)}::text[])` : sql``;
     const byProject = query.projectId !== undefined ? sql`AND project_id = ${query.projectId}` : sql``;
     const byEnvironment =
       query.environmentId === undefined
@@ -93,7 +95,7 @@ export class PgAuditRepository implements AuditRepository {
     // One row more than the page tells whether another page follows.
     const rows = await sql<AuditRow[]>`
       SELECT * FROM audit_log
-      WHERE org_id = ${scope.orgId} ${byType} ${byId} ${byProject} ${byEnvironment} ${byCursor}
+      WHERE org_id = ${scope.orgId} ${byType} ${byId} ${notExcluded} ${byProject} ${byEnvironment} ${byCursor}
       ORDER BY at_ms DESC, seq DESC
       LIMIT ${limit + 1}`;
     const page = rows.slice(0, limit);

@@ -35,6 +35,17 @@ export class PgLoginThrottleRepository implements LoginThrottleRepository {
     return rows.map((row) => ({ subject: row.subject, count: row.count, oldestAtMs: row.oldest_at_ms ?? sinceMs }));
   }
 
+  async newestFailures(subject: string, sinceMs: number, limit: number): Promise<number[]> {
+    if (limit < 1) return [];
+    // login_failures_by_subject (subject, at_ms) answers this from the newest end of the subject's range.
+    const rows = await this.sql<Array<{ at_ms: number }>>`
+      SELECT at_ms FROM login_failures
+      WHERE subject = ${subject} AND at_ms >= ${sinceMs}::int8
+      ORDER BY at_ms DESC
+      LIMIT ${limit}`;
+    return rows.map((row) => Number(row.at_ms));
+  }
+
   async forgetOne(subjects: string[], atMs: number): Promise<void> {
     const distinct = [...new Set(subjects)];
     if (distinct.length === 0) return;

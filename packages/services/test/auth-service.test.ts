@@ -297,11 +297,67 @@ describe('AuthService login throttling (injected clock)', () => {
     assert.equal((await login(ROOT.email, ROOT.password, { clientAddress: '198.51.100.1' })).userId, rootId);
   });
 
-  test('an attacker failing 10 times with the victim\'s email does not lock the victim out', async () => {
+  test('an attacker failing 10 times with the victim\'s email does not lock the victim out: the owner waits 1 s at most', async () => {
     await fail(10, ALICE.email, '203.0.113.66');
     assert.ok((await rateLimited(login(ALICE.email, ALICE.password, { clientAddress: '203.0.113.66' }))) > 0, 'the attacker is refused');
+    // The account's slow-down (10 free failures, then 1 s) applies from every address...
+    assert.equal(await rateLimited(login(ALICE.email, ALICE.password, { clientAddress: '198.51.100.20' })), 1);
+    clock.nowMs += 1000;
     const session = await login(ALICE.email, ALICE.password, { clientAddress: '198.51.100.20' });
-    assert.equal(session.userId, aliceId, 'the owner, from its own address, signs in');
+    assert.equal(session.userId, aliceId, '...and once it has passed, the owner, from its own address, signs in');
+  });
+
+  test('the per-account slow-down: one guess per 1 s, 2 s, 4 s, ... 60 s whatever the addresses; the owner still gets in after the delay', async () => {
+    // A distributed guesser: every failure from an address of its own, so no per-address limit applies.
+    let next = 0;
+    const guess = (password = 'wrong-password') => login(ALICE.email, password, { clientAddress: `10.9.${next >> 8}.${next++ & 0xff}` });
+    for (let i = 0; i < 10; i += 1) await rejectsWith(guess(), 'UNAUTHENTICATED');
+    // Doubling from 1 s after the 10th failure, capped at 60 s (hand-computed: 1, 2, 4, 8, 16, 32, 60, 60).
+    for (const seconds of [1, 2, 4, 8, 16, 32, 60, 60]) {
+      assert.equal(await rateLimited(guess()), seconds, `waits ${seconds} s`);
+      clock.nowMs += seconds * 1000 - 1;
+      assert.equal(await rateLimited(guess(ALICE.password)), 1, 'one millisecond early is still refused, right password or not');
+      clock.nowMs += 1;
+      await rejectsWith(guess(), 'UNAUTHENTICATED');
+    }
+    assert.equal(await rateLimited(guess(ALICE.password)), 60, 'the delay is capped');
+    clock.nowMs += 60_000;
+    assert.equal((await guess(ALICE.password)).userId, aliceId, 'after the delay the right password gets in');
+    await rejectsWith(guess(), 'UNAUTHENTICATED');
+    assert.equal((await guess(ALICE.password)).userId, aliceId, 'a success ended the slow-down');
+  });
+
+  test('a refused attempt does not push the slow-down further: hammering during the delay changes nothing', async () => {
+    for (let i = 0; i < 10; i += 1) await fail(1, ALICE.email, `10.8.0.${i}`);
+    for (let i = 0; i < 20; i += 1) {
+      assert.equal(await rateLimited(login(ALICE.email, 'wrong-password', { clientAddress: `10.7.0.${i}` })), 1);
+      clock.nowMs += 40;
+    }
+    clock.nowMs += 200;
+    assert.equal((await login(ALICE.email, ALICE.password, { clientAddress: '198.51.100.21' })).userId, aliceId);
+  });
+
+  test('IPv6: addresses rotated inside one /64 are one client for the per-account and per-address limits', async () => {
+    for (let i = 0; i < 10; i += 1) await fail(1, ROOT.email, `2001:db8:aa:1::${(i + 1).toString(16)}`);
+    // A fresh address of the same /64, written differently (leading zeros, upper case): still refused.
+    assert.ok((await rateLimited(login(ROOT.email, ROOT.password, { clientAddress: '2001:0DB8:00AA:0001:ffff:1:2:3' }))) > 60);
+    for (let i = 0; i < 20; i += 1) await fail(1, `victim-${i}@example.com`, `2001:db8:aa:1:${i.toString(16)}::1`);
+    // 30 failures in the /64: every email from it is refused, the neighbouring /64 is not.
+    assert.ok((await rateLimited(login(ALICE.email, ALICE.password, { clientAddress: '2001:db8:aa:1:9999::9' }))) > 60);
+    assert.equal((await login(ALICE.email, ALICE.password, { clientAddress: '2001:db8:aa:2::1' })).userId, aliceId);
+  });
+
+  test('IPv6: 100 failures from one /48, spread over /64s, refuse the whole /48; another /48 is not affected', async () => {
+    for (let i = 0; i < 100; i += 1) await fail(1, `victim-${i}@example.com`, `2001:db8:bb:${i.toString(16)}::1`);
+    assert.ok((await rateLimited(login(ALICE.email, ALICE.password, { clientAddress: '2001:db8:bb:ffff::1' }))) > 60);
+    assert.equal((await login(ALICE.email, ALICE.password, { clientAddress: '2001:db8:bc::1' })).userId, aliceId);
+  });
+
+  test('an IPv4 address seen on a dual-stack socket (::ffff:a.b.c.d) is the same client as a.b.c.d', async () => {
+    for (let i = 0; i < 5; i += 1) await fail(1, ALICE.email, '198.51.100.77');
+    for (let i = 0; i < 5; i += 1) await fail(1, ALICE.email, '::ffff:198.51.100.77');
+    // The (account, address) limit's window, not only the account's 1-second slow-down.
+    assert.ok((await rateLimited(login(ALICE.email, ALICE.password, { clientAddress: '198.51.100.77' }))) > 60);
   });
 });
 

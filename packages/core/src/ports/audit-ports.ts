@@ -14,6 +14,11 @@ export interface AuditQuery {
    * project-level changes a flag's history includes).
    */
   includeProjectLevel?: boolean;
+  /**
+   * Entries of these resource types are left out, before the page is cut: what a reader may not
+   * read (an identity provider, an invitation) is neither shown nor leaves a page short.
+   */
+  excludeResourceTypes?: string[];
   /** `nextCursor` of the previous page; null or absent for the first. */
   cursor?: string | null;
   limit: number;

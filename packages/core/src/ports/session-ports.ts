@@ -110,7 +110,7 @@ export interface InvitationRepository {
 }
 
 /**
- * Failed logins, counted per subject (`email:<address>` or `ip:<address>`) over a sliding window,
+ * Failed logins, counted per subject (an account, an (account, address) pair, an address or an IPv6 block) over a sliding window,
  * shared by every instance so throttling holds behind a load balancer.
  */
 export interface LoginThrottleRepository {
@@ -122,6 +122,11 @@ export interface LoginThrottleRepository {
    * without failures has count 0 and oldestAtMs = sinceMs (so a Retry-After computed from it is 0).
    */
   failuresSince(subjects: string[], sinceMs: number): Promise<Array<{ subject: string; count: number; oldestAtMs: number }>>;
+  /**
+   * The times of the subject's newest failures at or after `sinceMs`, newest first, at most `limit`
+   * (the per-account slow-down waits from the newest failure before the attempt asking).
+   */
+  newestFailures(subject: string, sinceMs: number, limit: number): Promise<number[]>;
   /** Removes one failure recorded at exactly `atMs` for each subject (an attempt that turned out fine). */
   forgetOne(subjects: string[], atMs: number): Promise<void>;
   /** Forgets a subject's failures (after a successful login) and everyone's older than `beforeMs` (exclusive). */

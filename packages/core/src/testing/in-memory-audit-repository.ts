@@ -110,6 +110,7 @@ export class InMemoryAuditRepository implements AuditRepository {
 function matches(entry: AuditEntry, query: AuditQuery): boolean {
   if (query.resourceType !== undefined && entry.resourceType !== query.resourceType) return false;
   if (query.resourceId !== undefined && entry.resourceId !== query.resourceId) return false;
+  if (query.excludeResourceTypes?.includes(entry.resourceType)) return false;
   if (query.projectId !== undefined && entry.projectId !== query.projectId) return false;
   if (query.environmentId !== undefined) {
     const ownEnvironment = entry.environmentId === query.environmentId;

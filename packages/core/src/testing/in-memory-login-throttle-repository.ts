@@ -17,6 +17,14 @@ export class InMemoryLoginThrottleRepository implements LoginThrottleRepository 
     });
   }
 
+  async newestFailures(subject: string, sinceMs: number, limit: number): Promise<number[]> {
+    return this.state.loginFailures
+      .filter((f) => f.subject === subject && f.atMs >= sinceMs)
+      .map((f) => f.atMs)
+      .sort((a, b) => b - a)
+      .slice(0, Math.max(0, limit));
+  }
+
   async forgetOne(subjects: string[], atMs: number): Promise<void> {
     for (const subject of new Set(subjects)) {
       const index = this.state.loginFailures.findIndex((f) => f.subject === subject && f.atMs === atMs);

@@ -1,6 +1,7 @@
 import { invalidArgument, type AuditEntry, type AuditQuery, type EnvironmentScope, type Principal, type Repositories } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
 import type { ScopeResolver } from '../scopes.ts';
+import { hiddenResourceTypes, redactForReader } from './audit-visibility.ts';
 
 /** Entries per page when the caller names no limit, and the most one page holds. */
 export const DEFAULT_AUDIT_PAGE = 50;
@@ -61,11 +62,13 @@ function pageSize(limit: number | null | undefined): number {
 /**
  * Reading the change history (docs/contract.md "Change history"): an org's log, for any member of
  * the org (another org's: NOT_FOUND), and one flag's history in an environment, for whoever may
- * read the flag there. Both newest first, a page at a time.
+ * read the flag there. Both newest first, a page at a time, showing each reader only what it may
+ * read (audit-visibility.ts): entries on resources it may not read are left out in the query, so
+ * pages stay full and the cursor continues past them.
  */
 export class AuditLogService {
   constructor(
-    private readonly repos: Pick<Repositories, 'audit'>,
+    private readonly repos: Pick<Repositories, 'audit' | 'orgs' | 'users'>,
     private readonly scopes: ScopeResolver,
   ) {}
 
@@ -83,7 +86,7 @@ export class AuditLogService {
     if (resourceType !== undefined) query.resourceType = resourceType;
     if (resourceId !== undefined) query.resourceId = resourceId;
     if (environmentId !== undefined) query.environmentId = environmentId;
-    return this.page(orgId, query);
+    return this.page(principal, orgId, query);
   }
 
   /**
@@ -92,7 +95,7 @@ export class AuditLogService {
    */
   async flagHistory(principal: Principal, scope: EnvironmentScope, flagKey: string, request: Pick<AuditLogRequest, 'cursor' | 'limit'>): Promise<AuditPageRecord> {
     requireAllowed(principal, 'flag.read', { orgId: scope.orgId, environmentId: scope.environmentId });
-    return this.page(scope.orgId, {
+    return this.page(principal, scope.orgId, {
       resourceType: 'flag',
       resourceId: flagKey,
       projectId: scope.projectId,
@@ -103,8 +106,10 @@ export class AuditLogService {
     });
   }
 
-  private async page(orgId: string, query: AuditQuery): Promise<AuditPageRecord> {
-    const page = await this.repos.audit.list({ orgId }, query);
-    return { entries: page.items.map(auditEntryRecord), next_cursor: page.nextCursor };
+  private async page(principal: Principal, orgId: string, query: AuditQuery): Promise<AuditPageRecord> {
+    const hidden = hiddenResourceTypes(principal, orgId);
+    const page = await this.repos.audit.list({ orgId }, hidden.length === 0 ? query : { ...query, excludeResourceTypes: hidden });
+    const shown = await redactForReader(this.repos, principal, orgId, page.items);
+    return { entries: shown.map(auditEntryRecord), next_cursor: page.nextCursor };
   }
 }

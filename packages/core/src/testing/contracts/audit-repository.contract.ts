@@ -105,6 +105,21 @@ export function auditRepositoryContract(name: string, makeRepos: MakeTenancyRepo
       assert.deepEqual(pages, [[definition], [inB], [inA]], 'the cursor keeps the filter');
     });
 
+    test('excluded resource types are left out before the page is cut, on every page', async () => {
+      const org = await repos().orgs.create({ name: unique('org') });
+      const appended: AuditEntry[] = [];
+      // Newest first below: flag 6, invitation 5, provider 4, flag 3, invitation 2, flag 1.
+      for (const [at, resourceType] of [[1, 'flag'], [2, 'invitation'], [3, 'flag'], [4, 'auth_provider'], [5, 'invitation'], [6, 'flag']] as const) {
+        appended.push(await repos().audit.append(entryFor(org.id, at * 1_000, { resourceType })));
+      }
+      const [flag1, , flag3, , , flag6] = appended;
+      const excludeResourceTypes = ['invitation', 'auth_provider'];
+      assert.deepEqual(await allPages(repos(), org.id, { excludeResourceTypes, limit: 2 }), [[flag6, flag3], [flag1]], 'full pages of what is left');
+      assert.deepEqual(await allPages(repos(), org.id, { excludeResourceTypes, limit: 1 }), [[flag6], [flag3], [flag1]]);
+      assert.deepEqual((await repos().audit.list({ orgId: org.id }, { resourceType: 'invitation', excludeResourceTypes, limit: 10 })).items, []);
+      assert.equal((await repos().audit.list({ orgId: org.id }, { excludeResourceTypes: [], limit: 10 })).items.length, 6, 'an empty list excludes nothing');
+    });
+
     test('an org sees only its own entries', async () => {
       const mine = await repos().orgs.create({ name: unique('mine') });
       const theirs = await repos().orgs.create({ name: unique('theirs') });

@@ -568,6 +568,20 @@ export function loginThrottleRepositoryContract(name: string, makeRepos: MakeSes
       assert.deepEqual(await throttle.failuresSince([cleared], 0), [{ subject: cleared, count: 1, oldestAtMs: t0 + 30 }], 'counting starts afresh');
     });
 
+    test('newestFailures answers the subject\'s newest failure times from sinceMs on, newest first, at most limit', async () => {
+      const t0 = epoch();
+      const email = unique('email:f');
+      const other = unique('email:g');
+      const throttle = repos().loginThrottle;
+      for (const at of [t0 + 20, t0, t0 + 30, t0 + 30, t0 + 10]) await throttle.recordFailure([email], at);
+      await throttle.recordFailure([other], t0 + 40);
+      assert.deepEqual(await throttle.newestFailures(email, t0, 3), [t0 + 30, t0 + 30, t0 + 20], 'same-millisecond failures each count');
+      assert.deepEqual(await throttle.newestFailures(email, t0 + 20, 10), [t0 + 30, t0 + 30, t0 + 20], 'a failure at exactly sinceMs is included');
+      assert.deepEqual(await throttle.newestFailures(email, t0 + 31, 10), []);
+      assert.deepEqual(await throttle.newestFailures(email, t0, 0), []);
+      assert.deepEqual(await throttle.newestFailures(unique('email:never'), t0, 2), []);
+    });
+
     test('forgetOne removes exactly one failure at that time for each subject', async () => {
       const t0 = epoch();
       const email = unique('email:e');
