@@ -75,9 +75,24 @@ export class PgIngestStorage implements IngestStorage {
       await tx.unsafe(`ALTER TABLE ${current} DROP CONSTRAINT IF EXISTS ${check}`);
       await tx.unsafe(`ALTER TABLE ${current} ADD CONSTRAINT ${check} CHECK (${range}) NOT VALID`);
     });
-    await this.sql.unsafe(`ALTER TABLE ${current} VALIDATE CONSTRAINT ${check}`);
     // 2. The swap, catalog changes only: the proven constraint spares ATTACH its scan, and with the
     //    old default detached first there is no default to scan either.
+    try {
+      await this.sql.unsafe(`ALTER TABLE ${current} VALIDATE CONSTRAINT ${check}`);
+      await this.swapDefault(table, name, fromMs, toMs, check);
+    } catch (error) {
+      // Left in place, the constraint would refuse rows past its bound once that day comes.
+      await this.sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+        await tx.unsafe(`ALTER TABLE ${current} DROP CONSTRAINT IF EXISTS ${check}`);
+      }).catch(() => {});
+      throw error;
+    }
+    return name;
+  }
+
+  private async swapDefault(table: IngestTable, name: string, fromMs: number | null, toMs: number, check: string): Promise<void> {
+    const current = identifier(DEFAULT_PARTITION[table]);
     await this.sql.begin(async (tx) => {
       await tx.unsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
       await tx.unsafe(`ALTER TABLE ${identifier(table)} DETACH PARTITION ${current}`);
@@ -86,7 +101,6 @@ export class PgIngestStorage implements IngestStorage {
       await tx.unsafe(`ALTER TABLE ${identifier(name)} DROP CONSTRAINT ${check}`);
       await tx.unsafe(`CREATE TABLE ${current} PARTITION OF ${identifier(table)} DEFAULT`);
     });
-    return name;
   }
 
   async createPartition(table: IngestTable, fromMs: number, toMs: number): Promise<string> {
