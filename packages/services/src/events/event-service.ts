@@ -99,8 +99,9 @@ export class IngestService {
 
   /**
    * Validates and stores metric events (see validateEvents for what rejects one).
-   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed
-   *   Idempotency-Key or an entry without a metric_key (firstWithoutMetricKey).
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST, or (RateLimitedError) beyond the
+   *   rate limits; FAILED_PRECONDITION once the environment holds its row quota; INVALID_ARGUMENT
+   *   for a malformed Idempotency-Key or an entry without a metric_key (firstWithoutMetricKey).
    */
   async ingestEvents(principal: Principal, scope: EnvironmentScope, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestAnswer> {
     requireAllowed(principal, 'event.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
@@ -123,7 +124,8 @@ export class IngestService {
 
   /**
    * Validates and stores exposures (see validateExposures for what rejects one).
-   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed Idempotency-Key.
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST or the rate limits; FAILED_PRECONDITION
+   *   at the row quota; INVALID_ARGUMENT for a malformed Idempotency-Key.
    */
   async ingestExposures(
     principal: Principal,
@@ -167,8 +169,9 @@ export class IngestService {
         Number.isSafeInteger(exposure.timestampMs);
       if (!valid) throw invalidArgument('an evaluation exposure needs flagKey, variantKey, contextType, contextKey and timestampMs', 'exposures');
     }
-    this.deps.quota?.added(scope, exposures.length);
     await this.exposureWriter.write(scope, exposures.map(({ flagKey, variantKey, contextType, contextKey, timestampMs }) => ({ flagKey, variantKey, contextType, contextKey, timestampMs })));
+    // Counted, never refused: an evaluation does not fail on the quota (docs/security.md).
+    this.deps.quota?.added(scope, exposures.length);
   }
 
   async stop(): Promise<void> {
