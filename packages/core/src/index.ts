@@ -22,4 +22,4 @@ export * from './stats/index.ts';
 export * from './experiments/transitions.ts';
 export * from './experiments/aggregates.ts';
 export * from './limits/token-bucket.ts';
-export * from './ports/event-storage-ports.ts';
+export * from './ports/ingest-storage-ports.ts';
