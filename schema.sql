@@ -145,8 +145,10 @@ CREATE TABLE IF NOT EXISTS event_definitions (
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 
--- Metric events: append-only, partitioned by receipt time. Rows land in the default partition;
--- an operator can attach monthly partitions later without touching the application.
+-- Metric events: append-only, partitioned by receipt time. The maintenance run creates a
+-- partition per UTC day ahead and drops whole partitions past EVENT_RETENTION_DAYS
+-- (packages/services/src/maintenance/ingest-retention.ts); the default partition only catches
+-- rows no day partition covers, and the next run turns those into a range partition.
 -- No foreign keys (they would slow ingest and block partition detach); rows carry their tenant ids.
 CREATE TABLE IF NOT EXISTS events (
   org_id          uuid NOT NULL,
@@ -181,6 +183,19 @@ CREATE TABLE IF NOT EXISTS exposures_default PARTITION OF exposures DEFAULT;
 -- Covering too: each context's first exposure (ties broken by variant key) straight from index order.
 CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms, variant_key) INCLUDE (org_id);
 CREATE INDEX IF NOT EXISTS exposures_by_receipt ON exposures USING brin (received_at_ms);
+
+-- Rows per environment per partition of events and exposures, as last counted by the
+-- maintenance run (the quota reads their sum once a minute, never per request). A final count
+-- (a partition whose range has passed) is never counted again; environment_id is null only on
+-- the marker of a final partition that held no row.
+CREATE TABLE IF NOT EXISTS ingest_row_counts (
+  partition_name  text NOT NULL,
+  table_name      text NOT NULL CHECK (table_name IN ('events', 'exposures')),
+  environment_id  uuid,
+  row_count       bigint NOT NULL,
+  is_final        boolean NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ingest_row_counts_by_partition ON ingest_row_counts (partition_name);
 
 -- Answers to batch requests that carried an Idempotency-Key, kept 24 hours.
 CREATE TABLE IF NOT EXISTS idempotency_keys (

@@ -7,6 +7,22 @@ import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../hosts/server/src/server.ts';
 
+/**
+ * The ingest and list-check limits and the row quota at their maximum (docs/security.md "Ingest
+ * rate limits, row quota and event retention"): benchmarks measure throughput, not the limits.
+ */
+export const UNLIMITED_INGEST: Record<string, string> = {
+  INGEST_RATE_PER_KEY: '10000000',
+  INGEST_BURST_PER_KEY: '100000000',
+  INGEST_RATE_PER_ENVIRONMENT: '10000000',
+  INGEST_BURST_PER_ENVIRONMENT: '100000000',
+  LIST_CHECK_RATE_PER_KEY: '10000000',
+  LIST_CHECK_BURST_PER_KEY: '100000000',
+  LIST_CHECK_RATE_PER_ENVIRONMENT: '10000000',
+  LIST_CHECK_BURST_PER_ENVIRONMENT: '100000000',
+  EVENT_ROWS_QUOTA_PER_ENVIRONMENT: '1000000000000',
+};
+
 export interface BenchServer {
   server: RunningServer;
   /** The logger the server writes to, for reference servers that should log as it does. */
@@ -32,6 +48,10 @@ export async function startBenchServer(options: {
       JWT_SECRET: options.jwtSecret,
       BOOTSTRAP_ADMIN_EMAIL: options.admin.email,
       BOOTSTRAP_ADMIN_PASSWORD: options.admin.password,
+      // A benchmark measures throughput, so the per-key and per-environment limits and the row
+      // quota (docs/security.md "Ingest rate limits, row quota and event retention") are lifted
+      // to their maximum; the token-bucket check itself still runs on every request.
+      ...UNLIMITED_INGEST,
     }),
     logging,
   );

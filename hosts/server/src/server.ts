@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgAdvisoryLock, PgChangeNotifier, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
+import { PgAdvisoryLock, PgChangeNotifier, PgIngestStorage, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -15,10 +15,13 @@ import {
   ExperimentService,
   FlagService,
   LocalEchoNotifier,
+  IngestRateLimiter,
+  IngestRetention,
   IngestService,
   ManagementService,
   Pruner,
   ResultsComputer,
+  RowQuota,
   ScopeResolver,
   SegmentService,
   StatsService,
@@ -78,6 +81,8 @@ export interface RunningServer {
   statsWorker: StatsWorker;
   /** Deletes expired idempotency answers, refresh tokens and login failures (tests run it directly too). */
   pruner: Pruner;
+  /** The per-environment row quota of events and exposures (tests refresh it after a pruner run). */
+  rowQuota: RowQuota;
   /** This instance's Prometheus metrics (served at `/metrics`). */
   metrics: ServerMetrics;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
@@ -104,6 +109,7 @@ const SHUTDOWN_ORDER = [
   'credential verifier',
   'definition snapshots',
   'event definition cache',
+  'row quota',
   'ingest writers',
   'stats worker',
   'pruner',
@@ -159,12 +165,25 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const eventDefinitionCache = new EventDefinitionCache(repos.eventDefinitions, notifier);
     await eventDefinitionCache.start();
     shutdown.add('event definition cache', () => eventDefinitionCache.stop());
+    // Rate limits and the row quota live here, in the services, so that every gateway's requests
+    // (and the internal gRPC port's) meet the same buckets (docs/security.md).
+    const limiter = new IngestRateLimiter(config.ingestLimits);
+    const ingestStorage = new PgIngestStorage(database.sql);
+    const quotaLog = logging.forModule('quota');
+    const rowQuota = new RowQuota(ingestStorage, {
+      maxRowsPerEnvironment: config.eventRowsQuotaPerEnvironment,
+      log: (level, message, fields) => quotaLog[level](fields ?? {}, message),
+    });
+    await rowQuota.start();
+    shutdown.add('row quota', async () => rowQuota.stop());
     const ingest = new IngestService({
       repos,
       scopes,
       definitions: eventDefinitionCache,
       flagVariants: flagVariantsFrom(snapshots),
       metrics,
+      limiter,
+      quota: rowQuota,
     });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
@@ -196,6 +215,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       batchSize: config.pruneBatchSize,
       auditRetentionMs: config.auditRetentionDays * 86_400_000,
       auditMaxEntriesPerOrg: config.auditMaxEntriesPerOrg,
+      ingestRetention: new IngestRetention(ingestStorage, {
+        retentionMs: config.eventRetentionDays * 86_400_000,
+        log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
+      }),
       log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
     });
     shutdown.add('pruner', () => pruner.stop());
@@ -215,7 +238,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       auditLog: new AuditLogService(repos, scopes),
       ...createSsoServices({ repos, auth, hasher, options: ssoOptions }),
       flags: new FlagService(repos, scopes, notifier),
-      segments: new SegmentService(repos, scopes, notifier),
+      segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
       evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
         budgetMs: config.evaluationBudgetMs,
       }),
@@ -297,6 +320,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       bootstrap: bootstrapResult,
       statsWorker,
       pruner,
+      rowQuota,
       metrics,
       stop() {
         stopping ??= (async () => {

@@ -21,3 +21,5 @@ export * from './flags/validate-flag.ts';
 export * from './stats/index.ts';
 export * from './experiments/transitions.ts';
 export * from './experiments/aggregates.ts';
+export * from './limits/token-bucket.ts';
+export * from './ports/ingest-storage-ports.ts';

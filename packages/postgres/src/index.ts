@@ -7,3 +7,4 @@ export * from './change-notifier.pg.ts';
 export * from './ingest-writes.pg.ts';
 export * from './advisory-lock.pg.ts';
 export { isDataException } from './pg-errors.ts';
+export * from './ingest-storage.pg.ts';

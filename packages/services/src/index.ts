@@ -56,3 +56,6 @@ export * from './sso/saml-metadata.ts';
 export * from './sso/secret-box.ts';
 export * from './sso/sso-login-service.ts';
 export * from './sso/sso-options.ts';
+export * from './limits/ingest-rate-limiter.ts';
+export * from './limits/row-quota.ts';
+export * from './maintenance/ingest-retention.ts';

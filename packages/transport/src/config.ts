@@ -65,6 +65,24 @@ export interface Config {
   sso: SsoConfig;
   /** How long one evaluate or OFREP request's evaluation may run (EVALUATION_BUDGET_MS, default 100). */
   evaluationBudgetMs: number;
+  /** Token buckets of ingest and list-check (docs/security.md "Ingest rate limits, row quota and event retention"). */
+  ingestLimits: IngestLimitsConfig;
+  /** Event and exposure rows one environment may hold (EVENT_ROWS_QUOTA_PER_ENVIRONMENT, default 50 million). */
+  eventRowsQuotaPerEnvironment: number;
+  /** Partitions of events and exposures older than this many days are dropped (EVENT_RETENTION_DAYS, default 90). */
+  eventRetentionDays: number;
+}
+
+/** A sustained rate per second and the burst above it. */
+export interface RateConfig {
+  perSecond: number;
+  burst: number;
+}
+
+/** Per credential (SDK key or user) and per environment, for rows written and for list-checks. */
+export interface IngestLimitsConfig {
+  ingest: { perKey: RateConfig; perEnvironment: RateConfig };
+  list_check: { perKey: RateConfig; perEnvironment: RateConfig };
 }
 
 export interface SsoConfig {
@@ -291,6 +309,34 @@ function httpTimeouts(env: Env): HttpTimeouts {
   return timeouts;
 }
 
+/**
+ * `<PREFIX>_RATE_PER_<SCOPE>` (per second) and `<PREFIX>_BURST_PER_<SCOPE>`. A burst below the
+ * largest request (`minBurst`) would refuse such a request for ever, so it is a configuration error.
+ */
+function rate(env: Env, prefix: string, scope: 'KEY' | 'ENVIRONMENT', fallback: RateConfig, minBurst: number): RateConfig {
+  return {
+    perSecond: integer(env, `${prefix}_RATE_PER_${scope}`, fallback.perSecond, 1, 10_000_000),
+    burst: integer(env, `${prefix}_BURST_PER_${scope}`, fallback.burst, minBurst, 100_000_000),
+  };
+}
+
+/**
+ * The defaults are DEFAULT_INGEST_RATE_LIMITS (packages/services/src/limits/ingest-rate-limiter.ts);
+ * the smallest bursts are the largest requests: 10,000 events or exposures, 1,000 list-checks.
+ */
+function ingestLimits(env: Env): IngestLimitsConfig {
+  return {
+    ingest: {
+      perKey: rate(env, 'INGEST', 'KEY', { perSecond: 2_000, burst: 20_000 }, 10_000),
+      perEnvironment: rate(env, 'INGEST', 'ENVIRONMENT', { perSecond: 5_000, burst: 50_000 }, 10_000),
+    },
+    list_check: {
+      perKey: rate(env, 'LIST_CHECK', 'KEY', { perSecond: 1_000, burst: 5_000 }, 1_000),
+      perEnvironment: rate(env, 'LIST_CHECK', 'ENVIRONMENT', { perSecond: 5_000, burst: 20_000 }, 1_000),
+    },
+  };
+}
+
 /** Reads and checks the configuration. @throws ConfigError with a one-line message. */
 export function loadConfig(env: Env = process.env, defaults: { httpPort?: number } = {}): Config {
   const rawAppEnv = (text(env, 'APP_ENV') ?? 'development').toLowerCase();
@@ -335,6 +381,11 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     auditMaxEntriesPerOrg: integer(env, 'AUDIT_MAX_ENTRIES_PER_ORG', 100_000, 1, 100_000_000),
     sso: ssoConfig(env),
     evaluationBudgetMs: integer(env, 'EVALUATION_BUDGET_MS', 100, 1, 60_000),
+    ingestLimits: ingestLimits(env),
+    // DEFAULT_ROWS_PER_ENVIRONMENT and DEFAULT_EVENT_RETENTION_DAYS (packages/services/src/limits/
+    // row-quota.ts, maintenance/ingest-retention.ts); never unlimited: one tenant must not fill the disk.
+    eventRowsQuotaPerEnvironment: integer(env, 'EVENT_ROWS_QUOTA_PER_ENVIRONMENT', 50_000_000, 1, 1_000_000_000_000),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 90, 1, 3_650),
   };
 }
 

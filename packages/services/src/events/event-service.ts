@@ -10,6 +10,8 @@ import { requireAllowed } from '../authorization.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { BatchingWriter, type BatchingWriterOptions } from './batching-writer.ts';
 import { NO_METRICS, type ServiceMetrics } from '../metrics.ts';
+import { IngestRateLimiter } from '../limits/ingest-rate-limiter.ts';
+import type { RowQuota } from '../limits/row-quota.ts';
 import type { EventDefinitionCache } from './event-definition-cache.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
@@ -49,6 +51,10 @@ export interface IngestServiceDeps {
   now?: () => number;
   /** Told the accepted and rejected entries of every stored request. */
   metrics?: Pick<ServiceMetrics, 'ingested'>;
+  /** Rate limits per credential and environment (default: DEFAULT_INGEST_RATE_LIMITS). */
+  limiter?: IngestRateLimiter;
+  /** The row quota per environment; absent: none (in-memory fakes, unit tests). */
+  quota?: RowQuota;
 }
 
 /** A request's key for the idempotency table: per environment (the table) and per kind (this prefix). */
@@ -73,10 +79,12 @@ export class IngestService {
   readonly exposureWriter: BatchingWriter<ExposureRow>;
   private readonly now: () => number;
   private readonly metrics: Pick<ServiceMetrics, 'ingested'>;
+  private readonly limiter: IngestRateLimiter;
 
   constructor(private readonly deps: IngestServiceDeps) {
     this.now = deps.now ?? Date.now;
     this.metrics = deps.metrics ?? NO_METRICS;
+    this.limiter = deps.limiter ?? new IngestRateLimiter(undefined, this.now);
     // Two writes per environment: while PostgreSQL inserts one group, the next is serialised, sent
     // and started on a second connection instead of waiting for the first to commit (bench/ingest,
     // one busy environment on 2 CPUs: ~85,000 -> ~128,000 committed events/s, p99 lower too).
@@ -91,14 +99,16 @@ export class IngestService {
 
   /**
    * Validates and stores metric events (see validateEvents for what rejects one).
-   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed
-   *   Idempotency-Key or an entry without a metric_key (firstWithoutMetricKey).
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST, or (RateLimitedError) beyond the
+   *   rate limits; FAILED_PRECONDITION once the environment holds its row quota; INVALID_ARGUMENT
+   *   for a malformed Idempotency-Key or an entry without a metric_key (firstWithoutMetricKey).
    */
   async ingestEvents(principal: Principal, scope: EnvironmentScope, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestAnswer> {
     requireAllowed(principal, 'event.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
     checkCount(events.length, 'events');
     checkMetricKeys(events, options.single === true);
     const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
+    this.admit(principal, scope, events.length);
     const receivedAtMs = this.now();
     if (idempotencyKey !== undefined) {
       const earlier = await this.earlierAnswer(scope, storedKey('events', idempotencyKey), receivedAtMs);
@@ -107,13 +117,15 @@ export class IngestService {
     const { rows, answer } = validateEvents(events, await this.deps.definitions.types(scope), receivedAtMs);
     if (idempotencyKey !== undefined) return this.storeOnce('events', events.length, scope, storedKey('events', idempotencyKey), { events: rows }, answer, receivedAtMs);
     await this.eventWriter.write(scope, rows);
+    this.deps.quota?.added(scope, rows.length);
     this.metrics.ingested('events', answer.accepted_count, events.length - answer.accepted_count);
     return answer;
   }
 
   /**
    * Validates and stores exposures (see validateExposures for what rejects one).
-   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST; INVALID_ARGUMENT for a malformed Idempotency-Key.
+   * @throws RESOURCE_EXHAUSTED beyond MAX_EVENTS_PER_REQUEST or the rate limits; FAILED_PRECONDITION
+   *   at the row quota; INVALID_ARGUMENT for a malformed Idempotency-Key.
    */
   async ingestExposures(
     principal: Principal,
@@ -124,6 +136,7 @@ export class IngestService {
     requireAllowed(principal, 'exposure.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
     checkCount(exposures.length, 'exposures');
     const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
+    this.admit(principal, scope, exposures.length);
     const receivedAtMs = this.now();
     if (idempotencyKey !== undefined) {
       const earlier = await this.earlierAnswer(scope, storedKey('exposures', idempotencyKey), receivedAtMs);
@@ -134,6 +147,7 @@ export class IngestService {
       return this.storeOnce('exposures', exposures.length, scope, storedKey('exposures', idempotencyKey), { exposures: rows }, answer, receivedAtMs);
     }
     await this.exposureWriter.write(scope, rows);
+    this.deps.quota?.added(scope, rows.length);
     this.metrics.ingested('exposures', answer.accepted_count, exposures.length - answer.accepted_count);
     return answer;
   }
@@ -156,10 +170,23 @@ export class IngestService {
       if (!valid) throw invalidArgument('an evaluation exposure needs flagKey, variantKey, contextType, contextKey and timestampMs', 'exposures');
     }
     await this.exposureWriter.write(scope, exposures.map(({ flagKey, variantKey, contextType, contextKey, timestampMs }) => ({ flagKey, variantKey, contextType, contextKey, timestampMs })));
+    // Counted, never refused: an evaluation does not fail on the quota (docs/security.md).
+    this.deps.quota?.added(scope, exposures.length);
   }
 
   async stop(): Promise<void> {
     await Promise.all([this.eventWriter.close(), this.exposureWriter.close()]);
+  }
+
+  /**
+   * Rate limits, then the environment's row quota: both in memory, no database round trip. A
+   * request counts as its entries (valid or not: each costs validation), so batching does not
+   * multiply the rate.
+   */
+  private admit(principal: Principal, scope: EnvironmentScope, entries: number): void {
+    // The quota first: a refused request then costs the caller no tokens.
+    this.deps.quota?.check(scope);
+    this.limiter.admit('ingest', principal, scope, entries);
   }
 
   /** The stored answer of a repeat (the common resend costs one read and no write). */
@@ -178,6 +205,7 @@ export class IngestService {
   ): Promise<IngestAnswer> {
     const outcome = await this.deps.repos.idempotency.storeOnce(scope, key, rows, answer, nowMs + IDEMPOTENCY_TTL_MS, nowMs);
     // A concurrent repeat that lost the claim stored nothing: the first request counted its rows.
+    if (outcome.stored) this.deps.quota?.added(scope, answer.accepted_count);
     if (outcome.stored) this.metrics.ingested(kind, answer.accepted_count, entries - answer.accepted_count);
     return outcome.answer as IngestAnswer;
   }

@@ -1,6 +1,7 @@
 import type { ExclusiveLock, Repositories } from '@switchyard/core';
 import { DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG, DEFAULT_AUDIT_RETENTION_DAYS } from '../audit/audit-retention.ts';
 import { DEFAULT_LOGIN_THROTTLE } from '../auth/login-throttle.ts';
+import type { IngestRetention } from './ingest-retention.ts';
 
 /** Timing and sizes of a Pruner; every field has a production default. */
 export interface PrunerOptions {
@@ -26,6 +27,11 @@ export interface PrunerOptions {
    * many times (cap + 1) index entries, however many orgs there are.
    */
   orgsPerCapScan?: number;
+  /**
+   * The time partitions of events and exposures (created ahead, dropped past retention, counted
+   * for the row quota), run last in each run under the same lock; absent: not maintained.
+   */
+  ingestRetention?: IngestRetention;
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
 }
@@ -66,7 +72,8 @@ const DAY_MS = 24 * 60 * 60_000;
  *    between batches, until a batch deletes fewer than `batchSize` (the backlog is gone). The
  *    change history goes the same way, after retention one over-cap org at a time: orgs are looked
  *    at `orgsPerCapScan` per statement, and only the excess of the orgs found is deleted.
- * 4. stop() ends the run after the current statement and waits for it.
+ * 4. Last, the time partitions of events and exposures (IngestRetention), when given.
+ * 5. stop() ends the run after the current statement and waits for it.
  */
 export class Pruner {
   readonly intervalMs: number;
@@ -77,6 +84,7 @@ export class Pruner {
   private readonly auditRetentionMs: number;
   readonly auditMaxEntriesPerOrg: number;
   private readonly orgsPerCapScan: number;
+  private readonly ingestRetention: IngestRetention | undefined;
   private readonly log: NonNullable<PrunerOptions['log']>;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
@@ -97,6 +105,7 @@ export class Pruner {
     this.auditRetentionMs = options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_DAYS * DAY_MS;
     this.auditMaxEntriesPerOrg = options.auditMaxEntriesPerOrg ?? DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG;
     this.orgsPerCapScan = options.orgsPerCapScan ?? DEFAULT_ORGS_PER_CAP_SCAN;
+    this.ingestRetention = options.ingestRetention;
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError('batchSize must be a positive integer');
@@ -145,6 +154,8 @@ export class Pruner {
       // Retention first: what it deletes no longer counts towards any org's cap.
       report.auditEntries = await this.drain((limit) => this.repos.audit.pruneOlderThan(nowMs - this.auditRetentionMs, limit));
       report.auditEntries += await this.pruneAuditOverCap();
+      // Whole partitions, not rows: its own report is logged by it (IngestRetention).
+      if (this.ingestRetention && !this.stopping) await this.ingestRetention.run(nowMs, () => this.stopping);
       return report;
     });
     if (!outcome.ran) {

@@ -22,6 +22,7 @@ import { requireAllowed } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import type { ScopeResolver } from '../scopes.ts';
+import { IngestRateLimiter } from '../limits/ingest-rate-limiter.ts';
 
 /** The segment body of docs/contract.md "Segments". */
 export interface SegmentBody {
@@ -71,6 +72,8 @@ export class SegmentService {
     private readonly scopes: ScopeResolver,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
+    /** List-checks per credential and environment (default: DEFAULT_INGEST_RATE_LIMITS). */
+    private readonly limiter: IngestRateLimiter = new IngestRateLimiter(undefined, now),
   ) {}
 
   async scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
@@ -191,9 +194,11 @@ export class SegmentService {
   /**
    * Membership checks (SDK list-check). An unknown segment is NOT_FOUND; a context of another type
    * than the segment's is not a member. All pairs are answered by one query.
+   * @throws RESOURCE_EXHAUSTED (Retry-After) beyond the list-check rate limits: a batch counts as its queries.
    */
   async checkMembership(principal: Principal, scope: EnvironmentScope, queries: MembershipQuery[]): Promise<boolean[]> {
     requireAllowed(principal, principal.kind === 'sdk_key' ? 'segment.check' : 'segment.read', { orgId: scope.orgId, environmentId: scope.environmentId });
+    this.limiter.admit('list_check', principal, scope, queries.length);
     const segments = new Map((await this.repos.segments.list(scope)).map((s) => [s.key, s]));
     for (const query of queries) if (!segments.has(query.segment_key)) throw notFound('segment', query.segment_key);
     const answers = await this.repos.segments.checkMembers(
