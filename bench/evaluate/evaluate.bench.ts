@@ -47,6 +47,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { EvaluationService } from '@switchyard/services';
 import type { RunningServer } from '../../hosts/server/src/server.ts';
 import { startBenchServer } from '../support/bench-server.ts';
 import { CpuProfiler } from '../support/cpu-profiler.ts';
@@ -382,6 +383,16 @@ async function main(): Promise<void> {
     // process, over this run's database.
     const evaluation = (request: 'evaluate' | 'ofrep'): EvaluationSpec => ({ ...serverSpec, sdkKey: seeded.sdkKey, environmentId: seeded.environmentId, request });
     const sampleHeaders = headerEntries(sample.headers);
+    const scope = server.services.evaluation.scopeFor(await server.services.verifier.verifySdkKey(seeded.sdkKey), seeded.environmentId);
+    const userContexts = benchContexts().map((context) => ({ key: context.key, context_type: 'user', parameters: context.attributes }));
+    // The evaluation without its budget (EVALUATION_BUDGET_MS; docs/security.md): beside the same
+    // with it, what the budget's clock reads cost. budgetMs 0 is no budget (not a configurable value).
+    const unbudgeted = new EvaluationService(server.repos, server.services.snapshots, undefined, Date.now, undefined, { budgetMs: 0 });
+    const oneFlagRequests = oneFlag.map((request) => JSON.parse(request.body!) as { flag_key: string; context_key: string; attributes: Record<string, string | number | boolean> });
+    const evaluateOne = (service: EvaluationService) => async (i: number) => {
+      const request = oneFlagRequests[i % oneFlagRequests.length]!;
+      return service.evaluateNow(scope, { flagKey: request.flag_key, contexts: [{ key: request.context_key, context_type: 'user', parameters: request.attributes }] });
+    };
     // One flag's answer goes out as a string, as the route sends it (the all-flags answer as bytes).
     const sections: Section[] = [
       {
@@ -396,6 +407,8 @@ async function main(): Promise<void> {
           // Not a goal: the same route when every request asks for the same flag, whose definition
           // then stays in the CPU caches (the rows above rotate over every flag).
           { name: 'POST evaluate, one fixed flag (not rotating)', serve: real, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },
+          { name: 'in process: evaluateNow, one flag, no HTTP (1 core)', connections: 0, requests: [], inProcess: evaluateOne(server.services.evaluation) },
+          { name: 'in process: evaluateNow, one flag, no budget (1 core)', connections: 0, requests: [], inProcess: evaluateOne(unbudgeted) },
         ],
         goals: { 'POST evaluate, one flag': ONE_FLAG_TARGET },
         p99Ms: TARGET_P99_MS,
@@ -409,16 +422,17 @@ async function main(): Promise<void> {
       const allBody = allSample.body.toString('utf8');
       // The evaluation alone, as the routes run it, in this process and without HTTP: no route
       // answering every flag can serve more requests per second than this on one core.
-      const scope = server.services.evaluation.scopeFor(await server.services.verifier.verifySdkKey(seeded.sdkKey), seeded.environmentId);
-      const userContexts = benchContexts().map((context) => ({ key: context.key, context_type: 'user', parameters: context.attributes }));
       const evaluateAll = (i: number) => server!.services.evaluation.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] });
       const evaluationFloor = { name: `floor: evaluating the ${FLAG_COUNT} flags in process, no HTTP (1 core)`, connections: 0, requests: [], inProcess: evaluateAll };
+      const evaluateAllUnbudgeted = (i: number) => unbudgeted.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] });
+      const evaluationFloorUnbudgeted = { name: `floor: evaluating the ${FLAG_COUNT} flags in process, no budget (1 core)`, connections: 0, requests: [], inProcess: evaluateAllUnbudgeted };
       sections.push({
         title: `all ${FLAG_COUNT} flags (no flag_key), ${ALL_CONNECTIONS} connections, ${allSample.body.length} bytes per answer`,
         targets: [
           { name: `baseline: node:http building + stringifying ${FLAG_COUNT} results`, serve: { kind: 'building', items: allAnswer.flags, wrap: 'evaluate', headers: allHeaders, keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
           { name: 'floor: Fastify app + route schemas, no work', serve: { kind: 'fastify', body: allBody, asBytes: true, keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
           evaluationFloor,
+          evaluationFloorUnbudgeted,
           { name: 'floor: Fastify app + route schemas + the evaluation', serve: { kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
           { name: 'POST evaluate, all flags', serve: real, connections: ALL_CONNECTIONS, requests: allFlags },
         ],
@@ -444,6 +458,7 @@ async function main(): Promise<void> {
             requests: ofrep,
           },
           evaluationFloor,
+          evaluationFloorUnbudgeted,
           {
             name: 'floor: Fastify app + the evaluation',
             serve: { kind: 'fastify', body: ofrepSample.body.toString('utf8'), asBytes: true, ofrep: true, evaluation: evaluation('ofrep'), keepAliveMs },
