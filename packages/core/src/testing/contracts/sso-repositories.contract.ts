@@ -394,6 +394,31 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
       }
     });
 
+    test('spendState is true once per state hash, also under concurrent calls; other hashes are independent', async () => {
+      const expiresAtMs = Date.now() + 600_000;
+      for (let round = 0; round < 5; round += 1) {
+        const stateHash = randomHash();
+        const outcomes = await Promise.all(Array.from({ length: 5 }, () => repos().ssoLogins.spendState(stateHash, expiresAtMs)));
+        assert.equal(outcomes.filter(Boolean).length, 1, `round ${round}: exactly one spend succeeds`);
+        assert.equal(await repos().ssoLogins.spendState(stateHash, expiresAtMs), false, 'spent stays spent');
+      }
+    });
+
+    test('pruneExpired deletes expired spent states, at most limit per call; a live one stays spent', async () => {
+      const cutoff = 10_000;
+      while ((await repos().ssoLogins.pruneExpired(cutoff, 1_000)) > 0);
+      const expired = [randomHash(), randomHash()];
+      for (const [i, stateHash] of expired.entries()) assert.equal(await repos().ssoLogins.spendState(stateHash, 1_000 + i), true);
+      const live = randomHash();
+      assert.equal(await repos().ssoLogins.spendState(live, cutoff + 1), true);
+      assert.equal(await repos().ssoLogins.pruneExpired(cutoff, 1), 1, 'the batch limit holds');
+      assert.equal(await repos().ssoLogins.pruneExpired(cutoff, 5), 1);
+      assert.equal(await repos().ssoLogins.pruneExpired(cutoff, 5), 0);
+      assert.equal(await repos().ssoLogins.spendState(live, cutoff + 1), false, 'a live spent state is kept');
+      // Pruned: its sealed login has expired too, so spending the hash again opens nothing.
+      assert.equal(await repos().ssoLogins.spendState(expired[0]!, 1_000), true);
+    });
+
     test('pruneExpired deletes expired pending logins and codes, at most limit per call; live ones stay', async () => {
       const { org, provider } = await orgWithProvider(repos());
       const user = await newUser(repos());
