@@ -27,7 +27,7 @@ import {
   type LoggedInUser,
   type Tenant,
 } from './support/rest-client.ts';
-import { eventuallyStatus, startSsoTestServer } from './support/sso.ts';
+import { CookieJar, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 // SAML single sign-on through the real server (docs/sso.md), in both topologies: provider
@@ -47,6 +47,8 @@ let root: LoggedInUser;
 let a: Tenant;
 let b: Tenant;
 const idp: TestSamlIdp = createTestSamlIdp();
+/** The browser of these sign-ins: the start's login cookie goes with the ACS post. */
+const browser = new CookieJar();
 /** Every relay state and one-time code handed out: none may appear in a log line. */
 const oneTimeSecrets: string[] = [];
 
@@ -102,9 +104,11 @@ interface StartedLogin {
 }
 
 /** Browser flow, step 1: the start route's redirect to the IdP, read as the IdP reads it. */
-async function startLogin(provider: ProviderRecord, appState: string): Promise<StartedLogin> {
+async function startLogin(provider: ProviderRecord, appState: string, jar = browser): Promise<StartedLogin> {
   const query = new URLSearchParams({ redirect_uri: APP, state: appState });
-  const response = await fetch(`${base}/v1/auth/sso/${provider.id}/start?${query}`, { redirect: 'manual' });
+  const cookie = jar.header();
+  const response = await fetch(`${base}/v1/auth/sso/${provider.id}/start?${query}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+  jar.store(response);
   assert.equal(response.status, 302, `start: ${response.status} ${await response.text()}`);
   const location = response.headers.get('location') ?? '';
   assert.ok(location.startsWith(`${idp.ssoUrl}?`), `start redirects to the IdP: ${location}`);
@@ -129,13 +133,15 @@ interface AcsAnswer {
 }
 
 /** The browser posting the IdP's form to the ACS (HTTP-POST binding), not following the redirect. */
-async function postAcs(samlResponse: string, relayState: string): Promise<AcsAnswer> {
+async function postAcs(samlResponse: string, relayState: string, jar = browser): Promise<AcsAnswer> {
+  const cookie = jar.header();
   const response = await fetch(acsUrl, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
     body: new URLSearchParams({ SAMLResponse: samlResponse, RelayState: relayState }).toString(),
   });
+  jar.store(response);
   const text = await response.text();
   const location = response.headers.get('location');
   let body: Json;
@@ -272,11 +278,31 @@ describe('the ACS refuses what it must', () => {
     const appState = `app-${unique()}`;
     const started = await startLogin(provider, appState);
     const samlResponse = samlAnswer(provider, started.requestId, newEmail('replay'));
+    const kept = browser.copy();
     const first = returnedToApp(await postAcs(samlResponse, started.relayState), appState);
     assert.ok(first.code, 'the first post signs in');
     const replay = await postAcs(samlResponse, started.relayState);
     assert.equal(replay.location, null, 'no redirect for a replay');
     expectError(replay.response, 401, 'UNAUTHENTICATED');
+    // With the login cookie copied before the ACS cleared it: the relay state was spent all the same.
+    const withCookie = await postAcs(samlResponse, started.relayState, kept);
+    assert.equal(withCookie.location, null);
+    expectError(withCookie.response, 401, 'UNAUTHENTICATED', /already used/);
+  });
+
+  test('the login lives in a SameSite=None __Host- cookie (the IdP posts cross-site); a post from another browser is 401 and spends nothing', async () => {
+    const own = new CookieJar();
+    const appState = `app-${unique()}`;
+    const started = await startLogin(provider, appState, own);
+    assert.match(own.received[0]!, /^__Host-switchyard-sso-[0-9a-f]{16}=v1\.[A-Za-z0-9_-]+; Max-Age=600; Path=\/; Secure; HttpOnly; SameSite=None$/);
+    const samlResponse = samlAnswer(provider, started.requestId, newEmail('other-browser'));
+    // Someone else's browser handed the IdP's form (login CSRF with the attacker's own sign-in).
+    const elsewhere = await postAcs(samlResponse, started.relayState, new CookieJar());
+    assert.equal(elsewhere.location, null);
+    expectError(elsewhere.response, 401, 'UNAUTHENTICATED', /not started in this browser/);
+    const back = returnedToApp(await postAcs(samlResponse, started.relayState, own), appState);
+    assert.ok(back.code, `the browser that started it signs in: ${back.description}`);
+    assert.deepEqual(own.names(), [], 'the ACS ends the login cookie');
   });
 
   test('a response signed by another key is access_denied, and no account is created', async () => {
