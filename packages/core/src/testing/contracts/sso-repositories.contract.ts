@@ -308,6 +308,21 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
       assert.equal(await repos().ssoLogins.consumePending(none.stateHash, t), null);
     });
 
+    test('concurrent createPending at the cap all succeed (never a deadlock), and the cap still bounds the provider', async () => {
+      const { provider } = await orgWithProvider(repos());
+      const cap = 3;
+      for (let round = 0; round < 5; round += 1) {
+        const nowMs = Date.now();
+        const inputs = Array.from({ length: 40 }, () => pendingInput(provider));
+        const outcomes = await Promise.all(inputs.map((input) => repos().ssoLogins.createPending(input, nowMs, cap)));
+        assert.deepEqual(new Set(outcomes), new Set([true]), `round ${round}: every start is stored`);
+      }
+      // Overshoot under concurrency is allowed (it bounds the table, it is not a quota); a quiet start trims back.
+      const last = pendingInput(provider);
+      assert.equal(await repos().ssoLogins.createPending(last, Date.now(), cap), true);
+      assert.ok((await repos().ssoLogins.consumePending(last.stateHash, Date.now())) !== null);
+    });
+
     test('createPending for an unknown or malformed provider or org, or an org not the provider\'s, returns false and stores nothing', async () => {
       const { provider } = await orgWithProvider(repos());
       const otherOrg = await newOrg(repos());
