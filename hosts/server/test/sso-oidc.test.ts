@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { signInThroughBrowser, startTestOidcProvider, type TestOidcProvider } from '../../../packages/services/test/support/oidc-identity-provider.ts';
 import { bearer, rejectsWithStatus, ssoClients, type SsoClients } from './support/grpc-clients.ts';
@@ -203,6 +205,57 @@ describe('OIDC providers: management', () => {
       expectError(await client.post(providersOf(a.orgId), { token: a.admin.token, body }), 400, 'INVALID_ARGUMENT', message);
     }
     assert.equal(expectStatus(await client.get(providersOf(a.orgId), { token: a.admin.token }), 200, 'list').length, before);
+  });
+});
+
+describe("OIDC: the authorization endpoint must be on the issuer's origin (no open redirect from ours)", () => {
+  /** An issuer whose discovery document names `authorizationEndpoint` (a function of its own origin). */
+  async function discoveryServer(authorizationEndpoint: (origin: string) => string): Promise<{ issuer: string; set(next: (origin: string) => string): void; close(): Promise<void> }> {
+    let endpoint = authorizationEndpoint;
+    const server = createServer((request, response) => {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      if (request.url !== '/.well-known/openid-configuration') return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer: origin,
+          authorization_endpoint: endpoint(origin),
+          token_endpoint: `${origin}/token`,
+          jwks_uri: `${origin}/jwks`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      set: (next) => (endpoint = next),
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  test('refused when saved (400 naming oidc.issuer_url), and at sign-in when the document changes later (409, no redirect)', async () => {
+    const idp = await discoveryServer(() => 'https://evil.example/authorize');
+    try {
+      const body = { ...oidcBody('c'), oidc: { issuer_url: idp.issuer, client_id: 'c', client_secret: 's' } };
+      expectError(
+        await client.post(providersOf(a.orgId), { token: a.admin.token, body }),
+        400,
+        'INVALID_ARGUMENT',
+        /^oidc\.issuer_url: the identity provider's authorization_endpoint must be on the issuer's origin \(http:\/\/127\.0\.0\.1:\d+\), not https:\/\/evil\.example$/,
+      );
+      idp.set((origin) => `${origin}/authorize`);
+      const saved = expectStatus(await client.post(providersOf(a.orgId), { token: a.admin.token, body }), 201, 'same origin: saved');
+      idp.set(() => 'https://evil.example/authorize');
+      const start = await browserGet(`${ts.base}/v1/auth/sso/${saved.id}/start?redirect_uri=${encodeURIComponent(APP)}`);
+      assert.equal(start.status, 409, start.text);
+      assert.equal(start.location, null, 'no redirect to the foreign endpoint');
+      assert.match(JSON.parse(start.text).error, /authorization_endpoint must be on the issuer's origin/);
+      expectStatus(await client.delete(`${providersOf(a.orgId)}/${saved.id}`, { token: a.admin.token }), 204, 'delete');
+    } finally {
+      await idp.close();
+    }
   });
 });
 

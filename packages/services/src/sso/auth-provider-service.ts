@@ -18,11 +18,21 @@ export const MAX_PROVIDERS_PER_ORG = 20;
  * The OIDC client secret is sealed before it is stored and is never answered.
  */
 export class AuthProviderService {
+  private readonly now: () => number;
+  private readonly checkOidcIssuer: ((settings: { providerId: string; issuerUrl: string; clientId: string; scopes: string[] }) => Promise<void>) | undefined;
+
+  /**
+   * `checks.oidcIssuer`: what saving an OIDC provider asks of its issuer beyond the address rules
+   * (createSsoServices passes OidcFlows.checkAuthorizationEndpointOnSave).
+   */
   constructor(
     private readonly repos: Pick<Repositories, 'authProviders' | 'unitOfWork'>,
     private readonly options: SsoOptions,
-    private readonly now: () => number = Date.now,
-  ) {}
+    checks: { now?: () => number; oidcIssuer?: AuthProviderService['checkOidcIssuer'] } = {},
+  ) {
+    this.now = checks.now ?? Date.now;
+    this.checkOidcIssuer = checks.oidcIssuer;
+  }
 
   async create(principal: Principal, orgId: string, body: AuthProviderBody): Promise<AuthProviderRecord> {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
@@ -74,6 +84,7 @@ export class AuthProviderService {
     let clientSecretCiphertext: string | null = null;
     if (checked.oidc) {
       await checkProviderUrl(checked.oidc.issuerUrl, 'oidc.issuer_url', network);
+      await this.checkOidcIssuer?.({ providerId: id, issuerUrl: checked.oidc.issuerUrl, clientId: checked.oidc.clientId, scopes: checked.oidc.scopes });
       if (checked.oidc.clientSecret !== null) {
         if (!this.options.secrets) {
           throw failedPrecondition('storing an OIDC client secret needs SSO_SECRETS_KEY in the server configuration (docs/sso.md)');

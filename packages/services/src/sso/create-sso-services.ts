@@ -20,13 +20,14 @@ export function createSsoServices(deps: {
   options: SsoOptions;
 }): { authProviders: AuthProviderService; sso: SsoLoginService } {
   const fetch = createGuardedFetch({ allowPrivateNetworks: deps.options.allowPrivateNetworks });
+  const oidc = new OidcFlows({ fetch, allowInsecureHttp: deps.options.allowPrivateNetworks });
   return {
-    authProviders: new AuthProviderService(deps.repos, deps.options),
+    authProviders: new AuthProviderService(deps.repos, deps.options, { oidcIssuer: (settings) => oidc.checkAuthorizationEndpointOnSave(settings) }),
     sso: new SsoLoginService({
       repos: deps.repos,
       auth: deps.auth,
       hasher: deps.hasher,
-      oidc: new OidcFlows({ fetch, allowInsecureHttp: deps.options.allowPrivateNetworks }),
+      oidc,
       saml: new SamlFlows(),
       idpMetadata: new IdpMetadataSource(fetch),
       options: deps.options,
