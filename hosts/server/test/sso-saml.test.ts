@@ -486,7 +486,7 @@ describe('IdP metadata by URL', () => {
     }
   });
 
-  test('without SSO_ALLOW_PRIVATE_NETWORKS a metadata URL on 127.0.0.1 is refused (400 naming saml.idp_metadata_url)', async () => {
+  test('without SSO_ALLOW_PRIVATE_NETWORKS a metadata URL on 127.0.0.1 (saml.idp_metadata_url) and an http IdP sign-in address (saml.idp_metadata_xml) are refused with 400', async () => {
     const strict = await startTestServer();
     try {
       const strictClient = api(strict.base);
@@ -500,7 +500,16 @@ describe('IdP metadata by URL', () => {
         });
       expectError(await create('https://127.0.0.1:8443/idp/metadata'), 400, 'INVALID_ARGUMENT', /saml\.idp_metadata_url.*private or loopback/);
       expectError(await create('http://127.0.0.1:8080/idp/metadata'), 400, 'INVALID_ARGUMENT', /saml\.idp_metadata_url/);
+      // The IdP's sign-in address, where the start sends browsers: https only here.
+      const withSsoUrl = (ssoUrl: string) =>
+        strictClient.post(providersOf(org.org_id), {
+          token: admin.token,
+          body: { provider_type: 'saml', display_name: 'Pasted IdP', redirect_uris: [APP], saml: { idp_metadata_xml: createTestSamlIdp({ ssoUrl }).metadataXml } },
+        });
+      expectError(await withSsoUrl('http://idp.example.test/sso'), 400, 'INVALID_ARGUMENT', /^saml\.idp_metadata_xml: .*SingleSignOnService Location that is not https/);
       assert.deepEqual(expectStatus(await strictClient.get(providersOf(org.org_id), { token: admin.token }), 200), [], 'nothing was saved');
+      const saved = expectStatus(await withSsoUrl('https://idp.example.test/sso'), 201, 'https is saved');
+      assert.equal(saved.saml.idp_sso_url, 'https://idp.example.test/sso', 'the record shows where browsers will be sent');
     } finally {
       await strict.stop();
     }

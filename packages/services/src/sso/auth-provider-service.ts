@@ -95,7 +95,7 @@ export class AuthProviderService {
       }
     }
     if (checked.saml?.idpMetadataUrl) await checkProviderUrl(checked.saml.idpMetadataUrl, 'saml.idp_metadata_url', network);
-    if (checked.saml?.idpMetadataXml) parseInlineMetadata(checked.saml.idpMetadataXml);
+    if (checked.saml?.idpMetadataXml) parseInlineMetadata(checked.saml.idpMetadataXml, this.options.allowPrivateNetworks);
     return {
       id,
       type: checked.type,
@@ -129,10 +129,10 @@ export class AuthProviderService {
 }
 
 /** Parses pasted IdP metadata, naming the field in the message (REST shows the message only). */
-function parseInlineMetadata(xml: string): void {
+function parseInlineMetadata(xml: string, allowHttp: boolean): void {
   const field = 'saml.idp_metadata_xml';
   try {
-    parseIdpMetadata(xml, field);
+    parseIdpMetadata(xml, field, { allowHttp });
   } catch (error) {
     if (isDomainError(error) && error.code === 'INVALID_ARGUMENT') throw invalidArgument(`${field}: ${error.message}`, field);
     throw error;

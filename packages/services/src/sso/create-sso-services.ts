@@ -29,7 +29,7 @@ export function createSsoServices(deps: {
       hasher: deps.hasher,
       oidc,
       saml: new SamlFlows(),
-      idpMetadata: new IdpMetadataSource(fetch),
+      idpMetadata: new IdpMetadataSource(fetch, Date.now, deps.options.allowPrivateNetworks),
       options: deps.options,
     }),
   };
