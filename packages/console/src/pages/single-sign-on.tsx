@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.ts';
+import { apiPath, ApiError } from '../api.ts';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { consoleReturnAddress } from '../sso.tsx';
@@ -120,7 +120,7 @@ function inFormWords(error: unknown): unknown {
  */
 export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
   const { api, session } = workspace;
-  const base = `/v1/management/orgs/${session.org_id}/auth-providers`;
+  const base = apiPath`/v1/management/orgs/${session.org_id}/auth-providers`;
   const isAdmin = workspace.org?.role === 'org_admin';
   const providers = useLoad(() => (isAdmin ? api.get<Provider[]>(base) : Promise.resolve([] as Provider[])), [base, isAdmin]);
   const [editing, setEditing] = useState<string | undefined>(undefined);

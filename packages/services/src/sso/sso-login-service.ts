@@ -45,7 +45,7 @@ export interface BrowserLoginStart extends SsoRedirect {
 type LoginInFlight = Omit<PendingSsoLogin, 'stateHash' | 'createdAtMs' | 'expiresAtMs'>;
 
 export interface SsoLoginDeps {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'unitOfWork'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   oidc: OidcFlows;
@@ -161,6 +161,19 @@ export class SsoLoginService {
         .filter((provider) => provider.enabled && provider.redirectUris.includes(returnUri))
         .map((provider) => ({ provider_id: provider.id, display_name: provider.displayName, provider_type: provider.type })),
     };
+  }
+
+  /**
+   * What the console's provider link (`#/sso/{provider_id}`) shows before anyone clicks: the
+   * provider's name and type and its org's name, so a person sees where they are about to sign in
+   * (a link must never sign someone in by itself: login CSRF). Anyone may ask; a provider that is
+   * unknown, disabled or does not return to `returnUri` is NOT_FOUND, as are the others alike.
+   */
+  async signInOption(providerId: string, returnUri: string): Promise<{ provider_id: string; display_name: string; provider_type: string; org_id: string; org_name: string }> {
+    const provider = await this.deps.repos.authProviders.findById(providerId);
+    const org = provider?.enabled && provider.redirectUris.includes(returnUri) ? await this.deps.repos.orgs.get(provider.orgId) : null;
+    if (!provider || !org) throw notFound('identity provider', providerId);
+    return { provider_id: provider.id, display_name: provider.displayName, provider_type: provider.type, org_id: org.id, org_name: org.name };
   }
 
   /** The SAML service provider's metadata, to register at the IdP. */

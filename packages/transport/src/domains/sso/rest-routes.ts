@@ -4,7 +4,18 @@ import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { sessionResponse } from '../auth/rest-session-response.ts';
 import { clearLoginCookie, readCookie, setLoginCookie } from './login-cookies.ts';
-import { authProviderBody, oidcCallbackQuery, samlAcsBody, signInOptionsQuery, signInOptionsResponse, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
+import {
+  authProviderBody,
+  oidcCallbackQuery,
+  samlAcsBody,
+  signInOptionParams,
+  signInOptionQuery,
+  signInOptionResponse,
+  signInOptionsQuery,
+  signInOptionsResponse,
+  ssoExchangeBody,
+  ssoStartQuery,
+} from './rest-schemas.ts';
 
 /** The largest ACS form accepted: a SAML response of 256 KiB in base64, and the relay state. */
 const MAX_ACS_FORM_BYTES = 512 * 1024;
@@ -62,6 +73,18 @@ export function registerSsoRoutes(app: FastifyInstance, services: GatewayService
       },
     },
     async (request) => sso.signInOptions(request.query.org_id, request.query.redirect_uri),
+  );
+  app.get<{ Params: { provider_id: string }; Querystring: { redirect_uri: string } }>(
+    '/v1/auth/sso/:provider_id/option',
+    {
+      schema: {
+        summary: "One identity provider's name and its org's, for a page that offers to sign in with it",
+        params: signInOptionParams,
+        querystring: signInOptionQuery,
+        response: { 200: signInOptionResponse },
+      },
+    },
+    async (request) => sso.signInOption(request.params.provider_id, request.query.redirect_uri),
   );
 
   // --- the browser flow: start → identity provider → callback or ACS → app → exchange ---
