@@ -468,6 +468,27 @@ describe('GET /v1/auth/sso/options: what a sign-in page may offer', () => {
   });
 });
 
+describe('GET /v1/auth/sso/{provider_id}/option: what a provider link shows before the click', () => {
+  const option = (providerId: string, redirectUri: string) => client.get(`/v1/auth/sso/${providerId}/option?${new URLSearchParams({ redirect_uri: redirectUri })}`);
+
+  test("answers the provider's name and type and its org's, to anyone; a provider not offered there is 404 alike", async () => {
+    const answer = expectStatus(await option(provider.id, APP), 200, 'option');
+    assert.deepEqual(answer, { provider_id: provider.id, display_name: provider.display_name, provider_type: 'oidc', org_id: a.orgId, org_name: a.orgName });
+    const disabled = expectStatus(await client.post(providersOf(a.orgId), { token: a.admin.token, body: oidcBody('switchyard-a', { enabled: false }) }), 201, 'create disabled');
+    // Disabled; not returning to that address; unknown.
+    for (const [providerId, redirectUri] of [
+      [disabled.id, APP],
+      [provider.id, 'http://127.0.0.1:9/elsewhere'],
+      ['00000000-0000-4000-8000-000000000000', APP],
+    ]) {
+      expectError(await option(providerId!, redirectUri!), 404, 'NOT_FOUND');
+    }
+    expectError(await option('not-a-uuid', APP), 400, 'INVALID_ARGUMENT');
+    expectError(await client.get(`/v1/auth/sso/${provider.id}/option`), 400, 'INVALID_ARGUMENT');
+    expectStatus(await client.delete(`${providersOf(a.orgId)}/${disabled.id}`, { token: a.admin.token }), 204, 'delete');
+  });
+});
+
 describe('OIDC over gRPC (svc.auth.v1)', () => {
   test('OidcAuthorize then OidcCallback answers a login; the state works once', async () => {
     const someone = person();
