@@ -613,6 +613,9 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(stored.saml.idp_metadata_xml.trim(), idp.metadataXml.trim());
     assert.equal(stored.saml.idp_metadata_url, null);
     await card.getByText(stored.saml.acs_url).first().waitFor();
+    // Where the start will send people, for the admin to check.
+    assert.equal(stored.saml.idp_sso_url, idp.ssoUrl);
+    await card.getByText(idp.ssoUrl, { exact: true }).waitFor();
     expectStatus(await client.delete(`/v1/management/orgs/${tenant.orgId}/auth-providers/${stored.id}`, { token: tenant.admin.token }), 204);
     await page.context().close();
   });

@@ -15,7 +15,7 @@ interface Provider {
   default_role: 'org_admin' | 'org_member';
   redirect_uris: string[];
   oidc?: { issuer_url: string; client_id: string; scopes: string[]; client_secret_set: boolean; callback_url: string };
-  saml?: { idp_metadata_url: string | null; idp_metadata_xml: string | null; name_id_format: string | null; sp_entity_id: string | null; acs_url: string; sp_metadata_url: string };
+  saml?: { idp_metadata_url: string | null; idp_metadata_xml: string | null; name_id_format: string | null; sp_entity_id: string | null; acs_url: string; sp_metadata_url: string; idp_sso_url: string | null };
 }
 
 /** What the provider form holds, as typed. */
@@ -178,6 +178,8 @@ export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
               <dl>
                 <dt>IdP metadata</dt>
                 <dd>{provider.saml.idp_metadata_url ? <code>{provider.saml.idp_metadata_url}</code> : 'given as XML'}</dd>
+                <dt>Where sign-in sends people (the IdP's sign-in address)</dt>
+                <dd>{provider.saml.idp_sso_url ? <code>{provider.saml.idp_sso_url}</code> : 'read from the metadata address at each sign-in'}</dd>
                 <dt>ACS URL</dt>
                 <dd>
                   <code>{provider.saml.acs_url}</code>
