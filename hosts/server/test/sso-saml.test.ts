@@ -109,6 +109,7 @@ async function startLogin(provider: ProviderRecord, appState: string, jar = brow
   const cookie = jar.header();
   const response = await fetch(`${base}/v1/auth/sso/${provider.id}/start?${query}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
   jar.store(response);
+  for (const line of response.headers.getSetCookie()) oneTimeSecrets.push(line.split(';')[0]!.split('=').slice(1).join('='));
   assert.equal(response.status, 302, `start: ${response.status} ${await response.text()}`);
   const location = response.headers.get('location') ?? '';
   assert.ok(location.startsWith(`${idp.ssoUrl}?`), `start redirects to the IdP: ${location}`);
@@ -687,7 +688,7 @@ describe('logout of an SSO session', () => {
 });
 
 describe('logs', () => {
-  test('no relay state, one-time code or JWT of these sign-ins is in a log line', () => {
+  test('no relay state, login cookie, one-time code or JWT of these sign-ins is in a log line', () => {
     assert.ok(oneTimeSecrets.length > 10, `the scan covers the sign-ins above (${oneTimeSecrets.length})`);
     const logs = ts.logs.join('\n');
     assert.ok(logs.length > 0, 'log lines were captured');
