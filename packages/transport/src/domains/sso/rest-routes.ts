@@ -3,7 +3,7 @@ import { browserLoginCookieName, type AuthProviderBody } from '@switchyard/servi
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { sessionResponse } from '../auth/rest-session-response.ts';
-import { clearLoginCookie, readCookie, setLoginCookie } from './login-cookies.ts';
+import { clearLoginCookie, readCookie, setLoginCookie } from './rest-login-cookies.ts';
 import {
   authProviderBody,
   oidcCallbackQuery,
