@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -332,6 +333,18 @@ describe('OIDC sign-in in the browser', () => {
     assert.equal(back.status, 302, back.text);
     assert.equal(back.location!.searchParams.get('state'), 'mine');
     assert.ok(back.location!.searchParams.get('code'), back.location!.href);
+  });
+
+  test('only a verified answer spends the state: a made-up code with the right cookie is refused back to the app and stores nothing', async () => {
+    const browser = new CookieJar();
+    const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}&state=made-up`, browser);
+    const state = start.location!.searchParams.get('state')!;
+    const answer = await browserGet(`${callbackUrl()}?${new URLSearchParams({ state, code: 'made-up-code' })}`, browser);
+    assert.equal(answer.status, 302, answer.text);
+    assert.equal(answer.location!.searchParams.get('error'), 'access_denied', answer.location!.href);
+    const stateHash = createHash('sha256').update(state).digest('hex');
+    const rows = await ts.db.sql`SELECT 1 FROM sso_spent_states WHERE state_hash = ${stateHash}`;
+    assert.equal(rows.length, 0, 'an outsider cannot fill the table with made-up answers');
   });
 
   test("the largest app state still fits the browser's 4 KiB cookie", async () => {

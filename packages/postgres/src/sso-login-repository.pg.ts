@@ -106,6 +106,11 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
     return inserted.count === 1;
   }
 
+  async isStateSpent(stateHash: string): Promise<boolean> {
+    const [row] = await this.sql`SELECT 1 FROM sso_spent_states WHERE state_hash = ${stateHash}`;
+    return row !== undefined;
+  }
+
   /** Each batch skips rows a concurrent statement holds (SKIP LOCKED): pruning never waits or deadlocks. */
   async pruneExpired(nowMs: number, limit: number): Promise<number> {
     if (limit < 1) return 0;

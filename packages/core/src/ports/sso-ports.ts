@@ -105,6 +105,8 @@ export interface SsoLoginRepository {
    * its pending login in the browser (docs/sso.md), and this is what makes it single use.
    */
   spendState(stateHash: string, expiresAtMs: number): Promise<boolean>;
+  /** Whether the state was spent (and not pruned yet): a cheap early refusal of a replay. */
+  isStateSpent(stateHash: string): Promise<boolean>;
   /** Deletes up to `limit` expired pending logins, spent states and codes; returns how many. */
   pruneExpired(nowMs: number, limit: number): Promise<number>;
 }

@@ -113,6 +113,10 @@ export class InMemorySsoLoginRepository implements SsoLoginRepository {
     return true;
   }
 
+  async isStateSpent(stateHash: string): Promise<boolean> {
+    return this.state.ssoSpentStates.has(stateHash);
+  }
+
   async pruneExpired(nowMs: number, limit: number): Promise<number> {
     let pruned = 0;
     for (const table of [this.state.ssoPending, this.state.ssoSpentStates, this.state.ssoCodes] as Array<Map<string, { expiresAtMs: number }>>) {

@@ -58,6 +58,7 @@ export interface SsoLoginDeps {
 }
 
 const newSecret = (): string => randomBytes(32).toString('base64url');
+const alreadyUsed = () => unauthenticated('the sign-in state is expired or already used; start signing in again');
 
 /** The OAuth error code a failed login goes back to the app with. */
 function oauthErrorOf(error: DomainError): string {
@@ -130,14 +131,14 @@ export class SsoLoginService {
    * back to the app's return address as `error` and `error_description`, as OAuth does.
    */
   async finishOidcBrowserLogin(query: Record<string, string>, loginCookie: string | null): Promise<SsoRedirect> {
-    const pending = await this.spendBrowserLogin(query.state, loginCookie, 'oidc');
-    return this.toReturnAddress(pending, () => this.completeOidc(pending, new URLSearchParams(query)));
+    const pending = await this.openBrowserLoginFor(query.state, loginCookie, 'oidc');
+    return this.toReturnAddress(pending, async () => this.spendAfter(pending, await this.completeOidc(pending, new URLSearchParams(query))));
   }
 
   /** Browser flow, SAML ACS: the POSTed SAMLResponse and RelayState, and the browser's login cookie. */
   async finishSamlBrowserLogin(input: { samlResponse: string; relayState: string; loginCookie: string | null }): Promise<SsoRedirect> {
-    const pending = await this.spendBrowserLogin(input.relayState, input.loginCookie, 'saml');
-    return this.toReturnAddress(pending, () => this.completeSaml(pending, input.samlResponse));
+    const pending = await this.openBrowserLoginFor(input.relayState, input.loginCookie, 'saml');
+    return this.toReturnAddress(pending, async () => this.spendAfter(pending, await this.completeSaml(pending, input.samlResponse)));
   }
 
   /** Browser flow, last step: the one-time code (single use, 60 s) for the login response. */
@@ -275,12 +276,16 @@ export class SsoLoginService {
   }
 
   /**
-   * Browser channel: opens the login sealed in this browser's cookie for `state`, and spends the
-   * state (single use, also against a copied cookie). Refused (401, nothing to redirect to) when
-   * the browser has no cookie for the state (started in another browser, or never started), the
-   * cookie does not open for it, the login expired, or the state was spent.
+   * Browser channel: opens the login sealed in this browser's cookie for `state`. Refused (401,
+   * nothing to redirect to) when the browser has no cookie for the state (started in another
+   * browser, or never started), the cookie does not open for it, the login expired, or the state
+   * was spent already (a replay, also with a copied cookie).
    */
-  private async spendBrowserLogin(state: string | undefined, loginCookie: string | null, type: AuthProvider['type']): Promise<LoginInFlight> {
+  private async openBrowserLoginFor(
+    state: string | undefined,
+    loginCookie: string | null,
+    type: AuthProvider['type'],
+  ): Promise<LoginInFlight & { stateHash: string; expiresAtMs: number }> {
     if (!state || !loginCookie) {
       throw unauthenticated(
         'this sign-in was not started in this browser (its sign-in cookie is missing or expired); start signing in again in this browser',
@@ -288,9 +293,8 @@ export class SsoLoginService {
     }
     const login = openBrowserLogin(this.loginCookieBox(), state, loginCookie);
     if (!login || login.type !== type) throw unauthenticated("the sign-in state does not match this browser's sign-in cookie; start signing in again");
-    if (login.expiresAtMs <= this.now() || !(await this.deps.repos.ssoLogins.spendState(sha256Hex(state), login.expiresAtMs))) {
-      throw unauthenticated('the sign-in state is expired or already used; start signing in again');
-    }
+    const stateHash = sha256Hex(state);
+    if (login.expiresAtMs <= this.now() || (await this.deps.repos.ssoLogins.isStateSpent(stateHash))) throw alreadyUsed();
     // The address is looked up again: it must still be one of the provider's.
     const provider = await this.deps.repos.authProviders.findById(login.providerId);
     if (!provider || provider.orgId !== login.orgId) throw notFound('auth provider', login.providerId);
@@ -306,7 +310,20 @@ export class SsoLoginService {
       nonce: login.nonce,
       codeVerifier: login.codeVerifier,
       samlRequestId: login.samlRequestId,
+      stateHash,
+      expiresAtMs: login.expiresAtMs,
     };
+  }
+
+  /**
+   * Spends a browser login's state once the identity provider's answer has been verified, before
+   * anything is done with it: of two presentations, concurrent or not, one goes on. Spending only
+   * verified answers keeps `sso_spent_states` to real sign-ins: an outsider's made-up answers
+   * store nothing. The loser's refusal goes back to the app (`access_denied`).
+   */
+  private async spendAfter<T>(pending: { stateHash: string; expiresAtMs: number }, verified: T): Promise<T> {
+    if (!(await this.deps.repos.ssoLogins.spendState(pending.stateHash, pending.expiresAtMs))) throw alreadyUsed();
+    return verified;
   }
 
   /** Seals browser logins: the key that seals client secrets (SSO_SECRETS_KEY), under its own associated data. */

@@ -413,9 +413,11 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
       const expiresAtMs = Date.now() + 600_000;
       for (let round = 0; round < 5; round += 1) {
         const stateHash = randomHash();
+        assert.equal(await repos().ssoLogins.isStateSpent(stateHash), false, 'not spent before');
         const outcomes = await Promise.all(Array.from({ length: 5 }, () => repos().ssoLogins.spendState(stateHash, expiresAtMs)));
         assert.equal(outcomes.filter(Boolean).length, 1, `round ${round}: exactly one spend succeeds`);
         assert.equal(await repos().ssoLogins.spendState(stateHash, expiresAtMs), false, 'spent stays spent');
+        assert.equal(await repos().ssoLogins.isStateSpent(stateHash), true);
       }
     });
 
