@@ -396,6 +396,14 @@ CREATE TABLE IF NOT EXISTS sso_pending_logins (
 CREATE INDEX IF NOT EXISTS sso_pending_logins_by_provider ON sso_pending_logins (provider_id, expires_at_ms);
 CREATE INDEX IF NOT EXISTS sso_pending_logins_by_expiry ON sso_pending_logins (expires_at_ms);
 
+-- The states of browser sign-ins an identity provider's answer has spent (the login itself is
+-- sealed in the browser's cookie); kept until that login would have expired. Single use.
+CREATE TABLE IF NOT EXISTS sso_spent_states (
+  state_hash     text PRIMARY KEY,
+  expires_at_ms  bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sso_spent_states_by_expiry ON sso_spent_states (expires_at_ms);
+
 -- One-time codes (hash only) exchanged for a login response; 60 seconds, single use.
 CREATE TABLE IF NOT EXISTS sso_codes (
   code_hash      text PRIMARY KEY,

@@ -393,6 +393,32 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     const session = await page.evaluate(() => JSON.parse(sessionStorage.getItem('switchyard.session') ?? 'null') as { user_id: string; org_id: string } | null);
     assert.deepEqual([session?.user_id, session?.org_id], [tenant.member.userId, tenant.orgId]);
 
+    // The provider's own link names the provider and its org and waits for a click: opened by
+    // any page (login CSRF), it starts nothing.
+    const linked = await (await browser.newContext()).newPage();
+    const starts: string[] = [];
+    linked.on('request', (request) => void (new URL(request.url()).pathname.endsWith('/start') && starts.push(request.url())));
+    await linked.goto(`${ts.base}/#/sso/${provider.id}`);
+    const continueButton = linked.getByRole('button', { name: 'Continue to Corp IdP' });
+    await continueButton.waitFor();
+    assert.match(await linked.locator('main').innerText(), new RegExp(`Sign in to the organisation ${tenant.orgName} with its identity provider Corp IdP \\(OpenID Connect\\)`));
+    await linked.waitForTimeout(500);
+    assert.deepEqual(starts, [], 'nothing started before the click');
+    assert.equal(new URL(linked.url()).origin, ts.base, 'still on the console');
+    await continueButton.click();
+    await linked.locator('input[name="login"]').fill('member-login');
+    await linked.locator('button[type="submit"], input[type="submit"]').first().click();
+    await linked.getByRole('navigation', { name: 'Pages' }).waitFor();
+    assert.equal(starts.length, 1, 'one start, on the click');
+    await linked.context().close();
+    // A link to an unknown provider says so, and offers nothing to click.
+    const unknown = await (await browser.newContext()).newPage();
+    await unknown.goto(`${ts.base}/#/sso/00000000-0000-4000-8000-000000000000`);
+    await unknown.getByRole('alert').waitFor();
+    assert.match(await unknown.getByRole('alert').innerText(), /not valid here/);
+    assert.equal(await unknown.getByRole('button').count(), 0);
+    await unknown.context().close();
+
     // A return that this tab did not start (a forged or replayed link) signs nobody in.
     const other = await context.newPage();
     await other.goto(`${ts.base}/?code=forged-code&state=forged-state`);
@@ -402,6 +428,25 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await alert.waitFor();
     assert.match(await alert.innerText(), /not started from this browser tab/);
     await context.close();
+  });
+
+  test('an id in the address is one path segment of the API request: "../" cannot lead it to another route', async () => {
+    const page = await signedIn(tenant.admin);
+    const requested: string[] = [];
+    page.on('request', (request) => void (new URL(request.url()).pathname.startsWith('/v1/') && requested.push(new URL(request.url()).pathname)));
+    // An experiment "id" that climbs to the org's member list, as a link someone could send.
+    const climbing = `../../../management/orgs/${tenant.orgId}/users`;
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/experiments/${encodeURIComponent(climbing)}`);
+    await page.getByRole('alert').waitFor();
+    const encoded = `/v1/environments/${tenant.environmentId}/experiments/${encodeURIComponent(climbing)}`;
+    assert.ok(requested.includes(encoded), `the experiment is asked for under its own route: ${requested.join(', ')}`);
+    assert.ok(!requested.includes(`/v1/management/orgs/${tenant.orgId}/users`), `no request left the experiment's route: ${requested.join(', ')}`);
+    // A dot segment cannot be encoded away: the page refuses it without asking the API.
+    requested.length = 0;
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/experiments/..`);
+    await page.getByText('There is no such flag or experiment.').waitFor();
+    assert.ok(!requested.some((path) => path.startsWith(`/v1/environments/${tenant.environmentId}/`)), `nothing asked of the API: ${requested.join(', ')}`);
+    await page.context().close();
   });
 
   test('segments, members and the organisation\'s change history', async () => {
@@ -568,6 +613,9 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(stored.saml.idp_metadata_xml.trim(), idp.metadataXml.trim());
     assert.equal(stored.saml.idp_metadata_url, null);
     await card.getByText(stored.saml.acs_url).first().waitFor();
+    // Where the start will send people, for the admin to check.
+    assert.equal(stored.saml.idp_sso_url, idp.ssoUrl);
+    await card.getByText(idp.ssoUrl, { exact: true }).waitFor();
     expectStatus(await client.delete(`/v1/management/orgs/${tenant.orgId}/auth-providers/${stored.id}`, { token: tenant.admin.token }), 204);
     await page.context().close();
   });

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { signInThroughBrowser, startTestOidcProvider, type TestOidcProvider } from '../../../packages/services/test/support/oidc-identity-provider.ts';
 import { bearer, rejectsWithStatus, ssoClients, type SsoClients } from './support/grpc-clients.ts';
@@ -18,7 +21,7 @@ import {
   type LoggedInUser,
   type Tenant,
 } from './support/rest-client.ts';
-import { browserGet, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
+import { CookieJar, browserGet, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
 import type { TestServer } from './support/test-server.ts';
 
 // Single sign-on with OpenID Connect (docs/sso.md) against a real OpenID Provider started here
@@ -60,16 +63,23 @@ function person(claims: { email?: string; email_verified?: boolean; name?: strin
 }
 
 /** Start → the provider's login form → our callback; returns where the callback sends the browser. */
-async function signIn(providerId: string, login: string, appState = `app-${unique()}`): Promise<{ returned: URL; callback: URL; appState: string }> {
-  const start = await browserGet(`${ts.base}/v1/auth/sso/${providerId}/start?redirect_uri=${encodeURIComponent(APP)}&state=${appState}`);
+async function signIn(
+  providerId: string,
+  login: string,
+  appState = `app-${unique()}`,
+): Promise<{ returned: URL; callback: URL; appState: string; cookiesAtCallback: CookieJar }> {
+  const browser = new CookieJar();
+  const start = await browserGet(`${ts.base}/v1/auth/sso/${providerId}/start?redirect_uri=${encodeURIComponent(APP)}&state=${appState}`, browser);
   assert.equal(start.status, 302, start.text);
   assert.equal(start.location?.origin, new URL(op.issuer).origin, 'start sends the browser to the identity provider');
   const callback = await signInThroughBrowser(start.location!.href, login, callbackUrl());
-  const back = await browserGet(callback);
+  const cookiesAtCallback = browser.copy();
+  const back = await browserGet(callback, browser);
   assert.equal(back.status, 302, `the callback redirects: ${back.text}`);
   assert.equal(`${back.location!.origin}${back.location!.pathname}`, APP, 'the callback returns to the registered address');
   assert.equal(back.location!.searchParams.get('state'), appState, "the app's state comes back");
-  return { returned: back.location!, callback, appState };
+  assert.deepEqual(browser.names(), [], 'the callback ends the login cookie');
+  return { returned: back.location!, callback, appState, cookiesAtCallback };
 }
 
 /** A successful sign-in's session (the login response), via the one-time code. */
@@ -199,6 +209,57 @@ describe('OIDC providers: management', () => {
   });
 });
 
+describe("OIDC: the authorization endpoint must be on the issuer's origin (no open redirect from ours)", () => {
+  /** An issuer whose discovery document names `authorizationEndpoint` (a function of its own origin). */
+  async function discoveryServer(authorizationEndpoint: (origin: string) => string): Promise<{ issuer: string; set(next: (origin: string) => string): void; close(): Promise<void> }> {
+    let endpoint = authorizationEndpoint;
+    const server = createServer((request, response) => {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      if (request.url !== '/.well-known/openid-configuration') return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer: origin,
+          authorization_endpoint: endpoint(origin),
+          token_endpoint: `${origin}/token`,
+          jwks_uri: `${origin}/jwks`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      set: (next) => (endpoint = next),
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  test('refused when saved (400 naming oidc.issuer_url), and at sign-in when the document changes later (409, no redirect)', async () => {
+    const idp = await discoveryServer(() => 'https://evil.example/authorize');
+    try {
+      const body = { ...oidcBody('c'), oidc: { issuer_url: idp.issuer, client_id: 'c', client_secret: 's' } };
+      expectError(
+        await client.post(providersOf(a.orgId), { token: a.admin.token, body }),
+        400,
+        'INVALID_ARGUMENT',
+        /^oidc\.issuer_url: the identity provider's authorization_endpoint must be on the issuer's origin \(http:\/\/127\.0\.0\.1:\d+\), not https:\/\/evil\.example$/,
+      );
+      idp.set((origin) => `${origin}/authorize`);
+      const saved = expectStatus(await client.post(providersOf(a.orgId), { token: a.admin.token, body }), 201, 'same origin: saved');
+      idp.set(() => 'https://evil.example/authorize');
+      const start = await browserGet(`${ts.base}/v1/auth/sso/${saved.id}/start?redirect_uri=${encodeURIComponent(APP)}`);
+      assert.equal(start.status, 409, start.text);
+      assert.equal(start.location, null, 'no redirect to the foreign endpoint');
+      assert.match(JSON.parse(start.text).error, /authorization_endpoint must be on the issuer's origin/);
+      expectStatus(await client.delete(`${providersOf(a.orgId)}/${saved.id}`, { token: a.admin.token }), 204, 'delete');
+    } finally {
+      await idp.close();
+    }
+  });
+});
+
 describe('OIDC sign-in in the browser', () => {
   test('the first sign-in creates the account in the org with the default role; the next one finds it', async () => {
     const alice = person({ name: 'Alice Example' });
@@ -216,8 +277,8 @@ describe('OIDC sign-in in the browser', () => {
     expectStatus(await client.get(`/v1/management/orgs/${a.orgId}/projects`, { token: first.token }), 200, 'the other session goes on');
   });
 
-  test('the one-time code works once; the callback cannot be replayed', async () => {
-    const { returned, callback } = await signIn(provider.id, person().login);
+  test('the one-time code works once; the callback cannot be replayed, not even with the login cookie kept', async () => {
+    const { returned, callback, cookiesAtCallback } = await signIn(provider.id, person().login);
     const code = returned.searchParams.get('code');
     expectStatus(await client.post('/v1/auth/sso/exchange', { body: { code } }), 200, 'first exchange');
     expectError(await client.post('/v1/auth/sso/exchange', { body: { code } }), 401, 'UNAUTHENTICATED', /unknown, expired or already used/);
@@ -226,17 +287,85 @@ describe('OIDC sign-in in the browser', () => {
     assert.equal(replay.status, 401, `a replayed callback is refused: ${replay.text}`);
     assert.equal(replay.location, null);
     assert.equal(JSON.parse(replay.text).code, 'UNAUTHENTICATED');
+    // Whoever copied the cookie before the callback cleared it: the state was spent all the same.
+    const copied = await browserGet(callback, cookiesAtCallback);
+    assert.equal(copied.status, 401, `a replay with the cookie is refused: ${copied.text}`);
+    assert.equal(copied.location, null);
+    assert.match(JSON.parse(copied.text).error, /already used/);
+  });
+
+  test('the login lives in a __Host- cookie of the browser that started it: a callback from another browser is refused', async () => {
+    const browser = new CookieJar();
+    const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}&state=mine`, browser);
+    assert.equal(start.status, 302, start.text);
+    assert.equal(browser.received.length, 1);
+    assert.match(
+      browser.received[0]!,
+      /^__Host-switchyard-sso-[0-9a-f]{16}=v1\.[A-Za-z0-9_-]+; Max-Age=600; Path=\/; Secure; HttpOnly; SameSite=Lax$/,
+      'sealed, for this origin only, out of scripts\' reach, sent on the provider\'s top-level redirect back',
+    );
+    const callback = await signInThroughBrowser(start.location!.href, person().login, callbackUrl());
+
+    // The link handed to someone else (login CSRF), or a browser that started another login.
+    const elsewhere = await browserGet(callback);
+    assert.equal(elsewhere.status, 401, elsewhere.text);
+    assert.equal(elsewhere.location, null, 'nowhere to send it: the return address is in the cookie it lacks');
+    assert.deepEqual(JSON.parse(elsewhere.text), {
+      error: 'this sign-in was not started in this browser (its sign-in cookie is missing or expired); start signing in again in this browser',
+      code: 'UNAUTHENTICATED',
+    });
+    const another = new CookieJar();
+    await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}`, another);
+    const [otherName] = another.names();
+    const [ownName] = browser.names();
+    assert.ok(otherName && ownName && otherName !== ownName, 'one cookie per login');
+    assert.equal((await browserGet(callback, another)).status, 401, "another login's cookie is not this one");
+    // A cookie of the right name that is not the sealed login (forged, or sealed for another state).
+    const forged = new CookieJar();
+    const planted = new Response(null, { headers: { 'set-cookie': `${ownName}=${another.header()!.split('=').slice(1).join('=')}; Path=/` } });
+    forged.store(planted);
+    const mismatched = await browserGet(callback, forged);
+    assert.equal(mismatched.status, 401, mismatched.text);
+    assert.match(JSON.parse(mismatched.text).error, /does not match this browser's sign-in cookie/);
+
+    // None of that spent the login: the browser that started it completes.
+    const back = await browserGet(callback, browser);
+    assert.equal(back.status, 302, back.text);
+    assert.equal(back.location!.searchParams.get('state'), 'mine');
+    assert.ok(back.location!.searchParams.get('code'), back.location!.href);
+  });
+
+  test('only a verified answer spends the state: a made-up code with the right cookie is refused back to the app and stores nothing', async () => {
+    const browser = new CookieJar();
+    const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}&state=made-up`, browser);
+    const state = start.location!.searchParams.get('state')!;
+    const answer = await browserGet(`${callbackUrl()}?${new URLSearchParams({ state, code: 'made-up-code' })}`, browser);
+    assert.equal(answer.status, 302, answer.text);
+    assert.equal(answer.location!.searchParams.get('error'), 'access_denied', answer.location!.href);
+    const stateHash = createHash('sha256').update(state).digest('hex');
+    const rows = await ts.db.sql`SELECT 1 FROM sso_spent_states WHERE state_hash = ${stateHash}`;
+    assert.equal(rows.length, 0, 'an outsider cannot fill the table with made-up answers');
+  });
+
+  test("the largest app state still fits the browser's 4 KiB cookie", async () => {
+    const browser = new CookieJar();
+    // 512 characters of three UTF-8 bytes each: the most a state may weigh.
+    const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?${new URLSearchParams({ redirect_uri: APP, state: '€'.repeat(512) })}`, browser);
+    assert.equal(start.status, 302, start.text);
+    const [pair = ''] = browser.received[0]!.split(';');
+    assert.ok(pair.length <= 4096, `name and value take ${pair.length} bytes`);
   });
 
   test('a tampered state is refused without redirecting anywhere', async () => {
-    const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}`);
+    const browser = new CookieJar();
+    const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}`, browser);
     const callback = await signInThroughBrowser(start.location!.href, person().login, callbackUrl());
     const tampered = new URL(callback);
     tampered.searchParams.set('state', `${callback.searchParams.get('state')}x`);
-    const answer = await browserGet(tampered);
+    const answer = await browserGet(tampered, browser);
     assert.equal(answer.status, 401, answer.text);
     assert.equal(answer.location, null);
-    assert.match(JSON.parse(answer.text).error, /sign-in state is unknown/);
+    assert.match(JSON.parse(answer.text).error, /not started in this browser/);
     const missing = new URL(callback);
     missing.searchParams.delete('state');
     assert.equal((await browserGet(missing)).status, 400, 'no state at all is a bad request');
@@ -348,6 +477,27 @@ describe('GET /v1/auth/sso/options: what a sign-in page may offer', () => {
     assert.deepEqual((await options('00000000-0000-4000-8000-000000000000', APP)).providers, [], 'an unknown org answers like an org without providers');
     expectError(await client.get(`/v1/auth/sso/options?org_id=not-a-uuid&redirect_uri=${encodeURIComponent(APP)}`), 400, 'INVALID_ARGUMENT');
     expectError(await client.get(`/v1/auth/sso/options?org_id=${a.orgId}`), 400, 'INVALID_ARGUMENT');
+    expectStatus(await client.delete(`${providersOf(a.orgId)}/${disabled.id}`, { token: a.admin.token }), 204, 'delete');
+  });
+});
+
+describe('GET /v1/auth/sso/{provider_id}/option: what a provider link shows before the click', () => {
+  const option = (providerId: string, redirectUri: string) => client.get(`/v1/auth/sso/${providerId}/option?${new URLSearchParams({ redirect_uri: redirectUri })}`);
+
+  test("answers the provider's name and type and its org's, to anyone; a provider not offered there is 404 alike", async () => {
+    const answer = expectStatus(await option(provider.id, APP), 200, 'option');
+    assert.deepEqual(answer, { provider_id: provider.id, display_name: provider.display_name, provider_type: 'oidc', org_id: a.orgId, org_name: a.orgName });
+    const disabled = expectStatus(await client.post(providersOf(a.orgId), { token: a.admin.token, body: oidcBody('switchyard-a', { enabled: false }) }), 201, 'create disabled');
+    // Disabled; not returning to that address; unknown.
+    for (const [providerId, redirectUri] of [
+      [disabled.id, APP],
+      [provider.id, 'http://127.0.0.1:9/elsewhere'],
+      ['00000000-0000-4000-8000-000000000000', APP],
+    ]) {
+      expectError(await option(providerId!, redirectUri!), 404, 'NOT_FOUND');
+    }
+    expectError(await option('not-a-uuid', APP), 400, 'INVALID_ARGUMENT');
+    expectError(await client.get(`/v1/auth/sso/${provider.id}/option`), 400, 'INVALID_ARGUMENT');
     expectStatus(await client.delete(`${providersOf(a.orgId)}/${disabled.id}`, { token: a.admin.token }), 204, 'delete');
   });
 });

@@ -27,7 +27,7 @@ import {
   type LoggedInUser,
   type Tenant,
 } from './support/rest-client.ts';
-import { eventuallyStatus, startSsoTestServer } from './support/sso.ts';
+import { CookieJar, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 // SAML single sign-on through the real server (docs/sso.md), in both topologies: provider
@@ -47,6 +47,8 @@ let root: LoggedInUser;
 let a: Tenant;
 let b: Tenant;
 const idp: TestSamlIdp = createTestSamlIdp();
+/** The browser of these sign-ins: the start's login cookie goes with the ACS post. */
+const browser = new CookieJar();
 /** Every relay state and one-time code handed out: none may appear in a log line. */
 const oneTimeSecrets: string[] = [];
 
@@ -102,9 +104,12 @@ interface StartedLogin {
 }
 
 /** Browser flow, step 1: the start route's redirect to the IdP, read as the IdP reads it. */
-async function startLogin(provider: ProviderRecord, appState: string): Promise<StartedLogin> {
+async function startLogin(provider: ProviderRecord, appState: string, jar = browser): Promise<StartedLogin> {
   const query = new URLSearchParams({ redirect_uri: APP, state: appState });
-  const response = await fetch(`${base}/v1/auth/sso/${provider.id}/start?${query}`, { redirect: 'manual' });
+  const cookie = jar.header();
+  const response = await fetch(`${base}/v1/auth/sso/${provider.id}/start?${query}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+  jar.store(response);
+  for (const line of response.headers.getSetCookie()) oneTimeSecrets.push(line.split(';')[0]!.split('=').slice(1).join('='));
   assert.equal(response.status, 302, `start: ${response.status} ${await response.text()}`);
   const location = response.headers.get('location') ?? '';
   assert.ok(location.startsWith(`${idp.ssoUrl}?`), `start redirects to the IdP: ${location}`);
@@ -129,13 +134,15 @@ interface AcsAnswer {
 }
 
 /** The browser posting the IdP's form to the ACS (HTTP-POST binding), not following the redirect. */
-async function postAcs(samlResponse: string, relayState: string): Promise<AcsAnswer> {
+async function postAcs(samlResponse: string, relayState: string, jar = browser): Promise<AcsAnswer> {
+  const cookie = jar.header();
   const response = await fetch(acsUrl, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
     body: new URLSearchParams({ SAMLResponse: samlResponse, RelayState: relayState }).toString(),
   });
+  jar.store(response);
   const text = await response.text();
   const location = response.headers.get('location');
   let body: Json;
@@ -272,11 +279,31 @@ describe('the ACS refuses what it must', () => {
     const appState = `app-${unique()}`;
     const started = await startLogin(provider, appState);
     const samlResponse = samlAnswer(provider, started.requestId, newEmail('replay'));
+    const kept = browser.copy();
     const first = returnedToApp(await postAcs(samlResponse, started.relayState), appState);
     assert.ok(first.code, 'the first post signs in');
     const replay = await postAcs(samlResponse, started.relayState);
     assert.equal(replay.location, null, 'no redirect for a replay');
     expectError(replay.response, 401, 'UNAUTHENTICATED');
+    // With the login cookie copied before the ACS cleared it: the relay state was spent all the same.
+    const withCookie = await postAcs(samlResponse, started.relayState, kept);
+    assert.equal(withCookie.location, null);
+    expectError(withCookie.response, 401, 'UNAUTHENTICATED', /already used/);
+  });
+
+  test('the login lives in a SameSite=None __Host- cookie (the IdP posts cross-site); a post from another browser is 401 and spends nothing', async () => {
+    const own = new CookieJar();
+    const appState = `app-${unique()}`;
+    const started = await startLogin(provider, appState, own);
+    assert.match(own.received[0]!, /^__Host-switchyard-sso-[0-9a-f]{16}=v1\.[A-Za-z0-9_-]+; Max-Age=600; Path=\/; Secure; HttpOnly; SameSite=None$/);
+    const samlResponse = samlAnswer(provider, started.requestId, newEmail('other-browser'));
+    // Someone else's browser handed the IdP's form (login CSRF with the attacker's own sign-in).
+    const elsewhere = await postAcs(samlResponse, started.relayState, new CookieJar());
+    assert.equal(elsewhere.location, null);
+    expectError(elsewhere.response, 401, 'UNAUTHENTICATED', /not started in this browser/);
+    const back = returnedToApp(await postAcs(samlResponse, started.relayState, own), appState);
+    assert.ok(back.code, `the browser that started it signs in: ${back.description}`);
+    assert.deepEqual(own.names(), [], 'the ACS ends the login cookie');
   });
 
   test('a response signed by another key is access_denied, and no account is created', async () => {
@@ -460,7 +487,7 @@ describe('IdP metadata by URL', () => {
     }
   });
 
-  test('without SSO_ALLOW_PRIVATE_NETWORKS a metadata URL on 127.0.0.1 is refused (400 naming saml.idp_metadata_url)', async () => {
+  test('without SSO_ALLOW_PRIVATE_NETWORKS a metadata URL on 127.0.0.1 (saml.idp_metadata_url) and an http IdP sign-in address (saml.idp_metadata_xml) are refused with 400', async () => {
     const strict = await startTestServer();
     try {
       const strictClient = api(strict.base);
@@ -474,7 +501,16 @@ describe('IdP metadata by URL', () => {
         });
       expectError(await create('https://127.0.0.1:8443/idp/metadata'), 400, 'INVALID_ARGUMENT', /saml\.idp_metadata_url.*private or loopback/);
       expectError(await create('http://127.0.0.1:8080/idp/metadata'), 400, 'INVALID_ARGUMENT', /saml\.idp_metadata_url/);
+      // The IdP's sign-in address, where the start sends browsers: https only here.
+      const withSsoUrl = (ssoUrl: string) =>
+        strictClient.post(providersOf(org.org_id), {
+          token: admin.token,
+          body: { provider_type: 'saml', display_name: 'Pasted IdP', redirect_uris: [APP], saml: { idp_metadata_xml: createTestSamlIdp({ ssoUrl }).metadataXml } },
+        });
+      expectError(await withSsoUrl('http://idp.example.test/sso'), 400, 'INVALID_ARGUMENT', /^saml\.idp_metadata_xml: .*SingleSignOnService Location that is not https/);
       assert.deepEqual(expectStatus(await strictClient.get(providersOf(org.org_id), { token: admin.token }), 200), [], 'nothing was saved');
+      const saved = expectStatus(await withSsoUrl('https://idp.example.test/sso'), 201, 'https is saved');
+      assert.equal(saved.saml.idp_sso_url, 'https://idp.example.test/sso', 'the record shows where browsers will be sent');
     } finally {
       await strict.stop();
     }
@@ -652,7 +688,7 @@ describe('logout of an SSO session', () => {
 });
 
 describe('logs', () => {
-  test('no relay state, one-time code or JWT of these sign-ins is in a log line', () => {
+  test('no relay state, login cookie, one-time code or JWT of these sign-ins is in a log line', () => {
     assert.ok(oneTimeSecrets.length > 10, `the scan covers the sign-ins above (${oneTimeSecrets.length})`);
     const logs = ts.logs.join('\n');
     assert.ok(logs.length > 0, 'log lines were captured');

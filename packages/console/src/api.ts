@@ -12,6 +12,21 @@ export interface Session {
   expires_at: string;
 }
 
+/**
+ * An API path whose interpolated values are each one percent-encoded path segment. Ids can come
+ * from the address bar (`#/env/{env}/experiments/{id}`), where `/`, `?`, `#` or `..` would
+ * otherwise lead the request, with the person's token, to another route. `.` and `..` cannot be
+ * encoded away (the URL parser reads `%2e` as a dot too), so they are refused.
+ */
+export function apiPath(strings: TemplateStringsArray, ...segments: Array<string | number>): string {
+  return strings.reduce((path, text, index) => {
+    if (index >= segments.length) return path + text;
+    const segment = String(segments[index]);
+    if (segment === '.' || segment === '..') throw new Error(`"${segment}" is not a valid id`);
+    return path + text + encodeURIComponent(segment);
+  }, '');
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { Api, type Session } from './api.ts';
+import { apiPath, Api, type Session } from './api.ts';
 import { AdminPage } from './pages/admin.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
 import { ExperimentPage } from './pages/experiment.tsx';
@@ -36,7 +36,7 @@ export function App() {
   useEffect(() => api.onSessionChange(setSession), []);
   const route = useRoute();
   const ssoReturn = useSsoReturn(api);
-  if (route.page === 'sso' && route.id && !ssoReturn.busy && !session) return <SsoStart providerId={route.id} />;
+  if (route.page === 'sso' && route.id && !ssoReturn.busy && !session) return <SsoStart api={api} providerId={route.id} />;
   if (ssoReturn.busy) return <main class="sign-in" id="main"><p aria-busy="true">Signing you in…</p></main>;
   if (!session) return <SignInPage api={api} error={ssoReturn.error} orgId={route.page === 'sign-in' ? route.id : undefined} />;
   return <SignedIn session={session} />;
@@ -47,8 +47,8 @@ async function loadWorkspace(): Promise<{ orgs: Org[]; projects: Project[]; envi
   const { orgs } = await api.get<{ orgs: Org[] }>('/v1/auth/orgs');
   // The list leaves system orgs out: a session in none of the listed orgs is a system administrator's.
   if (!orgs.some((o) => o.org_id === session.org_id)) return { orgs, projects: [], environments: [], systemAdmin: true };
-  const projects = await api.get<Project[]>(`/v1/management/orgs/${session.org_id}/projects`);
-  const environments = (await Promise.all(projects.map((p) => api.get<Environment[]>(`/v1/management/projects/${p.project_id}/environments`)))).flat();
+  const projects = await api.get<Project[]>(apiPath`/v1/management/orgs/${session.org_id}/projects`);
+  const environments = (await Promise.all(projects.map((p) => api.get<Environment[]>(apiPath`/v1/management/projects/${p.project_id}/environments`)))).flat();
   return { orgs, projects, environments, systemAdmin: false };
 }
 
@@ -163,6 +163,8 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
   if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;
   if (!environment) return <p class="error" role="alert">This environment does not exist or is not in this organisation.</p>;
+  // No flag key or experiment id is "." or "..": as a path segment the browser would resolve them.
+  if (route.id === '.' || route.id === '..') return <p class="error" role="alert">There is no such flag or experiment.</p>;
   const project = workspace.projects.find((p) => p.project_id === environment.project_id)!;
   const props = { workspace, environment, project };
   switch (route.page) {

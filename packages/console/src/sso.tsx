@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Api } from './api.ts';
+import { apiPath, type Api } from './api.ts';
+import { Loading, useLoad } from './components/common.tsx';
 
 const STATE_KEY = 'switchyard.sso-state';
 
@@ -50,7 +51,47 @@ export function useSsoReturn(api: Api): { busy: boolean; error: unknown } {
   return result;
 }
 
-export function SsoStart({ providerId }: { providerId: string }) {
-  useEffect(() => startSso(providerId), [providerId]);
-  return <p aria-busy="true">Taking you to your identity provider…</p>;
+interface ProviderOption {
+  provider_id: string;
+  display_name: string;
+  provider_type: 'oidc' | 'saml';
+  org_id: string;
+  org_name: string;
+}
+
+/**
+ * A provider's own link (`#/sso/{provider_id}`): names the provider and its organisation and
+ * starts only on a click. Starting by itself would let any page that opens the link sign the
+ * visitor in with an account of someone else's choosing (login CSRF: the attacker's own sign-in
+ * at an identity provider the attacker controls).
+ */
+export function SsoStart({ api, providerId }: { api: Api; providerId: string }) {
+  const option = useLoad(
+    () => api.get<ProviderOption>(`${apiPath`/v1/auth/sso/${providerId}/option`}?${new URLSearchParams({ redirect_uri: consoleReturnAddress() })}`),
+    [providerId],
+  );
+  return (
+    <main class="sign-in" id="main">
+      <h1>Sign in to Switchyard</h1>
+      {option.loading && <Loading what="the identity provider" />}
+      {option.error !== undefined && <p class="error" role="alert">This single sign-on link is not valid here (the provider is unknown, disabled or does not return to this console).</p>}
+      {option.data && (
+        <>
+          <p>
+            Sign in to the organisation <strong>{option.data.org_name}</strong> with its identity provider <strong>{option.data.display_name}</strong> (
+            {option.data.provider_type === 'oidc' ? 'OpenID Connect' : 'SAML'}).
+          </p>
+          <p>
+            <button type="button" class="wide" onClick={() => startSso(option.data!.provider_id)}>
+              Continue to {option.data.display_name}
+            </button>
+          </p>
+          <p class="hint">Only continue if you meant to sign in to {option.data.org_name}.</p>
+        </>
+      )}
+      <p>
+        <a href="#/">Sign in another way</a>
+      </p>
+    </main>
+  );
 }

@@ -32,8 +32,9 @@ const toPending = (row: PendingRow): PendingSsoLogin => ({
 });
 
 /**
- * Logins in flight (`sso_pending_logins`) and one-time codes (`sso_codes`): found by hash and
- * spent by the same DELETE that reads them, so of two concurrent presentations one wins.
+ * Logins in flight (`sso_pending_logins`), spent browser states (`sso_spent_states`) and one-time
+ * codes (`sso_codes`): found by hash and spent by the one statement that reads (or inserts) them,
+ * so of two concurrent presentations one wins.
  */
 export class PgSsoLoginRepository implements SsoLoginRepository {
   constructor(private readonly sql: Sql) {}
@@ -52,12 +53,16 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
           const [live] = await tx<Array<{ count: number }>>`
             SELECT count(*)::int AS count FROM (SELECT 1 FROM sso_pending_logins
               WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8 LIMIT ${maxLivePerProvider}) AS live`;
+          // SKIP LOCKED: rows another start (or the pruner) is deleting are left to it. Waiting on
+          // them instead made concurrent starts lock overlapping rows in different orders, which
+          // PostgreSQL answered with `deadlock detected` (a 500).
           if ((live?.count ?? 0) >= maxLivePerProvider) {
             await tx`
               DELETE FROM sso_pending_logins WHERE state_hash IN (
                 SELECT state_hash FROM sso_pending_logins
                 WHERE provider_id = ${input.providerId} AND expires_at_ms > ${nowMs}::int8
-                ORDER BY created_at_ms DESC, state_hash OFFSET ${maxLivePerProvider - 1})`;
+                ORDER BY created_at_ms DESC, state_hash OFFSET ${maxLivePerProvider - 1}
+                FOR UPDATE SKIP LOCKED)`;
           }
           await tx`
             INSERT INTO sso_pending_logins (state_hash, provider_id, org_id, redirect_uri, return_uri, app_state, nonce,
@@ -94,14 +99,37 @@ export class PgSsoLoginRepository implements SsoLoginRepository {
     return row && row.expires_at_ms > nowMs ? { providerId: row.provider_id, userId: row.user_id, orgId: row.org_id } : null;
   }
 
+  async spendState(stateHash: string, expiresAtMs: number): Promise<boolean> {
+    const inserted = await this.sql`
+      INSERT INTO sso_spent_states (state_hash, expires_at_ms) VALUES (${stateHash}, ${expiresAtMs}::int8)
+      ON CONFLICT (state_hash) DO NOTHING`;
+    return inserted.count === 1;
+  }
+
+  async isStateSpent(stateHash: string): Promise<boolean> {
+    const [row] = await this.sql`SELECT 1 FROM sso_spent_states WHERE state_hash = ${stateHash}`;
+    return row !== undefined;
+  }
+
+  /** Each batch skips rows a concurrent statement holds (SKIP LOCKED): pruning never waits or deadlocks. */
   async pruneExpired(nowMs: number, limit: number): Promise<number> {
     if (limit < 1) return 0;
     const pending = await this.sql`
       DELETE FROM sso_pending_logins WHERE state_hash IN (
-        SELECT state_hash FROM sso_pending_logins WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${limit})`;
-    const codes = await this.sql`
-      DELETE FROM sso_codes WHERE code_hash IN (
-        SELECT code_hash FROM sso_codes WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${Math.max(0, limit - pending.count)})`;
-    return pending.count + codes.count;
+        SELECT state_hash FROM sso_pending_logins WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${limit} FOR UPDATE SKIP LOCKED)`;
+    let pruned = pending.count;
+    if (pruned < limit) {
+      const spent = await this.sql`
+        DELETE FROM sso_spent_states WHERE state_hash IN (
+          SELECT state_hash FROM sso_spent_states WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${limit - pruned} FOR UPDATE SKIP LOCKED)`;
+      pruned += spent.count;
+    }
+    if (pruned < limit) {
+      const codes = await this.sql`
+        DELETE FROM sso_codes WHERE code_hash IN (
+          SELECT code_hash FROM sso_codes WHERE expires_at_ms <= ${nowMs}::int8 LIMIT ${limit - pruned} FOR UPDATE SKIP LOCKED)`;
+      pruned += codes.count;
+    }
+    return pruned;
   }
 }

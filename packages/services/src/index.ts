@@ -45,6 +45,7 @@ export * from './local-echo-notifier.ts';
 export * from './maintenance/pruner.ts';
 export * from './metrics.ts';
 export * from './sso/auth-provider-service.ts';
+export * from './sso/browser-login-cookie.ts';
 export * from './sso/create-sso-services.ts';
 export * from './sso/idp-metadata-source.ts';
 export * from './sso/network-guard.ts';

@@ -31,6 +31,10 @@ const REDACTED_PATHS = [
   '*.jwtSecret',
   'req.headers.authorization',
   'req.headers.cookie',
+  // A sign-in's sealed login (docs/sso.md "The browser flow").
+  'res.headers["set-cookie"]',
+  'headers.cookie',
+  'headers["set-cookie"]',
   'req.headers["x-sdk-key"]',
   'headers.authorization',
   'headers["x-sdk-key"]',

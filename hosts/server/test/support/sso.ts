@@ -23,9 +23,52 @@ export async function startSsoTestServer(env: Record<string, string> = {}): Prom
   return Object.assign(ts, { publicUrl });
 }
 
-/** A request the way a browser makes it: no redirect followed, so each hop can be inspected. */
-export async function browserGet(url: string | URL): Promise<{ status: number; location: URL | null; text: string }> {
-  const response = await fetch(url, { redirect: 'manual' });
+/**
+ * One browser's cookies for the server under test: what its `Set-Cookie` answers store (a
+ * `Max-Age=0` one removes) and its next requests send. Ports and paths are not told apart: every
+ * request it makes goes to the one server.
+ */
+export class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  /** Every `Set-Cookie` line received, in order, to check the attributes. */
+  readonly received: string[] = [];
+
+  store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      this.received.push(line);
+      const [pair = ''] = line.split(';');
+      const separator = pair.indexOf('=');
+      const name = pair.slice(0, separator).trim();
+      if (/;\s*max-age=0(;|$)/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, pair.slice(separator + 1).trim());
+    }
+  }
+
+  /** The Cookie header to send, or undefined when empty. */
+  header(): string | undefined {
+    return this.cookies.size === 0 ? undefined : [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  names(): string[] {
+    return [...this.cookies.keys()];
+  }
+
+  /** Another browser holding the same cookies (an attacker who copied them). */
+  copy(): CookieJar {
+    const copied = new CookieJar();
+    for (const [name, value] of this.cookies) copied.cookies.set(name, value);
+    return copied;
+  }
+}
+
+/**
+ * A request the way a browser makes it: no redirect followed, so each hop can be inspected, and
+ * the cookies of `jar` (a new, empty browser unless given) sent and updated.
+ */
+export async function browserGet(url: string | URL, jar = new CookieJar()): Promise<{ status: number; location: URL | null; text: string }> {
+  const cookie = jar.header();
+  const response = await fetch(url, { redirect: 'manual', headers: cookie === undefined ? {} : { cookie } });
+  jar.store(response);
   const location = response.headers.get('location');
   return { status: response.status, location: location === null ? null : new URL(location), text: await response.text() };
 }

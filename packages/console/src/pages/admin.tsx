@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Api } from '../api.ts';
+import { apiPath, type Api } from '../api.ts';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 
 interface OrgRecord {
@@ -40,7 +40,7 @@ export function AdminPage({ api }: { api: Api }) {
         label="New organisation"
         onSubmit={async () => {
           const org = await api.post<OrgRecord>('/v1/admin/orgs', { name: orgName });
-          await api.post(`/v1/admin/orgs/${org.org_id}/users`, { email, display_name: displayName || email, password, org_role: 'org_admin' });
+          await api.post(apiPath`/v1/admin/orgs/${org.org_id}/users`, { email, display_name: displayName || email, password, org_role: 'org_admin' });
           setCreated(`Created ${org.org_name} with ${email} as its administrator. Sign out and sign in as ${email}.`);
           orgs.reload();
         }}

@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
@@ -5,7 +6,7 @@ import type { EventDefinition } from '../records.ts';
 
 export function EventDefinitionsPage({ workspace, environment }: EnvironmentPageProps) {
   const { api } = workspace;
-  const base = `/v1/environments/${environment.environment_id}/event-definitions`;
+  const base = apiPath`/v1/environments/${environment.environment_id}/event-definitions`;
   const definitions = useLoad(() => api.get<EventDefinition[]>(base), [base]);
   const [key, setKey] = useState('');
   const [valueType, setValueType] = useState('bool');

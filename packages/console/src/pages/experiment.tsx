@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api.ts';
+import { apiPath, ApiError } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
 import { MetricChart } from '../components/metric-chart.tsx';
@@ -20,7 +20,7 @@ const SRM_THRESHOLD = 0.001;
 
 export function ExperimentPage({ workspace, environment, experimentId }: EnvironmentPageProps & { experimentId: string }) {
   const { api } = workspace;
-  const path = `/v1/environments/${environment.environment_id}/experiments/${experimentId}`;
+  const path = apiPath`/v1/environments/${environment.environment_id}/experiments/${experimentId}`;
   const experiment = useLoad(() => api.get<Experiment>(path), [path]);
   const results = useLoad(
     () =>
@@ -64,11 +64,11 @@ export function ExperimentPage({ workspace, environment, experimentId }: Environ
           type="button"
           onClick={() =>
             act(async () => {
-              const job = await api.post<{ job_id: string }>(`/v1/experiments/${x.id}/recompute`);
+              const job = await api.post<{ job_id: string }>(apiPath`/v1/experiments/${x.id}/recompute`);
               setStatus(`Recomputing (job ${job.job_id}); this page reloads the results when it is done.`);
               for (let i = 0; i < 60; i++) {
                 await new Promise((resolve) => setTimeout(resolve, 1000));
-                const state = await api.get<{ status: string; error: string }>(`/v1/jobs/${job.job_id}`);
+                const state = await api.get<{ status: string; error: string }>(apiPath`/v1/jobs/${job.job_id}`);
                 if (state.status === 'completed' || state.status === 'failed') {
                   setStatus(state.status === 'completed' ? 'Results recomputed.' : `The computation failed: ${state.error}`);
                   results.reload();

@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
@@ -8,7 +9,7 @@ export const statusWords = (status: string): string => status.replace('EXPERIMEN
 
 export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps) {
   const { api } = workspace;
-  const envPath = `/v1/environments/${environment.environment_id}`;
+  const envPath = apiPath`/v1/environments/${environment.environment_id}`;
   const experiments = useLoad(() => api.get<Experiment[]>(`${envPath}/experiments`), [envPath]);
   const choices = useLoad(async () => ({ flags: await api.get<Flag[]>(`${envPath}/flags`), metrics: await api.get<EventDefinition[]>(`${envPath}/event-definitions`) }), [envPath]);
   const [name, setName] = useState('');

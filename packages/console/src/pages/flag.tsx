@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.ts';
+import { apiPath, ApiError } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { HistoryList } from '../components/history-list.tsx';
@@ -25,7 +25,7 @@ function parseVariantValue(valueType: string, text: string): unknown {
 
 export function FlagPage({ workspace, environment, flagKey }: EnvironmentPageProps & { flagKey: string }) {
   const { api } = workspace;
-  const path = `/v1/environments/${environment.environment_id}/flags/${encodeURIComponent(flagKey)}`;
+  const path = apiPath`/v1/environments/${environment.environment_id}/flags/${flagKey}`;
   const flag = useLoad(() => api.get<Flag>(path), [path]);
   const history = useLoad(() => api.get<{ entries: AuditEntry[] }>(`${path}/history?limit=50`), [path, flag.data?.version]);
   const [draft, setDraft] = useState<Rule[] | undefined>(undefined);

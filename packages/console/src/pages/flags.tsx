@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
@@ -17,11 +18,11 @@ type StateByEnvironment = Map<string, Flag>;
 
 export function FlagsPage({ workspace, environment, project }: EnvironmentPageProps) {
   const { api } = workspace;
-  const base = `/v1/environments/${environment.environment_id}/flags`;
+  const base = apiPath`/v1/environments/${environment.environment_id}/flags`;
   // Every environment of the project, this one first: the list shows each flag on or off in each.
   const environments = [environment, ...workspace.environments.filter((e) => e.project_id === project.project_id && e.environment_id !== environment.environment_id)];
   const flags = useLoad(async () => {
-    const lists = await Promise.all(environments.map((e) => api.get<Flag[]>(`/v1/environments/${e.environment_id}/flags`)));
+    const lists = await Promise.all(environments.map((e) => api.get<Flag[]>(apiPath`/v1/environments/${e.environment_id}/flags`)));
     const states = new Map<string, StateByEnvironment>();
     lists.forEach((list, i) => {
       for (const flag of list) {
@@ -46,7 +47,7 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
     setToggleError(undefined);
     setSwitching({ ...switching, [id]: !flag.enabled });
     try {
-      await api.put(`/v1/environments/${envId}/flags/${encodeURIComponent(flag.key)}`, { enabled: !flag.enabled, version: flag.version });
+      await api.put(apiPath`/v1/environments/${envId}/flags/${flag.key}`, { enabled: !flag.enabled, version: flag.version });
     } catch (error) {
       setToggleError(error);
     }

@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ErrorMessage, Loading, useLoad } from '../components/common.tsx';
@@ -22,7 +23,7 @@ export function HistoryPage({ workspace }: { workspace: Workspace }) {
   if (resourceId.trim()) query.set('resource_id', resourceId.trim());
   if (environmentId) query.set('environment_id', environmentId);
   if (cursor) query.set('cursor', cursor);
-  const path = `/v1/management/orgs/${session.org_id}/audit-log?${query}`;
+  const path = `${apiPath`/v1/management/orgs/${session.org_id}/audit-log`}?${query}`;
   const page = useLoad(() => api.get<Page>(path), [path]);
   const resetTo = (apply: () => void) => {
     apply();

@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
@@ -10,7 +11,7 @@ const ROLES: Array<[string, string]> = [
 
 export function MembersPage({ workspace }: { workspace: Workspace }) {
   const { api, session } = workspace;
-  const orgPath = `/v1/management/orgs/${session.org_id}`;
+  const orgPath = apiPath`/v1/management/orgs/${session.org_id}`;
   const users = useLoad(() => api.get<User[]>(`${orgPath}/users`), [orgPath]);
   const invitations = useLoad(() => api.get<Invitation[]>(`${orgPath}/invitations`).catch(() => [] as Invitation[]), [orgPath]);
   const [error, setError] = useState<unknown>(undefined);
@@ -54,14 +55,14 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
               <td>{user.display_name}</td>
               <td>{user.email}</td>
               <td>
-                <select aria-label={`Role of ${user.email}`} value={user.org_role} onChange={(e) => act(() => api.patch(`${orgPath}/users/${user.user_id}`, { org_role: (e.target as HTMLSelectElement).value }))}>
+                <select aria-label={`Role of ${user.email}`} value={user.org_role} onChange={(e) => act(() => api.patch(`${orgPath}/users/${encodeURIComponent(user.user_id)}`, { org_role: (e.target as HTMLSelectElement).value }))}>
                   <option value="org_member">member</option>
                   <option value="org_admin">admin</option>
                 </select>
               </td>
               <td>
                 {user.user_id !== session.user_id && (
-                  <button type="button" class="danger" onClick={() => confirm(`Remove ${user.email} from the organisation?`) && act(() => api.delete(`${orgPath}/users/${user.user_id}`))}>
+                  <button type="button" class="danger" onClick={() => confirm(`Remove ${user.email} from the organisation?`) && act(() => api.delete(`${orgPath}/users/${encodeURIComponent(user.user_id)}`))}>
                     Remove {user.email}
                   </button>
                 )}
@@ -80,7 +81,7 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
         {(invitations.data ?? []).map((inv) => (
           <li>
             {inv.email} as {inv.org_role.replace('org_', '')}, expires {formatTime(inv.expires_at)}{' '}
-            <button type="button" class="link" onClick={() => act(() => api.delete(`${orgPath}/invitations/${inv.invitation_id}`))}>
+            <button type="button" class="link" onClick={() => act(() => api.delete(`${orgPath}/invitations/${encodeURIComponent(inv.invitation_id)}`))}>
               Withdraw the invitation of {inv.email}
             </button>
           </li>

@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm } from '../components/common.tsx';
@@ -19,7 +20,7 @@ export function ProjectsPage({ workspace }: { workspace: Workspace }) {
         label="New project"
         class="inline"
         onSubmit={async () => {
-          await api.post<Project>(`/v1/management/orgs/${session.org_id}/projects`, { name });
+          await api.post<Project>(apiPath`/v1/management/orgs/${session.org_id}/projects`, { name });
           setName('');
           workspace.reloadWorkspace();
         }}
@@ -50,7 +51,7 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
         label={`New environment in ${project.project_name}`}
         class="inline"
         onSubmit={async () => {
-          const created = await workspace.api.post<Environment>(`/v1/management/projects/${project.project_id}/environments`, { name });
+          const created = await workspace.api.post<Environment>(apiPath`/v1/management/projects/${project.project_id}/environments`, { name });
           setName('');
           workspace.reloadWorkspace();
           // Straight to the new environment's flags: the next thing to do there.

@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
@@ -5,7 +6,7 @@ import type { SdkKey } from '../records.ts';
 
 export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
   const { api } = workspace;
-  const base = `/v1/management/environments/${environment.environment_id}/sdk-keys`;
+  const base = apiPath`/v1/management/environments/${environment.environment_id}/sdk-keys`;
   const keys = useLoad(() => api.get<SdkKey[]>(base), [base]);
   const [created, setCreated] = useState<SdkKey | undefined>(undefined);
   const [copied, setCopied] = useState('');
@@ -82,7 +83,7 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
             onClick={async () => {
               setRevokeError(undefined);
               try {
-                await api.delete(`${base}/${revoking.sdk_key_id}`);
+                await api.delete(`${base}/${encodeURIComponent(revoking.sdk_key_id)}`);
                 setRevoking(undefined);
                 keys.reload();
               } catch (error) {

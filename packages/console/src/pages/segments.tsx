@@ -1,3 +1,4 @@
+import { apiPath } from '../api.ts';
 import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
@@ -23,7 +24,7 @@ export function keysOfCsv(text: string): string[] {
 
 export function SegmentsPage({ workspace, environment }: EnvironmentPageProps) {
   const { api } = workspace;
-  const base = `/v1/environments/${environment.environment_id}/segments`;
+  const base = apiPath`/v1/environments/${environment.environment_id}/segments`;
   const segments = useLoad(() => api.get<Segment[]>(base), [base]);
   const [key, setKey] = useState('');
   const [kind, setKind] = useState<'list' | 'rule'>('list');

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.ts';
+import { apiPath, ApiError } from '../api.ts';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { consoleReturnAddress } from '../sso.tsx';
@@ -15,7 +15,7 @@ interface Provider {
   default_role: 'org_admin' | 'org_member';
   redirect_uris: string[];
   oidc?: { issuer_url: string; client_id: string; scopes: string[]; client_secret_set: boolean; callback_url: string };
-  saml?: { idp_metadata_url: string | null; idp_metadata_xml: string | null; name_id_format: string | null; sp_entity_id: string | null; acs_url: string; sp_metadata_url: string };
+  saml?: { idp_metadata_url: string | null; idp_metadata_xml: string | null; name_id_format: string | null; sp_entity_id: string | null; acs_url: string; sp_metadata_url: string; idp_sso_url: string | null };
 }
 
 /** What the provider form holds, as typed. */
@@ -120,7 +120,7 @@ function inFormWords(error: unknown): unknown {
  */
 export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
   const { api, session } = workspace;
-  const base = `/v1/management/orgs/${session.org_id}/auth-providers`;
+  const base = apiPath`/v1/management/orgs/${session.org_id}/auth-providers`;
   const isAdmin = workspace.org?.role === 'org_admin';
   const providers = useLoad(() => (isAdmin ? api.get<Provider[]>(base) : Promise.resolve([] as Provider[])), [base, isAdmin]);
   const [editing, setEditing] = useState<string | undefined>(undefined);
@@ -178,6 +178,8 @@ export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
               <dl>
                 <dt>IdP metadata</dt>
                 <dd>{provider.saml.idp_metadata_url ? <code>{provider.saml.idp_metadata_url}</code> : 'given as XML'}</dd>
+                <dt>Where sign-in sends people (the IdP's sign-in address)</dt>
+                <dd>{provider.saml.idp_sso_url ? <code>{provider.saml.idp_sso_url}</code> : 'read from the metadata address at each sign-in'}</dd>
                 <dt>ACS URL</dt>
                 <dd>
                   <code>{provider.saml.acs_url}</code>

@@ -99,7 +99,15 @@ export interface SsoLoginRepository {
   createCode(input: SsoCodeGrant & { codeHash: string; expiresAtMs: number }): Promise<void>;
   /** Removes and returns the grant when the code exists and is unexpired (single use). */
   consumeCode(codeHash: string, nowMs: number): Promise<SsoCodeGrant | null>;
-  /** Deletes up to `limit` expired pending logins and codes; returns how many. */
+  /**
+   * Marks a browser login's state as spent, kept until `expiresAtMs` (when its sealed login stops
+   * opening anyway). True the first time only, also under concurrent calls: the browser flow keeps
+   * its pending login in the browser (docs/sso.md), and this is what makes it single use.
+   */
+  spendState(stateHash: string, expiresAtMs: number): Promise<boolean>;
+  /** Whether the state was spent (and not pruned yet): a cheap early refusal of a replay. */
+  isStateSpent(stateHash: string): Promise<boolean>;
+  /** Deletes up to `limit` expired pending logins, spent states and codes; returns how many. */
   pruneExpired(nowMs: number, limit: number): Promise<number>;
 }
 

@@ -107,9 +107,19 @@ export class InMemorySsoLoginRepository implements SsoLoginRepository {
     return grant && grant.expiresAtMs > nowMs ? { providerId: grant.providerId, userId: grant.userId, orgId: grant.orgId } : null;
   }
 
+  async spendState(stateHash: string, expiresAtMs: number): Promise<boolean> {
+    if (this.state.ssoSpentStates.has(stateHash)) return false;
+    this.state.ssoSpentStates.set(stateHash, { expiresAtMs });
+    return true;
+  }
+
+  async isStateSpent(stateHash: string): Promise<boolean> {
+    return this.state.ssoSpentStates.has(stateHash);
+  }
+
   async pruneExpired(nowMs: number, limit: number): Promise<number> {
     let pruned = 0;
-    for (const table of [this.state.ssoPending, this.state.ssoCodes] as Array<Map<string, { expiresAtMs: number }>>) {
+    for (const table of [this.state.ssoPending, this.state.ssoSpentStates, this.state.ssoCodes] as Array<Map<string, { expiresAtMs: number }>>) {
       for (const [key, row] of table) {
         if (pruned >= limit) return pruned;
         if (row.expiresAtMs <= nowMs) {

@@ -91,6 +91,8 @@ export class InMemoryState {
   readonly authProviders = new Map<string, AuthProvider>();
   /** pending SSO logins by state hash */
   readonly ssoPending = new Map<string, PendingSsoLogin>();
+  /** spent browser-login states by hash → expiresAtMs */
+  readonly ssoSpentStates = new Map<string, { expiresAtMs: number }>();
   /** one-time SSO codes by hash */
   readonly ssoCodes = new Map<string, SsoCodeGrant & { expiresAtMs: number }>();
   /** `${providerId}\n${subject}` → user id */

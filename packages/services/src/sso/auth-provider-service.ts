@@ -18,11 +18,21 @@ export const MAX_PROVIDERS_PER_ORG = 20;
  * The OIDC client secret is sealed before it is stored and is never answered.
  */
 export class AuthProviderService {
+  private readonly now: () => number;
+  private readonly checkOidcIssuer: ((settings: { providerId: string; issuerUrl: string; clientId: string; scopes: string[] }) => Promise<void>) | undefined;
+
+  /**
+   * `checks.oidcIssuer`: what saving an OIDC provider asks of its issuer beyond the address rules
+   * (createSsoServices passes OidcFlows.checkAuthorizationEndpointOnSave).
+   */
   constructor(
     private readonly repos: Pick<Repositories, 'authProviders' | 'unitOfWork'>,
     private readonly options: SsoOptions,
-    private readonly now: () => number = Date.now,
-  ) {}
+    checks: { now?: () => number; oidcIssuer?: AuthProviderService['checkOidcIssuer'] } = {},
+  ) {
+    this.now = checks.now ?? Date.now;
+    this.checkOidcIssuer = checks.oidcIssuer;
+  }
 
   async create(principal: Principal, orgId: string, body: AuthProviderBody): Promise<AuthProviderRecord> {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
@@ -74,6 +84,7 @@ export class AuthProviderService {
     let clientSecretCiphertext: string | null = null;
     if (checked.oidc) {
       await checkProviderUrl(checked.oidc.issuerUrl, 'oidc.issuer_url', network);
+      await this.checkOidcIssuer?.({ providerId: id, issuerUrl: checked.oidc.issuerUrl, clientId: checked.oidc.clientId, scopes: checked.oidc.scopes });
       if (checked.oidc.clientSecret !== null) {
         if (!this.options.secrets) {
           throw failedPrecondition('storing an OIDC client secret needs SSO_SECRETS_KEY in the server configuration (docs/sso.md)');
@@ -84,7 +95,7 @@ export class AuthProviderService {
       }
     }
     if (checked.saml?.idpMetadataUrl) await checkProviderUrl(checked.saml.idpMetadataUrl, 'saml.idp_metadata_url', network);
-    if (checked.saml?.idpMetadataXml) parseInlineMetadata(checked.saml.idpMetadataXml);
+    if (checked.saml?.idpMetadataXml) parseInlineMetadata(checked.saml.idpMetadataXml, this.options.allowPrivateNetworks);
     return {
       id,
       type: checked.type,
@@ -118,10 +129,10 @@ export class AuthProviderService {
 }
 
 /** Parses pasted IdP metadata, naming the field in the message (REST shows the message only). */
-function parseInlineMetadata(xml: string): void {
+function parseInlineMetadata(xml: string, allowHttp: boolean): void {
   const field = 'saml.idp_metadata_xml';
   try {
-    parseIdpMetadata(xml, field);
+    parseIdpMetadata(xml, field, { allowHttp });
   } catch (error) {
     if (isDomainError(error) && error.code === 'INVALID_ARGUMENT') throw invalidArgument(`${field}: ${error.message}`, field);
     throw error;

@@ -14,21 +14,22 @@ import type { SsoOptions } from './sso-options.ts';
  * `options` is read at each call, so a host may fill in `publicUrl` once its port is known.
  */
 export function createSsoServices(deps: {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'unitOfWork'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   options: SsoOptions;
 }): { authProviders: AuthProviderService; sso: SsoLoginService } {
   const fetch = createGuardedFetch({ allowPrivateNetworks: deps.options.allowPrivateNetworks });
+  const oidc = new OidcFlows({ fetch, allowInsecureHttp: deps.options.allowPrivateNetworks });
   return {
-    authProviders: new AuthProviderService(deps.repos, deps.options),
+    authProviders: new AuthProviderService(deps.repos, deps.options, { oidcIssuer: (settings) => oidc.checkAuthorizationEndpointOnSave(settings) }),
     sso: new SsoLoginService({
       repos: deps.repos,
       auth: deps.auth,
       hasher: deps.hasher,
-      oidc: new OidcFlows({ fetch, allowInsecureHttp: deps.options.allowPrivateNetworks }),
+      oidc,
       saml: new SamlFlows(),
-      idpMetadata: new IdpMetadataSource(fetch),
+      idpMetadata: new IdpMetadataSource(fetch, Date.now, deps.options.allowPrivateNetworks),
       options: deps.options,
     }),
   };

@@ -16,9 +16,11 @@ export class IdpMetadataSource {
   /** Downloads under way: concurrent sign-ins share one request instead of one each. */
   private readonly inFlight = new Map<string, Promise<IdpMetadata>>();
 
+  /** `allowHttp`: an http SingleSignOnService in the metadata (SSO_ALLOW_PRIVATE_NETWORKS). */
   constructor(
     private readonly fetchFn: typeof fetch,
     private readonly now: () => number = Date.now,
+    private readonly allowHttp = false,
   ) {}
 
   async get(provider: AuthProvider): Promise<IdpMetadata> {
@@ -39,7 +41,7 @@ export class IdpMetadataSource {
   }
 
   private async parseAndKeep(key: string, text: Promise<string>, field: string): Promise<IdpMetadata> {
-    const metadata = parseIdpMetadata(await text, field);
+    const metadata = parseIdpMetadata(await text, field, { allowHttp: this.allowHttp });
     this.cache.delete(key);
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { metadata, expiresAtMs: this.now() + TTL_MS });

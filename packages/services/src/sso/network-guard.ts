@@ -82,14 +82,18 @@ function ipv6Groups(ip: string): number[] | null {
 const ipv4FromGroups = (high: number, low: number): string => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 
 /**
- * IPv4 addresses an IPv6 address leads to: IPv4-mapped (::ffff:a.b.c.d), the well-known NAT64
- * prefix (64:ff9b::/96) and 6to4 (2002::/16). A gateway translates those to the embedded IPv4
- * address, so `64:ff9b::7f00:1` is as local as 127.0.0.1.
+ * IPv4 addresses an IPv6 address leads to: IPv4-mapped (::ffff:a.b.c.d, ::ffff:0:0/96),
+ * IPv4-translated (::ffff:0:a.b.c.d, ::ffff:0:0:0/96, stateless IP/ICMP translation), the
+ * well-known NAT64 prefix (64:ff9b::/96) and 6to4 (2002::/16). The stack or a gateway turns those
+ * into the embedded IPv4 address, so `64:ff9b::7f00:1` and `::ffff:0:7f00:1` are as local as
+ * 127.0.0.1. Every notation (dotted tail, hex groups, leading zeros, upper case) parses to the
+ * same groups first.
  */
 function embeddedIpv4(groups: number[]): string | null {
   const g = (i: number): number => groups[i] ?? 0;
   const zeroUpTo = (n: number): boolean => groups.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(5) && g(5) === 0xffff) return ipv4FromGroups(g(6), g(7));
+  if (zeroUpTo(4) && g(4) === 0xffff && g(5) === 0) return ipv4FromGroups(g(6), g(7));
   if (g(0) === 0x64 && g(1) === 0xff9b && groups.slice(2, 6).every((x) => x === 0)) return ipv4FromGroups(g(6), g(7));
   if (g(0) === 0x2002) return ipv4FromGroups(g(1), g(2));
   return null;

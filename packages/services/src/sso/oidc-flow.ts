@@ -186,6 +186,26 @@ export class OidcFlows {
     await this.configuration(settings);
   }
 
+  /**
+   * When an admin saves a provider: refuses (400 naming `oidc.issuer_url`) an issuer whose
+   * discovery document sends browsers to an authorization endpoint on another origin. Any other
+   * discovery failure (the provider is down, a network rule) is left for sign-in to report, so a
+   * provider can be saved before its identity provider is reachable.
+   */
+  async checkAuthorizationEndpointOnSave(settings: Omit<OidcProviderSettings, 'clientSecret' | 'revision'>): Promise<void> {
+    // Discovery sends no client credentials; the secret is only needed (non-empty) to build the client.
+    const probe = { ...settings, clientSecret: 'unused-by-discovery', revision: `save:${randomState()}` };
+    try {
+      await this.discover(probe);
+    } catch (error) {
+      // Not a domain error: a fault of ours, not the provider's.
+      if (!isDomainError(error)) throw error;
+      if (error.field === FOREIGN_AUTHORIZATION_ENDPOINT) throw invalidArgument(`oidc.issuer_url: ${error.message}`, 'oidc.issuer_url');
+    } finally {
+      this.discoveries.delete(cacheKey(probe));
+    }
+  }
+
   /** The openid-client Configuration for a provider, from the cache when fresh. */
   private configuration(settings: OidcProviderSettings): Promise<Configuration> {
     const key = cacheKey(settings);
@@ -233,10 +253,30 @@ export class OidcFlows {
     if (!metadata.authorization_endpoint || !metadata.token_endpoint || !metadata.jwks_uri) {
       throw failedPrecondition("the identity provider's discovery document lacks an authorization, token or JWKS endpoint");
     }
+    // The start redirects browsers to this address from our origin: an org admin's discovery
+    // document must not make it an open redirect to anywhere.
+    if (originOf(metadata.authorization_endpoint) !== issuer.origin) {
+      throw new DomainError(
+        'FAILED_PRECONDITION',
+        `the identity provider's authorization_endpoint must be on the issuer's origin (${issuer.origin}), not ${printable(originOf(metadata.authorization_endpoint) ?? 'an invalid URL')}`,
+        FOREIGN_AUTHORIZATION_ENDPOINT,
+      );
+    }
     if (chooseClientSecretMethod(metadata.token_endpoint_auth_methods_supported) === undefined) {
       throw failedPrecondition('the identity provider supports neither client_secret_basic nor client_secret_post');
     }
     return configuration;
+  }
+}
+
+/** Marks the refusal of a foreign authorization endpoint (its `field`), told apart at save. */
+const FOREIGN_AUTHORIZATION_ENDPOINT = 'authorization_endpoint';
+
+function originOf(raw: string): string | null {
+  try {
+    return new URL(raw).origin;
+  } catch {
+    return null;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { AuthProvider } from '@switchyard/core';
+import { parseIdpMetadata } from './saml-metadata.ts';
 import { ssoUrls } from './sso-options.ts';
 
 /**
@@ -28,7 +29,22 @@ export interface AuthProviderRecord {
     sp_entity_id: string;
     acs_url: string;
     sp_metadata_url: string;
+    /**
+     * Where the start sends browsers (the IdP's HTTP-Redirect SingleSignOnService), read from the
+     * pasted metadata; null when the metadata is fetched from its address at sign-in.
+     */
+    idp_sso_url: string | null;
   };
+}
+
+/** The pasted metadata's sign-in address (it was parsed when saved; http only if it was allowed then). */
+function ssoUrlOf(xml: string | null): string | null {
+  if (xml === null) return null;
+  try {
+    return parseIdpMetadata(xml, 'saml.idp_metadata_xml', { allowHttp: true }).ssoRedirectUrl;
+  } catch {
+    return null;
+  }
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -65,6 +81,7 @@ export function authProviderRecord(provider: AuthProvider, publicUrl: string): A
       sp_entity_id: provider.saml.spEntityId,
       acs_url: urls.samlAcs,
       sp_metadata_url: urls.samlMetadata(provider.id),
+      idp_sso_url: ssoUrlOf(provider.saml.idpMetadataXml),
     };
   }
   return record;

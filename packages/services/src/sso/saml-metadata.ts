@@ -20,9 +20,10 @@ const HTTP_REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
  * Only what we use is read; a document that does not give all of it is refused here, when the
  * admin configures the provider, instead of at the first sign-in. The metadata's own signature is
  * not checked: the admin pastes it from the IdP's console, which is the trust anchor.
+ * `allowHttp` (SSO_ALLOW_PRIVATE_NETWORKS, development and tests): an http SingleSignOnService.
  * @throws INVALID_ARGUMENT naming `field`.
  */
-export function parseIdpMetadata(xml: string, field = 'idp_metadata_xml'): IdpMetadata {
+export function parseIdpMetadata(xml: string, field = 'idp_metadata_xml', options: { allowHttp: boolean } = { allowHttp: false }): IdpMetadata {
   const doc = parseUntrustedXml(xml, 'the IdP metadata', field);
   const refuse = (message: string) => invalidArgument(`the IdP metadata ${message}`, field);
 
@@ -44,6 +45,10 @@ export function parseIdpMetadata(xml: string, field = 'idp_metadata_xml'): IdpMe
   if (!redirect) throw refuse('has no HTTP-Redirect SingleSignOnService');
   const ssoRedirectUrl = (attributeOf(redirect, 'Location') ?? '').trim();
   if (!isHttpUrl(ssoRedirectUrl)) throw refuse('has a SingleSignOnService Location that is not an http(s) URL');
+  // The start redirects browsers there from our origin, with the AuthnRequest: never in clear text.
+  if (!options.allowHttp && !ssoRedirectUrl.startsWith('https:')) {
+    throw refuse('has a SingleSignOnService Location that is not https (http only with SSO_ALLOW_PRIVATE_NETWORKS=true, for development)');
+  }
 
   const signingCertificates: string[] = [];
   for (const key of selectElements('md:KeyDescriptor', descriptor)) {
@@ -67,7 +72,7 @@ function idpDescriptorsOf(entity: Element): Element[] {
   );
 }
 
-/** http is allowed as well as https: what the server may reach is the integrator's network policy. */
+/** An absolute http(s) URL; whether http will do is the caller's rule. */
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);

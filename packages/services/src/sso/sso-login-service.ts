@@ -13,6 +13,7 @@ import {
 } from '@switchyard/core';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { sha256Hex } from '../auth/secrets.ts';
+import { browserLoginCookieName, openBrowserLogin, sealBrowserLogin, type BrowserLogin, type BrowserLoginCookie } from './browser-login-cookie.ts';
 import type { IdpMetadataSource } from './idp-metadata-source.ts';
 import type { OidcFlows, OidcProviderSettings } from './oidc-flow.ts';
 import type { SamlFlows, SamlProviderSettings } from './saml-flow.ts';
@@ -24,8 +25,8 @@ export const PENDING_LOGIN_TTL_MS = 10 * 60_000;
 /** The one-time code lives this long: the browser app exchanges it at once. */
 export const SSO_CODE_TTL_MS = 60_000;
 /**
- * Unfinished logins one provider keeps at once; a start beyond drops the oldest (starts are
- * unauthenticated: a flood may displace logins in flight, never fill the table or refuse people).
+ * Unfinished gRPC logins (OidcAuthorize, SamlSsoInitiate) one provider keeps at once; a start
+ * beyond drops the oldest. Browser logins are not stored (they live in the browser's cookie).
  */
 export const MAX_PENDING_LOGINS_PER_PROVIDER = 10_000;
 const MAX_APP_STATE_LENGTH = 512;
@@ -35,8 +36,16 @@ export interface SsoRedirect {
   location: string;
 }
 
+/** The start's answer: the identity provider's address, and the cookie that keeps the login. */
+export interface BrowserLoginStart extends SsoRedirect {
+  cookie: BrowserLoginCookie;
+}
+
+/** What a login in flight carries to the provider's answer, wherever it was kept. */
+type LoginInFlight = Omit<PendingSsoLogin, 'stateHash' | 'createdAtMs' | 'expiresAtMs'>;
+
 export interface SsoLoginDeps {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'unitOfWork'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   oidc: OidcFlows;
@@ -49,6 +58,7 @@ export interface SsoLoginDeps {
 }
 
 const newSecret = (): string => randomBytes(32).toString('base64url');
+const alreadyUsed = () => unauthenticated('the sign-in state is expired or already used; start signing in again');
 
 /** The OAuth error code a failed login goes back to the app with. */
 function oauthErrorOf(error: DomainError): string {
@@ -65,9 +75,10 @@ function oauthErrorOf(error: DomainError): string {
  *   the provider's registered return address with a one-time code → exchange for a session;
  * - the gRPC calls of svc.auth.v1 OidcLoginService and SamlLoginService, whose caller runs the
  *   browser part itself and gets the session directly.
- * Each login in flight is stored under the hash of its state (or RelayState), spent by the
- * answer that presents it, and carries its nonce, PKCE verifier or SAML request id, so a
- * provider's answer is accepted only for the login it was issued to.
+ * Each login in flight carries its nonce, PKCE verifier or SAML request id, so a provider's answer
+ * is accepted only for the login it was issued to, and only once. A browser's login is sealed in
+ * a cookie of that browser (browser-login-cookie.ts) and its state is spent in the database when
+ * the answer comes; a gRPC caller's is stored under the hash of its state and spent the same way.
  */
 export class SsoLoginService {
   private readonly accounts: SsoAccounts;
@@ -78,33 +89,56 @@ export class SsoLoginService {
     this.accounts = new SsoAccounts(deps.repos, deps.hasher, this.now);
   }
 
-  /** Browser flow, step 1: the identity provider's address for a login that returns to `returnUri`. */
-  async startBrowserLogin(providerId: string, returnUri: string, appState?: string | null): Promise<SsoRedirect> {
+  /**
+   * Browser flow, step 1: the identity provider's address for a login that returns to `returnUri`,
+   * and the cookie the login is kept in until the provider answers (nothing is stored here, so a
+   * flood of starts has nothing to fill or displace).
+   */
+  async startBrowserLogin(providerId: string, returnUri: string, appState?: string | null): Promise<BrowserLoginStart> {
     const provider = await this.usableProvider(providerId);
     if (!provider.redirectUris.includes(returnUri)) {
       throw invalidArgument('redirect_uri is not registered for this provider', 'redirect_uri');
     }
     if (appState && appState.length > MAX_APP_STATE_LENGTH) throw invalidArgument(`state must be at most ${MAX_APP_STATE_LENGTH} characters`, 'state');
+    const box = this.loginCookieBox();
     const urls = ssoUrls(this.deps.options.publicUrl);
     const redirectUri = provider.type === 'oidc' ? urls.oidcCallback : urls.samlAcs;
-    const { location } = await this.begin(provider, { redirectUri, returnUri, appState: appState || null });
-    return { location };
+    const { location, state, secrets } = await this.authorizationFor(provider, redirectUri);
+    const login: BrowserLogin = {
+      type: provider.type,
+      providerId: provider.id,
+      orgId: provider.orgId,
+      returnUriHash: sha256Hex(returnUri),
+      appState: appState || null,
+      ...secrets,
+      expiresAtMs: this.now() + PENDING_LOGIN_TTL_MS,
+    };
+    return {
+      location,
+      cookie: {
+        name: browserLoginCookieName(state),
+        value: sealBrowserLogin(box, state, login),
+        maxAgeSeconds: PENDING_LOGIN_TTL_MS / 1000,
+        crossSite: provider.type === 'saml',
+      },
+    };
   }
 
   /**
-   * Browser flow, OIDC callback: the provider's answer (the callback's query). A state that names
-   * no login in flight is refused here (401); any later failure goes back to the app's return
-   * address as `error` and `error_description`, as OAuth does.
+   * Browser flow, OIDC callback: the provider's answer (the callback's query) and the login cookie
+   * of the browser presenting it (`browserLoginCookieName(state)`; null when it sent none). A state
+   * without this browser's cookie, or spent already, is refused here (401); any later failure goes
+   * back to the app's return address as `error` and `error_description`, as OAuth does.
    */
-  async finishOidcBrowserLogin(query: Record<string, string>): Promise<SsoRedirect> {
-    const pending = await this.consume(query.state, 'oidc', 'browser');
-    return this.toReturnAddress(pending, () => this.completeOidc(pending, new URLSearchParams(query)));
+  async finishOidcBrowserLogin(query: Record<string, string>, loginCookie: string | null): Promise<SsoRedirect> {
+    const pending = await this.openBrowserLoginFor(query.state, loginCookie, 'oidc');
+    return this.toReturnAddress(pending, async () => this.spendAfter(pending, await this.completeOidc(pending, new URLSearchParams(query))));
   }
 
-  /** Browser flow, SAML ACS: the POSTed SAMLResponse and RelayState. */
-  async finishSamlBrowserLogin(input: { samlResponse: string; relayState: string }): Promise<SsoRedirect> {
-    const pending = await this.consume(input.relayState, 'saml', 'browser');
-    return this.toReturnAddress(pending, () => this.completeSaml(pending, input.samlResponse));
+  /** Browser flow, SAML ACS: the POSTed SAMLResponse and RelayState, and the browser's login cookie. */
+  async finishSamlBrowserLogin(input: { samlResponse: string; relayState: string; loginCookie: string | null }): Promise<SsoRedirect> {
+    const pending = await this.openBrowserLoginFor(input.relayState, input.loginCookie, 'saml');
+    return this.toReturnAddress(pending, async () => this.spendAfter(pending, await this.completeSaml(pending, input.samlResponse)));
   }
 
   /** Browser flow, last step: the one-time code (single use, 60 s) for the login response. */
@@ -130,6 +164,19 @@ export class SsoLoginService {
     };
   }
 
+  /**
+   * What the console's provider link (`#/sso/{provider_id}`) shows before anyone clicks: the
+   * provider's name and type and its org's name, so a person sees where they are about to sign in
+   * (a link must never sign someone in by itself: login CSRF). Anyone may ask; a provider that is
+   * unknown, disabled or does not return to `returnUri` is NOT_FOUND, as are the others alike.
+   */
+  async signInOption(providerId: string, returnUri: string): Promise<{ provider_id: string; display_name: string; provider_type: string; org_id: string; org_name: string }> {
+    const provider = await this.deps.repos.authProviders.findById(providerId);
+    const org = provider?.enabled && provider.redirectUris.includes(returnUri) ? await this.deps.repos.orgs.get(provider.orgId) : null;
+    if (!provider || !org) throw notFound('identity provider', providerId);
+    return { provider_id: provider.id, display_name: provider.displayName, provider_type: provider.type, org_id: org.id, org_name: org.name };
+  }
+
   /** The SAML service provider's metadata, to register at the IdP. */
   async samlMetadata(providerId: string): Promise<string> {
     const provider = await this.deps.repos.authProviders.findById(providerId);
@@ -146,13 +193,13 @@ export class SsoLoginService {
   async oidcAuthorize(input: { providerId: string; orgId: string; redirectUri: string }): Promise<{ redirectUrl: string }> {
     const provider = await this.usableProvider(input.providerId, input.orgId, 'oidc');
     if (!provider.redirectUris.includes(input.redirectUri)) throw invalidArgument('redirect_uri is not registered for this provider', 'redirect_uri');
-    const { location } = await this.begin(provider, { redirectUri: input.redirectUri, returnUri: null, appState: null });
+    const { location } = await this.begin(provider, input.redirectUri);
     return { redirectUrl: location };
   }
 
   /** gRPC OidcCallback: the code and state the provider sent to the caller's callback. */
   async oidcCallback(input: { providerId: string; code: string; state: string; redirectUri: string; iss?: string }): Promise<Session> {
-    const pending = await this.consume(input.state, 'oidc', 'grpc');
+    const pending = await this.consume(input.state, 'oidc');
     if (pending.providerId !== input.providerId || pending.redirectUri !== input.redirectUri) {
       throw unauthenticated('the sign-in state belongs to another provider or redirect_uri');
     }
@@ -165,39 +212,50 @@ export class SsoLoginService {
     const provider = await this.usableProvider(input.providerId, input.orgId, 'saml');
     const acsUrl = ssoUrls(this.deps.options.publicUrl).samlAcs;
     if (input.acsUrl && input.acsUrl !== acsUrl) throw invalidArgument(`acs_url must be ${acsUrl}`, 'acs_url');
-    const { location, state } = await this.begin(provider, { redirectUri: acsUrl, returnUri: null, appState: null });
+    const { location, state } = await this.begin(provider, acsUrl);
     return { redirectUrl: location, relayState: state };
   }
 
   /** gRPC SamlAcsCallback: the SAMLResponse and RelayState the IdP posted to the caller. */
   async samlAcs(input: { providerId: string; samlResponseB64: string; relayState: string }): Promise<Session> {
-    const pending = await this.consume(input.relayState, 'saml', 'grpc');
+    const pending = await this.consume(input.relayState, 'saml');
     if (pending.providerId !== input.providerId) throw unauthenticated('the relay state belongs to another provider');
     return this.openSession(pending, await this.completeSaml(pending, input.samlResponseB64));
   }
 
-  /** Stores a login in flight and answers the identity provider's address for it. */
-  private async begin(
+  /** The identity provider's address for a new login, with its state and the secrets its answer is checked against. */
+  private async authorizationFor(
     provider: AuthProvider,
-    target: { redirectUri: string; returnUri: string | null; appState: string | null },
-  ): Promise<{ location: string; state: string }> {
-    const nowMs = this.now();
-    let state: string;
-    let location: string;
-    let secrets: Pick<PendingSsoLogin, 'nonce' | 'codeVerifier' | 'samlRequestId'>;
+    redirectUri: string,
+  ): Promise<{ location: string; state: string; secrets: Pick<PendingSsoLogin, 'nonce' | 'codeVerifier' | 'samlRequestId'> }> {
     if (provider.type === 'oidc') {
-      const authorization = await this.deps.oidc.authorize(this.oidcSettings(provider), target.redirectUri);
-      ({ state } = authorization);
-      location = authorization.url;
-      secrets = { nonce: authorization.nonce, codeVerifier: authorization.codeVerifier, samlRequestId: null };
-    } else {
-      state = newSecret();
-      const request = await this.deps.saml.authnRequest(await this.samlSettings(provider), state);
-      location = request.url;
-      secrets = { nonce: null, codeVerifier: null, samlRequestId: request.requestId };
+      const authorization = await this.deps.oidc.authorize(this.oidcSettings(provider), redirectUri);
+      return {
+        location: authorization.url,
+        state: authorization.state,
+        secrets: { nonce: authorization.nonce, codeVerifier: authorization.codeVerifier, samlRequestId: null },
+      };
     }
+    const state = newSecret();
+    const request = await this.deps.saml.authnRequest(await this.samlSettings(provider), state);
+    return { location: request.url, state, secrets: { nonce: null, codeVerifier: null, samlRequestId: request.requestId } };
+  }
+
+  /** gRPC channel: stores a login in flight and answers the identity provider's address for it. */
+  private async begin(provider: AuthProvider, redirectUri: string): Promise<{ location: string; state: string }> {
+    const nowMs = this.now();
+    const { location, state, secrets } = await this.authorizationFor(provider, redirectUri);
     const stored = await this.deps.repos.ssoLogins.createPending(
-      { stateHash: sha256Hex(state), providerId: provider.id, orgId: provider.orgId, ...target, ...secrets, expiresAtMs: nowMs + PENDING_LOGIN_TTL_MS },
+      {
+        stateHash: sha256Hex(state),
+        providerId: provider.id,
+        orgId: provider.orgId,
+        redirectUri,
+        returnUri: null,
+        appState: null,
+        ...secrets,
+        expiresAtMs: nowMs + PENDING_LOGIN_TTL_MS,
+      },
       nowMs,
       this.deps.maxPendingLoginsPerProvider ?? MAX_PENDING_LOGINS_PER_PROVIDER,
     );
@@ -206,18 +264,76 @@ export class SsoLoginService {
     return { location, state };
   }
 
-  /** Spends the login in flight the state names; it must be of this protocol and this channel. */
-  private async consume(state: string | undefined, type: AuthProvider['type'], channel: 'browser' | 'grpc'): Promise<PendingSsoLogin> {
+  /** gRPC channel: spends the stored login in flight the state names; it must be of this protocol. */
+  private async consume(state: string | undefined, type: AuthProvider['type']): Promise<PendingSsoLogin> {
     const pending = state ? await this.deps.repos.ssoLogins.consumePending(sha256Hex(state), this.now()) : null;
-    const isBrowser = pending?.returnUri !== null;
     const isType = type === 'oidc' ? pending?.codeVerifier !== null : pending?.samlRequestId !== null;
-    if (!pending || !isType || isBrowser !== (channel === 'browser')) {
+    // A stored login with a return address was a browser's (before browser logins moved into cookies).
+    if (!pending || !isType || pending.returnUri !== null) {
       throw unauthenticated('the sign-in state is unknown, expired or already used; start signing in again');
     }
     return pending;
   }
 
-  private async completeOidc(pending: PendingSsoLogin, query: URLSearchParams): Promise<ProviderIdentity & { provider: AuthProvider }> {
+  /**
+   * Browser channel: opens the login sealed in this browser's cookie for `state`. Refused (401,
+   * nothing to redirect to) when the browser has no cookie for the state (started in another
+   * browser, or never started), the cookie does not open for it, the login expired, or the state
+   * was spent already (a replay, also with a copied cookie).
+   */
+  private async openBrowserLoginFor(
+    state: string | undefined,
+    loginCookie: string | null,
+    type: AuthProvider['type'],
+  ): Promise<LoginInFlight & { stateHash: string; expiresAtMs: number }> {
+    if (!state || !loginCookie) {
+      throw unauthenticated(
+        'this sign-in was not started in this browser (its sign-in cookie is missing or expired); start signing in again in this browser',
+      );
+    }
+    const login = openBrowserLogin(this.loginCookieBox(), state, loginCookie);
+    if (!login || login.type !== type) throw unauthenticated("the sign-in state does not match this browser's sign-in cookie; start signing in again");
+    const stateHash = sha256Hex(state);
+    if (login.expiresAtMs <= this.now() || (await this.deps.repos.ssoLogins.isStateSpent(stateHash))) throw alreadyUsed();
+    // The address is looked up again: it must still be one of the provider's.
+    const provider = await this.deps.repos.authProviders.findById(login.providerId);
+    if (!provider || provider.orgId !== login.orgId) throw notFound('auth provider', login.providerId);
+    const returnUri = provider.redirectUris.find((uri) => sha256Hex(uri) === login.returnUriHash);
+    if (returnUri === undefined) throw failedPrecondition("the sign-in's return address is no longer registered for this provider");
+    const urls = ssoUrls(this.deps.options.publicUrl);
+    return {
+      providerId: login.providerId,
+      orgId: login.orgId,
+      redirectUri: type === 'oidc' ? urls.oidcCallback : urls.samlAcs,
+      returnUri,
+      appState: login.appState,
+      nonce: login.nonce,
+      codeVerifier: login.codeVerifier,
+      samlRequestId: login.samlRequestId,
+      stateHash,
+      expiresAtMs: login.expiresAtMs,
+    };
+  }
+
+  /**
+   * Spends a browser login's state once the identity provider's answer has been verified, before
+   * anything is done with it: of two presentations, concurrent or not, one goes on. Spending only
+   * verified answers keeps `sso_spent_states` to real sign-ins: an outsider's made-up answers
+   * store nothing. The loser's refusal goes back to the app (`access_denied`).
+   */
+  private async spendAfter<T>(pending: { stateHash: string; expiresAtMs: number }, verified: T): Promise<T> {
+    if (!(await this.deps.repos.ssoLogins.spendState(pending.stateHash, pending.expiresAtMs))) throw alreadyUsed();
+    return verified;
+  }
+
+  /** Seals browser logins: the key that seals client secrets (SSO_SECRETS_KEY), under its own associated data. */
+  private loginCookieBox() {
+    const { secrets } = this.deps.options;
+    if (!secrets) throw failedPrecondition('single sign-on in the browser needs SSO_SECRETS_KEY in the server configuration');
+    return secrets;
+  }
+
+  private async completeOidc(pending: LoginInFlight, query: URLSearchParams): Promise<ProviderIdentity & { provider: AuthProvider }> {
     const provider = await this.usableProvider(pending.providerId, pending.orgId, 'oidc');
     const identity = await this.deps.oidc.complete(this.oidcSettings(provider), {
       query,
@@ -227,7 +343,7 @@ export class SsoLoginService {
     return { provider, subject: identity.subject, email: identity.email, emailVerified: identity.emailVerified, displayName: identity.name };
   }
 
-  private async completeSaml(pending: PendingSsoLogin, samlResponseB64: string): Promise<ProviderIdentity & { provider: AuthProvider }> {
+  private async completeSaml(pending: LoginInFlight, samlResponseB64: string): Promise<ProviderIdentity & { provider: AuthProvider }> {
     const provider = await this.usableProvider(pending.providerId, pending.orgId, 'saml');
     const identity = await this.deps.saml.validate(await this.samlSettings(provider), {
       samlResponseB64,
@@ -237,7 +353,7 @@ export class SsoLoginService {
     return { provider, subject: identity.subject, email: identity.email, emailVerified: true, displayName: identity.displayName };
   }
 
-  private async openSession(pending: PendingSsoLogin, identity: ProviderIdentity & { provider: AuthProvider }): Promise<Session> {
+  private async openSession(pending: LoginInFlight, identity: ProviderIdentity & { provider: AuthProvider }): Promise<Session> {
     const userId = await this.accounts.resolve(identity.provider, identity);
     return this.deps.auth.openSessionFor(userId, pending.orgId, pending.providerId);
   }
@@ -246,7 +362,7 @@ export class SsoLoginService {
    * Finishes a browser login and answers the app's return address with a one-time code, or with
    * the reason the login was refused (a domain error; anything else is a fault and propagates).
    */
-  private async toReturnAddress(pending: PendingSsoLogin, complete: () => Promise<ProviderIdentity & { provider: AuthProvider }>): Promise<SsoRedirect> {
+  private async toReturnAddress(pending: LoginInFlight, complete: () => Promise<ProviderIdentity & { provider: AuthProvider }>): Promise<SsoRedirect> {
     const location = new URL(pending.returnUri ?? '');
     if (pending.appState !== null) location.searchParams.set('state', pending.appState);
     try {

@@ -38,6 +38,16 @@ describe('isNonPublicAddress', () => {
     '::ffff:127.0.0.1',
     '::ffff:7f00:1',
     '::ffff:169.254.169.254',
+    // IPv4-mapped in other notations: expanded, leading zeros, upper case, hex.
+    '0:0:0:0:0:ffff:127.0.0.1',
+    '0000:0000:0000:0000:0000:ffff:7f00:0001',
+    '::FFFF:7F00:1',
+    '::ffff:0a00:0001', // 10.0.0.1
+    // IPv4-translated (::ffff:0:0:0/96), which the guard used to take for public IPv6.
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '0:0:0:0:ffff:0:a9fe:a9fe', // 169.254.169.254
+    '::FFFF:0:10.0.0.1',
     '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
     '2002:c0a8:0101::1', // 6to4 of 192.168.1.1
     'not an address',
@@ -45,7 +55,7 @@ describe('isNonPublicAddress', () => {
   for (const ip of nonPublic) {
     test(`${ip} is not public`, () => assert.equal(isNonPublicAddress(ip), true));
   }
-  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '2001:4860:4860::8888']) {
+  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:0:8.8.8.8', '2001:4860:4860::8888']) {
     test(`${ip} is public`, () => assert.equal(isNonPublicAddress(ip), false));
   }
 });
@@ -66,7 +76,7 @@ describe('checkProviderUrl', () => {
   });
 
   test('a literal loopback, private or metadata address is refused without DNS', async () => {
-    for (const raw of ['https://127.0.0.1/', 'https://10.0.0.8/', 'https://169.254.169.254/latest/meta-data/', 'https://[::1]/', 'https://[::ffff:7f00:1]/']) {
+    for (const raw of ['https://127.0.0.1/', 'https://10.0.0.8/', 'https://169.254.169.254/latest/meta-data/', 'https://[::1]/', 'https://[::ffff:7f00:1]/', 'https://[::ffff:0:127.0.0.1]/']) {
       await rejectsWith(
         checkProviderUrl(raw, 'issuer_url', strict),
         'INVALID_ARGUMENT',

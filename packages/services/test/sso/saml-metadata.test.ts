@@ -80,9 +80,13 @@ describe('parseIdpMetadata', () => {
     assert.equal(rollover.signingCertificates.length, 2, 'both certificates of a key rollover, duplicates once');
   });
 
-  test('allows an http SSO URL (network policy is the integrator\'s)', () => {
-    const metadata = parseIdpMetadata(entity(ENTITY_ID, idpDescriptor({ services: [[REDIRECT, 'http://idp.internal:8080/sso']] })));
-    assert.equal(metadata.ssoRedirectUrl, 'http://idp.internal:8080/sso');
+  test('refuses an http SSO URL unless allowed (SSO_ALLOW_PRIVATE_NETWORKS, development)', () => {
+    const xml = entity(ENTITY_ID, idpDescriptor({ services: [[REDIRECT, 'http://idp.internal:8080/sso']] }));
+    assert.throws(
+      () => parseIdpMetadata(xml, 'saml.idp_metadata_xml'),
+      (error: unknown) => isDomainError(error) && error.code === 'INVALID_ARGUMENT' && error.field === 'saml.idp_metadata_xml' && /not https/.test(error.message),
+    );
+    assert.equal(parseIdpMetadata(xml, undefined, { allowHttp: true }).ssoRedirectUrl, 'http://idp.internal:8080/sso');
   });
 
   test('picks the one identity provider of an EntitiesDescriptor that also lists service providers', () => {

@@ -163,7 +163,7 @@ describe('SsoAccounts', () => {
 });
 
 describe('SsoLoginService under a flood of starts', () => {
-  test('starts beyond the cap displace the oldest logins in flight: a real person starting after the flood still signs in', async () => {
+  test('a browser login lives in its cookie: a flood of starts stores nothing, and a login started before it still completes', async () => {
     const { repos, org, admin, service } = await setup({ allowPrivateNetworks: true });
     const record = await service.create(admin, org.id, oidcBody('http://127.0.0.1:1'));
     // An OpenID provider stand-in: every authorization gets its own state, and the callback
@@ -193,16 +193,20 @@ describe('SsoLoginService under a flood of starts', () => {
       maxPendingLoginsPerProvider: 5,
     });
     const app = 'https://app.example.com/signed-in';
+    const person = await sso.startBrowserLogin(record.id, app, null); // the person, before the flood
     for (let i = 0; i < 20; i++) await sso.startBrowserLogin(record.id, app, null); // the flood: never refused
-    await sso.startBrowserLogin(record.id, app, null); // the person, after it
-    const back = new URL((await sso.finishOidcBrowserLogin({ state: `s${issued}`, code: 'c' })).location);
+    assert.equal(person.cookie.name, `__Host-switchyard-sso-${sha256('s1').slice(0, 16)}`);
+    const back = new URL((await sso.finishOidcBrowserLogin({ state: 's1', code: 'c' }, person.cookie.value)).location);
     assert.equal(back.searchParams.get('error'), null, back.href);
     const code = back.searchParams.get('code');
     assert.ok(code);
     await sso.exchangeCode(code);
     assert.equal(sessions.length, 1);
     assert.equal(sessions[0]!.orgId, org.id);
-    // The table holds the cap, not the flood: the oldest starts are gone.
-    assert.equal((await repos.ssoLogins.consumePending(sha256(`s1`), Date.now())), null, 'the first start was displaced');
+    // Another browser (no cookie, or another login's) gets nowhere with a state; a spent one neither.
+    const other = await sso.startBrowserLogin(record.id, app, null);
+    await rejectsWith(sso.finishOidcBrowserLogin({ state: 's2', code: 'c' }, null), 'UNAUTHENTICATED', /not started in this browser/);
+    await rejectsWith(sso.finishOidcBrowserLogin({ state: 's2', code: 'c' }, other.cookie.value), 'UNAUTHENTICATED', /does not match/);
+    await rejectsWith(sso.finishOidcBrowserLogin({ state: 's1', code: 'c' }, person.cookie.value), 'UNAUTHENTICATED', /already used/);
   });
 });

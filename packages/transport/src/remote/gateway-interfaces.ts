@@ -99,6 +99,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       exchangeCode: anonymous,
       samlMetadata: anonymous,
       signInOptions: anonymous,
+      signInOption: anonymous,
     },
   },
   {

@@ -308,6 +308,21 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
       assert.equal(await repos().ssoLogins.consumePending(none.stateHash, t), null);
     });
 
+    test('concurrent createPending at the cap all succeed (never a deadlock), and the cap still bounds the provider', async () => {
+      const { provider } = await orgWithProvider(repos());
+      const cap = 3;
+      for (let round = 0; round < 5; round += 1) {
+        const nowMs = Date.now();
+        const inputs = Array.from({ length: 40 }, () => pendingInput(provider));
+        const outcomes = await Promise.all(inputs.map((input) => repos().ssoLogins.createPending(input, nowMs, cap)));
+        assert.deepEqual(new Set(outcomes), new Set([true]), `round ${round}: every start is stored`);
+      }
+      // Overshoot under concurrency is allowed (it bounds the table, it is not a quota); a quiet start trims back.
+      const last = pendingInput(provider);
+      assert.equal(await repos().ssoLogins.createPending(last, Date.now(), cap), true);
+      assert.ok((await repos().ssoLogins.consumePending(last.stateHash, Date.now())) !== null);
+    });
+
     test('createPending for an unknown or malformed provider or org, or an org not the provider\'s, returns false and stores nothing', async () => {
       const { provider } = await orgWithProvider(repos());
       const otherOrg = await newOrg(repos());
@@ -392,6 +407,33 @@ export function ssoLoginRepositoryContract(name: string, makeRepos: MakeSsoRepos
         assert.equal(winners.length, 1, `round ${round}: exactly one consume succeeds`);
         assert.deepEqual(winners[0], grant);
       }
+    });
+
+    test('spendState is true once per state hash, also under concurrent calls; other hashes are independent', async () => {
+      const expiresAtMs = Date.now() + 600_000;
+      for (let round = 0; round < 5; round += 1) {
+        const stateHash = randomHash();
+        assert.equal(await repos().ssoLogins.isStateSpent(stateHash), false, 'not spent before');
+        const outcomes = await Promise.all(Array.from({ length: 5 }, () => repos().ssoLogins.spendState(stateHash, expiresAtMs)));
+        assert.equal(outcomes.filter(Boolean).length, 1, `round ${round}: exactly one spend succeeds`);
+        assert.equal(await repos().ssoLogins.spendState(stateHash, expiresAtMs), false, 'spent stays spent');
+        assert.equal(await repos().ssoLogins.isStateSpent(stateHash), true);
+      }
+    });
+
+    test('pruneExpired deletes expired spent states, at most limit per call; a live one stays spent', async () => {
+      const cutoff = 10_000;
+      while ((await repos().ssoLogins.pruneExpired(cutoff, 1_000)) > 0);
+      const expired = [randomHash(), randomHash()];
+      for (const [i, stateHash] of expired.entries()) assert.equal(await repos().ssoLogins.spendState(stateHash, 1_000 + i), true);
+      const live = randomHash();
+      assert.equal(await repos().ssoLogins.spendState(live, cutoff + 1), true);
+      assert.equal(await repos().ssoLogins.pruneExpired(cutoff, 1), 1, 'the batch limit holds');
+      assert.equal(await repos().ssoLogins.pruneExpired(cutoff, 5), 1);
+      assert.equal(await repos().ssoLogins.pruneExpired(cutoff, 5), 0);
+      assert.equal(await repos().ssoLogins.spendState(live, cutoff + 1), false, 'a live spent state is kept');
+      // Pruned: its sealed login has expired too, so spending the hash again opens nothing.
+      assert.equal(await repos().ssoLogins.spendState(expired[0]!, 1_000), true);
     });
 
     test('pruneExpired deletes expired pending logins and codes, at most limit per call; live ones stay', async () => {

@@ -50,7 +50,13 @@ const providerMessage = (record: AuthProviderRecord) => ({
   acs_url: record.acs_url ?? '',
   oidc: record.oidc ?? null,
   saml: record.saml
-    ? { ...record.saml, idp_metadata_url: record.saml.idp_metadata_url ?? '', idp_metadata_xml: record.saml.idp_metadata_xml ?? '', name_id_format: record.saml.name_id_format ?? '' }
+    ? {
+        ...record.saml,
+        idp_metadata_url: record.saml.idp_metadata_url ?? '',
+        idp_metadata_xml: record.saml.idp_metadata_xml ?? '',
+        name_id_format: record.saml.name_id_format ?? '',
+        idp_sso_url: record.saml.idp_sso_url ?? '',
+      }
     : null,
 });
 

@@ -1,9 +1,21 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AuthProviderBody } from '@switchyard/services';
+import { browserLoginCookieName, type AuthProviderBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { sessionResponse } from '../auth/rest-session-response.ts';
-import { authProviderBody, oidcCallbackQuery, samlAcsBody, signInOptionsQuery, signInOptionsResponse, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
+import { clearLoginCookie, readCookie, setLoginCookie } from './rest-login-cookies.ts';
+import {
+  authProviderBody,
+  oidcCallbackQuery,
+  samlAcsBody,
+  signInOptionParams,
+  signInOptionQuery,
+  signInOptionResponse,
+  signInOptionsQuery,
+  signInOptionsResponse,
+  ssoExchangeBody,
+  ssoStartQuery,
+} from './rest-schemas.ts';
 
 /** The largest ACS form accepted: a SAML response of 256 KiB in base64, and the relay state. */
 const MAX_ACS_FORM_BYTES = 512 * 1024;
@@ -62,18 +74,34 @@ export function registerSsoRoutes(app: FastifyInstance, services: GatewayService
     },
     async (request) => sso.signInOptions(request.query.org_id, request.query.redirect_uri),
   );
+  app.get<{ Params: { provider_id: string }; Querystring: { redirect_uri: string } }>(
+    '/v1/auth/sso/:provider_id/option',
+    {
+      schema: {
+        summary: "One identity provider's name and its org's, for a page that offers to sign in with it",
+        params: signInOptionParams,
+        querystring: signInOptionQuery,
+        response: { 200: signInOptionResponse },
+      },
+    },
+    async (request) => sso.signInOption(request.params.provider_id, request.query.redirect_uri),
+  );
 
   // --- the browser flow: start → identity provider → callback or ACS → app → exchange ---
   app.get<{ Params: { provider_id: string }; Querystring: { redirect_uri: string; state?: string } }>(
     '/v1/auth/sso/:provider_id/start',
     { schema: { querystring: ssoStartQuery } },
     async (request, reply) => {
-      const { location } = await sso.startBrowserLogin(request.params.provider_id, request.query.redirect_uri, request.query.state ?? null);
+      const { location, cookie } = await sso.startBrowserLogin(request.params.provider_id, request.query.redirect_uri, request.query.state ?? null);
+      // The login in flight lives in this browser's cookie: the callback accepts it from here only.
+      setLoginCookie(reply, cookie);
       return redirect(reply, location);
     },
   );
   app.get<{ Querystring: Record<string, string> }>('/v1/auth/oidc/callback', { schema: { querystring: oidcCallbackQuery } }, async (request, reply) => {
-    const { location } = await sso.finishOidcBrowserLogin({ ...request.query });
+    const cookieName = browserLoginCookieName(request.query.state ?? '');
+    const { location } = await sso.finishOidcBrowserLogin({ ...request.query }, readCookie(request, cookieName));
+    clearLoginCookie(reply, cookieName, false);
     return redirect(reply, location);
   });
   // The HTTP-POST binding posts a form; only this route parses one.
@@ -82,7 +110,13 @@ export function registerSsoRoutes(app: FastifyInstance, services: GatewayService
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
     acs.post<{ Body: { SAMLResponse: string; RelayState: string } }>('/v1/auth/saml/acs', { schema: { body: samlAcsBody } }, async (request, reply) => {
-      const { location } = await sso.finishSamlBrowserLogin({ samlResponse: request.body.SAMLResponse, relayState: request.body.RelayState });
+      const cookieName = browserLoginCookieName(request.body.RelayState);
+      const { location } = await sso.finishSamlBrowserLogin({
+        samlResponse: request.body.SAMLResponse,
+        relayState: request.body.RelayState,
+        loginCookie: readCookie(request, cookieName),
+      });
+      clearLoginCookie(reply, cookieName, true);
       return redirect(reply, location);
     });
   });

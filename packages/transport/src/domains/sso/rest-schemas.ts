@@ -69,6 +69,30 @@ export const signInOptionsResponse = {
   },
 } as const;
 
+export const signInOptionParams = {
+  type: 'object',
+  required: ['provider_id'],
+  properties: { provider_id: { type: 'string', format: 'uuid' } },
+} as const;
+
+export const signInOptionQuery = {
+  type: 'object',
+  required: ['redirect_uri'],
+  properties: { redirect_uri: url },
+} as const;
+
+export const signInOptionResponse = {
+  type: 'object',
+  required: ['provider_id', 'display_name', 'provider_type', 'org_id', 'org_name'],
+  properties: {
+    provider_id: { type: 'string' },
+    display_name: { type: 'string' },
+    provider_type: { type: 'string', enum: ['oidc', 'saml'] },
+    org_id: { type: 'string' },
+    org_name: { type: 'string' },
+  },
+} as const;
+
 /** What an OpenID provider sends back to the callback (RFC 6749 §4.1.2, RFC 9207's iss). */
 export const oidcCallbackQuery = {
   type: 'object',
