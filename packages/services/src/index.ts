@@ -56,3 +56,8 @@ export * from './sso/saml-metadata.ts';
 export * from './sso/secret-box.ts';
 export * from './sso/sso-login-service.ts';
 export * from './sso/sso-options.ts';
+export * from './accounts/password-reset-service.ts';
+export * from './mail/mail-outbox-service.ts';
+export * from './mail/mail-settings.ts';
+export * from './mail/mail-worker.ts';
+export * from './mail/smtp-mail-sender.ts';

@@ -63,6 +63,15 @@ export interface Config {
   auditMaxEntriesPerOrg: number;
   /** Single sign-on (docs/sso.md "Configuration"). */
   sso: SsoConfig;
+  /** Email delivery (docs/security.md "Email delivery"). */
+  mail: MailConfig;
+}
+
+export interface MailConfig {
+  /** SMTP_URL (`smtp://user:password@host:587` or `smtps://...`); null: no delivery (development keeps a local outbox). */
+  smtpUrl: string | null;
+  /** SMTP_FROM: the sender address of every mail (default `switchyard@localhost`). */
+  from: string;
 }
 
 export interface SsoConfig {
@@ -206,6 +215,25 @@ function ssoConfig(env: Env): SsoConfig {
   return { publicUrl, secretsKey, allowPrivateNetworks: flag(env, 'SSO_ALLOW_PRIVATE_NETWORKS') };
 }
 
+function mailConfig(env: Env): MailConfig {
+  const smtpUrl = text(env, 'SMTP_URL') ?? null;
+  if (smtpUrl !== null) {
+    let url: URL;
+    try {
+      url = new URL(smtpUrl);
+    } catch {
+      throw new ConfigError('SMTP_URL is not a valid URL (expected e.g. smtp://user:password@mail.example.com:587)');
+    }
+    if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must start with smtp:// or smtps:// (got ${url.protocol}//)`);
+  }
+  const from = text(env, 'SMTP_FROM') ?? 'switchyard@localhost';
+  // An address, optionally with a display name: `Switchyard <flags@example.com>`. No line breaks (header injection).
+  if (!/^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(from)) {
+    throw new ConfigError('SMTP_FROM must be an email address, optionally as "Name <address>"');
+  }
+  return { smtpUrl, from };
+}
+
 function bootstrapAdmin(env: Env): Config['bootstrapAdmin'] {
   const email = text(env, 'BOOTSTRAP_ADMIN_EMAIL');
   const password = text(env, 'BOOTSTRAP_ADMIN_PASSWORD');
@@ -332,6 +360,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     auditMaxEntriesPerOrg: integer(env, 'AUDIT_MAX_ENTRIES_PER_ORG', 100_000, 1, 100_000_000),
     sso: ssoConfig(env),
+    mail: mailConfig(env),
   };
 }
 

@@ -10,7 +10,9 @@ import type {
   FlagService,
   IngestService,
   InvitationService,
+  MailOutboxService,
   ManagementService,
+  PasswordResetService,
   SegmentService,
   SsoLoginService,
   StatsService,
@@ -30,6 +32,10 @@ export interface GatewayServices {
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
+  /** Password reset by emailed link (docs/security.md "Password reset"). */
+  passwordReset: PasswordResetService;
+  /** The local outbox of development (docs/security.md "Email delivery"). */
+  mailOutbox: MailOutboxService;
   /** The change history (docs/contract.md "Change history"). */
   auditLog: AuditLogService;
   /** Single sign-on: the org's identity providers, and the logins through them. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
@@ -21,6 +22,7 @@ import type { GatewayServices } from '../gateway-services.ts';
  */
 export function registerRestRoutes(http: FastifyInstance, services: GatewayServices): void {
   registerAuthRoutes(http, services);
+  registerAccountRoutes(http, services);
   registerAdminRoutes(http, services);
   registerManagementRoutes(http, services);
   registerAuditRoutes(http, services);

@@ -1,0 +1,137 @@
+import {
+  DomainError,
+  RateLimitedError,
+  notFound,
+  type ChangeNotifier,
+  type PasswordHasher,
+  type Repositories,
+} from '@switchyard/core';
+import { randomBytes } from 'node:crypto';
+import { recordChange } from '../audit/audit-trail.ts';
+import { announceSessionChange } from '../auth/session-registry.ts';
+import { sha256Hex } from '../auth/secrets.ts';
+import { requirePassword } from '../management/input-checks.ts';
+import type { MailSettings } from '../mail/mail-settings.ts';
+import { passwordResetMail } from '../mail/mail-texts.ts';
+
+/** A reset link works for 30 minutes, once. */
+export const PASSWORD_RESET_TTL_MS = 30 * 60_000;
+
+/**
+ * Reset requests counted per email address (so per account: addresses are unique) and per client
+ * address, in the login throttle's table and window (its pruner keeps the table bounded). The
+ * address count is kept whether or not an account exists, so the answer never tells.
+ */
+export const PASSWORD_RESET_LIMITS = { perEmail: 3, perClientAddress: 20, windowMs: 15 * 60_000 };
+
+/** Orgs a claimant may name to keep (the request's `keep_org_ids`). */
+export const MAX_KEPT_ORGS = 100;
+
+const generateResetToken = (): string => `pr_${randomBytes(32).toString('base64url')}`;
+
+/**
+ * Password reset by emailed link (docs/security.md "Password reset"). The request answers the same
+ * whether or not the address has an account; the link's token is 256 random bits, stored as
+ * SHA-256, single use, 30 minutes. Completing it sets the password, marks the address verified,
+ * ends every session of the account and voids its other reset links.
+ *
+ * It is also how the real holder of an address claims an account someone else made for it (an
+ * admin with a password, an identity provider): for an account whose address was never verified,
+ * the reset removes it from every org except those the holder names in `keepOrgIds`
+ * (docs/security.md "Email addresses belong to whoever proves control of them"); audited.
+ */
+export class PasswordResetService {
+  constructor(
+    private readonly repos: Pick<Repositories, 'users' | 'orgs' | 'sessions' | 'accountTokens' | 'mailOutbox' | 'loginThrottle' | 'unitOfWork'>,
+    private readonly hasher: PasswordHasher,
+    private readonly notifier: ChangeNotifier,
+    private readonly mail: MailSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Mails a reset link when the address has an account; answers alike when it has none. */
+  async requestPasswordReset(input: { email: string; clientAddress?: string | undefined }): Promise<void> {
+    if (this.mail.delivery === 'off') {
+      throw new DomainError('FAILED_PRECONDITION', 'password reset is not available: the server has no SMTP_URL to send the link');
+    }
+    const email = input.email.trim();
+    await this.throttle(email, input.clientAddress);
+    const user = await this.repos.users.getByEmail(email);
+    if (!user) return;
+    const nowMs = this.now();
+    const token = generateResetToken();
+    const orgs = user.emailVerifiedAtMs === null ? await this.orgsOf(user.id) : [];
+    await this.repos.unitOfWork.run(async (tx) => {
+      await tx.accountTokens.create({ tokenHash: sha256Hex(token), purpose: 'password_reset', userId: user.id, email: user.email, expiresAtMs: nowMs + PASSWORD_RESET_TTL_MS }, nowMs);
+      await tx.mailOutbox.enqueue({ kind: 'password_reset', ...passwordResetMail({ to: user.email, link: this.link(token), unverifiedIn: orgs }) }, nowMs);
+    });
+    this.mail.onQueued();
+  }
+
+  /** Sets the password from a reset link; see the class comment for what else it does. */
+  async resetPassword(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<void> {
+    const password = requirePassword(input.newPassword);
+    const keep = [...new Set(input.keepOrgIds ?? [])].slice(0, MAX_KEPT_ORGS);
+    const passwordHash = await this.hasher.hash(password);
+    const nowMs = this.now();
+    const userId = await this.repos.unitOfWork.run(async (tx) => {
+      const token = await tx.accountTokens.consume(sha256Hex(input.token), 'password_reset', nowMs);
+      if (!token) throw notFound('password reset link');
+      const user = await tx.users.getById(token.userId);
+      // The address the link went to must still be the account's: it is what was proved.
+      if (!user || user.email.toLowerCase() !== token.email.toLowerCase()) throw notFound('password reset link');
+      const claimed = user.emailVerifiedAtMs === null;
+      const memberships = await tx.users.listMemberships(user.id);
+      const released = claimed ? await tx.users.releaseMemberships(user.id, keep) : [];
+      await tx.users.setPasswordHash(user.id, passwordHash);
+      await tx.users.markEmailVerified(user.id, nowMs);
+      await tx.accountTokens.revokeAll(user.id, 'password_reset', nowMs);
+      await tx.sessions.end({ userId: user.id }, nowMs);
+      const actor = { type: 'user' as const, id: user.id, email: user.email };
+      for (const membership of memberships) {
+        const left = released.some((r) => r.orgId === membership.orgId);
+        await recordChange(tx, actor, {
+          orgId: membership.orgId,
+          action: left ? 'user.claimed_and_left' : 'user.password_reset',
+          resourceType: 'user',
+          resourceId: user.id,
+          before: { user_id: user.id, email: user.email, org_id: membership.orgId, org_role: membership.role },
+          details: { address_was_verified: !claimed, membership_kept: !left },
+        }, nowMs);
+      }
+      return user.id;
+    });
+    await announceSessionChange(this.notifier, userId);
+  }
+
+  private link(token: string): string {
+    return `${this.mail.publicUrl()}/#/reset-password/${encodeURIComponent(token)}`;
+  }
+
+  private async orgsOf(userId: string): Promise<Array<{ id: string; name: string }>> {
+    const result: Array<{ id: string; name: string }> = [];
+    for (const membership of await this.repos.users.listMemberships(userId)) {
+      const org = await this.repos.orgs.get(membership.orgId);
+      if (org && !org.isSystem) result.push({ id: org.id, name: org.name });
+    }
+    return result;
+  }
+
+  /** Counts the request first, then reads the counts (as LoginThrottle does), so parallel requests cannot all slip under. */
+  private async throttle(email: string, clientAddress: string | undefined): Promise<void> {
+    const emailSubject = `reset-email:${email.toLowerCase()}`;
+    const addressSubject = `reset-ip:${clientAddress && clientAddress.length > 0 ? clientAddress : 'unknown'}`;
+    const nowMs = this.now();
+    await this.repos.loginThrottle.recordFailure([emailSubject, addressSubject], nowMs);
+    const counts = await this.repos.loginThrottle.failuresSince([emailSubject, addressSubject], nowMs - PASSWORD_RESET_LIMITS.windowMs);
+    let retryAfterMs = 0;
+    for (const { subject, count, oldestAtMs } of counts) {
+      const limit = subject === emailSubject ? PASSWORD_RESET_LIMITS.perEmail : PASSWORD_RESET_LIMITS.perClientAddress;
+      if (count > limit) retryAfterMs = Math.max(retryAfterMs, oldestAtMs + PASSWORD_RESET_LIMITS.windowMs - nowMs);
+    }
+    if (retryAfterMs > 0) {
+      await this.repos.loginThrottle.forgetOne([emailSubject, addressSubject], nowMs);
+      throw new RateLimitedError('too many password reset requests; try again later', Math.max(1, Math.ceil(retryAfterMs / 1000)));
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import type { MailMessage } from '@switchyard/core';
+
+/** The password reset mail; for an unverified account it says which orgs it would leave. */
+export function passwordResetMail(input: { to: string; link: string; unverifiedIn: Array<{ id: string; name: string }> }): MailMessage {
+  const lines = [
+    'Someone asked to reset the password of the Switchyard account of this address.',
+    'If it was you, open this link within 30 minutes (it works once):',
+    '',
+    input.link,
+    '',
+  ];
+  if (input.unverifiedIn.length > 0) {
+    lines.push(
+      'This account was made for your address by someone else and you never confirmed it. Setting',
+      'the password makes it yours alone: every other session ends, and it leaves these',
+      'organisations unless you choose to keep them:',
+      ...input.unverifiedIn.map((org) => `  - ${org.name} (${org.id})`),
+      '',
+    );
+  }
+  lines.push('If it was not you, ignore this mail: nothing changes.');
+  return { to: input.to, subject: 'Reset your Switchyard password', text: lines.join('\n') };
+}
