@@ -140,6 +140,14 @@ export class PgUserRepository implements UserRepository {
     return rows.map(toMembership);
   }
 
+  async deleteIfOrgless(userId: string): Promise<boolean> {
+    if (!isUuid(userId)) return false;
+    // Every table naming the user cascades (sessions, tokens, SSO identities).
+    const result = await this.sql`
+      DELETE FROM users WHERE id = ${userId} AND NOT EXISTS (SELECT 1 FROM memberships WHERE user_id = ${userId})`;
+    return result.count > 0;
+  }
+
   async setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership> {
     if (!isUuid(scope.orgId) || !isUuid(userId)) throw notFound('member', userId);
     return this.withOrgAdminsLocked(scope.orgId, userId, async (tx, current, admins) => {

@@ -33,6 +33,8 @@ export interface UserRepository {
    * Returns the memberships removed.
    */
   releaseMemberships(userId: string, keepOrgIds: readonly string[]): Promise<Membership[]>;
+  /** Deletes the account when it belongs to no org (its sessions, tokens and identities go with it). Returns whether it did. */
+  deleteIfOrgless(userId: string): Promise<boolean>;
   /**
    * Changes a member's role. Atomic with the check that the org keeps an org_admin.
    * @throws NOT_FOUND when not a member; FAILED_PRECONDITION when it would demote the last org_admin.

@@ -82,6 +82,12 @@ export class InMemoryUserRepository implements UserRepository {
     return released.map((m) => ({ ...m }));
   }
 
+  async deleteIfOrgless(userId: string): Promise<boolean> {
+    if (!this.state.users.has(userId) || this.state.memberships.some((m) => m.userId === userId)) return false;
+    this.state.users.delete(userId);
+    return true;
+  }
+
   async setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership> {
     const membership = this.find(scope.orgId, userId);
     if (!membership) throw notFound('member', userId);

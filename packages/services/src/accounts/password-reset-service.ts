@@ -24,6 +24,12 @@ export const PASSWORD_RESET_TTL_MS = 30 * 60_000;
  */
 export const PASSWORD_RESET_LIMITS = { perEmail: 3, perClientAddress: 20, windowMs: 15 * 60_000 };
 
+/** What a completed reset did: the orgs the account is in now, and whether it was removed (claimed, kept in none). */
+export interface PasswordResetOutcome {
+  org_ids: string[];
+  account_removed: boolean;
+}
+
 /** Orgs a claimant may name to keep (the request's `keep_org_ids`). */
 export const MAX_KEPT_ORGS = 100;
 
@@ -38,7 +44,8 @@ const generateResetToken = (): string => `pr_${randomBytes(32).toString('base64u
  * It is also how the real holder of an address claims an account someone else made for it (an
  * admin with a password, an identity provider): for an account whose address was never verified,
  * the reset removes it from every org except those the holder names in `keepOrgIds`
- * (docs/security.md "Email addresses belong to whoever proves control of them"); audited.
+ * (docs/security.md "Email addresses belong to whoever proves control of them"); audited. An
+ * account claimed that way and kept in no org is removed, which frees the address.
  */
 export class PasswordResetService {
   constructor(
@@ -69,12 +76,12 @@ export class PasswordResetService {
   }
 
   /** Sets the password from a reset link; see the class comment for what else it does. */
-  async resetPassword(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<void> {
+  async resetPassword(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<PasswordResetOutcome> {
     const password = requirePassword(input.newPassword);
     const keep = [...new Set(input.keepOrgIds ?? [])].slice(0, MAX_KEPT_ORGS);
     const passwordHash = await this.hasher.hash(password);
     const nowMs = this.now();
-    const userId = await this.repos.unitOfWork.run(async (tx) => {
+    const outcome = await this.repos.unitOfWork.run(async (tx) => {
       const token = await tx.accountTokens.consume(sha256Hex(input.token), 'password_reset', nowMs);
       if (!token) throw notFound('password reset link');
       const user = await tx.users.getById(token.userId);
@@ -99,9 +106,13 @@ export class PasswordResetService {
           details: { address_was_verified: !claimed, membership_kept: !left },
         }, nowMs);
       }
-      return user.id;
+      // Claimed and in no org any more: the account goes and the address is free, so the holder
+      // can join its own org as a new account (invitation, creation, single sign-on).
+      const removed = claimed && (await tx.users.deleteIfOrgless(user.id));
+      return { userId: user.id, result: { org_ids: memberships.filter((m) => !released.some((r) => r.orgId === m.orgId)).map((m) => m.orgId), account_removed: removed } };
     });
-    await announceSessionChange(this.notifier, userId);
+    await announceSessionChange(this.notifier, outcome.userId);
+    return outcome.result;
   }
 
   private link(token: string): string {

@@ -34,10 +34,8 @@ export function registerAccountRoutes(app: FastifyInstance, services: GatewaySer
         },
       },
     },
-    async (request, reply) => {
-      await services.passwordReset.resetPassword({ token: request.body.token, newPassword: request.body.new_password, keepOrgIds: request.body.keep_org_ids });
-      return reply.code(204).send();
-    },
+    async (request) =>
+      services.passwordReset.resetPassword({ token: request.body.token, newPassword: request.body.new_password, keepOrgIds: request.body.keep_org_ids }),
   );
 
   app.get('/v1/admin/mail-outbox', async (request) => {
