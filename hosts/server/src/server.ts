@@ -236,7 +236,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       verifier,
       auth,
       management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
-      invitations: new InvitationService(repos, hasher, auth),
+      invitations: new InvitationService(repos, hasher, auth, Date.now, { mail: mailSettings, notifier }),
       passwordReset: new PasswordResetService(repos, hasher, notifier, mailSettings),
       mailOutbox: new MailOutboxService(repos, delivery),
       auditLog: new AuditLogService(repos, scopes),

@@ -7,7 +7,7 @@ import {
   type Repositories,
 } from '@switchyard/core';
 import { randomBytes } from 'node:crypto';
-import { recordChange } from '../audit/audit-trail.ts';
+import { proveAddress } from './address-claim.ts';
 import { announceSessionChange } from '../auth/session-registry.ts';
 import { sha256Hex } from '../auth/secrets.ts';
 import { requirePassword } from '../management/input-checks.ts';
@@ -30,8 +30,6 @@ export interface PasswordResetOutcome {
   account_removed: boolean;
 }
 
-/** Orgs a claimant may name to keep (the request's `keep_org_ids`). */
-export const MAX_KEPT_ORGS = 100;
 
 const generateResetToken = (): string => `pr_${randomBytes(32).toString('base64url')}`;
 
@@ -78,7 +76,6 @@ export class PasswordResetService {
   /** Sets the password from a reset link; see the class comment for what else it does. */
   async resetPassword(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<PasswordResetOutcome> {
     const password = requirePassword(input.newPassword);
-    const keep = [...new Set(input.keepOrgIds ?? [])].slice(0, MAX_KEPT_ORGS);
     const passwordHash = await this.hasher.hash(password);
     const nowMs = this.now();
     const outcome = await this.repos.unitOfWork.run(async (tx) => {
@@ -87,25 +84,7 @@ export class PasswordResetService {
       const user = await tx.users.getById(token.userId);
       // The address the link went to must still be the account's: it is what was proved.
       if (!user || user.email.toLowerCase() !== token.email.toLowerCase()) throw notFound('password reset link');
-      const claimed = user.emailVerifiedAtMs === null;
-      const memberships = await tx.users.listMemberships(user.id);
-      const released = claimed ? await tx.users.releaseMemberships(user.id, keep) : [];
-      await tx.users.setPasswordHash(user.id, passwordHash);
-      await tx.users.markEmailVerified(user.id, nowMs);
-      await tx.accountTokens.revokeAll(user.id, 'password_reset', nowMs);
-      await tx.sessions.end({ userId: user.id }, nowMs);
-      const actor = { type: 'user' as const, id: user.id, email: user.email };
-      for (const membership of memberships) {
-        const left = released.some((r) => r.orgId === membership.orgId);
-        await recordChange(tx, actor, {
-          orgId: membership.orgId,
-          action: left ? 'user.claimed_and_left' : 'user.password_reset',
-          resourceType: 'user',
-          resourceId: user.id,
-          before: { user_id: user.id, email: user.email, org_id: membership.orgId, org_role: membership.role },
-          details: { address_was_verified: !claimed, membership_kept: !left },
-        }, nowMs);
-      }
+      const { claimed, memberships, released } = await proveAddress(tx, user, { passwordHash, keepOrgIds: input.keepOrgIds ?? [], how: 'password_reset', nowMs });
       // Claimed and in no org any more: the account goes and the address is free, so the holder
       // can join its own org as a new account (invitation, creation, single sign-on).
       const removed = claimed && (await tx.users.deleteIfOrgless(user.id));

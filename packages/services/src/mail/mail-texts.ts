@@ -21,3 +21,16 @@ export function passwordResetMail(input: { to: string; link: string; unverifiedI
   lines.push('If it was not you, ignore this mail: nothing changes.');
   return { to: input.to, subject: 'Reset your Switchyard password', text: lines.join('\n') };
 }
+
+/** The invitation mail: with SMTP it is the only place the link goes, so accepting it proves the address. */
+export function invitationMail(input: { to: string; orgName: string; role: string; link: string }): MailMessage {
+  const text = [
+    `You are invited to join the organisation "${input.orgName}" on Switchyard as ${input.role}.`,
+    'Open this link within 7 days to accept (it works once):',
+    '',
+    input.link,
+    '',
+    'If you did not expect this, ignore this mail.',
+  ].join('\n');
+  return { to: input.to, subject: 'Your invitation to Switchyard', text };
+}
