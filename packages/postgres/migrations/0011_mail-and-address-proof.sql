@@ -37,3 +37,16 @@ CREATE TABLE IF NOT EXISTS account_tokens (
 );
 CREATE INDEX IF NOT EXISTS account_tokens_by_user ON account_tokens (user_id, purpose);
 CREATE INDEX IF NOT EXISTS account_tokens_by_expiry ON account_tokens (expires_at_ms);
+
+-- Domains an org proved it controls (a DNS TXT record): its identity providers' assertions about
+-- addresses of a verified domain count as proof of those addresses. A domain is verified for one
+-- org at a time.
+CREATE TABLE IF NOT EXISTS org_domains (
+  org_id          uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  domain          text NOT NULL,
+  challenge       text NOT NULL,
+  created_at_ms   bigint NOT NULL,
+  verified_at_ms  bigint,
+  PRIMARY KEY (org_id, domain)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS org_domains_verified_once ON org_domains (domain) WHERE verified_at_ms IS NOT NULL;

@@ -27,6 +27,7 @@ import { PgSsoLoginRepository } from './sso-login-repository.pg.ts';
 import { PgSsoIdentityRepository } from './sso-identity-repository.pg.ts';
 import { PgMailOutboxRepository } from './mail-outbox-repository.pg.ts';
 import { PgAccountTokenRepository } from './account-token-repository.pg.ts';
+import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -58,5 +59,6 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     ssoIdentities: new PgSsoIdentityRepository(sql),
     mailOutbox: new PgMailOutboxRepository(sql),
     accountTokens: new PgAccountTokenRepository(sql),
+    orgDomains: new PgOrgDomainRepository(sql),
   };
 }

@@ -62,3 +62,5 @@ export * from './mail/mail-outbox-service.ts';
 export * from './mail/mail-settings.ts';
 export * from './mail/mail-worker.ts';
 export * from './mail/smtp-mail-sender.ts';
+export * from './org-domains/dns-txt-resolver.ts';
+export * from './org-domains/org-domain-service.ts';

@@ -72,6 +72,8 @@ export interface MailConfig {
   smtpUrl: string | null;
   /** SMTP_FROM: the sender address of every mail (default `switchyard@localhost`). */
   from: string;
+  /** DNS_SERVERS: resolvers of domain verification (`ip` or `ip:port`, comma-separated); null: the system's. */
+  dnsServers: string[] | null;
 }
 
 export interface SsoConfig {
@@ -231,7 +233,20 @@ function mailConfig(env: Env): MailConfig {
   if (!/^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(from)) {
     throw new ConfigError('SMTP_FROM must be an email address, optionally as "Name <address>"');
   }
-  return { smtpUrl, from };
+  const rawServers = text(env, 'DNS_SERVERS');
+  let dnsServers: string[] | null = null;
+  if (rawServers !== undefined) {
+    dnsServers = rawServers.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+    for (const server of dnsServers) {
+      const match = /^(?:\[([0-9a-fA-F:]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(server) ?? /^([0-9a-fA-F:]+)()$/.exec(server);
+      const address = match?.[1] || match?.[2] || '';
+      if (!match || isIP(address) === 0 || Number(match[3] ?? 53) > 65535) {
+        throw new ConfigError(`DNS_SERVERS must list IP addresses, optionally with a port (1.1.1.1, 10.0.0.2:5353, [::1]:53; got "${server}")`);
+      }
+    }
+    if (dnsServers.length === 0) dnsServers = null;
+  }
+  return { smtpUrl, from, dnsServers };
 }
 
 function bootstrapAdmin(env: Env): Config['bootstrapAdmin'] {

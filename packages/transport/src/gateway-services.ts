@@ -12,6 +12,7 @@ import type {
   InvitationService,
   MailOutboxService,
   ManagementService,
+  OrgDomainService,
   PasswordResetService,
   SegmentService,
   SsoLoginService,
@@ -36,6 +37,8 @@ export interface GatewayServices {
   passwordReset: PasswordResetService;
   /** The local outbox of development (docs/security.md "Email delivery"). */
   mailOutbox: MailOutboxService;
+  /** Domains an org proved by DNS TXT (docs/security.md). */
+  orgDomains: OrgDomainService;
   /** The change history (docs/contract.md "Change history"). */
   auditLog: AuditLogService;
   /** Single sign-on: the org's identity providers, and the logins through them. */

@@ -6,6 +6,7 @@ import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
 import type { AuthProviderRepository, SsoIdentityRepository, SsoLoginRepository } from './sso-ports.ts';
 import type { InvitationRepository, LoginThrottleRepository, RefreshTokenRepository, SessionRepository } from './session-ports.ts';
 import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.ts';
+import type { OrgDomainRepository } from './org-domain-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -43,4 +44,6 @@ export interface Repositories {
   mailOutbox: MailOutboxRepository;
   /** Emailed single-use secrets (password reset, address verification). */
   accountTokens: AccountTokenRepository;
+  /** Domains orgs proved they control (DNS TXT). */
+  orgDomains: OrgDomainRepository;
 }

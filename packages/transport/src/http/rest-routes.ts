@@ -12,6 +12,7 @@ import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
 import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
+import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
@@ -27,6 +28,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerManagementRoutes(http, services);
   registerAuditRoutes(http, services);
   registerSsoRoutes(http, services);
+  registerOrgDomainRoutes(http, services);
   registerFlagRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);

@@ -88,6 +88,12 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { listLocalOutbox: withCaller },
   },
   {
+    member: 'orgDomains',
+    proto: 'svc/accounts/v1/accounts_gateway.proto',
+    service: 'svc.accounts.v1.OrgDomainGatewayService',
+    methods: { add: withCaller, list: withCaller, verify: withCaller, remove: withCaller },
+  },
+  {
     member: 'auditLog',
     proto: 'svc/management/v1/management_gateway.proto',
     service: 'svc.management.v1.AuditLogGatewayService',
