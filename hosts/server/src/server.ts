@@ -8,6 +8,7 @@ import {
   InvitationService,
   AuditLogService,
   SessionRegistry,
+  announceSessionChange,
   DefinitionSnapshots,
   EvaluationService,
   EventDefinitionCache,
@@ -232,6 +233,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       publicUrl: config.sso.publicUrl ?? `http://localhost:${config.httpPort}`,
       allowPrivateNetworks: config.sso.allowPrivateNetworks,
       secrets: secretsKey === null ? null : new SecretBox(secretsKey),
+      onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
     const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
     const services: InProcessServices = {

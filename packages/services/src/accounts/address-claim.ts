@@ -24,7 +24,7 @@ export interface AddressProofOutcome {
 export async function proveAddress(
   tx: Repositories,
   user: User,
-  input: { passwordHash: string; keepOrgIds: readonly string[]; how: 'password_reset' | 'invitation'; nowMs: number },
+  input: { passwordHash: string; keepOrgIds: readonly string[]; how: 'password_reset' | 'invitation' | 'sso_domain'; nowMs: number },
 ): Promise<AddressProofOutcome> {
   const claimed = user.emailVerifiedAtMs === null;
   const memberships = await tx.users.listMemberships(user.id);

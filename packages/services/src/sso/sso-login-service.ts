@@ -75,7 +75,7 @@ export class SsoLoginService {
 
   constructor(private readonly deps: SsoLoginDeps) {
     this.now = deps.now ?? Date.now;
-    this.accounts = new SsoAccounts(deps.repos, deps.hasher, this.now);
+    this.accounts = new SsoAccounts(deps.repos, deps.hasher, this.now, deps.options.onSessionsEnded);
   }
 
   /** Browser flow, step 1: the identity provider's address for a login that returns to `returnUri`. */
