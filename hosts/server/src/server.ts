@@ -239,7 +239,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const services: InProcessServices = {
       verifier,
       auth,
-      management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
+      management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId), Date.now, mailSettings),
       invitations: new InvitationService(repos, hasher, auth, Date.now, { mail: mailSettings, notifier }),
       passwordReset: new PasswordResetService(repos, hasher, notifier, mailSettings),
       mailOutbox: new MailOutboxService(repos, delivery),

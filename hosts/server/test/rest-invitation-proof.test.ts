@@ -35,7 +35,7 @@ async function invite(tenant: Tenant, email: string): Promise<string> {
   const created = expectStatus(await client.post(`/v1/management/orgs/${tenant.orgId}/invitations`, { token: tenant.admin.token, body: { email } }), 201);
   assert.equal(created.mailed, true);
   assert.equal(created.token, undefined, 'the inviter never holds the link');
-  const mail = await inbox.waitFor(email, since);
+  const mail = await inbox.waitFor(email, since, /invitation/i);
   assert.match(mail.text, new RegExp(tenant.orgName));
   return linkIn(mail, PUBLIC_URL, 'accept-invitation').token;
 }

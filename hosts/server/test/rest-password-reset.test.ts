@@ -50,7 +50,7 @@ describe('password reset', () => {
     const user = a.member;
     const other = await login(client, user.email, user.password, a.orgId);
     const answer = expectStatus(await requestReset(user.email), 202);
-    const mail = await inbox.waitFor(user.email, since);
+    const mail = await inbox.waitFor(user.email, since, /reset/i);
     assert.equal(mail.from, 'flags@example.test');
     assert.match(mail.subject, /reset/i);
     const { token } = linkIn(mail, PUBLIC_URL, 'reset-password');
@@ -83,7 +83,7 @@ describe('password reset', () => {
     const known = expectStatus(await requestReset(b.member.email), 202);
     const none = expectStatus(await requestReset(unknown), 202);
     assert.deepEqual(none, known);
-    await inbox.waitFor(b.member.email, since);
+    await inbox.waitFor(b.member.email, since, /reset/i);
     await ts.server.mailWorker.runOnce();
     assert.ok(!inbox.mails.slice(since).some((m) => m.to.includes(unknown)), 'no mail to an address without an account');
   });
@@ -110,6 +110,23 @@ describe('password reset', () => {
 });
 
 describe('claiming an address someone else made an account for', () => {
+  test("the address's holder is mailed when an org makes an account for it, and confirming sets its own password and keeps the org only if asked", async () => {
+    const since = inbox.mails.length;
+    const made = await accountMadeBy(a, 'told');
+    const mail = await inbox.waitFor(made.email, since, /confirm/i);
+    assert.match(mail.text, new RegExp(a.orgId));
+    const { token } = linkIn(mail, PUBLIC_URL, 'verify-email');
+    const session = await login(client, made.email, made.password, a.orgId);
+    const done = expectStatus(await client.post('/v1/auth/email-verification/confirm', { body: { token, new_password: 'my-own-pass-1', keep_org_ids: [a.orgId] } }), 200);
+    assert.deepEqual(done, { org_ids: [a.orgId], account_removed: false });
+    expectError(await client.get('/v1/auth/orgs', { token: session.token }), 401, 'UNAUTHENTICATED');
+    expectError(await client.post('/v1/auth/login', { body: { email: made.email, password: made.password } }), 401, 'UNAUTHENTICATED');
+    await login(client, made.email, 'my-own-pass-1', a.orgId);
+    // Single use, and not a reset link.
+    expectError(await client.post('/v1/auth/email-verification/confirm', { body: { token, new_password: 'again-pass-12' } }), 404, 'NOT_FOUND');
+    expectError(await client.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'again-pass-12' } }), 404, 'NOT_FOUND');
+  });
+
   test('org A made the account: its known password stops working and A loses it unless the holder keeps A', async () => {
     const squatted = await accountMadeBy(a, 'ceo');
     const squatterSession = await login(client, squatted.email, squatted.password, a.orgId);
@@ -118,7 +135,7 @@ describe('claiming an address someone else made an account for', () => {
 
     const since = inbox.mails.length;
     expectStatus(await requestReset(squatted.email, '127.0.0.5'), 202);
-    const mail = await inbox.waitFor(squatted.email, since);
+    const mail = await inbox.waitFor(squatted.email, since, /reset/i);
     assert.match(mail.text, new RegExp(a.orgId), 'the mail names the org that made the account');
     const { token } = linkIn(mail, PUBLIC_URL, 'reset-password');
     const done = expectStatus(await client.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'owner-password-1' } }), 200);
@@ -139,7 +156,7 @@ describe('claiming an address someone else made an account for', () => {
     const made = await accountMadeBy(a, 'colleague');
     let since = inbox.mails.length;
     expectStatus(await requestReset(made.email, '127.0.0.6'), 202);
-    let { token } = linkIn(await inbox.waitFor(made.email, since), PUBLIC_URL, 'reset-password');
+    let { token } = linkIn(await inbox.waitFor(made.email, since, /reset/i), PUBLIC_URL, 'reset-password');
     const done = expectStatus(await client.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'colleague-pass-1', keep_org_ids: [a.orgId] } }), 200);
     assert.deepEqual(done, { org_ids: [a.orgId], account_removed: false });
     await login(client, made.email, 'colleague-pass-1', a.orgId);
@@ -147,7 +164,7 @@ describe('claiming an address someone else made an account for', () => {
     // Now verified: a later reset changes the password only.
     since = inbox.mails.length;
     expectStatus(await requestReset(made.email, '127.0.0.6'), 202);
-    ({ token } = linkIn(await inbox.waitFor(made.email, since), PUBLIC_URL, 'reset-password'));
+    ({ token } = linkIn(await inbox.waitFor(made.email, since, /reset/i), PUBLIC_URL, 'reset-password'));
     assert.deepEqual(expectStatus(await client.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'colleague-pass-2' } }), 200), { org_ids: [a.orgId], account_removed: false });
   });
 });

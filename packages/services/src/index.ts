@@ -57,6 +57,7 @@ export * from './sso/secret-box.ts';
 export * from './sso/sso-login-service.ts';
 export * from './sso/sso-options.ts';
 export * from './accounts/address-claim.ts';
+export * from './accounts/address-verification.ts';
 export * from './accounts/password-reset-service.ts';
 export * from './mail/mail-outbox-service.ts';
 export * from './mail/mail-settings.ts';

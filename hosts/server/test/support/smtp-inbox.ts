@@ -12,8 +12,8 @@ export interface SmtpInbox {
   /** `smtp://127.0.0.1:PORT` for SMTP_URL. */
   url: string;
   mails: ReceivedMail[];
-  /** The first mail to `to` received from now on or already there, waiting up to 10 s. */
-  waitFor(to: string, since?: number): Promise<ReceivedMail>;
+  /** The first mail to `to` (with a subject matching `subject`) from the `since`-th on, waiting up to 10 s. */
+  waitFor(to: string, since?: number, subject?: RegExp): Promise<ReceivedMail>;
   close(): Promise<void>;
 }
 
@@ -55,10 +55,10 @@ export async function startSmtpInbox(): Promise<SmtpInbox> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
-    async waitFor(to, since = 0) {
+    async waitFor(to, since = 0, subject = /./) {
       const deadline = Date.now() + 10_000;
       for (;;) {
-        const found = mails.slice(since).find((mail) => mail.to.some((address) => address.toLowerCase() === to.toLowerCase()));
+        const found = mails.slice(since).find((mail) => subject.test(mail.subject) && mail.to.some((address) => address.toLowerCase() === to.toLowerCase()));
         if (found) return found;
         if (Date.now() > deadline) throw new Error(`no mail to ${to} within 10 s (received: ${mails.map((m) => m.to.join()).join('; ') || 'none'})`);
         await new Promise((resolve) => setTimeout(resolve, 20));

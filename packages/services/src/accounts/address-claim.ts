@@ -24,7 +24,7 @@ export interface AddressProofOutcome {
 export async function proveAddress(
   tx: Repositories,
   user: User,
-  input: { passwordHash: string; keepOrgIds: readonly string[]; how: 'password_reset' | 'invitation' | 'sso_domain'; nowMs: number },
+  input: { passwordHash: string; keepOrgIds: readonly string[]; how: 'password_reset' | 'verify_email' | 'invitation' | 'sso_domain'; nowMs: number },
 ): Promise<AddressProofOutcome> {
   const claimed = user.emailVerifiedAtMs === null;
   const memberships = await tx.users.listMemberships(user.id);
@@ -33,6 +33,7 @@ export async function proveAddress(
   await tx.users.setPasswordHash(user.id, input.passwordHash);
   await tx.users.markEmailVerified(user.id, input.nowMs);
   await tx.accountTokens.revokeAll(user.id, 'password_reset', input.nowMs);
+  await tx.accountTokens.revokeAll(user.id, 'verify_email', input.nowMs);
   await tx.sessions.end({ userId: user.id }, input.nowMs);
   const actor = { type: 'user' as const, id: user.id, email: user.email };
   for (const membership of memberships) {

@@ -74,17 +74,29 @@ export class PasswordResetService {
   }
 
   /** Sets the password from a reset link; see the class comment for what else it does. */
-  async resetPassword(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<PasswordResetOutcome> {
+  resetPassword(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<PasswordResetOutcome> {
+    return this.complete(input, 'password_reset');
+  }
+
+  /**
+   * Confirms an account an org made for the address, from the link mailed at its creation
+   * (accounts/address-verification.ts): the same as a reset (the holder's password, the orgs it keeps).
+   */
+  confirmAddress(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<PasswordResetOutcome> {
+    return this.complete(input, 'verify_email');
+  }
+
+  private async complete(input: { token: string; newPassword: string | undefined; keepOrgIds?: readonly string[] | undefined }, purpose: 'password_reset' | 'verify_email'): Promise<PasswordResetOutcome> {
     const password = requirePassword(input.newPassword);
     const passwordHash = await this.hasher.hash(password);
     const nowMs = this.now();
     const outcome = await this.repos.unitOfWork.run(async (tx) => {
-      const token = await tx.accountTokens.consume(sha256Hex(input.token), 'password_reset', nowMs);
-      if (!token) throw notFound('password reset link');
+      const token = await tx.accountTokens.consume(sha256Hex(input.token), purpose, nowMs);
+      if (!token) throw notFound(purpose === 'password_reset' ? 'password reset link' : 'verification link');
       const user = await tx.users.getById(token.userId);
       // The address the link went to must still be the account's: it is what was proved.
-      if (!user || user.email.toLowerCase() !== token.email.toLowerCase()) throw notFound('password reset link');
-      const { claimed, memberships, released } = await proveAddress(tx, user, { passwordHash, keepOrgIds: input.keepOrgIds ?? [], how: 'password_reset', nowMs });
+      if (!user || user.email.toLowerCase() !== token.email.toLowerCase()) throw notFound(purpose === 'password_reset' ? 'password reset link' : 'verification link');
+      const { claimed, memberships, released } = await proveAddress(tx, user, { passwordHash, keepOrgIds: input.keepOrgIds ?? [], how: purpose, nowMs });
       // Claimed and in no org any more: the account goes and the address is free, so the holder
       // can join its own org as a new account (invitation, creation, single sign-on).
       const removed = claimed && (await tx.users.deleteIfOrgless(user.id));

@@ -34,3 +34,17 @@ export function invitationMail(input: { to: string; orgName: string; role: strin
   ].join('\n');
   return { to: input.to, subject: 'Your invitation to Switchyard', text };
 }
+
+/** The mail to the holder of an address an org made an account for. */
+export function addressVerificationMail(input: { to: string; orgName: string; orgId: string; link: string }): MailMessage {
+  const text = [
+    `An administrator of the organisation "${input.orgName}" (${input.orgId}) made a Switchyard account for this address.`,
+    'If the address is yours, confirm the account within 7 days (the link works once): you set your',
+    'own password, every session opened so far ends, and you choose whether to stay in that organisation.',
+    '',
+    input.link,
+    '',
+    'If you do not want it, ignore this mail. You can claim the address later with a password reset.',
+  ].join('\n');
+  return { to: input.to, subject: 'Confirm your Switchyard account', text };
+}

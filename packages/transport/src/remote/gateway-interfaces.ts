@@ -79,7 +79,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     proto: 'svc/accounts/v1/accounts_gateway.proto',
     service: 'svc.accounts.v1.PasswordResetGatewayService',
     // Whoever asks has no session: the emailed link is the credential.
-    methods: { requestPasswordReset: anonymous, resetPassword: anonymous },
+    methods: { requestPasswordReset: anonymous, resetPassword: anonymous, confirmAddress: anonymous },
   },
   {
     member: 'mailOutbox',
