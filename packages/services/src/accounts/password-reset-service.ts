@@ -30,7 +30,6 @@ export interface PasswordResetOutcome {
   account_removed: boolean;
 }
 
-
 const generateResetToken = (): string => `pr_${randomBytes(32).toString('base64url')}`;
 
 /**
