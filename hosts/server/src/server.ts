@@ -222,7 +222,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       mailSender?.close();
     });
     if (delivery === 'off') {
-      mailLog.warn({}, 'mail: APP_ENV=production without SMTP_URL: no mail is sent, so password reset is unavailable (409) and invitation links are handed to the inviter only, never mailed');
+      mailLog.warn({}, 'mail: APP_ENV=production without SMTP_URL: no mail is sent, so password reset is unavailable (409), invitation links are handed to the inviter only (accepting one proves no address), and the holders of addresses admins make accounts for are not told');
     } else if (delivery === 'local-outbox') {
       mailLog.info({}, 'mail: no SMTP_URL: mails are kept in the local outbox, for system administrators at GET /v1/admin/mail-outbox');
     }
