@@ -62,6 +62,8 @@ export class MailWorker {
   private stopping = false;
   private started = false;
   private nextPruneAtMs = 0;
+  /** A mail was queued while a pass ran (after its last claim, maybe): look again right after it. */
+  private wokenDuringPass = false;
 
   constructor(
     private readonly repos: { mailOutbox: MailOutboxRepository; accountTokens: AccountTokenRepository },
@@ -92,7 +94,11 @@ export class MailWorker {
 
   /** A mail was queued: look now instead of at the next poll (this instance only; others poll). */
   wake(): void {
-    if (!this.started || this.stopping || this.current !== null) return;
+    if (!this.started || this.stopping) return;
+    if (this.current !== null) {
+      this.wokenDuringPass = true;
+      return;
+    }
     this.schedule(0);
   }
 
@@ -120,7 +126,9 @@ export class MailWorker {
       this.runOnce()
         .catch((error: unknown) => this.log('warn', 'mail: a pass failed; retrying at the next poll', { err: { message: (error as Error).message } }))
         .finally(() => {
-          if (!this.stopping) this.schedule(this.options.pollMs);
+          const again = this.wokenDuringPass;
+          this.wokenDuringPass = false;
+          if (!this.stopping) this.schedule(again ? 0 : this.options.pollMs);
         });
     }, delayMs);
     this.timer.unref?.();
