@@ -8,6 +8,7 @@ import {
   InvitationService,
   AuditLogService,
   SessionRegistry,
+  announceSessionChange,
   DefinitionSnapshots,
   EvaluationService,
   EventDefinitionCache,
@@ -18,8 +19,14 @@ import {
   IngestRateLimiter,
   IngestRetention,
   IngestService,
+  MailOutboxService,
+  MailWorker,
   ManagementService,
+  OrgDomainService,
+  DnsTxtResolver,
+  PasswordResetService,
   Pruner,
+  SmtpMailSender,
   ResultsComputer,
   RowQuota,
   ScopeResolver,
@@ -31,6 +38,7 @@ import {
   TokenService,
   createSsoServices,
   flagVariantsFrom,
+  type MailSettings,
   type SsoOptions,
 } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
@@ -85,6 +93,8 @@ export interface RunningServer {
   rowQuota: RowQuota;
   /** This instance's Prometheus metrics (served at `/metrics`). */
   metrics: ServerMetrics;
+  /** Drains the mail outbox (tests run it directly too). */
+  mailWorker: MailWorker;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
   stop(): Promise<void>;
 }
@@ -113,6 +123,7 @@ const SHUTDOWN_ORDER = [
   'ingest writers',
   'stats worker',
   'pruner',
+  'mail worker',
 ] as const;
 
 /** How long in-flight gRPC calls get to finish at shutdown before they are cancelled. */
@@ -222,6 +233,22 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
     });
     shutdown.add('pruner', () => pruner.stop());
+    // Mail (docs/security.md "Email delivery"): SMTP when SMTP_URL is set; else a local outbox in
+    // development, and nothing in production (what needs a mail is then unavailable).
+    const mailLog = logging.forModule('mail');
+    const delivery = config.mail.smtpUrl !== null ? 'smtp' : config.appEnv === 'production' ? 'off' : 'local-outbox';
+    const mailSender = config.mail.smtpUrl === null ? null : new SmtpMailSender({ url: config.mail.smtpUrl, from: config.mail.from });
+    const mailWorker = new MailWorker(repos, mailSender, { log: (level, message, fields) => mailLog[level](fields ?? {}, message) });
+    // After REST and gRPC have drained, before the pool closes: the mail being sent is finished.
+    shutdown.add('mail worker', async () => {
+      await mailWorker.stop();
+      mailSender?.close();
+    });
+    if (delivery === 'off') {
+      mailLog.warn({}, 'mail: APP_ENV=production without SMTP_URL: no mail is sent, so password reset is unavailable (409), invitation links are handed to the inviter only (accepting one proves no address), and the holders of addresses admins make accounts for are not told');
+    } else if (delivery === 'local-outbox') {
+      mailLog.info({}, 'mail: no SMTP_URL: mails are kept in the local outbox, for system administrators at GET /v1/admin/mail-outbox');
+    }
     const auth = new AuthService(repos, hasher, tokens, notifier);
     // PUBLIC_URL unset: the REST port's localhost address, filled in once it listens.
     const secretsKey = config.sso.secretsKey ?? (config.appEnv === 'production' ? null : developmentSsoSecretsKey(config.dataDir));
@@ -229,12 +256,17 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       publicUrl: config.sso.publicUrl ?? `http://localhost:${config.httpPort}`,
       allowPrivateNetworks: config.sso.allowPrivateNetworks,
       secrets: secretsKey === null ? null : new SecretBox(secretsKey),
+      onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
+    const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
     const services: InProcessServices = {
       verifier,
       auth,
-      management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId)),
-      invitations: new InvitationService(repos, hasher, auth),
+      management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId), Date.now, mailSettings),
+      invitations: new InvitationService(repos, hasher, auth, Date.now, { mail: mailSettings, notifier }),
+      passwordReset: new PasswordResetService(repos, hasher, notifier, mailSettings),
+      mailOutbox: new MailOutboxService(repos, delivery),
+      orgDomains: new OrgDomainService(repos, new DnsTxtResolver({ servers: config.mail.dnsServers })),
       auditLog: new AuditLogService(repos, scopes),
       ...createSsoServices({ repos, auth, hasher, options: ssoOptions }),
       flags: new FlagService(repos, scopes, notifier),
@@ -307,6 +339,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     statsWorker.start();
     pruner.start();
+    mailWorker.start();
 
     let stopping: Promise<void> | null = null;
     return {
@@ -322,6 +355,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       pruner,
       rowQuota,
       metrics,
+      mailWorker,
       stop() {
         stopping ??= (async () => {
           // In SHUTDOWN_ORDER, then the pool. A failed step is logged and the rest still stop.

@@ -7,6 +7,7 @@ import { ExperimentsPage } from './pages/experiments.tsx';
 import { FlagPage } from './pages/flag.tsx';
 import { FlagsPage } from './pages/flags.tsx';
 import { HistoryPage } from './pages/history.tsx';
+import { MAILED_LINK_PAGES, MailedLinkPage } from './pages/mailed-link.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
 import { SdkKeysPage } from './pages/sdk-keys.tsx';
@@ -36,6 +37,7 @@ export function App() {
   useEffect(() => api.onSessionChange(setSession), []);
   const route = useRoute();
   const ssoReturn = useSsoReturn(api);
+  if (MAILED_LINK_PAGES.has(route.page)) return <MailedLinkPage key={`${route.page}/${route.id ?? ''}`} api={api} route={route} />;
   if (route.page === 'sso' && route.id && !ssoReturn.busy && !session) return <SsoStart api={api} providerId={route.id} />;
   if (ssoReturn.busy) return <main class="sign-in" id="main"><p aria-busy="true">Signing you in…</p></main>;
   if (!session) return <SignInPage api={api} error={ssoReturn.error} orgId={route.page === 'sign-in' ? route.id : undefined} />;

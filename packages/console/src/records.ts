@@ -42,6 +42,8 @@ export interface Invitation {
   created_at: string;
   expires_at: string;
   token?: string;
+  /** Create response: the link was queued for the invitee (with SMTP only for them: no token). */
+  mailed?: boolean;
 }
 
 export interface EventDefinition {

@@ -17,6 +17,8 @@ export * from './evaluation/index.ts';
 export * from './ports/session-ports.ts';
 export * from './ports/sso-ports.ts';
 export * from './ports/maintenance-ports.ts';
+export * from './ports/mail-ports.ts';
+export * from './ports/org-domain-ports.ts';
 export * from './flags/validate-flag.ts';
 export * from './stats/index.ts';
 export * from './experiments/transitions.ts';

@@ -25,6 +25,9 @@ import { PgInvitationRepository } from './invitation-repository.pg.ts';
 import { PgAuthProviderRepository } from './auth-provider-repository.pg.ts';
 import { PgSsoLoginRepository } from './sso-login-repository.pg.ts';
 import { PgSsoIdentityRepository } from './sso-identity-repository.pg.ts';
+import { PgMailOutboxRepository } from './mail-outbox-repository.pg.ts';
+import { PgAccountTokenRepository } from './account-token-repository.pg.ts';
+import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -54,5 +57,8 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     authProviders: new PgAuthProviderRepository(sql),
     ssoLogins: new PgSsoLoginRepository(sql),
     ssoIdentities: new PgSsoIdentityRepository(sql),
+    mailOutbox: new PgMailOutboxRepository(sql),
+    accountTokens: new PgAccountTokenRepository(sql),
+    orgDomains: new PgOrgDomainRepository(sql),
   };
 }

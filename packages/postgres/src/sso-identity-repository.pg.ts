@@ -42,7 +42,7 @@ export class PgSsoIdentityRepository implements SsoIdentityRepository {
             INSERT INTO sso_identities (provider_id, subject, user_id, created_at_ms)
             VALUES (${input.providerId}, ${input.subject}, ${user.id}, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8)`;
           return {
-            user: { id: user.id, email: user.email, displayName: user.display_name, passwordHash: user.password_hash, createdAtMs: user.created_at_ms },
+            user: { id: user.id, email: user.email, displayName: user.display_name, passwordHash: user.password_hash, createdAtMs: user.created_at_ms, emailVerifiedAtMs: null },
             membership: { orgId: input.orgId, userId: user.id, role: input.role, createdAtMs: membership?.created_at_ms ?? 0 },
           };
         }),

@@ -9,6 +9,7 @@ interface UserRow {
   display_name: string;
   password_hash: string;
   created_at_ms: number;
+  email_verified_at_ms: number | null;
 }
 
 interface MembershipRow {
@@ -24,6 +25,7 @@ const toUser = (row: UserRow): User => ({
   displayName: row.display_name,
   passwordHash: row.password_hash,
   createdAtMs: row.created_at_ms,
+  emailVerifiedAtMs: row.email_verified_at_ms === null ? null : Number(row.email_verified_at_ms),
 });
 
 const toMembership = (row: MembershipRow): Membership => ({
@@ -40,14 +42,14 @@ const toMembership = (row: MembershipRow): Membership => ({
 export class PgUserRepository implements UserRepository {
   constructor(private readonly sql: Sql) {}
 
-  async create(input: { email: string; displayName: string; passwordHash: string }): Promise<User> {
+  async create(input: { email: string; displayName: string; passwordHash: string; emailVerifiedAtMs?: number | null }): Promise<User> {
     // The unique index on lower(email) makes a differently-cased duplicate a unique violation.
     const [row] = await translateErrors(
       () => this.sql<UserRow[]>`
-        INSERT INTO users (email, display_name, password_hash)
-        VALUES (${input.email}, ${input.displayName}, ${input.passwordHash})
+        INSERT INTO users (email, display_name, password_hash, email_verified_at_ms)
+        VALUES (${input.email}, ${input.displayName}, ${input.passwordHash}, ${input.emailVerifiedAtMs ?? null})
         RETURNING id, email, display_name, password_hash,
-                  floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
+                  floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, email_verified_at_ms`,
       { resource: 'user', name: input.email },
     );
     if (!row) throw new Error('INSERT ... RETURNING gave no row');
@@ -57,7 +59,7 @@ export class PgUserRepository implements UserRepository {
   async getById(userId: string): Promise<User | null> {
     if (!isUuid(userId)) return null;
     const [row] = await this.sql<UserRow[]>`
-      SELECT id, email, display_name, password_hash, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT id, email, display_name, password_hash, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, email_verified_at_ms
       FROM users WHERE id = ${userId}`;
     return row ? toUser(row) : null;
   }
@@ -65,7 +67,7 @@ export class PgUserRepository implements UserRepository {
   async getByEmail(email: string): Promise<User | null> {
     // lower(email) = lower($1) is the expression the unique index is built on, so this is one probe.
     const [row] = await this.sql<UserRow[]>`
-      SELECT id, email, display_name, password_hash, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT id, email, display_name, password_hash, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, email_verified_at_ms
       FROM users WHERE lower(email) = lower(${email})`;
     return row ? toUser(row) : null;
   }
@@ -105,7 +107,7 @@ export class PgUserRepository implements UserRepository {
     if (!isUuid(scope.orgId)) return [];
     const rows = await this.sql<Array<UserRow & MembershipRow & { membership_created_at_ms: number }>>`
       SELECT u.id, u.email, u.display_name, u.password_hash,
-             floor(extract(epoch FROM u.created_at) * 1000)::int8 AS created_at_ms,
+             floor(extract(epoch FROM u.created_at) * 1000)::int8 AS created_at_ms, u.email_verified_at_ms,
              m.org_id, m.user_id, m.role,
              floor(extract(epoch FROM m.created_at) * 1000)::int8 AS membership_created_at_ms
       FROM memberships m JOIN users u ON u.id = m.user_id
@@ -121,6 +123,29 @@ export class PgUserRepository implements UserRepository {
     if (!isUuid(userId)) throw notFound('user', userId);
     const result = await this.sql`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${userId}`;
     if (result.count === 0) throw notFound('user', userId);
+  }
+
+  async markEmailVerified(userId: string, nowMs: number): Promise<void> {
+    if (!isUuid(userId)) throw notFound('user', userId);
+    const result = await this.sql`UPDATE users SET email_verified_at_ms = coalesce(email_verified_at_ms, ${nowMs}::int8) WHERE id = ${userId}`;
+    if (result.count === 0) throw notFound('user', userId);
+  }
+
+  async releaseMemberships(userId: string, keepOrgIds: readonly string[]): Promise<Membership[]> {
+    if (!isUuid(userId)) return [];
+    const keep = keepOrgIds.filter(isUuid);
+    const rows = await this.sql<MembershipRow[]>`
+      DELETE FROM memberships WHERE user_id = ${userId} AND NOT (org_id = ANY(${keep}::uuid[]))
+      RETURNING org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
+    return rows.map(toMembership);
+  }
+
+  async deleteIfOrgless(userId: string): Promise<boolean> {
+    if (!isUuid(userId)) return false;
+    // Every table naming the user cascades (sessions, tokens, SSO identities).
+    const result = await this.sql`
+      DELETE FROM users WHERE id = ${userId} AND NOT EXISTS (SELECT 1 FROM memberships WHERE user_id = ${userId})`;
+    return result.count > 0;
   }
 
   async setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership> {

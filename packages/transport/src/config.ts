@@ -71,6 +71,8 @@ export interface Config {
   eventRowsQuotaPerEnvironment: number;
   /** Partitions of events and exposures older than this many days are dropped (EVENT_RETENTION_DAYS, default 90). */
   eventRetentionDays: number;
+  /** Email delivery (docs/security.md "Email delivery"). */
+  mail: MailConfig;
 }
 
 /** A sustained rate per second and the burst above it. */
@@ -83,6 +85,15 @@ export interface RateConfig {
 export interface IngestLimitsConfig {
   ingest: { perKey: RateConfig; perEnvironment: RateConfig };
   list_check: { perKey: RateConfig; perEnvironment: RateConfig };
+}
+
+export interface MailConfig {
+  /** SMTP_URL (`smtp://user:password@host:587` or `smtps://...`); null: no delivery (development keeps a local outbox). */
+  smtpUrl: string | null;
+  /** SMTP_FROM: the sender address of every mail (default `switchyard@localhost`). */
+  from: string;
+  /** DNS_SERVERS: resolvers of domain verification (`ip` or `ip:port`, comma-separated); null: the system's. */
+  dnsServers: string[] | null;
 }
 
 export interface SsoConfig {
@@ -224,6 +235,38 @@ function ssoConfig(env: Env): SsoConfig {
   const secretsKey = text(env, 'SSO_SECRETS_KEY') ?? null;
   if (secretsKey !== null && secretsKey.length < 32) throw new ConfigError('SSO_SECRETS_KEY must be at least 32 characters long');
   return { publicUrl, secretsKey, allowPrivateNetworks: flag(env, 'SSO_ALLOW_PRIVATE_NETWORKS') };
+}
+
+function mailConfig(env: Env): MailConfig {
+  const smtpUrl = text(env, 'SMTP_URL') ?? null;
+  if (smtpUrl !== null) {
+    let url: URL;
+    try {
+      url = new URL(smtpUrl);
+    } catch {
+      throw new ConfigError('SMTP_URL is not a valid URL (expected e.g. smtp://user:password@mail.example.com:587)');
+    }
+    if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must start with smtp:// or smtps:// (got ${url.protocol}//)`);
+  }
+  const from = text(env, 'SMTP_FROM') ?? 'switchyard@localhost';
+  // An address, optionally with a display name: `Switchyard <flags@example.com>`. No line breaks (header injection).
+  if (!/^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(from)) {
+    throw new ConfigError('SMTP_FROM must be an email address, optionally as "Name <address>"');
+  }
+  const rawServers = text(env, 'DNS_SERVERS');
+  let dnsServers: string[] | null = null;
+  if (rawServers !== undefined) {
+    dnsServers = rawServers.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+    for (const server of dnsServers) {
+      const match = /^(?:\[([0-9a-fA-F:]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(server) ?? /^([0-9a-fA-F:]+)()$/.exec(server);
+      const address = match?.[1] || match?.[2] || '';
+      if (!match || isIP(address) === 0 || Number(match[3] ?? 53) > 65535) {
+        throw new ConfigError(`DNS_SERVERS must list IP addresses, optionally with a port (1.1.1.1, 10.0.0.2:5353, [::1]:53; got "${server}")`);
+      }
+    }
+    if (dnsServers.length === 0) dnsServers = null;
+  }
+  return { smtpUrl, from, dnsServers };
 }
 
 function bootstrapAdmin(env: Env): Config['bootstrapAdmin'] {
@@ -386,6 +429,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     // row-quota.ts, maintenance/ingest-retention.ts); never unlimited: one tenant must not fill the disk.
     eventRowsQuotaPerEnvironment: integer(env, 'EVENT_ROWS_QUOTA_PER_ENVIRONMENT', 50_000_000, 1, 1_000_000_000_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 90, 1, 3_650),
+    mail: mailConfig(env),
   };
 }
 

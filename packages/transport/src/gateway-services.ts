@@ -10,7 +10,10 @@ import type {
   FlagService,
   IngestService,
   InvitationService,
+  MailOutboxService,
   ManagementService,
+  OrgDomainService,
+  PasswordResetService,
   SegmentService,
   SsoLoginService,
   StatsService,
@@ -30,6 +33,12 @@ export interface GatewayServices {
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
+  /** Password reset by emailed link (docs/security.md "Password reset"). */
+  passwordReset: PasswordResetService;
+  /** The local outbox of development (docs/security.md "Email delivery"). */
+  mailOutbox: MailOutboxService;
+  /** Domains an org proved by DNS TXT (docs/security.md). */
+  orgDomains: OrgDomainService;
   /** The change history (docs/contract.md "Change history"). */
   auditLog: AuditLogService;
   /** Single sign-on: the org's identity providers, and the logins through them. */

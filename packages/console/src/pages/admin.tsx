@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { apiPath, type Api } from '../api.ts';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import { MailOutbox } from './mail-outbox.tsx';
 
 interface OrgRecord {
   org_id: string;
@@ -64,6 +65,7 @@ export function AdminPage({ api }: { api: Api }) {
         <button type="submit">Create organisation</button>
       </ActionForm>
       <p role="status">{created}</p>
+      <MailOutbox api={api} />
     </main>
   );
 }

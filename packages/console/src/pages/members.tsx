@@ -72,6 +72,11 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
         </tbody>
       </table>
       <h2>Invitations</h2>
+      {invited && !invited.token && invited.mailed && (
+        <div class="notice" role="status">
+          Invitation mailed to {invited.email}: only they receive its link.
+        </div>
+      )}
       {invited?.token && (
         <div class="notice" role="status">
           Invitation created for {invited.email}. Send them this token (shown once): <code>{invited.token}</code>

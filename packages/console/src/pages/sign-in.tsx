@@ -43,6 +43,9 @@ export function SignInPage({ api, error, orgId }: { api: Api; error?: unknown; o
         </label>
         <button type="submit">Sign in</button>
       </ActionForm>
+      <p>
+        <a href="#/reset-password">Forgot your password?</a>
+      </p>
       <p class="hint">
         A fresh server prints its administrator's email and password when it starts. If your organisation signs in with single sign-on, use its sign-in link (your
         administrator finds it on the console's Single sign-on page). The API is documented at <a href="/docs">/docs</a>.

@@ -20,6 +20,11 @@ export interface User {
   /** bcrypt hash; never leaves the auth layer. */
   passwordHash: string;
   createdAtMs: number;
+  /**
+   * When the holder proved control of the address (an emailed link); null: never, so the real
+   * holder may still claim the account (docs/security.md "Email addresses").
+   */
+  emailVerifiedAtMs: number | null;
 }
 
 export interface Membership {

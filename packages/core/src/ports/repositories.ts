@@ -5,6 +5,8 @@ import type { EventDefinitionRepository, EventRepository, ExposureRepository, Id
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
 import type { AuthProviderRepository, SsoIdentityRepository, SsoLoginRepository } from './sso-ports.ts';
 import type { InvitationRepository, LoginThrottleRepository, RefreshTokenRepository, SessionRepository } from './session-ports.ts';
+import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.ts';
+import type { OrgDomainRepository } from './org-domain-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -38,4 +40,10 @@ export interface Repositories {
   authProviders: AuthProviderRepository;
   ssoLogins: SsoLoginRepository;
   ssoIdentities: SsoIdentityRepository;
+  /** Mails waiting for the mail worker, and the local outbox in development. */
+  mailOutbox: MailOutboxRepository;
+  /** Emailed single-use secrets (password reset, address verification). */
+  accountTokens: AccountTokenRepository;
+  /** Domains orgs proved they control (DNS TXT). */
+  orgDomains: OrgDomainRepository;
 }

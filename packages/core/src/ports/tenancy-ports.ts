@@ -13,7 +13,7 @@ export interface OrgRepository {
 /** Users are global (one login across orgs); membership ties them to orgs with a role. */
 export interface UserRepository {
   /** @throws ALREADY_EXISTS when the email (case-insensitive) is taken. */
-  create(input: { email: string; displayName: string; passwordHash: string }): Promise<User>;
+  create(input: { email: string; displayName: string; passwordHash: string; emailVerifiedAtMs?: number | null }): Promise<User>;
   getById(userId: string): Promise<User | null>;
   /** Case-insensitive. */
   getByEmail(email: string): Promise<User | null>;
@@ -25,6 +25,16 @@ export interface UserRepository {
   /** Members of one org, with their user records, oldest first. */
   listOrgUsers(scope: OrgScope): Promise<Array<{ user: User; membership: Membership }>>;
   setPasswordHash(userId: string, passwordHash: string): Promise<void>;
+  /** Records that the holder proved control of the address (kept when already set). */
+  markEmailVerified(userId: string, nowMs: number): Promise<void>;
+  /**
+   * Removes every membership of the user except in `keepOrgIds`, without the last-org_admin check
+   * (the real holder of an address claimed the account: orgs it did not accept lose it).
+   * Returns the memberships removed.
+   */
+  releaseMemberships(userId: string, keepOrgIds: readonly string[]): Promise<Membership[]>;
+  /** Deletes the account when it belongs to no org (its sessions, tokens and identities go with it). Returns whether it did. */
+  deleteIfOrgless(userId: string): Promise<boolean>;
   /**
    * Changes a member's role. Atomic with the check that the org keeps an org_admin.
    * @throws NOT_FOUND when not a member; FAILED_PRECONDITION when it would demote the last org_admin.

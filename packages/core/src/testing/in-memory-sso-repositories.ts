@@ -156,7 +156,7 @@ export class InMemorySsoIdentityRepository implements SsoIdentityRepository {
     const key = identityKey(input.providerId, input.subject);
     if (this.state.ssoIdentities.has(key)) throw alreadyExists('account', input.email);
     const now = this.state.now();
-    const user: User = { id: this.state.newId(), email: input.email, displayName: input.displayName, passwordHash: input.passwordHash, createdAtMs: now };
+    const user: User = { id: this.state.newId(), email: input.email, displayName: input.displayName, passwordHash: input.passwordHash, createdAtMs: now, emailVerifiedAtMs: null };
     const membership: Membership = { orgId: input.orgId, userId: user.id, role: input.role, createdAtMs: now };
     this.state.users.set(user.id, user);
     this.state.memberships.push(membership);

@@ -19,6 +19,8 @@ import type {
 import type { Flag, HashingConfig, Rule, Segment } from '../model/definitions.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.ts';
 import type { Invitation, RefreshTokenRecord, SessionRecord } from '../ports/session-ports.ts';
+import type { AccountToken, OutboxMail } from '../ports/mail-ports.ts';
+import type { OrgDomain } from '../ports/org-domain-ports.ts';
 import type { AuthProvider, PendingSsoLogin, SsoCodeGrant } from '../ports/sso-ports.ts';
 
 /** A stored flag definition (project-level) in the fake. */
@@ -87,6 +89,12 @@ export class InMemoryState {
   /** refresh tokens by id; revokedAtMs is set when consumed or revoked */
   readonly refreshTokens = new Map<string, RefreshTokenRecord & { revokedAtMs: number | null }>();
   readonly loginFailures: Array<{ subject: string; atMs: number }> = [];
+  /** The mail outbox, by id. */
+  readonly mailOutbox = new Map<string, OutboxMail & { leaseExpiresAtMs: number }>();
+  /** Org domains, by `${orgId}/${domain}`. */
+  readonly orgDomains = new Map<string, OrgDomain>();
+  /** Emailed single-use secrets, by hash. */
+  readonly accountTokens = new Map<string, AccountToken & { usedAtMs: number | null }>();
   /** identity providers by id */
   readonly authProviders = new Map<string, AuthProvider>();
   /** pending SSO logins by state hash */

@@ -8,7 +8,7 @@ import type { InMemoryState } from './in-memory-state.ts';
 export class InMemoryUserRepository implements UserRepository {
   constructor(private readonly state: InMemoryState) {}
 
-  async create(input: { email: string; displayName: string; passwordHash: string }): Promise<User> {
+  async create(input: { email: string; displayName: string; passwordHash: string; emailVerifiedAtMs?: number | null }): Promise<User> {
     if (this.findByEmail(input.email)) throw alreadyExists('user', input.email);
     const user: User = {
       id: this.state.newId(),
@@ -16,6 +16,7 @@ export class InMemoryUserRepository implements UserRepository {
       displayName: input.displayName,
       passwordHash: input.passwordHash,
       createdAtMs: this.state.now(),
+      emailVerifiedAtMs: input.emailVerifiedAtMs ?? null,
     };
     this.state.users.set(user.id, user);
     return { ...user };
@@ -67,6 +68,24 @@ export class InMemoryUserRepository implements UserRepository {
     const user = this.state.users.get(userId);
     if (!user) throw notFound('user', userId);
     user.passwordHash = passwordHash;
+  }
+
+  async markEmailVerified(userId: string, nowMs: number): Promise<void> {
+    const user = this.state.users.get(userId);
+    if (!user) throw notFound('user', userId);
+    user.emailVerifiedAtMs ??= nowMs;
+  }
+
+  async releaseMemberships(userId: string, keepOrgIds: readonly string[]): Promise<Membership[]> {
+    const released = this.state.memberships.filter((m) => m.userId === userId && !keepOrgIds.includes(m.orgId));
+    for (const membership of released) this.state.memberships.splice(this.state.memberships.indexOf(membership), 1);
+    return released.map((m) => ({ ...m }));
+  }
+
+  async deleteIfOrgless(userId: string): Promise<boolean> {
+    if (!this.state.users.has(userId) || this.state.memberships.some((m) => m.userId === userId)) return false;
+    this.state.users.delete(userId);
+    return true;
   }
 
   async setMembershipRole(scope: OrgScope, userId: string, role: OrgRole): Promise<Membership> {

@@ -22,6 +22,8 @@ import { InMemoryRefreshTokenRepository } from './in-memory-refresh-token-reposi
 import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repository.ts';
 import { InMemorySessionRepository } from './in-memory-session-repository.ts';
 import { InMemoryInvitationRepository } from './in-memory-invitation-repository.ts';
+import { InMemoryAccountTokenRepository, InMemoryMailOutboxRepository } from './in-memory-mail-repositories.ts';
+import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
 export { InMemoryState } from './in-memory-state.ts';
@@ -56,6 +58,9 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     authProviders: new InMemoryAuthProviderRepository(state),
     ssoLogins: new InMemorySsoLoginRepository(state),
     ssoIdentities: new InMemorySsoIdentityRepository(state),
+    mailOutbox: new InMemoryMailOutboxRepository(state),
+    accountTokens: new InMemoryAccountTokenRepository(state),
+    orgDomains: new InMemoryOrgDomainRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;

@@ -5,6 +5,7 @@ import {
   notFound,
   permissionDenied,
   unauthenticated,
+  type ChangeNotifier,
   type Invitation,
   type PasswordHasher,
   type Principal,
@@ -14,6 +15,10 @@ import { requireAllowed } from '../authorization.ts';
 import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
+import { announceSessionChange } from '../auth/session-registry.ts';
+import { proveAddress } from '../accounts/address-claim.ts';
+import type { MailSettings } from '../mail/mail-settings.ts';
+import { invitationMail } from '../mail/mail-texts.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
 import { userRecord, type UserRecord } from './records.ts';
 
@@ -35,6 +40,8 @@ export interface InvitationRecord {
   created_at: string;
   expires_at: string;
   token?: string;
+  /** Create response only: the link was queued for the invitee (with SMTP it goes nowhere else, so no `token`). */
+  mailed?: boolean;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -62,7 +69,24 @@ export class InvitationService {
     private readonly hasher: PasswordHasher,
     private readonly auth: Pick<AuthService, 'openSessionFor'>,
     private readonly now: () => number = Date.now,
+    /**
+     * How mail leaves (docs/security.md "Email delivery") and where ended sessions are announced
+     * (a claim ends the account's sessions); null: nothing is mailed (unit tests).
+     */
+    private readonly addressProof: { mail: MailSettings; notifier: ChangeNotifier } | null = null,
   ) {}
+
+  private get mail(): MailSettings | null {
+    return this.addressProof?.mail ?? null;
+  }
+
+  /**
+   * With SMTP the link is mailed and handed to no one else: accepting it proves control of the
+   * address (docs/security.md "Invitations prove the address"). Without, the inviter gets the token.
+   */
+  private get provesAddress(): boolean {
+    return this.mail?.delivery === 'smtp';
+  }
 
   async create(principal: Principal, orgId: string, input: { email: string | undefined; orgRole?: string | null | undefined }): Promise<InvitationRecord> {
     await this.requireInviter(principal, orgId);
@@ -72,13 +96,18 @@ export class InvitationService {
       throw new DomainError('RESOURCE_EXHAUSTED', `the organisation already has ${MAX_PENDING_INVITATIONS} pending invitations; withdraw some first`);
     }
     const token = generateInvitationToken();
+    const mail = this.mail !== null && this.mail.delivery !== 'off' ? this.mail : null;
+    const orgName = mail ? ((await this.repos.orgs.get(orgId))?.name ?? orgId) : '';
     const invitation = await this.repos.unitOfWork.run(async (tx) => {
       const created = await tx.invitations.create({ orgId }, { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS });
       // The record without its token: the token is shown once, in the create response.
       await this.record(tx, principal, orgId, 'invitation.create', created.id, { after: invitationRecord(created) });
+      // Queued with the invitation: delivery never blocks or fails it (the mail worker sends).
+      if (mail) await tx.mailOutbox.enqueue({ kind: 'invitation', ...invitationMail({ to: email, orgName, role, link: `${mail.publicUrl()}/#/accept-invitation/${encodeURIComponent(token)}` }) }, this.now());
       return created;
     });
-    return invitationRecord(invitation, token);
+    if (mail) mail.onQueued();
+    return { ...invitationRecord(invitation, this.provesAddress ? undefined : token), mailed: mail !== null };
   }
 
   async list(principal: Principal, orgId: string): Promise<InvitationRecord[]> {
@@ -118,15 +147,20 @@ export class InvitationService {
 
   /**
    * An invitee without an account creates one with the invited email and signs in. An email that
-   * already has an account must sign in and accept with its bearer (ALREADY_EXISTS).
+   * already has an account must sign in and accept with its bearer (ALREADY_EXISTS), except when
+   * the link was mailed (SMTP) and the account's address was never verified: accepting then proves
+   * the address and claims the account someone else made for it (`proveAddress`: the password
+   * becomes the invitee's, other sessions end, it leaves the orgs not in `keepOrgIds`).
    */
-  async acceptAsNewUser(input: { token: string; displayName: string | undefined; password: string | undefined }): Promise<{ user: UserRecord; session: Session }> {
+  async acceptAsNewUser(input: { token: string; displayName: string | undefined; password: string | undefined; keepOrgIds?: readonly string[] | undefined }): Promise<{ user: UserRecord; session: Session }> {
     const displayName = requireName(input.displayName, 'display_name');
     const password = requirePassword(input.password);
     const invitation = await this.repos.invitations.findActive(sha256Hex(input.token), this.now());
     if (!invitation) throw notFound('invitation');
-    if (await this.repos.users.getByEmail(invitation.email)) {
-      throw alreadyExists('user', invitation.email);
+    const existing = await this.repos.users.getByEmail(invitation.email);
+    if (existing) {
+      if (!this.provesAddress || existing.emailVerifiedAtMs !== null) throw alreadyExists('user', invitation.email);
+      return this.claimByInvitation(input.token, existing.id, password, input.keepOrgIds ?? []);
     }
     const passwordHash = await this.hasher.hash(password);
     // The account, its membership, the spent invitation and the entry commit together: an
@@ -135,7 +169,7 @@ export class InvitationService {
       const accepted = await this.spend(tx, input.token);
       let user;
       try {
-        user = await tx.users.create({ email: accepted.email, displayName, passwordHash });
+        user = await tx.users.create({ email: accepted.email, displayName, passwordHash, emailVerifiedAtMs: this.provesAddress ? this.now() : null });
       } catch (error) {
         if (isDomainError(error) && error.code === 'ALREADY_EXISTS') throw alreadyExists('user', accepted.email);
         throw error;
@@ -144,6 +178,24 @@ export class InvitationService {
       await this.recordAcceptance(tx, { type: 'user', id: user.id, email: user.email }, accepted, user.id);
       return userRecord(user, membership);
     });
+    const session = await this.auth.openSessionFor(joined.user_id, joined.org_id);
+    return { user: joined, session };
+  }
+
+  private async claimByInvitation(token: string, userId: string, password: string, keepOrgIds: readonly string[]): Promise<{ user: UserRecord; session: Session }> {
+    const passwordHash = await this.hasher.hash(password);
+    const nowMs = this.now();
+    const joined = await this.repos.unitOfWork.run(async (tx) => {
+      const accepted = await this.spend(tx, token);
+      const user = await tx.users.getById(userId);
+      // Verified meanwhile (its holder proved it another way): no claim any more.
+      if (!user || user.emailVerifiedAtMs !== null || !sameEmail(user.email, accepted.email)) throw alreadyExists('user', accepted.email);
+      await proveAddress(tx, user, { passwordHash, keepOrgIds: keepOrgIds.filter((orgId) => orgId !== accepted.orgId), how: 'invitation', nowMs });
+      const membership = await tx.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
+      await this.recordAcceptance(tx, { type: 'user', id: user.id, email: user.email }, accepted, user.id);
+      return userRecord(user, membership);
+    });
+    if (this.addressProof) await announceSessionChange(this.addressProof.notifier, joined.user_id);
     const session = await this.auth.openSessionFor(joined.user_id, joined.org_id);
     return { user: joined, session };
   }

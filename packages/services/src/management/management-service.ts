@@ -15,6 +15,8 @@ import { recordChange, type Change } from '../audit/audit-trail.ts';
 import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
 import { announceSessionChange } from '../auth/session-registry.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
+import { queueAddressVerification } from '../accounts/address-verification.ts';
+import type { MailSettings } from '../mail/mail-settings.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
 import {
   environmentRecord,
@@ -48,6 +50,8 @@ export class ManagementService {
     private readonly notifier: ChangeNotifier,
     private readonly onSdkKeyRevoked: (sdkKeyId: string) => void = () => {},
     private readonly now: () => number = Date.now,
+    /** How mail leaves (docs/security.md "Email delivery"): a new account's address is told; null: not (unit tests). */
+    private readonly mail: MailSettings | null = null,
   ) {}
 
   // --- platform administration (system-org users) ---
@@ -237,16 +241,22 @@ export class ManagementService {
     const displayName = requireName(input.displayName, 'display_name');
     const password = requirePassword(input.password);
     const role = optionalRole(input.orgRole, defaultRole);
-    if (!(await this.repos.orgs.get(orgId))) throw notFound('organisation', orgId);
+    const org = await this.repos.orgs.get(orgId);
+    if (!org) throw notFound('organisation', orgId);
     if (await this.repos.users.getByEmail(email)) throw alreadyExists('user', email);
     const passwordHash = await this.hasher.hash(password);
-    return this.repos.unitOfWork.run(async (tx) => {
+    let mailed = false;
+    const created = await this.repos.unitOfWork.run(async (tx) => {
       // A concurrent create of the same email fails here on the unique index: ALREADY_EXISTS too.
+      // Never verified: the admin chose the address, its holder has not proved it.
       const user = await tx.users.create({ email, displayName, passwordHash });
       const record = userRecord(user, await tx.users.addMembership({ orgId, userId: user.id, role }));
       await this.record(tx, principal, { orgId, action: 'user.create', resourceType: 'user', resourceId: user.id, after: record });
+      if (this.mail) mailed = await queueAddressVerification(tx, this.mail, { user, orgId, orgName: org.name, nowMs: this.now() });
       return record;
     });
+    if (mailed) this.mail?.onQueued();
+    return created;
   }
 
   private sdkKeyChange(scope: EnvironmentScope, action: string, sdkKeyId: string, change: Pick<Change, 'before' | 'after'>): Change {

@@ -1,4 +1,6 @@
-import { isDomainError, permissionDenied, type AuditActor, type AuthProvider, type PasswordHasher, type Repositories } from '@switchyard/core';
+import { isDomainError, permissionDenied, type AuditActor, type AuthProvider, type PasswordHasher, type Repositories, type User } from '@switchyard/core';
+import { proveAddress } from '../accounts/address-claim.ts';
+import { domainOfEmail } from '../org-domains/org-domain-service.ts';
 import { generateRefreshToken } from '../auth/secrets.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import { userRecord, type UserRecord } from '../management/records.ts';
@@ -27,13 +29,27 @@ const hasControlCharacters = (text: string): boolean => text.search(CONTROL_CHAR
  *    an account of another org;
  * 3. otherwise a new account is created in the provider's org with its default role, bound to
  *    the subject, with an unusable random password (it signs in through the provider).
+ *
+ * When the provider's org has verified the address's domain (DNS TXT, docs/security.md "Domains
+ * an org proved") and the provider vouches for the address (OIDC email_verified; SAML always),
+ * the assertion is proof of the address: a new account is created verified, and an account of
+ * that address made by someone else and never verified is claimed for the org (step 2b: it leaves
+ * every other org, its password becomes unusable, its sessions end; audited). A verified account
+ * outside the org still joins only by invitation.
  */
 export class SsoAccounts {
   constructor(
     private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'unitOfWork'>,
     private readonly hasher: PasswordHasher,
     private readonly now: () => number,
+    /** Told the account whose sessions a claim ended, after the commit (every instance must drop them). */
+    private readonly onSessionsEnded: (userId: string) => Promise<void> = async () => {},
   ) {}
+
+  /** Whether the provider's org verified the address's domain (read in a unit of work: its repositories hold org domains). */
+  private domainVerified(provider: AuthProvider, email: string): Promise<boolean> {
+    return this.repos.unitOfWork.run((tx) => tx.orgDomains.isVerified({ orgId: provider.orgId }, domainOfEmail(email)));
+  }
 
   async resolve(provider: AuthProvider, identity: ProviderIdentity): Promise<string> {
     if (identity.subject === '' || identity.subject.length > MAX_SUBJECT_LENGTH || hasControlCharacters(identity.subject)) {
@@ -61,14 +77,17 @@ export class SsoAccounts {
       throw permissionDenied('the identity provider did not send a usable email address');
     }
 
+    const proved = identity.emailVerified && (await this.domainVerified(provider, email));
     const existing = await this.repos.users.getByEmail(email);
     if (existing) {
       if (!(await this.repos.users.getMembership(provider.orgId, existing.id))) {
+        if (proved && existing.emailVerifiedAtMs === null) return this.claim(provider, identity, existing);
         throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
       }
       if (!identity.emailVerified) throw permissionDenied('the identity provider has not verified this email address');
       await this.repos.unitOfWork.run(async (tx) => {
         await tx.ssoIdentities.bind({ providerId: provider.id, subject: identity.subject, userId: existing.id });
+        if (proved) await tx.users.markEmailVerified(existing.id, this.now());
         await this.audit(tx, provider, { type: 'user', id: existing.id, email: existing.email }, 'sso.account_linked', identity.subject, null);
       });
       return existing.id;
@@ -86,9 +105,39 @@ export class SsoAccounts {
         displayName,
         passwordHash,
       });
+      if (proved) await tx.users.markEmailVerified(user.id, this.now());
       await this.audit(tx, provider, { type: 'user', id: user.id, email: user.email }, 'sso.account_created', identity.subject, userRecord(user, membership));
       return user.id;
     });
+  }
+
+  /**
+   * Step 2b: the org proved the address's domain and its provider vouches for the address, and the
+   * account of that address was never verified: someone else made it. It becomes the org's
+   * member's: it leaves every other org (the holder, signing in through its own org, kept none),
+   * gets an unusable password (the maker's stops working), its sessions end, and it is bound.
+   */
+  private async claim(provider: AuthProvider, identity: ProviderIdentity, existing: User): Promise<string> {
+    const passwordHash = await this.hasher.hash(generateRefreshToken());
+    const nowMs = this.now();
+    await this.repos.unitOfWork.run(async (tx) => {
+      const current = await tx.users.getById(existing.id);
+      // Verified meanwhile (its holder proved it by mail): no claim any more.
+      if (!current || current.emailVerifiedAtMs !== null) throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
+      const { released } = await proveAddress(tx, current, { passwordHash, keepOrgIds: [], how: 'sso_domain', nowMs });
+      const membership = await tx.users.addMembership({ orgId: provider.orgId, userId: current.id, role: provider.defaultRole });
+      await tx.ssoIdentities.bind({ providerId: provider.id, subject: identity.subject, userId: current.id });
+      await recordChange(tx, { type: 'user', id: current.id, email: current.email }, {
+        orgId: provider.orgId,
+        action: 'sso.account_claimed',
+        resourceType: 'user',
+        resourceId: current.id,
+        after: userRecord(current, membership),
+        details: { provider_id: provider.id, subject: identity.subject, domain: domainOfEmail(current.email), left_org_ids: released.map((m) => m.orgId) },
+      }, nowMs);
+    });
+    await this.onSessionsEnded(existing.id);
+    return existing.id;
   }
 
   /** The account acts on itself: it signed in through the provider. */

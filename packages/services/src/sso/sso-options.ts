@@ -11,6 +11,8 @@ export interface SsoOptions {
   allowPrivateNetworks: boolean;
   /** Encrypts OIDC client secrets at rest; null when SSO_SECRETS_KEY is not configured. */
   secrets: SecretBox | null;
+  /** Told the account whose sessions a sign-in ended (a claim by verified domain): every instance drops them. */
+  onSessionsEnded?: (userId: string) => Promise<void>;
 }
 
 /** The fixed addresses of the SSO routes under the public URL. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
@@ -11,6 +12,7 @@ import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
 import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
+import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
@@ -21,10 +23,12 @@ import type { GatewayServices } from '../gateway-services.ts';
  */
 export function registerRestRoutes(http: FastifyInstance, services: GatewayServices): void {
   registerAuthRoutes(http, services);
+  registerAccountRoutes(http, services);
   registerAdminRoutes(http, services);
   registerManagementRoutes(http, services);
   registerAuditRoutes(http, services);
   registerSsoRoutes(http, services);
+  registerOrgDomainRoutes(http, services);
   registerFlagRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);

@@ -75,6 +75,25 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { create: withCaller, list: withCaller, delete: withCaller, acceptAsUser: withCaller, acceptAsNewUser: anonymous },
   },
   {
+    member: 'passwordReset',
+    proto: 'svc/accounts/v1/accounts_gateway.proto',
+    service: 'svc.accounts.v1.PasswordResetGatewayService',
+    // Whoever asks has no session: the emailed link is the credential.
+    methods: { requestPasswordReset: anonymous, resetPassword: anonymous, confirmAddress: anonymous },
+  },
+  {
+    member: 'mailOutbox',
+    proto: 'svc/accounts/v1/accounts_gateway.proto',
+    service: 'svc.accounts.v1.MailOutboxGatewayService',
+    methods: { listLocalOutbox: withCaller },
+  },
+  {
+    member: 'orgDomains',
+    proto: 'svc/accounts/v1/accounts_gateway.proto',
+    service: 'svc.accounts.v1.OrgDomainGatewayService',
+    methods: { add: withCaller, list: withCaller, verify: withCaller, remove: withCaller },
+  },
+  {
     member: 'auditLog',
     proto: 'svc/management/v1/management_gateway.proto',
     service: 'svc.management.v1.AuditLogGatewayService',

@@ -41,3 +41,5 @@ export {
   ssoRepositoriesContract,
   ssoSessionContract,
 } from './sso-repositories.contract.ts';
+export type { MailRepositories, MakeMailRepositories } from './mail-repositories.contract.ts';
+export { accountTokenRepositoryContract, addressProofRepositoriesContract, mailOutboxRepositoryContract } from './mail-repositories.contract.ts';

@@ -534,7 +534,7 @@ export function ssoIdentityRepositoryContract(name: string, makeRepos: MakeSsoRe
         const { user, membership } = await repos().ssoIdentities.provision(input);
         assert.deepEqual(
           { ...user, id: '', createdAtMs: 0 },
-          { id: '', email: input.email, displayName: input.displayName, passwordHash: input.passwordHash, createdAtMs: 0 },
+          { id: '', email: input.email, displayName: input.displayName, passwordHash: input.passwordHash, createdAtMs: 0, emailVerifiedAtMs: null },
         );
         assertRecentMs(user.createdAtMs);
         assert.deepEqual({ ...membership, createdAtMs: 0 }, { orgId: org.id, userId: user.id, role, createdAtMs: 0 });

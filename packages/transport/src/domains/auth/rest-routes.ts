@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { MAX_KEPT_ORGS } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { nonEmptyString, optionalString } from '../../http/schemas.ts';
@@ -79,14 +80,20 @@ export function registerAuthRoutes(app: FastifyInstance, services: GatewayServic
   );
 
   // With the invitee's bearer: join the org (200). Without: create the account and sign in (201).
-  app.post<{ Body: { token: string; display_name?: string; password?: string } }>(
+  app.post<{ Body: { token: string; display_name?: string; password?: string; keep_org_ids?: string[] } }>(
     '/v1/auth/invitations/accept',
     {
       schema: {
         body: {
           type: 'object',
           required: ['token'],
-          properties: { token: nonEmptyString, display_name: nonEmptyString, password: nonEmptyString },
+          properties: {
+            token: nonEmptyString,
+            display_name: nonEmptyString,
+            password: nonEmptyString,
+            // Claiming an account someone else made for the address: the other orgs it may stay in.
+            keep_org_ids: { type: 'array', maxItems: MAX_KEPT_ORGS, items: { type: 'string', minLength: 1, maxLength: 64 } },
+          },
         },
       },
     },
@@ -99,6 +106,7 @@ export function registerAuthRoutes(app: FastifyInstance, services: GatewayServic
         token: request.body.token,
         displayName: request.body.display_name,
         password: request.body.password,
+        keepOrgIds: request.body.keep_org_ids,
       });
       return reply.code(201).send(sessionResponse(session));
     },
