@@ -16,6 +16,9 @@ import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
 import { userRecord, type UserRecord } from './records.ts';
+import { invitationRecord, type InvitationRecord } from './invitation-records.ts';
+
+export type { InvitationRecord } from './invitation-records.ts';
 
 /** Invitations are single use and expire after 7 days. */
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
@@ -25,29 +28,6 @@ const INVITATION_TTL_MS = 7 * 24 * 3600_000;
  * inviter's list) without bound; accepted, withdrawn and expired ones free their place.
  */
 export const MAX_PENDING_INVITATIONS = 1_000;
-
-/** An invitation as answered by REST; `token` only in the create response. */
-export interface InvitationRecord {
-  invitation_id: string;
-  org_id: string;
-  email: string;
-  org_role: Invitation['role'];
-  created_at: string;
-  expires_at: string;
-  token?: string;
-}
-
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-const invitationRecord = (invitation: Invitation, token?: string): InvitationRecord => ({
-  invitation_id: invitation.id,
-  org_id: invitation.orgId,
-  email: invitation.email,
-  org_role: invitation.role,
-  created_at: iso(invitation.createdAtMs),
-  expires_at: iso(invitation.expiresAtMs),
-  ...(token === undefined ? {} : { token }),
-});
 
 const sameEmail = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
 
@@ -72,8 +52,12 @@ export class InvitationService {
       throw new DomainError('RESOURCE_EXHAUSTED', `the organisation already has ${MAX_PENDING_INVITATIONS} pending invitations; withdraw some first`);
     }
     const token = generateInvitationToken();
+    const createdBy = principal.kind === 'user' ? { userId: principal.userId, email: (await this.repos.users.getById(principal.userId))?.email ?? null } : null;
     const invitation = await this.repos.unitOfWork.run(async (tx) => {
-      const created = await tx.invitations.create({ orgId }, { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS });
+      const created = await tx.invitations.create(
+        { orgId },
+        { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS, createdBy },
+      );
       // The record without its token: the token is shown once, in the create response.
       await this.record(tx, principal, orgId, 'invitation.create', created.id, { after: invitationRecord(created) });
       return created;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { isDomainError, type AuthProvider, type Principal } from '@switchyard/core';
-import { createInMemoryRepositories } from '@switchyard/core/testing';
+import { createInMemoryRepositories, InMemoryChangeNotifier } from '@switchyard/core/testing';
 import { AuthProviderService, MAX_PROVIDERS_PER_ORG } from '../../src/sso/auth-provider-service.ts';
 import { SecretBox } from '../../src/sso/secret-box.ts';
 import { IdpMetadataSource } from '../../src/sso/idp-metadata-source.ts';
@@ -42,7 +42,7 @@ async function setup(options: Partial<SsoOptions> = {}) {
     allowPrivateNetworks: false,
     secrets: new SecretBox(KEY),
     ...options,
-  });
+  }, new InMemoryChangeNotifier());
   return { repos, org, admin, service };
 }
 

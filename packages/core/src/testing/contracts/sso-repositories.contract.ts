@@ -32,6 +32,9 @@ function oidcInput(overrides: Partial<AuthProviderInput> = {}): AuthProviderInpu
     oidc: { issuerUrl: 'https://idp.example.com/realms/acme', clientId: unique('client'), scopes: ['openid', 'email', 'profile'] },
     saml: null,
     clientSecretCiphertext: `v1.${randomBytes(12).toString('base64url')}.${randomBytes(32).toString('base64url')}`,
+    linkExistingAccounts: true,
+    enableRequestedBy: null,
+    updatedBy: null,
     ...overrides,
   };
 }
@@ -53,6 +56,9 @@ function samlInput(overrides: Partial<AuthProviderInput> = {}): AuthProviderInpu
       spEntityId: 'https://switchyard.example.com/sso/saml',
     },
     clientSecretCiphertext: null,
+    linkExistingAccounts: false,
+    enableRequestedBy: null,
+    updatedBy: null,
     ...overrides,
   };
 }
@@ -98,7 +104,7 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
         const provider = await repos().authProviders.create({ orgId: org.id }, input, MAX_PER_ORG);
         assert.deepEqual(
           { ...provider, createdAtMs: 0, updatedAtMs: 0 },
-          { ...input, orgId: org.id, createdAtMs: 0, updatedAtMs: 0 },
+          { ...input, orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: 0, updatedAtMs: 0 },
           `${input.type}: settings, redirect URIs and secret ciphertext round-trip`,
         );
         assertRecentMs(provider.createdAtMs);
