@@ -513,7 +513,13 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(await edit.getByLabel(/New client secret/).inputValue(), '');
     assert.equal(await secretShown(), false, 'the secret is not shown when editing');
     await edit.getByLabel('Display name').fill('Okta corp');
+    // A new client ID without a new secret is refused: the stored secret is not sent elsewhere.
     await edit.getByLabel('Client ID').fill('console-client-2');
+    await edit.getByRole('button', { name: 'Save Okta test' }).click();
+    const secretNeeded = edit.getByRole('alert');
+    await secretNeeded.waitFor();
+    assert.match(await secretNeeded.innerText(), /^Client secret is required when Issuer URL or Client ID changes/);
+    await edit.getByLabel('Client ID').fill('console-client');
     await edit.getByLabel(/Enabled/).uncheck();
     await edit.getByRole('button', { name: 'Save Okta test' }).click();
     await page.getByText('Okta corp saved.').waitFor();
@@ -521,7 +527,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await renamed.getByText(/OpenID Connect, disabled/).waitFor();
     const edited = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers/${created.id}`, { token: tenant.admin.token }), 200);
     assert.equal(edited.display_name, 'Okta corp');
-    assert.equal(edited.oidc.client_id, 'console-client-2');
+    assert.equal(edited.oidc.client_id, 'console-client');
     assert.equal(edited.enabled, false);
     assert.equal(edited.oidc.client_secret_set, true, 'an empty secret field keeps the stored secret');
 

@@ -3,7 +3,7 @@ import type { AuthProviderBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
 import { sessionResponse } from '../auth/rest-session-response.ts';
-import { authProviderBody, oidcCallbackQuery, samlAcsBody, signInOptionsQuery, signInOptionsResponse, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
+import { authProviderBody, confirmProviderBody, oidcCallbackQuery, samlAcsBody, signInOptionsQuery, signInOptionsResponse, ssoExchangeBody, ssoStartQuery } from './rest-schemas.ts';
 
 /** The largest ACS form accepted: a SAML response of 256 KiB in base64, and the relay state. */
 const MAX_ACS_FORM_BYTES = 512 * 1024;
@@ -39,6 +39,14 @@ export function registerSsoRoutes(app: FastifyInstance, services: GatewayService
     async (request) => {
       const principal = await authenticate(verifier, request, 'bearer');
       return authProviders.update(principal, request.params.org_id, request.params.provider_id, request.body);
+    },
+  );
+  app.post<{ Params: { org_id: string; provider_id: string }; Body: { updated_at?: string | null } | null }>(
+    '/v1/management/orgs/:org_id/auth-providers/:provider_id/confirm',
+    { schema: { body: confirmProviderBody } },
+    async (request) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      return authProviders.confirm(principal, request.params.org_id, request.params.provider_id, request.body ?? {});
     },
   );
   app.delete<{ Params: { org_id: string; provider_id: string } }>(
