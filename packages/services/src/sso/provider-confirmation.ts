@@ -14,7 +14,7 @@ export const needsSecondAdmin = (provider: Pick<AuthProvider, 'defaultRole' | 'l
  */
 export function changesTrust(current: AuthProvider, next: AuthProviderInput): boolean {
   const trusted = (provider: AuthProvider | AuthProviderInput) =>
-    JSON.stringify([
+    canonicalJson([
       provider.defaultRole,
       provider.linkExistingAccounts,
       provider.redirectUris,
@@ -23,6 +23,15 @@ export function changesTrust(current: AuthProvider, next: AuthProviderInput): bo
       provider.clientSecretCiphertext,
     ]);
   return trusted(current) !== trusted(next);
+}
+
+/** JSON with every object's keys sorted: settings read back from jsonb come in another key order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
 }
 
 /**
