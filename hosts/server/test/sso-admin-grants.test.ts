@@ -267,10 +267,14 @@ describe('provider sessions and settings', () => {
   test('disabling a provider ends the sessions it opened (access and refresh); a password session of the same account goes on', async () => {
     const provider = await createProvider(org.admin.token);
     const first = await signInSession(provider.id, person().login);
+    // A sign-in finished at the provider but not yet exchanged: its code must not open a session later.
+    const unexchanged = (await signIn(provider.id, person().login)).searchParams.get('code');
+    assert.ok(unexchanged);
     const listed = (expectStatus(await client.get(providersOf(org.orgId), { token: org.admin.token }), 200) as Json[]).find((p) => p.id === provider.id);
     assert.ok(listed?.last_used_at, 'the list shows its last use');
     expectStatus(await client.request('PUT', `${providersOf(org.orgId)}/${provider.id}`, { token: org.admin.token, body: oidcBody({ enabled: false }) }), 200, 'disable');
     await assertEnded(first, 'after disabling');
+    expectError(await client.post('/v1/auth/sso/exchange', { body: { code: unexchanged } }), 409, 'FAILED_PRECONDITION', /disabled/);
     expectStatus(await client.get(projectsOf(org.orgId), { token: org.member.token }), 200, 'password sessions are not touched');
   });
 
