@@ -267,7 +267,9 @@ describe('provider sessions and settings', () => {
   test('disabling a provider ends the sessions it opened (access and refresh); a password session of the same account goes on', async () => {
     const provider = await createProvider(org.admin.token);
     const first = await signInSession(provider.id, person().login);
-    // A sign-in finished at the provider but not yet exchanged: its code must not open a session later.
+    // A sign-in finished at the provider but not yet exchanged: its code opens no session once the
+    // provider is disabled (the exchange checks; the session's insert checks again under the row lock,
+    // which the repository contracts test, for an exchange racing the disable).
     const unexchanged = (await signIn(provider.id, person().login)).searchParams.get('code');
     assert.ok(unexchanged);
     const listed = (expectStatus(await client.get(providersOf(org.orgId), { token: org.admin.token }), 200) as Json[]).find((p) => p.id === provider.id);
