@@ -437,6 +437,8 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByLabel('Email', { exact: true }).fill(`invited-${unique()}@example.com`);
     await page.getByRole('button', { name: 'Invite' }).click();
     await page.getByText(/Invitation created for/).waitFor();
+    // The pending list names who invited (a removed or demoted admin's invitations are withdrawn).
+    await page.getByText(`invited by ${tenant.admin.email}`).first().waitFor();
     await page.getByLabel(`Role of ${tenant.member.email}`).selectOption('org_admin');
     await eventually('the role change', async () => {
       const users = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/users`, { token: tenant.admin.token }), 200);
@@ -490,6 +492,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByText('Okta test created.').waitFor();
     const card = page.getByRole('article', { name: 'Okta test' });
     await card.getByText('stored (never shown)').waitFor();
+    await card.getByText(`Created by ${tenant.admin.email}, last changed by ${tenant.admin.email} · never used`).waitFor();
     const listed = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers`, { token: tenant.admin.token }), 200);
     const created = listed.find((p: { display_name: string }) => p.display_name === 'Okta test');
     assert.ok(created, 'the provider is stored');

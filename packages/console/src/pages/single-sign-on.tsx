@@ -427,7 +427,7 @@ function ProviderForm({ workspace, base, provider, onDone, onCancel }: { workspa
             <input required value={draft.client_id} onInput={text('client_id')} />
           </label>
           <label>
-            {creating ? 'Client secret' : 'New client secret (leave empty to keep the stored one; needed again when the issuer or client ID changes)'}
+            {creating ? 'Client secret' : 'New client secret (leave empty to keep the stored one; required again after a change of issuer or client)'}
             <input type="password" autoComplete="new-password" required={creating} value={draft.client_secret} onInput={text('client_secret')} />
           </label>
           <label>
