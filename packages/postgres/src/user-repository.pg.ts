@@ -91,6 +91,16 @@ export class PgUserRepository implements UserRepository {
     return row ? toMembership(row) : null;
   }
 
+  async lockMembership(orgId: string, userId: string): Promise<Membership | null> {
+    if (!isUuid(orgId) || !isUuid(userId)) return null;
+    // FOR SHARE conflicts with the row lock of removeMembership's DELETE and setMembershipRole's
+    // UPDATE: either they wait for this unit of work, or this waits for them and reads the outcome.
+    const [row] = await this.sql<MembershipRow[]>`
+      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId} FOR SHARE`;
+    return row ? toMembership(row) : null;
+  }
+
   async listMemberships(userId: string): Promise<Membership[]> {
     if (!isUuid(userId)) return [];
     // The caller is the user itself (login picks the first as the default org): scoped by user_id.

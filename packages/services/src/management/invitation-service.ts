@@ -10,7 +10,7 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { requireAllowed } from '../authorization.ts';
+import { requireAllowed, requireStillOrgAdmin } from '../authorization.ts';
 import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
@@ -54,6 +54,7 @@ export class InvitationService {
     const token = generateInvitationToken();
     const createdBy = principal.kind === 'user' ? { userId: principal.userId, email: (await this.repos.users.getById(principal.userId))?.email ?? null } : null;
     const invitation = await this.repos.unitOfWork.run(async (tx) => {
+      await requireStillOrgAdmin(tx, principal, orgId);
       const created = await tx.invitations.create(
         { orgId },
         { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS, createdBy },

@@ -11,7 +11,7 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { requireAllowed } from '../authorization.ts';
+import { requireAllowed, requireStillOrgAdmin } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import { announceSessionChanges } from '../auth/session-registry.ts';
 import { changesTrust, enableState } from './provider-confirmation.ts';
@@ -47,6 +47,7 @@ export class AuthProviderService {
     const id = randomUUID();
     const input = await this.withEnableState(orgId, await this.toInput(id, body, writer), writer);
     const provider = await this.repos.unitOfWork.run(async (tx) => {
+      await requireStillOrgAdmin(tx, principal, orgId);
       const created = await tx.authProviders.create({ orgId }, input, MAX_PROVIDERS_PER_ORG);
       await this.audit(tx, principal, 'auth_provider.create', null, created);
       return created;
@@ -74,6 +75,7 @@ export class AuthProviderService {
     const current = await this.repos.authProviders.get({ orgId }, providerId);
     const input = await this.withEnableState(orgId, await this.toInput(providerId, body, writer, current), writer, current);
     const { provider, endedFor } = await this.repos.unitOfWork.run(async (tx) => {
+      await requireStillOrgAdmin(tx, principal, orgId);
       const updated = await tx.authProviders.update({ orgId }, input);
       await this.audit(tx, principal, 'auth_provider.update', current, updated);
       const ended = current.enabled && !updated.enabled ? await tx.sessions.endOpenedBy([providerId], this.now()) : [];
@@ -102,6 +104,7 @@ export class AuthProviderService {
       throw failedPrecondition('the provider changed since updated_at; review it again');
     }
     const provider = await this.repos.unitOfWork.run(async (tx) => {
+      await requireStillOrgAdmin(tx, principal, orgId);
       const confirmed = await tx.authProviders.confirmEnable({ orgId }, providerId, { requestedByUserId: requester.userId, updatedAtMs: current.updatedAtMs });
       if (!confirmed) throw failedPrecondition('the provider changed while being confirmed; review it again');
       await this.audit(tx, principal, 'auth_provider.confirm', current, confirmed, { requested_by: requester.userId });
