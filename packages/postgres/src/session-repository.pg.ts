@@ -33,16 +33,10 @@ export class PgSessionRepository implements SessionRepository {
     const providerId = input.providerId ?? null;
     if (providerId !== null && !isUuid(providerId)) throw failedPrecondition('this identity provider is disabled');
     return transaction(this.sql, async (tx) => {
-      if (providerId !== null) {
-        // Stamping the provider's last use locks its row, so a concurrent disable (which updates
-        // the row, then ends the provider's sessions) either comes first and this finds it
-        // disabled, or waits for this session to commit and then ends it.
-        const [provider] = await tx`
-          UPDATE auth_providers SET last_used_at_ms = floor(extract(epoch FROM clock_timestamp()) * 1000)::int8
-          WHERE id = ${providerId} AND org_id = ${input.orgId} AND enabled
-          RETURNING id`;
-        if (!provider) throw failedPrecondition('this identity provider is disabled');
-      }
+      // The insert first: its foreign key takes the org row's key-share lock, so this takes the org
+      // before the provider's row, in the order a disable takes them (removals and provider writes
+      // lock the org first). Then a concurrent disable either came first and the stamp below finds
+      // the provider disabled (undoing the insert), or waits for this session and then ends it.
       const [row] = await translateErrors(
         () => tx<SessionRow[]>`
           INSERT INTO sessions (user_id, org_id, created_at_ms, expires_at_ms, provider_id)
@@ -52,6 +46,13 @@ export class PgSessionRepository implements SessionRepository {
         { resource: 'session', parent: 'user or organisation' },
       );
       if (!row) throw new Error('INSERT ... RETURNING gave no row');
+      if (providerId !== null) {
+        const [provider] = await tx`
+          UPDATE auth_providers SET last_used_at_ms = ${row.created_at_ms}::int8
+          WHERE id = ${providerId} AND org_id = ${input.orgId} AND enabled
+          RETURNING id`;
+        if (!provider) throw failedPrecondition('this identity provider is disabled');
+      }
       return toRecord(row);
     });
   }

@@ -93,11 +93,13 @@ export class PgUserRepository implements UserRepository {
 
   async lockMembership(orgId: string, userId: string): Promise<Membership | null> {
     if (!isUuid(orgId) || !isUuid(userId)) return null;
-    // FOR SHARE conflicts with the row lock of removeMembership's DELETE and setMembershipRole's
-    // UPDATE: either they wait for this unit of work, or this waits for them and reads the outcome.
+    // The org row, as removeMembership and setMembershipRole lock it first (withOrgAdminsLocked),
+    // and as a provider's create does: one lock order, so no deadlock with them. Either they wait
+    // for this unit of work, or this waits for them and reads the outcome.
+    await this.sql`SELECT id FROM orgs WHERE id = ${orgId} FOR UPDATE`;
     const [row] = await this.sql<MembershipRow[]>`
       SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
-      FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId} FOR SHARE`;
+      FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
     return row ? toMembership(row) : null;
   }
 

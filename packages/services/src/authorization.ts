@@ -10,7 +10,7 @@ export function requireAllowed(principal: Principal, action: Action, resource: R
 
 /**
  * Inside a unit of work that leaves something an admin's removal must withdraw (an invitation, an
- * identity provider): locks the caller's membership and checks it is still an org_admin of the
+ * identity provider): locks the org's membership changes and checks it is still an org_admin of the
  * org. A removal or demotion racing the write then either waits for it and withdraws what it
  * wrote, or comes first and the write is refused (docs/security.md "Removed and demoted admins").
  * System administrators (who invite into any org without being members) are not members: skipped.

@@ -21,9 +21,9 @@ export interface UserRepository {
   addMembership(input: { orgId: string; userId: string; role: OrgRole }): Promise<Membership>;
   getMembership(orgId: string, userId: string): Promise<Membership | null>;
   /**
-   * The membership, locked until the unit of work it runs in ends (a shared lock): a removal or
-   * role change of the member waits for that work to commit, and one that committed first is
-   * seen. What an admin leaves behind is then either withdrawn by its removal or never written
+   * The membership, with the org's membership changes locked until the unit of work it runs in
+   * ends: a removal or role change in the org waits for that work to commit, and one that
+   * committed first is seen. What an admin leaves behind is then either withdrawn by its removal or never written
    * (docs/security.md "Removed and demoted admins"). Outside a unit of work, as getMembership.
    */
   lockMembership(orgId: string, userId: string): Promise<Membership | null>;
