@@ -1,6 +1,7 @@
 import { notFound, type Invitation, type InvitationRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
+import { transaction } from './transaction.pg.ts';
 
 interface InvitationRow {
   id: string;
@@ -84,12 +85,18 @@ export class PgInvitationRepository implements InvitationRepository {
   }
 
   async accept(tokenHash: string, nowMs: number): Promise<Invitation | null> {
-    // Check and mark in one statement: of concurrent accepts, one updates the row.
-    const [row] = await this.sql<InvitationRow[]>`
-      UPDATE invitations SET accepted_at_ms = ${nowMs}::int8
-      WHERE token_hash = ${tokenHash} AND accepted_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
-      RETURNING ${this.sql.unsafe(COLUMNS)}`;
-    return row ? toInvitation(row) : null;
+    return transaction(this.sql, async (tx) => {
+      // The org first (the key-share lock the new membership's foreign key takes anyway), then the
+      // invitation: the order a removal takes them (the org, then its creator's invitations), so
+      // an acceptance and the removal of the invitation's creator cannot deadlock.
+      await tx`SELECT id FROM orgs WHERE id = (SELECT org_id FROM invitations WHERE token_hash = ${tokenHash}) FOR KEY SHARE`;
+      // Check and mark in one statement: of concurrent accepts, one updates the row.
+      const [row] = await tx<InvitationRow[]>`
+        UPDATE invitations SET accepted_at_ms = ${nowMs}::int8
+        WHERE token_hash = ${tokenHash} AND accepted_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
+        RETURNING ${tx.unsafe(COLUMNS)}`;
+      return row ? toInvitation(row) : null;
+    });
   }
 
   async pruneExpired(nowMs: number, limit: number): Promise<number> {

@@ -117,6 +117,8 @@ export class AuthProviderService {
   async delete(principal: Principal, orgId: string, providerId: string): Promise<void> {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
     const endedFor = await this.repos.unitOfWork.run(async (tx) => {
+      // The org first, as every provider write and a removal take it (one lock order).
+      await requireStillOrgAdmin(tx, principal, orgId);
       const provider = await tx.authProviders.get({ orgId }, providerId);
       await tx.authProviders.delete({ orgId }, providerId);
       await this.audit(tx, principal, 'auth_provider.delete', provider, null);
