@@ -249,6 +249,10 @@ describe('a second admin confirms providers that make admins or link existing ac
     assert.deepEqual(created.enable_requested_by, created.created_by);
     assert.equal(created.last_used_at, '');
     await rejectsWithStatus(grpcSso.providers.confirmAuthProvider({ org_id: org.orgId, provider_id: created.id }, bearer(org.admin.token)), grpc.status.PERMISSION_DENIED);
+    await rejectsWithStatus(
+      grpcSso.providers.confirmAuthProvider({ org_id: org.orgId, provider_id: created.id, updated_at: 'not a date' }, bearer(second.token)),
+      grpc.status.INVALID_ARGUMENT,
+    );
     const confirmed = await grpcSso.providers.confirmAuthProvider({ org_id: org.orgId, provider_id: created.id, updated_at: created.updated_at }, bearer(second.token));
     assert.equal(confirmed.status, 'enabled');
     const before = Date.now();

@@ -100,6 +100,8 @@ export class AuthProviderService {
       throw permissionDenied('another org admin must confirm: the admin who enabled the provider cannot');
     }
     const reviewed = body.updated_at ?? null;
+    // REST checks the format at the edge; gRPC strings arrive as they were sent.
+    if (reviewed !== null && Number.isNaN(Date.parse(reviewed))) throw invalidArgument('updated_at must be an RFC 3339 date-time', 'updated_at');
     if (reviewed !== null && Date.parse(reviewed) !== current.updatedAtMs) {
       throw failedPrecondition('the provider changed since updated_at; review it again');
     }
