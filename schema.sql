@@ -325,6 +325,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE INDEX IF NOT EXISTS sessions_live_by_user ON sessions (user_id) WHERE ended_at_ms IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions (expires_at_ms);
+-- Disabling or deleting a provider ends the live sessions it opened.
+CREATE INDEX IF NOT EXISTS sessions_live_by_provider ON sessions (provider_id) WHERE ended_at_ms IS NULL AND provider_id IS NOT NULL;
 
 -- Refresh tokens (hash only), single use: consuming one revokes it; presenting it again ends its session.
 CREATE TABLE IF NOT EXISTS refresh_tokens (
@@ -349,9 +351,14 @@ CREATE TABLE IF NOT EXISTS invitations (
   token_hash      text NOT NULL UNIQUE,
   created_at_ms   bigint NOT NULL,
   expires_at_ms   bigint NOT NULL,
-  accepted_at_ms  bigint
+  accepted_at_ms  bigint,
+  -- Who created it (its email as it was then); NULL for invitations from before migration 0008.
+  created_by_user_id  uuid,
+  created_by_email    text
 );
 CREATE INDEX IF NOT EXISTS invitations_by_org ON invitations (org_id, created_at_ms DESC);
+-- A demoted or removed admin's pending invitations are withdrawn (docs/security.md).
+CREATE INDEX IF NOT EXISTS invitations_pending_by_creator ON invitations (org_id, created_by_user_id) WHERE accepted_at_ms IS NULL;
 
 -- Failed logins per subject ('account:<lowercased email>|<address>' or 'ip:<address>') for throttling.
 CREATE TABLE IF NOT EXISTS login_failures (
@@ -377,7 +384,19 @@ CREATE TABLE IF NOT EXISTS auth_providers (
   settings                  jsonb NOT NULL,
   client_secret_ciphertext  text,
   created_at_ms             bigint NOT NULL,
-  updated_at_ms             bigint NOT NULL
+  updated_at_ms             bigint NOT NULL,
+  -- May bind an existing member by its email (docs/sso.md "Accounts").
+  link_existing_accounts    boolean NOT NULL DEFAULT true,
+  -- Set while the provider waits for a second org admin's confirmation (enabled is false then).
+  enable_requested_by_user_id  uuid,
+  enable_requested_by_email    text,
+  created_by_user_id        uuid,
+  created_by_email          text,
+  updated_by_user_id        uuid,
+  updated_by_email          text,
+  -- Every account that created or changed its settings: removing or demoting one disables it.
+  written_by_user_ids       uuid[] NOT NULL DEFAULT '{}',
+  last_used_at_ms           bigint
 );
 CREATE INDEX IF NOT EXISTS auth_providers_by_org ON auth_providers (org_id, created_at_ms);
 

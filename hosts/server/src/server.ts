@@ -36,6 +36,8 @@ import {
   SyncHub,
   SecretBox,
   TokenService,
+  AdminGrantWithdrawal,
+  authProviderRecord,
   createSsoServices,
   flagVariantsFrom,
   type MailSettings,
@@ -262,13 +264,22 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const services: InProcessServices = {
       verifier,
       auth,
-      management: new ManagementService(repos, hasher, notifier, (sdkKeyId) => verifier.evict(sdkKeyId), Date.now, mailSettings),
+      management: new ManagementService(
+        repos,
+        hasher,
+        notifier,
+        (sdkKeyId) => verifier.evict(sdkKeyId),
+        Date.now,
+        // Read at each write: PUBLIC_URL may be filled in once the REST port is known.
+        new AdminGrantWithdrawal((provider) => authProviderRecord(provider, ssoOptions.publicUrl)),
+        mailSettings,
+      ),
       invitations: new InvitationService(repos, hasher, auth, Date.now, { mail: mailSettings, notifier }),
       passwordReset: new PasswordResetService(repos, hasher, notifier, mailSettings),
       mailOutbox: new MailOutboxService(repos, delivery),
       orgDomains: new OrgDomainService(repos, new DnsTxtResolver({ servers: config.mail.dnsServers })),
       auditLog: new AuditLogService(repos, scopes),
-      ...createSsoServices({ repos, auth, hasher, options: ssoOptions }),
+      ...createSsoServices({ repos, auth, hasher, options: ssoOptions, notifier }),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
       evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {

@@ -5,7 +5,7 @@ import { buildConsole } from '../../../scripts/build-console.ts';
 import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
 import { eventually } from './support/flag-fixtures.ts';
 import { prepareEnvironment } from './support/experiment-fixtures.ts';
-import { api, expectStatus, login, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
+import { api, expectStatus, login, seedTenant, seedUser, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startSsoTestServer } from './support/sso.ts';
 import { TEST_ADMIN, type TestServer } from './support/test-server.ts';
 import { startTestOidcProvider, type TestOidcProvider } from '../../../packages/services/test/support/oidc-identity-provider.ts';
@@ -482,6 +482,8 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByLabel('Email', { exact: true }).fill(`invited-${unique()}@example.com`);
     await page.getByRole('button', { name: 'Invite' }).click();
     await page.getByText(/Invitation created for/).waitFor();
+    // The pending list names who invited (a removed or demoted admin's invitations are withdrawn).
+    await page.getByText(`invited by ${tenant.admin.email}`).first().waitFor();
     await page.getByLabel(`Role of ${tenant.member.email}`).selectOption('org_admin');
     await eventually('the role change', async () => {
       const users = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/users`, { token: tenant.admin.token }), 200);
@@ -535,6 +537,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByText('Okta test created.').waitFor();
     const card = page.getByRole('article', { name: 'Okta test' });
     await card.getByText('stored (never shown)').waitFor();
+    await card.getByText(`Created by ${tenant.admin.email}, last changed by ${tenant.admin.email} · never used`).waitFor();
     const listed = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers`, { token: tenant.admin.token }), 200);
     const created = listed.find((p: { display_name: string }) => p.display_name === 'Okta test');
     assert.ok(created, 'the provider is stored');
@@ -558,7 +561,13 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(await edit.getByLabel(/New client secret/).inputValue(), '');
     assert.equal(await secretShown(), false, 'the secret is not shown when editing');
     await edit.getByLabel('Display name').fill('Okta corp');
+    // A new client ID without a new secret is refused: the stored secret is not sent elsewhere.
     await edit.getByLabel('Client ID').fill('console-client-2');
+    await edit.getByRole('button', { name: 'Save Okta test' }).click();
+    const secretNeeded = edit.getByRole('alert');
+    await secretNeeded.waitFor();
+    assert.match(await secretNeeded.innerText(), /^Client secret is required when Issuer URL or Client ID changes/);
+    await edit.getByLabel('Client ID').fill('console-client');
     await edit.getByLabel(/Enabled/).uncheck();
     await edit.getByRole('button', { name: 'Save Okta test' }).click();
     await page.getByText('Okta corp saved.').waitFor();
@@ -566,7 +575,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await renamed.getByText(/OpenID Connect, disabled/).waitFor();
     const edited = expectStatus(await client.get(`/v1/management/orgs/${tenant.orgId}/auth-providers/${created.id}`, { token: tenant.admin.token }), 200);
     assert.equal(edited.display_name, 'Okta corp');
-    assert.equal(edited.oidc.client_id, 'console-client-2');
+    assert.equal(edited.oidc.client_id, 'console-client');
     assert.equal(edited.enabled, false);
     assert.equal(edited.oidc.client_secret_set, true, 'an empty secret field keeps the stored secret');
 
@@ -618,6 +627,39 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await card.getByText(idp.ssoUrl, { exact: true }).waitFor();
     expectStatus(await client.delete(`/v1/management/orgs/${tenant.orgId}/auth-providers/${stored.id}`, { token: tenant.admin.token }), 204);
     await page.context().close();
+  });
+
+  test('identity providers: one admin enables a provider that makes admins, another confirms it in the page', async () => {
+    // An org of its own with two admins: enabling such a provider takes both (docs/sso.md "Confirmation").
+    const root = await login(client, TEST_ADMIN.email, TEST_ADMIN.password);
+    const org = await seedTenant(client, root.token, 'console-confirm');
+    const second = await seedUser(client, root.token, org.orgId, 'org_admin', 'console-second');
+    const name = `Admins IdP ${unique()}`;
+    const body = {
+      provider_type: 'oidc',
+      display_name: name,
+      default_role: 'org_admin',
+      redirect_uris: [`${ts.base}/`],
+      oidc: { issuer_url: op.issuer, client_id: 'console-confirm', client_secret: `secret-${unique()}` },
+    };
+    const pending = expectStatus(await client.post(`/v1/management/orgs/${org.orgId}/auth-providers`, { token: org.admin.token, body }), 201);
+    assert.equal(pending.status, 'pending_confirmation');
+
+    const asker = await signedIn(org.admin);
+    await asker.goto(`${ts.base}/#/single-sign-on`);
+    const askerCard = asker.getByRole('article', { name });
+    await askerCard.getByText("waiting for a second admin's confirmation", { exact: false }).waitFor();
+    await askerCard.getByText('another admin of the organisation must confirm', { exact: false }).waitFor();
+    assert.equal(await askerCard.getByRole('button', { name: `Confirm ${name}` }).count(), 0, 'the admin who asked cannot confirm');
+    await asker.context().close();
+
+    const confirmer = await signedIn(second);
+    await confirmer.goto(`${ts.base}/#/single-sign-on`);
+    await confirmer.getByRole('article', { name }).getByRole('button', { name: `Confirm ${name}` }).click();
+    await confirmer.getByText(`${name} confirmed.`).waitFor();
+    const stored = expectStatus(await client.get(`/v1/management/orgs/${org.orgId}/auth-providers/${pending.id}`, { token: org.admin.token }), 200);
+    assert.deepEqual([stored.status, stored.enabled], ['enabled', true]);
+    await confirmer.context().close();
   });
 
   test("a flag's settings: description and off variant saved, a conflict keeps the edit, archive and unarchive", async () => {

@@ -222,14 +222,17 @@ describe('a valid SAML sign-in, end to end', () => {
   });
 
   test('default_role org_admin: the provisioned account is an org_admin', async () => {
-    const provider = await createSamlProvider(a, { defaultRole: 'org_admin' });
+    // An org of its own: the new admin would make org a one of two admins, where enabling a
+    // provider takes a second admin's confirmation (sso-admin-grants.test.ts tests that).
+    const solo = await seedTenant(client, root.token, 'saml-admin-role');
+    const provider = await createSamlProvider(solo, { defaultRole: 'org_admin' });
     assert.equal(provider.default_role, 'org_admin');
     const email = newEmail('new-admin');
     const session = await signIn(provider, email);
-    const member = (await membersOf(a)).find((m) => m.email === email);
+    const member = (await membersOf(solo)).find((m) => m.email === email);
     assert.deepEqual(member && { user_id: member.user_id, org_role: member.org_role }, { user_id: session.user_id, org_role: 'org_admin' });
     const orgs = expectStatus(await client.get('/v1/auth/orgs', { token: session.token }), 200);
-    assert.deepEqual(orgs, { orgs: [{ org_id: a.orgId, org_name: a.orgName, role: 'org_admin' }] });
+    assert.deepEqual(orgs, { orgs: [{ org_id: solo.orgId, org_name: solo.orgName, role: 'org_admin' }] });
   });
 
   test('the one-time code is single use', async () => {

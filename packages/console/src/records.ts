@@ -39,6 +39,8 @@ export interface Invitation {
   invitation_id: string;
   email: string;
   org_role: string;
+  /** Null for invitations from before creators were recorded. */
+  created_by: { user_id: string; email: string | null } | null;
   created_at: string;
   expires_at: string;
   token?: string;

@@ -1,6 +1,7 @@
-import { notFound, type SessionEndFilter, type SessionRecord, type SessionRepository } from '@switchyard/core';
+import { failedPrecondition, notFound, type SessionEndFilter, type SessionRecord, type SessionRepository } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
+import { transaction } from './transaction.pg.ts';
 
 interface SessionRow {
   id: string;
@@ -29,16 +30,31 @@ export class PgSessionRepository implements SessionRepository {
   async create(input: { userId: string; orgId: string; expiresAtMs: number; providerId?: string | null }): Promise<SessionRecord> {
     if (!isUuid(input.userId)) throw notFound('user', input.userId);
     if (!isUuid(input.orgId)) throw notFound('organisation', input.orgId);
-    const [row] = await translateErrors(
-      () => this.sql<SessionRow[]>`
-        INSERT INTO sessions (user_id, org_id, created_at_ms, expires_at_ms, provider_id)
-        VALUES (${input.userId}, ${input.orgId}, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8,
-                ${input.providerId ?? null})
-        RETURNING id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms, provider_id`,
-      { resource: 'session', parent: 'user or organisation' },
-    );
-    if (!row) throw new Error('INSERT ... RETURNING gave no row');
-    return toRecord(row);
+    const providerId = input.providerId ?? null;
+    if (providerId !== null && !isUuid(providerId)) throw failedPrecondition('this identity provider is disabled');
+    return transaction(this.sql, async (tx) => {
+      // The insert first: its foreign key takes the org row's key-share lock, so this takes the org
+      // before the provider's row, in the order a disable takes them (removals and provider writes
+      // lock the org first). Then a concurrent disable either came first and the stamp below finds
+      // the provider disabled (undoing the insert), or waits for this session and then ends it.
+      const [row] = await translateErrors(
+        () => tx<SessionRow[]>`
+          INSERT INTO sessions (user_id, org_id, created_at_ms, expires_at_ms, provider_id)
+          VALUES (${input.userId}, ${input.orgId}, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8,
+                  ${providerId})
+          RETURNING id, user_id, org_id, created_at_ms, expires_at_ms, ended_at_ms, provider_id`,
+        { resource: 'session', parent: 'user or organisation' },
+      );
+      if (!row) throw new Error('INSERT ... RETURNING gave no row');
+      if (providerId !== null) {
+        const [provider] = await tx`
+          UPDATE auth_providers SET last_used_at_ms = ${row.created_at_ms}::int8
+          WHERE id = ${providerId} AND org_id = ${input.orgId} AND enabled
+          RETURNING id`;
+        if (!provider) throw failedPrecondition('this identity provider is disabled');
+      }
+      return toRecord(row);
+    });
   }
 
   async get(sessionId: string): Promise<SessionRecord | null> {
@@ -70,6 +86,16 @@ export class PgSessionRepository implements SessionRepository {
         ${exceptSessionId !== undefined ? this.sql`AND id <> ${exceptSessionId}` : this.sql``}
         ${filter.orgId !== undefined ? this.sql`AND org_id = ${filter.orgId}` : this.sql``}`;
     return result.count;
+  }
+
+  async endOpenedBy(providerIds: string[], nowMs: number): Promise<string[]> {
+    const ids = providerIds.filter(isUuid);
+    if (ids.length === 0) return [];
+    const rows = await this.sql<Array<{ user_id: string }>>`
+      UPDATE sessions SET ended_at_ms = ${nowMs}::int8
+      WHERE provider_id = ANY (${ids}::uuid[]) AND ended_at_ms IS NULL AND expires_at_ms > ${nowMs}::int8
+      RETURNING user_id`;
+    return [...new Set(rows.map((row) => row.user_id))];
   }
 
   async pruneExpired(nowMs: number, limit: number): Promise<number> {

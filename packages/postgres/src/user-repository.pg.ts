@@ -93,6 +93,18 @@ export class PgUserRepository implements UserRepository {
     return row ? toMembership(row) : null;
   }
 
+  async lockMembership(orgId: string, userId: string): Promise<Membership | null> {
+    if (!isUuid(orgId) || !isUuid(userId)) return null;
+    // The org row, as removeMembership and setMembershipRole lock it first (withOrgAdminsLocked),
+    // and as a provider's create does: one lock order, so no deadlock with them. Either they wait
+    // for this unit of work, or this waits for them and reads the outcome.
+    await this.sql`SELECT id FROM orgs WHERE id = ${orgId} FOR UPDATE`;
+    const [row] = await this.sql<MembershipRow[]>`
+      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
+    return row ? toMembership(row) : null;
+  }
+
   async listMemberships(userId: string): Promise<Membership[]> {
     if (!isUuid(userId)) return [];
     // The caller is the user itself (login picks the first as the default org): scoped by user_id.

@@ -11,6 +11,7 @@ export * from './auth/token-service.ts';
 export * from './auth/session-registry.ts';
 export * from './management/management-service.ts';
 export * from './management/invitation-service.ts';
+export * from './management/admin-grant-withdrawal.ts';
 export * from './management/records.ts';
 export * from './scopes.ts';
 export * from './flags/definition-events.ts';

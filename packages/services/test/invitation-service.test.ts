@@ -8,7 +8,14 @@ test('an org holds at most MAX_PENDING_INVITATIONS pending invitations; withdraw
   const repos = createInMemoryRepositories();
   const orgA = await repos.orgs.create({ name: 'A' });
   const orgB = await repos.orgs.create({ name: 'B' });
-  const adminOf = (orgId: string): Principal => ({ kind: 'user', userId: `admin-${orgId}`, orgId, role: 'org_admin', isSystem: false, sessionId: 's' });
+  // Each org's admin is a member: creating an invitation checks the creator still is an org_admin.
+  const admins = new Map<string, string>();
+  for (const org of [orgA, orgB]) {
+    const user = await repos.users.create({ email: `admin@${org.name}.example`, displayName: 'admin', passwordHash: 'x' });
+    await repos.users.addMembership({ orgId: org.id, userId: user.id, role: 'org_admin' });
+    admins.set(org.id, user.id);
+  }
+  const adminOf = (orgId: string): Principal => ({ kind: 'user', userId: admins.get(orgId)!, orgId, role: 'org_admin', isSystem: false, sessionId: 's' });
   const invitations = new InvitationService(repos, new BcryptPasswordHasher(4), { openSessionFor: async () => assert.fail('not used') });
 
   let last;

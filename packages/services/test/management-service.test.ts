@@ -335,3 +335,57 @@ describe('ManagementService: member removal and role changes', () => {
     assert.deepEqual(sessionChanges, []);
   });
 });
+
+describe('ManagementService: a removed or demoted admin leaves nothing that keeps working', () => {
+  const HOUR = 3_600_000;
+  const providerBy = (author: Principal & { kind: 'user' }, email: string) => ({
+    id: crypto.randomUUID(),
+    type: 'oidc' as const,
+    displayName: `by ${email}`,
+    enabled: true,
+    defaultRole: 'org_admin' as const,
+    redirectUris: ['https://app.example.com/done'],
+    oidc: { issuerUrl: 'https://idp.example.com', clientId: 'c', scopes: ['openid'] },
+    saml: null,
+    clientSecretCiphertext: 'v1.sealed',
+    linkExistingAccounts: true,
+    enableRequestedBy: null,
+    updatedBy: { userId: author.userId, email },
+  });
+
+  test("demotion withdraws the admin's invitations and disables its providers, ending their sessions; another admin's stay", async () => {
+    const repos = createInMemoryRepositories(state);
+    const second = userPrincipal(await management.createUser(adminA, undefined, newUser('second@example.com', { orgRole: 'org_admin' })));
+    if (second.kind !== 'user' || adminA.kind !== 'user' || memberA.kind !== 'user') throw new Error('user principals');
+    const invite = (hash: string, author: Principal & { kind: 'user' }) =>
+      repos.invitations.create({ orgId: orgA }, { email: `${hash}@example.com`, role: 'org_admin', tokenHash: hash, expiresAtMs: NOW + HOUR, createdBy: { userId: author.userId, email: null } });
+    const planted = await invite('planted', second);
+    const kept = await invite('kept', adminA);
+    const theirs = await repos.authProviders.create({ orgId: orgA }, providerBy(second, 'second@example.com'), 20);
+    const ours = await repos.authProviders.create({ orgId: orgA }, providerBy(adminA, 'admin-a@example.com'), 20);
+    await repos.sessions.create({ userId: memberA.userId, orgId: orgA, expiresAtMs: NOW + HOUR, providerId: theirs.id });
+    const viaOurs = await repos.sessions.create({ userId: adminA.userId, orgId: orgA, expiresAtMs: NOW + HOUR, providerId: ours.id });
+    sessionChanges.length = 0;
+
+    await management.setMemberRole(adminA, orgA, second.userId, { orgRole: 'org_member' });
+    assert.deepEqual((await repos.invitations.listPending({ orgId: orgA }, NOW)).map((i) => i.id), [kept.id]);
+    assert.notEqual(planted.id, kept.id);
+    assert.equal((await repos.authProviders.get({ orgId: orgA }, theirs.id)).enabled, false);
+    assert.equal((await repos.authProviders.get({ orgId: orgA }, ours.id)).enabled, true);
+    assert.deepEqual(await repos.sessions.listLive(memberA.userId, NOW), [], "the session its provider opened ended");
+    assert.deepEqual((await repos.sessions.listLive(adminA.userId, NOW)).map((s) => s.id), [viaOurs.id]);
+    assert.deepEqual(new Set(sessionChanges), new Set([second.userId, memberA.userId]), 'every instance is told');
+
+    // Promoting it again does not bring anything back: another admin must enable the provider.
+    await management.setMemberRole(adminA, orgA, second.userId, { orgRole: 'org_admin' });
+    assert.equal((await repos.authProviders.get({ orgId: orgA }, theirs.id)).enabled, false);
+  });
+
+  test('a promotion withdraws nothing', async () => {
+    const repos = createInMemoryRepositories(state);
+    if (memberA.kind !== 'user') throw new Error('user principal');
+    const provider = await repos.authProviders.create({ orgId: orgA }, providerBy(memberA, 'member-a@example.com'), 20);
+    await management.setMemberRole(adminA, orgA, memberA.userId, { orgRole: 'org_admin' });
+    assert.equal((await repos.authProviders.get({ orgId: orgA }, provider.id)).enabled, true);
+  });
+});

@@ -154,6 +154,7 @@ export interface SsoClients {
     getAuthProvider: Unary<{ org_id: string; provider_id: string }, Record<string, any>>;
     updateAuthProvider: Unary<{ org_id: string; provider_id: string; provider: Record<string, unknown> }, Record<string, any>>;
     deleteAuthProvider: Unary<{ org_id: string; provider_id: string }, { provider_id: string }>;
+    confirmAuthProvider: Unary<{ org_id: string; provider_id: string; updated_at?: string }, Record<string, any>>;
   };
   oidc: {
     oidcAuthorize: Unary<{ provider_id: string; org_id: string; redirect_uri: string }, { redirect_url: string }>;

@@ -85,7 +85,7 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
       <ul>
         {(invitations.data ?? []).map((inv) => (
           <li>
-            {inv.email} as {inv.org_role.replace('org_', '')}, expires {formatTime(inv.expires_at)}{' '}
+            {inv.email} as {inv.org_role.replace('org_', '')}, invited by {inv.created_by?.email ?? 'an unrecorded admin'}, expires {formatTime(inv.expires_at)}{' '}
             <button type="button" class="link" onClick={() => act(() => api.delete(`${orgPath}/invitations/${encodeURIComponent(inv.invitation_id)}`))}>
               Withdraw the invitation of {inv.email}
             </button>

@@ -1,10 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiPath, ApiError } from '../api.ts';
 import type { Workspace } from '../app.tsx';
-import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
 import { consoleReturnAddress } from '../sso.tsx';
 
 type ProviderType = 'oidc' | 'saml';
+
+/** An account that wrote something, with its email as it was then. */
+interface Author {
+  user_id: string;
+  email: string | null;
+}
 
 /** An identity provider as the API answers it (docs/sso.md "Providers"): the client secret is never in it. */
 interface Provider {
@@ -12,8 +18,15 @@ interface Provider {
   provider_type: ProviderType;
   display_name: string;
   enabled: boolean;
+  status: 'enabled' | 'disabled' | 'pending_confirmation';
   default_role: 'org_admin' | 'org_member';
+  link_existing_accounts: boolean;
   redirect_uris: string[];
+  enable_requested_by: Author | null;
+  created_by: Author | null;
+  updated_by: Author | null;
+  last_used_at: string | null;
+  updated_at: string;
   oidc?: { issuer_url: string; client_id: string; scopes: string[]; client_secret_set: boolean; callback_url: string };
   saml?: { idp_metadata_url: string | null; idp_metadata_xml: string | null; name_id_format: string | null; sp_entity_id: string | null; acs_url: string; sp_metadata_url: string; idp_sso_url: string | null };
 }
@@ -24,6 +37,7 @@ interface ProviderDraft {
   display_name: string;
   enabled: boolean;
   default_role: 'org_admin' | 'org_member';
+  link_existing_accounts: boolean;
   /** One address per line. */
   redirect_uris: string;
   issuer_url: string;
@@ -39,6 +53,15 @@ interface ProviderDraft {
   sp_entity_id: string;
 }
 
+const who = (author: Author | null): string => author?.email ?? 'an unrecorded admin';
+
+/** How the card describes the provider's state (docs/sso.md "Confirmation"). */
+const STATUS_WORDS: Record<Provider['status'], string> = {
+  enabled: '',
+  disabled: ', disabled',
+  pending_confirmation: ", waiting for a second admin's confirmation",
+};
+
 const words = (text: string): string[] => text.split(/[\s,]+/).filter((part) => part !== '');
 const orNull = (text: string): string | null => (text.trim() === '' ? null : text.trim());
 
@@ -48,6 +71,7 @@ function draftOf(provider: Provider | undefined): ProviderDraft {
     display_name: provider?.display_name ?? '',
     enabled: provider?.enabled ?? true,
     default_role: provider?.default_role ?? 'org_member',
+    link_existing_accounts: provider?.link_existing_accounts ?? true,
     redirect_uris: (provider?.redirect_uris ?? [consoleReturnAddress()]).join('\n'),
     issuer_url: provider?.oidc?.issuer_url ?? '',
     client_id: provider?.oidc?.client_id ?? '',
@@ -67,6 +91,7 @@ function bodyOf(draft: ProviderDraft, creating: boolean): Record<string, unknown
     display_name: draft.display_name.trim(),
     enabled: draft.enabled,
     default_role: draft.default_role,
+    link_existing_accounts: draft.link_existing_accounts,
     redirect_uris: draft.redirect_uris.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== ''),
   };
   if (creating) body.provider_type = draft.provider_type;
@@ -154,8 +179,18 @@ export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
             <h2>{provider.display_name}</h2>
             <p class="muted">
               {provider.provider_type === 'oidc' ? 'OpenID Connect' : 'SAML 2.0'}
-              {provider.enabled ? '' : ', disabled'} · new people join as {provider.default_role === 'org_admin' ? 'admins' : 'members'}
+              {STATUS_WORDS[provider.status]} · new people join as {provider.default_role === 'org_admin' ? 'admins' : 'members'}
+              {provider.link_existing_accounts ? ' · links existing members by email' : ''}
             </p>
+            <p class="muted">
+              Created by {who(provider.created_by)}, last changed by {who(provider.updated_by)} · {provider.last_used_at ? `last used ${formatTime(provider.last_used_at)}` : 'never used'}
+            </p>
+            {provider.status === 'pending_confirmation' && (
+              <ConfirmProvider workspace={workspace} base={base} provider={provider} onDone={(message) => {
+                setDone(message);
+                providers.reload();
+              }} />
+            )}
             {provider.oidc && (
               <dl>
                 <dt>Issuer</dt>
@@ -238,7 +273,7 @@ export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
             {deleting?.id === provider.id && (
               <div class="confirm" role="alertdialog" aria-labelledby={`delete-${provider.id}`}>
                 <p id={`delete-${provider.id}`}>
-                  Delete the identity provider <strong>{provider.display_name}</strong>? Nobody can sign in with it any more; accounts and sessions already made stay.
+                  Delete the identity provider <strong>{provider.display_name}</strong>? Nobody can sign in with it any more, and the sessions it opened end; the accounts stay.
                 </p>
                 <button
                   type="button"
@@ -281,6 +316,38 @@ export function SingleSignOnPage({ workspace }: { workspace: Workspace }) {
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * A provider enabled by one admin waits for another's confirmation: the admin who asked is told
+ * so; any other admin confirms what the card shows (its `updated_at`, so a later change is refused).
+ */
+function ConfirmProvider({ workspace, base, provider, onDone }: { workspace: Workspace; base: string; provider: Provider; onDone: (message: string) => void }) {
+  const { api, session } = workspace;
+  const [error, setError] = useState<unknown>(undefined);
+  if (provider.enable_requested_by?.user_id === session.user_id) {
+    return <p>You enabled it: another admin of the organisation must confirm before anyone can sign in with it.</p>;
+  }
+  return (
+    <div class="row">
+      <p>{who(provider.enable_requested_by)} enabled it; it works once another admin confirms. Check its settings first.</p>
+      <button
+        type="button"
+        onClick={async () => {
+          setError(undefined);
+          try {
+            await api.post(`${base}/${encodeURIComponent(provider.id)}/confirm`, { updated_at: provider.updated_at });
+            onDone(`${provider.display_name} confirmed.`);
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      >
+        Confirm {provider.display_name}
+      </button>
+      <ErrorMessage error={error} />
+    </div>
   );
 }
 
@@ -343,6 +410,11 @@ function ProviderForm({ workspace, base, provider, onDone, onCancel }: { workspa
         </select>
       </label>
       <label>
+        <input type="checkbox" checked={draft.link_existing_accounts} onChange={(e) => set({ link_existing_accounts: (e.target as HTMLInputElement).checked })} />
+        Link existing members by email (the provider can then sign in as any member whose address it asserts)
+      </label>
+      <p class="muted">When the organisation has more than one admin, enabling a provider that makes admins or links existing members needs a second admin's confirmation.</p>
+      <label>
         Redirect URIs (one per line; where a sign-in may return)
         <textarea class="wide" rows={2} required value={draft.redirect_uris} onInput={text('redirect_uris')} />
       </label>
@@ -357,7 +429,7 @@ function ProviderForm({ workspace, base, provider, onDone, onCancel }: { workspa
             <input required value={draft.client_id} onInput={text('client_id')} />
           </label>
           <label>
-            {creating ? 'Client secret' : 'New client secret (leave empty to keep the stored one)'}
+            {creating ? 'Client secret' : 'New client secret (leave empty to keep the stored one; required again after a change of issuer or client)'}
             <input type="password" autoComplete="new-password" required={creating} value={draft.client_secret} onInput={text('client_secret')} />
           </label>
           <label>

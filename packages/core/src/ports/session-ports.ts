@@ -28,13 +28,24 @@ export interface SessionEndFilter {
 
 /** Login sessions. Every statement is scoped by the session's user. */
 export interface SessionRepository {
-  /** @throws NOT_FOUND when the user or org does not exist. */
+  /**
+   * A session opened by a provider (`providerId`) also stamps the provider's last use, and is
+   * refused while the provider is not enabled in `orgId`, atomically with respect to a disable (so
+   * no session slips past one: docs/security.md "Removed and demoted admins").
+   * @throws NOT_FOUND when the user or org does not exist; FAILED_PRECONDITION for a provider that is
+   * not enabled (or not of the org).
+   */
   create(input: { userId: string; orgId: string; expiresAtMs: number; providerId?: string | null }): Promise<SessionRecord>;
   get(sessionId: string): Promise<SessionRecord | null>;
   /** The user's sessions that are not ended and not expired at `nowMs`, oldest first. */
   listLive(userId: string, nowMs: number): Promise<SessionRecord[]>;
   /** Ends the user's live sessions matching the filter at `nowMs`; returns how many it ended. */
   end(filter: SessionEndFilter, nowMs: number): Promise<number>;
+  /**
+   * Ends every live session the providers opened (a provider disabled or deleted); returns the
+   * distinct users whose sessions ended, so that every instance can be told.
+   */
+  endOpenedBy(providerIds: string[], nowMs: number): Promise<string[]>;
   /**
    * Deletes up to `limit` sessions that are ended, or expired at `nowMs`, with their refresh
    * tokens (the pruner; a session that can never be used again). Returns how many.
@@ -88,6 +99,8 @@ export interface Invitation {
   /** As typed by the inviter; matched case-insensitively. */
   email: string;
   role: 'org_admin' | 'org_member';
+  /** Who created it; null for invitations from before creators were recorded. */
+  createdBy: { userId: string; email: string | null } | null;
   createdAtMs: number;
   expiresAtMs: number;
   acceptedAtMs: number | null;
@@ -96,11 +109,16 @@ export interface Invitation {
 /** Invitations, stored with the token's hash only. Org-scoped except lookups by token hash. */
 export interface InvitationRepository {
   /** @throws NOT_FOUND for an unknown org. */
-  create(scope: { orgId: string }, input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number }): Promise<Invitation>;
+  create(
+    scope: { orgId: string },
+    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy'] },
+  ): Promise<Invitation>;
   /** Unaccepted, unexpired invitations of the org, newest first. */
   listPending(scope: { orgId: string }, nowMs: number): Promise<Invitation[]>;
   /** Withdraws an unaccepted invitation. @throws NOT_FOUND when absent (or already accepted). */
   delete(scope: { orgId: string }, invitationId: string): Promise<void>;
+  /** Withdraws every unaccepted invitation `userId` created in the org (an admin removed or demoted); returns them. */
+  withdrawCreatedBy(scope: { orgId: string }, userId: string): Promise<Invitation[]>;
   /** The unaccepted, unexpired invitation with this token hash, without spending it. */
   findActive(tokenHash: string, nowMs: number): Promise<Invitation | null>;
   /** Marks it accepted when still active at `nowMs` (single use: of concurrent calls one wins). */

@@ -18,6 +18,12 @@ export interface SamlSettings {
   spEntityId: string;
 }
 
+/** The account that wrote something, with its email as it was then (as the audit log keeps it). */
+export interface Author {
+  userId: string;
+  email: string | null;
+}
+
 /** An org's identity provider (docs/sso.md). */
 export interface AuthProvider {
   id: string;
@@ -33,12 +39,26 @@ export interface AuthProvider {
   saml: SamlSettings | null;
   /** The OIDC client secret, encrypted by the services (null: none stored). */
   clientSecretCiphertext: string | null;
+  /** Whether it may bind an existing member of its org by a matching email (docs/sso.md "Accounts"). */
+  linkExistingAccounts: boolean;
+  /** Set while it waits for a second org admin's confirmation (`enabled` is false then). */
+  enableRequestedBy: Author | null;
+  /** Null for providers from before authors were recorded. */
+  createdBy: Author | null;
+  updatedBy: Author | null;
+  /** Every account that created or changed its settings: removing or demoting one disables it. */
+  writtenByUserIds: string[];
+  /** When it last opened a session. */
+  lastUsedAtMs: number | null;
   createdAtMs: number;
   updatedAtMs: number;
 }
 
-/** What a create or update stores; the id is chosen by the caller (the secret's ciphertext is bound to it). */
-export type AuthProviderInput = Omit<AuthProvider, 'orgId' | 'createdAtMs' | 'updatedAtMs'>;
+/**
+ * What a create or update stores; the id is chosen by the caller (the secret's ciphertext is bound
+ * to it). `updatedBy` is the writer: it becomes `createdBy` too on create, and joins `writtenByUserIds`.
+ */
+export type AuthProviderInput = Omit<AuthProvider, 'orgId' | 'createdAtMs' | 'updatedAtMs' | 'createdBy' | 'writtenByUserIds' | 'lastUsedAtMs'>;
 
 /** Providers, org-scoped except the lookup by id a login starts from (the id is in its URL). */
 export interface AuthProviderRepository {
@@ -53,6 +73,17 @@ export interface AuthProviderRepository {
   update(scope: OrgScope, input: AuthProviderInput): Promise<AuthProvider>;
   /** Deletes it with its identities, pending logins and codes. @throws NOT_FOUND. */
   delete(scope: OrgScope, providerId: string): Promise<void>;
+  /**
+   * Enables a provider waiting for confirmation, only if it still waits for the request of
+   * `requestedByUserId` and was not changed since `updatedAtMs` (a compare-and-set: what the
+   * confirming admin reviewed is what gets enabled). Null when it does not.
+   */
+  confirmEnable(scope: OrgScope, providerId: string, expected: { requestedByUserId: string; updatedAtMs: number }): Promise<AuthProvider | null>;
+  /**
+   * Disables every provider of the org `userId` created or changed that is enabled or waiting for
+   * confirmation, and returns them as they were before (an admin removed or demoted).
+   */
+  disableWrittenBy(scope: OrgScope, userId: string): Promise<AuthProvider[]>;
 }
 
 /**

@@ -20,6 +20,13 @@ export interface UserRepository {
   /** @throws ALREADY_EXISTS when the user is already a member of the org. */
   addMembership(input: { orgId: string; userId: string; role: OrgRole }): Promise<Membership>;
   getMembership(orgId: string, userId: string): Promise<Membership | null>;
+  /**
+   * The membership, with the org's membership changes locked until the unit of work it runs in
+   * ends: a removal or role change in the org waits for that work to commit, and one that
+   * committed first is seen. What an admin leaves behind is then either withdrawn by its removal or never written
+   * (docs/security.md "Removed and demoted admins"). Outside a unit of work, as getMembership.
+   */
+  lockMembership(orgId: string, userId: string): Promise<Membership | null>;
   /** The user's memberships, oldest first (the first is the default org at login). */
   listMemberships(userId: string): Promise<Membership[]>;
   /** Members of one org, with their user records, oldest first. */

@@ -4,13 +4,19 @@ import type { InMemoryState } from './in-memory-state.ts';
 
 type StoredInvitation = Invitation & { tokenHash: string };
 
-const toInvitation = ({ tokenHash: _hash, ...invitation }: StoredInvitation): Invitation => ({ ...invitation });
+const toInvitation = ({ tokenHash: _hash, ...invitation }: StoredInvitation): Invitation => ({
+  ...invitation,
+  createdBy: invitation.createdBy ? { ...invitation.createdBy } : null,
+});
 
 /** InvitationRepository over the shared in-memory tables; only token hashes are stored. */
 export class InMemoryInvitationRepository implements InvitationRepository {
   constructor(private readonly state: InMemoryState) {}
 
-  async create(scope: { orgId: string }, input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number }): Promise<Invitation> {
+  async create(
+    scope: { orgId: string },
+    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy'] },
+  ): Promise<Invitation> {
     this.state.requireOrg(scope);
     // As the unique token_hash of `invitations` would.
     if (this.findByHash(input.tokenHash)) throw alreadyExists('invitation', 'token');
@@ -19,6 +25,7 @@ export class InMemoryInvitationRepository implements InvitationRepository {
       orgId: scope.orgId,
       email: input.email,
       role: input.role,
+      createdBy: input.createdBy ? { ...input.createdBy } : null,
       createdAtMs: this.state.now(),
       expiresAtMs: input.expiresAtMs,
       acceptedAtMs: null,
@@ -39,6 +46,14 @@ export class InMemoryInvitationRepository implements InvitationRepository {
     const invitation = this.state.invitations.get(invitationId);
     if (!invitation || invitation.orgId !== scope.orgId || invitation.acceptedAtMs !== null) throw notFound('invitation', invitationId);
     this.state.invitations.delete(invitationId);
+  }
+
+  async withdrawCreatedBy(scope: { orgId: string }, userId: string): Promise<Invitation[]> {
+    const withdrawn = [...this.state.invitations.values()].filter(
+      (i) => i.orgId === scope.orgId && i.acceptedAtMs === null && i.createdBy?.userId === userId,
+    );
+    for (const invitation of withdrawn) this.state.invitations.delete(invitation.id);
+    return withdrawn.map(toInvitation);
   }
 
   async findActive(tokenHash: string, nowMs: number): Promise<Invitation | null> {

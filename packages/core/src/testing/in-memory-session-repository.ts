@@ -1,4 +1,4 @@
-import { notFound } from '../errors/domain-error.ts';
+import { failedPrecondition, notFound } from '../errors/domain-error.ts';
 import type { SessionEndFilter, SessionRecord, SessionRepository } from '../ports/session-ports.ts';
 import type { InMemoryState } from './in-memory-state.ts';
 
@@ -10,6 +10,12 @@ export class InMemorySessionRepository implements SessionRepository {
     // As the foreign keys of `sessions` would.
     if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
     this.state.requireOrg({ orgId: input.orgId });
+    if (input.providerId) {
+      // As the adapter's stamp of the provider's last use, which finds only an enabled provider of the org.
+      const provider = this.state.authProviders.get(input.providerId);
+      if (!provider || provider.orgId !== input.orgId || !provider.enabled) throw failedPrecondition('this identity provider is disabled');
+      provider.lastUsedAtMs = this.state.now();
+    }
     const session: SessionRecord = {
       id: this.state.newId(),
       userId: input.userId,
@@ -47,6 +53,16 @@ export class InMemorySessionRepository implements SessionRepository {
       ended += 1;
     }
     return ended;
+  }
+
+  async endOpenedBy(providerIds: string[], nowMs: number): Promise<string[]> {
+    const users = new Set<string>();
+    for (const session of this.state.sessions.values()) {
+      if (session.providerId === null || !providerIds.includes(session.providerId) || session.endedAtMs !== null || session.expiresAtMs <= nowMs) continue;
+      session.endedAtMs = nowMs;
+      users.add(session.userId);
+    }
+    return [...users];
   }
 
   async pruneExpired(nowMs: number, limit: number): Promise<number> {

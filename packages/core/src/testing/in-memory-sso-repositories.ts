@@ -27,7 +27,15 @@ export class InMemoryAuthProviderRepository implements AuthProviderRepository {
       throw failedPrecondition(`the organisation already has ${maxPerOrg} identity providers; delete one first`);
     }
     const now = this.state.now();
-    const provider: AuthProvider = { ...structuredClone(input), orgId: scope.orgId, createdAtMs: now, updatedAtMs: now };
+    const provider: AuthProvider = {
+      ...structuredClone(input),
+      orgId: scope.orgId,
+      createdBy: input.updatedBy ? { ...input.updatedBy } : null,
+      writtenByUserIds: input.updatedBy ? [input.updatedBy.userId] : [],
+      lastUsedAtMs: null,
+      createdAtMs: now,
+      updatedAtMs: now,
+    };
     this.state.authProviders.set(provider.id, provider);
     return copy(provider);
   }
@@ -52,6 +60,9 @@ export class InMemoryAuthProviderRepository implements AuthProviderRepository {
     const provider: AuthProvider = {
       ...structuredClone(input),
       orgId: current.orgId,
+      createdBy: current.createdBy,
+      writtenByUserIds: input.updatedBy && !current.writtenByUserIds.includes(input.updatedBy.userId) ? [...current.writtenByUserIds, input.updatedBy.userId] : current.writtenByUserIds,
+      lastUsedAtMs: current.lastUsedAtMs,
       createdAtMs: current.createdAtMs,
       updatedAtMs: Math.max(this.state.now(), current.updatedAtMs + 1),
     };
@@ -66,6 +77,29 @@ export class InMemoryAuthProviderRepository implements AuthProviderRepository {
     for (const [hash, pending] of this.state.ssoPending) if (pending.providerId === providerId) this.state.ssoPending.delete(hash);
     for (const [hash, code] of this.state.ssoCodes) if (code.providerId === providerId) this.state.ssoCodes.delete(hash);
     for (const key of this.state.ssoIdentities.keys()) if (key.startsWith(`${providerId}\n`)) this.state.ssoIdentities.delete(key);
+  }
+
+  async confirmEnable(scope: OrgScope, providerId: string, expected: { requestedByUserId: string; updatedAtMs: number }): Promise<AuthProvider | null> {
+    const provider = this.state.authProviders.get(providerId);
+    if (!provider || provider.orgId !== scope.orgId) return null;
+    if (provider.enableRequestedBy?.userId !== expected.requestedByUserId || provider.updatedAtMs !== expected.updatedAtMs) return null;
+    provider.enabled = true;
+    provider.enableRequestedBy = null;
+    provider.updatedAtMs = Math.max(this.state.now(), provider.updatedAtMs + 1);
+    return copy(provider);
+  }
+
+  async disableWrittenBy(scope: OrgScope, userId: string): Promise<AuthProvider[]> {
+    const before: AuthProvider[] = [];
+    for (const provider of this.state.authProviders.values()) {
+      if (provider.orgId !== scope.orgId || !provider.writtenByUserIds.includes(userId)) continue;
+      if (!provider.enabled && provider.enableRequestedBy === null) continue;
+      before.push(copy(provider));
+      provider.enabled = false;
+      provider.enableRequestedBy = null;
+      provider.updatedAtMs = Math.max(this.state.now(), provider.updatedAtMs + 1);
+    }
+    return before;
   }
 }
 

@@ -47,6 +47,11 @@ export class InMemoryUserRepository implements UserRepository {
     return membership ? { ...membership } : null;
   }
 
+  /** The fake runs one call at a time: nothing can interleave, so nothing to lock. */
+  async lockMembership(orgId: string, userId: string): Promise<Membership | null> {
+    return this.getMembership(orgId, userId);
+  }
+
   async listMemberships(userId: string): Promise<Membership[]> {
     return this.state.memberships
       .filter((m) => m.userId === userId)

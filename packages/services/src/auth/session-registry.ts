@@ -9,6 +9,14 @@ export const announceSessionChange = (notifier: ChangeNotifier, userId: string):
   notifier.publish(SESSION_CHANGED_CHANNEL, userId);
 
 /**
+ * Announces each user's change (sessions a provider opened, ended together). One notification per
+ * user: a provider's users are its org's members, so the count is bounded by the org's size.
+ */
+export async function announceSessionChanges(notifier: ChangeNotifier, userIds: Iterable<string>): Promise<void> {
+  for (const userId of new Set(userIds)) await announceSessionChange(notifier, userId);
+}
+
+/**
  * A token issued less than this before a user's state was read may name a session the state does
  * not know yet. Covers `iat`'s whole-second resolution and clock skew between instances.
  */

@@ -11,7 +11,7 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { requireAllowed } from '../authorization.ts';
+import { requireAllowed, requireStillOrgAdmin } from '../authorization.ts';
 import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
@@ -21,6 +21,9 @@ import type { MailSettings } from '../mail/mail-settings.ts';
 import { invitationMail } from '../mail/mail-texts.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
 import { userRecord, type UserRecord } from './records.ts';
+import { invitationRecord, type InvitationRecord } from './invitation-records.ts';
+
+export type { InvitationRecord } from './invitation-records.ts';
 
 /** Invitations are single use and expire after 7 days. */
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
@@ -30,31 +33,6 @@ const INVITATION_TTL_MS = 7 * 24 * 3600_000;
  * inviter's list) without bound; accepted, withdrawn and expired ones free their place.
  */
 export const MAX_PENDING_INVITATIONS = 1_000;
-
-/** An invitation as answered by REST; `token` only in the create response. */
-export interface InvitationRecord {
-  invitation_id: string;
-  org_id: string;
-  email: string;
-  org_role: Invitation['role'];
-  created_at: string;
-  expires_at: string;
-  token?: string;
-  /** Create response only: the link was queued for the invitee (with SMTP it goes nowhere else, so no `token`). */
-  mailed?: boolean;
-}
-
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-const invitationRecord = (invitation: Invitation, token?: string): InvitationRecord => ({
-  invitation_id: invitation.id,
-  org_id: invitation.orgId,
-  email: invitation.email,
-  org_role: invitation.role,
-  created_at: iso(invitation.createdAtMs),
-  expires_at: iso(invitation.expiresAtMs),
-  ...(token === undefined ? {} : { token }),
-});
 
 const sameEmail = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
 
@@ -98,8 +76,13 @@ export class InvitationService {
     const token = generateInvitationToken();
     const mail = this.mail !== null && this.mail.delivery !== 'off' ? this.mail : null;
     const orgName = mail ? ((await this.repos.orgs.get(orgId))?.name ?? orgId) : '';
+    const createdBy = principal.kind === 'user' ? { userId: principal.userId, email: (await this.repos.users.getById(principal.userId))?.email ?? null } : null;
     const invitation = await this.repos.unitOfWork.run(async (tx) => {
-      const created = await tx.invitations.create({ orgId }, { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS });
+      await requireStillOrgAdmin(tx, principal, orgId);
+      const created = await tx.invitations.create(
+        { orgId },
+        { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS, createdBy },
+      );
       // The record without its token: the token is shown once, in the create response.
       await this.record(tx, principal, orgId, 'invitation.create', created.id, { after: invitationRecord(created) });
       // Queued with the invitation: delivery never blocks or fails it (the mail worker sends).

@@ -13,7 +13,9 @@ import {
 import { requireAllowed } from '../authorization.ts';
 import { recordChange, type Change } from '../audit/audit-trail.ts';
 import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
-import { announceSessionChange } from '../auth/session-registry.ts';
+import { announceSessionChanges } from '../auth/session-registry.ts';
+import { authProviderRecord } from '../sso/provider-records.ts';
+import { AdminGrantWithdrawal } from './admin-grant-withdrawal.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
 import { queueAddressVerification } from '../accounts/address-verification.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
@@ -50,6 +52,8 @@ export class ManagementService {
     private readonly notifier: ChangeNotifier,
     private readonly onSdkKeyRevoked: (sdkKeyId: string) => void = () => {},
     private readonly now: () => number = Date.now,
+    /** What a removed or demoted admin leaves behind; the host passes its public URL for the audit records. */
+    private readonly grants: AdminGrantWithdrawal = new AdminGrantWithdrawal((provider) => authProviderRecord(provider, 'http://localhost')),
     /** How mail leaves (docs/security.md "Email delivery"): a new account's address is told; null: not (unit tests). */
     private readonly mail: MailSettings | null = null,
   ) {}
@@ -89,39 +93,44 @@ export class ManagementService {
 
   /**
    * Changes a member's role; tokens already issued carry the new role from their next request on
-   * every instance. The last org_admin cannot be demoted (FAILED_PRECONDITION).
+   * every instance. The last org_admin cannot be demoted (FAILED_PRECONDITION). A demoted admin's
+   * pending invitations are withdrawn and the providers it created or changed are disabled.
    */
   async setMemberRole(principal: Principal, orgId: string, userId: string, input: { orgRole: string | null | undefined }): Promise<UserRecord> {
     requireAllowed(principal, 'user.manage', { orgId });
     if (input.orgRole === undefined || input.orgRole === null || input.orgRole === '') throw invalidArgument('org_role is required', 'org_role');
     const role = optionalRole(input.orgRole, 'org_member');
-    const record = await this.repos.unitOfWork.run(async (tx) => {
+    const { record, endedFor } = await this.repos.unitOfWork.run(async (tx) => {
       const previous = await tx.users.getMembership(orgId, userId);
       const membership = await tx.users.setMembershipRole({ orgId }, userId, role);
       const user = await tx.users.getById(userId);
       if (!user) throw notFound('member', userId);
       const after = userRecord(user, membership);
       await this.record(tx, principal, { orgId, action: 'user.role_change', resourceType: 'user', resourceId: userId, before: previous && userRecord(user, previous), after });
-      return after;
+      const demoted = previous?.role === 'org_admin' && membership.role !== 'org_admin';
+      const ended = demoted ? await this.grants.withdraw(tx, principal, orgId, userId, 'member_demoted', this.now()) : [];
+      return { record: after, endedFor: ended };
     });
-    await announceSessionChange(this.notifier, userId);
+    await announceSessionChanges(this.notifier, [userId, ...endedFor]);
     return record;
   }
 
   /**
    * Removes a member from the org and ends the user's sessions in it on every instance. The last
-   * org_admin cannot be removed (FAILED_PRECONDITION); the account itself stays.
+   * org_admin cannot be removed (FAILED_PRECONDITION); the account itself stays. Its pending
+   * invitations are withdrawn and the providers it created or changed are disabled.
    */
   async removeMember(principal: Principal, orgId: string, userId: string): Promise<void> {
     requireAllowed(principal, 'user.manage', { orgId });
-    await this.repos.unitOfWork.run(async (tx) => {
+    const endedFor = await this.repos.unitOfWork.run(async (tx) => {
       const membership = await tx.users.getMembership(orgId, userId);
       const user = await tx.users.getById(userId);
       await tx.users.removeMembership({ orgId }, userId);
       await tx.sessions.end({ userId, orgId }, this.now());
       await this.record(tx, principal, { orgId, action: 'user.remove', resourceType: 'user', resourceId: userId, before: membership && user && userRecord(user, membership) });
+      return this.grants.withdraw(tx, principal, orgId, userId, 'member_removed', this.now());
     });
-    await announceSessionChange(this.notifier, userId);
+    await announceSessionChanges(this.notifier, [userId, ...endedFor]);
   }
 
   async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {

@@ -1,4 +1,4 @@
-import type { PasswordHasher, Repositories } from '@switchyard/core';
+import type { ChangeNotifier, PasswordHasher, Repositories } from '@switchyard/core';
 import type { AuthService } from '../auth/auth-service.ts';
 import { AuthProviderService } from './auth-provider-service.ts';
 import { IdpMetadataSource } from './idp-metadata-source.ts';
@@ -14,15 +14,17 @@ import type { SsoOptions } from './sso-options.ts';
  * `options` is read at each call, so a host may fill in `publicUrl` once its port is known.
  */
 export function createSsoServices(deps: {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'sessions' | 'unitOfWork'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   options: SsoOptions;
+  /** Where ended sessions are announced to every instance. */
+  notifier: ChangeNotifier;
 }): { authProviders: AuthProviderService; sso: SsoLoginService } {
   const fetch = createGuardedFetch({ allowPrivateNetworks: deps.options.allowPrivateNetworks });
   const oidc = new OidcFlows({ fetch, allowInsecureHttp: deps.options.allowPrivateNetworks });
   return {
-    authProviders: new AuthProviderService(deps.repos, deps.options, { oidcIssuer: (settings) => oidc.checkAuthorizationEndpointOnSave(settings) }),
+    authProviders: new AuthProviderService(deps.repos, deps.options, deps.notifier, { oidcIssuer: (settings) => oidc.checkAuthorizationEndpointOnSave(settings) }),
     sso: new SsoLoginService({
       repos: deps.repos,
       auth: deps.auth,

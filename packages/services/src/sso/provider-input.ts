@@ -7,6 +7,7 @@ export interface AuthProviderBody {
   display_name?: string | undefined;
   enabled?: boolean | null | undefined;
   default_role?: string | null | undefined;
+  link_existing_accounts?: boolean | null | undefined;
   redirect_uris?: string[] | undefined;
   oidc?: { issuer_url?: string; client_id?: string; client_secret?: string | null; scopes?: string[] | null } | null | undefined;
   saml?: { idp_metadata_url?: string | null; idp_metadata_xml?: string | null; name_id_format?: string | null; sp_entity_id?: string | null } | null | undefined;
@@ -26,6 +27,7 @@ export interface CheckedProviderBody {
   displayName: string;
   enabled: boolean;
   defaultRole: OrgRole;
+  linkExistingAccounts: boolean;
   redirectUris: string[];
   oidc: (OidcSettings & { clientSecret: string | null }) | null;
   saml: Omit<SamlSettings, 'spEntityId'> & { spEntityId: string | null } | null;
@@ -89,6 +91,8 @@ export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider
     displayName: requireName(body.display_name, 'display_name'),
     enabled: body.enabled ?? true,
     defaultRole: optionalRole(body.default_role, 'org_member'),
+    // Absent: on, as every provider linked before the setting existed (docs/sso.md "Accounts").
+    linkExistingAccounts: body.link_existing_accounts ?? true,
     redirectUris,
     oidc: null,
     saml: null,
@@ -103,9 +107,16 @@ export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider
     const clientSecret = optional(oidc.client_secret);
     if (clientSecret === null && !current?.clientSecretCiphertext) throw invalidArgument('oidc.client_secret is required', 'oidc.client_secret');
     if (clientSecret !== null && clientSecret.length > 2_000) throw invalidArgument('oidc.client_secret must be at most 2000 characters', 'oidc.client_secret');
+    const issuerUrl = requireText(oidc.issuer_url, 'oidc.issuer_url', MAX_URL_LENGTH);
+    const clientId = requireText(oidc.client_id, 'oidc.client_id', 500);
+    // The stored secret was given for one issuer and client: kept for another, it would be sent
+    // to whatever the new issuer_url names (docs/sso.md "Security").
+    if (clientSecret === null && current?.oidc && (issuerUrl !== current.oidc.issuerUrl || clientId !== current.oidc.clientId)) {
+      throw invalidArgument('oidc.client_secret is required when oidc.issuer_url or oidc.client_id changes: the stored secret is sent only to the issuer it was saved for', 'oidc.client_secret');
+    }
     checked.oidc = {
-      issuerUrl: requireText(oidc.issuer_url, 'oidc.issuer_url', MAX_URL_LENGTH),
-      clientId: requireText(oidc.client_id, 'oidc.client_id', 500),
+      issuerUrl,
+      clientId,
       // None given: what sign-in needs (the subject, the email and whether it is verified, a name).
       scopes: [...new Set(['openid', ...(scopes.length === 0 ? DEFAULT_OIDC_SCOPES : scopes)])],
       clientSecret,

@@ -1,4 +1,4 @@
-import type { AuthProvider } from '@switchyard/core';
+import type { AuthProvider, Author } from '@switchyard/core';
 import { parseIdpMetadata } from './saml-metadata.ts';
 import { ssoUrls } from './sso-options.ts';
 
@@ -13,8 +13,18 @@ export interface AuthProviderRecord {
   provider_type: AuthProvider['type'];
   display_name: string;
   enabled: boolean;
+  /** `pending_confirmation`: enabled by one admin, waiting for another's confirmation (not usable yet). */
+  status: 'enabled' | 'disabled' | 'pending_confirmation';
   default_role: AuthProvider['defaultRole'];
+  link_existing_accounts: boolean;
   redirect_uris: string[];
+  /** Who asked to enable it, while `status` is `pending_confirmation`. */
+  enable_requested_by: AuthorRecord | null;
+  /** Null for providers saved before authors were recorded. */
+  created_by: AuthorRecord | null;
+  updated_by: AuthorRecord | null;
+  /** When it last opened a session (null: never). */
+  last_used_at: string | null;
   created_at: string;
   updated_at: string;
   /** Where a browser starts signing in through this provider. */
@@ -47,7 +57,19 @@ function ssoUrlOf(xml: string | null): string | null {
   }
 }
 
+/** An account that wrote something, with its email as it was when it wrote. */
+export interface AuthorRecord {
+  user_id: string;
+  email: string | null;
+}
+
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+export const authorRecord = (author: Author | null): AuthorRecord | null => (author ? { user_id: author.userId, email: author.email } : null);
+
+/** What the record's `status` says about the provider. */
+export const providerStatus = (provider: Pick<AuthProvider, 'enabled' | 'enableRequestedBy'>): AuthProviderRecord['status'] =>
+  provider.enabled ? 'enabled' : provider.enableRequestedBy ? 'pending_confirmation' : 'disabled';
 
 export function authProviderRecord(provider: AuthProvider, publicUrl: string): AuthProviderRecord {
   const urls = ssoUrls(publicUrl);
@@ -57,8 +79,14 @@ export function authProviderRecord(provider: AuthProvider, publicUrl: string): A
     provider_type: provider.type,
     display_name: provider.displayName,
     enabled: provider.enabled,
+    status: providerStatus(provider),
     default_role: provider.defaultRole,
+    link_existing_accounts: provider.linkExistingAccounts,
     redirect_uris: [...provider.redirectUris],
+    enable_requested_by: authorRecord(provider.enableRequestedBy),
+    created_by: authorRecord(provider.createdBy),
+    updated_by: authorRecord(provider.updatedBy),
+    last_used_at: provider.lastUsedAtMs === null ? null : iso(provider.lastUsedAtMs),
     created_at: iso(provider.createdAtMs),
     updated_at: iso(provider.updatedAtMs),
     start_url: urls.start(provider.id),

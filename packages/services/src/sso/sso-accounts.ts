@@ -25,8 +25,8 @@ const hasControlCharacters = (text: string): boolean => text.search(CONTROL_CHAR
  * 1. a subject bound to an account before is that account, if it is still a member of the
  *    provider's org (a removed member stays removed: it needs a new invitation);
  * 2. otherwise an existing account with the same email is bound, only if it already belongs to
- *    the provider's org and the provider verified the email: an org's provider must never reach
- *    an account of another org;
+ *    the provider's org, the provider links existing accounts, and it verified the email: an org's
+ *    provider must never reach an account of another org;
  * 3. otherwise a new account is created in the provider's org with its default role, bound to
  *    the subject, with an unusable random password (it signs in through the provider).
  *
@@ -83,6 +83,9 @@ export class SsoAccounts {
       if (!(await this.repos.users.getMembership(provider.orgId, existing.id))) {
         if (proved && existing.emailVerifiedAtMs === null) return this.claim(provider, identity, existing);
         throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
+      }
+      if (!provider.linkExistingAccounts) {
+        throw permissionDenied('an account with this email already exists in this organisation, and this provider does not link existing accounts');
       }
       if (!identity.emailVerified) throw permissionDenied('the identity provider has not verified this email address');
       await this.repos.unitOfWork.run(async (tx) => {

@@ -23,6 +23,9 @@ async function world() {
       oidc: null,
       saml: { idpMetadataUrl: null, idpMetadataXml: '<x/>', nameIdFormat: null, spEntityId: 'sp' },
       clientSecretCiphertext: null,
+      linkExistingAccounts: true,
+      enableRequestedBy: null,
+      updatedBy: null,
     },
     20,
   );

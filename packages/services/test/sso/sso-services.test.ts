@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { isDomainError, type AuthProvider, type Principal } from '@switchyard/core';
-import { createInMemoryRepositories } from '@switchyard/core/testing';
+import { createInMemoryRepositories, InMemoryChangeNotifier } from '@switchyard/core/testing';
 import { AuthProviderService, MAX_PROVIDERS_PER_ORG } from '../../src/sso/auth-provider-service.ts';
 import { SecretBox } from '../../src/sso/secret-box.ts';
 import { IdpMetadataSource } from '../../src/sso/idp-metadata-source.ts';
@@ -36,13 +36,16 @@ async function rejectsWith(promise: Promise<unknown> | (() => unknown), code: st
 async function setup(options: Partial<SsoOptions> = {}) {
   const repos = createInMemoryRepositories();
   const org = await repos.orgs.create({ name: 'acme' });
-  const admin: Principal = { kind: 'user', userId: 'admin-1', orgId: org.id, role: 'org_admin', isSystem: false };
+  // A member: a provider's write checks its author still is an org_admin.
+  const adminUser = await repos.users.create({ email: 'admin@acme.example', displayName: 'admin', passwordHash: 'x' });
+  await repos.users.addMembership({ orgId: org.id, userId: adminUser.id, role: 'org_admin' });
+  const admin: Principal = { kind: 'user', userId: adminUser.id, orgId: org.id, role: 'org_admin', isSystem: false };
   const service = new AuthProviderService(repos, {
     publicUrl: 'https://flags.example.com',
     allowPrivateNetworks: false,
     secrets: new SecretBox(KEY),
     ...options,
-  });
+  }, new InMemoryChangeNotifier());
   return { repos, org, admin, service };
 }
 
@@ -139,7 +142,7 @@ describe('SsoAccounts', () => {
     const identity = { subject: 'sub-1', email: 'pat@corp.example', emailVerified: true, displayName: 'Pat' };
     const [first, second] = await Promise.all([sso.resolve(provider, identity), sso.resolve(provider, identity)]);
     assert.equal(first, second);
-    const members = await repos.users.listOrgUsers({ orgId: org.id });
+    const members = (await repos.users.listOrgUsers({ orgId: org.id })).filter((m) => m.user.email !== 'admin@acme.example');
     assert.deepEqual(members.map((m) => [m.user.email, m.membership.role]), [['pat@corp.example', 'org_member']]);
     assert.equal(await repos.ssoIdentities.findUser(provider.id, 'sub-1'), first);
   });
@@ -149,7 +152,7 @@ describe('SsoAccounts', () => {
     await rejectsWith(sso.resolve(provider, { subject: '', email: 'a@b.example', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /subject/);
     await rejectsWith(sso.resolve(provider, { subject: 's', email: null, emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
     await rejectsWith(sso.resolve(provider, { subject: 's', email: 'not an email', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
-    assert.deepEqual(await repos.users.listOrgUsers({ orgId: org.id }), []);
+    assert.deepEqual((await repos.users.listOrgUsers({ orgId: org.id })).map((m) => m.user.email), ['admin@acme.example'], 'only the admin');
   });
 
   test('control characters (U+0000 cannot even be stored) are refused in identifiers and dropped from names', async () => {
@@ -158,7 +161,7 @@ describe('SsoAccounts', () => {
     await rejectsWith(sso.resolve(provider, { subject: 's', email: 'a\u0000@b.example', emailVerified: true, displayName: null }), 'PERMISSION_DENIED', /email/);
     const userId = await sso.resolve(provider, { subject: 's', email: 'kim@b.example', emailVerified: true, displayName: 'Kim\u0000\u0007 Lee' });
     assert.equal((await repos.users.getById(userId))?.displayName, 'Kim Lee');
-    assert.equal((await repos.users.listOrgUsers({ orgId: org.id })).length, 1);
+    assert.equal((await repos.users.listOrgUsers({ orgId: org.id })).length, 2, 'the admin and the one account');
   });
 });
 

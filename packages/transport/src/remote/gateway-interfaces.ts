@@ -104,7 +104,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     member: 'authProviders',
     proto: 'svc/auth/v1/auth_gateway.proto',
     service: 'svc.auth.v1.AuthProviderGatewayService',
-    methods: { create: withCaller, list: withCaller, get: withCaller, update: withCaller, delete: withCaller },
+    methods: { create: withCaller, list: withCaller, get: withCaller, update: withCaller, delete: withCaller, confirm: withCaller },
   },
   {
     member: 'sso',

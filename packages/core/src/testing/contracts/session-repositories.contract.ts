@@ -369,11 +369,33 @@ export function invitationRepositoryContract(name: string, makeRepos: MakeSessio
       const invitation = await repos().invitations.create({ orgId: org.id }, input);
       assert.deepEqual(
         { ...invitation, id: '', createdAtMs: 0 },
-        { id: '', orgId: org.id, email: input.email, role: 'org_admin', createdAtMs: 0, expiresAtMs: input.expiresAtMs, acceptedAtMs: null },
+        { id: '', orgId: org.id, email: input.email, role: 'org_admin', createdBy: null, createdAtMs: 0, expiresAtMs: input.expiresAtMs, acceptedAtMs: null },
       );
       assert.match(invitation.id, UUID);
       assertRecentMs(invitation.createdAtMs);
       assert.deepEqual(await repos().invitations.findActive(hash, Date.now()), invitation);
+    });
+
+    test('createdBy round-trips; withdrawCreatedBy withdraws that creator\'s pending invitations in the org only', async () => {
+      const org = await newOrg();
+      const other = await newOrg();
+      const ada = await createUser(repos());
+      const byAda = { userId: ada.id, email: ada.email };
+      const make = (orgId: string, createdBy: Invitation['createdBy']) =>
+        repos().invitations.create({ orgId }, { email: `${unique('x')}@example.com`, role: 'org_admin', tokenHash: tokenHash(), expiresAtMs: Date.now() + HOUR_MS, createdBy });
+      const mine = await make(org.id, byAda);
+      assert.deepEqual(mine.createdBy, byAda);
+      const acceptedHash = tokenHash();
+      await repos().invitations.create({ orgId: org.id }, { email: 'accepted@example.com', role: 'org_member', tokenHash: acceptedHash, expiresAtMs: Date.now() + HOUR_MS, createdBy: byAda });
+      await repos().invitations.accept(acceptedHash, Date.now());
+      const someoneElses = await make(org.id, { userId: (await createUser(repos())).id, email: null });
+      const unrecorded = await make(org.id, null);
+      const elsewhere = await make(other.id, byAda);
+      const withdrawn = await repos().invitations.withdrawCreatedBy({ orgId: org.id }, ada.id);
+      assert.deepEqual(withdrawn, [mine], 'the pending one only, as it was');
+      assert.deepEqual((await repos().invitations.listPending({ orgId: org.id }, Date.now())).map((i) => i.id).sort(), [someoneElses.id, unrecorded.id].sort());
+      assert.deepEqual((await repos().invitations.listPending({ orgId: other.id }, Date.now())).map((i) => i.id), [elsewhere.id]);
+      assert.deepEqual(await repos().invitations.withdrawCreatedBy({ orgId: org.id }, MALFORMED_ID), []);
     });
 
     test('create for an unknown or malformed org is NOT_FOUND; a stored hash is ALREADY_EXISTS', async () => {

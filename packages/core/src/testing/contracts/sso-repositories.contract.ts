@@ -32,6 +32,9 @@ function oidcInput(overrides: Partial<AuthProviderInput> = {}): AuthProviderInpu
     oidc: { issuerUrl: 'https://idp.example.com/realms/acme', clientId: unique('client'), scopes: ['openid', 'email', 'profile'] },
     saml: null,
     clientSecretCiphertext: `v1.${randomBytes(12).toString('base64url')}.${randomBytes(32).toString('base64url')}`,
+    linkExistingAccounts: true,
+    enableRequestedBy: null,
+    updatedBy: null,
     ...overrides,
   };
 }
@@ -53,6 +56,9 @@ function samlInput(overrides: Partial<AuthProviderInput> = {}): AuthProviderInpu
       spEntityId: 'https://switchyard.example.com/sso/saml',
     },
     clientSecretCiphertext: null,
+    linkExistingAccounts: false,
+    enableRequestedBy: null,
+    updatedBy: null,
     ...overrides,
   };
 }
@@ -98,7 +104,7 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
         const provider = await repos().authProviders.create({ orgId: org.id }, input, MAX_PER_ORG);
         assert.deepEqual(
           { ...provider, createdAtMs: 0, updatedAtMs: 0 },
-          { ...input, orgId: org.id, createdAtMs: 0, updatedAtMs: 0 },
+          { ...input, orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: 0, updatedAtMs: 0 },
           `${input.type}: settings, redirect URIs and secret ciphertext round-trip`,
         );
         assertRecentMs(provider.createdAtMs);
@@ -178,7 +184,7 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
       const updated = await repos().authProviders.update({ orgId: org.id }, replacement);
       assert.deepEqual(
         { ...updated, updatedAtMs: 0 },
-        { ...replacement, orgId: org.id, createdAtMs: provider.createdAtMs, updatedAtMs: 0 },
+        { ...replacement, orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: provider.createdAtMs, updatedAtMs: 0 },
         'OIDC settings and secret gone, SAML settings in',
       );
       assert.ok(updated.updatedAtMs > provider.updatedAtMs, `updatedAtMs ${updated.updatedAtMs} > ${provider.updatedAtMs}`);
@@ -188,6 +194,60 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
       assert.ok(again.updatedAtMs > updated.updatedAtMs, 'each update moves it on, even within one millisecond');
       assert.deepEqual(again.redirectUris, ['https://b.example.com/']);
       assert.deepEqual(await repos().authProviders.findById(provider.id), again);
+    });
+
+    test('authors: the creator is kept; each update names its writer; everyone who wrote is listed once', async () => {
+      const org = await newOrg(repos());
+      const [ada, bob] = [{ userId: randomUUID(), email: 'ada@example.com' }, { userId: randomUUID(), email: null }];
+      const created = await repos().authProviders.create({ orgId: org.id }, oidcInput({ updatedBy: ada }), MAX_PER_ORG);
+      assert.deepEqual([created.createdBy, created.updatedBy, created.writtenByUserIds], [ada, ada, [ada.userId]]);
+      const byBob = await repos().authProviders.update({ orgId: org.id }, oidcInput({ id: created.id, updatedBy: bob }));
+      assert.deepEqual([byBob.createdBy, byBob.updatedBy, byBob.writtenByUserIds], [ada, bob, [ada.userId, bob.userId]]);
+      const byAdaAgain = await repos().authProviders.update({ orgId: org.id }, oidcInput({ id: created.id, updatedBy: ada }));
+      assert.deepEqual([byAdaAgain.updatedBy, byAdaAgain.writtenByUserIds], [ada, [ada.userId, bob.userId]]);
+      assert.equal(byAdaAgain.lastUsedAtMs, null, 'never used');
+    });
+
+    test('disableWrittenBy disables the org\'s enabled or waiting providers the user wrote and answers them as they were', async () => {
+      const org = await newOrg(repos());
+      const other = await newOrg(repos());
+      const ada = { userId: randomUUID(), email: 'ada@example.com' };
+      const bob = { userId: randomUUID(), email: 'bob@example.com' };
+      const scope = { orgId: org.id };
+      const live = await repos().authProviders.create(scope, oidcInput({ updatedBy: ada }), MAX_PER_ORG);
+      const waiting = await repos().authProviders.create(scope, oidcInput({ updatedBy: bob, enabled: false, enableRequestedBy: bob }), MAX_PER_ORG);
+      await repos().authProviders.update(scope, oidcInput({ id: waiting.id, updatedBy: ada, enabled: false, enableRequestedBy: bob }));
+      const off = await repos().authProviders.create(scope, oidcInput({ updatedBy: ada, enabled: false }), MAX_PER_ORG);
+      const bobs = await repos().authProviders.create(scope, oidcInput({ updatedBy: bob }), MAX_PER_ORG);
+      const elsewhere = await repos().authProviders.create({ orgId: other.id }, oidcInput({ updatedBy: ada }), MAX_PER_ORG);
+      const before = await repos().authProviders.disableWrittenBy(scope, ada.userId);
+      assert.deepEqual(before.map((p) => p.id).sort(), [live.id, waiting.id].sort());
+      assert.equal(before.find((p) => p.id === live.id)?.enabled, true, 'answered as it was');
+      assert.deepEqual(before.find((p) => p.id === waiting.id)?.enableRequestedBy, bob);
+      for (const id of [live.id, waiting.id]) {
+        const now = await repos().authProviders.get(scope, id);
+        assert.deepEqual([now.enabled, now.enableRequestedBy], [false, null], 'disabled, no longer waiting');
+      }
+      assert.deepEqual(await repos().authProviders.get(scope, off.id), off, 'already disabled: untouched');
+      assert.equal((await repos().authProviders.get(scope, bobs.id)).enabled, true, "another admin's provider stays");
+      assert.equal((await repos().authProviders.get({ orgId: other.id }, elsewhere.id)).enabled, true, "another org's provider stays");
+      assert.deepEqual(await repos().authProviders.disableWrittenBy(scope, ada.userId), [], 'nothing left to disable');
+      assert.deepEqual(await repos().authProviders.disableWrittenBy(scope, MALFORMED_ID), []);
+    });
+
+    test('confirmEnable enables a waiting provider only for the same request and revision', async () => {
+      const org = await newOrg(repos());
+      const scope = { orgId: org.id };
+      const ada = { userId: randomUUID(), email: 'ada@example.com' };
+      const waiting = await repos().authProviders.create(scope, oidcInput({ updatedBy: ada, enabled: false, enableRequestedBy: ada }), MAX_PER_ORG);
+      assert.equal(await repos().authProviders.confirmEnable(scope, waiting.id, { requestedByUserId: randomUUID(), updatedAtMs: waiting.updatedAtMs }), null);
+      assert.equal(await repos().authProviders.confirmEnable(scope, waiting.id, { requestedByUserId: ada.userId, updatedAtMs: waiting.updatedAtMs - 1 }), null);
+      assert.equal(await repos().authProviders.confirmEnable({ orgId: (await newOrg(repos())).id }, waiting.id, { requestedByUserId: ada.userId, updatedAtMs: waiting.updatedAtMs }), null);
+      assert.deepEqual(await repos().authProviders.get(scope, waiting.id), waiting, 'refused confirmations change nothing');
+      const confirmed = await repos().authProviders.confirmEnable(scope, waiting.id, { requestedByUserId: ada.userId, updatedAtMs: waiting.updatedAtMs });
+      assert.deepEqual([confirmed?.enabled, confirmed?.enableRequestedBy], [true, null]);
+      assert.ok((confirmed?.updatedAtMs ?? 0) > waiting.updatedAtMs);
+      assert.equal(await repos().authProviders.confirmEnable(scope, waiting.id, { requestedByUserId: ada.userId, updatedAtMs: confirmed!.updatedAtMs }), null, 'once');
     });
 
     test('delete removes the provider with its pending logins, codes and identities; another provider\'s stay', async () => {
@@ -245,6 +305,51 @@ export function ssoSessionContract(name: string, makeRepos: MakeSsoRepositories)
         live.map((s) => [s.id, s.providerId]).sort(),
         [[bySso.id, provider.id], [byPassword.id, null], [explicitNull.id, null]].sort(),
       );
+    });
+  });
+}
+
+/** What a provider's sessions must do in every SessionRepository: opened only while it is enabled, ended with it. */
+export function providerSessionContract(name: string, makeRepos: MakeSsoRepositories): void {
+  describe(`SessionRepository provider sessions contract: ${name}`, () => {
+    const repos = useRepositories(makeRepos);
+
+    test('a session opened by a provider stamps its last use; a disabled, waiting or other org\'s provider opens none', async () => {
+      const { org, provider } = await orgWithProvider(repos());
+      const user = await newUser(repos());
+      const expiresAtMs = Date.now() + HOUR_MS;
+      await repos().sessions.create({ userId: user.id, orgId: org.id, expiresAtMs, providerId: provider.id });
+      assertRecentMs((await repos().authProviders.get({ orgId: org.id }, provider.id)).lastUsedAtMs ?? 0);
+      const off = await repos().authProviders.create({ orgId: org.id }, oidcInput({ enabled: false }), MAX_PER_ORG);
+      const waiting = await repos().authProviders.create({ orgId: org.id }, oidcInput({ enabled: false, enableRequestedBy: { userId: user.id, email: null } }), MAX_PER_ORG);
+      const other = await repos().orgs.create({ name: unique('org') });
+      for (const providerId of [off.id, waiting.id, UNKNOWN_ID, MALFORMED_ID]) {
+        await rejectsWithCode(repos().sessions.create({ userId: user.id, orgId: org.id, expiresAtMs, providerId }), 'FAILED_PRECONDITION');
+      }
+      await rejectsWithCode(repos().sessions.create({ userId: user.id, orgId: other.id, expiresAtMs, providerId: provider.id }), 'FAILED_PRECONDITION');
+      assert.equal((await repos().authProviders.get({ orgId: org.id }, off.id)).lastUsedAtMs, null);
+      assert.equal((await repos().sessions.listLive(user.id, Date.now())).length, 1, 'only the enabled provider opened one');
+    });
+
+    test('endOpenedBy ends the live sessions the providers opened and names their users once; others stay', async () => {
+      const { org, provider } = await orgWithProvider(repos());
+      const sibling = await repos().authProviders.create({ orgId: org.id }, oidcInput(), MAX_PER_ORG);
+      const [ada, bob, cy] = [await newUser(repos()), await newUser(repos()), await newUser(repos())];
+      const expiresAtMs = Date.now() + HOUR_MS;
+      const open = (userId: string, providerId: string | null) => repos().sessions.create({ userId, orgId: org.id, expiresAtMs, providerId });
+      await open(ada.id, provider.id);
+      await open(ada.id, provider.id);
+      await open(bob.id, provider.id);
+      const adaPassword = await open(ada.id, null);
+      const cySibling = await open(cy.id, sibling.id);
+      const nowMs = Date.now();
+      assert.deepEqual((await repos().sessions.endOpenedBy([provider.id], nowMs)).sort(), [ada.id, bob.id].sort());
+      assert.deepEqual((await repos().sessions.listLive(ada.id, nowMs)).map((s) => s.id), [adaPassword.id], "ada's password session stays");
+      assert.deepEqual(await repos().sessions.listLive(bob.id, nowMs), []);
+      assert.deepEqual((await repos().sessions.listLive(cy.id, nowMs)).map((s) => s.id), [cySibling.id], "another provider's session stays");
+      assert.deepEqual(await repos().sessions.endOpenedBy([provider.id], nowMs), [], 'already ended');
+      assert.deepEqual(await repos().sessions.endOpenedBy([MALFORMED_ID, UNKNOWN_ID], nowMs), []);
+      assert.deepEqual(await repos().sessions.endOpenedBy([], nowMs), []);
     });
   });
 }
@@ -585,6 +690,7 @@ export function ssoIdentityRepositoryContract(name: string, makeRepos: MakeSsoRe
 export function ssoRepositoriesContract(name: string, makeRepos: MakeSsoRepositories): void {
   authProviderRepositoryContract(name, makeRepos);
   ssoSessionContract(name, makeRepos);
+  providerSessionContract(name, makeRepos);
   ssoLoginRepositoryContract(name, makeRepos);
   ssoIdentityRepositoryContract(name, makeRepos);
 }

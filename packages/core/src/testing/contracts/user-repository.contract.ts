@@ -104,6 +104,17 @@ export function userRepositoryContract(name: string, makeRepos: MakeTenancyRepos
       assert.equal(await repos().users.getMembership(orgA.id, MALFORMED_ID), null);
     });
 
+    test('lockMembership reads like getMembership, in a unit of work and outside one', async () => {
+      const [orgA, orgB] = [await repos().orgs.create({ name: unique('a') }), await repos().orgs.create({ name: unique('b') })];
+      const user = await newUser(repos());
+      const membership = await repos().users.addMembership({ orgId: orgA.id, userId: user.id, role: 'org_admin' });
+      assert.deepEqual(await repos().users.lockMembership(orgA.id, user.id), membership);
+      assert.deepEqual(await repos().unitOfWork.run((tx) => tx.users.lockMembership(orgA.id, user.id)), membership);
+      assert.equal(await repos().users.lockMembership(orgB.id, user.id), null);
+      assert.equal(await repos().users.lockMembership(orgA.id, UNKNOWN_ID), null);
+      assert.equal(await repos().users.lockMembership(MALFORMED_ID, user.id), null);
+    });
+
     test('listMemberships is oldest first, whatever the order of the orgs themselves', async () => {
       const first = await repos().orgs.create({ name: unique('first') });
       const second = await repos().orgs.create({ name: unique('second') });

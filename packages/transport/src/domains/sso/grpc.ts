@@ -31,6 +31,7 @@ interface AuthProviderInputMessage {
   redirect_uris: string[];
   oidc: OidcSettingsMessage | null;
   saml: SamlSettingsMessage | null;
+  no_account_linking: boolean;
 }
 
 /** proto3 has no absent strings: "" means not given, which the services' checks understand. */
@@ -39,6 +40,7 @@ const bodyOf = (input: AuthProviderInputMessage | null): AuthProviderBody => ({
   display_name: input?.display_name,
   enabled: !(input?.disabled ?? false),
   default_role: input?.default_role,
+  link_existing_accounts: !(input?.no_account_linking ?? false),
   redirect_uris: input?.redirect_uris ?? [],
   oidc: input?.oidc ?? null,
   saml: input?.saml ?? null,
@@ -47,6 +49,10 @@ const bodyOf = (input: AuthProviderInputMessage | null): AuthProviderBody => ({
 /** The record as a message; the secret is not in the record, so it cannot be answered. */
 const providerMessage = (record: AuthProviderRecord) => ({
   ...record,
+  last_used_at: record.last_used_at ?? '',
+  enable_requested_by: record.enable_requested_by && { ...record.enable_requested_by, email: record.enable_requested_by.email ?? '' },
+  created_by: record.created_by && { ...record.created_by, email: record.created_by.email ?? '' },
+  updated_by: record.updated_by && { ...record.updated_by, email: record.updated_by.email ?? '' },
   acs_url: record.acs_url ?? '',
   oidc: record.oidc ?? null,
   saml: record.saml
@@ -83,6 +89,11 @@ export function addSsoGrpcServices(
     ),
     updateAuthProvider: unary(logger, async (call: Call<{ org_id: string; provider_id: string; provider: AuthProviderInputMessage | null }>) =>
       providerMessage(await authProviders.update(await caller(call), call.request.org_id, call.request.provider_id, bodyOf(call.request.provider))),
+    ),
+    confirmAuthProvider: unary(logger, async (call: Call<{ org_id: string; provider_id: string; updated_at: string }>) =>
+      providerMessage(
+        await authProviders.confirm(await caller(call), call.request.org_id, call.request.provider_id, { updated_at: call.request.updated_at || null }),
+      ),
     ),
     deleteAuthProvider: unary(logger, async (call: Call<{ org_id: string; provider_id: string }>) => {
       await authProviders.delete(await caller(call), call.request.org_id, call.request.provider_id);

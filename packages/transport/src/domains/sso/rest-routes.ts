@@ -6,6 +6,7 @@ import { sessionResponse } from '../auth/rest-session-response.ts';
 import { clearLoginCookie, readCookie, setLoginCookie } from './rest-login-cookies.ts';
 import {
   authProviderBody,
+  confirmProviderBody,
   oidcCallbackQuery,
   samlAcsBody,
   signInOptionParams,
@@ -51,6 +52,14 @@ export function registerSsoRoutes(app: FastifyInstance, services: GatewayService
     async (request) => {
       const principal = await authenticate(verifier, request, 'bearer');
       return authProviders.update(principal, request.params.org_id, request.params.provider_id, request.body);
+    },
+  );
+  app.post<{ Params: { org_id: string; provider_id: string }; Body: { updated_at?: string | null } | null }>(
+    '/v1/management/orgs/:org_id/auth-providers/:provider_id/confirm',
+    { schema: { body: confirmProviderBody } },
+    async (request) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      return authProviders.confirm(principal, request.params.org_id, request.params.provider_id, request.body ?? {});
     },
   );
   app.delete<{ Params: { org_id: string; provider_id: string } }>(

@@ -17,6 +17,7 @@ export const authProviderBody = {
     display_name: nonEmptyString,
     enabled: { type: ['boolean', 'null'] },
     default_role: { type: ['string', 'null'], enum: ['org_admin', 'org_member', null] },
+    link_existing_accounts: { type: ['boolean', 'null'] },
     redirect_uris: { type: 'array', minItems: 1, maxItems: 20, items: url },
     oidc: {
       type: ['object', 'null'],
@@ -39,6 +40,13 @@ export const authProviderBody = {
       },
     },
   },
+} as const;
+
+/** A second admin's confirmation: optionally the `updated_at` of the record it reviewed. */
+export const confirmProviderBody = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: { updated_at: { type: ['string', 'null'], format: 'date-time' } },
 } as const;
 
 /** The browser's start: where to return (a registered address) and the app's own state. */
