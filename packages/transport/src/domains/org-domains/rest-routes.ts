@@ -4,7 +4,7 @@ import { authenticate } from '../../http/credentials.ts';
 
 const domainString = { type: 'string', minLength: 1, maxLength: 253 } as const;
 
-/** `/v1/management/orgs/{org_id}/domains`: domains an org proves by DNS TXT (docs/contract.md "Management"). */
+/** `/v1/management/orgs/{org_id}/domains`: domains an org proves by DNS TXT (docs/contract.md "Management (users of a normal org)"). */
 export function registerOrgDomainRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { orgDomains, verifier } = services;
 
