@@ -17,7 +17,7 @@ import {
   type LoggedInUser,
   type Tenant,
 } from './support/rest-client.ts';
-import { browserGet, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
+import { CookieJar, browserGet, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
 import type { TestServer } from './support/test-server.ts';
 
 // What a removed or demoted admin (or whoever stole its token) leaves behind, and the identity
@@ -73,12 +73,13 @@ function person(claims: { email?: string } = {}): { login: string; email: string
   return { login, email };
 }
 
-/** Start → the provider's form → our callback → the app's address; the code or error it carries. */
+/** Start → the provider's form → our callback → the app's address; the code or error it carries. One browser throughout: the callback needs the login cookie the start set. */
 async function signIn(providerId: string, login: string): Promise<URL> {
-  const start = await browserGet(`${ts.base}/v1/auth/sso/${providerId}/start?redirect_uri=${encodeURIComponent(APP)}`);
+  const browser = new CookieJar();
+  const start = await browserGet(`${ts.base}/v1/auth/sso/${providerId}/start?redirect_uri=${encodeURIComponent(APP)}`, browser);
   assert.equal(start.status, 302, `start: ${start.text}`);
   const callback = await signInThroughBrowser(start.location!.href, login, `${ts.publicUrl}/v1/auth/oidc/callback`);
-  const back = await browserGet(callback);
+  const back = await browserGet(callback, browser);
   assert.equal(back.status, 302, `callback: ${back.text}`);
   return back.location!;
 }

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { signInThroughBrowser, startTestOidcProvider, type TestOidcProvider } from '../../../packages/services/test/support/oidc-identity-provider.ts';
 import { api, expectError, expectStatus, login, loginAdmin, seedTenant, unique, type ApiClient, type Json, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { startTestDnsServer, type TestDnsServer } from './support/dns-server.ts';
-import { browserGet, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
+import { CookieJar, browserGet, eventuallyStatus, startSsoTestServer } from './support/sso.ts';
 import type { TestServer } from './support/test-server.ts';
 
 // An org proves a domain with a DNS TXT record (a DNS server started here, DNS_SERVERS pointed at
@@ -52,9 +52,11 @@ after(async () => {
 async function signInAs(email: string): Promise<URL> {
   const id = unique();
   op.addAccount(`user-${id}`, { sub: `sub-${id}`, email, email_verified: true, name: 'Real CEO' });
-  const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}`);
+  // One browser throughout: the callback needs the login cookie the start set.
+  const browser = new CookieJar();
+  const start = await browserGet(`${ts.base}/v1/auth/sso/${provider.id}/start?redirect_uri=${encodeURIComponent(APP)}`, browser);
   assert.equal(start.status, 302, start.text);
-  const back = await browserGet(await signInThroughBrowser(start.location!.href, `user-${id}`, `${ts.publicUrl}/v1/auth/oidc/callback`));
+  const back = await browserGet(await signInThroughBrowser(start.location!.href, `user-${id}`, `${ts.publicUrl}/v1/auth/oidc/callback`), browser);
   assert.equal(back.status, 302, back.text);
   return back.location!;
 }
