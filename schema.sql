@@ -354,7 +354,9 @@ CREATE TABLE IF NOT EXISTS invitations (
   accepted_at_ms  bigint,
   -- Who created it (its email as it was then); NULL for invitations from before migration 0008.
   created_by_user_id  uuid,
-  created_by_email    text
+  created_by_email    text,
+  -- Accepting it proves control of the address: its link was mailed and handed to no one else.
+  proves_address      boolean NOT NULL DEFAULT false
 );
 CREATE INDEX IF NOT EXISTS invitations_by_org ON invitations (org_id, created_at_ms DESC);
 -- A demoted or removed admin's pending invitations are withdrawn (docs/security.md).

@@ -4,6 +4,15 @@
 -- An address is verified once its holder proved control of it (an emailed link); until then an
 -- account made by an admin or an identity provider can be claimed by the real holder.
 ALTER TABLE users ADD COLUMN IF NOT EXISTS email_verified_at_ms bigint;
+-- The platform's administrators (system org members) were configured by the operator: verified,
+-- so that no reset or claim can take the system org from them.
+UPDATE users SET email_verified_at_ms = floor(extract(epoch FROM clock_timestamp()) * 1000)::int8
+WHERE email_verified_at_ms IS NULL
+  AND id IN (SELECT m.user_id FROM memberships m JOIN orgs o ON o.id = m.org_id WHERE o.is_system);
+
+-- Whether accepting an invitation proves control of its address: decided when it is created (its
+-- link mailed to the invitee only). Invitations from before were handed to their inviters.
+ALTER TABLE invitations ADD COLUMN IF NOT EXISTS proves_address boolean NOT NULL DEFAULT false;
 
 -- Mails waiting to be sent, written in the same transaction as what they announce and drained by
 -- the mail worker (leases, SKIP LOCKED, retries with backoff). Without SMTP_URL (development) they

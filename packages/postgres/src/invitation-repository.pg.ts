@@ -13,9 +13,10 @@ interface InvitationRow {
   accepted_at_ms: number | null;
   created_by_user_id: string | null;
   created_by_email: string | null;
+  proves_address: boolean;
 }
 
-const COLUMNS = 'id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms, created_by_user_id, created_by_email';
+const COLUMNS = 'id, org_id, email, role, created_at_ms, expires_at_ms, accepted_at_ms, created_by_user_id, created_by_email, proves_address';
 
 const toInvitation = (row: InvitationRow): Invitation => ({
   id: row.id,
@@ -23,6 +24,7 @@ const toInvitation = (row: InvitationRow): Invitation => ({
   email: row.email,
   role: row.role,
   createdBy: row.created_by_user_id === null ? null : { userId: row.created_by_user_id, email: row.created_by_email },
+  provesAddress: row.proves_address,
   createdAtMs: row.created_at_ms,
   expiresAtMs: row.expires_at_ms,
   acceptedAtMs: row.accepted_at_ms,
@@ -37,15 +39,15 @@ export class PgInvitationRepository implements InvitationRepository {
 
   async create(
     scope: { orgId: string },
-    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy'] },
+    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy']; provesAddress?: boolean },
   ): Promise<Invitation> {
     if (!isUuid(scope.orgId)) throw notFound('organisation', scope.orgId);
     const [row] = await translateErrors(
       () => this.sql<InvitationRow[]>`
-        INSERT INTO invitations (org_id, email, role, token_hash, created_at_ms, expires_at_ms, created_by_user_id, created_by_email)
+        INSERT INTO invitations (org_id, email, role, token_hash, created_at_ms, expires_at_ms, created_by_user_id, created_by_email, proves_address)
         VALUES (${scope.orgId}, ${input.email}, ${input.role}, ${input.tokenHash},
                 floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, ${input.expiresAtMs}::int8,
-                ${input.createdBy?.userId ?? null}, ${input.createdBy?.email ?? null})
+                ${input.createdBy?.userId ?? null}, ${input.createdBy?.email ?? null}, ${input.provesAddress === true})
         RETURNING ${this.sql.unsafe(COLUMNS)}`,
       { resource: 'invitation', name: 'token', parent: 'organisation' },
     );

@@ -126,7 +126,7 @@ describe('Pruner', () => {
     session('expired', NOW, null);
     session('live-session', NOW + MINUTE, null);
     const invitation = (id: string, expiresAtMs: number) =>
-      state.invitations.set(id, { id, orgId: 'o', email: 'x@example.com', role: 'org_member', createdBy: null, createdAtMs: 0, expiresAtMs, acceptedAtMs: null, tokenHash: id });
+      state.invitations.set(id, { id, orgId: 'o', email: 'x@example.com', role: 'org_member', createdBy: null, provesAddress: false, createdAtMs: 0, expiresAtMs, acceptedAtMs: null, tokenHash: id });
     invitation('old', NOW - 1);
     invitation('live', NOW + 1);
     const report = await new Pruner(repos, lock(), { now: () => NOW, loginWindowMs: WINDOW, pauseMs: 0 }).runOnce();

@@ -101,6 +101,12 @@ export interface Invitation {
   role: 'org_admin' | 'org_member';
   /** Who created it; null for invitations from before creators were recorded. */
   createdBy: { userId: string; email: string | null } | null;
+  /**
+   * Whether accepting it proves control of the address: its link was mailed to the address and
+   * handed to no one else (SMTP configured when it was created). Decided at creation, never at
+   * acceptance: a token the inviter was given proves nothing, whatever the mail setting is later.
+   */
+  provesAddress: boolean;
   createdAtMs: number;
   expiresAtMs: number;
   acceptedAtMs: number | null;
@@ -111,7 +117,7 @@ export interface InvitationRepository {
   /** @throws NOT_FOUND for an unknown org. */
   create(
     scope: { orgId: string },
-    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy'] },
+    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy']; provesAddress?: boolean },
   ): Promise<Invitation>;
   /** Unaccepted, unexpired invitations of the org, newest first. */
   listPending(scope: { orgId: string }, nowMs: number): Promise<Invitation[]>;

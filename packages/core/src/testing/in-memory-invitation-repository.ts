@@ -15,7 +15,7 @@ export class InMemoryInvitationRepository implements InvitationRepository {
 
   async create(
     scope: { orgId: string },
-    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy'] },
+    input: { email: string; role: Invitation['role']; tokenHash: string; expiresAtMs: number; createdBy?: Invitation['createdBy']; provesAddress?: boolean },
   ): Promise<Invitation> {
     this.state.requireOrg(scope);
     // As the unique token_hash of `invitations` would.
@@ -26,6 +26,7 @@ export class InMemoryInvitationRepository implements InvitationRepository {
       email: input.email,
       role: input.role,
       createdBy: input.createdBy ? { ...input.createdBy } : null,
+      provesAddress: input.provesAddress === true,
       createdAtMs: this.state.now(),
       expiresAtMs: input.expiresAtMs,
       acceptedAtMs: null,

@@ -15,7 +15,7 @@ import { requireAllowed, requireStillOrgAdmin } from '../authorization.ts';
 import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import type { AuthService, Session } from '../auth/auth-service.ts';
 import { generateInvitationToken, sha256Hex } from '../auth/secrets.ts';
-import { announceSessionChange } from '../auth/session-registry.ts';
+import { announceSessionChanges } from '../auth/session-registry.ts';
 import { proveAddress } from '../accounts/address-claim.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
 import { invitationMail } from '../mail/mail-texts.ts';
@@ -61,8 +61,10 @@ export class InvitationService {
   /**
    * With SMTP the link is mailed and handed to no one else: accepting it proves control of the
    * address (docs/security.md "Invitations prove the address"). Without, the inviter gets the token.
+   * Read when an invitation is created and stored with it (Invitation.provesAddress): what proves
+   * the address at acceptance is how that invitation's link travelled, not today's setting.
    */
-  private get provesAddress(): boolean {
+  private get mailsOnly(): boolean {
     return this.mail?.delivery === 'smtp';
   }
 
@@ -81,7 +83,7 @@ export class InvitationService {
       await requireStillOrgAdmin(tx, principal, orgId);
       const created = await tx.invitations.create(
         { orgId },
-        { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS, createdBy },
+        { email, role, tokenHash: sha256Hex(token), expiresAtMs: this.now() + INVITATION_TTL_MS, createdBy, provesAddress: this.mailsOnly },
       );
       // The record without its token: the token is shown once, in the create response.
       await this.record(tx, principal, orgId, 'invitation.create', created.id, { after: invitationRecord(created) });
@@ -90,7 +92,7 @@ export class InvitationService {
       return created;
     });
     if (mail) mail.onQueued();
-    return { ...invitationRecord(invitation, this.provesAddress ? undefined : token), mailed: mail !== null };
+    return { ...invitationRecord(invitation, invitation.provesAddress ? undefined : token), mailed: mail !== null };
   }
 
   async list(principal: Principal, orgId: string): Promise<InvitationRecord[]> {
@@ -142,7 +144,7 @@ export class InvitationService {
     if (!invitation) throw notFound('invitation');
     const existing = await this.repos.users.getByEmail(invitation.email);
     if (existing) {
-      if (!this.provesAddress || existing.emailVerifiedAtMs !== null) throw alreadyExists('user', invitation.email);
+      if (!invitation.provesAddress || existing.emailVerifiedAtMs !== null) throw alreadyExists('user', invitation.email);
       return this.claimByInvitation(input.token, existing.id, password, input.keepOrgIds ?? []);
     }
     const passwordHash = await this.hasher.hash(password);
@@ -152,7 +154,7 @@ export class InvitationService {
       const accepted = await this.spend(tx, input.token);
       let user;
       try {
-        user = await tx.users.create({ email: accepted.email, displayName, passwordHash, emailVerifiedAtMs: this.provesAddress ? this.now() : null });
+        user = await tx.users.create({ email: accepted.email, displayName, passwordHash, emailVerifiedAtMs: accepted.provesAddress ? this.now() : null });
       } catch (error) {
         if (isDomainError(error) && error.code === 'ALREADY_EXISTS') throw alreadyExists('user', accepted.email);
         throw error;
@@ -170,17 +172,18 @@ export class InvitationService {
     const nowMs = this.now();
     const joined = await this.repos.unitOfWork.run(async (tx) => {
       const accepted = await this.spend(tx, token);
+      if (!accepted.provesAddress) throw alreadyExists('user', accepted.email);
       const user = await tx.users.getById(userId);
       // Verified meanwhile (its holder proved it another way): no claim any more.
       if (!user || user.emailVerifiedAtMs !== null || !sameEmail(user.email, accepted.email)) throw alreadyExists('user', accepted.email);
-      await proveAddress(tx, user, { passwordHash, keepOrgIds: keepOrgIds.filter((orgId) => orgId !== accepted.orgId), how: 'invitation', nowMs });
+      const { sessionsEndedFor } = await proveAddress(tx, user, { passwordHash, keepOrgIds: keepOrgIds.filter((orgId) => orgId !== accepted.orgId), how: 'invitation', nowMs, publicUrl: this.addressProof?.mail.publicUrl() });
       const membership = await tx.users.addMembership({ orgId: accepted.orgId, userId: user.id, role: accepted.role });
       await this.recordAcceptance(tx, { type: 'user', id: user.id, email: user.email }, accepted, user.id);
-      return userRecord(user, membership);
+      return { record: userRecord(user, membership), sessionsEndedFor };
     });
-    if (this.addressProof) await announceSessionChange(this.addressProof.notifier, joined.user_id);
-    const session = await this.auth.openSessionFor(joined.user_id, joined.org_id);
-    return { user: joined, session };
+    if (this.addressProof) await announceSessionChanges(this.addressProof.notifier, joined.sessionsEndedFor);
+    const session = await this.auth.openSessionFor(joined.record.user_id, joined.record.org_id);
+    return { user: joined.record, session };
   }
 
   private async spend(tx: Repositories, token: string): Promise<Invitation> {
