@@ -83,3 +83,18 @@ test('a first sign-in with the domain verified creates a verified account; witho
   const verified = await sso.resolve(provider, { subject: 'b', email: 'b@corp.example', emailVerified: true, displayName: null });
   assert.ok((await repos.users.getById(verified))?.emailVerifiedAtMs);
 });
+
+test('a provider that links no existing accounts claims none either, verified domain or not', async () => {
+  // Such a provider is enabled by one admin without a second's confirmation (docs/sso.md
+  // "Confirmation"), so it must not take over accounts: a claim is a link and more.
+  const { repos, owner, squatter, provider, sso } = await world();
+  const nonLinking = { ...provider, linkExistingAccounts: false };
+  await repos.orgDomains.add({ orgId: owner.id }, { domain: 'victim.example', challenge: 'c' }, 1);
+  await repos.orgDomains.markVerified({ orgId: owner.id }, 'victim.example', 2);
+  const squatted = await repos.users.create({ email: 'ceo@victim.example', displayName: 'CEO', passwordHash: 'squatter-knows' });
+  await repos.users.addMembership({ orgId: squatter.id, userId: squatted.id, role: 'org_admin' });
+  const identity = { subject: 'ceo', email: 'ceo@victim.example', emailVerified: true, displayName: 'CEO' };
+  assert.equal(await refusal(sso.resolve(nonLinking, identity)), 'PERMISSION_DENIED');
+  assert.equal((await repos.users.getById(squatted.id))?.passwordHash, 'squatter-knows');
+  assert.deepEqual((await repos.users.listMemberships(squatted.id)).map((m) => m.orgId), [squatter.id]);
+});
