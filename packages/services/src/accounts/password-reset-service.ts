@@ -8,7 +8,7 @@ import {
 } from '@switchyard/core';
 import { randomBytes } from 'node:crypto';
 import { proveAddress } from './address-claim.ts';
-import { announceSessionChange } from '../auth/session-registry.ts';
+import { announceSessionChanges } from '../auth/session-registry.ts';
 import { sha256Hex } from '../auth/secrets.ts';
 import { requirePassword } from '../management/input-checks.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
@@ -95,13 +95,13 @@ export class PasswordResetService {
       const user = await tx.users.getById(token.userId);
       // The address the link went to must still be the account's: it is what was proved.
       if (!user || user.email.toLowerCase() !== token.email.toLowerCase()) throw notFound(purpose === 'password_reset' ? 'password reset link' : 'verification link');
-      const { claimed, memberships, released } = await proveAddress(tx, user, { passwordHash, keepOrgIds: input.keepOrgIds ?? [], how: purpose, nowMs });
+      const { claimed, memberships, released, sessionsEndedFor } = await proveAddress(tx, user, { passwordHash, keepOrgIds: input.keepOrgIds ?? [], how: purpose, nowMs, publicUrl: this.mail.publicUrl() });
       // Claimed and in no org any more: the account goes and the address is free, so the holder
       // can join its own org as a new account (invitation, creation, single sign-on).
       const removed = claimed && (await tx.users.deleteIfOrgless(user.id));
-      return { userId: user.id, result: { org_ids: memberships.filter((m) => !released.some((r) => r.orgId === m.orgId)).map((m) => m.orgId), account_removed: removed } };
+      return { sessionsEndedFor, result: { org_ids: memberships.filter((m) => !released.some((r) => r.orgId === m.orgId)).map((m) => m.orgId), account_removed: removed } };
     });
-    await announceSessionChange(this.notifier, outcome.userId);
+    await announceSessionChanges(this.notifier, outcome.sessionsEndedFor);
     return outcome.result;
   }
 

@@ -42,8 +42,10 @@ export class SsoAccounts {
     private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'unitOfWork'>,
     private readonly hasher: PasswordHasher,
     private readonly now: () => number,
-    /** Told the account whose sessions a claim ended, after the commit (every instance must drop them). */
+    /** Told each user whose sessions a claim ended (the account, and users of a claimed admin's providers), after the commit. */
     private readonly onSessionsEnded: (userId: string) => Promise<void> = async () => {},
+    /** The public URL providers are described with in the change history (a claimed admin's are withdrawn). */
+    private readonly publicUrl?: string,
   ) {}
 
   /** Whether the provider's org verified the address's domain (read in a unit of work: its repositories hold org domains). */
@@ -123,11 +125,11 @@ export class SsoAccounts {
   private async claim(provider: AuthProvider, identity: ProviderIdentity, existing: User): Promise<string> {
     const passwordHash = await this.hasher.hash(generateRefreshToken());
     const nowMs = this.now();
-    await this.repos.unitOfWork.run(async (tx) => {
+    const ended = await this.repos.unitOfWork.run(async (tx) => {
       const current = await tx.users.getById(existing.id);
       // Verified meanwhile (its holder proved it by mail): no claim any more.
       if (!current || current.emailVerifiedAtMs !== null) throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
-      const { released } = await proveAddress(tx, current, { passwordHash, keepOrgIds: [], how: 'sso_domain', nowMs });
+      const { released, sessionsEndedFor } = await proveAddress(tx, current, { passwordHash, keepOrgIds: [], how: 'sso_domain', nowMs, publicUrl: this.publicUrl });
       const membership = await tx.users.addMembership({ orgId: provider.orgId, userId: current.id, role: provider.defaultRole });
       await tx.ssoIdentities.bind({ providerId: provider.id, subject: identity.subject, userId: current.id });
       await recordChange(tx, { type: 'user', id: current.id, email: current.email }, {
@@ -138,8 +140,9 @@ export class SsoAccounts {
         after: userRecord(current, membership),
         details: { provider_id: provider.id, subject: identity.subject, domain: domainOfEmail(current.email), left_org_ids: released.map((m) => m.orgId) },
       }, nowMs);
+      return sessionsEndedFor;
     });
-    await this.onSessionsEnded(existing.id);
+    for (const userId of ended) await this.onSessionsEnded(userId);
     return existing.id;
   }
 

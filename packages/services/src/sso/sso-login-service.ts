@@ -86,7 +86,7 @@ export class SsoLoginService {
 
   constructor(private readonly deps: SsoLoginDeps) {
     this.now = deps.now ?? Date.now;
-    this.accounts = new SsoAccounts(deps.repos, deps.hasher, this.now, deps.options.onSessionsEnded);
+    this.accounts = new SsoAccounts(deps.repos, deps.hasher, this.now, deps.options.onSessionsEnded, deps.options.publicUrl);
   }
 
   /**
