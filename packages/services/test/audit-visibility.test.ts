@@ -46,8 +46,9 @@ beforeEach(async () => {
 });
 
 describe('hiddenResourceTypes', () => {
-  test('a member may not see provider or invitation entries; an org_admin sees every type', () => {
-    assert.deepEqual(hiddenResourceTypes(member, orgId).sort(), ['auth_provider', 'invitation']);
+  test('a member may not see provider, invitation or org domain entries; an org_admin sees every type', () => {
+    // Domains (with their DNS challenge values) are listed to org_admins only (docs/contract.md).
+    assert.deepEqual(hiddenResourceTypes(member, orgId).sort(), ['auth_provider', 'invitation', 'org_domain']);
     assert.deepEqual(hiddenResourceTypes(admin, orgId), []);
   });
 });

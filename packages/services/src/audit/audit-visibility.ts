@@ -9,12 +9,15 @@ import { authorize, type Action, type AuditEntry, type Principal, type Repositor
 /**
  * Resource types a member may not read directly, with the action that reads them: an identity
  * provider's settings (`GET .../auth-providers` needs auth_provider.manage) and invitations, with
- * the invited emails (`GET .../invitations` needs user.manage). Every other type recorded is read
+ * the invited emails (`GET .../invitations` needs user.manage), and the org's domains with their
+ * DNS challenges (`GET .../domains` needs auth_provider.manage). Every other type recorded is read
  * with org.read or an environment read that every member has.
  */
 const READ_ACTION_OF: ReadonlyArray<readonly [resourceType: string, action: Action]> = [
   ['auth_provider', 'auth_provider.manage'],
   ['invitation', 'user.manage'],
+  // An org's domains and their TXT challenge values (`GET .../domains` needs auth_provider.manage).
+  ['org_domain', 'auth_provider.manage'],
 ];
 
 /** The resource types whose entries this caller may not see in the org's log (left out in the query). */
