@@ -9,6 +9,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { proveAddress } from './address-claim.ts';
 import { announceSessionChanges } from '../auth/session-registry.ts';
+import { addressBlocks } from '../auth/address-blocks.ts';
 import { sha256Hex } from '../auth/secrets.ts';
 import { requirePassword } from '../management/input-checks.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
@@ -18,11 +19,12 @@ import { passwordResetMail } from '../mail/mail-texts.ts';
 export const PASSWORD_RESET_TTL_MS = 30 * 60_000;
 
 /**
- * Reset requests counted per email address (so per account: addresses are unique) and per client
- * address, in the login throttle's table and window (its pruner keeps the table bounded). The
- * address count is kept whether or not an account exists, so the answer never tells.
+ * Reset requests counted per email address (so per account: addresses are unique), per client (an
+ * IPv4 address or an IPv6 /64, as login throttling counts clients: addressBlocks) and per IPv6
+ * site (/48), in the login throttle's table and window (its pruner keeps the table bounded). The
+ * counts are kept whether or not an account exists, so the answer never tells.
  */
-export const PASSWORD_RESET_LIMITS = { perEmail: 3, perClientAddress: 20, windowMs: 15 * 60_000 };
+export const PASSWORD_RESET_LIMITS = { perEmail: 3, perClientAddress: 20, perSite: 60, windowMs: 15 * 60_000 };
 
 /** What a completed reset did: the orgs the account is in now, and whether it was removed (claimed, kept in none). */
 export interface PasswordResetOutcome {
@@ -121,17 +123,21 @@ export class PasswordResetService {
   /** Counts the request first, then reads the counts (as LoginThrottle does), so parallel requests cannot all slip under. */
   private async throttle(email: string, clientAddress: string | undefined): Promise<void> {
     const emailSubject = `reset-email:${email.toLowerCase()}`;
-    const addressSubject = `reset-ip:${clientAddress && clientAddress.length > 0 ? clientAddress : 'unknown'}`;
+    // Rotating addresses inside one IPv6 /64 (or /48) is one client (or site), as for logins.
+    const blocks = addressBlocks(clientAddress);
+    const clientSubject = `reset-ip:${blocks.client}`;
+    const siteSubject = blocks.site === undefined ? undefined : `reset-site:${blocks.site}`;
+    const subjects = siteSubject === undefined ? [emailSubject, clientSubject] : [emailSubject, clientSubject, siteSubject];
     const nowMs = this.now();
-    await this.repos.loginThrottle.recordFailure([emailSubject, addressSubject], nowMs);
-    const counts = await this.repos.loginThrottle.failuresSince([emailSubject, addressSubject], nowMs - PASSWORD_RESET_LIMITS.windowMs);
+    await this.repos.loginThrottle.recordFailure(subjects, nowMs);
+    const counts = await this.repos.loginThrottle.failuresSince(subjects, nowMs - PASSWORD_RESET_LIMITS.windowMs);
     let retryAfterMs = 0;
     for (const { subject, count, oldestAtMs } of counts) {
-      const limit = subject === emailSubject ? PASSWORD_RESET_LIMITS.perEmail : PASSWORD_RESET_LIMITS.perClientAddress;
+      const limit = subject === emailSubject ? PASSWORD_RESET_LIMITS.perEmail : subject === siteSubject ? PASSWORD_RESET_LIMITS.perSite : PASSWORD_RESET_LIMITS.perClientAddress;
       if (count > limit) retryAfterMs = Math.max(retryAfterMs, oldestAtMs + PASSWORD_RESET_LIMITS.windowMs - nowMs);
     }
     if (retryAfterMs > 0) {
-      await this.repos.loginThrottle.forgetOne([emailSubject, addressSubject], nowMs);
+      await this.repos.loginThrottle.forgetOne(subjects, nowMs);
       throw new RateLimitedError('too many password reset requests; try again later', Math.max(1, Math.ceil(retryAfterMs / 1000)));
     }
   }

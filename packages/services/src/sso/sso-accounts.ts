@@ -83,7 +83,9 @@ export class SsoAccounts {
     const existing = await this.repos.users.getByEmail(email);
     if (existing) {
       if (!(await this.repos.users.getMembership(provider.orgId, existing.id))) {
-        if (proved && existing.emailVerifiedAtMs === null) return this.claim(provider, identity, existing);
+        // A claim takes over an existing account: only a provider that may link existing accounts
+        // (which took a second admin's confirmation to enable, docs/sso.md "Confirmation").
+        if (proved && existing.emailVerifiedAtMs === null && provider.linkExistingAccounts) return this.claim(provider, identity, existing);
         throw permissionDenied('an account with this email exists outside this organisation; it can join by invitation');
       }
       if (!provider.linkExistingAccounts) {
