@@ -369,11 +369,20 @@ export function invitationRepositoryContract(name: string, makeRepos: MakeSessio
       const invitation = await repos().invitations.create({ orgId: org.id }, input);
       assert.deepEqual(
         { ...invitation, id: '', createdAtMs: 0 },
-        { id: '', orgId: org.id, email: input.email, role: 'org_admin', createdBy: null, createdAtMs: 0, expiresAtMs: input.expiresAtMs, acceptedAtMs: null },
+        { id: '', orgId: org.id, email: input.email, role: 'org_admin', createdBy: null, provesAddress: false, createdAtMs: 0, expiresAtMs: input.expiresAtMs, acceptedAtMs: null },
       );
       assert.match(invitation.id, UUID);
       assertRecentMs(invitation.createdAtMs);
       assert.deepEqual(await repos().invitations.findActive(hash, Date.now()), invitation);
+    });
+
+    test('provesAddress round-trips: set only when the link went to the invitee alone', async () => {
+      const org = await newOrg();
+      const hash = tokenHash();
+      const mailed = await repos().invitations.create({ orgId: org.id }, { email: `${unique('m')}@example.com`, role: 'org_member', tokenHash: hash, expiresAtMs: Date.now() + HOUR_MS, provesAddress: true });
+      assert.equal(mailed.provesAddress, true);
+      assert.equal((await repos().invitations.findActive(hash, Date.now()))?.provesAddress, true);
+      assert.equal((await repos().invitations.accept(hash, Date.now()))?.provesAddress, true);
     });
 
     test('createdBy round-trips; withdrawCreatedBy withdraws that creator\'s pending invitations in the org only', async () => {
