@@ -80,7 +80,7 @@ describe('segments are evaluated once per call', () => {
     const elapsed = performance.now() - started;
     assert.equal(result.reason, 'TARGETING_MATCH');
     // Two pattern runs cost 0.2-0.4 s here; evaluated at each naming, 50 runs took 8-10 s.
-    assert.ok(elapsed < 3000, `took ${elapsed.toFixed(0)} ms`);
+    assert.ok(elapsed < 5000, `took ${elapsed.toFixed(0)} ms`);
   });
 });
 
@@ -131,7 +131,7 @@ describe('the evaluation budget per call', () => {
     const results = evaluateAll(flags, context, { ...ENV, budgetMs: 20 });
     const elapsed = performance.now() - started;
     // The first flag starts the clock; at most one pattern run starts after the budget is up.
-    assert.ok(elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
+    assert.ok(elapsed < 2500, `took ${elapsed.toFixed(0)} ms`);
     assert.ok(results.every((r) => r.reason === 'DEFAULT' || r.reason === 'ERROR'));
     const stopped = results.filter((r) => r.reason === 'ERROR');
     assert.ok(stopped.length >= 10, `${stopped.length} flags stopped`);
@@ -150,7 +150,7 @@ describe('the evaluation budget per call', () => {
     const started = performance.now();
     // Another value: the patterns remember their answer for the last one (the test above's).
     const result = evaluate(testFlag('big', { rules }), user({ a: abValue(4) }), { ...ENV, budgetMs: 20 });
-    assert.ok(performance.now() - started < 1000);
+    assert.ok(performance.now() - started < 2500);
     assert.equal(result.reason, 'ERROR');
     assert.equal(result.error_code, 'GENERAL');
   });

@@ -189,8 +189,9 @@ describe('the evaluation budget (docs/sdk.md "Options")', () => {
     const elapsed = performance.now() - started;
     assert.deepEqual([detail.value, detail.reason, detail.error_code], [true, 'ERROR', 'GENERAL']);
     assert.match(detail.error_message ?? '', /budget of 20 ms/);
-    // Without the budget the 12 rules run 2-6 s here: the budget, plus one pattern run at most.
-    assert.ok(elapsed < 1500, `took ${elapsed.toFixed(0)} ms`);
+    // The budget, plus one pattern run at most (a bound loose enough for a loaded CI machine; the
+    // ERROR above is what fails without the budget, where the 12 rules run 2-6 s here).
+    assert.ok(elapsed < 3000, `took ${elapsed.toFixed(0)} ms`);
   });
 
   test('evaluationBudgetMs must be a non-negative number', () => {
