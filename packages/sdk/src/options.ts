@@ -1,3 +1,4 @@
+import { DEFAULT_EVALUATION_BUDGET_MS } from '@switchyard/core';
 import type { SdkLogger } from './logger.ts';
 import { consoleLogger } from './logger.ts';
 import type { TestData } from './testing/test-data.ts';
@@ -160,7 +161,7 @@ export function resolveOptions(options: SwitchyardOptions): ResolvedOptions {
       maxBatchSize: optionalPositive(events.maxBatchSize, 'events.maxBatchSize'),
       maxQueueSize: optionalPositive(events.maxQueueSize, 'events.maxQueueSize'),
     },
-    evaluationBudgetMs: nonNegative(options.evaluationBudgetMs, 'evaluationBudgetMs', 100),
+    evaluationBudgetMs: nonNegative(options.evaluationBudgetMs, 'evaluationBudgetMs', DEFAULT_EVALUATION_BUDGET_MS),
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
+import { DEFAULT_EVALUATION_BUDGET_MS } from '@switchyard/core';
 
 export type AppEnv = 'development' | 'production' | 'test';
 
@@ -423,7 +424,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     auditMaxEntriesPerOrg: integer(env, 'AUDIT_MAX_ENTRIES_PER_ORG', 100_000, 1, 100_000_000),
     sso: ssoConfig(env),
-    evaluationBudgetMs: integer(env, 'EVALUATION_BUDGET_MS', 100, 1, 60_000),
+    evaluationBudgetMs: integer(env, 'EVALUATION_BUDGET_MS', DEFAULT_EVALUATION_BUDGET_MS, 1, 60_000),
     ingestLimits: ingestLimits(env),
     // DEFAULT_ROWS_PER_ENVIRONMENT and DEFAULT_EVENT_RETENTION_DAYS (packages/services/src/limits/
     // row-quota.ts, maintenance/ingest-retention.ts); never unlimited: one tenant must not fill the disk.

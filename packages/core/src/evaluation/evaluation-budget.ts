@@ -15,6 +15,12 @@
  * cannot extend its caller's budget). The clock is read lazily: a call that runs no pattern and
  * evaluates one flag never reads it.
  */
+/**
+ * The budget of one evaluation call unless a host sets another: the server's EVALUATION_BUDGET_MS
+ * and the SDK's evaluationBudgetMs default to it.
+ */
+export const DEFAULT_EVALUATION_BUDGET_MS = 100;
+
 export const budget = {
   /** The active call's budget in milliseconds; 0: none. */
   ms: 0,

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_EVALUATION_BUDGET_MS,
   MAX_ATTRIBUTE_STRING_LENGTH,
   compileFlagToKeep,
   documentOfCompiled,
@@ -43,15 +44,12 @@ export interface Evaluation {
 
 const MAX_CONTEXTS = 10;
 
-/**
- * How long one request's evaluation may run before the flags still to evaluate answer ERROR
- * (EVALUATION_BUDGET_MS; core's evaluation-budget.ts, docs/security.md "Evaluation budget per
- * request").
- */
-export const DEFAULT_EVALUATION_BUDGET_MS = 100;
-
 export interface EvaluationServiceOptions {
-  /** Milliseconds one evaluation request may run (default DEFAULT_EVALUATION_BUDGET_MS). */
+  /**
+   * Milliseconds one evaluation request may run before the flags still to evaluate answer ERROR
+   * (EVALUATION_BUDGET_MS; default core's DEFAULT_EVALUATION_BUDGET_MS; docs/security.md
+   * "Evaluation budget per request").
+   */
   budgetMs?: number;
 }
 const MAX_ATTRIBUTES = 100;
