@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { DomainError, invalidArgument } from '@switchyard/core';
+import { ipv4FromGroups, ipv6Groups } from '../net/ip-address.ts';
 
 /**
  * SSRF guard for identity-provider addresses (OIDC issuer URLs, SAML metadata URLs).
@@ -57,29 +58,6 @@ for (const [network, prefix] of [
 ] as const) {
   NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
-
-/** The eight 16-bit groups of an IPv6 address (dotted IPv4 tail allowed), or null if malformed. */
-function ipv6Groups(ip: string): number[] | null {
-  let text = ip;
-  const lastColon = text.lastIndexOf(':');
-  if (text.includes('.', lastColon)) {
-    const v4 = text.slice(lastColon + 1);
-    if (isIP(v4) !== 4) return null;
-    const [a = 0, b = 0, c = 0, d = 0] = v4.split('.').map(Number);
-    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return null;
-  const parse = (part: string | undefined): number[] => (part ? part.split(':').map((group) => Number.parseInt(group, 16)) : []);
-  const head = parse(halves[0]);
-  const rest = halves.length === 2 ? parse(halves[1]) : [];
-  const zeros = halves.length === 2 ? 8 - head.length - rest.length : 0;
-  if (zeros < 0) return null;
-  const groups = [...head, ...new Array<number>(zeros).fill(0), ...rest];
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
-}
-
-const ipv4FromGroups = (high: number, low: number): string => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 
 /**
  * IPv4 addresses an IPv6 address leads to: IPv4-mapped (::ffff:a.b.c.d, ::ffff:0:0/96),
