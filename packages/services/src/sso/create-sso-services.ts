@@ -14,7 +14,7 @@ import type { SsoOptions } from './sso-options.ts';
  * `options` is read at each call, so a host may fill in `publicUrl` once its port is known.
  */
 export function createSsoServices(deps: {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'sessions' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'orgDomains' | 'sessions' | 'unitOfWork'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   options: SsoOptions;

@@ -39,7 +39,7 @@ const hasControlCharacters = (text: string): boolean => text.search(CONTROL_CHAR
  */
 export class SsoAccounts {
   constructor(
-    private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'unitOfWork'>,
+    private readonly repos: Pick<Repositories, 'ssoIdentities' | 'users' | 'orgDomains' | 'unitOfWork'>,
     private readonly hasher: PasswordHasher,
     private readonly now: () => number,
     /** Told each user whose sessions a claim ended (the account, and users of a claimed admin's providers), after the commit. */
@@ -48,9 +48,9 @@ export class SsoAccounts {
     private readonly publicUrl?: string,
   ) {}
 
-  /** Whether the provider's org verified the address's domain (read in a unit of work: its repositories hold org domains). */
+  /** Whether the provider's org verified the address's domain. */
   private domainVerified(provider: AuthProvider, email: string): Promise<boolean> {
-    return this.repos.unitOfWork.run((tx) => tx.orgDomains.isVerified({ orgId: provider.orgId }, domainOfEmail(email)));
+    return this.repos.orgDomains.isVerified({ orgId: provider.orgId }, domainOfEmail(email));
   }
 
   async resolve(provider: AuthProvider, identity: ProviderIdentity): Promise<string> {

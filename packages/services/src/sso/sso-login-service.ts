@@ -45,7 +45,7 @@ export interface BrowserLoginStart extends SsoRedirect {
 type LoginInFlight = Omit<PendingSsoLogin, 'stateHash' | 'createdAtMs' | 'expiresAtMs'>;
 
 export interface SsoLoginDeps {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'orgDomains' | 'unitOfWork'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   oidc: OidcFlows;
