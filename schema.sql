@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS projects (
   org_id      uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
   name        text NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- The default of new flags' client_visible (docs/client-side.md).
+  client_visible_default boolean NOT NULL DEFAULT false,
   UNIQUE (org_id, name),
   UNIQUE (id, org_id)
 );
@@ -67,6 +69,15 @@ CREATE TABLE IF NOT EXISTS sdk_keys (
   key_hash        text NOT NULL UNIQUE,        -- hex SHA-256 of the plaintext; the plaintext is never stored
   created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
   revoked_at      timestamptz,
+  -- 'server' keys (sync, evaluation, ingest, list-check) or 'client' keys shipped in browsers and
+  -- apps (docs/client-side.md); the settings below apply to client keys only.
+  kind                  text NOT NULL DEFAULT 'server' CHECK (kind IN ('server', 'client')),
+  name                  text NOT NULL DEFAULT '',
+  allowed_origins       text[] NOT NULL DEFAULT '{}',
+  allow_missing_origin  boolean NOT NULL DEFAULT false,
+  context_signing       text NOT NULL DEFAULT 'off' CHECK (context_signing IN ('off', 'key', 'context')),
+  include_disabled      boolean NOT NULL DEFAULT false,
+  expires_at            timestamptz,
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS sdk_keys_active_by_env ON sdk_keys (environment_id) WHERE revoked_at IS NULL;
@@ -84,6 +95,8 @@ CREATE TABLE IF NOT EXISTS flags (
   version      bigint NOT NULL DEFAULT 1,
   created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- Whether client keys may evaluate it (docs/client-side.md).
+  client_visible boolean NOT NULL DEFAULT false,
   UNIQUE (project_id, key),
   FOREIGN KEY (project_id, org_id) REFERENCES projects (id, org_id) ON DELETE CASCADE
 );
@@ -144,6 +157,8 @@ CREATE TABLE IF NOT EXISTS event_definitions (
   value_type      text NOT NULL CHECK (value_type IN ('bool', 'int', 'double')),
   created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- Whether client keys may send it (docs/client-side.md).
+  client_allowed  boolean NOT NULL DEFAULT false,
   PRIMARY KEY (environment_id, key),
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );

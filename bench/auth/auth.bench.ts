@@ -36,6 +36,8 @@ const countingKeys: SdkKeyRepository = {
   create: (s, input) => repos.sdkKeys.create(s, input),
   list: (s) => repos.sdkKeys.list(s),
   revoke: (s, id) => repos.sdkKeys.revoke(s, id),
+  updateClientSettings: (s, id, settings) => repos.sdkKeys.updateClientSettings(s, id, settings),
+  listActiveClientOrigins: () => repos.sdkKeys.listActiveClientOrigins(),
   findActiveByHash: (hash) => {
     repositoryCalls++;
     return repos.sdkKeys.findActiveByHash(hash);

@@ -125,10 +125,40 @@ describe('ManagementService over gRPC: the happy path', () => {
     const { sdk_keys } = await management.listSdkKeys({ environment_id: environmentA }, adminA);
     assert.equal(sdk_keys.length, 1);
     const [listed] = sdk_keys;
-    assert.deepEqual(Object.keys(listed ?? {}).sort(), ['created_at', 'environment_id', 'key_prefix', 'sdk_key_id']);
+    assert.deepEqual(Object.keys(listed ?? {}).sort(), ['created_at', 'environment_id', 'key_prefix', 'kind', 'sdk_key_id', 'settings']);
+    assert.equal(listed?.kind, 'server');
     assert.equal(listed?.sdk_key_id, keyA.sdk_key_id);
     assert.equal(listed?.key_prefix, keyA.key_prefix);
     assert.ok(!JSON.stringify(sdk_keys).includes(keyA.raw_key));
+  });
+
+  test('an org_admin creates a client key with its settings, changes them, and revokes it', async () => {
+    const client = await management.createSdkKey(
+      { environment_id: environmentA, kind: 'client', settings: { name: 'web', allowed_origins: ['https://app.example.com'], context_signing: 'key' } },
+      adminA,
+    );
+    secretsSeen.push(client.raw_key);
+    assert.match(client.raw_key, /^ck_[A-Za-z0-9_-]{40,}$/);
+    assert.equal(client.kind, 'client');
+    assert.deepEqual(client.settings.allowed_origins, ['https://app.example.com']);
+    assert.equal(client.settings.context_signing, 'key');
+    const updated = await management.updateSdkKey(
+      { environment_id: environmentA, sdk_key_id: client.sdk_key_id, settings: { allow_missing_origin: true, allowed_origins: [], set_allowed_origins: true } },
+      adminA,
+    );
+    assert.deepEqual(updated.settings.allowed_origins, []);
+    assert.equal(updated.settings.allow_missing_origin, true);
+    assert.equal(updated.settings.name, 'web', 'fields left unset stay');
+    await assert.rejects(
+      management.updateSdkKey({ environment_id: environmentA, sdk_key_id: client.sdk_key_id, settings: { allowed_origins: ['https://x.example.com/path'] } }, adminA),
+      (error: { code?: number }) => error.code === grpc.status.INVALID_ARGUMENT,
+    );
+    await assert.rejects(
+      management.updateSdkKey({ environment_id: environmentA, sdk_key_id: keyA.sdk_key_id, settings: { name: 'x' } }, adminA),
+      (error: { code?: number }) => error.code === grpc.status.NOT_FOUND,
+      'a server key has no client settings',
+    );
+    await management.deleteSdkKey({ environment_id: environmentA, sdk_key_id: client.sdk_key_id }, adminA);
   });
 
   test('an org_admin adds an org_member (default role) and lists the org\'s users', async () => {

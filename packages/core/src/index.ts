@@ -25,3 +25,4 @@ export * from './experiments/transitions.ts';
 export * from './experiments/aggregates.ts';
 export * from './limits/token-bucket.ts';
 export * from './ports/ingest-storage-ports.ts';
+export * from './client/origin-patterns.ts';

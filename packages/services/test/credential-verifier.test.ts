@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { isDomainError, unauthenticated, type EnvironmentScope, type SdkKey, type SdkKeyRepository } from '@switchyard/core';
+import { isDomainError, unauthenticated, type ClientKeySettings, type EnvironmentScope, type SdkKey, type SdkKeyRepository } from '@switchyard/core';
 import { createInMemoryRepositories, InMemoryChangeNotifier } from '@switchyard/core/testing';
 import { CredentialVerifier, SDK_KEY_REVOKED_CHANNEL, TokenService, generateSdkKey } from '../src/index.ts';
 
@@ -26,6 +26,12 @@ class CountingSdkKeys implements SdkKeyRepository {
   }
   revoke(scope: EnvironmentScope, sdkKeyId: string): Promise<SdkKey> {
     return this.inner.revoke(scope, sdkKeyId);
+  }
+  updateClientSettings(scope: EnvironmentScope, sdkKeyId: string, settings: ClientKeySettings): Promise<SdkKey> {
+    return this.inner.updateClientSettings(scope, sdkKeyId, settings);
+  }
+  listActiveClientOrigins() {
+    return this.inner.listActiveClientOrigins();
   }
 }
 

@@ -55,17 +55,25 @@ export interface Environment {
   environment_name: string;
   project_id: string;
 }
+export interface ClientKeyFields {
+  name?: string;
+  allowed_origins?: string[];
+  set_allowed_origins?: boolean;
+  allow_missing_origin?: boolean;
+  context_signing?: string;
+  include_disabled?: boolean;
+  expires_at_ms?: number;
+}
 export interface SdkKey {
   sdk_key_id: string;
   environment_id: string;
   key_prefix: string;
   created_at: string;
+  kind: string;
+  settings: Required<ClientKeyFields>;
 }
-export interface CreatedSdkKey {
-  sdk_key_id: string;
+export interface CreatedSdkKey extends SdkKey {
   raw_key: string;
-  environment_id: string;
-  key_prefix: string;
 }
 export interface User {
   user_id: string;
@@ -100,7 +108,8 @@ export interface ManagementClient {
   listProjects: Unary<{ org_id?: string }, { projects: Project[] }>;
   createEnvironment: Unary<{ project_id: string; name: string }, { environment_id: string; environment_name: string }>;
   listEnvironments: Unary<{ project_id: string }, { environments: Environment[] }>;
-  createSdkKey: Unary<{ environment_id: string }, CreatedSdkKey>;
+  createSdkKey: Unary<{ environment_id: string; kind?: string; settings?: ClientKeyFields }, CreatedSdkKey>;
+  updateSdkKey: Unary<{ environment_id: string; sdk_key_id: string; settings: ClientKeyFields }, SdkKey>;
   listSdkKeys: Unary<{ environment_id: string }, { sdk_keys: SdkKey[] }>;
   deleteSdkKey: Unary<{ environment_id: string; sdk_key_id: string }, { sdk_key_id: string }>;
   createUser: Unary<NewUser, { user_id: string; email: string; display_name: string }>;

@@ -1,3 +1,4 @@
+import type { ClientKeySettings } from '../rbac/authorize.ts';
 /**
  * Tenancy, identity and experimentation records. These are internal records (camelCase);
  * hosts map them to the snake_case wire records of docs/contract.md "Records" at the edge.
@@ -60,7 +61,14 @@ export interface SdkKey {
   keyHash: string;
   createdAtMs: number;
   revokedAtMs: number | null;
+  /** `server` keys run in servers; `client` keys ship in browsers and apps (docs/client-side.md). */
+  kind: SdkKeyKind;
+  /** Client settings; the defaults on server keys, where they mean nothing. */
+  settings: ClientKeySettings;
 }
+
+export const SDK_KEY_KINDS = ['server', 'client'] as const;
+export type SdkKeyKind = (typeof SDK_KEY_KINDS)[number];
 
 export type MetricValueType = 'bool' | 'int' | 'double';
 export const METRIC_VALUE_TYPES: readonly MetricValueType[] = ['bool', 'int', 'double'];

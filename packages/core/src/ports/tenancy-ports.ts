@@ -1,4 +1,5 @@
-import type { Environment, Membership, Org, OrgRole, Project, SdkKey, User } from '../model/entities.ts';
+import type { Environment, Membership, Org, OrgRole, Project, SdkKey, SdkKeyKind, User } from '../model/entities.ts';
+import type { ClientKeySettings } from '../rbac/authorize.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from './scopes.ts';
 
 /** Organisations. Names are unique. */
@@ -70,14 +71,22 @@ export interface EnvironmentRepository {
 
 export interface SdkKeyRepository {
   /** @throws NOT_FOUND when the environment is not in the scope. */
-  create(scope: EnvironmentScope, input: { keyPrefix: string; keyHash: string }): Promise<SdkKey>;
+  create(scope: EnvironmentScope, input: { keyPrefix: string; keyHash: string; kind?: SdkKeyKind; settings?: ClientKeySettings }): Promise<SdkKey>;
   /** The active (not revoked) key with this hash, in any org: this is how a key finds its tenant. */
   findActiveByHash(keyHash: string): Promise<SdkKey | null>;
   /** Active keys of the environment, oldest first. */
   list(scope: EnvironmentScope): Promise<SdkKey[]>;
   /**
-   * Revokes a key at once. Atomic with the check that another active key remains.
-   * @throws NOT_FOUND unknown or already revoked; FAILED_PRECONDITION when it is the last active key.
+   * Revokes a key at once. Atomic with the check that another active server key remains (client
+   * keys may all be revoked).
+   * @throws NOT_FOUND unknown or already revoked; FAILED_PRECONDITION when it is the last active server key.
    */
   revoke(scope: EnvironmentScope, sdkKeyId: string): Promise<SdkKey>;
+  /**
+   * Replaces an active client key's settings.
+   * @throws NOT_FOUND unknown, revoked or a server key.
+   */
+  updateClientSettings(scope: EnvironmentScope, sdkKeyId: string, settings: ClientKeySettings): Promise<SdkKey>;
+  /** Every active client key of every org whose origins allow some origin: CORS preflights are answered from them. */
+  listActiveClientOrigins(): Promise<Array<{ sdkKeyId: string; allowedOrigins: string[] }>>;
 }

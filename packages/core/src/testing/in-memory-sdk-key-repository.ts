@@ -1,5 +1,6 @@
 import { alreadyExists, failedPrecondition, notFound } from '../errors/domain-error.ts';
-import type { SdkKey } from '../model/entities.ts';
+import type { SdkKey, SdkKeyKind } from '../model/entities.ts';
+import { SERVER_KEY_SETTINGS, type ClientKeySettings } from '../rbac/authorize.ts';
 import type { EnvironmentScope } from '../ports/scopes.ts';
 import type { SdkKeyRepository } from '../ports/tenancy-ports.ts';
 import type { InMemoryState } from './in-memory-state.ts';
@@ -11,7 +12,10 @@ const inScope = (key: SdkKey, scope: EnvironmentScope): boolean =>
 export class InMemorySdkKeyRepository implements SdkKeyRepository {
   constructor(private readonly state: InMemoryState) {}
 
-  async create(scope: EnvironmentScope, input: { keyPrefix: string; keyHash: string }): Promise<SdkKey> {
+  async create(
+    scope: EnvironmentScope,
+    input: { keyPrefix: string; keyHash: string; kind?: SdkKeyKind; settings?: ClientKeySettings },
+  ): Promise<SdkKey> {
     this.state.requireEnvironment(scope);
     for (const key of this.state.sdkKeys.values()) {
       if (key.keyHash === input.keyHash) throw alreadyExists('sdk key', input.keyPrefix);
@@ -25,6 +29,8 @@ export class InMemorySdkKeyRepository implements SdkKeyRepository {
       keyHash: input.keyHash,
       createdAtMs: this.state.now(),
       revokedAtMs: null,
+      kind: input.kind ?? 'server',
+      settings: input.kind === 'client' && input.settings ? { ...input.settings } : { ...SERVER_KEY_SETTINGS },
     };
     this.state.sdkKeys.set(key.id, key);
     return { ...key };
@@ -47,9 +53,26 @@ export class InMemorySdkKeyRepository implements SdkKeyRepository {
     const active = this.active(scope);
     const key = active.find((k) => k.id === sdkKeyId);
     if (!key) throw notFound('sdk key', sdkKeyId);
-    if (active.length < 2) throw failedPrecondition('cannot revoke the last active sdk key of the environment');
+    if (key.kind === 'server' && active.filter((k) => k.kind === 'server').length < 2) {
+      throw failedPrecondition('cannot revoke the last active server sdk key of the environment');
+    }
     key.revokedAtMs = this.state.now();
     return { ...key };
+  }
+
+  async updateClientSettings(scope: EnvironmentScope, sdkKeyId: string, settings: ClientKeySettings): Promise<SdkKey> {
+    const key = this.active(scope).find((k) => k.id === sdkKeyId && k.kind === 'client');
+    if (!key) throw notFound('sdk key', sdkKeyId);
+    key.settings = { ...settings };
+    return { ...key };
+  }
+
+  async listActiveClientOrigins(): Promise<Array<{ sdkKeyId: string; allowedOrigins: string[] }>> {
+    const now = this.state.now();
+    return [...this.state.sdkKeys.values()]
+      .filter((k) => k.kind === 'client' && k.revokedAtMs === null && (k.settings.expiresAtMs === null || k.settings.expiresAtMs > now))
+      .filter((k) => k.settings.allowedOrigins.length > 0)
+      .map((k) => ({ sdkKeyId: k.id, allowedOrigins: [...k.settings.allowedOrigins] }));
   }
 
   private active(scope: EnvironmentScope): SdkKey[] {

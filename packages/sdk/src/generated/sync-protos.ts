@@ -540,6 +540,39 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "kind": {
                       "type": "PrincipalKind",
                       "id": 9
+                    },
+                    "client_key": {
+                      "type": "ClientKeySettings",
+                      "id": 10
+                    }
+                  }
+                },
+                "ClientKeySettings": {
+                  "fields": {
+                    "name": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "allowed_origins": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 2
+                    },
+                    "allow_missing_origin": {
+                      "type": "bool",
+                      "id": 3
+                    },
+                    "context_signing": {
+                      "type": "string",
+                      "id": 4
+                    },
+                    "include_disabled": {
+                      "type": "bool",
+                      "id": 5
+                    },
+                    "expires_at_ms": {
+                      "type": "int64",
+                      "id": 6
                     }
                   }
                 },
@@ -547,7 +580,8 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                   "values": {
                     "PRINCIPAL_KIND_UNSPECIFIED": 0,
                     "PRINCIPAL_KIND_USER": 1,
-                    "PRINCIPAL_KIND_SDK_KEY": 2
+                    "PRINCIPAL_KIND_SDK_KEY": 2,
+                    "PRINCIPAL_KIND_CLIENT_KEY": 3
                   }
                 }
               }

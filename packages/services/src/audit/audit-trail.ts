@@ -26,7 +26,7 @@ const isPrincipal = (acting: Acting): acting is Principal => 'kind' in acting;
  */
 async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor> {
   if (!isPrincipal(acting)) return acting;
-  if (acting.kind === 'sdk_key') return { type: 'sdk_key', id: acting.sdkKeyId };
+  if (acting.kind !== 'user') return { type: 'sdk_key', id: acting.sdkKeyId };
   const user = await repos.users.getById(acting.userId);
   return user ? { type: 'user', id: acting.userId, email: user.email } : { type: 'user', id: acting.userId };
 }

@@ -1,11 +1,25 @@
 import { EventEmitter } from 'node:events';
-import { unauthenticated, type ChangeNotifier, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import { unauthenticated, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository } from '@switchyard/core';
 import { SdkKeyCache } from './sdk-key-cache.ts';
 import { sha256Hex } from './secrets.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import type { TokenService } from './token-service.ts';
 
-/** The channel on which every instance hears that an SDK key was revoked (payload: its id). */
+/**
+ * A client key past its `expires_at_ms` authenticates nothing (checked on every use, cached or
+ * not, so no cache outlives an expiry). @throws UNAUTHENTICATED.
+ */
+export function refuseExpiredKey<P extends Principal>(principal: P, nowMs: number): P {
+  if (principal.kind === 'client_key' && principal.client.expiresAtMs !== null && principal.client.expiresAtMs <= nowMs) {
+    throw unauthenticated('the client key has expired');
+  }
+  return principal;
+}
+
+/**
+ * The channel on which every instance hears that an SDK key was revoked, or a client key created
+ * or changed (payload: its id): caches forget it, its open streams end, CORS origins are re-read.
+ */
 export const SDK_KEY_REVOKED_CHANNEL = 'switchyard_sdk_key_revoked';
 
 export interface Credentials {
@@ -46,6 +60,7 @@ export interface CredentialVerifierOptions {
 export class CredentialVerifier {
   private readonly cache: SdkKeyCache;
   private readonly events = new EventEmitter();
+  private readonly now: () => number;
   private subscription: { unsubscribe(): Promise<void> } | null = null;
   /**
    * Bumped by every revocation and every cache clear. A database answer read before a bump may be
@@ -60,6 +75,7 @@ export class CredentialVerifier {
     private readonly sessions: Pick<SessionRegistry, 'currentRole'>,
     options: CredentialVerifierOptions = {},
   ) {
+    this.now = options.now ?? Date.now;
     this.cache = new SdkKeyCache({
       ttlMs: options.cacheTtlMs ?? 60_000,
       negativeTtlMs: options.negativeCacheTtlMs ?? 2_000,
@@ -109,7 +125,7 @@ export class CredentialVerifier {
 
   async verifySdkKey(rawKey: string): Promise<Principal> {
     const cached = this.cache.get(rawKey);
-    if (cached) return cached;
+    if (cached) return refuseExpiredKey(cached, this.now());
     if (cached === null || rawKey.length === 0 || rawKey.length > 256) throw unauthenticated('invalid SDK key');
     const generation = this.generation;
     const key = await this.sdkKeys.findActiveByHash(sha256Hex(rawKey));
@@ -117,15 +133,12 @@ export class CredentialVerifier {
       this.cache.rememberUnknown(rawKey);
       throw unauthenticated('invalid SDK key');
     }
-    const principal = {
-      kind: 'sdk_key' as const,
-      sdkKeyId: key.id,
-      orgId: key.orgId,
-      projectId: key.projectId,
-      environmentId: key.environmentId,
-    };
+    const principal: KeyPrincipal =
+      key.kind === 'client'
+        ? { kind: 'client_key', sdkKeyId: key.id, orgId: key.orgId, projectId: key.projectId, environmentId: key.environmentId, client: key.settings }
+        : { kind: 'sdk_key', sdkKeyId: key.id, orgId: key.orgId, projectId: key.projectId, environmentId: key.environmentId };
     if (generation === this.generation) this.cache.remember(rawKey, principal);
-    return principal;
+    return refuseExpiredKey(principal, this.now());
   }
 
   /** Forgets a revoked key here and tells `onRevoked` listeners. */

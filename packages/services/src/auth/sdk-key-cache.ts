@@ -1,6 +1,6 @@
-import type { Principal } from '@switchyard/core';
+import type { KeyPrincipal } from '@switchyard/core';
 
-type SdkKeyPrincipal = Extract<Principal, { kind: 'sdk_key' }>;
+type SdkKeyPrincipal = KeyPrincipal;
 
 interface Entry {
   principal: SdkKeyPrincipal;

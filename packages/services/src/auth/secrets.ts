@@ -13,8 +13,10 @@ export interface NewSdkKey {
 }
 
 /** A new SDK key: 256 random bits, shown once to its creator, stored as a hash. */
-export function generateSdkKey(): NewSdkKey {
-  const rawKey = `sdk_${randomBytes(32).toString('base64url')}`;
+export function generateSdkKey(kind: 'server' | 'client' = 'server'): NewSdkKey {
+  // Client keys ship in browser pages and app binaries: the prefix tells them apart at a glance
+  // (and lets secret scanners treat a leaked `sdk_` key as the emergency it is).
+  const rawKey = `${kind === 'client' ? 'ck_' : 'sdk_'}${randomBytes(32).toString('base64url')}`;
   return { rawKey, keyPrefix: rawKey.slice(0, SDK_KEY_PREFIX_LENGTH), keyHash: sha256Hex(rawKey) };
 }
 

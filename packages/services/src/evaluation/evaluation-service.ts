@@ -134,10 +134,17 @@ export class EvaluationService {
 
   private readonly budgetMs: number;
 
-  /** The environment an SDK key may evaluate in; another environment's id → 403. */
+  /** The environment a server SDK key may evaluate in (REST evaluate, OFREP); another environment's id → 403. */
   scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
     requireAllowed(principal, 'flag.evaluate', { orgId: principal.orgId, environmentId });
     if (principal.kind !== 'sdk_key') throw invalidArgument('evaluation needs an SDK key');
+    return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
+  }
+
+  /** The environment a client key may evaluate in through OFREP and the browser stream (docs/client-side.md). */
+  clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    requireAllowed(principal, 'flag.client_evaluate', { orgId: principal.orgId, environmentId });
+    if (principal.kind !== 'client_key') throw invalidArgument('client evaluation needs a client key');
     return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
   }
 

@@ -87,5 +87,5 @@ export class IngestRateLimiter {
 
 /** The caller's credential: the SDK key, or the user behind a bearer token. */
 function credentialOf(principal: Principal): string {
-  return principal.kind === 'sdk_key' ? `key:${principal.sdkKeyId}` : `user:${principal.userId}`;
+  return principal.kind === 'user' ? `user:${principal.userId}` : `key:${principal.sdkKeyId}`;
 }

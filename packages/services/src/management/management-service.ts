@@ -17,6 +17,7 @@ import { announceSessionChanges } from '../auth/session-registry.ts';
 import { authProviderRecord } from '../sso/provider-records.ts';
 import { AdminGrantWithdrawal } from './admin-grant-withdrawal.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
+import { parseCreateSdkKey, parseUpdateClientKey } from '../client/client-key-input.ts';
 import { queueAddressVerification } from '../accounts/address-verification.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
@@ -182,18 +183,43 @@ export class ManagementService {
     return (await this.repos.environments.list({ orgId: project.orgId, projectId: project.id })).map(environmentRecord);
   }
 
-  /** A new key; its plaintext is in this response only. */
-  async createSdkKey(principal: Principal, environmentId: string): Promise<SdkKeyRecord> {
+  /**
+   * A new key; its plaintext is in this response only. No body: a server key; `{kind: "client", ...}`
+   * a client key (docs/client-side.md "Keys"), announced so every instance's CORS origins include it.
+   */
+  async createSdkKey(principal: Principal, environmentId: string, body?: unknown): Promise<SdkKeyRecord> {
     requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    const { kind, settings } = parseCreateSdkKey(body, this.now());
     const scope = await this.environmentScope(principal, environmentId);
-    const material = generateSdkKey();
+    const material = generateSdkKey(kind);
     const key = await this.repos.unitOfWork.run(async (tx) => {
-      const created = await tx.sdkKeys.create(scope, { keyPrefix: material.keyPrefix, keyHash: material.keyHash });
+      const created = await tx.sdkKeys.create(scope, { keyPrefix: material.keyPrefix, keyHash: material.keyHash, kind, settings });
       // The record without raw_key: the secret is in the create response only, never in the log.
       await this.record(tx, principal, this.sdkKeyChange(scope, 'sdk_key.create', created.id, { after: sdkKeyRecord(created) }));
       return created;
     });
+    if (kind === 'client') await this.notifier.publish(SDK_KEY_REVOKED_CHANNEL, key.id);
     return sdkKeyRecord(key, material.rawKey);
+  }
+
+  /**
+   * Changes a client key's settings. Announced like a revocation: every instance forgets what it
+   * cached of the key and ends its open browser streams, which reconnect under the new settings.
+   */
+  async updateSdkKey(principal: Principal, environmentId: string, sdkKeyId: string, body: unknown): Promise<SdkKeyRecord> {
+    requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    const scope = await this.environmentScope(principal, environmentId);
+    const key = await this.repos.unitOfWork.run(async (tx) => {
+      const before = (await tx.sdkKeys.list(scope)).find((candidate) => candidate.id === sdkKeyId && candidate.kind === 'client');
+      if (!before) throw notFound('client key', sdkKeyId);
+      const settings = parseUpdateClientKey(body, before.settings, this.now());
+      const updated = await tx.sdkKeys.updateClientSettings(scope, sdkKeyId, settings);
+      await this.record(tx, principal, this.sdkKeyChange(scope, 'sdk_key.update', updated.id, { before: sdkKeyRecord(before), after: sdkKeyRecord(updated) }));
+      return updated;
+    });
+    this.onSdkKeyRevoked(key.id);
+    await this.notifier.publish(SDK_KEY_REVOKED_CHANNEL, key.id);
+    return sdkKeyRecord(key);
   }
 
   async listSdkKeys(principal: Principal, environmentId: string): Promise<SdkKeyRecord[]> {

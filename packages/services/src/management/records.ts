@@ -1,4 +1,4 @@
-import type { Environment, Membership, Org, Project, SdkKey, User } from '@switchyard/core';
+import type { ContextSigning, Environment, Membership, Org, Project, SdkKey, SdkKeyKind, User } from '@switchyard/core';
 
 /**
  * The wire records of docs/contract.md "Records", shared by REST and gRPC. A user record never carries a
@@ -32,6 +32,15 @@ export interface SdkKeyRecord {
   key_prefix: string;
   created_at: string;
   raw_key?: string;
+  /** `server` or `client` (docs/client-side.md "Keys"); the fields below matter for client keys only. */
+  kind: SdkKeyKind;
+  name: string;
+  allowed_origins: string[];
+  allow_missing_origin: boolean;
+  context_signing: ContextSigning;
+  include_disabled: boolean;
+  /** Epoch ms, or null: no expiry. */
+  expires_at_ms: number | null;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -64,4 +73,11 @@ export const sdkKeyRecord = (key: SdkKey, rawKey?: string): SdkKeyRecord => ({
   key_prefix: key.keyPrefix,
   created_at: iso(key.createdAtMs),
   ...(rawKey === undefined ? {} : { raw_key: rawKey }),
+  kind: key.kind,
+  name: key.settings.name,
+  allowed_origins: [...key.settings.allowedOrigins],
+  allow_missing_origin: key.settings.allowMissingOrigin,
+  context_signing: key.settings.contextSigning,
+  include_disabled: key.settings.includeDisabled,
+  expires_at_ms: key.settings.expiresAtMs,
 });

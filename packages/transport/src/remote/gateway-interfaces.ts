@@ -64,6 +64,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       createSdkKey: withCaller,
       listSdkKeys: withCaller,
       deleteSdkKey: withCaller,
+      updateSdkKey: withCaller,
       environmentScope: withCaller,
       activeSdkKeyIds: withCaller,
     },

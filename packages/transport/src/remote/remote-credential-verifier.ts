@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { unauthenticated, type Principal } from '@switchyard/core';
-import { verifyOneCredential, type Credentials } from '@switchyard/services';
+import { refuseExpiredKey, verifyOneCredential, type Credentials } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import { CredentialWatch, type CredentialEventMessage, type WatchLog } from './credential-watch.ts';
 import { linkCredential, type ForwardedCredential } from './forwarded-credential.ts';
@@ -152,9 +152,9 @@ export class RemoteCredentialVerifier {
   async verifySdkKey(rawKey: string): Promise<Principal> {
     const key = credentialCacheKey('sdk_key', rawKey);
     const cached = this.cache.get(key);
-    if (cached) return cached;
+    if (cached) return refuseExpiredKey(cached, this.now());
     if (cached === null || rawKey.length === 0 || rawKey.length > MAX_SDK_KEY_LENGTH) throw unauthenticated('invalid SDK key');
-    return this.validate(key, { sdk_key: rawKey }, { sdkKey: rawKey });
+    return refuseExpiredKey(await this.validate(key, { sdk_key: rawKey }, { sdkKey: rawKey }), this.now());
   }
 
   /** Calls `listener` with the id of every SDK key revoked from now on. Returns the unsubscribe function. */

@@ -100,4 +100,4 @@ export class ValidatedCredentialCache {
 }
 
 const ownerOf = (principal: Principal): string =>
-  principal.kind === 'sdk_key' ? `sdk_key:${principal.sdkKeyId}` : `user:${principal.userId}`;
+  principal.kind === 'user' ? `user:${principal.userId}` : `sdk_key:${principal.sdkKeyId}`;

@@ -13,17 +13,43 @@ const AuthServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('s
  * act for (packages/transport/src/remote/remote-credential-verifier.ts).
  */
 export function rbacContext(principal: Principal) {
-  const home = principal.kind === 'sdk_key' ? { orgId: principal.orgId, environmentId: principal.environmentId } : { orgId: principal.orgId };
-  return {
+  if (principal.kind === 'user') {
+    return {
+      tenant_id: principal.orgId,
+      environment_id: '',
+      roles: [principal.role],
+      permissions: ACTIONS.filter((action) => authorize(principal, action, { orgId: principal.orgId }).allowed),
+      subject: principal.userId,
+      is_system: principal.isSystem,
+      project_id: '',
+      session_id: principal.sessionId ?? '',
+      kind: 'PRINCIPAL_KIND_USER',
+    };
+  }
+  const home = { orgId: principal.orgId, environmentId: principal.environmentId };
+  const context = {
     tenant_id: principal.orgId,
-    environment_id: principal.kind === 'sdk_key' ? principal.environmentId : '',
-    roles: principal.kind === 'sdk_key' ? ['sdk_key'] : [principal.role],
+    environment_id: principal.environmentId,
+    roles: [principal.kind],
     permissions: ACTIONS.filter((action) => authorize(principal, action, home).allowed),
-    subject: principal.kind === 'sdk_key' ? principal.sdkKeyId : principal.userId,
-    is_system: principal.kind === 'user' && principal.isSystem,
-    project_id: principal.kind === 'sdk_key' ? principal.projectId : '',
-    session_id: principal.kind === 'user' ? (principal.sessionId ?? '') : '',
-    kind: principal.kind === 'sdk_key' ? 'PRINCIPAL_KIND_SDK_KEY' : 'PRINCIPAL_KIND_USER',
+    subject: principal.sdkKeyId,
+    is_system: false,
+    project_id: principal.projectId,
+    session_id: '',
+    kind: principal.kind === 'sdk_key' ? 'PRINCIPAL_KIND_SDK_KEY' : 'PRINCIPAL_KIND_CLIENT_KEY',
+  };
+  if (principal.kind === 'sdk_key') return context;
+  const { client } = principal;
+  return {
+    ...context,
+    client_key: {
+      name: client.name,
+      allowed_origins: client.allowedOrigins,
+      allow_missing_origin: client.allowMissingOrigin,
+      context_signing: client.contextSigning,
+      include_disabled: client.includeDisabled,
+      expires_at_ms: client.expiresAtMs ?? 0,
+    },
   };
 }
 

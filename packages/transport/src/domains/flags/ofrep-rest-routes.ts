@@ -363,8 +363,11 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     // Credentials first, before the body is even parsed: a caller without a key learns nothing.
     ofrep.addHook('onRequest', async (request) => {
       const principal = await sdkPrincipal(verifier, request);
-      if (principal.kind !== 'sdk_key') throw permissionDenied('OFREP needs an SDK key');
-      scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
+      if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
+      // A client key's answers are restricted (docs/client-side.md "What a client sees").
+      const scope =
+        principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);
+      scopes.set(request, scope);
     });
 
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { CredentialVerifier, ManagementService } from '@switchyard/services';
+import type { CredentialVerifier, ManagementService, SdkKeyRecord } from '@switchyard/services';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
@@ -11,6 +11,47 @@ const ManagementServiceDefinition = lookup<grpc.ServiceClientConstructor>(
 );
 
 type Call<Req> = grpc.ServerUnaryCall<Req, unknown>;
+
+/** svc.management.v1.ClientKeyFields as loaded (unset optional fields are absent). */
+interface ClientKeyFieldsMessage {
+  name?: string;
+  allowed_origins: string[];
+  set_allowed_origins: boolean;
+  allow_missing_origin?: boolean;
+  context_signing?: string;
+  include_disabled?: boolean;
+  expires_at_ms?: number;
+}
+
+/** The REST body the message stands for: the services validate both alike. */
+function clientKeyBody(fields: ClientKeyFieldsMessage | null | undefined): Record<string, unknown> {
+  if (!fields) return {};
+  const body: Record<string, unknown> = {};
+  if (fields.name !== undefined) body.name = fields.name;
+  if (fields.set_allowed_origins || fields.allowed_origins.length > 0) body.allowed_origins = fields.allowed_origins;
+  if (fields.allow_missing_origin !== undefined) body.allow_missing_origin = fields.allow_missing_origin;
+  if (fields.context_signing !== undefined) body.context_signing = fields.context_signing;
+  if (fields.include_disabled !== undefined) body.include_disabled = fields.include_disabled;
+  if (fields.expires_at_ms !== undefined) body.expires_at_ms = fields.expires_at_ms === 0 ? null : fields.expires_at_ms;
+  return body;
+}
+
+const sdkKeyMessage = (key: SdkKeyRecord) => ({
+  sdk_key_id: key.sdk_key_id,
+  environment_id: key.environment_id,
+  key_prefix: key.key_prefix,
+  created_at: key.created_at,
+  kind: key.kind,
+  settings: {
+    name: key.name,
+    allowed_origins: key.allowed_origins,
+    set_allowed_origins: true,
+    allow_missing_origin: key.allow_missing_origin,
+    context_signing: key.context_signing,
+    include_disabled: key.include_disabled,
+    expires_at_ms: key.expires_at_ms ?? 0,
+  },
+});
 
 /**
  * svc.management.v1.ManagementService on the internal gRPC port: the caller's bearer token comes
@@ -44,13 +85,19 @@ export function addManagementGrpcService(
     listEnvironments: unary(logger, async (call: Call<{ project_id: string }>) => ({
       environments: await management.listEnvironments(await caller(call), call.request.project_id),
     })),
-    createSdkKey: unary(logger, async (call: Call<{ environment_id: string }>) => {
-      const key = await management.createSdkKey(await caller(call), call.request.environment_id);
-      return { sdk_key_id: key.sdk_key_id, raw_key: key.raw_key, environment_id: key.environment_id, key_prefix: key.key_prefix };
+    createSdkKey: unary(logger, async (call: Call<{ environment_id: string; kind: string; settings: ClientKeyFieldsMessage | null }>) => {
+      const { environment_id, kind, settings } = call.request;
+      const body = kind === '' || kind === 'server' ? (settings ? { kind: 'server', ...clientKeyBody(settings) } : undefined) : { kind, ...clientKeyBody(settings) };
+      const key = await management.createSdkKey(await caller(call), environment_id, body);
+      return { ...sdkKeyMessage(key), raw_key: key.raw_key };
     }),
     listSdkKeys: unary(logger, async (call: Call<{ environment_id: string }>) => ({
-      sdk_keys: await management.listSdkKeys(await caller(call), call.request.environment_id),
+      sdk_keys: (await management.listSdkKeys(await caller(call), call.request.environment_id)).map(sdkKeyMessage),
     })),
+    updateSdkKey: unary(logger, async (call: Call<{ environment_id: string; sdk_key_id: string; settings: ClientKeyFieldsMessage | null }>) => {
+      const { environment_id, sdk_key_id, settings } = call.request;
+      return sdkKeyMessage(await management.updateSdkKey(await caller(call), environment_id, sdk_key_id, clientKeyBody(settings)));
+    }),
     deleteSdkKey: unary(logger, async (call: Call<{ environment_id: string; sdk_key_id: string }>) => {
       await management.deleteSdkKey(await caller(call), call.request.environment_id, call.request.sdk_key_id);
       return { sdk_key_id: call.request.sdk_key_id };

@@ -102,10 +102,18 @@ export function registerManagementRoutes(app: FastifyInstance, services: Gateway
   });
 
   // --- SDK keys ---
-  app.post<{ Params: { environment_id: string } }>('/v1/management/environments/:environment_id/sdk-keys', async (request, reply) => {
+  // No body: a server key; `{kind: "client", ...}`: a client key (docs/client-side.md "Keys").
+  app.post<{ Params: { environment_id: string }; Body: unknown }>('/v1/management/environments/:environment_id/sdk-keys', async (request, reply) => {
     const principal = await authenticate(verifier, request, 'bearer');
-    return reply.code(201).send(await management.createSdkKey(principal, request.params.environment_id));
+    return reply.code(201).send(await management.createSdkKey(principal, request.params.environment_id, request.body ?? undefined));
   });
+  app.patch<{ Params: { environment_id: string; sdk_key_id: string }; Body: unknown }>(
+    '/v1/management/environments/:environment_id/sdk-keys/:sdk_key_id',
+    async (request) => {
+      const principal = await authenticate(verifier, request, 'bearer');
+      return management.updateSdkKey(principal, request.params.environment_id, request.params.sdk_key_id, request.body);
+    },
+  );
   app.get<{ Params: { environment_id: string } }>('/v1/management/environments/:environment_id/sdk-keys', async (request) => {
     const principal = await authenticate(verifier, request, 'bearer');
     return management.listSdkKeys(principal, request.params.environment_id);

@@ -47,7 +47,7 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
         if (call.cancelled) return;
         const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId, onMessage);
         const holder =
-          principal.kind === 'sdk_key'
+          principal.kind !== 'user'
             ? { sdkKeyId: principal.sdkKeyId }
             : principal.sessionId === undefined
               ? {}
