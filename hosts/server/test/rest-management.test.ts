@@ -26,7 +26,19 @@ let b: Tenant;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const USER_FIELDS = ['display_name', 'email', 'org_id', 'org_role', 'user_id'];
-const KEY_LIST_FIELDS = ['created_at', 'environment_id', 'key_prefix', 'sdk_key_id'];
+const KEY_LIST_FIELDS = [
+  'allow_missing_origin',
+  'allowed_origins',
+  'context_signing',
+  'created_at',
+  'environment_id',
+  'expires_at_ms',
+  'include_disabled',
+  'key_prefix',
+  'kind',
+  'name',
+  'sdk_key_id',
+];
 
 const M = '/v1/management';
 const orgProjects = (orgId: string) => `${M}/orgs/${orgId}/projects`;
@@ -131,9 +143,10 @@ describe('org_admin creates', () => {
     assert.equal(withOrg.org_id, a.orgId);
   });
 
-  test('an SDK key → 201 {sdk_key_id, environment_id, key_prefix, created_at, raw_key}', async () => {
+  test('an SDK key → 201 with the key record (kind server) and raw_key', async () => {
     const body = expectStatus(await client.post(sdkKeys(a.environmentId), { token: a.admin.token }), 201);
-    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'environment_id', 'key_prefix', 'raw_key', 'sdk_key_id']);
+    assert.deepEqual(Object.keys(body).sort(), [...KEY_LIST_FIELDS, 'raw_key'].sort());
+    assert.equal(body.kind, 'server');
     assert.match(body.sdk_key_id, UUID);
     assert.equal(body.environment_id, a.environmentId);
     assert.match(body.created_at, ISO);
