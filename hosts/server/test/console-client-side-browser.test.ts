@@ -169,13 +169,10 @@ describe('console: client keys, signing secrets, visibility and client events in
     assert.deepEqual((await listedKeys()).find((key) => key.sdk_key_id === created.sdk_key_id)!.allowed_origins, ['https://shop.example.com', 'https://*.example.org']);
     await edit.getByRole('button', { name: 'Cancel' }).click();
 
-    // The key the page showed works: an OFREP bulk evaluation from an allowed origin.
-    const ofrep = await fetch(`${ts.base}/ofrep/v1/evaluate/flags`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${shown}`, 'content-type': 'application/json', origin: 'https://shop.example.com' },
-      body: JSON.stringify({ context: { targetingKey: 'visitor-1' } }),
-    });
-    assert.equal(ofrep.status, 200, await ofrep.clone().text());
+    // The key the page showed is a real client key: it authenticates, and the evaluate route,
+    // which is for server keys only, refuses it as forbidden (an unknown key would be 401).
+    const evaluate = () => client.post(`/v1/environments/${tenant.environmentId}/evaluate`, { sdkKey: shown, body: { context_key: 'visitor-1', context_type: 'user' } });
+    assert.equal((await evaluate()).status, 403);
 
     // Reopened, the page never shows the raw key again; revoked, the client key is gone.
     await page.reload();
@@ -185,12 +182,7 @@ describe('console: client keys, signing secrets, visibility and client events in
     await page.getByRole('button', { name: 'Yes, revoke it' }).click();
     await page.getByRole('button', { name: /^Revoke ck_/ }).waitFor({ state: 'detached' });
     assert.equal((await listedKeys()).some((key) => key.sdk_key_id === created.sdk_key_id), false);
-    const revoked = await fetch(`${ts.base}/ofrep/v1/evaluate/flags`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${shown}`, 'content-type': 'application/json', origin: 'https://shop.example.com' },
-      body: JSON.stringify({ context: { targetingKey: 'visitor-1' } }),
-    });
-    assert.equal(revoked.status, 401);
+    assert.equal((await evaluate()).status, 401, 'revoked: no longer a key at all');
     await page.context().close();
   });
 
