@@ -65,8 +65,8 @@ describe('console: client keys, signing secrets, visibility and client events in
   });
 
   /** A signed-in browser session in UTC (so a typed expiry has one meaning), on `hash`. */
-  async function signedIn(hash: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
+  async function signedIn(hash: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
+    const context = await browser.newContext({ viewport, timezoneId: 'UTC' });
     const page = await context.newPage();
     await page.goto(ts.base + '/');
     await page.getByLabel('Email').fill(tenant.admin.email);
@@ -215,6 +215,13 @@ describe('console: client keys, signing secrets, visibility and client events in
     assert.match(await refusal.innerText(), /allowed_origins|allow_missing_origin/);
     assert.equal((await listedKeys()).some((key) => key.name === 'nowhere'), false);
     await page.context().close();
+
+    // On a phone-sized screen the keys, with a client key's settings, fit without sideways scrolling.
+    const narrow = await signedIn(`#/env/${tenant.environmentId}/sdk-keys`, { width: 390, height: 844 });
+    await narrow.getByRole('button', { name: /^Edit ck_/ }).first().waitFor();
+    await narrow.screenshot({ path: artifactPath('client-keys-narrow.png'), fullPage: true });
+    assert.equal(await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0);
+    await narrow.context().close();
   });
 
   test('context signing secrets: created and shown once with a copy button, listed by kid, deleted after a confirmation', async (t) => {
@@ -241,7 +248,7 @@ describe('console: client keys, signing secrets, visibility and client events in
     assert.notEqual(second, kid);
     await page.reload();
     const table = page.getByRole('table', { name: 'Context signing secrets' });
-    await table.getByText(second).waitFor();
+    await table.getByText(second, { exact: true }).waitFor();
     assert.match(await table.innerText(), new RegExp(kid));
     assert.equal(await page.getByText(secret).count(), 0);
     await page.screenshot({ path: artifactPath('signing-secrets.png'), fullPage: true });

@@ -17,9 +17,9 @@ export interface ClientKeyDraft {
 export const EMPTY_CLIENT_KEY: ClientKeyDraft = { name: '', origins: '', allowMissingOrigin: false, contextSigning: 'off', includeDisabled: false, expires: '' };
 
 export const SIGNING_MODES: Array<[ContextSigning, string]> = [
-  ['off', 'off: any context may be evaluated'],
-  ['key', 'key: the targeting key must come from a signed token'],
-  ['context', 'context: the targeting key and the attributes the token vouches for come from the token'],
+  ['off', 'off: any context'],
+  ['key', 'key: the targeting key is signed'],
+  ['context', 'context: the key and vouched attributes are signed'],
 ];
 
 const two = (n: number) => String(n).padStart(2, '0');
@@ -116,6 +116,10 @@ export function ClientKeyFields({ draft, onChange }: { draft: ClientKeyDraft; on
         <input type="checkbox" checked={draft.includeDisabled} onChange={(e) => edit({ includeDisabled: (e.target as HTMLInputElement).checked })} />
         Include disabled flags in bulk answers
       </label>
+      <p class="muted">
+        Context signing: with <em>key</em>, the targeting key must be the one in a context token your backend signed (see the signing secrets below); with <em>context</em>, the
+        attributes the token vouches for come from the token too, whatever the request says.
+      </p>
       <label>
         Context signing
         <select value={draft.contextSigning} onChange={(e) => edit({ contextSigning: (e.target as HTMLSelectElement).value as ContextSigning })}>

@@ -17,7 +17,7 @@ export function EventDefinitionsPage({ workspace, environment }: EnvironmentPage
       <h1>Event definitions</h1>
       <p class="muted">
         Metric events an SDK may send in this environment, and experiments may measure. Server keys may send every event defined here; client keys (browsers and apps) only those
-        marked "client apps may send".
+        their "Client apps" column says they may send.
       </p>
       <ErrorMessage error={definitions.error} />
       {definitions.loading && !definitions.data && <Loading what="event definitions" />}

@@ -67,7 +67,7 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
                   </>
                 )}
               </td>
-              <td>{key.kind === 'client' ? 'client' : 'server'}</td>
+              <td class="nowrap">{key.kind === 'client' ? 'client' : 'server'}</td>
               <td>{key.kind === 'client' ? <ClientSettings sdkKey={key} /> : <span class="muted">every flag, server-side</span>}</td>
               <td>{formatTime(key.created_at)}</td>
               <td>
