@@ -253,7 +253,7 @@ describe('console: client keys, signing secrets, visibility and client events in
     assert.equal(await page.getByText(secret).count(), 0);
     await page.screenshot({ path: artifactPath('signing-secrets.png'), fullPage: true });
     await page.getByRole('button', { name: `Delete secret ${kid}` }).click();
-    await page.getByRole('alertdialog').getByText(kid).waitFor();
+    await page.getByRole('alertdialog').getByText(kid, { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Yes, delete it' }).click();
     await page.getByRole('button', { name: `Delete secret ${kid}` }).waitFor({ state: 'detached' });
     assert.deepEqual(
