@@ -55,7 +55,14 @@ export function SigningSecrets({ api, environmentId }: { api: Api; environmentId
                 </td>
                 <td>{formatTime(secret.created_at)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => (setDeleteError(undefined), setDeleting(secret.kid))}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => {
+                      setDeleteError(undefined);
+                      setDeleting(secret.kid);
+                    }}
+                  >
                     Delete secret {secret.kid}
                   </button>
                 </td>

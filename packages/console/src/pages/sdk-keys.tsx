@@ -73,7 +73,13 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
               <td>
                 <div class="row">
                   {key.kind === 'client' && (
-                    <button type="button" onClick={() => (setSaved(''), setEditing(key))}>
+                    <button
+                      type="button"
+                      onClick={() => {
+                        setSaved('');
+                        setEditing(key);
+                      }}
+                    >
                       Edit {key.key_prefix}…
                     </button>
                   )}
@@ -82,7 +88,10 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
                     class="danger"
                     disabled={lastServerKey(key)}
                     title={lastServerKey(key) ? 'The last server key cannot be revoked' : undefined}
-                    onClick={() => (setRevokeError(undefined), setRevoking(key))}
+                    onClick={() => {
+                      setRevokeError(undefined);
+                      setRevoking(key);
+                    }}
                   >
                     Revoke {key.key_prefix}…
                   </button>
@@ -212,7 +221,13 @@ function EditClientKey({ sdkKey, onSave, onCancel }: { sdkKey: SdkKey; onSave: (
           await onSave(changes);
         }}
       >
-        <ClientKeyFields draft={draft} onChange={(next) => (setUnchanged(false), setDraft(next))} />
+        <ClientKeyFields
+          draft={draft}
+          onChange={(next) => {
+            setUnchanged(false);
+            setDraft(next);
+          }}
+        />
         <div class="row">
           <button type="submit">Save key settings</button>
           <button type="button" onClick={onCancel}>
