@@ -57,10 +57,14 @@ export interface ClientKeySettingsBody {
   expires_at_ms?: number | null;
 }
 
-/** An environment's context signing secret; `secret` only in the create answer. */
+/**
+ * An environment's context signing secret; `secret` only in the create answer. Its creation time
+ * is read from `created_at_ms` (epoch ms) or `created_at`, whichever the server sends.
+ */
 export interface ContextSigningSecret {
   kid: string;
-  created_at: string | number;
+  created_at_ms?: number;
+  created_at?: string | number;
   secret?: string;
 }
 

@@ -53,7 +53,7 @@ export function SigningSecrets({ api, environmentId }: { api: Api; environmentId
                 <td>
                   <code>{secret.kid}</code>
                 </td>
-                <td>{formatTime(secret.created_at)}</td>
+                <td>{formatTime(secret.created_at_ms ?? secret.created_at ?? '')}</td>
                 <td>
                   <button
                     type="button"
