@@ -244,6 +244,8 @@ describe('console: client keys, signing secrets, visibility and client events in
     assert.equal(JSON.stringify(listed).includes(secret), false, 'the list never carries the secret');
     // A second one for rotation; reopened, the page lists both kids and shows no secret.
     await page.getByRole('button', { name: 'Create a signing secret' }).click();
+    // The notice shows the new secret once its answer is in.
+    await page.getByTestId('new-signing-secret-kid').filter({ hasNotText: kid }).waitFor();
     const second = await page.getByTestId('new-signing-secret-kid').innerText();
     assert.notEqual(second, kid);
     await page.reload();
