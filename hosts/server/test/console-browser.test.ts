@@ -19,6 +19,8 @@ import { createTestSamlIdp } from '../../../packages/services/test/support/saml-
 // double the suite's slowest file for nothing new.)
 
 const chromiumCheck = chromiumExecutable();
+/** The flag page's on/off switch (its other switch is "Visible to client keys"). */
+const ON_OFF = /^(On|Off) in /;
 
 describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 240_000 }, () => {
   let ts: TestServer;
@@ -102,7 +104,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByLabel('treatment %').fill('30');
     await page.getByRole('button', { name: 'Save rules' }).click();
     await page.getByText('Rules saved.').waitFor();
-    await page.getByRole('switch').check();
+    await page.getByRole('switch', { name: ON_OFF }).check();
     await page.getByText('Turned on.').waitFor();
     await page.screenshot({ path: artifactPath('flag-page.png'), fullPage: true });
 
@@ -172,7 +174,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     const page = await signedIn(tenant.admin);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ts.base });
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/sdk-keys`);
-    await page.getByRole('button', { name: 'Create an SDK key' }).click();
+    await page.getByRole('button', { name: 'Create a server key' }).click();
     const shown = await page.getByTestId('new-sdk-key').innerText();
     assert.match(shown, /^sdk_[A-Za-z0-9_-]{43}$/);
     await page.getByRole('button', { name: 'Copy key' }).click();
@@ -182,7 +184,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     assert.equal(answer.status, 200);
     // Reopened, the page lists the key by its prefix only.
     await page.reload();
-    await page.getByRole('table').waitFor();
+    await page.getByRole('table', { name: 'SDK keys' }).waitFor();
     assert.equal(await page.getByText(shown).count(), 0);
     await page.context().close();
   });
@@ -242,10 +244,10 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByText('Rules saved.').waitFor();
     // The saved rule stays on screen (it used to vanish until the reload came back).
     assert.equal(await page.getByRole('combobox', { name: 'Variant' }).count(), 1);
-    await page.getByRole('switch').check();
+    await page.getByRole('switch', { name: ON_OFF }).check();
     await page.getByText('Turned on.').waitFor();
     assert.equal(await page.getByRole('alert').count(), 0, 'no "changed by someone else"');
-    assert.equal(await page.getByRole('switch').isChecked(), true);
+    assert.equal(await page.getByRole('switch', { name: ON_OFF }).isChecked(), true);
     const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/quick-switch`, { token: tenant.admin.token }), 200);
     assert.equal(stored.enabled, true);
     assert.equal(stored.rules.length, 1);
@@ -331,12 +333,12 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await admin.getByText('Rules saved.').waitFor();
     // Pressed at once after the save: the page already holds the saved flag's version (it used to
     // send the one from before the save while its reload was under way, and the API refused it).
-    await admin.getByRole('switch').check();
+    await admin.getByRole('switch', { name: ON_OFF }).check();
     await admin.getByText('Turned on.').waitFor();
-    assert.equal(await admin.getByRole('switch').isChecked(), true);
+    assert.equal(await admin.getByRole('switch', { name: ON_OFF }).isChecked(), true);
     assert.equal(await admin.getByRole('alert').count(), 0);
     await admin.getByRole('link', { name: 'SDK keys' }).click();
-    await admin.getByRole('button', { name: 'Create an SDK key' }).click();
+    await admin.getByRole('button', { name: 'Create a server key' }).click();
     const sdkKey = await admin.getByTestId('new-sdk-key').innerText();
     const envId = /#\/env\/([^/]+)\//.exec(admin.url())![1]!;
     await eventually('the flag to be served', async () => {

@@ -1,5 +1,12 @@
 /** The API's records as the console reads them (docs/contract.md "Records"). */
+import type { Flag } from '@switchyard/core';
 export type { Condition, Flag, Rule, Segment, Variant } from '@switchyard/core';
+
+/**
+ * A flag as the flag page reads it: `client_visible` (docs/client-side.md "What a client sees")
+ * is optional here so that the page also reads an answer from a server without the field.
+ */
+export type ConsoleFlag = Flag & { client_visible?: boolean };
 
 export interface Org {
   org_id: string;
@@ -11,6 +18,8 @@ export interface Project {
   project_id: string;
   project_name: string;
   org_id: string;
+  /** Whether new flags of the project start visible to client keys. */
+  client_visible_default?: boolean;
 }
 
 export interface Environment {
@@ -19,12 +28,44 @@ export interface Environment {
   project_id: string;
 }
 
+export type ContextSigning = 'off' | 'key' | 'context';
+
+/** An SDK key: a server key, or a client key with its settings (docs/client-side.md "Keys"). */
 export interface SdkKey {
   sdk_key_id: string;
   environment_id: string;
   key_prefix: string;
   created_at: string;
   raw_key?: string;
+  kind: 'server' | 'client';
+  name: string;
+  allowed_origins: string[];
+  allow_missing_origin: boolean;
+  context_signing: ContextSigning;
+  include_disabled: boolean;
+  /** Epoch ms, or null: no expiry. */
+  expires_at_ms: number | null;
+}
+
+/** The client settings a create or PATCH body carries (snake_case, as the API takes them). */
+export interface ClientKeySettingsBody {
+  name?: string;
+  allowed_origins?: string[];
+  allow_missing_origin?: boolean;
+  context_signing?: ContextSigning;
+  include_disabled?: boolean;
+  expires_at_ms?: number | null;
+}
+
+/**
+ * An environment's context signing secret; `secret` only in the create answer. Its creation time
+ * is read from `created_at_ms` (epoch ms) or `created_at`, whichever the server sends.
+ */
+export interface ContextSigningSecret {
+  kid: string;
+  created_at_ms?: number;
+  created_at?: string | number;
+  secret?: string;
 }
 
 export interface User {
@@ -53,6 +94,8 @@ export interface EventDefinition {
   description: string;
   value_type: 'bool' | 'int' | 'double';
   created_at_ms: number;
+  /** Whether client keys may send the event. */
+  client_allowed?: boolean;
 }
 
 export interface Experiment {

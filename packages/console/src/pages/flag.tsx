@@ -4,7 +4,7 @@ import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { HistoryList } from '../components/history-list.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
-import type { AuditEntry, Flag, Rule } from '../records.ts';
+import type { AuditEntry, ConsoleFlag, Flag, Rule } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
 interface HashingConfig {
@@ -183,6 +183,8 @@ export function FlagPage({ workspace, environment, flagKey }: EnvironmentPagePro
 
       <Hashing path={path} flag={current} api={api} onSaved={flag.set} />
 
+      <ClientVisibility path={path} flag={current} api={api} onSaved={flag.set} onReload={flag.reload} />
+
       <Settings path={path} flag={current} api={api} onSaved={flag.set} onReload={flag.reload} environmentName={environment.environment_name} />
 
       <DeleteFlag path={path} flag={current} api={api} onDeleted={() => navigate({ envId: environment.environment_id, page: 'flags' })} />
@@ -324,6 +326,65 @@ function ConflictMessage({ onReload }: { onReload: () => void }) {
         Reload the flag
       </button>
     </div>
+  );
+}
+
+/**
+ * Whether client keys (browsers and apps) may evaluate the flag: `client_visible`, shared by every
+ * environment of the project (docs/client-side.md "What a client sees"). Saved at once with the
+ * version the page shows, through the same `PUT /{flag_id}` as the description.
+ */
+function ClientVisibility({ path, flag, api, onSaved, onReload }: { path: string; flag: ConsoleFlag; api: EnvironmentPageProps['workspace']['api']; onSaved: (flag: Flag) => void; onReload: () => void }) {
+  const [pending, setPending] = useState<boolean | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [done, setDone] = useState('');
+  const visible = flag.client_visible === true;
+  const shown = pending ?? visible;
+  return (
+    <>
+      <h2>Client apps</h2>
+      <label class="switch">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={shown}
+          aria-busy={pending !== undefined}
+          onChange={async () => {
+            if (pending !== undefined) return;
+            const target = !visible;
+            setPending(target);
+            setError(undefined);
+            setDone('');
+            try {
+              const updated = await api.put<ConsoleFlag>(path, { flag: { client_visible: target }, version: flag.version });
+              setDone(target ? 'Visible to client keys.' : 'Hidden from client keys.');
+              onSaved(updated);
+            } catch (caught) {
+              setError(caught);
+            } finally {
+              setPending(undefined);
+            }
+          }}
+        />
+        <span>Visible to client keys</span>
+        <span role="status">{done}</span>
+      </label>
+      <p class="muted">
+        {shown
+          ? 'Web pages and apps holding a client key of this project may evaluate this flag (its value, variant and reason only; never its rules). This holds in every environment of the project.'
+          : 'Hidden: for a client key this flag does not exist, in every environment of the project. Server keys are not affected.'}
+      </p>
+      {error instanceof ApiError && error.isConflict ? (
+        <ConflictMessage
+          onReload={() => {
+            setError(undefined);
+            onReload();
+          }}
+        />
+      ) : (
+        <ErrorMessage error={error} />
+      )}
+    </>
   );
 }
 

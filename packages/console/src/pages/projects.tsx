@@ -1,7 +1,7 @@
 import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
-import { ActionForm } from '../components/common.tsx';
+import { ActionForm, ErrorMessage } from '../components/common.tsx';
 import type { Environment, Project } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -40,6 +40,7 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
   return (
     <article class="card">
       <h2>{project.project_name}</h2>
+      <ClientVisibleDefault workspace={workspace} project={project} />
       <ul>
         {environments.map((e) => (
           <li>
@@ -65,5 +66,50 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
         <button type="submit">Add environment</button>
       </ActionForm>
     </article>
+  );
+}
+
+/**
+ * The project's `client_visible_default` (docs/client-side.md "What a client sees"): whether a new
+ * flag starts visible to client keys. Flags that exist keep their own setting.
+ */
+function ClientVisibleDefault({ workspace, project }: { workspace: Workspace; project: Project }) {
+  const [saved, setSaved] = useState<boolean | undefined>(undefined);
+  const [pending, setPending] = useState<boolean | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [done, setDone] = useState('');
+  const current = saved ?? project.client_visible_default === true;
+  return (
+    <>
+      <label class="switch">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={pending ?? current}
+          aria-busy={pending !== undefined}
+          aria-label={`New flags in ${project.project_name} start visible to client keys`}
+          onChange={async () => {
+            if (pending !== undefined) return;
+            const target = !current;
+            setPending(target);
+            setError(undefined);
+            setDone('');
+            try {
+              const updated = await workspace.api.patch<Project | undefined>(apiPath`/v1/management/projects/${project.project_id}`, { client_visible_default: target });
+              setSaved(typeof updated?.client_visible_default === 'boolean' ? updated.client_visible_default : target);
+              setDone(target ? 'New flags will start visible to client keys.' : 'New flags will start hidden from client keys.');
+              workspace.reloadWorkspace();
+            } catch (caught) {
+              setError(caught);
+            } finally {
+              setPending(undefined);
+            }
+          }}
+        />
+        <span aria-hidden="true">New flags start visible to client keys</span>
+        <span role="status">{done}</span>
+      </label>
+      <ErrorMessage error={error} />
+    </>
   );
 }
