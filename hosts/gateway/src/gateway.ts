@@ -184,6 +184,15 @@ class GatewayEvaluationService extends EvaluationService {
     this.linkedScopes.set(principal, scope);
     return scope;
   }
+
+  /** As scopeFor, for a client key's OFREP (the scope must act for its caller, or the hop refuses it). */
+  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    const known = this.linkedScopes.get(principal);
+    if (known !== undefined && known.environmentId === environmentId) return known;
+    const scope = scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
+    this.linkedScopes.set(principal, scope);
+    return scope;
+  }
 }
 
 /** The environment a sync caller asks for: an SDK key's own from its principal, anything else from the services. */
