@@ -48,7 +48,13 @@ const ofrep = (path: string, headers: Record<string, string>, body: unknown = { 
   client.post(path, { headers, body });
 
 /** Every `access-control-*` header of an answer. */
-const corsHeaders = (response: ApiResponse): string[] => [...response.headers.keys()].filter((name) => name.startsWith('access-control-'));
+const corsHeaders = (response: ApiResponse): string[] => {
+  const names: string[] = [];
+  response.headers.forEach((_value, name) => {
+    if (name.startsWith('access-control-')) names.push(name);
+  });
+  return names;
+};
 
 async function metric(name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${ts.base}/metrics`)).text();
@@ -122,7 +128,8 @@ describe('preflight (OPTIONS), answered before authentication from the union of 
   });
 
   test('a preflight is not authenticated: a bogus key or a server key changes nothing', async () => {
-    for (const headers of [{ 'x-api-key': 'ck_bogus' }, { authorization: 'Bearer nonsense' }, { 'x-sdk-key': a.rawKey }]) {
+    const credentials: Array<Record<string, string>> = [{ 'x-api-key': 'ck_bogus' }, { authorization: 'Bearer nonsense' }, { 'x-sdk-key': a.rawKey }];
+    for (const headers of credentials) {
       assert.equal((await preflight(BULK, APP, 'POST', headers)).status, 204);
       assert.equal((await preflight(BULK, 'https://evil.example.net', 'POST', headers)).status, 403);
     }

@@ -71,7 +71,8 @@ describe('a client key is refused everywhere but its own routes', () => {
 
   test('list-check (REST, both batch spellings, and gRPC EvaluateMembership): 403 / PERMISSION_DENIED', async () => {
     const query = { segment_key: 'banned', context_key: 'mallory', context_type: 'user' };
-    for (const headers of [{ 'x-sdk-key': clientKey }, { 'x-sdk-key': clientKey, origin: ORIGIN }]) {
+    const variants: Array<Record<string, string>> = [{ 'x-sdk-key': clientKey }, { 'x-sdk-key': clientKey, origin: ORIGIN }];
+    for (const headers of variants) {
       expect403(await client.post(`/v1/environments/${a.environmentId}/segments/list-check`, { headers, body: query }), 'list-check');
       expect403(await client.post(`/v1/environments/${a.environmentId}/segments/list-check/batch`, { headers, body: [query] }), 'list-check/batch');
       expect403(await client.post(`/v1/environments/${a.environmentId}/segments/batch-list-check`, { headers, body: [query] }), 'batch-list-check');
@@ -103,7 +104,8 @@ describe('a client key is refused everywhere but its own routes', () => {
       ['GET', `/v1/environments/${env}/flags/checkout`],
       ['GET', `/v1/management/orgs/${a.orgId}/audit-log`],
     ] as const) {
-      for (const headers of [{ 'x-sdk-key': clientKey }, { authorization: `Bearer ${clientKey}` }, { 'x-api-key': clientKey }]) {
+      const ways: Array<Record<string, string>> = [{ 'x-sdk-key': clientKey }, { authorization: `Bearer ${clientKey}` }, { 'x-api-key': clientKey }];
+      for (const headers of ways) {
         const response = await client.request(method, path, { headers, ...(method === 'POST' ? { body: {} } : {}) });
         assert.equal(response.status, 401, `${method} ${path} ${Object.keys(headers)[0]}: ${response.text}`);
       }
@@ -138,8 +140,10 @@ describe('a client key may use OFREP, exposures and events', () => {
   test('OFREP takes the key as X-API-Key, x-sdk-key or Authorization: Bearer', async () => {
     // One server-key evaluation opens the environment's definitions (see the todo above).
     expectStatus(await bulk({ 'x-sdk-key': a.rawKey }), 200, 'server key');
-    for (const headers of [{ 'x-api-key': clientKey }, { 'x-sdk-key': clientKey }, { authorization: `Bearer ${clientKey}` }]) {
-      for (const origin of [{}, { origin: ORIGIN }]) {
+    const ways: Array<Record<string, string>> = [{ 'x-api-key': clientKey }, { 'x-sdk-key': clientKey }, { authorization: `Bearer ${clientKey}` }];
+    const origins: Array<Record<string, string>> = [{}, { origin: ORIGIN }];
+    for (const headers of ways) {
+      for (const origin of origins) {
         const response = await bulk({ ...headers, ...origin });
         assert.equal(response.status, 200, `${JSON.stringify(Object.keys({ ...headers, ...origin }))}: ${response.text}`);
         assert.ok(Array.isArray(response.body.flags));
@@ -164,7 +168,8 @@ describe('a client key may use OFREP, exposures and events', () => {
   });
 
   test('exposures, events and event batches accept the key in X-API-Key or x-sdk-key (202)', async () => {
-    for (const headers of [{ 'x-api-key': clientKey, origin: ORIGIN }, { 'x-sdk-key': clientKey, origin: ORIGIN }]) {
+    const ways: Array<Record<string, string>> = [{ 'x-api-key': clientKey, origin: ORIGIN }, { 'x-sdk-key': clientKey, origin: ORIGIN }];
+    for (const headers of ways) {
       for (const [path, body] of [
         [`/v1/environments/${a.environmentId}/exposures`, []],
         [`/v1/environments/${a.environmentId}/events/batch`, []],
