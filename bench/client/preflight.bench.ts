@@ -24,7 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunningServer } from '../../hosts/server/src/server.ts';
-import { ALLOWED_HEADERS, PREFLIGHT_MAX_AGE_SECONDS } from '../../packages/transport/src/domains/client/client-cors.ts';
+import { ALLOWED_HEADERS, PREFLIGHT_MAX_AGE_SECONDS } from '../../packages/transport/src/domains/client/rest-cors.ts';
 import { ChildJobs } from '../support/child-jobs.ts';
 import { openBenchDatabase } from '../support/bench-database.ts';
 import { startBenchServer } from '../support/bench-server.ts';

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
 import { ClientOriginUnion, EvaluationService, SyncHub } from '@switchyard/services';
-import { ClientAccess } from '@switchyard/transport/domains/client/client-access.ts';
+import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';

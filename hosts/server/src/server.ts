@@ -63,7 +63,7 @@ import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
 import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
-import { ClientAccess } from '@switchyard/transport/domains/client/client-access.ts';
+import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
 import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.ts';

@@ -20,7 +20,7 @@ import type {
   StatsService,
   SyncHub,
 } from '@switchyard/services';
-import type { ClientAccess } from './domains/client/client-access.ts';
+import type { ClientAccess } from './domains/client/rest-client-access.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;

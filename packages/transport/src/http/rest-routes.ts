@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { registerClientCors } from '../domains/client/client-cors.ts';
+import { registerClientCors } from '../domains/client/rest-cors.ts';
 import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';

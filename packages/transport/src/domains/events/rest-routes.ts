@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticateClientRoute } from '../client/client-credentials.ts';
+import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['events'];

@@ -15,8 +15,8 @@ import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
 import type { EnvironmentSnapshot } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { OriginRefusedError } from '../client/client-access.ts';
-import { authenticateClientRoute } from '../client/client-credentials.ts';
+import { OriginRefusedError } from '../client/rest-client-access.ts';
+import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 
 /**
@@ -335,7 +335,7 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 /**
  * `POST /ofrep/v1/evaluate/flags/{key}` and `POST /ofrep/v1/evaluate/flags`, authenticated by a
  * server or client key (`X-API-Key`, `x-sdk-key` or `Authorization: Bearer <key>`); a client key
- * from its own origins only (docs/client-side.md). Their CORS preflights: domains/client/client-cors.ts.
+ * from its own origins only (docs/client-side.md). Their CORS preflights: domains/client/rest-cors.ts.
  */
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { evaluation, verifier, clientAccess } = services;

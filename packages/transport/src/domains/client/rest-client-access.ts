@@ -10,7 +10,7 @@ import { DomainError, OriginPatternSet, type Principal } from '@switchyard/core'
  * - a server key's request must not come from a browser (an `Origin` header other than the
  *   server's own): server keys read every definition and must never ship in a page.
  * Preflights, which carry no key, are answered from the union of all client keys' origins
- * (client-cors.ts).
+ * (rest-cors.ts).
  */
 
 /** Answer headers a page's script may read: the stock OFREP provider needs both (304s and 429s). */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ClientAccess } from './client-access.ts';
+import type { ClientAccess } from './rest-client-access.ts';
 
 /**
  * CORS preflights of the client routes (docs/client-side.md "CORS and origins").
