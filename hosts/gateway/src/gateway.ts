@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { EvaluationService, SyncHub } from '@switchyard/services';
+import { ClientOriginUnion, EvaluationService, SyncHub } from '@switchyard/services';
+import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
@@ -36,7 +37,7 @@ export interface RunningGateway {
  * How a gateway stops, first to last: its public streams and servers (draining requests, which
  * may still call the services), then its links to the services.
  */
-const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'definitions', 'list memberships', 'credential verifier', 'services channel'] as const;
+const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'client origins', 'definitions', 'list memberships', 'credential verifier', 'services channel'] as const;
 
 const GRPC_GRACE_MS = 5_000;
 
@@ -109,7 +110,26 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     sync.start();
     metrics.watchSync(sync);
-    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync };
+    // CORS preflights: the union of the client keys' origins, asked of the services and asked again
+    // on every key notice the credential watch relays, and whenever notices may have been missed
+    // (a null session change: the watch was re-established, or the services lost their own).
+    const clientLog = logging.forModule('client');
+    const originUnion = new ClientOriginUnion(() => remote.clientOrigins.activeClientOrigins(), {
+      onError: (error) => clientLog.warn({ err: { message: (error as Error).message } }, 'client key origins could not be read; CORS preflights use the last ones read'),
+    });
+    const stopOriginNotices = verifier.onRevoked(() => void originUnion.refresh());
+    const stopOriginResyncs = verifier.onSessionChanged((userId) => {
+      if (userId === null) void originUnion.refresh();
+    });
+    // Not awaited: a gateway must start without its services (the read is retried until it succeeds).
+    void originUnion.start();
+    shutdown.add('client origins', async () => {
+      stopOriginNotices();
+      stopOriginResyncs();
+      originUnion.stop();
+    });
+    const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => config.publicUrl, registry: metrics.registry, log: clientLog });
+    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync, clientAccess };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
@@ -161,6 +181,15 @@ class GatewayEvaluationService extends EvaluationService {
     const known = this.linkedScopes.get(principal);
     if (known !== undefined && known.environmentId === environmentId) return known;
     const scope = scopeActingFor(super.scopeFor(principal, environmentId), principal);
+    this.linkedScopes.set(principal, scope);
+    return scope;
+  }
+
+  /** As scopeFor, for a client key's OFREP (the scope must act for its caller, or the hop refuses it). */
+  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    const known = this.linkedScopes.get(principal);
+    if (known !== undefined && known.environmentId === environmentId) return known;
+    const scope = scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
     this.linkedScopes.set(principal, scope);
     return scope;
   }

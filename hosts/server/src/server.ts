@@ -4,7 +4,10 @@ import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
   BcryptPasswordHasher,
+  ClientOriginService,
+  ClientOriginUnion,
   CredentialVerifier,
+  SDK_KEY_REVOKED_CHANNEL,
   InvitationService,
   AuditLogService,
   SessionRegistry,
@@ -60,6 +63,7 @@ import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
 import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
+import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
 import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.ts';
@@ -119,6 +123,7 @@ const SHUTDOWN_ORDER = [
   'REST server',
   'session registry',
   'credential verifier',
+  'client origins',
   'definition snapshots',
   'event definition cache',
   'row quota',
@@ -261,6 +266,24 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
     const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
+    // CORS preflights are answered from the union of the client keys' origins, re-read on every
+    // key notice (docs/client-side.md "CORS and origins"); only where REST is served.
+    const clientOrigins = new ClientOriginService(repos.sdkKeys);
+    const clientLog = logging.forModule('client');
+    const originUnion = new ClientOriginUnion(() => clientOrigins.activeClientOrigins(), {
+      onError: (error) => clientLog.warn({ err: { message: (error as Error).message } }, 'client key origins could not be read; CORS preflights use the last ones read'),
+    });
+    if (role === 'all') {
+      const refresh = () => void originUnion.refresh();
+      // A notice names one key; the union is re-read whole (one query), and after a reconnect too.
+      const originNotices = await notifier.subscribe(SDK_KEY_REVOKED_CHANNEL, refresh, refresh);
+      await originUnion.start();
+      shutdown.add('client origins', async () => {
+        originUnion.stop();
+        await originNotices.unsubscribe();
+      });
+    }
+    const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => ssoOptions.publicUrl, registry: metrics.registry, log: clientLog });
     const services: InProcessServices = {
       verifier,
       auth,
@@ -291,6 +314,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       sync,
       experiments: new ExperimentService(repos, scopes, Date.now, notifier),
       stats: new StatsService(repos),
+      clientOrigins,
+      clientAccess,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,

@@ -128,7 +128,9 @@ describe('GET /v1/openapi.json', () => {
     for (const status of ['200', '304', '400', '401', '403']) assert.ok(bulk.responses[status], `bulk ${status}`);
     assert.ok(bulk.responses['200'].headers.ETag);
     assert.ok(bulk.parameters.some((p: Json) => p.in === 'header' && p.name.toLowerCase() === 'if-none-match'));
-    assert.deepEqual(bulk.security, [{ sdk_key: [] }, { sdk_key_bearer: [] }]);
+    // OFREP's own X-API-Key, the x-sdk-key header, or the key as a Bearer (docs/client-side.md).
+    assert.deepEqual(bulk.security, [{ api_key: [] }, { sdk_key: [] }, { sdk_key_bearer: [] }]);
+    assert.deepEqual(doc.components.securitySchemes.api_key, { ...doc.components.securitySchemes.api_key, type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
 
   test('answers the same document to any caller, with or without credentials', async () => {

@@ -26,3 +26,4 @@ export * from './experiments/aggregates.ts';
 export * from './limits/token-bucket.ts';
 export * from './ports/ingest-storage-ports.ts';
 export * from './client/origin-patterns.ts';
+export * from './client/origin-pattern-set.ts';

@@ -459,6 +459,8 @@ export interface GatewayConfig {
   trustProxy: Config['trustProxy'];
   consoleDir: string | undefined;
   evaluationBudgetMs: number;
+  /** PUBLIC_URL (as the services read it): its origin may call the API with a server key (the API docs page). */
+  publicUrl: string | null;
   services: ServicesConnection;
 }
 
@@ -501,6 +503,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     logFilter: full.logFilter,
     trustProxy: full.trustProxy,
     evaluationBudgetMs: full.evaluationBudgetMs,
+    publicUrl: full.sso.publicUrl,
     services: servicesConnection(env),
   };
 }

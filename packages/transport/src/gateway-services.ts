@@ -1,5 +1,6 @@
 import type {
   AuditLogService,
+  ClientOriginService,
   AuthProviderService,
   AuthService,
   CredentialVerifier,
@@ -19,6 +20,7 @@ import type {
   StatsService,
   SyncHub,
 } from '@switchyard/services';
+import type { ClientAccess } from './domains/client/rest-client-access.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -56,4 +58,8 @@ export interface GatewayServices {
   experiments: ExperimentService;
   /** Recompute jobs (svc.stats.v1); the StatsWorker runs them. */
   stats: StatsService;
+  /** The union of the client keys' allowed origins (a gateway asks the services; CORS preflights read clientAccess). */
+  clientOrigins: ClientOriginService;
+  /** The origin rules of the client routes and CORS (docs/client-side.md "CORS and origins"); local in every topology. */
+  clientAccess: ClientAccess;
 }

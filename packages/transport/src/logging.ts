@@ -38,6 +38,9 @@ const REDACTED_PATHS = [
   'req.headers["x-sdk-key"]',
   'headers.authorization',
   'headers["x-sdk-key"]',
+  // OFREP's own key header (docs/client-side.md "CORS and origins").
+  'req.headers["x-api-key"]',
+  'headers["x-api-key"]',
 ];
 
 export interface LogFilter {

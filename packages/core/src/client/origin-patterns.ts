@@ -36,9 +36,11 @@ export function originPatternProblem(pattern: string): string | undefined {
 /** Whether `origin` (a request's `Origin` header) is allowed by one of `patterns`. */
 export function originAllowed(patterns: readonly string[], origin: string): boolean {
   for (const pattern of patterns) {
-    if (pattern === origin) return true;
     const star = pattern.indexOf('://*.');
-    if (star < 0) continue;
+    if (star < 0) {
+      if (pattern === origin) return true;
+      continue;
+    }
     // https://*.example.com allows https://a.example.com and https://a.b.example.com (with the same
     // port part): the scheme must match, and the host must end in ".example.com" with a label before.
     const scheme = pattern.slice(0, star + 3);

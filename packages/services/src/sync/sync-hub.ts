@@ -114,10 +114,11 @@ export class SyncHub {
 
   /**
    * The environment a caller may sync: an SDK key only its own (another id is PERMISSION_DENIED,
-   * an empty one means its own); a user an environment of its org (else NOT_FOUND).
+   * an empty one means its own); a user an environment of its org (else NOT_FOUND). A client key
+   * may sync nothing: PERMISSION_DENIED, its empty id included (docs/client-side.md "Keys").
    */
   async authorize(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
-    const id = environmentId === '' && principal.kind === 'sdk_key' ? principal.environmentId : environmentId;
+    const id = environmentId === '' && principal.kind !== 'user' ? principal.environmentId : environmentId;
     if (id === '') throw invalidArgument('environment_id is required', 'environment_id');
     const scope = await this.deps.scopes.environment(principal, id);
     requireAllowed(principal, 'flag.sync', { orgId: scope.orgId, environmentId: scope.environmentId });

@@ -12,6 +12,12 @@ const ERROR_SCHEMA_ID = 'ErrorBody';
 const SECURITY_SCHEMES = {
   bearer_jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user session token from /v1/auth/login.' },
   sdk_key: { type: 'apiKey', in: 'header', name: 'x-sdk-key', description: "An environment's SDK key." },
+  api_key: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'A server or client key in OFREP’s own header (OFREP, exposures and events; docs/client-side.md).',
+  },
   sdk_key_bearer: {
     type: 'http',
     scheme: 'bearer',

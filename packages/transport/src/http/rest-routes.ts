@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerClientCors } from '../domains/client/rest-cors.ts';
 import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
@@ -33,6 +34,8 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);
+  // CORS preflights of the client routes (OFREP, exposures, events).
+  registerClientCors(http, services.clientAccess);
   registerEventDefinitionRoutes(http, services);
   registerEventRoutes(http, services);
   registerExposureRoutes(http, services);

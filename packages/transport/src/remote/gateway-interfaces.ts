@@ -28,7 +28,7 @@ export interface GatewayInterface {
 }
 
 /** The GatewayServices members that are gRPC clients in a gateway (the rest are local there). */
-export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync'>;
+export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess'>;
 
 const withCaller: MethodSpec = { caller: true, scoped: false, changesDefinitions: false };
 const anonymous: MethodSpec = { caller: false, scoped: false, changesDefinitions: false };
@@ -190,6 +190,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     proto: 'svc/stats/v1/stats_gateway.proto',
     service: 'svc.stats.v1.StatsGatewayService',
     methods: { triggerRecompute: withCaller, getJob: withCaller },
+  },
+  {
+    member: 'clientOrigins',
+    proto: 'svc/client/v1/client_gateway.proto',
+    service: 'svc.client.v1.ClientGatewayService',
+    // No caller: a gateway reads the union for CORS preflights, which carry no credential. It holds
+    // only origins, which every preflight answer reveals one at a time anyway.
+    methods: { activeClientOrigins: anonymous },
   },
 ];
 

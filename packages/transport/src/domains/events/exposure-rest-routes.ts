@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingExposure } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './rest-routes.ts';
 
 /** Field types are documented, not enforced: a bad entry is rejected alone (see rest-routes.ts). */
@@ -32,7 +32,7 @@ const exposuresBody = {
  * committed; rejected entries report their flag key.
  */
 export function registerExposureRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { ingest, verifier } = services;
+  const { ingest, verifier, clientAccess } = services;
 
   app.post<{ Params: { env_id: string }; Headers: { 'idempotency-key'?: string }; Body: { exposures: IncomingExposure[] } | IncomingExposure[] }>(
     '/v1/environments/:env_id/exposures',
@@ -48,7 +48,8 @@ export function registerExposureRoutes(app: FastifyInstance, services: GatewaySe
       },
     },
     async (request, reply) => {
-      const principal = await authenticate(verifier, request, 'bearer_or_sdk');
+      const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
+      clientAccess.admit(request, reply, principal);
       const scope = await ingest.scope(principal, request.params.env_id);
       const exposures = Array.isArray(request.body) ? request.body : request.body.exposures;
       if (exposures.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, exposures.length, 'exposures');

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['events'];
 /** docs/contract.md "Authentication": event routes take an SDK key or a bearer token. */
-export const SDK_OR_BEARER: ReadonlyArray<Record<string, readonly string[]>> = [{ sdk_key: [] }, { bearer_jwt: [] }];
+export const SDK_OR_BEARER: ReadonlyArray<Record<string, readonly string[]>> = [{ sdk_key: [] }, { api_key: [] }, { bearer_jwt: [] }];
 
 export const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
 
@@ -81,11 +81,12 @@ export function tooManyEntries(reply: FastifyReply, count: number, what: string)
 
 /**
  * SDK routes (docs/contract.md "Events and exposures"): `POST /v1/environments/{env_id}/events` (one event) and `.../events/batch`
- * (a bare array or `{events: [...]}`), with `x-sdk-key` or a bearer token. 202
+ * (a bare array or `{events: [...]}`), with a key (`x-sdk-key` or `X-API-Key`; a client key from its
+ * own origins only, docs/client-side.md) or a bearer token. 202
  * `{accepted_count, rejected_keys}` once the accepted events are committed to PostgreSQL.
  */
 export function registerEventRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { ingest, verifier } = services;
+  const { ingest, verifier, clientAccess } = services;
 
   async function handle(
     request: FastifyRequest<{ Params: EnvParams; Headers: IdempotencyHeaders }>,
@@ -93,7 +94,8 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
     events: IncomingEvent[],
     single: boolean,
   ): Promise<FastifyReply> {
-    const principal = await authenticate(verifier, request, 'bearer_or_sdk');
+    const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
+    clientAccess.admit(request, reply, principal);
     const scope = await ingest.scope(principal, request.params.env_id);
     if (events.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, events.length, 'events');
     const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single });

@@ -63,7 +63,7 @@ function contextsOf(body: EvaluateBody): EvaluationContext[] {
  * serialise without JSON.stringify's reflection.
  */
 export function registerEvaluateRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { evaluation, verifier } = services;
+  const { evaluation, verifier, clientAccess } = services;
 
   app.post<{ Params: { env_id: string }; Body: EvaluateBody }>(
     '/v1/environments/:env_id/evaluate',
@@ -94,6 +94,8 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
    * case: no promise, no turn of the microtask queue), else once it is done.
    */
   function evaluateAndSend(principal: Principal, request: FastifyRequest<{ Params: { env_id: string }; Body: EvaluateBody }>, reply: FastifyReply): Promise<void> | undefined {
+    // A server key from a browser is refused (docs/client-side.md "CORS and origins"); SDKs send no Origin.
+    if (request.headers.origin !== undefined) clientAccess.refuseServerKeyFromBrowser(request, principal);
     const scope = evaluation.scopeFor(principal, request.params.env_id);
     const body = request.body;
     const flagKey = body.flag_key ?? undefined;

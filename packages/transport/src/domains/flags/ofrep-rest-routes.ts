@@ -10,15 +10,13 @@ import {
   type EvaluationResult,
   type Flag,
   type ParameterValue,
-  type Principal,
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
-import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
 import type { EnvironmentSnapshot } from '@switchyard/services';
-import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { presentedByRequest } from '../../http/credentials.ts';
+import { OriginRefusedError } from '../client/rest-client-access.ts';
+import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 
 /**
@@ -98,12 +96,19 @@ const noBody = (description: string) => ({ description, type: 'null' }) as const
 const commonResponses = (key: 'optional' | 'none') =>
   ({
     401: noBody('Missing or invalid SDK key (empty body)'),
-    403: noBody('The credential is not an SDK key, e.g. a user token (empty body)'),
+    403: {
+      description:
+        'The credential is not an SDK key, e.g. a user token (empty body); or the origin rules refused the request ' +
+        '(docs/client-side.md "CORS and origins": a client key from an origin not in its list, a server key from a browser), ' +
+        'with `errorDetails` saying why',
+      type: ['object', 'null'],
+      properties: { errorCode: { type: 'string', enum: ['GENERAL'] }, errorDetails: { type: 'string' } },
+    },
     429: noBody('Rate limited (Retry-After)'),
     '5xx': failureSchema('Server error', ['GENERAL'], key),
   }) as const;
 
-const security: Array<Record<string, string[]>> = [{ sdk_key: [] }, { sdk_key_bearer: [] }];
+const security: Array<Record<string, string[]>> = [{ api_key: [] }, { sdk_key: [] }, { sdk_key_bearer: [] }];
 
 const singleSchema = {
   summary: 'OFREP single flag evaluation',
@@ -141,29 +146,6 @@ const bulkSchema = {
     ...commonResponses('none'),
   },
 } as const;
-
-// --- authentication ---
-
-/** Every JWT starts with base64url('{"'); SDK keys start with `sdk_`. */
-const looksLikeJwt = (credential: string): boolean => credential.startsWith('eyJ');
-
-/**
- * The SDK key of the request: `x-sdk-key`, else `Authorization: Bearer <key>` (the OFREP
- * providers' only header). A valid user token is a credential of the wrong kind: 403.
- * @throws UNAUTHENTICATED (401) or PERMISSION_DENIED (403).
- */
-async function sdkPrincipal(verifier: CallerVerifier, request: FastifyRequest): Promise<Principal> {
-  const presented = presentedByRequest(request);
-  const key = sdkKeyCredential(presented);
-  if (key !== undefined) return verifier.verifySdkKey(key);
-  const credential = bearerCredential(presented, 'sdk key');
-  if (credential === undefined) throw unauthenticated('missing SDK key');
-  if (looksLikeJwt(credential)) {
-    await verifier.verifyBearer(credential); // an invalid token stays a 401
-    throw permissionDenied('OFREP needs an SDK key, not a user token');
-  }
-  return verifier.verifySdkKey(credential);
-}
 
 // --- mapping ---
 
@@ -306,6 +288,10 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
       case 'UNAUTHENTICATED':
         return reply.code(401).send();
       case 'PERMISSION_DENIED':
+        // The origin rules explain themselves (a developer reads this in the browser's tools).
+        if (error instanceof OriginRefusedError) {
+          return reply.code(403).type('application/json; charset=utf-8').send(JSON.stringify({ errorCode: 'GENERAL', errorDetails: error.message }));
+        }
         return reply.code(403).send();
       case 'NOT_FOUND': // the flag vanished between the snapshot read and the evaluation
         return sendFailure(reply, 404, failure(request, 'FLAG_NOT_FOUND', error.message));
@@ -346,9 +332,13 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 
 // --- routes ---
 
-/** `POST /ofrep/v1/evaluate/flags/{key}` and `POST /ofrep/v1/evaluate/flags`, authenticated by SDK key. */
+/**
+ * `POST /ofrep/v1/evaluate/flags/{key}` and `POST /ofrep/v1/evaluate/flags`, authenticated by a
+ * server or client key (`X-API-Key`, `x-sdk-key` or `Authorization: Bearer <key>`); a client key
+ * from its own origins only (docs/client-side.md). Their CORS preflights: domains/client/rest-cors.ts.
+ */
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { evaluation, verifier } = services;
+  const { evaluation, verifier, clientAccess } = services;
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
@@ -361,9 +351,11 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.setErrorHandler(handleOfrepError);
 
     // Credentials first, before the body is even parsed: a caller without a key learns nothing.
-    ofrep.addHook('onRequest', async (request) => {
-      const principal = await sdkPrincipal(verifier, request);
+    ofrep.addHook('onRequest', async (request, reply) => {
+      const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: true, userTokens: 'refuse' });
       if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
+      // Where the request may come from, and the CORS headers of its answer.
+      clientAccess.admit(request, reply, principal);
       // A client key's answers are restricted (docs/client-side.md "What a client sees").
       const scope =
         principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);

@@ -61,10 +61,14 @@ function segmentRecord(segment: Segment): Record<string, unknown> {
  * prefers static segments anyway.
  */
 export function registerSegmentRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { segments, verifier } = services;
+  const { segments, verifier, clientAccess } = services;
 
   async function resolve(request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> {
-    return authenticateScoped(verifier, presentedByRequest(request), 'bearer_or_sdk', (principal) => segments.scope(principal, request.params.env_id));
+    return authenticateScoped(verifier, presentedByRequest(request), 'bearer_or_sdk', (principal) => {
+      // A server key from a browser is refused before anything is read (docs/client-side.md "CORS and origins").
+      clientAccess.refuseServerKeyFromBrowser(request, principal);
+      return segments.scope(principal, request.params.env_id);
+    });
   }
 
 
