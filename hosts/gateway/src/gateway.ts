@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { EvaluationService, SyncHub } from '@switchyard/services';
+import { ClientRateLimiter, EvaluationService, SyncHub } from '@switchyard/services';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
@@ -109,7 +109,9 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     sync.start();
     metrics.watchSync(sync);
-    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync };
+    // Client keys' limits are the gateway's own: they hold before any call to the services.
+    const clientLimits = new ClientRateLimiter(config.clientLimits);
+    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync, clientLimits, clientMetrics: metrics.client };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);

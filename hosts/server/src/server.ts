@@ -16,6 +16,7 @@ import {
   ExperimentService,
   FlagService,
   LocalEchoNotifier,
+  ClientRateLimiter,
   IngestRateLimiter,
   IngestRetention,
   IngestService,
@@ -291,6 +292,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       sync,
       experiments: new ExperimentService(repos, scopes, Date.now, notifier),
       stats: new StatsService(repos),
+      // Client keys' limits hold where the request is answered: here for the REST port of role
+      // `all` (a gateway has its own, docs/client-side.md "6. Limits").
+      clientLimits: new ClientRateLimiter(config.clientLimits),
+      clientMetrics: metrics.client,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,

@@ -2,6 +2,8 @@ import type {
   AuditLogService,
   AuthProviderService,
   AuthService,
+  ClientMetrics,
+  ClientRateLimiter,
   CredentialVerifier,
   DefinitionSnapshots,
   EvaluationService,
@@ -56,4 +58,11 @@ export interface GatewayServices {
   experiments: ExperimentService;
   /** Recompute jobs (svc.stats.v1); the StatsWorker runs them. */
   stats: StatsService;
+  /**
+   * Client keys' token buckets, in the memory of the instance answering (the gateway in the
+   * split topology): docs/client-side.md "6. Limits". Routes call it through domains/client/client-limits.ts.
+   */
+  clientLimits: ClientRateLimiter;
+  /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */
+  clientMetrics: ClientMetrics;
 }
