@@ -160,9 +160,18 @@ class GatewayEvaluationService extends EvaluationService {
   private readonly linkedScopes = new WeakMap<Principal, EnvironmentScope>();
 
   override scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    return this.linked(principal, environmentId, () => super.scopeFor(principal, environmentId));
+  }
+
+  /** A client key's scope acts for it too (OFREP with a client key, docs/client-side.md). */
+  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    return this.linked(principal, environmentId, () => super.clientScopeFor(principal, environmentId));
+  }
+
+  private linked(principal: Principal, environmentId: string, check: () => EnvironmentScope): EnvironmentScope {
     const known = this.linkedScopes.get(principal);
     if (known !== undefined && known.environmentId === environmentId) return known;
-    const scope = scopeActingFor(super.scopeFor(principal, environmentId), principal);
+    const scope = scopeActingFor(check(), principal);
     this.linkedScopes.set(principal, scope);
     return scope;
   }
