@@ -51,10 +51,11 @@ function limitedTo(payload: Readable, limit: number): Readable {
  * The key kind is the authenticated one when an onRequest hook recorded it (OFREP authenticates
  * there), else the presented key's prefix (exposures and events authenticate in their handler).
  */
-export async function clientBodyLimit(request: FastifyRequest, _reply: FastifyReply, payload: Readable): Promise<Readable> {
+export function clientBodyLimit(request: FastifyRequest, _reply: FastifyReply, payload: Readable, done: (error: Error | null, payload?: Readable) => void): void {
+  // A callback, not an async function: every server-key OFREP call passes here, without a promise.
   const kind = recordedKeyKind(request);
-  if (kind === 'server' || (kind === undefined && !presentsClientKey(request))) return payload;
+  if (kind === 'server' || (kind === undefined && !presentsClientKey(request))) return done(null, payload);
   const declared = Number(request.headers['content-length']);
-  if (declared > MAX_CLIENT_BODY_BYTES) throw tooLarge();
-  return limitedTo(payload, MAX_CLIENT_BODY_BYTES);
+  if (declared > MAX_CLIENT_BODY_BYTES) return done(tooLarge());
+  done(null, limitedTo(payload, MAX_CLIENT_BODY_BYTES));
 }
