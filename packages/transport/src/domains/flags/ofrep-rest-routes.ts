@@ -101,6 +101,7 @@ const commonResponses = (key: 'optional' | 'none') =>
   ({
     401: noBody('Missing or invalid SDK key (empty body)'),
     403: noBody('The credential is not an SDK key, e.g. a user token (empty body)'),
+    413: failureSchema('Body too large: over 32 KiB with a client key, over 1 MiB otherwise', ['PARSE_ERROR'], key),
     429: noBody('Rate limited (Retry-After)'),
     '5xx': failureSchema('Server error', ['GENERAL'], key),
   }) as const;
