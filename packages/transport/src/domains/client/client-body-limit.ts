@@ -17,8 +17,8 @@ export const MAX_CLIENT_BODY_BYTES = 32 * 1024;
  */
 function presentsClientKey(request: FastifyRequest): boolean {
   const { headers } = request;
-  const key = headers['x-sdk-key'] ?? headers['x-api-key'];
-  if (typeof key === 'string' && key.trimStart().startsWith('ck_')) return true;
+  // Any of them: whichever one authentication ends up reading, a client key gets the client limit.
+  for (const key of [headers['x-sdk-key'], headers['x-api-key']]) if (typeof key === 'string' && key.trimStart().startsWith('ck_')) return true;
   const authorization = headers.authorization;
   return typeof authorization === 'string' && /^\s*Bearer\s+ck_/i.test(authorization);
 }
