@@ -255,6 +255,9 @@ describe('client-key bodies are at most 32 KiB', () => {
       assert.equal(streamed.status, 413, `${path} chunked: ${streamed.text}`);
       assert.equal((await post(path, tenant.rawKey, body)).status, 202, `${path}: a server key's 33 KiB`);
     }
+    // As `X-API-Key` (OFREP's own header for keys) the key gets the client limit too.
+    const apiKey = await fetch(ts.base + eventsPath, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, ...from('192.0.2.63') }, body: bigEvents });
+    assert.equal(apiKey.status, 413);
     const smallEvents = events(80);
     assert.ok(Buffer.byteLength(smallEvents) < 31 * 1024);
     assert.equal((await post(eventsPath, key, smallEvents, from('192.0.2.62'))).status, 202, 'a client key\'s 30 KiB');
