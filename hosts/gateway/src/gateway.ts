@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { ClientOriginUnion, EvaluationService, SyncHub } from '@switchyard/services';
+import { ClientOriginUnion, ClientRateLimiter, EvaluationService, SyncHub } from '@switchyard/services';
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
@@ -128,8 +128,19 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       stopOriginResyncs();
       originUnion.stop();
     });
-    const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => config.publicUrl, registry: metrics.registry, log: clientLog });
-    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync, clientAccess };
+    const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => config.publicUrl, metrics: metrics.client, log: clientLog });
+        // Client keys' limits are the gateway's own: they hold before any call to the services.
+    const clientLimits = new ClientRateLimiter(config.clientLimits);
+    const services: GatewayServices = {
+      ...remote,
+      verifier,
+      evaluation,
+      snapshots: definitions,
+      sync,
+      clientAccess,
+      clientLimits,
+      clientMetrics: metrics.client,
+    };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
@@ -178,21 +189,22 @@ class GatewayEvaluationService extends EvaluationService {
   private readonly linkedScopes = new WeakMap<Principal, EnvironmentScope>();
 
   override scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    return this.linked(principal, environmentId, () => super.scopeFor(principal, environmentId));
+  }
+
+  /** A client key's scope acts for it too (OFREP with a client key, docs/client-side.md). */
+  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    return this.linked(principal, environmentId, () => super.clientScopeFor(principal, environmentId));
+  }
+
+  private linked(principal: Principal, environmentId: string, check: () => EnvironmentScope): EnvironmentScope {
     const known = this.linkedScopes.get(principal);
     if (known !== undefined && known.environmentId === environmentId) return known;
-    const scope = scopeActingFor(super.scopeFor(principal, environmentId), principal);
+    const scope = scopeActingFor(check(), principal);
     this.linkedScopes.set(principal, scope);
     return scope;
   }
 
-  /** As scopeFor, for a client key's OFREP (the scope must act for its caller, or the hop refuses it). */
-  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
-    const known = this.linkedScopes.get(principal);
-    if (known !== undefined && known.environmentId === environmentId) return known;
-    const scope = scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
-    this.linkedScopes.set(principal, scope);
-    return scope;
-  }
 }
 
 /** The environment a sync caller asks for: an SDK key's own from its principal, anything else from the services. */

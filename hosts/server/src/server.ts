@@ -19,6 +19,7 @@ import {
   ExperimentService,
   FlagService,
   LocalEchoNotifier,
+  ClientRateLimiter,
   IngestRateLimiter,
   IngestRetention,
   IngestService,
@@ -283,7 +284,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         await originNotices.unsubscribe();
       });
     }
-    const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => ssoOptions.publicUrl, registry: metrics.registry, log: clientLog });
+    const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => ssoOptions.publicUrl, metrics: metrics.client, log: clientLog });
     const services: InProcessServices = {
       verifier,
       auth,
@@ -316,6 +317,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       stats: new StatsService(repos),
       clientOrigins,
       clientAccess,
+      // Client keys' limits hold where the request is answered: here for the REST port of role
+      // `all` (a gateway has its own, docs/client-side.md "6. Limits").
+      clientLimits: new ClientRateLimiter(config.clientLimits),
+      clientMetrics: metrics.client,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,

@@ -244,14 +244,14 @@ describe('a server key from a browser is refused with a message to create a clie
   ];
 
   test('on OFREP, REST evaluate, exposures, events and list-check: 403 saying to use a client key; counted; logged once per key', async () => {
-    const before = await metric('switchyard_server_key_browser_refusals_total');
+    const before = await metric('switchyard_sdk_key_origin_refusals_total', '{kind="server",reason="server_key_in_browser"}');
     const answers = await refusedEverywhere('https://evil.example.net');
     for (const response of answers) {
       assert.equal(response.status, 403, response.text);
       assert.match(response.text, /create a client key/);
       assert.ok(!response.text.includes(a.rawKey), 'the answer does not echo the key');
     }
-    assert.equal(await metric('switchyard_server_key_browser_refusals_total'), before + answers.length);
+    assert.equal(await metric('switchyard_sdk_key_origin_refusals_total', '{kind="server",reason="server_key_in_browser"}'), before + answers.length);
     // Logged once for the key, however many refusals (the log line names the key by id, never the key).
     await eventually('the refusal is logged', async () => ts.logs.some((line) => line.includes(a.sdkKeyId) && line.includes('server SDK key')));
     const lines = ts.logs.filter((line) => line.includes(a.sdkKeyId) && line.includes('server SDK key was used from a browser'));

@@ -15,6 +15,8 @@ export * from './management/admin-grant-withdrawal.ts';
 export * from './management/records.ts';
 export * from './client/client-key-input.ts';
 export * from './client/client-origins.ts';
+export * from './client/client-metrics.ts';
+export * from './client/client-rate-limiter.ts';
 export * from './scopes.ts';
 export * from './flags/definition-events.ts';
 export * from './flags/flag-service.ts';

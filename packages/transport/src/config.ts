@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { DEFAULT_EVALUATION_BUDGET_MS } from '@switchyard/core';
+import { CLIENT_INGEST_MIN_BURST, CLIENT_WORKS, DEFAULT_CLIENT_RATE_LIMITS, type ClientRateLimits } from '@switchyard/services';
 
 export type AppEnv = 'development' | 'production' | 'test';
 
@@ -68,6 +69,8 @@ export interface Config {
   evaluationBudgetMs: number;
   /** Token buckets of ingest and list-check (docs/security.md "Ingest rate limits, row quota and event retention"). */
   ingestLimits: IngestLimitsConfig;
+  /** Client keys' token buckets on this instance (docs/client-side.md "6. Limits"): CLIENT_<WORK>_{RATE,BURST}_PER_{ADDRESS,KEY}. */
+  clientLimits: ClientRateLimits;
   /** Event and exposure rows one environment may hold (EVENT_ROWS_QUOTA_PER_ENVIRONMENT, default 50 million). */
   eventRowsQuotaPerEnvironment: number;
   /** Partitions of events and exposures older than this many days are dropped (EVENT_RETENTION_DAYS, default 90). */
@@ -357,7 +360,7 @@ function httpTimeouts(env: Env): HttpTimeouts {
  * `<PREFIX>_RATE_PER_<SCOPE>` (per second) and `<PREFIX>_BURST_PER_<SCOPE>`. A burst below the
  * largest request (`minBurst`) would refuse such a request for ever, so it is a configuration error.
  */
-function rate(env: Env, prefix: string, scope: 'KEY' | 'ENVIRONMENT', fallback: RateConfig, minBurst: number): RateConfig {
+function rate(env: Env, prefix: string, scope: 'KEY' | 'ENVIRONMENT' | 'ADDRESS', fallback: RateConfig, minBurst: number): RateConfig {
   return {
     perSecond: integer(env, `${prefix}_RATE_PER_${scope}`, fallback.perSecond, 1, 10_000_000),
     burst: integer(env, `${prefix}_BURST_PER_${scope}`, fallback.burst, minBurst, 100_000_000),
@@ -379,6 +382,23 @@ function ingestLimits(env: Env): IngestLimitsConfig {
       perEnvironment: rate(env, 'LIST_CHECK', 'ENVIRONMENT', { perSecond: 5_000, burst: 20_000 }, 1_000),
     },
   };
+}
+
+/**
+ * `CLIENT_EVALUATION_*`, `CLIENT_INGEST_*` and `CLIENT_STREAM_*`, each `_RATE_PER_ADDRESS`,
+ * `_BURST_PER_ADDRESS`, `_RATE_PER_KEY` and `_BURST_PER_KEY`; the defaults are
+ * DEFAULT_CLIENT_RATE_LIMITS (packages/services/src/client/client-rate-limiter.ts). The smallest
+ * ingest burst is a full client request's entries (100), any other's one request.
+ */
+function clientLimits(env: Env): ClientRateLimits {
+  const limits = {} as ClientRateLimits;
+  for (const work of CLIENT_WORKS) {
+    const prefix = `CLIENT_${work.toUpperCase()}`;
+    const minBurst = work === 'ingest' ? CLIENT_INGEST_MIN_BURST : 1;
+    const defaults = DEFAULT_CLIENT_RATE_LIMITS[work];
+    limits[work] = { perAddress: rate(env, prefix, 'ADDRESS', defaults.perAddress, minBurst), perKey: rate(env, prefix, 'KEY', defaults.perKey, minBurst) };
+  }
+  return limits;
 }
 
 /** Reads and checks the configuration. @throws ConfigError with a one-line message. */
@@ -426,6 +446,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     sso: ssoConfig(env),
     evaluationBudgetMs: integer(env, 'EVALUATION_BUDGET_MS', DEFAULT_EVALUATION_BUDGET_MS, 1, 60_000),
     ingestLimits: ingestLimits(env),
+    clientLimits: clientLimits(env),
     // DEFAULT_ROWS_PER_ENVIRONMENT and DEFAULT_EVENT_RETENTION_DAYS (packages/services/src/limits/
     // row-quota.ts, maintenance/ingest-retention.ts); never unlimited: one tenant must not fill the disk.
     eventRowsQuotaPerEnvironment: integer(env, 'EVENT_ROWS_QUOTA_PER_ENVIRONMENT', 50_000_000, 1, 1_000_000_000_000),
@@ -461,6 +482,8 @@ export interface GatewayConfig {
   evaluationBudgetMs: number;
   /** PUBLIC_URL (as the services read it): its origin may call the API with a server key (the API docs page). */
   publicUrl: string | null;
+  /** Client keys' limits apply on the instance answering: here, the gateway. */
+  clientLimits: ClientRateLimits;
   services: ServicesConnection;
 }
 
@@ -504,6 +527,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     trustProxy: full.trustProxy,
     evaluationBudgetMs: full.evaluationBudgetMs,
     publicUrl: full.sso.publicUrl,
+    clientLimits: full.clientLimits,
     services: servicesConnection(env),
   };
 }

@@ -3,6 +3,8 @@ import type {
   ClientOriginService,
   AuthProviderService,
   AuthService,
+  ClientMetrics,
+  ClientRateLimiter,
   CredentialVerifier,
   DefinitionSnapshots,
   EvaluationService,
@@ -62,4 +64,11 @@ export interface GatewayServices {
   clientOrigins: ClientOriginService;
   /** The origin rules of the client routes and CORS (docs/client-side.md "CORS and origins"); local in every topology. */
   clientAccess: ClientAccess;
+  /**
+   * Client keys' token buckets, in the memory of the instance answering (the gateway in the
+   * split topology): docs/client-side.md "6. Limits". Routes call it through domains/client/client-limits.ts.
+   */
+  clientLimits: ClientRateLimiter;
+  /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */
+  clientMetrics: ClientMetrics;
 }

@@ -3,6 +3,7 @@ import type { ServiceMetrics, StatsJobOutcome, SyncHub } from '@switchyard/servi
 import type { EvaluationResult } from '@switchyard/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { CallMetrics } from './call-metrics.ts';
+import { PrometheusClientMetrics } from './domains/client/client-metrics.ts';
 import { instrumentService, type GrpcCallObserver } from './grpc/grpc-metrics.ts';
 
 /** The `route` label of requests no route matched (their URL is not a label: unbounded). */
@@ -45,6 +46,8 @@ export type PoolProbe = () => Promise<Array<{ state: string; count: number }>>;
 export class ServerMetrics implements ServiceMetrics {
   /** The instance's metrics and the shared process metrics: what `/metrics` serves. */
   readonly registry = new Registry();
+  /** Per key kind on the routes client keys use (docs/client-side.md "6. Limits"). */
+  readonly client = new PrometheusClientMetrics(this.registry);
 
   private readonly http = new CallMetrics({
     counter: {

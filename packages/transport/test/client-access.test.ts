@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Registry } from 'prom-client';
 import { SERVER_KEY_SETTINGS, isDomainError, type Principal } from '@switchyard/core';
+import { PrometheusClientMetrics } from '../src/domains/client/client-metrics.ts';
 import { ClientAccess } from '../src/domains/client/rest-client-access.ts';
 
 // The origin rules of docs/client-side.md "CORS and origins" on hand-made requests: what the
@@ -43,7 +44,7 @@ function setup(publicUrl: string | null = 'https://flags.example.com') {
   const access = new ClientAccess({
     origins: { allows: (origin) => origin === 'https://app.example.com' },
     publicUrl: () => publicUrl,
-    registry,
+    metrics: new PrometheusClientMetrics(registry),
     log: { warn: (fields) => lines.push(fields) },
     now: () => clock.now,
   });
@@ -63,8 +64,8 @@ describe('a server key from a browser', () => {
     clock.now += 60_000;
     refused(() => access.refuseServerKeyFromBrowser(browser, serverKey('key-a')));
     assert.equal(lines.length, 3, 'an hour later, one more line');
-    const metrics = await registry.getSingleMetricAsString('switchyard_server_key_browser_refusals_total');
-    assert.match(metrics, /switchyard_server_key_browser_refusals_total 8$/m);
+    const metrics = await registry.getSingleMetricAsString('switchyard_sdk_key_origin_refusals_total');
+    assert.match(metrics, /switchyard_sdk_key_origin_refusals_total\{kind="server",reason="server_key_in_browser"\} 8$/m);
   });
 
   test('a flood of distinct keys keeps logging within the bound (the memory starts over, it never grows past it)', () => {

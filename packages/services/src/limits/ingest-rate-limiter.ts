@@ -1,4 +1,5 @@
-import { RateLimitedError, TokenBucket, type EnvironmentScope, type Principal, type RateLimit } from '@switchyard/core';
+import { RateLimitedError, type EnvironmentScope, type Principal, type RateLimit } from '@switchyard/core';
+import { BucketTable, DEFAULT_MAX_BUCKETS } from './bucket-table.ts';
 
 /** What a limit is on: rows written (events and exposures together) or list-checks answered. */
 export type LimitedWork = 'ingest' | 'list_check';
@@ -21,9 +22,6 @@ export const DEFAULT_INGEST_RATE_LIMITS: IngestRateLimits = {
   list_check: { perKey: { perSecond: 1_000, burst: 5_000 }, perEnvironment: { perSecond: 5_000, burst: 20_000 } },
 };
 
-/** Buckets kept per map at most (default 100,000): the memory an outsider can make us hold is bounded. */
-const DEFAULT_MAX_BUCKETS = 100_000;
-
 const WHAT: Record<LimitedWork, string> = { ingest: 'events and exposures', list_check: 'list-checks' };
 
 /**
@@ -38,15 +36,14 @@ const WHAT: Record<LimitedWork, string> = { ingest: 'events and exposures', list
  * several services instances each has its own (docs/security.md).
  */
 export class IngestRateLimiter {
-  private readonly buckets = new Map<string, TokenBucket>();
-  private readonly maxBuckets: number;
+  private readonly buckets: BucketTable;
 
   constructor(
     private readonly limits: IngestRateLimits = DEFAULT_INGEST_RATE_LIMITS,
     private readonly now: () => number = Date.now,
     options: { maxBuckets?: number } = {},
   ) {
-    this.maxBuckets = options.maxBuckets ?? DEFAULT_MAX_BUCKETS;
+    this.buckets = new BucketTable(options.maxBuckets ?? DEFAULT_MAX_BUCKETS);
   }
 
   /**
@@ -57,8 +54,8 @@ export class IngestRateLimiter {
     if (cost <= 0) return;
     const nowMs = this.now();
     const limits = this.limits[work];
-    const byKey = this.bucket(`${work}:${credentialOf(principal)}`, limits.perKey, nowMs);
-    const byEnvironment = this.bucket(`${work}:env:${scope.environmentId}`, limits.perEnvironment, nowMs);
+    const byKey = this.buckets.get(`${work}:${credentialOf(principal)}`, limits.perKey, nowMs);
+    const byEnvironment = this.buckets.get(`${work}:env:${scope.environmentId}`, limits.perEnvironment, nowMs);
     const waitMs = Math.max(byKey.waitMs(cost, nowMs), byEnvironment.waitMs(cost, nowMs));
     if (waitMs > 0) {
       const whose = byKey.waitMs(cost, nowMs) >= byEnvironment.waitMs(cost, nowMs) ? 'this credential' : 'this environment';
@@ -66,22 +63,6 @@ export class IngestRateLimiter {
     }
     byKey.take(cost, nowMs);
     byEnvironment.take(cost, nowMs);
-  }
-
-  /** The bucket of `id`, most recently used last; beyond maxBuckets the least recently used is forgotten. */
-  private bucket(id: string, limit: RateLimit, nowMs: number): TokenBucket {
-    let bucket = this.buckets.get(id);
-    if (bucket) {
-      this.buckets.delete(id);
-    } else {
-      bucket = new TokenBucket(limit, nowMs);
-      if (this.buckets.size >= this.maxBuckets) {
-        const oldest = this.buckets.keys().next().value;
-        if (oldest !== undefined) this.buckets.delete(oldest);
-      }
-    }
-    this.buckets.set(id, bucket);
-    return bucket;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, type Registry } from 'prom-client';
 import { DomainError, OriginPatternSet, type Principal } from '@switchyard/core';
+import { NO_CLIENT_METRICS, type ClientMetrics } from '@switchyard/services';
 
 /**
  * The origin rules of docs/client-side.md "CORS and origins", in one place for every route that
@@ -39,7 +39,8 @@ export interface ClientAccessOptions {
   origins: { allows(origin: string): boolean };
   /** PUBLIC_URL, read at each use (one process fills it in once its port is known); null when unset. */
   publicUrl?: () => string | null;
-  registry?: Registry;
+  /** Refusals are counted here (docs/client-side.md "6. Limits", metrics). */
+  metrics?: ClientMetrics;
   log?: WarnLog;
   now?: () => number;
 }
@@ -54,8 +55,7 @@ export class ClientAccess {
   private readonly publicUrl: () => string | null;
   private readonly now: () => number;
   private readonly log: WarnLog | undefined;
-  private readonly serverKeyRefusals: Counter | undefined;
-  private readonly originRefusals: Counter<'reason'> | undefined;
+  private readonly metrics: ClientMetrics;
   /** sdk_key_id → when its last "server key from a browser" line was written. */
   private readonly loggedAt = new Map<string, number>();
   /** Each client key's origins as a set, per principal object (the verifiers hand out one per cached key). */
@@ -67,25 +67,14 @@ export class ClientAccess {
     this.publicUrl = options.publicUrl ?? (() => null);
     this.now = options.now ?? Date.now;
     this.log = options.log;
-    if (options.registry) {
-      this.serverKeyRefusals = new Counter({
-        name: 'switchyard_server_key_browser_refusals_total',
-        help: 'Requests refused because a server SDK key was presented with an Origin header (from a browser): it should be a client key.',
-        registers: [options.registry],
-      });
-      this.originRefusals = new Counter({
-        name: 'switchyard_client_origin_refusals_total',
-        help: 'Client-route requests refused for their origin: preflight (no active client key allows it), origin (not in its client key’s list), missing_origin (no Origin and the key does not allow that).',
-        labelNames: ['reason'],
-        registers: [options.registry],
-      });
-    }
+    this.metrics = options.metrics ?? NO_CLIENT_METRICS;
+  }
   }
 
   /** Whether a preflight from `origin` is answered with CORS headers (some active client key allows it). */
   preflightAllows(origin: string | undefined): boolean {
     if (origin !== undefined && this.origins.allows(origin)) return true;
-    this.originRefusals?.inc({ reason: 'preflight' });
+    this.metrics.originRefused('client', 'preflight');
     return false;
   }
 
@@ -104,13 +93,13 @@ export class ClientAccess {
     }
     if (origin === undefined) {
       if (principal.client.allowMissingOrigin) return;
-      this.originRefusals?.inc({ reason: 'missing_origin' });
+      this.metrics.originRefused('client', 'missing_origin');
       throw new OriginRefusedError(
         'this client key is for browsers: the request has no Origin header (set allow_missing_origin on the key for native apps)',
       );
     }
     if (!this.patternsOf(principal).allows(origin)) {
-      this.originRefusals?.inc({ reason: 'origin' });
+      this.metrics.originRefused('client', 'origin');
       throw new OriginRefusedError(`origin '${origin.slice(0, 300)}' is not in this client key's allowed_origins`);
     }
     void reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', EXPOSED_HEADERS);
@@ -126,8 +115,10 @@ export class ClientAccess {
   refuseServerKeyFromBrowser(request: FastifyRequest, principal: Principal, reply?: FastifyReply): void {
     if (principal.kind !== 'sdk_key') return;
     const origin = originOf(request);
-    if (origin === undefined || this.isOwnOrigin(request, origin)) return;
-    this.serverKeyRefusals?.inc();
+    if (origin === undefined) return;
+    this.metrics.serverKeyWithOrigin();
+    if (this.isOwnOrigin(request, origin)) return;
+    this.metrics.originRefused('server', 'server_key_in_browser');
     this.logOnce(principal.sdkKeyId, origin, request.routeOptions.url);
     if (reply !== undefined && this.origins.allows(origin)) {
       // The page could make the call, so it may read why it failed.

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingExposure } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
+import { clientBodyLimit } from '../client/client-body-limit.ts';
+import { admitKeyRequest, countRateLimited } from '../client/client-limits.ts';
 import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './rest-routes.ts';
 
 /** Field types are documented, not enforced: a bad entry is rejected alone (see rest-routes.ts). */
@@ -37,6 +39,9 @@ export function registerExposureRoutes(app: FastifyInstance, services: GatewaySe
   app.post<{ Params: { env_id: string }; Headers: { 'idempotency-key'?: string }; Body: { exposures: IncomingExposure[] } | IncomingExposure[] }>(
     '/v1/environments/:env_id/exposures',
     {
+      // A client key's body is at most 32 KiB; its 429s counted (docs/client-side.md "6. Limits").
+      preParsing: clientBodyLimit,
+      onError: countRateLimited(services, 'ingest'),
       schema: {
         tags: ['exposures'],
         summary: 'Record which variant contexts were exposed to (at most 10,000 per request)',
@@ -50,8 +55,9 @@ export function registerExposureRoutes(app: FastifyInstance, services: GatewaySe
     async (request, reply) => {
       const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
       clientAccess.admit(request, reply, principal);
-      const scope = await ingest.scope(principal, request.params.env_id);
       const exposures = Array.isArray(request.body) ? request.body : request.body.exposures;
+      admitKeyRequest(services, request, principal, 'ingest', exposures.length);
+      const scope = await ingest.scope(principal, request.params.env_id);
       if (exposures.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, exposures.length, 'exposures');
       const answer = await ingest.ingestExposures(principal, scope, exposures, { idempotencyKey: request.headers['idempotency-key'] });
       return reply.code(202).send(answer);

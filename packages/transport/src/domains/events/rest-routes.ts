@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
+import { clientBodyLimit } from '../client/client-body-limit.ts';
+import { admitKeyRequest, countRateLimited } from '../client/client-limits.ts';
 import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['events'];
@@ -96,15 +98,20 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
   ): Promise<FastifyReply> {
     const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
     clientAccess.admit(request, reply, principal);
+    admitKeyRequest(services, request, principal, 'ingest', events.length);
     const scope = await ingest.scope(principal, request.params.env_id);
     if (events.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, events.length, 'events');
     const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single });
     return reply.code(202).send(answer);
   }
 
+  // A client key's body is at most 32 KiB; its 429s counted (docs/client-side.md "6. Limits").
+  const clientHooks = { preParsing: clientBodyLimit, onError: countRateLimited(services, 'ingest') };
+
   app.post<{ Params: EnvParams; Headers: IdempotencyHeaders; Body: IncomingEvent }>(
     '/v1/environments/:env_id/events',
     {
+      ...clientHooks,
       schema: {
         tags: TAGS,
         summary: 'Send one metric event',
@@ -121,6 +128,7 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
   app.post<{ Params: EnvParams; Headers: IdempotencyHeaders; Body: IncomingEvent[] | { events: IncomingEvent[] } }>(
     '/v1/environments/:env_id/events/batch',
     {
+      ...clientHooks,
       schema: {
         tags: TAGS,
         summary: 'Send up to 10,000 metric events (a bare array or {events: [...]}); each is accepted or rejected on its own',

@@ -17,6 +17,8 @@ import type { EnvironmentSnapshot } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { OriginRefusedError } from '../client/rest-client-access.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
+import { clientBodyLimit } from '../client/client-body-limit.ts';
+import { admitKeyRequest, countNotModified, countRateLimited } from '../client/client-limits.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 
 /**
@@ -104,6 +106,7 @@ const commonResponses = (key: 'optional' | 'none') =>
       type: ['object', 'null'],
       properties: { errorCode: { type: 'string', enum: ['GENERAL'] }, errorDetails: { type: 'string' } },
     },
+    413: failureSchema('Body too large: over 32 KiB with a client key, over 1 MiB otherwise', ['PARSE_ERROR'], key),
     429: noBody('Rate limited (Retry-After)'),
     '5xx': failureSchema('Server error', ['GENERAL'], key),
   }) as const;
@@ -360,7 +363,11 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const scope =
         principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);
       scopes.set(request, scope);
+      // Counted by key kind; a client key's limits and 32 KiB body (docs/client-side.md "6. Limits").
+      admitKeyRequest(services, request, principal, 'evaluation');
     });
+    ofrep.addHook('preParsing', clientBodyLimit);
+    ofrep.addHook('onError', countRateLimited(services, 'evaluation'));
 
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
       const scope = scopeOf(request);
@@ -385,7 +392,10 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
       const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
       const known = loaded === undefined ? undefined : rememberedEtag(loaded, key);
-      if (known !== undefined && matchesEtag(ifNoneMatch, known)) return reply.header('etag', known).code(304).send();
+      if (known !== undefined && matchesEtag(ifNoneMatch, known)) {
+        countNotModified(services, request);
+        return reply.header('etag', known).code(304).send();
+      }
 
       const { targetingKey, context } = mapContext(request.body);
       const { snapshot, flags, results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: [context] });
@@ -398,7 +408,10 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const etag = etagOfItems(entries);
       rememberEtag(snapshot, key, etag);
       void reply.header('etag', etag);
-      if (matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
+      if (matchesEtag(ifNoneMatch, etag)) {
+        countNotModified(services, request);
+        return reply.code(304).send();
+      }
       return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, ']}'));
     });
   });
