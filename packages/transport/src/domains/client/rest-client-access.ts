@@ -69,7 +69,6 @@ export class ClientAccess {
     this.log = options.log;
     this.metrics = options.metrics ?? NO_CLIENT_METRICS;
   }
-  }
 
   /** Whether a preflight from `origin` is answered with CORS headers (some active client key allows it). */
   preflightAllows(origin: string | undefined): boolean {
