@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { signContextToken, startPageServer } from './support/client-page/page-server.ts';
 import { ACTIVE, createExperiment, moveThrough, splitFlag } from './support/experiment-fixtures.ts';
 import { envFlags, put } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
@@ -25,41 +23,6 @@ const PAGE_ENTRY = fileURLToPath(new URL('./support/client-page/page.js', import
 const ROOT = path.resolve(path.dirname(PAGE_ENTRY), '../../../../..');
 /** The per-(client key, address) evaluation bucket of this server: small, so a flood reaches it quickly. */
 const EVALUATION_BURST = 40;
-
-/** A static server for the page, on its own port (so its own origin); `proxyTo` also forwards every other path there (same-origin deployments). */
-async function startPageServer(bundle: string, proxyTo?: string): Promise<{ origin: string; close(): Promise<void> }> {
-  const html = '<!doctype html><html><head><meta charset="utf-8"><title>loading</title></head><body><script type="module" src="/page.js"></script></body></html>';
-  const server: Server = createServer((req, res) => {
-    if (req.url === '/' || req.url === '/index.html') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
-    if (req.url === '/page.js') return void res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
-    if (proxyTo === undefined) return void res.writeHead(404).end();
-    const target = new URL(req.url ?? '/', proxyTo);
-    const headers = { ...req.headers, host: target.host };
-    const upstream = httpRequest(target, { method: req.method, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.writeHead(502).end());
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** HS256 JWT signed here, independently of the server's verifier (header kid; claims ck, sub, ctx, iat, exp). */
-function signContextToken(secret: string, kid: string, claims: Record<string, unknown>): string {
-  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const signingInput = `${encode({ alg: 'HS256', typ: 'JWT', kid })}.${encode(claims)}`;
-  return `${signingInput}.${createHmac('sha256', Buffer.from(secret, 'utf8')).update(signingInput).digest('base64url')}`;
-}
 
 describe('browser apps with the stock OpenFeature packages, in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 300_000 }, () => {
   let ts: TestServer;
