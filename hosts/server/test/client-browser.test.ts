@@ -111,7 +111,7 @@ describe('browser apps with the stock OpenFeature packages, in Chromium', { skip
     return page;
   }
 
-  type StartOptions = { clientKey: string; context?: Record<string, unknown>; token?: string; pollInterval?: number; changeDetection?: string; headers?: [string, string][]; reactFlag?: string; baseUrl?: string };
+  type StartOptions = { bootstrap?: Json; clientKey: string; context?: Record<string, unknown>; token?: string; pollInterval?: number; changeDetection?: string; headers?: [string, string][]; reactFlag?: string; baseUrl?: string };
   const start = (page: Page, options: StartOptions): Promise<{ ready: boolean; error?: string }> =>
     page.evaluate((o) => (window as any).sy.start(o), { baseUrl: ts.base, environmentId: tenant.environmentId, ...options });
   const read = (page: Page, flagKey: string, type = 'String', fallback: unknown = 'fallback'): Promise<{ value: unknown; variant: string | null; reason: string | null; errorCode: string | null }> =>
@@ -364,6 +364,18 @@ describe('browser apps with the stock OpenFeature packages, in Chromium', { skip
       await page.locator('#react-value', { hasText: 'pro-headline' }).waitFor({ timeout: 5000 });
       await page.waitForFunction(() => (window as any).sy.calls.some((c: any) => c.status === 304), undefined, { timeout: 10_000 });
       await page.context().close();
+
+      // Server-side rendering: the page starts from the answer its server rendered (no request, no
+      // flash), and the next request goes to Switchyard.
+      const bootstrapped = await openPage(proxied.origin);
+      const bootstrap = { flags: [{ key: 'headline', value: 'rendered-by-the-server', variant: 'pro', reason: 'TARGETING_MATCH' }] };
+      const ready = await start(bootstrapped, { clientKey: key.raw, baseUrl: proxied.origin, headers: [['Authorization', `Bearer ${key.raw}`]], context: { targetingKey: 'visitor-6', plan: 'pro' }, pollInterval: 300, bootstrap });
+      assert.deepEqual(ready, { ready: true });
+      assert.equal((await read(bootstrapped, 'headline')).value, 'rendered-by-the-server');
+      assert.equal((await calls(bootstrapped)).length, 0, 'ready without a request');
+      await bootstrapped.waitForFunction(() => (window as any).sy.calls.some((c: any) => c.status === 200), undefined, { timeout: 10_000 });
+      await bootstrapped.waitForFunction(() => (window as any).sy.read('String', 'headline', 'x').value === 'pro-headline', undefined, { timeout: 5000 });
+      await bootstrapped.context().close();
     } finally {
       await proxied.close();
     }

@@ -5,7 +5,16 @@
  * docs/client-side.md "8. @switchyard/web, server-side bootstrap, mobile".
  */
 export { createSwitchyardWeb, type EventEntry, type SwitchyardWeb, type SwitchyardWebOptions } from './switchyard-web.ts';
-export { DEFAULT_POLL_INTERVAL_MS, normalizeBaseUrl, ofrepProviderOptions, type ProviderOptionsInput, type SwitchyardProviderOptions } from './provider-options.ts';
+export {
+  bootstrapFetch,
+  DEFAULT_POLL_INTERVAL_MS,
+  normalizeBaseUrl,
+  ofrepProviderOptions,
+  type OfrepBulkAnswer,
+  type ProviderFetch,
+  type ProviderOptionsInput,
+  type SwitchyardProviderOptions,
+} from './provider-options.ts';
 export { contextOf, createExposureHook, type EvaluationContextLike, type EvaluationDetailsLike, type ExposureEntry, type ExposureHook, type ExposureHookOptions } from './exposure-hook.ts';
 export { anonymousTargetingKey, DEFAULT_TARGETING_KEY_STORAGE_KEY, type AnonymousTargetingKeyOptions } from './targeting-key.ts';
 export {

@@ -1,7 +1,7 @@
 import { BatchSender, type ContextTokenSource, type ErrorListener } from './batch-sender.ts';
 import { contextOf, createExposureHook, type EvaluationContextLike, type EvaluationDetailsLike, type ExposureHook } from './exposure-hook.ts';
 import { globalEventTarget, globalFetch, globalTimers, pageIsHidden, type EventTargetLike, type FetchLike, type TimersLike } from './platform.ts';
-import { normalizeBaseUrl, ofrepProviderOptions, type SwitchyardProviderOptions } from './provider-options.ts';
+import { normalizeBaseUrl, ofrepProviderOptions, type OfrepBulkAnswer, type ProviderFetch, type SwitchyardProviderOptions } from './provider-options.ts';
 
 export interface SwitchyardWebOptions {
   /** Where Switchyard answers, e.g. `https://flags.example.com`. */
@@ -39,7 +39,7 @@ export interface EventEntry {
 
 export interface SwitchyardWeb {
   /** Options for `new OFREPWebProvider(...)` (see `ofrepProviderOptions`). */
-  providerOptions(extra?: { pollInterval?: number }): SwitchyardProviderOptions;
+  providerOptions(extra?: { pollInterval?: number; bootstrap?: OfrepBulkAnswer | null; fetchImplementation?: ProviderFetch }): SwitchyardProviderOptions;
   /** The exposure hook, one per instance: `OpenFeature.addHooks(web.exposureHook)`. */
   readonly exposureHook: ExposureHook;
   /**
@@ -64,7 +64,7 @@ export interface SwitchyardWeb {
 export function createSwitchyardWeb(options: SwitchyardWebOptions): SwitchyardWeb {
   if (typeof options.environmentId !== 'string' || options.environmentId === '') throw new TypeError('environmentId is required');
   // Refuses a server key (sdk_...) before anything is sent.
-  const base = ofrepProviderOptions({ baseUrl: options.baseUrl, clientKey: options.clientKey, contextToken: options.contextToken });
+  ofrepProviderOptions({ baseUrl: options.baseUrl, clientKey: options.clientKey });
   const baseUrl = normalizeBaseUrl(options.baseUrl);
   const environment = encodeURIComponent(options.environmentId);
   const fetch = options.fetch ?? globalFetch();
@@ -98,7 +98,8 @@ export function createSwitchyardWeb(options: SwitchyardWebOptions): SwitchyardWe
   const exposureHook = createExposureHook(exposures, { now, ...(options.shouldReportExposure ? { shouldReport: options.shouldReportExposure } : {}) });
 
   return {
-    providerOptions: (extra = {}) => ({ ...base, ...(extra.pollInterval === undefined ? {} : { pollInterval: extra.pollInterval }) }),
+    providerOptions: (extra = {}) =>
+      ofrepProviderOptions({ baseUrl: options.baseUrl, clientKey: options.clientKey, contextToken: options.contextToken, ...extra }),
     exposureHook,
     track(metricKey, context, value) {
       let contextType: string;

@@ -28,3 +28,26 @@ describe('ofrepProviderOptions', () => {
     assert.throws(() => ofrepProviderOptions({ baseUrl: 'https://x', clientKey: '' }), /clientKey is required/);
   });
 });
+
+describe('bootstrap (server-side rendering)', () => {
+  test('the first bulk request is answered from the bootstrap without the network; the rest go to fetch', async () => {
+    const seen: string[] = [];
+    const next = async (input: any) => (seen.push(`${input.method} ${input.url}`), new Response('{"flags":[]}', { status: 200 }));
+    const bootstrap = { flags: [{ key: 'headline', value: 'rendered', variant: 'pro', reason: 'TARGETING_MATCH' }] };
+    const options = ofrepProviderOptions({ baseUrl: 'https://flags.example.com', clientKey: 'ck_x', bootstrap, fetchImplementation: next });
+    const fetch = options.fetchImplementation!;
+    // A single-flag request is not the bulk one: it goes out.
+    await fetch(new Request('https://flags.example.com/ofrep/v1/evaluate/flags/headline', { method: 'POST', body: '{}' }));
+    const first = await fetch(new Request('https://flags.example.com/ofrep/v1/evaluate/flags', { method: 'POST', body: '{}' }));
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('etag'), null, 'no ETag: the next request gets a full answer');
+    assert.deepEqual(await first.json(), bootstrap);
+    await fetch(new Request('https://flags.example.com/ofrep/v1/evaluate/flags', { method: 'POST', body: '{}' }));
+    assert.deepEqual(seen, ['POST https://flags.example.com/ofrep/v1/evaluate/flags/headline', 'POST https://flags.example.com/ofrep/v1/evaluate/flags']);
+  });
+
+  test('without a bootstrap no fetch is set (the provider uses the page\'s own)', () => {
+    assert.equal(ofrepProviderOptions({ baseUrl: 'https://x', clientKey: 'ck_x' }).fetchImplementation, undefined);
+    assert.equal(ofrepProviderOptions({ baseUrl: 'https://x', clientKey: 'ck_x', bootstrap: null }).fetchImplementation, undefined);
+  });
+});

@@ -64,9 +64,9 @@ window.sy = {
    * Sets the provider up as docs/client-side.md recommends. `headers` replaces the helper's
    * (only to present what the helper refuses to, such as a server key).
    */
-  async start({ baseUrl, environmentId, clientKey, context, token, pollInterval = 0, changeDetection, headers, reactFlag }) {
+  async start({ baseUrl, environmentId, clientKey, context, token, pollInterval = 0, changeDetection, headers, reactFlag, bootstrap }) {
     web = createSwitchyardWeb({ baseUrl, environmentId, clientKey, contextToken: token ? () => token : undefined, flushIntervalMs: 100, fetch: recordingSend });
-    const options = { ...web.providerOptions({ pollInterval }), cacheMode: 'disabled', fetchImplementation: recordingFetch };
+    const options = { ...web.providerOptions({ pollInterval, bootstrap, fetchImplementation: recordingFetch }), cacheMode: 'disabled' };
     if (headers) options.headers = headers;
     if (changeDetection) options.changeDetection = changeDetection;
     OpenFeature.addHooks(web.exposureHook);
