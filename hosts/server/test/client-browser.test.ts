@@ -345,8 +345,9 @@ describe('browser apps with the stock OpenFeature packages, in Chromium', { skip
 
   test('a same-origin app (its server proxies OFREP) needs no CORS: the stock provider evaluates through the proxy', async () => {
     // Also the harness's own check: the bundle, the page and the provider work before any CORS answer does.
-    const key = await clientKey();
     const proxied = await startPageServer(bundle, ts.base);
+    // The proxy passes the browser's Origin on (Chromium sends it with a same-origin POST): the page's own.
+    const key = await clientKey({ allowed_origins: [proxied.origin] });
     try {
       const page = await openPage(proxied.origin);
       const started = await start(page, {
