@@ -1,6 +1,6 @@
 /**
- * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core and
- * @switchyard/sdk) into JavaScript packages with type declarations that install and run on plain
+ * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core,
+ * @switchyard/sdk, and the browser package @switchyard/web, which is ES modules only) into JavaScript packages with type declarations that install and run on plain
  * Node (20, 22 and 24: the repository's `engines`) from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
  * workspaces stay TypeScript source (their package.json `exports` point to src/*.ts, run with
  * tsx); only the build output is JavaScript:
