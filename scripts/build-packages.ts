@@ -1,6 +1,6 @@
 /**
- * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core and
- * @switchyard/sdk) into JavaScript packages with type declarations that install and run on plain
+ * `npm run build` / `npm run pack`: turns the workspaces published to npm (@switchyard/core,
+ * @switchyard/sdk, and the browser package @switchyard/web, which is ES modules only) into JavaScript packages with type declarations that install and run on plain
  * Node (20, 22 and 24: the repository's `engines`) from ESM and CommonJS (test/packaging.test.ts proves it). Inside the monorepo the
  * workspaces stay TypeScript source (their package.json `exports` point to src/*.ts, run with
  * tsx); only the build output is JavaScript:
@@ -39,6 +39,8 @@ interface PackageSpec {
   copy: { from: string; keep: (file: string) => boolean }[];
   /** README.md of the package when the workspace has none: a file of this repository, or generated text. */
   readme: { file: string } | { text: (manifest: SourceManifest) => string };
+  /** Module formats built; default both. A browser package is ES modules only (bundlers and browsers read nothing else). */
+  formats?: Array<'esm' | 'cjs'>;
 }
 
 /** Build order matters: the SDK compiles against core's built declarations. */
@@ -53,6 +55,8 @@ export const PUBLISHED: PackageSpec[] = [
     readme: { text: coreReadme },
   },
   { dir: 'packages/sdk', skipExports: [], copy: [], readme: { file: 'docs/sdk.md' } },
+  // The browser package (docs/client-side.md section 8): no dependency on the others, ES modules only.
+  { dir: 'packages/web', skipExports: [], copy: [], readme: { file: 'packages/web/README.md' }, formats: ['esm'] },
 ];
 
 function coreReadme(manifest: SourceManifest): string {
@@ -130,13 +134,18 @@ function entryOf(workspace: string, target: string): string | undefined {
   return match[1];
 }
 
+const formatsOf = (spec: PackageSpec): Array<'esm' | 'cjs'> => spec.formats ?? ['esm', 'cjs'];
+
 function publishableManifest(spec: PackageSpec, source: SourceManifest, versions: Map<string, string>): Record<string, unknown> {
   const workspace = path.join(ROOT, spec.dir);
+  const esmOnly = !formatsOf(spec).includes('cjs');
   const exportsMap: Record<string, unknown> = {};
   for (const [subpath, target] of Object.entries(source.exports)) {
     if (spec.skipExports.includes(subpath)) continue;
     const entry = entryOf(workspace, target);
-    if (entry !== undefined) {
+    if (entry !== undefined && esmOnly) {
+      exportsMap[subpath] = { types: `./esm/${entry}.d.ts`, default: `./esm/${entry}.js` };
+    } else if (entry !== undefined) {
       exportsMap[subpath] = {
         import: { types: `./esm/${entry}.d.ts`, default: `./esm/${entry}.js` },
         require: { types: `./cjs/${entry}.d.ts`, default: `./cjs/${entry}.js` },
@@ -157,11 +166,14 @@ function publishableManifest(spec: PackageSpec, source: SourceManifest, versions
     description: source.description,
     license: source.license,
     type: 'module',
-    main: './cjs/index.js',
-    types: './cjs/index.d.ts',
+    main: esmOnly ? './esm/index.js' : './cjs/index.js',
+    types: esmOnly ? './esm/index.d.ts' : './cjs/index.d.ts',
     exports: exportsMap,
+    // Bundlers may drop what a page does not import (nothing runs on import).
+    ...(esmOnly ? { sideEffects: false } : {}),
     // What .ci/run tests: the repository's own `engines`.
-    engines: { node: readJson<{ engines: { node: string } }>(path.join(ROOT, 'package.json')).engines.node },
+    // (A browser package names no Node version: pages and bundlers are what run it.)
+    ...(esmOnly ? {} : { engines: { node: readJson<{ engines: { node: string } }>(path.join(ROOT, 'package.json')).engines.node } }),
     dependencies,
     ...(source.peerDependencies ? { peerDependencies: source.peerDependencies } : {}),
     ...(source.peerDependenciesMeta ? { peerDependenciesMeta: source.peerDependenciesMeta } : {}),
@@ -190,10 +202,11 @@ async function buildOne(spec: PackageSpec, versions: Map<string, string>, distDi
   rmSync(distDir, { recursive: true, force: true });
   mkdirSync(distDir, { recursive: true });
   // Both compilations finish before a failure is reported, so nothing writes into a directory being removed.
-  const compiled = await Promise.allSettled([tsc(projectFor(spec, 'esm', distDir, coreDist)), tsc(projectFor(spec, 'cjs', distDir, coreDist))]);
+  const formats = formatsOf(spec);
+  const compiled = await Promise.allSettled(formats.map((format) => tsc(projectFor(spec, format, distDir, coreDist))));
   for (const result of compiled) if (result.status === 'rejected') throw result.reason;
   rewriteDeclarationImports(distDir);
-  writeFileSync(path.join(distDir, 'cjs', 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
+  if (formats.includes('cjs')) writeFileSync(path.join(distDir, 'cjs', 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
   for (const { from, keep } of spec.copy) {
     cpSync(path.join(workspace, from), path.join(distDir, from), { recursive: true, filter: (file) => statSync(file).isDirectory() || keep(file) });
   }

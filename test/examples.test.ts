@@ -81,6 +81,31 @@ describe('examples', () => {
     assert.deepEqual(stdout.trim().split('\n'), ['u-1: on (TARGETING_MATCH)', 'u-2: on (SPLIT, bucket 11170)', 'u-3: off (DEFAULT)']);
   });
 
+  test('browser-app/serve.ts bundles the page with the stock packages and serves it from its own port', async () => {
+    const app = startExample('examples/browser-app/serve.ts', { ENVIRONMENT_ID: 'env-example', CLIENT_KEY: 'ck_example', PORT: '0', FLAG_KEY: 'page-flag' });
+    try {
+      const line = await app.waitFor(/^serving the browser app on http:\/\/127\.0\.0\.1:\d+/);
+      const origin = /(http:\/\/127\.0\.0\.1:\d+)/.exec(line)![1]!;
+      const page = await fetch(origin + '/');
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<script type="module" src="\/app.js">/);
+      const script = await (await fetch(origin + '/app.js')).text();
+      // The configuration is baked in; the stock provider (its OFREP path) and @switchyard/web are bundled.
+      for (const piece of ['ck_example', 'env-example', 'page-flag', '/ofrep/v1/evaluate/flags', 'switchyard.anonymous-targeting-key']) assert.ok(script.includes(piece), `the bundle has ${piece}`);
+      assert.equal((await fetch(origin + '/nothing')).status, 404);
+    } finally {
+      app.signal('SIGTERM');
+      await app.exited;
+    }
+    // A server key is refused before anything is served.
+    const refused = await run(process.execPath, ['--import', 'tsx', 'examples/browser-app/serve.ts'], { cwd: ROOT, env: { ...process.env, ENVIRONMENT_ID: 'e', CLIENT_KEY: 'sdk_secret' } }).then(
+      () => assert.fail('served with a server key'),
+      (error: { code: number; stderr: string }) => error,
+    );
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /server key/);
+  });
+
   describe('admin-quickstart.sh against a running server', () => {
     let server: TestServer;
     before(async () => {

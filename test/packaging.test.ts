@@ -17,7 +17,9 @@ import { buildPackages, packPackages } from '../scripts/build-packages.ts';
  * @switchyard/sdk to JavaScript with declarations, the tarballs install in an empty project, and
  * plain `node` (no tsx) runs an ES module and a CommonJS script that use both: core runs its own
  * shipped conformance vectors (murmurhash, re2js, semver and @stdlib through the built code), the
- * SDK serves a TestData flag and then a real server's flag over the sync stream.
+ * SDK serves a TestData flag and then a real server's flag over the sync stream. @switchyard/web
+ * (ES modules only) runs in plain node, bundles for the browser with the stock OpenFeature
+ * packages, and its declarations fit theirs.
  */
 
 const run = promisify(execFile);
@@ -115,6 +117,48 @@ const reason: string = evaluate(flag, { context_type: 'user', key: 'u' }, { proj
 export { on, bucket, reason };
 `;
 
+/** The stock packages @switchyard/web is used with, at the versions the repository tests against. */
+const rootManifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+const WEB_PEERS = ['@openfeature/web-sdk', '@openfeature/ofrep-web-provider'].map((name) => `${name}@${rootManifest.devDependencies[name]}`);
+
+/** @switchyard/web in plain node: nothing on import needs a browser; the helpers work with what is handed in. */
+const WEB_ESM = `import * as web from '@switchyard/web';
+const storage = new Map();
+const store = { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v) };
+const key = web.anonymousTargetingKey({ storage: store });
+const sent = [];
+const sy = web.createSwitchyardWeb({ baseUrl: 'https://flags.example.com/', environmentId: 'env-1', clientKey: 'ck_x', eventTarget: null,
+  fetch: async (url, init) => (sent.push({ url, body: JSON.parse(init.body) }), { status: 202, headers: { get: () => null } }) });
+sy.exposureHook.after({ flagKey: 'f', context: { targetingKey: key } }, { flagKey: 'f', value: true, variant: 'on', reason: 'SPLIT' });
+await sy.flush();
+await sy.close();
+console.log(JSON.stringify({ key, again: web.anonymousTargetingKey({ storage: store }) === key, options: web.ofrepProviderOptions({ baseUrl: 'https://flags.example.com', clientKey: 'ck_x' }).headers, sent }));
+`;
+
+/** A page's module: the stock provider with @switchyard/web, as a browser bundle would import them. */
+const WEB_PAGE = `import { OpenFeature } from '@openfeature/web-sdk';
+import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
+import { anonymousTargetingKey, createSwitchyardWeb } from '@switchyard/web';
+const web = createSwitchyardWeb({ baseUrl: 'https://flags.example.com', environmentId: 'env-1', clientKey: 'ck_x' });
+OpenFeature.addHooks(web.exposureHook);
+await OpenFeature.setContext({ targetingKey: anonymousTargetingKey() });
+await OpenFeature.setProviderAndWait(new OFREPWebProvider(web.providerOptions()));
+`;
+
+/** The declarations fit the stock packages' types: the hook is a Hook, the options are provider options. */
+const WEB_TYPES = `import { OpenFeature, type Hook } from '@openfeature/web-sdk';
+import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
+import { anonymousTargetingKey, createSwitchyardWeb, ofrepProviderOptions, type SwitchyardWeb } from '@switchyard/web';
+const web: SwitchyardWeb = createSwitchyardWeb({ baseUrl: 'https://flags.example.com', environmentId: 'env-1', clientKey: 'ck_x', contextToken: async () => 'token' });
+const hook: Hook = web.exposureHook;
+OpenFeature.addHooks(hook);
+const provider = new OFREPWebProvider(web.providerOptions({ pollInterval: 10_000 }));
+const other = new OFREPWebProvider({ ...ofrepProviderOptions({ baseUrl: 'https://flags.example.com', clientKey: 'ck_x' }), timeoutMs: 5000 });
+const key: string = anonymousTargetingKey();
+web.track('checkout', { targetingKey: key }, 19.5);
+export { provider, other };
+`;
+
 before(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'switchyard-packaging-'));
   const built = await buildPackages({ outDir: path.join(work, 'build') });
@@ -122,12 +166,16 @@ before(async () => {
   consumer = path.join(work, 'consumer');
   mkdirSync(consumer);
   writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  // @openfeature/server-sdk: the optional peer dependency of @switchyard/sdk/openfeature.
-  await run(npm, ['install', ...tarballs, '@openfeature/server-sdk', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: consumer, maxBuffer: 16 * 1024 * 1024 });
+  // @openfeature/server-sdk: the optional peer dependency of @switchyard/sdk/openfeature; the web
+  // SDK and the OFREP web provider: what @switchyard/web is used with.
+  await run(npm, ['install', ...tarballs, '@openfeature/server-sdk', ...WEB_PEERS, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: consumer, maxBuffer: 16 * 1024 * 1024 });
   writeFileSync(path.join(consumer, 'consumer.mjs'), ESM);
   writeFileSync(path.join(consumer, 'consumer.cjs'), CJS);
   writeFileSync(path.join(consumer, 'types.mts'), TYPES);
   writeFileSync(path.join(consumer, 'types.cts'), TYPES);
+  writeFileSync(path.join(consumer, 'web.mjs'), WEB_ESM);
+  writeFileSync(path.join(consumer, 'web-types.mts'), WEB_TYPES);
+  writeFileSync(path.join(consumer, 'web-page.mjs'), WEB_PAGE);
 });
 
 after(() => {
@@ -145,17 +193,21 @@ function tarballFiles(tarball: string): Promise<string[]> {
 
 describe('packages', () => {
   test('the tarballs hold JavaScript and declarations, not sources, fakes or tests', async () => {
-    assert.deepEqual(tarballs.map((file) => path.basename(file)), ['switchyard-core-0.1.0.tgz', 'switchyard-sdk-0.1.0.tgz']);
+    assert.deepEqual(tarballs.map((file) => path.basename(file)), ['switchyard-core-0.1.0.tgz', 'switchyard-sdk-0.1.0.tgz', 'switchyard-web-0.1.0.tgz']);
     for (const tarball of tarballs) {
       const files = await tarballFiles(tarball);
-      for (const required of ['package.json', 'README.md', 'LICENSE', 'esm/index.js', 'esm/index.d.ts', 'cjs/index.js', 'cjs/index.d.ts', 'cjs/package.json']) {
+      const name = /switchyard-(\w+)-/.exec(path.basename(tarball))![1]!;
+      // The browser package is ES modules only.
+      const cjs = name === 'web' ? [] : ['cjs/index.js', 'cjs/index.d.ts', 'cjs/package.json'];
+      for (const required of ['package.json', 'README.md', 'LICENSE', 'esm/index.js', 'esm/index.d.ts', ...cjs]) {
         assert.ok(files.includes(required), `${path.basename(tarball)} has ${required}`);
       }
+      if (name === 'web') assert.deepEqual(files.filter((file) => file.startsWith('cjs/')), []);
       const strays = files.filter((file) => /^src\//.test(file) || /\/testing\/(index|contracts|in-memory)/.test(file) || /\.test\.|(^|\/)test\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')));
       assert.deepEqual(strays, [], `${path.basename(tarball)} ships no sources or tests`);
       const declarations = files.filter((file) => file.endsWith('.d.ts'));
       for (const file of declarations) {
-        const text = readFileSync(path.join(consumer, 'node_modules', '@switchyard', path.basename(tarball).includes('core') ? 'core' : 'sdk', file), 'utf8');
+        const text = readFileSync(path.join(consumer, 'node_modules', '@switchyard', name, file), 'utf8');
         assert.doesNotMatch(text, /from '\.{1,2}\/[^']*\.ts'/, `${file} imports .js, not .ts`);
       }
     }
@@ -179,6 +231,35 @@ describe('packages', () => {
     assert.deepEqual(sdk.dependencies, { '@grpc/grpc-js': sdk.dependencies['@grpc/grpc-js'], '@grpc/proto-loader': sdk.dependencies['@grpc/proto-loader'], '@switchyard/core': core.version });
     const installed = readdirSync(path.join(consumer, 'node_modules'));
     for (const heavy of ['tsx', 'typescript', 'fastify', 'postgres', 'esbuild']) assert.ok(!installed.includes(heavy), `${heavy} is not installed with the packages`);
+
+    const web = JSON.parse(readFileSync(path.join(consumer, 'node_modules/@switchyard/web/package.json'), 'utf8'));
+    assert.equal(web.private, undefined);
+    assert.deepEqual(web.exports['.'], { types: './esm/index.d.ts', default: './esm/index.js' });
+    assert.equal(web.main, './esm/index.js');
+    assert.equal(web.sideEffects, false);
+    assert.deepEqual(web.dependencies, {}, 'no runtime dependency: nothing but the package itself reaches a page');
+    assert.ok(web.peerDependencies['@openfeature/web-sdk'], 'the web SDK it is used with is a peer');
+  });
+
+  test('@switchyard/web runs in plain node (nothing on import needs a browser) and sends its batches as documented', async () => {
+    const out = await runConsumer('web.mjs');
+    assert.match(out.key, /^anon-[0-9a-f-]{36}$/);
+    assert.equal(out.again, true);
+    assert.deepEqual(out.options, [['X-API-Key', 'ck_x']]);
+    assert.equal(out.sent.length, 1);
+    assert.equal(out.sent[0].url, 'https://flags.example.com/v1/environments/env-1/exposures');
+    assert.deepEqual(out.sent[0].body.exposures.map((e: any) => [e.flag_key, e.variant_key, e.context_key]), [['f', 'on', out.key]]);
+  });
+
+  test('@switchyard/web bundles for the browser with the stock provider, and its declarations fit the stock types', async () => {
+    const esbuild = await import('esbuild');
+    const bundle = await esbuild.build({ entryPoints: [path.join(consumer, 'web-page.mjs')], bundle: true, platform: 'browser', format: 'esm', write: false, logLevel: 'silent' });
+    const text = bundle.outputFiles[0]!.text;
+    assert.match(text, /anonymous-targeting-key/);
+    assert.doesNotMatch(text, /require\(["']node:/, 'no Node built-in in the browser bundle');
+    const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', '--typeRoots', path.join(ROOT, 'node_modules/@types'), '--types', 'node', 'web-types.mts'];
+    await run(process.execPath, [tsc, ...args], { cwd: consumer }).catch((error: { stdout?: string }) => assert.fail(error.stdout));
   });
 
   for (const script of ['consumer.mjs', 'consumer.cjs']) {
