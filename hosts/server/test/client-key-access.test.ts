@@ -18,12 +18,13 @@ let ts: TestServer;
 let client: ApiClient;
 let a: Tenant;
 let clientKey: string;
+let root: { token: string };
 let clientKeyId: string;
 
 before(async () => {
   ts = await startTestServer();
   client = api(ts.base);
-  const root = await loginAdmin(client);
+  root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'ck-access');
   const created = expectStatus(
     await client.post(`/v1/management/environments/${a.environmentId}/sdk-keys`, {
@@ -67,6 +68,16 @@ describe('a client key is refused everywhere but its own routes', () => {
     const stream = openInternalSync(ts.server.grpcPort, { environment_id: a.environmentId }, sdkKeyMetadata(clientKey));
     await endsWith(stream, grpc.status.PERMISSION_DENIED);
     assert.equal(stream.messages.length, 0);
+  });
+
+  test('FlagService.SyncForClientEvaluation (a gateway answering a client key) refuses server keys and other environments', async () => {
+    const server = openInternalSync(ts.server.grpcPort, { environment_id: a.environmentId }, sdkKeyMetadata(a.rawKey), 'SyncForClientEvaluation');
+    await endsWith(server, grpc.status.PERMISSION_DENIED);
+    assert.equal(server.messages.length, 0, 'a server key syncs through Sync, not here');
+    const b = await seedTenant(client, root.token, 'ck-sync-other');
+    const other = openInternalSync(ts.server.grpcPort, { environment_id: b.environmentId }, sdkKeyMetadata(clientKey), 'SyncForClientEvaluation');
+    await endsWith(other, grpc.status.PERMISSION_DENIED);
+    assert.equal(other.messages.length, 0, 'another environment');
   });
 
   test('list-check (REST, both batch spellings, and gRPC EvaluateMembership): 403 / PERMISSION_DENIED', async () => {
@@ -128,9 +139,8 @@ describe('a client key may use OFREP, exposures and events', () => {
 
   test(
     'OFREP answers a client key in an environment no server key has opened on this instance',
-    // A gateway loads definitions over FlagService.Sync with its first caller's credential, which a
-    // client key may not open (see the test above): this needs a decision outside the CORS part.
-    { todo: ts_topology() === 'split' ? 'gateway: a client key cannot open the definitions stream (FlagService.Sync refuses it)' : false },
+    // A gateway loads definitions with its first caller's credential; a client key, which may not
+    // sync, opens them through FlagService.SyncForClientEvaluation (internal port only).
     async () => {
       const response = await bulk({ 'x-api-key': clientKey, origin: ORIGIN });
       assert.equal(response.status, 200, response.text);
@@ -138,7 +148,6 @@ describe('a client key may use OFREP, exposures and events', () => {
   );
 
   test('OFREP takes the key as X-API-Key, x-sdk-key or Authorization: Bearer', async () => {
-    // One server-key evaluation opens the environment's definitions (see the todo above).
     expectStatus(await bulk({ 'x-sdk-key': a.rawKey }), 200, 'server key');
     const ways: Array<Record<string, string>> = [{ 'x-api-key': clientKey }, { 'x-sdk-key': clientKey }, { authorization: `Bearer ${clientKey}` }];
     const origins: Array<Record<string, string>> = [{}, { origin: ORIGIN }];
@@ -208,7 +217,3 @@ describe('a client key may use OFREP, exposures and events', () => {
     assert.equal((principal as { sdkKeyId: string }).sdkKeyId, clientKeyId);
   });
 });
-
-function ts_topology(): string {
-  return process.env.TEST_TOPOLOGY === 'split' ? 'split' : 'single';
-}

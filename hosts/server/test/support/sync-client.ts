@@ -134,10 +134,15 @@ export function openSync(port: number, request: { environment_id?: string }, met
 }
 
 /** FlagService.Sync (internal port) on its own connection. */
-export function openInternalSync(port: number, request: { environment_id?: string; contexts?: unknown[] }, metadata: grpc.Metadata): OpenStream {
+export function openInternalSync(
+  port: number,
+  request: { environment_id?: string; contexts?: unknown[] },
+  metadata: grpc.Metadata,
+  method: 'Sync' | 'SyncForClientEvaluation' = 'Sync',
+): OpenStream {
   const client = makeClient(FlagServiceClient, port, {});
-  const raw = (client as unknown as Record<string, RawStream>).Sync;
-  assert.ok(raw, 'client method Sync');
+  const raw = (client as unknown as Record<string, RawStream>)[method];
+  assert.ok(raw, `client method ${method}`);
   const stream = track(raw.call(client, request, metadata), () => client.close());
   void stream.ended.then(() => client.close());
   return stream;

@@ -37,6 +37,11 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "requestType": "SyncRequest",
                       "responseType": "SyncResponse",
                       "responseStream": true
+                    },
+                    "SyncForClientEvaluation": {
+                      "requestType": "SyncRequest",
+                      "responseType": "SyncResponse",
+                      "responseStream": true
                     }
                   }
                 },

@@ -1,4 +1,4 @@
-import { invalidArgument, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
+import { invalidArgument, permissionDenied, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
 import type { CredentialVerifier } from '../auth/credential-verifier.ts';
 import type { SessionRegistry } from '../auth/session-registry.ts';
 import { requireAllowed } from '../authorization.ts';
@@ -58,6 +58,12 @@ const REVOKED_MEMORY_MS = 5 * 60_000;
  * connection makes it send full snapshots. Revoking an SDK key ends that key's streams with
  * UNAUTHENTICATED; `stop()` ends all streams with UNAVAILABLE.
  */
+/**
+ * Why a definitions stream is opened: `sync` (SDKs, gateways for server keys and users) or
+ * `client_evaluation` (a gateway answering a client key, which itself never receives definitions).
+ */
+export type SyncPurpose = 'sync' | 'client_evaluation';
+
 export class SyncHub {
   private readonly channels = new Map<string, EnvironmentChannel>();
   private readonly streamsByKey = new Map<string, Set<SyncStream>>();
@@ -117,9 +123,16 @@ export class SyncHub {
    * an empty one means its own); a user an environment of its org (else NOT_FOUND). A client key
    * may sync nothing: PERMISSION_DENIED, its empty id included (docs/client-side.md "Keys").
    */
-  async authorize(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
+  async authorize(principal: Principal, environmentId: string, purpose: SyncPurpose = 'sync'): Promise<EnvironmentScope> {
     const id = environmentId === '' && principal.kind !== 'user' ? principal.environmentId : environmentId;
     if (id === '') throw invalidArgument('environment_id is required', 'environment_id');
+    if (purpose === 'client_evaluation') {
+      // Only the internal FlagService.SyncForClientEvaluation asks this, for a gateway that
+      // evaluates for a client key: the key must be one, allowed to evaluate there.
+      if (principal.kind !== 'client_key') throw permissionDenied('this stream is for client keys; use Sync');
+      requireAllowed(principal, 'flag.client_evaluate', { orgId: principal.orgId, environmentId: id });
+      return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
+    }
     const scope = await this.deps.scopes.environment(principal, id);
     requireAllowed(principal, 'flag.sync', { orgId: scope.orgId, environmentId: scope.environmentId });
     return scope;

@@ -41,6 +41,9 @@ export function scopeActingFor<T extends object>(scope: T, principal: Principal)
   return scope;
 }
 
+/** The kind of principal a scope was resolved for, if a gateway resolved it. */
+export const actorKindOf = (scope: object): Principal['kind'] | undefined => actors.get(scope)?.kind;
+
 /** The principal a scope was resolved for. @throws INTERNAL for a scope no gateway resolved. */
 export function actorOf(scope: object): Principal {
   const principal = actors.get(scope);

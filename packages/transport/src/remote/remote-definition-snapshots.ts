@@ -4,7 +4,7 @@ import { DefinitionStore, decodeSyncMessage, type SegmentMessage, type SyncRespo
 import { buildEnvironmentSnapshot, type SnapshotChange, type EnvironmentSnapshot } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import type { Logger } from '../logging.ts';
-import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
+import { actorKindOf, credentialMetadata, credentialOf } from './forwarded-credential.ts';
 import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 import { domainErrorFromServices, servicesUnavailable } from './grpc-status-errors.ts';
 
@@ -18,6 +18,7 @@ type InternalSyncMessage = Omit<SyncResponseMessage, 'segments'> & {
 
 interface SyncClient {
   Sync(request: { environment_id: string }, metadata: grpc.Metadata): grpc.ClientReadableStream<InternalSyncMessage>;
+  SyncForClientEvaluation(request: { environment_id: string }, metadata: grpc.Metadata): grpc.ClientReadableStream<InternalSyncMessage>;
   close(): void;
 }
 
@@ -185,7 +186,13 @@ export class RemoteDefinitionSnapshots {
     });
     // Nobody may be waiting (a forgotten or evicted stream): its failure must not go unhandled.
     first.catch(() => {});
-    const call = this.client.Sync({ environment_id: environmentId }, credentialMetadata(credential));
+    // A client key may not sync; the services give a gateway answering one the definitions through
+    // their own stream for that (docs/client-side.md "Keys").
+    const metadata = credentialMetadata(credential);
+    const call =
+      actorKindOf(scope) === 'client_key'
+        ? this.client.SyncForClientEvaluation({ environment_id: environmentId }, metadata)
+        : this.client.Sync({ environment_id: environmentId }, metadata);
     const entry: HeldEnvironment = {
       environmentId,
       scope: { orgId: scope.orgId, projectId: scope.projectId, environmentId },

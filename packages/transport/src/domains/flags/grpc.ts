@@ -40,7 +40,7 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
     return { principal, target: scope };
   };
 
-  server.addService(withEncodedSync(FlagServiceDefinition.service, ['Sync']), {
+  server.addService(withEncodedSync(FlagServiceDefinition.service, ['Sync', 'SyncForClientEvaluation']), {
     getFlag: unary(logger, async (call: Call<{ environment_id: string; flag_key: string }>) => {
       const { principal, target } = await resolve(call);
       return featureFlagMessage(await flags.get(principal, target, call.request.flag_key));
@@ -99,5 +99,13 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
 
     // The definitions stream FlagSyncService passes through (docs/contract.md "Sync stream").
     sync: syncStreamHandler('internal', { sync: services.sync, verifier: services.verifier, logger, ...(deps.onSyncMessage ? { onMessage: deps.onSyncMessage } : {}) }),
+    // A gateway's definitions for answering a client key (docs/client-side.md "Keys").
+    syncForClientEvaluation: syncStreamHandler('internal', {
+      sync: services.sync,
+      verifier: services.verifier,
+      logger,
+      purpose: 'client_evaluation',
+      ...(deps.onSyncMessage ? { onMessage: deps.onSyncMessage } : {}),
+    }),
   });
 }

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { SyncHub } from '@switchyard/services';
+import type { SyncHub, SyncPurpose } from '@switchyard/services';
 import type { CallerVerifier } from '../../gateway-services.ts';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { toGrpcError } from '../../grpc/grpc-errors.ts';
@@ -30,6 +30,8 @@ export interface SyncDeps {
   logger: Logger;
   /** Told about every message written to a stream (metrics). */
   onMessage?: () => void;
+  /** `client_evaluation`: a gateway's stream for answering a client key (SyncHub.authorize). */
+  purpose?: SyncPurpose;
 }
 
 /**
@@ -43,7 +45,7 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
     void (async () => {
       try {
         const principal = await authenticateCall(verifier, call.metadata, shape === 'public' ? 'sdk' : 'bearer_or_sdk');
-        const scope = await sync.authorize(principal, call.request.environment_id);
+        const scope = await sync.authorize(principal, call.request.environment_id, deps.purpose);
         if (call.cancelled) return;
         const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId, onMessage);
         const holder =
