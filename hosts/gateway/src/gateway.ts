@@ -20,6 +20,9 @@ import { createRemoteServices } from '@switchyard/transport/remote/remote-servic
 import { SERVICES_CHANNEL_OPTIONS } from '@switchyard/transport/remote/services-channel.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
 import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
+import { BrowserStreams } from '@switchyard/transport/domains/client/browser-streams.ts';
+import { ChannelTokens } from '@switchyard/transport/domains/client/channel-tokens.ts';
+import { RemoteChannelKey } from '@switchyard/transport/domains/client/remote-channel-key.ts';
 
 export interface RunningGateway {
   httpPort: number;
@@ -36,7 +39,16 @@ export interface RunningGateway {
  * How a gateway stops, first to last: its public streams and servers (draining requests, which
  * may still call the services), then its links to the services.
  */
-const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'definitions', 'list memberships', 'credential verifier', 'services channel'] as const;
+const GATEWAY_SHUTDOWN_ORDER = [
+  'sync streams',
+  'public sync gRPC server',
+  'REST server',
+  'definitions',
+  'list memberships',
+  'credential verifier',
+  'channel token key',
+  'services channel',
+] as const;
 
 const GRPC_GRACE_MS = 5_000;
 
@@ -109,7 +121,13 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     sync.start();
     metrics.watchSync(sync);
-    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync };
+    // Browser event streams: their tokens sealed with the services' key, so any gateway opens any token.
+    const channelKey = new RemoteChannelKey(address, credentials, config.services.deadlineMs);
+    await channelKey.start();
+    shutdown.add('channel token key', async () => channelKey.stop());
+    const clientStreams = new BrowserStreams(sync, new ChannelTokens(channelKey.current, config.clientStreams.tokenWindowMs), config.clientStreams);
+    metrics.watchClientStreams(clientStreams);
+    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync, clientStreams };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
@@ -124,7 +142,10 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
 
     const syncServer = await startPublicSyncServer({ config, sync, verifier, metrics, logger: syncLog });
     shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
-    shutdown.add('sync streams', () => sync.stop());
+    shutdown.add('sync streams', () => {
+      clientStreams.stop();
+      return sync.stop();
+    });
 
     let stopping: Promise<void> | null = null;
     return {
@@ -163,6 +184,11 @@ class GatewayEvaluationService extends EvaluationService {
     const scope = scopeActingFor(super.scopeFor(principal, environmentId), principal);
     this.linkedScopes.set(principal, scope);
     return scope;
+  }
+
+  /** A client key's scope acts for it likewise (OFREP and the browser event stream). */
+  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    return scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
   }
 }
 

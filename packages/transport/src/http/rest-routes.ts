@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
+import { registerClientStreamRoutes } from '../domains/client/stream-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
 import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
 import { registerEventRoutes } from '../domains/events/rest-routes.ts';
@@ -33,6 +34,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);
+  registerClientStreamRoutes(http, services);
   registerEventDefinitionRoutes(http, services);
   registerEventRoutes(http, services);
   registerExposureRoutes(http, services);

@@ -20,6 +20,7 @@ import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
+import { clientBulkStream } from '../client/bulk-event-streams.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -350,6 +351,7 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { evaluation, verifier } = services;
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
+  const principals = new WeakMap<FastifyRequest, Principal>();
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
     const scope = scopes.get(request);
@@ -368,6 +370,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const scope =
         principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);
       scopes.set(request, scope);
+      principals.set(request, principal);
     });
 
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
@@ -388,11 +391,15 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
       const scope = scopeOf(request);
       const ifNoneMatch = request.headers['if-none-match'];
+      // A client key's answer names its event stream, and its ETag the stream token's window.
+      const stream = clientBulkStream(services, request, principals.get(request)!);
+      const tagged = (etag: string): string => (stream === null ? etag : stream.etag(etag));
       // A client polling with the ETag it holds, for a context and definitions answered before:
       // the same answer, known without evaluating again.
       const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
       const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
-      const known = loaded === undefined ? undefined : rememberedEtag(loaded, key);
+      const remembered = loaded === undefined ? undefined : rememberedEtag(loaded, key);
+      const known = remembered === undefined ? undefined : tagged(remembered);
       if (known !== undefined && matchesEtag(ifNoneMatch, known)) return reply.header('etag', known).code(304).send();
 
       const { targetingKey, context } = mapContext(request.body);
@@ -403,11 +410,12 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       }
       // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
       // context changes what this caller would see, on every instance alike.
-      const etag = etagOfItems(entries);
-      rememberEtag(snapshot, key, etag);
+      const contentEtag = etagOfItems(entries);
+      rememberEtag(snapshot, key, contentEtag);
+      const etag = tagged(contentEtag);
       void reply.header('etag', etag);
       if (matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
-      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, ']}'));
+      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, stream === null ? ']}' : stream.closing));
     });
   });
 }
