@@ -125,7 +125,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     const channelKey = new RemoteChannelKey(address, credentials, config.services.deadlineMs);
     await channelKey.start();
     shutdown.add('channel token key', async () => channelKey.stop());
-    const clientStreams = new BrowserStreams(sync, new ChannelTokens(channelKey.current, config.clientStreams.tokenWindowMs), config.clientStreams);
+    const clientStreams = new BrowserStreams(sync, verifier, new ChannelTokens(channelKey.current, config.clientStreams.tokenWindowMs), config.clientStreams);
     metrics.watchClientStreams(clientStreams);
     const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync, clientStreams };
 

@@ -215,7 +215,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     );
     sync.start();
     metrics.watchSync(sync);
-    const clientStreams = new BrowserStreams(sync, new ChannelTokens(() => channelTokenKey, config.clientStreams.tokenWindowMs), config.clientStreams);
+    const clientStreams = new BrowserStreams(sync, verifier, new ChannelTokens(() => channelTokenKey, config.clientStreams.tokenWindowMs), config.clientStreams);
     metrics.watchClientStreams(clientStreams);
     const statsLog = logging.forModule('stats');
     const statsWorker = new StatsWorker(repos, new ResultsComputer(repos, { intervalMs: config.statsIntervalMs }), {

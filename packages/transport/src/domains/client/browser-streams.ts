@@ -37,11 +37,13 @@ const HEARTBEAT = ':\n\n';
  * gateway: from FlagService.Sync). What a browser stream writes is only a notice,
  * `{"type":"refetchEvaluation","etag":...}`, and only when the change touches what a client key
  * sees (ClientViewChanges); the browser then asks the bulk OFREP route again. The hub ends a
- * stream when its key is revoked (UNAUTHENTICATED) and at shutdown (UNAVAILABLE); this class
- * adds the per-key and per-(key, address) caps, the heartbeats, and the end at the key's expiry.
+ * stream at shutdown (UNAVAILABLE); this class ends it when its key is revoked (or changed) or
+ * expires, and keeps the per-key and per-(key, address) caps and the heartbeats.
  */
 export class BrowserStreams {
   private readonly streams = new Set<BrowserStream>();
+  private readonly byKey = new Map<string, Set<BrowserStream>>();
+  private readonly unsubscribe: () => void;
   private readonly perKey = new Map<string, number>();
   private readonly perKeyAndAddress = new Map<string, number>();
   private readonly perEnvironment = new Map<string, number>();
@@ -50,12 +52,20 @@ export class BrowserStreams {
 
   constructor(
     private readonly sync: Pick<SyncHub, 'open'>,
+    verifier: { onRevoked(listener: (sdkKeyId: string) => void): () => void },
     readonly tokens: ChannelTokens,
     readonly limits: BrowserStreamLimits,
     options: { isVisible?: (flag: Flag) => boolean; now?: () => number } = {},
   ) {
     this.view = new ClientViewChanges(options.isVisible ?? isClientVisible);
     this.now = options.now ?? Date.now;
+    // Heard on every instance for a revocation, and for a change of a client key's settings: its
+    // streams end either way; the browser reconnects with its token, and the key is checked anew
+    // (a revoked one: 401). The hub's own revocation handling is not used for these streams: it
+    // would refuse a key for minutes after any change of its settings.
+    this.unsubscribe = verifier.onRevoked((sdkKeyId) => {
+      for (const stream of [...(this.byKey.get(sdkKeyId) ?? [])]) stream.close('UNAUTHENTICATED', 'the client key was revoked or changed');
+    });
   }
 
   private readonly now: () => number;
@@ -85,13 +95,17 @@ export class BrowserStreams {
     increment(this.perKey, caller.sdkKeyId);
     increment(this.perKeyAndAddress, addressKey(caller));
     increment(this.perEnvironment, scope.environmentId);
+    let keyStreams = this.byKey.get(caller.sdkKeyId);
+    if (!keyStreams) this.byKey.set(caller.sdkKeyId, (keyStreams = new Set()));
+    keyStreams.add(stream);
     stream.start();
-    stream.handle = this.sync.open(scope, { sdkKeyId: caller.sdkKeyId, maxStreams: this.limits.maxPerKey }, stream);
+    stream.handle = this.sync.open(scope, {}, stream);
     this.startHeartbeats();
   }
 
   /** Ends every stream (the hub's stop does it too: this is for a hub that is not stopped). */
   stop(): void {
+    this.unsubscribe();
     for (const stream of [...this.streams]) stream.close('UNAVAILABLE', 'the server is shutting down; reconnect');
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
@@ -114,6 +128,9 @@ export class BrowserStreams {
   private forget(stream: BrowserStream): void {
     if (!this.streams.delete(stream)) return;
     decrement(this.perKey, stream.caller.sdkKeyId);
+    const keyStreams = this.byKey.get(stream.caller.sdkKeyId);
+    keyStreams?.delete(stream);
+    if (keyStreams?.size === 0) this.byKey.delete(stream.caller.sdkKeyId);
     decrement(this.perKeyAndAddress, addressKey(stream.caller));
     if (decrement(this.perEnvironment, stream.environmentId) === 0) this.view.forget(stream.environmentId);
     if (this.streams.size === 0 && this.timer) {
