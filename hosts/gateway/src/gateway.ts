@@ -20,8 +20,8 @@ import { createRemoteServices } from '@switchyard/transport/remote/remote-servic
 import { SERVICES_CHANNEL_OPTIONS } from '@switchyard/transport/remote/services-channel.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
 import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
-import { BrowserStreams } from '@switchyard/transport/domains/client/browser-streams.ts';
-import { ChannelTokens } from '@switchyard/transport/domains/client/channel-tokens.ts';
+import { BrowserStreams } from '@switchyard/transport/domains/client/rest-event-streams.ts';
+import { ChannelTokens } from '@switchyard/transport/domains/client/rest-channel-tokens.ts';
 import { RemoteChannelKey } from '@switchyard/transport/domains/client/remote-channel-key.ts';
 
 export interface RunningGateway {
@@ -186,9 +186,13 @@ class GatewayEvaluationService extends EvaluationService {
     return scope;
   }
 
-  /** A client key's scope acts for it likewise (OFREP and the browser event stream). */
+  /** As scopeFor, for a client key's OFREP (the scope must act for its caller, or the hop refuses it). */
   override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
-    return scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
+    const known = this.linkedScopes.get(principal);
+    if (known !== undefined && known.environmentId === environmentId) return known;
+    const scope = scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
+    this.linkedScopes.set(principal, scope);
+    return scope;
   }
 }
 

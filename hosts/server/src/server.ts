@@ -70,8 +70,8 @@ import { addGatewayGrpcServices } from '@switchyard/transport/grpc/gateway-grpc.
 import type { GatewayServices } from '@switchyard/transport/gateway-services.ts';
 import type { RootLogger } from '@switchyard/transport/logging.ts';
 import { ServerMetrics } from '@switchyard/transport/metrics.ts';
-import { BrowserStreams } from '@switchyard/transport/domains/client/browser-streams.ts';
-import { ChannelTokens, deriveChannelTokenKey } from '@switchyard/transport/domains/client/channel-tokens.ts';
+import { BrowserStreams } from '@switchyard/transport/domains/client/rest-event-streams.ts';
+import { ChannelTokens, deriveChannelTokenKey } from '@switchyard/transport/domains/client/rest-channel-tokens.ts';
 
 /** The in-process services: what routes call, plus the concrete verifier and snapshots tests and benches drive. */
 export interface InProcessServices extends GatewayServices {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ChannelTokens, deriveChannelTokenKey } from '@switchyard/transport/domains/client/channel-tokens.ts';
+import { ChannelTokens, deriveChannelTokenKey } from '@switchyard/transport/domains/client/rest-channel-tokens.ts';
 import { createFlag, eventually, updateFlag } from './support/flag-fixtures.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { TEST_JWT_SECRET, startTestServer, type TestServer } from './support/test-server.ts';
@@ -107,11 +107,11 @@ async function markClientVisible(key: string): Promise<boolean> {
     return false;
   }
   const snapshot = await ts.server.services.snapshots.get({ orgId: a.orgId, projectId: a.projectId, environmentId: a.environmentId });
-  return (snapshot.flags.get(key) as { clientVisible?: boolean } | undefined)?.clientVisible === true;
+  return (snapshot.flags.get(key) as { client_visible?: boolean } | undefined)?.client_visible === true;
 }
 
 before(async () => {
-  ts = await startTestServer({ CLIENT_STREAM_HEARTBEAT_MS: '150', CLIENT_STREAM_MAX_PER_ADDRESS: '2', CLIENT_STREAM_MAX_PER_KEY: '3', TRUST_PROXY: '1' });
+  ts = await startTestServer({ LOG_LEVEL: 'debug', CLIENT_STREAM_HEARTBEAT_MS: '150', CLIENT_STREAM_MAX_PER_ADDRESS: '2', CLIENT_STREAM_MAX_PER_KEY: '3', TRUST_PROXY: '1' });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'streams');
@@ -119,6 +119,11 @@ before(async () => {
     await createFlag(ts, client, a, { key, value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], enabled: true, off_variant_key: 'off' });
   }
   clientKey = await createClientKey(a, 'web');
+  // A gateway loads an environment's definitions over FlagService.Sync with its first caller's
+  // credential, which refuses a client key (the open question of client keys behind a gateway, see
+  // client-key-access.test.ts): a server key's evaluation loads them first. No-op in one process.
+  const primed = await fetch(ts.base + BULK, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': a.rawKey }, body: '{"context":{"targetingKey":"u"}}' });
+  assert.equal(primed.status, 200);
 });
 after(() => ts.stop());
 

@@ -19,7 +19,7 @@ import type {
   StatsService,
   SyncHub,
 } from '@switchyard/services';
-import type { BrowserStreams } from './domains/client/browser-streams.ts';
+import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
-import { registerClientStreamRoutes } from '../domains/client/stream-routes.ts';
+import { registerClientStreamRoutes } from '../domains/client/stream-rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
 import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
 import { registerEventRoutes } from '../domains/events/rest-routes.ts';

@@ -20,7 +20,7 @@ import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
-import { clientBulkStream } from '../client/bulk-event-streams.ts';
+import { clientBulkStream } from '../client/rest-bulk-event-streams.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).

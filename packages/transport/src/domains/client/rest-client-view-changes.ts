@@ -5,7 +5,7 @@ import type { SyncPayload } from '@switchyard/services';
  * Whether a flag exists for client keys (docs/client-side.md "3. What a client sees"). The one
  * place the browser stream reads it.
  */
-export const isClientVisible = (flag: Flag): boolean => (flag as { clientVisible?: boolean }).clientVisible === true;
+export const isClientVisible = (flag: Flag): boolean => (flag as { client_visible?: boolean }).client_visible === true;
 
 /** What clients of one environment can see change: its visible flags and the segments they use. */
 interface EnvironmentView {

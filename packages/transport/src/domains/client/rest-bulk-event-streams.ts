@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { windowedEtag } from './channel-tokens.ts';
-import { INACTIVITY_DELAY_SEC } from './browser-streams.ts';
+import { windowedEtag } from './rest-channel-tokens.ts';
+import { INACTIVITY_DELAY_SEC } from './rest-event-streams.ts';
 
 /** The path of the browser event stream; the channel token is its `channel` query parameter. */
 export const EVENT_STREAM_PATH = '/ofrep/v1/event-stream';

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { RateLimitedError, type EnvironmentScope, type Flag } from '@switchyard/core';
 import type { SendOutcome, SyncCloseCode, SyncHub, SyncMessage, SyncSink, SyncStreamHandle } from '@switchyard/services';
-import type { ChannelTokens } from './channel-tokens.ts';
-import { ClientViewChanges, isClientVisible } from './client-view-changes.ts';
+import type { ChannelTokens } from './rest-channel-tokens.ts';
+import { ClientViewChanges, isClientVisible } from './rest-client-view-changes.ts';
 
 export interface BrowserStreamLimits {
   /** A comment line this often on every quiet stream (proxies and the idle sweep cut silent ones). */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError, originAllowed, permissionDenied, unauthenticated } from '@switchyard/core';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { EVENT_STREAM_PATH } from './bulk-event-streams.ts';
+import { EVENT_STREAM_PATH } from './rest-bulk-event-streams.ts';
 
 const querySchema = {
   type: 'object',
