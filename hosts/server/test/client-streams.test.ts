@@ -249,6 +249,29 @@ describe('the event stream', () => {
     assert.equal((await openStream(path)).status, 401);
   });
 
+  test('a token issued by one instance opens a stream on another; stopping that instance ends the stream', async () => {
+    const path = await streamPath(clientKey.raw);
+    const other = await ts.startAnotherInstance();
+    const otherBase = `http://127.0.0.1:${other.httpPort}`;
+    // As in before(): a gateway's definitions are first loaded with a server key.
+    const primed = await fetch(otherBase + BULK, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': a.rawKey }, body: '{"context":{"targetingKey":"u"}}' });
+    assert.equal(primed.status, 200);
+    const response = await fetch(otherBase + path, { headers: { origin: ORIGIN } });
+    assert.equal(response.status, 200);
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    assert.match(new TextDecoder().decode(first.value), /^retry: \d+\n/);
+    let open = true;
+    const ended = (async () => {
+      for (;;) if ((await reader.read()).done) break;
+      open = false;
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.ok(open, 'the stream stays open while its server runs');
+    await other.stop();
+    await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('the stream outlived its server')), 10_000))]);
+  });
+
   test('neither channel tokens nor client keys reach the logs', async () => {
     const path = await streamPath(clientKey.raw);
     const token = path.split('channel=')[1]!;

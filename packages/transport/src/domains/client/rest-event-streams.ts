@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { RateLimitedError, type EnvironmentScope, type Flag } from '@switchyard/core';
-import type { SendOutcome, SyncCloseCode, SyncHub, SyncMessage, SyncSink, SyncStreamHandle } from '@switchyard/services';
+import type { SendOutcome, SyncCloseCode, SyncHub, SyncMessage, SyncPayload, SyncSink, SyncStreamHandle } from '@switchyard/services';
 import type { ChannelTokens } from './rest-channel-tokens.ts';
 import { ClientViewChanges, isClientVisible } from './rest-client-view-changes.ts';
 
@@ -153,9 +153,16 @@ function decrement(counts: Map<string, number>, key: string): number {
   return left;
 }
 
-/** The notice the stock OFREP web provider acts on (ADR-0008 `refetchEvaluation`). */
-const noticeOf = (message: SyncMessage): string =>
-  `data: {"type":"refetchEvaluation","etag":"${message.payload.serverTimestampMs.toString(36)}"}\n\n`;
+/** The notice the stock OFREP web provider acts on (ADR-0008 `refetchEvaluation`), built once per change. */
+const notices = new WeakMap<SyncPayload, string>();
+function noticeOf(message: SyncMessage): string {
+  let notice = notices.get(message.payload);
+  if (notice === undefined) {
+    notice = `data: {"type":"refetchEvaluation","etag":"${message.payload.serverTimestampMs.toString(36)}"}\n\n`;
+    notices.set(message.payload, notice);
+  }
+  return notice;
+}
 
 /** One open event stream: the hub's sink, writing straight to the socket's response. */
 class BrowserStream implements SyncSink {
