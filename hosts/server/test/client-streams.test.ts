@@ -142,6 +142,13 @@ describe('the bulk answer of a client key', () => {
     // Same window: the same token (the provider keeps its stream) and a 304 on revalidation.
     const again = await bulk(clientKey.raw, { 'if-none-match': answer.etag! });
     assert.ok(again.status === 304 || (again.status === 200 && again.etag !== answer.etag), `a 304 within the window (got ${again.status})`);
+    // After a notice the provider asks again with the notice's etag in the query: accepted, ignored.
+    const refetch = await fetch(`${ts.base}${BULK}?flagConfigEtag=abc&flagConfigLastModified=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sdk-key': clientKey.raw, origin: ORIGIN },
+      body: JSON.stringify({ context: { targetingKey: 'visitor-1' } }),
+    });
+    assert.equal(refetch.status, 200);
     const server = await fetch(ts.base + BULK, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': a.rawKey }, body: '{"context":{"targetingKey":"u"}}' });
     assert.equal(server.status, 200);
     assert.equal(((await server.json()) as { eventStreams?: unknown }).eventStreams, undefined);

@@ -135,6 +135,18 @@ const bulkSchema = {
           type: 'array',
           items: { oneOf: [successSchema, failureSchema('Per-flag failure', ['TARGETING_KEY_MISSING', 'INVALID_CONTEXT', 'GENERAL'], 'required')] },
         },
+        eventStreams: {
+          type: 'array',
+          description: 'Client keys only: the browser event stream (OFREP ADR-0008; docs/client-side.md "7. Streaming")',
+          items: {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['sse'] },
+              endpoint: { type: 'object', properties: { requestUri: { type: 'string' } } },
+              inactivityDelaySec: { type: 'integer' },
+            },
+          },
+        },
       },
     },
     304: noBody('Not modified: If-None-Match names the current ETag'),
