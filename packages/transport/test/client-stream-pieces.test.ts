@@ -98,3 +98,64 @@ describe('channel tokens', () => {
     assert.notEqual(windowedEtag('"abc"', 1), windowedEtag('"abc"', 2));
   });
 });
+
+describe('BrowserStreams (a fake hub and response)', async () => {
+  const { BrowserStreams } = await import('../src/domains/client/rest-event-streams.ts');
+  const { EventEmitter } = await import('node:events');
+  const scope = { orgId: 'o', projectId: 'p', environmentId: 'env' };
+
+  function setup(verify: () => Promise<{ kind: string }>, now = () => Date.now()) {
+    const sinks: Array<{ send(message: { sequenceNumber: number; payload: SyncPayload }): string }> = [];
+    const hub = { open: (_scope: unknown, _holder: unknown, sink: never) => (sinks.push(sink), { drained() {}, clientBehind() {}, cancel() {} }) };
+    const revoked = new EventEmitter();
+    const verifier = { onRevoked: (listener: (id: string) => void) => (revoked.on('r', listener), () => revoked.off('r', listener)), verifySdkKey: verify };
+    const tokens = new ChannelTokens(() => key, 60_000);
+    const streams = new BrowserStreams(hub as never, verifier, tokens, { heartbeatMs: 10, maxPerKey: 10, maxPerKeyAndAddress: 10 }, { isVisible: () => true, now });
+    const response = Object.assign(new EventEmitter(), {
+      written: '',
+      ended: false,
+      writableNeedDrain: false,
+      writeHead() {},
+      write(text: string) {
+        this.written += text;
+        return true;
+      },
+      end() {
+        this.ended = true;
+      },
+    });
+    return { streams, sinks, response, revoked };
+  }
+  const key = deriveChannelTokenKey('a-jwt-secret-of-at-least-32-bytes-long');
+  const caller = (keyExpiresAtMs: number | null = null) => ({ sdkKeyId: 'k1', rawKey: 'ck_x', keyExpiresAtMs, address: '1.2.3.4', origin: undefined });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+  test('a resync checks the key again: a key no longer valid ends the stream, a valid one keeps it', async () => {
+    for (const valid of [true, false]) {
+      const { streams, sinks, response } = setup(() => (valid ? Promise.resolve({ kind: 'client_key' }) : Promise.reject(new Error('revoked'))));
+      streams.open(scope, caller(), response as never);
+      sinks[0]!.send({ sequenceNumber: 1, payload: payload(true, [flag('a', true)]) });
+      sinks[0]!.send({ sequenceNumber: 2, payload: payload(true, [flag('a', true)]) });
+      await settle();
+      assert.equal(response.ended, !valid);
+      assert.match(response.written, /refetchEvaluation/, 'a resync is news either way');
+      streams.stop();
+    }
+  });
+
+  test('revocation ends the key streams; the key expiry ends them at the next heartbeat', async () => {
+    const revokedCase = setup(() => Promise.resolve({ kind: 'client_key' }));
+    revokedCase.streams.open(scope, caller(), revokedCase.response as never);
+    revokedCase.revoked.emit('r', 'other-key');
+    assert.equal(revokedCase.response.ended, false);
+    revokedCase.revoked.emit('r', 'k1');
+    assert.equal(revokedCase.response.ended, true);
+    assert.equal(revokedCase.streams.stats().streams, 0);
+    const expiring = setup(() => Promise.resolve({ kind: 'client_key' }));
+    expiring.streams.open(scope, caller(Date.now() + 20), expiring.response as never);
+    await settle();
+    await settle();
+    assert.equal(expiring.response.ended, true);
+    expiring.streams.stop();
+  });
+});

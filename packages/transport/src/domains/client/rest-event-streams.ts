@@ -16,6 +16,8 @@ export interface BrowserStreamLimits {
 /** Who opens a stream: the checked client key, its address and the page's origin (echoed for CORS). */
 export interface BrowserStreamCaller {
   sdkKeyId: string;
+  /** The client key as presented (sealed in the token): checked again after a resync. */
+  rawKey: string;
   /** The key's own expiry: an open stream ends with it. */
   keyExpiresAtMs: number | null;
   address: string;
@@ -49,10 +51,12 @@ export class BrowserStreams {
   private readonly perEnvironment = new Map<string, number>();
   private readonly view: ClientViewChanges;
   private timer: NodeJS.Timeout | null = null;
+  /** Keys being checked again after a resync: one check per key, however many streams it has. */
+  private readonly rechecks = new Map<string, Promise<void>>();
 
   constructor(
     private readonly sync: Pick<SyncHub, 'open'>,
-    verifier: { onRevoked(listener: (sdkKeyId: string) => void): () => void },
+    private readonly verifier: { onRevoked(listener: (sdkKeyId: string) => void): () => void; verifySdkKey(rawKey: string): Promise<{ kind: string }> },
     readonly tokens: ChannelTokens,
     readonly limits: BrowserStreamLimits,
     options: { isVisible?: (flag: Flag) => boolean; now?: () => number } = {},
@@ -90,7 +94,7 @@ export class BrowserStreams {
   /** Starts the event stream on `response` (headers not yet sent) and joins the environment's channel. */
   open(scope: EnvironmentScope, caller: BrowserStreamCaller, response: ServerResponse): void {
     this.admit(caller);
-    const stream = new BrowserStream(scope.environmentId, caller, response, this.view, (ended) => this.forget(ended));
+    const stream = new BrowserStream(scope.environmentId, caller, response, this.view, (ended) => this.forget(ended), () => this.recheck(caller));
     this.streams.add(stream);
     increment(this.perKey, caller.sdkKeyId);
     increment(this.perKeyAndAddress, addressKey(caller));
@@ -109,6 +113,22 @@ export class BrowserStreams {
     for (const stream of [...this.streams]) stream.close('UNAVAILABLE', 'the server is shutting down; reconnect');
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /**
+   * After a resync (notifications were lost, so a revocation may have been missed too) a key is
+   * checked again, once for all its streams; a key no longer valid ends them.
+   */
+  private recheck(caller: BrowserStreamCaller): void {
+    if (this.rechecks.has(caller.sdkKeyId)) return;
+    const check = this.verifier.verifySdkKey(caller.rawKey).then(
+      () => {},
+      () => {
+        for (const stream of [...(this.byKey.get(caller.sdkKeyId) ?? [])]) stream.close('UNAUTHENTICATED', 'the client key is no longer valid');
+      },
+    );
+    this.rechecks.set(caller.sdkKeyId, check);
+    void check.finally(() => this.rechecks.delete(caller.sdkKeyId));
   }
 
   private startHeartbeats(): void {
@@ -177,6 +197,7 @@ class BrowserStream implements SyncSink {
     private readonly response: ServerResponse,
     private readonly view: ClientViewChanges,
     private readonly onEnd: (stream: BrowserStream) => void,
+    private readonly onResync: () => void,
   ) {}
 
   start(): void {
@@ -202,6 +223,7 @@ class BrowserStream implements SyncSink {
     const changed = this.view.changesClientView(message.payload);
     // The first message is the state the browser just fetched: no news.
     if (this.ended || message.sequenceNumber === 1 || !changed) return 'sent';
+    if (message.payload.fullSnapshot) this.onResync();
     return this.response.write(noticeOf(message)) ? 'sent' : 'client_behind';
   }
 

@@ -38,7 +38,7 @@ export function registerClientStreamRoutes(app: FastifyInstance, services: Gatew
       const origin = originOf(request);
       if (origin !== undefined && !originAllowed(principal.client.allowedOrigins, origin)) throw permissionDenied('this origin is not allowed for the client key');
       const scope = evaluation.clientScopeFor(principal, principal.environmentId);
-      const caller = { sdkKeyId: principal.sdkKeyId, keyExpiresAtMs: principal.client.expiresAtMs, address: request.ip, origin };
+      const caller = { sdkKeyId: principal.sdkKeyId, rawKey: grant.rawKey, keyExpiresAtMs: principal.client.expiresAtMs, address: request.ip, origin };
       streams.admit(caller);
       reply.hijack();
       streams.open(scope, caller, reply.raw);
