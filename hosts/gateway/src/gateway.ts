@@ -21,6 +21,9 @@ import { createRemoteServices } from '@switchyard/transport/remote/remote-servic
 import { SERVICES_CHANNEL_OPTIONS } from '@switchyard/transport/remote/services-channel.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
 import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
+import { BrowserStreams } from '@switchyard/transport/domains/client/rest-event-streams.ts';
+import { ChannelTokens } from '@switchyard/transport/domains/client/rest-channel-tokens.ts';
+import { RemoteChannelKey } from '@switchyard/transport/domains/client/remote-channel-key.ts';
 
 export interface RunningGateway {
   httpPort: number;
@@ -37,7 +40,17 @@ export interface RunningGateway {
  * How a gateway stops, first to last: its public streams and servers (draining requests, which
  * may still call the services), then its links to the services.
  */
-const GATEWAY_SHUTDOWN_ORDER = ['sync streams', 'public sync gRPC server', 'REST server', 'client origins', 'definitions', 'list memberships', 'credential verifier', 'services channel'] as const;
+const GATEWAY_SHUTDOWN_ORDER = [
+  'sync streams',
+  'public sync gRPC server',
+  'REST server',
+  'client origins',
+  'definitions',
+  'list memberships',
+  'credential verifier',
+  'channel token key',
+  'services channel',
+] as const;
 
 const GRPC_GRACE_MS = 5_000;
 
@@ -110,6 +123,12 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     sync.start();
     metrics.watchSync(sync);
+    // Browser event streams: their tokens sealed with the services' key, so any gateway opens any token.
+    const channelKey = new RemoteChannelKey(address, credentials, config.services.deadlineMs);
+    await channelKey.start();
+    shutdown.add('channel token key', async () => channelKey.stop());
+    const clientStreams = new BrowserStreams(sync, verifier, new ChannelTokens(channelKey.current, config.clientStreams.tokenWindowMs), config.clientStreams);
+    metrics.watchClientStreams(clientStreams);
     // CORS preflights: the union of the client keys' origins, asked of the services and asked again
     // on every key notice the credential watch relays, and whenever notices may have been missed
     // (a null session change: the watch was re-established, or the services lost their own).
@@ -129,7 +148,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       originUnion.stop();
     });
     const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => config.publicUrl, metrics: metrics.client, log: clientLog });
-        // Client keys' limits are the gateway's own: they hold before any call to the services.
+    // Client keys' limits are the gateway's own: they hold before any call to the services.
     const clientLimits = new ClientRateLimiter(config.clientLimits);
     const services: GatewayServices = {
       ...remote,
@@ -140,6 +159,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       clientAccess,
       clientLimits,
       clientMetrics: metrics.client,
+      clientStreams,
     };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
@@ -155,7 +175,10 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
 
     const syncServer = await startPublicSyncServer({ config, sync, verifier, metrics, logger: syncLog });
     shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
-    shutdown.add('sync streams', () => sync.stop());
+    shutdown.add('sync streams', () => {
+      clientStreams.stop();
+      return sync.stop();
+    });
 
     let stopping: Promise<void> | null = null;
     return {

@@ -75,6 +75,8 @@ import { addGatewayGrpcServices } from '@switchyard/transport/grpc/gateway-grpc.
 import type { GatewayServices } from '@switchyard/transport/gateway-services.ts';
 import type { RootLogger } from '@switchyard/transport/logging.ts';
 import { ServerMetrics } from '@switchyard/transport/metrics.ts';
+import { BrowserStreams } from '@switchyard/transport/domains/client/rest-event-streams.ts';
+import { ChannelTokens, deriveChannelTokenKey } from '@switchyard/transport/domains/client/rest-channel-tokens.ts';
 
 /** The in-process services: what routes call, plus the concrete verifier and snapshots tests and benches drive. */
 export interface InProcessServices extends GatewayServices {
@@ -168,7 +170,9 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
 
   try {
     const hasher = new BcryptPasswordHasher();
-    const tokens = new TokenService({ secret: config.jwtSecret ?? developmentJwtSecret(config.dataDir), ttlSeconds: config.tokenTtlSeconds });
+    const jwtSecret = config.jwtSecret ?? developmentJwtSecret(config.dataDir);
+    const tokens = new TokenService({ secret: jwtSecret, ttlSeconds: config.tokenTtlSeconds });
+    const channelTokenKey = deriveChannelTokenKey(jwtSecret);
     // Own subscribers hear a change before the write answers; other instances through PostgreSQL.
     const notifier = new LocalEchoNotifier(new PgChangeNotifier(database.sql));
     const sessions = new SessionRegistry(repos, notifier);
@@ -217,6 +221,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     );
     sync.start();
     metrics.watchSync(sync);
+    const clientStreams = new BrowserStreams(sync, verifier, new ChannelTokens(() => channelTokenKey, config.clientStreams.tokenWindowMs), config.clientStreams);
+    metrics.watchClientStreams(clientStreams);
     const statsLog = logging.forModule('stats');
     const statsWorker = new StatsWorker(repos, new ResultsComputer(repos, { intervalMs: config.statsIntervalMs }), {
       pollMs: config.statsPollMs,
@@ -313,6 +319,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,
       sync,
+      clientStreams,
       experiments: new ExperimentService(repos, scopes, Date.now, notifier),
       stats: new StatsService(repos),
       clientOrigins,
@@ -355,7 +362,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
       register: (server) => {
         const logger = logging.forModule('grpc');
-        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal });
+        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
@@ -376,6 +383,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     if (syncServer) shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => {
       endCredentialWatches.abort();
+      clientStreams.stop();
       return sync.stop();
     });
     statsWorker.start();

@@ -77,6 +77,20 @@ export interface Config {
   eventRetentionDays: number;
   /** Email delivery (docs/security.md "Email delivery"). */
   mail: MailConfig;
+  /** Browser event streams of client keys (docs/client-side.md "7. Streaming"). */
+  clientStreams: ClientStreamConfig;
+}
+
+/** Browser event streams (OFREP `eventStreams`) of client keys, per instance. */
+export interface ClientStreamConfig {
+  /** CLIENT_STREAM_HEARTBEAT_MS (default 25 s): a comment line this often keeps proxies and the idle sweep from cutting a quiet stream. */
+  heartbeatMs: number;
+  /** CLIENT_STREAM_TOKEN_WINDOW_MS (default 5 min): a channel token is valid for one to two windows. */
+  tokenWindowMs: number;
+  /** CLIENT_STREAM_MAX_PER_KEY (default 10,000): open streams of one client key on this instance. */
+  maxPerKey: number;
+  /** CLIENT_STREAM_MAX_PER_ADDRESS (default 50): open streams of one client key from one client address on this instance. */
+  maxPerKeyAndAddress: number;
 }
 
 /** A sustained rate per second and the burst above it. */
@@ -452,6 +466,21 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     eventRowsQuotaPerEnvironment: integer(env, 'EVENT_ROWS_QUOTA_PER_ENVIRONMENT', 50_000_000, 1, 1_000_000_000_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 90, 1, 3_650),
     mail: mailConfig(env),
+    clientStreams: clientStreams(env, httpTimeouts(env)),
+  };
+}
+
+/** The heartbeat must beat well inside the idle sweep's limit, or the sweep cuts quiet streams. */
+function clientStreams(env: Env, timeouts: HttpTimeouts): ClientStreamConfig {
+  const heartbeatMs = integer(env, 'CLIENT_STREAM_HEARTBEAT_MS', Math.min(25_000, Math.floor(timeouts.idleMs / 2)), 50, 3_600_000);
+  if (heartbeatMs * 2 > timeouts.idleMs) {
+    throw new ConfigError(`CLIENT_STREAM_HEARTBEAT_MS (${heartbeatMs}) must be at most half of HTTP_IDLE_TIMEOUT_MS (${timeouts.idleMs})`);
+  }
+  return {
+    heartbeatMs,
+    tokenWindowMs: integer(env, 'CLIENT_STREAM_TOKEN_WINDOW_MS', 300_000, 1_000, 86_400_000),
+    maxPerKey: integer(env, 'CLIENT_STREAM_MAX_PER_KEY', 10_000, 1, 10_000_000),
+    maxPerKeyAndAddress: integer(env, 'CLIENT_STREAM_MAX_PER_ADDRESS', 50, 1, 10_000_000),
   };
 }
 
@@ -484,6 +513,7 @@ export interface GatewayConfig {
   publicUrl: string | null;
   /** Client keys' limits apply on the instance answering: here, the gateway. */
   clientLimits: ClientRateLimits;
+  clientStreams: ClientStreamConfig;
   services: ServicesConnection;
 }
 
@@ -528,6 +558,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     evaluationBudgetMs: full.evaluationBudgetMs,
     publicUrl: full.sso.publicUrl,
     clientLimits: full.clientLimits,
+    clientStreams: full.clientStreams,
     services: servicesConnection(env),
   };
 }

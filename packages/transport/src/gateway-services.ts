@@ -23,6 +23,7 @@ import type {
   SyncHub,
 } from '@switchyard/services';
 import type { ClientAccess } from './domains/client/rest-client-access.ts';
+import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -57,6 +58,8 @@ export interface GatewayServices {
   ingest: IngestService;
   /** Definitions sync streams (FlagSyncService and FlagService.Sync). */
   sync: SyncHub;
+  /** Browser event streams of client keys (docs/client-side.md "7. Streaming"); absent: bulk answers name none. */
+  clientStreams?: BrowserStreams;
   experiments: ExperimentService;
   /** Recompute jobs (svc.stats.v1); the StatsWorker runs them. */
   stats: StatsService;

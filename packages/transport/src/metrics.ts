@@ -179,6 +179,18 @@ export class ServerMetrics implements ServiceMetrics {
     });
   }
 
+  /** Open browser event streams of client keys (docs/client-side.md "7. Streaming"), read when scraped. */
+  watchClientStreams(streams: { stats(): { streams: number } }): void {
+    new Gauge({
+      name: 'switchyard_client_streams',
+      help: 'Browser event streams of client keys open on this instance (also counted in switchyard_sync_streams).',
+      registers: [this.registry],
+      collect() {
+        this.set(streams.stats().streams);
+      },
+    });
+  }
+
   syncMessageSent = (): void => {
     this.syncMessages.inc();
   };

@@ -168,8 +168,9 @@ export class SyncHub {
     if (this.stopped) return { code: 'UNAVAILABLE', reason: 'the server is shutting down; reconnect' };
     if (holder.sdkKeyId === undefined) return null;
     if (this.recentlyRevoked.has(holder.sdkKeyId)) return { code: 'UNAUTHENTICATED', reason: 'the SDK key was revoked' };
-    if ((this.streamsByKey.get(holder.sdkKeyId)?.size ?? 0) >= this.maxStreamsPerKey) {
-      return { code: 'RESOURCE_EXHAUSTED', reason: `this SDK key already has ${this.maxStreamsPerKey} open sync streams on this server` };
+    const cap = holder.maxStreams ?? this.maxStreamsPerKey;
+    if ((this.streamsByKey.get(holder.sdkKeyId)?.size ?? 0) >= cap) {
+      return { code: 'RESOURCE_EXHAUSTED', reason: `this SDK key already has ${cap} open streams on this server` };
     }
     return null;
   }

@@ -66,6 +66,8 @@ export interface SyncStreamHandle {
 /** Who holds a stream: an SDK key's streams end when the key is revoked. */
 export interface SyncHolder {
   sdkKeyId?: string;
+  /** Open streams this holder's key may hold here (default: the hub's maxStreamsPerKey); browser streams of client keys have their own cap. */
+  maxStreams?: number;
   /** A stream opened with a bearer token: it lasts only as long as this session. */
   session?: { userId: string; orgId: string; sessionId: string };
 }

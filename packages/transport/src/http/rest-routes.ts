@@ -3,6 +3,7 @@ import { registerClientCors } from '../domains/client/rest-cors.ts';
 import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
+import { registerClientStreamRoutes } from '../domains/client/stream-rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
 import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
 import { registerEventRoutes } from '../domains/events/rest-routes.ts';
@@ -36,6 +37,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerOfrepRoutes(http, services);
   // CORS preflights of the client routes (OFREP, exposures, events).
   registerClientCors(http, services.clientAccess);
+  registerClientStreamRoutes(http, services);
   registerEventDefinitionRoutes(http, services);
   registerEventRoutes(http, services);
   registerExposureRoutes(http, services);

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { ACTIONS, authorize, invalidArgument, type Principal } from '@switchyard/core';
+import { ACTIONS, DomainError, authorize, invalidArgument, type Principal } from '@switchyard/core';
 import type { AuthService, CredentialVerifier, Session, SessionRegistry } from '@switchyard/services';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
@@ -144,11 +144,15 @@ interface CredentialRequest {
  */
 export function addAuthGrpcService(
   server: grpc.Server,
-  deps: { auth: AuthService; verifier: CredentialVerifier; sessions: SessionRegistry; logger: Logger; stopping?: AbortSignal },
+  deps: { auth: AuthService; verifier: CredentialVerifier; sessions: SessionRegistry; logger: Logger; stopping?: AbortSignal; channelTokenKey?: Buffer },
 ): void {
   const { auth, verifier, sessions, logger, stopping } = deps;
   server.addService(AuthServiceDefinition.service, {
     watchCredentials: watchCredentials({ verifier, sessions, stopping }),
+    channelTokenKey: unary(logger, async () => {
+      if (deps.channelTokenKey === undefined) throw new DomainError('UNAVAILABLE', 'no channel token key here');
+      return { key: deps.channelTokenKey };
+    }),
     validateCredential: unary(logger, async (call: grpc.ServerUnaryCall<CredentialRequest, unknown>) => {
       const request = call.request;
       if (request.credential === 'bearer_token') return rbacContext(await verifier.verifyBearer(request.bearer_token ?? ''));

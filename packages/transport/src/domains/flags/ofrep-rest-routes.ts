@@ -10,6 +10,7 @@ import {
   type EvaluationResult,
   type Flag,
   type ParameterValue,
+  type Principal,
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
@@ -20,6 +21,7 @@ import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { clientBodyLimit } from '../client/client-body-limit.ts';
 import { admitKeyRequest, countNotModified, countRateLimited } from '../client/client-limits.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
+import { clientBulkStream } from '../client/rest-bulk-event-streams.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -141,6 +143,18 @@ const bulkSchema = {
         flags: {
           type: 'array',
           items: { oneOf: [successSchema, failureSchema('Per-flag failure', ['TARGETING_KEY_MISSING', 'INVALID_CONTEXT', 'GENERAL'], 'required')] },
+        },
+        eventStreams: {
+          type: 'array',
+          description: 'Client keys only: the browser event stream (OFREP ADR-0008; docs/client-side.md "7. Streaming")',
+          items: {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['sse'] },
+              endpoint: { type: 'object', properties: { requestUri: { type: 'string' } } },
+              inactivityDelaySec: { type: 'integer' },
+            },
+          },
         },
       },
     },
@@ -343,6 +357,7 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { evaluation, verifier, clientAccess } = services;
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
+  const principals = new WeakMap<FastifyRequest, Principal>();
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
     const scope = scopes.get(request);
@@ -365,6 +380,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       scopes.set(request, scope);
       // Counted by key kind; a client key's limits and 32 KiB body (docs/client-side.md "6. Limits").
       admitKeyRequest(services, request, principal, 'evaluation');
+      principals.set(request, principal);
     });
     ofrep.addHook('preParsing', clientBodyLimit);
     ofrep.addHook('onError', countRateLimited(services, 'evaluation'));
@@ -387,11 +403,15 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
       const scope = scopeOf(request);
       const ifNoneMatch = request.headers['if-none-match'];
+      // A client key's answer names its event stream, and its ETag the stream token's window.
+      const stream = clientBulkStream(services, request, principals.get(request)!);
+      const tagged = (etag: string): string => (stream === null ? etag : stream.etag(etag));
       // A client polling with the ETag it holds, for a context and definitions answered before:
       // the same answer, known without evaluating again.
       const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
       const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
-      const known = loaded === undefined ? undefined : rememberedEtag(loaded, key);
+      const remembered = loaded === undefined ? undefined : rememberedEtag(loaded, key);
+      const known = remembered === undefined ? undefined : tagged(remembered);
       if (known !== undefined && matchesEtag(ifNoneMatch, known)) {
         countNotModified(services, request);
         return reply.header('etag', known).code(304).send();
@@ -405,14 +425,15 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       }
       // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
       // context changes what this caller would see, on every instance alike.
-      const etag = etagOfItems(entries);
-      rememberEtag(snapshot, key, etag);
+      const contentEtag = etagOfItems(entries);
+      rememberEtag(snapshot, key, contentEtag);
+      const etag = tagged(contentEtag);
       void reply.header('etag', etag);
       if (matchesEtag(ifNoneMatch, etag)) {
         countNotModified(services, request);
         return reply.code(304).send();
       }
-      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, ']}'));
+      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, stream === null ? ']}' : stream.closing));
     });
   });
 }

@@ -1,0 +1,84 @@
+import type { Flag, Segment } from '@switchyard/core';
+import type { SyncPayload } from '@switchyard/services';
+
+/**
+ * Whether a flag exists for client keys (docs/client-side.md "3. What a client sees"). The one
+ * place the browser stream reads it.
+ */
+export const isClientVisible = (flag: Flag): boolean => (flag as { client_visible?: boolean }).client_visible === true;
+
+/** What clients of one environment can see change: its visible flags and the segments they use. */
+interface EnvironmentView {
+  flags: Map<string, Flag>;
+  visible: Set<string>;
+  usedSegments: Set<string>;
+}
+
+function usedSegmentsOf(flags: Iterable<Flag>, isVisible: (flag: Flag) => boolean): Set<string> {
+  const used = new Set<string>();
+  for (const flag of flags) {
+    if (!isVisible(flag)) continue;
+    for (const rule of flag.rules) for (const key of rule.segment_keys ?? []) used.add(key);
+  }
+  return used;
+}
+
+/**
+ * Decides, once per sync payload, whether it changes what a client key of the environment may
+ * see: a client-visible flag changed, appeared, disappeared or became hidden, or a segment that
+ * a client-visible flag uses changed. Payloads of one environment come in the channel's order
+ * (environment-channel.ts); the first stream to see a payload decides for all (a WeakMap, so a
+ * decision lives as long as its payload). Full snapshots reset the environment's view; what they
+ * mean for a stream is the stream's business (its first one is no news, later ones may be).
+ */
+export class ClientViewChanges {
+  private readonly decisions = new WeakMap<SyncPayload, boolean>();
+  private readonly views = new Map<string, EnvironmentView>();
+
+  constructor(private readonly isVisible: (flag: Flag) => boolean = isClientVisible) {}
+
+  changesClientView(payload: SyncPayload): boolean {
+    const known = this.decisions.get(payload);
+    if (known !== undefined) return known;
+    const decision = this.apply(payload);
+    this.decisions.set(payload, decision);
+    return decision;
+  }
+
+  /** The environment has no browser stream left here: its view is rebuilt by the next one's snapshot. */
+  forget(environmentId: string): void {
+    this.views.delete(environmentId);
+  }
+
+  private apply(payload: SyncPayload): boolean {
+    const previous = this.views.get(payload.environmentId);
+    if (payload.fullSnapshot) {
+      // A stream's first snapshot is no news (the stream skips it); any later one follows a lost
+      // notification or a stream that fell behind, so changes may have been missed: refetch.
+      this.views.set(payload.environmentId, this.viewOf(new Map(payload.flags.map((flag) => [flag.key, flag]))));
+      return true;
+    }
+    // A change against a view never seen (cannot happen: a stream starts with a snapshot): say so.
+    if (previous === undefined) return true;
+    const changed = this.touchesView(previous, payload.flags, payload.removedFlagKeys, payload.segments, payload.removedSegmentKeys);
+    const flags = new Map(previous.flags);
+    for (const flag of payload.flags) flags.set(flag.key, flag);
+    for (const key of payload.removedFlagKeys) flags.delete(key);
+    const next = this.viewOf(flags);
+    this.views.set(payload.environmentId, next);
+    return changed || payload.segments.some((segment) => next.usedSegments.has(segment.key));
+  }
+
+  private viewOf(flags: Map<string, Flag>): EnvironmentView {
+    const visible = new Set<string>();
+    for (const flag of flags.values()) if (this.isVisible(flag)) visible.add(flag.key);
+    return { flags, visible, usedSegments: usedSegmentsOf(flags.values(), this.isVisible) };
+  }
+
+  private touchesView(view: EnvironmentView, flags: readonly Flag[], removedFlags: readonly string[], segments: readonly Segment[], removedSegments: readonly string[]): boolean {
+    if (flags.some((flag) => this.isVisible(flag) || view.visible.has(flag.key))) return true;
+    if (removedFlags.some((key) => view.visible.has(key))) return true;
+    if (segments.some((segment) => view.usedSegments.has(segment.key))) return true;
+    return removedSegments.some((key) => view.usedSegments.has(key));
+  }
+}
