@@ -48,8 +48,13 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
         const scope = await sync.authorize(principal, call.request.environment_id, deps.purpose);
         if (call.cancelled) return;
         const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId, onMessage);
+        // A gateway's stream for client-key evaluation feeds the gateway, never the client, so it is
+        // not bound to the key that opened it: that key's creation and changes are announced like
+        // revocations (docs/decisions.md "Client keys"), which must not cut the gateway's feed.
         const holder =
-          principal.kind !== 'user'
+          deps.purpose === 'client_evaluation'
+            ? {}
+            : principal.kind !== 'user'
             ? { sdkKeyId: principal.sdkKeyId }
             : principal.sessionId === undefined
               ? {}
