@@ -65,6 +65,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       listSdkKeys: withCaller,
       deleteSdkKey: withCaller,
       updateSdkKey: withCaller,
+      updateProject: withCaller,
       environmentScope: withCaller,
       activeSdkKeyIds: withCaller,
     },
