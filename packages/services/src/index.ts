@@ -14,6 +14,8 @@ export * from './management/invitation-service.ts';
 export * from './management/admin-grant-withdrawal.ts';
 export * from './management/records.ts';
 export * from './client/client-key-input.ts';
+export * from './client/client-visibility.ts';
+export * from './client/project-settings-input.ts';
 export * from './scopes.ts';
 export * from './flags/definition-events.ts';
 export * from './flags/flag-service.ts';

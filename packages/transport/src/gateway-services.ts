@@ -19,6 +19,7 @@ import type {
   StatsService,
   SyncHub,
 } from '@switchyard/services';
+import type { ClientAnswers } from './domains/client/client-answers.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -47,6 +48,11 @@ export interface GatewayServices {
   flags: FlagService;
   segments: SegmentService;
   evaluation: EvaluationService;
+  /**
+   * OFREP answers for client keys (docs/client-side.md "What a client sees"): in one process over
+   * `evaluation`; a gateway asks the services for them (rules and segments stay there).
+   */
+  clientAnswers: Pick<ClientAnswers, 'bulk' | 'single'>;
   snapshots: Pick<DefinitionSnapshots, 'get' | 'current' | 'onChange'>;
   eventDefinitions: EventDefinitionService;
   /** Metric events and exposures (its writers' stats count the group-commit transactions). */

@@ -124,6 +124,13 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     },
   },
   {
+    // The client key is the caller: the services authorize it and evaluate client-visible flags only.
+    member: 'clientAnswers',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.ClientAnswersGatewayService',
+    methods: { bulk: withCaller, single: withCaller },
+  },
+  {
     member: 'flags',
     proto: 'svc/flags/v1/flags_gateway.proto',
     service: 'svc.flags.v1.FlagGatewayService',

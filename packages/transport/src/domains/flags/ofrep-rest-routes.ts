@@ -6,10 +6,8 @@ import {
   permissionDenied,
   unauthenticated,
   type EnvironmentScope,
-  type EvaluationContext,
   type EvaluationResult,
   type Flag,
-  type ParameterValue,
   type Principal,
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
@@ -20,6 +18,9 @@ import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
+import { mapContext, needsTargetingKey, type OfrepBody } from './ofrep-context.ts';
+import { clientEvaluationContext, type ClientPrincipal } from '../client/client-context.ts';
+import type { ClientAnswer } from '../client/client-answers.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -45,9 +46,6 @@ interface OfrepFailure {
   errorDetails: string;
 }
 
-interface OfrepBody {
-  context?: Record<string, unknown>;
-}
 
 // --- schemas: Fastify validates with them and /v1/openapi.json is generated from them ---
 
@@ -166,36 +164,6 @@ async function sdkPrincipal(verifier: CallerVerifier, request: FastifyRequest): 
 }
 
 // --- mapping ---
-
-/** Evaluation of flags that never read the context (see needsTargetingKey) still needs a key. */
-const NO_TARGETING_KEY = 'ofrep:no-targeting-key';
-
-/**
- * Whether the flag's answer can depend on the context key. A disabled flag serves its off
- * variant and an enabled flag without rules its default, whatever the context; any rule may
- * compare, hash or look up the key.
- */
-const needsTargetingKey = (flag: Flag | undefined): boolean => flag === undefined || (flag.enabled && flag.rules.length > 0);
-
-interface MappedContext {
-  targetingKey: string | undefined;
-  context: EvaluationContext;
-}
-
-/** OFREP context → ours: targetingKey → key, kind/context_type → type, scalar attributes → parameters. */
-function mapContext(body: OfrepBody | undefined): MappedContext {
-  const { targetingKey, kind, context_type: contextType, ...attributes } = body?.context ?? {};
-  const parameters: Record<string, ParameterValue> = {};
-  for (const [name, value] of Object.entries(attributes)) {
-    // Our rules compare scalars only. Structured values are ignored rather than refused: the
-    // OpenFeature SDK merges global, client and invocation contexts, and one attribute meant for
-    // another system must not fail every evaluation (a rule on it simply does not match).
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') parameters[name] = value;
-  }
-  const key = typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined;
-  const type = typeof contextType === 'string' ? contextType : typeof kind === 'string' ? kind : 'user';
-  return { targetingKey: key, context: { key: key ?? NO_TARGETING_KEY, context_type: type, parameters } };
-}
 
 function toOfrep(result: EvaluationResult): OfrepSuccess | OfrepFailure {
   // GENERAL (a flag that could not be evaluated) and INVALID_CONTEXT have no value to serve.
@@ -350,6 +318,14 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { evaluation, verifier } = services;
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
+  /** Requests made with a client key: answered by clientAnswers, never by the server-key code below. */
+  const clients = new WeakMap<FastifyRequest, ClientPrincipal>();
+  const { clientAnswers } = services;
+  const sendClientAnswer = (reply: FastifyReply, answer: ClientAnswer): FastifyReply => {
+    if (answer.etag !== undefined) void reply.header('etag', answer.etag);
+    if (answer.json === undefined) return reply.code(answer.status).send();
+    return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.json);
+  };
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
     const scope = scopes.get(request);
@@ -361,16 +337,26 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.setErrorHandler(handleOfrepError);
 
     // Credentials first, before the body is even parsed: a caller without a key learns nothing.
-    ofrep.addHook('onRequest', async (request) => {
+    ofrep.addHook('onRequest', async (request, reply) => {
       const principal = await sdkPrincipal(verifier, request);
       if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
-      // A client key's answers are restricted (docs/client-side.md "What a client sees").
-      const scope =
-        principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);
-      scopes.set(request, scope);
+      if (principal.kind === 'client_key') {
+        // A client key's answers are restricted (docs/client-side.md "What a client sees") and
+        // personal to the context: no shared cache keeps them, every use revalidates (ETag).
+        evaluation.clientScopeFor(principal, principal.environmentId);
+        clients.set(request, principal);
+        void reply.header('cache-control', 'private, no-cache');
+        return;
+      }
+      scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
     });
 
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
+      const client = clients.get(request);
+      if (client !== undefined) {
+        const { targetingKey, context } = clientEvaluationContext(request, client);
+        return sendClientAnswer(reply, await clientAnswers.single(client, request.params.key, { context, hasTargetingKey: targetingKey !== undefined }));
+      }
       const scope = scopeOf(request);
       const key = request.params.key;
       const { targetingKey, context } = mapContext(request.body);
@@ -386,8 +372,13 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     });
 
     ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
-      const scope = scopeOf(request);
       const ifNoneMatch = request.headers['if-none-match'];
+      const client = clients.get(request);
+      if (client !== undefined) {
+        const { targetingKey, context } = clientEvaluationContext(request, client);
+        return sendClientAnswer(reply, await clientAnswers.bulk(client, { context, hasTargetingKey: targetingKey !== undefined, ifNoneMatch }));
+      }
+      const scope = scopeOf(request);
       // A client polling with the ETag it holds, for a context and definitions answered before:
       // the same answer, known without evaluating again.
       const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
