@@ -158,6 +158,23 @@ describe('what a client key sees', () => {
     assert.deepEqual(noKey.body, { key: 'shown', errorCode: 'TARGETING_KEY_MISSING' }, 'no error details');
   });
 
+  test('request errors carry the OFREP error code only, where a server key gets details', async () => {
+    const long = { targetingKey: 'u1', note: 'x'.repeat(4097) };
+    const single = await post(SINGLE('shown'), clientKey, long);
+    assert.equal(single.status, 400);
+    assert.deepEqual(single.body, { key: 'shown', errorCode: 'INVALID_CONTEXT' });
+    const bulk = await post(BULK, clientKey, long);
+    assert.equal(bulk.status, 400);
+    assert.deepEqual(bulk.body, { errorCode: 'INVALID_CONTEXT' });
+    const server = await post(BULK, a.rawKey, long);
+    assert.equal(server.status, 400);
+    assert.equal(typeof server.body.errorDetails, 'string', 'server keys keep their details');
+    const malformed = await fetch(ts.base + BULK, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': clientKey }, body: '{not json' });
+    assert.equal(malformed.status, 400);
+    assert.deepEqual(await malformed.json(), { errorCode: 'PARSE_ERROR' });
+    assert.equal(malformed.headers.get('cache-control'), 'private, no-cache');
+  });
+
   test('bulk without a targeting key: flags with rules answer TARGETING_KEY_MISSING without details', async () => {
     const response = await post(BULK, clientKey, {});
     assert.deepEqual(response.body.flags, [

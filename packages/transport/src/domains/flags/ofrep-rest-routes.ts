@@ -46,7 +46,6 @@ interface OfrepFailure {
   errorDetails: string;
 }
 
-
 // --- schemas: Fastify validates with them and /v1/openapi.json is generated from them ---
 
 const contextSchema = {
@@ -253,8 +252,14 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
 
 // --- errors ---
 
+/** Requests made with a client key: their failures carry OFREP's error code only (docs/client-side.md "What a client sees"). */
+const clientRequests = new WeakSet<FastifyRequest>();
+
 const sendFailure = (reply: FastifyReply, status: number, failure: OfrepFailure): FastifyReply =>
-  reply.code(status).type('application/json; charset=utf-8').send(failure);
+  reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(clientRequests.has(reply.request) ? { ...(failure.key === undefined ? {} : { key: failure.key }), errorCode: failure.errorCode } : failure);
 
 /** The flag key of a single-flag request (failures there carry `key`; bulk failures do not). */
 const keyOf = (request: FastifyRequest): string | undefined => (request.params as { key?: string } | undefined)?.key;
@@ -345,6 +350,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
         // personal to the context: no shared cache keeps them, every use revalidates (ETag).
         evaluation.clientScopeFor(principal, principal.environmentId);
         clients.set(request, principal);
+        clientRequests.add(request);
         void reply.header('cache-control', 'private, no-cache');
         return;
       }
