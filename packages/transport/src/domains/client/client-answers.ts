@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDomainError, type EvaluationContext, type EvaluationResult, type Flag, type Principal } from '@switchyard/core';
 import { clientFlags, isClientVisible, type EnvironmentSnapshot, type EvaluationService } from '@switchyard/services';
-import { JsonItem, ResultJsonCache, etagOfItems } from '../flags/rest-result-json.ts';
+import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from '../flags/rest-result-json.ts';
 import { needsTargetingKey } from '../flags/ofrep-context.ts';
 
 /**
@@ -24,11 +24,28 @@ export interface ClientEvaluationRequest {
   ifNoneMatch?: string | undefined;
 }
 
-/** An answer: its status, JSON text (absent on 304) and ETag (bulk). */
+/** An answer: its status, its JSON as text or bytes (neither on 304) and ETag (bulk). */
 export interface ClientAnswer {
   status: number;
   json?: string;
+  bytes?: Buffer;
   etag?: string;
+}
+
+/**
+ * A bulk answer as bytes, sent as they are in one process; across the gateway hop (where results
+ * travel as JSON) it turns into `{status, etag, json}`.
+ */
+class BytesAnswer implements ClientAnswer {
+  constructor(
+    readonly status: number,
+    readonly etag: string,
+    readonly bytes: Buffer,
+  ) {}
+
+  toJSON(): ClientAnswer {
+    return { status: this.status, etag: this.etag, json: this.bytes.toString('utf8') };
+  }
 }
 
 type ClientEntry = { key: string; value?: unknown; variant?: string; reason: string } | { key: string; errorCode: string };
@@ -43,7 +60,7 @@ function clientEntry(result: EvaluationResult): ClientEntry {
   return entry;
 }
 
-/** An item whose JSON text is kept beside its bytes (a client answer is sent as text: it may cross the gateway hop). */
+/** An item whose JSON text is kept beside its bytes (the single route answers the text). */
 class TextItem extends JsonItem {
   constructor(readonly text: string) {
     super(Buffer.from(text));
@@ -52,17 +69,6 @@ class TextItem extends JsonItem {
 
 /** Client bulk entries, kept per flag and outcome like the server answers' (rest-result-json.ts). */
 const clientEntries = new ResultJsonCache((result) => JSON.stringify(clientEntry(result)));
-const textOf = new WeakMap<JsonItem, string>();
-const itemText = (item: JsonItem): string => {
-  if (item instanceof TextItem) return item.text;
-  let text = textOf.get(item);
-  if (text === undefined) {
-    text = item.bytes.toString('utf8');
-    textOf.set(item, text);
-  }
-  return text;
-};
-
 const notFoundJson = (key: string): string => JSON.stringify({ key, errorCode: 'FLAG_NOT_FOUND' });
 
 /** A flag's TARGETING_KEY_MISSING entry, kept per definition. */
@@ -132,9 +138,7 @@ export class ClientAnswers {
     const etag = etagOfItems(entries);
     rememberEtag(snapshot, key, etag);
     if (matchesEtag(request.ifNoneMatch, etag)) return { status: 304, etag };
-    let json = '{"flags":[';
-    for (let i = 0; i < entries.length; i++) json += (i === 0 ? '' : ',') + itemText(entries[i]!);
-    return { status: 200, etag, json: `${json}]}` };
+    return new BytesAnswer(200, etag, jsonArrayBytes('{"flags":[', entries, ']}'));
   }
 
   /** `POST /ofrep/v1/evaluate/flags/{key}` for a client key: a hidden flag answers exactly as a missing one. */

@@ -328,8 +328,9 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
   const { clientAnswers } = services;
   const sendClientAnswer = (reply: FastifyReply, answer: ClientAnswer): FastifyReply => {
     if (answer.etag !== undefined) void reply.header('etag', answer.etag);
-    if (answer.json === undefined) return reply.code(answer.status).send();
-    return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.json);
+    const body = answer.bytes ?? answer.json;
+    if (body === undefined) return reply.code(answer.status).send();
+    return reply.code(answer.status).type('application/json; charset=utf-8').send(body);
   };
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
