@@ -48,6 +48,7 @@ const flagWith = (conditions: Condition[]): Flag => ({
   hashing: [],
   version: 1,
   archived: false,
+  client_visible: false,
   created_at_ms: 0,
   updated_at_ms: 0,
 });

@@ -61,6 +61,7 @@ const FLAG: Flag = {
   hashing: [],
   version: 1,
   archived: false,
+  client_visible: false,
   created_at_ms: 0,
   updated_at_ms: 0,
 };

@@ -57,6 +57,7 @@ import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.
 import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
 import { addAuditGrpcService } from '@switchyard/transport/domains/audit/grpc.ts';
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
+import { ClientAnswers } from '@switchyard/transport/domains/client/client-answers.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
@@ -291,6 +292,9 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       });
     }
     const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => ssoOptions.publicUrl, metrics: metrics.client, log: clientLog });
+    const evaluation = new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
+      budgetMs: config.evaluationBudgetMs,
+    });
     const services: InProcessServices = {
       verifier,
       auth,
@@ -312,9 +316,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       ...createSsoServices({ repos, auth, hasher, options: ssoOptions, notifier }),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
-      evaluation: new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
-        budgetMs: config.evaluationBudgetMs,
-      }),
+      evaluation,
+      clientAnswers: new ClientAnswers(evaluation),
       snapshots,
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
       ingest,

@@ -26,6 +26,7 @@ function flagOf(key: string, conditions: Condition[], variantKey = 'on'): Flag {
     hashing: [],
     version: 1,
     archived: false,
+    client_visible: false,
     created_at_ms: 0,
     updated_at_ms: 0,
   };

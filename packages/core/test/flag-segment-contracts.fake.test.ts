@@ -22,7 +22,7 @@ async function makeRepos(): Promise<FlagSegmentFixture> {
     const orgId = state.newId();
     state.orgs.set(orgId, { id: orgId, name: orgName, isSystem: false, createdAtMs: state.now() });
     const projectId = state.newId();
-    state.projects.set(projectId, { id: projectId, orgId, name: 'web', createdAtMs: state.now() });
+    state.projects.set(projectId, { id: projectId, orgId, name: 'web', createdAtMs: state.now(), clientVisibleDefault: false });
     return { orgId, projectId };
   };
   const a = projectIn('org-a');

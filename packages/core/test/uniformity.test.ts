@@ -28,6 +28,7 @@ function splitFlag(weights: [string, number][]): Flag {
     hashing: [],
     version: 1,
     archived: false,
+    client_visible: false,
     created_at_ms: 0,
     updated_at_ms: 0,
   };

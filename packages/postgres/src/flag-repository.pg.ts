@@ -42,9 +42,9 @@ export class PgFlagRepository implements FlagRepository {
     // clock reading for both timestamps, so a new flag's updated_at equals its created_at.
     const [row] = await translateErrors(
       () => this.sql<FlagDefinitionRow[]>`
-        INSERT INTO flags (org_id, project_id, key, description, value_type, variants, created_at, updated_at)
+        INSERT INTO flags (org_id, project_id, key, description, value_type, variants, client_visible, created_at, updated_at)
         SELECT p.org_id, p.id, ${input.key}, ${input.description}, ${input.value_type}, ${this.json(input.variants)},
-               t.now, t.now
+               COALESCE(${input.client_visible ?? null}::boolean, p.client_visible_default), t.now, t.now
         FROM projects p CROSS JOIN (SELECT clock_timestamp() AS now) t
         WHERE p.id = ${scope.projectId} AND p.org_id = ${scope.orgId}
         RETURNING *`,
@@ -83,6 +83,7 @@ export class PgFlagRepository implements FlagRepository {
         description = COALESCE(${patch.description ?? null}::text, description),
         value_type = COALESCE(${patch.value_type ?? null}::text, value_type),
         variants = COALESCE(${variants}::jsonb, variants),
+        client_visible = COALESCE(${patch.client_visible ?? null}::boolean, client_visible),
         version = version + 1,
         updated_at = clock_timestamp()
       WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}

@@ -8,6 +8,7 @@ export interface FlagDefinitionRow {
   value_type: FlagValueType;
   variants: Variant[];
   archived: boolean;
+  client_visible: boolean;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -46,6 +47,7 @@ export function definitionFromRow(row: FlagDefinitionRow): Flag {
     hashing: [],
     version: row.version,
     archived: row.archived,
+    client_visible: row.client_visible,
     created_at_ms: row.created_at.getTime(),
     updated_at_ms: row.updated_at.getTime(),
   };

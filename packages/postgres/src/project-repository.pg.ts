@@ -7,9 +7,16 @@ interface ProjectRow {
   org_id: string;
   name: string;
   created_at_ms: number;
+  client_visible_default: boolean;
 }
 
-const toProject = (row: ProjectRow): Project => ({ id: row.id, orgId: row.org_id, name: row.name, createdAtMs: row.created_at_ms });
+const toProject = (row: ProjectRow): Project => ({
+  id: row.id,
+  orgId: row.org_id,
+  name: row.name,
+  createdAtMs: row.created_at_ms,
+  clientVisibleDefault: row.client_visible_default,
+});
 
 /** Projects in `projects`, every statement scoped by org_id: another org's project is not found. */
 export class PgProjectRepository implements ProjectRepository {
@@ -20,7 +27,7 @@ export class PgProjectRepository implements ProjectRepository {
     const [row] = await translateErrors(
       () => this.sql<ProjectRow[]>`
         INSERT INTO projects (org_id, name) VALUES (${scope.orgId}, ${input.name})
-        RETURNING id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
+        RETURNING id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, client_visible_default`,
       { resource: 'project', name: input.name, parent: 'organisation' },
     );
     if (!row) throw new Error('INSERT ... RETURNING gave no row');
@@ -30,7 +37,7 @@ export class PgProjectRepository implements ProjectRepository {
   async get(scope: OrgScope, projectId: string): Promise<Project | null> {
     if (!isUuid(scope.orgId) || !isUuid(projectId)) return null;
     const [row] = await this.sql<ProjectRow[]>`
-      SELECT id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, client_visible_default
       FROM projects WHERE org_id = ${scope.orgId} AND id = ${projectId}`;
     return row ? toProject(row) : null;
   }
@@ -38,9 +45,19 @@ export class PgProjectRepository implements ProjectRepository {
   async list(scope: OrgScope): Promise<Project[]> {
     if (!isUuid(scope.orgId)) return [];
     const rows = await this.sql<ProjectRow[]>`
-      SELECT id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, client_visible_default
       FROM projects WHERE org_id = ${scope.orgId}
       ORDER BY created_at, id`;
     return rows.map(toProject);
+  }
+
+  async updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault: boolean }): Promise<Project> {
+    if (!isUuid(scope.orgId) || !isUuid(projectId)) throw notFound('project', projectId);
+    const [row] = await this.sql<ProjectRow[]>`
+      UPDATE projects SET client_visible_default = ${settings.clientVisibleDefault}
+      WHERE org_id = ${scope.orgId} AND id = ${projectId}
+      RETURNING id, org_id, name, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms, client_visible_default`;
+    if (!row) throw notFound('project', projectId);
+    return toProject(row);
   }
 }

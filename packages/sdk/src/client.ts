@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { evaluate, type EvaluationContext, type EvaluationEnvironment, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
 import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
+import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
 import { EventDelivery } from './events/event-delivery.ts';
 import { resolveOptions, type ResolvedOptions, type SwitchyardOptions } from './options.ts';
 import { ListChecker, type MembershipQuery } from './segments/list-checker.ts';
@@ -265,6 +266,29 @@ export class SwitchyardClient {
       this.options.logger.error('allFlags failed', { error: String(error) });
     }
     return out;
+  }
+
+  /**
+   * The OFREP bulk answer a browser with a client key would get for this context (docs/sdk.md
+   * "Server-side rendering"): client-visible, non-archived flags, disabled ones left out unless
+   * `includeDisabled`, each `{key, value, variant, reason}`. Render it into the page for the
+   * OFREP web provider to start from, so the page shows its flags with no flash. Records no
+   * exposures; list-segment memberships are those the SDK has cached. Never throws: `{flags: []}`
+   * before definitions arrive or for an invalid context (logged).
+   */
+  ofrepBootstrap(context: SdkContextInput, options: OfrepBootstrapOptions = {}): OfrepBootstrap {
+    try {
+      const contexts = toCoreContexts(context);
+      if (!contexts) {
+        this.options.logger.warn('ofrepBootstrap: a context is {key: non-empty string, type?: string, attributes?: {...}}');
+        return { flags: [] };
+      }
+      if (!this.store.hasDefinitions) return { flags: [] };
+      return ofrepBootstrapOf(this.store.flags.values(), contexts, this.cachedEnvironment(contexts), options);
+    } catch (error) {
+      this.options.logger.error('ofrepBootstrap failed', { error: String(error) });
+      return { flags: [] };
+    }
   }
 
   /** A metric event, batched and sent in the background (docs/sdk.md "Event delivery"). Never throws. */

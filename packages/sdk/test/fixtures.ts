@@ -16,6 +16,7 @@ export function boolFlag(key: string, value = true, extra: Partial<Flag> = {}): 
     hashing: [],
     version: 1,
     archived: false,
+    client_visible: false,
     created_at_ms: 0,
     updated_at_ms: 0,
     ...extra,

@@ -17,6 +17,8 @@ export * from './client/client-key-input.ts';
 export * from './client/client-origins.ts';
 export * from './client/client-metrics.ts';
 export * from './client/client-rate-limiter.ts';
+export * from './client/client-visibility.ts';
+export * from './client/project-settings-input.ts';
 export * from './scopes.ts';
 export * from './flags/definition-events.ts';
 export * from './flags/flag-service.ts';

@@ -24,6 +24,7 @@ import type {
 } from '@switchyard/services';
 import type { ClientAccess } from './domains/client/rest-client-access.ts';
 import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
+import type { ClientAnswers } from './domains/client/client-answers.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -52,6 +53,11 @@ export interface GatewayServices {
   flags: FlagService;
   segments: SegmentService;
   evaluation: EvaluationService;
+  /**
+   * OFREP answers for client keys (docs/client-side.md "What a client sees"): in one process over
+   * `evaluation`; a gateway asks the services for them (rules and segments stay there).
+   */
+  clientAnswers: Pick<ClientAnswers, 'bulk' | 'single'>;
   snapshots: Pick<DefinitionSnapshots, 'get' | 'current' | 'onChange'>;
   eventDefinitions: EventDefinitionService;
   /** Metric events and exposures (its writers' stats count the group-commit transactions). */

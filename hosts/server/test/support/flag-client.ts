@@ -14,6 +14,7 @@ export const patch = (client: ApiClient, path: string, options?: RequestOptions)
 /** Every field of a Flag record (docs/contract.md "Flags and evaluation", plus `archived`). */
 export const FLAG_FIELDS = [
   'archived',
+  'client_visible',
   'created_at_ms',
   'description',
   'enabled',

@@ -49,6 +49,7 @@ export interface Project {
   project_id: string;
   project_name: string;
   org_id: string;
+  client_visible_default: boolean;
 }
 export interface Environment {
   environment_id: string;
@@ -106,6 +107,7 @@ export interface ManagementClient {
   listOrgs: Unary<Record<string, never>, { orgs: Org[] }>;
   createProject: Unary<{ org_id?: string; name: string }, { project_id: string; project_name: string }>;
   listProjects: Unary<{ org_id?: string }, { projects: Project[] }>;
+  updateProject: Unary<{ project_id: string; client_visible_default: boolean }, Project>;
   createEnvironment: Unary<{ project_id: string; name: string }, { environment_id: string; environment_name: string }>;
   listEnvironments: Unary<{ project_id: string }, { environments: Environment[] }>;
   createSdkKey: Unary<{ environment_id: string; kind?: string; settings?: ClientKeyFields }, CreatedSdkKey>;

@@ -106,6 +106,11 @@ export interface Flag {
   hashing: HashingConfig[];
   version: number;
   archived: boolean;
+  /**
+   * Whether client keys (browsers, apps) may evaluate the flag: project-level, default from the
+   * project's `client_visible_default` (docs/client-side.md "What a client sees").
+   */
+  client_visible: boolean;
   created_at_ms: number;
   updated_at_ms: number;
 }

@@ -40,6 +40,8 @@ export interface Project {
   orgId: string;
   name: string;
   createdAtMs: number;
+  /** New flags' `client_visible` when their create does not say (docs/client-side.md "What a client sees"). */
+  clientVisibleDefault: boolean;
 }
 
 export interface Environment {

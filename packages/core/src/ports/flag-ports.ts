@@ -7,6 +7,8 @@ export interface FlagDefinitionInput {
   description: string;
   value_type: FlagValueType;
   variants: Variant[];
+  /** Absent on create: the project's `client_visible_default`; absent on update: unchanged. */
+  client_visible?: boolean;
 }
 
 /** The per-environment part of a flag. */

@@ -60,6 +60,8 @@ export interface ProjectRepository {
   create(scope: OrgScope, input: { name: string }): Promise<Project>;
   get(scope: OrgScope, projectId: string): Promise<Project | null>;
   list(scope: OrgScope): Promise<Project[]>;
+  /** Replaces the project's settings. @throws NOT_FOUND for a project outside the org. */
+  updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault: boolean }): Promise<Project>;
 }
 
 export interface EnvironmentRepository {

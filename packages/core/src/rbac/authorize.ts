@@ -50,6 +50,8 @@ export const ACTIONS = [
   // organisation management
   'org.read',
   'project.create',
+  // project settings (client_visible_default)
+  'project.update',
   'environment.create',
   'sdk_key.create',
   'sdk_key.delete',
@@ -98,6 +100,7 @@ const hidden: Decision = { allowed: false, code: 'NOT_FOUND', reason: 'not found
 /** Actions only an org_admin may take inside its org. */
 const ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'project.create',
+  'project.update',
   'environment.create',
   'sdk_key.create',
   'sdk_key.delete',

@@ -12,6 +12,7 @@ export const testFlag = (key: string, fields: Partial<Flag> = {}): Flag => ({
   hashing: [],
   version: 1,
   archived: false,
+  client_visible: false,
   created_at_ms: 0,
   updated_at_ms: 0,
   ...fields,

@@ -30,7 +30,7 @@ export class InMemoryFlagRepository implements FlagRepository {
   constructor(private readonly state: InMemoryState) {}
 
   async createDefinition(scope: ProjectScope, input: FlagDefinitionInput): Promise<Flag> {
-    this.state.requireProject(scope);
+    const project = this.state.requireProject(scope);
     if (this.findDefinition(scope, input.key)) throw alreadyExists('flag', input.key);
     const now = this.state.now();
     const stored: StoredFlagDefinition = {
@@ -43,6 +43,7 @@ export class InMemoryFlagRepository implements FlagRepository {
         value_type: input.value_type,
         variants: viaJson(input.variants),
         archived: false,
+        client_visible: input.client_visible ?? project.clientVisibleDefault,
         version: 1,
         created_at_ms: now,
         updated_at_ms: now,
@@ -72,6 +73,7 @@ export class InMemoryFlagRepository implements FlagRepository {
     if (patch.description !== undefined) flag.description = patch.description;
     if (patch.value_type !== undefined) flag.value_type = patch.value_type;
     if (patch.variants !== undefined) flag.variants = viaJson(patch.variants);
+    if (patch.client_visible !== undefined) flag.client_visible = patch.client_visible;
     this.touchDefinition(stored);
     return definitionView(stored);
   }

@@ -1,4 +1,4 @@
-import { alreadyExists } from '../errors/domain-error.ts';
+import { alreadyExists, notFound } from '../errors/domain-error.ts';
 import type { Project } from '../model/entities.ts';
 import type { OrgScope } from '../ports/scopes.ts';
 import type { ProjectRepository } from '../ports/tenancy-ports.ts';
@@ -13,7 +13,7 @@ export class InMemoryProjectRepository implements ProjectRepository {
     for (const project of this.state.projects.values()) {
       if (project.orgId === scope.orgId && project.name === input.name) throw alreadyExists('project', input.name);
     }
-    const project: Project = { id: this.state.newId(), orgId: scope.orgId, name: input.name, createdAtMs: this.state.now() };
+    const project: Project = { id: this.state.newId(), orgId: scope.orgId, name: input.name, createdAtMs: this.state.now(), clientVisibleDefault: false };
     this.state.projects.set(project.id, project);
     return { ...project };
   }
@@ -28,5 +28,12 @@ export class InMemoryProjectRepository implements ProjectRepository {
       .filter((p) => p.orgId === scope.orgId)
       .sort((a, b) => a.createdAtMs - b.createdAtMs)
       .map((p) => ({ ...p }));
+  }
+
+  async updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault: boolean }): Promise<Project> {
+    const project = this.state.projects.get(projectId);
+    if (!project || project.orgId !== scope.orgId) throw notFound('project', projectId);
+    project.clientVisibleDefault = settings.clientVisibleDefault;
+    return { ...project };
   }
 }

@@ -279,6 +279,13 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                   }
                 },
                 "FeatureFlag": {
+                  "oneofs": {
+                    "_client_visible": {
+                      "oneof": [
+                        "client_visible"
+                      ]
+                    }
+                  },
                   "fields": {
                     "key": {
                       "type": "string",
@@ -330,6 +337,13 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "updated_at_ms": {
                       "type": "int64",
                       "id": 12
+                    },
+                    "client_visible": {
+                      "type": "bool",
+                      "id": 13,
+                      "options": {
+                        "proto3_optional": true
+                      }
                     }
                   }
                 },

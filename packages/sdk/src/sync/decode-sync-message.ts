@@ -32,6 +32,8 @@ export interface FeatureFlagMessage {
   hashing?: Array<{ parameter_key: string; parameter_type: string; order: number }>;
   version?: number;
   archived?: boolean;
+  /** proto3 `optional`: absent from servers older than client keys (then hidden from clients). */
+  client_visible?: boolean;
   created_at_ms?: number;
   updated_at_ms?: number;
 }
@@ -146,6 +148,7 @@ export function flagFromMessage(message: FeatureFlagMessage): Flag {
     hashing,
     version: Number(message.version ?? 0),
     archived: message.archived === true,
+    client_visible: message.client_visible === true,
     created_at_ms: Number(message.created_at_ms ?? 0),
     updated_at_ms: Number(message.updated_at_ms ?? 0),
   };

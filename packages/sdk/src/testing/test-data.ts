@@ -102,6 +102,7 @@ export class TestData {
       hashing: [],
       version,
       archived: false,
+      client_visible: false,
       created_at_ms: 0,
       updated_at_ms: 0,
     };

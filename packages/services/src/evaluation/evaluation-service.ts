@@ -20,6 +20,7 @@ import {
   type Repositories,
 } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
+import { clientBulkFlags, clientFlags, isClientVisible } from '../client/client-visibility.ts';
 import { NO_METRICS, type ServiceMetrics } from '../metrics.ts';
 import type { DefinitionSnapshots, EnvironmentSnapshot } from './definition-snapshots.ts';
 
@@ -43,6 +44,13 @@ export interface Evaluation {
 }
 
 const MAX_CONTEXTS = 10;
+
+/**
+ * The scopes clientScopeFor() handed out, with what of the key's settings changes its answers. An
+ * evaluation in such a scope is a client evaluation whichever method is called: only
+ * client-visible flags, never an exposure (docs/client-side.md "What a client sees").
+ */
+const clientScopes = new WeakMap<EnvironmentScope, { includeDisabled: boolean }>();
 
 export interface EvaluationServiceOptions {
   /**
@@ -145,7 +153,14 @@ export class EvaluationService {
   clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
     requireAllowed(principal, 'flag.client_evaluate', { orgId: principal.orgId, environmentId });
     if (principal.kind !== 'client_key') throw invalidArgument('client evaluation needs a client key');
-    return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
+    const scope = { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
+    clientScopes.set(scope, { includeDisabled: principal.client.includeDisabled });
+    return scope;
+  }
+
+  /** Whether the scope is a client key's (clientScopeFor's). */
+  isClientScope(scope: EnvironmentScope): boolean {
+    return clientScopes.has(scope);
   }
 
   async snapshot(scope: EnvironmentScope): Promise<EnvironmentSnapshot> {
@@ -168,6 +183,7 @@ export class EvaluationService {
    * compiled form, which a change of the flag replaces.
    */
   async evaluateFlags(scope: EnvironmentScope, request: EvaluateRequest): Promise<Evaluation> {
+    if (clientScopes.has(scope)) return this.evaluateForClient(scope, request);
     const contexts = checkContexts(request.contexts);
     const snapshot = this.snapshots.current(scope.environmentId) ?? (await this.snapshots.get(scope));
     const kept = keptFor(snapshot, request.flagKey);
@@ -188,6 +204,7 @@ export class EvaluationService {
    * this spares a promise and its turns of the microtask queue.
    */
   evaluateNow(scope: EnvironmentScope, request: EvaluateRequest): Evaluation | undefined {
+    if (clientScopes.has(scope)) return this.evaluateForClientNow(scope, request);
     const contexts = checkContexts(request.contexts);
     const snapshot = this.snapshots.current(scope.environmentId);
     if (snapshot === undefined) return undefined;
@@ -197,6 +214,39 @@ export class EvaluationService {
     const kept = keptFor(snapshot, flagKey);
     const flags = flagsAskedFor(snapshot, flagKey, kept);
     if (membershipPairs(snapshot, flags, contexts).length > 0) return undefined;
+    const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
+    this.metrics.evaluated(evaluation.results);
+    return evaluation;
+  }
+
+  /**
+   * A client key's evaluation (docs/client-side.md "What a client sees"): one client-visible flag
+   * (a hidden or archived one is NOT_FOUND, as a missing one), or every client-visible flag —
+   * enabled ones only unless the key includes disabled ones. Records no exposure, whatever
+   * experiment runs: the client reports what it shows (docs/client-side.md "Exposures and events").
+   */
+  async evaluateForClient(scope: EnvironmentScope, request: EvaluateRequest): Promise<Evaluation> {
+    const client = clientScopes.get(scope);
+    if (client === undefined) throw invalidArgument('client evaluation needs a client key');
+    const contexts = checkContexts(request.contexts);
+    const snapshot = this.snapshots.current(scope.environmentId) ?? (await this.snapshots.get(scope));
+    const { flags, kept } = clientFlagsAskedFor(snapshot, request.flagKey, client.includeDisabled);
+    const pairs = membershipPairs(snapshot, flags, contexts);
+    const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
+    const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, isListMember);
+    this.metrics.evaluated(evaluation.results);
+    return evaluation;
+  }
+
+  /** evaluateForClient() at once when nothing needs awaiting (the snapshot is loaded, no list segment is read); else undefined. */
+  evaluateForClientNow(scope: EnvironmentScope, request: EvaluateRequest): Evaluation | undefined {
+    const client = clientScopes.get(scope);
+    if (client === undefined) throw invalidArgument('client evaluation needs a client key');
+    const contexts = checkContexts(request.contexts);
+    const snapshot = this.snapshots.current(scope.environmentId);
+    if (snapshot === undefined) return undefined;
+    if (request.flagKey === undefined ? clientFlags(snapshot).readsListSegments : snapshot.listSegmentKeysByFlag.has(request.flagKey)) return undefined;
+    const { flags, kept } = clientFlagsAskedFor(snapshot, request.flagKey, client.includeDisabled);
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
     this.metrics.evaluated(evaluation.results);
     return evaluation;
@@ -250,6 +300,15 @@ function flagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | undefine
   const flag = snapshot.flags.get(flagKey);
   if (!flag) throw notFound('flag', flagKey);
   return [flag];
+}
+
+/** A client's flags: the one asked for (NOT_FOUND unless client-visible), or the bulk answer's. */
+function clientFlagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | undefined, includeDisabled: boolean): { flags: readonly Flag[]; kept: CompiledFlag | null | undefined } {
+  if (flagKey === undefined) return { flags: clientBulkFlags(snapshot, includeDisabled), kept: undefined };
+  // Hidden and missing alike: the same error, raised before anything else reads the flag.
+  if (!isClientVisible(snapshot.flags.get(flagKey))) throw notFound('flag', flagKey);
+  const kept = keptFor(snapshot, flagKey);
+  return { flags: flagsAskedFor(snapshot, flagKey, kept), kept };
 }
 
 /**

@@ -34,6 +34,8 @@ export interface FlagWriteBody {
   flag?: Record<string, unknown> | null;
   key?: string | null;
   enabled?: boolean | null;
+  /** Project-level (docs/client-side.md "What a client sees"). */
+  client_visible?: boolean | null;
   version?: number | null;
 }
 
@@ -44,6 +46,7 @@ function mergeBody(body: FlagWriteBody): Record<string, unknown> {
   const fields: Record<string, unknown> = { ...(body.flag ?? {}) };
   if (present(body.key)) fields.key = body.key;
   if (present(body.enabled)) fields.enabled = body.enabled;
+  if (present(body.client_visible)) fields.client_visible = body.client_visible;
   if (present(body.version)) fields.version = body.version;
   return fields;
 }
@@ -63,6 +66,12 @@ function optionalDescription(value: unknown): string | undefined {
 function optionalEnabled(value: unknown): boolean | undefined {
   if (!present(value)) return undefined;
   if (typeof value !== 'boolean') throw invalidArgument('enabled must be a boolean', 'enabled');
+  return value;
+}
+
+function optionalClientVisible(value: unknown): boolean | undefined {
+  if (!present(value)) return undefined;
+  if (typeof value !== 'boolean') throw invalidArgument('client_visible must be a boolean', 'client_visible');
   return value;
 }
 
@@ -111,6 +120,8 @@ export class FlagService {
     const valueType = checkValueType(fields.value_type);
     const variants = checkVariants(valueType, fields.variants ?? []);
     const description = optionalDescription(fields.description) ?? '';
+    // Absent: the project's client_visible_default, read by the repository in the same statement.
+    const clientVisible = optionalClientVisible(fields.client_visible);
     const project = this.projectScope(target);
     let state: FlagEnvironmentStateInput | null = null;
     if ('environment' in target) state = await this.checkState(target.environment, variants, fields);
@@ -119,7 +130,7 @@ export class FlagService {
     }
 
     const flag = await this.repos.unitOfWork.run(async (tx) => {
-      let created = await tx.flags.createDefinition(project, { key, description, value_type: valueType, variants });
+      let created = await tx.flags.createDefinition(project, { key, description, value_type: valueType, variants, ...(clientVisible === undefined ? {} : { client_visible: clientVisible }) });
       await this.record(tx, principal, project, key, 'flag.create', 'definition', null, await tx.flags.getDefinition(project, key));
       if ('environment' in target && state) {
         created = await tx.flags.updateState(target.environment, key, state, 0);
@@ -141,14 +152,16 @@ export class FlagService {
     const valueType = present(fields.value_type) ? checkValueType(fields.value_type) : current.value_type;
     const variants = present(fields.variants) || valueType !== current.value_type ? checkVariants(valueType, fields.variants ?? current.variants) : current.variants;
     const description = optionalDescription(fields.description);
-    const definitionChanged = description !== undefined || present(fields.variants) || valueType !== current.value_type;
+    const requestedVisible = optionalClientVisible(fields.client_visible);
+    const clientVisible = requestedVisible !== undefined && requestedVisible !== current.client_visible ? requestedVisible : undefined;
+    const definitionChanged = description !== undefined || present(fields.variants) || valueType !== current.value_type || clientVisible !== undefined;
 
     if ('project' in target) {
       if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
         throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
       }
       const flag = await this.repos.unitOfWork.run(async (tx) => {
-        const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants }, version);
+        const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants, client_visible: clientVisible }, version);
         await this.record(tx, principal, target.project, key, 'flag.update', 'definition', current, updated);
         return updated;
       });
@@ -166,7 +179,7 @@ export class FlagService {
       let updated = await tx.flags.updateState(target.environment, key, state, current.version);
       if (definitionChanged) {
         const definitionBefore = await tx.flags.getDefinition(project, key);
-        await tx.flags.updateDefinition(project, key, { description, value_type: valueType, variants });
+        await tx.flags.updateDefinition(project, key, { description, value_type: valueType, variants, client_visible: clientVisible });
         await this.record(tx, principal, project, key, 'flag.update', 'definition', definitionBefore, await tx.flags.getDefinition(project, key));
         updated = (await tx.flags.get(target.environment, key)) ?? updated;
       }

@@ -18,6 +18,7 @@ import { authProviderRecord } from '../sso/provider-records.ts';
 import { AdminGrantWithdrawal } from './admin-grant-withdrawal.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
 import { parseCreateSdkKey, parseUpdateClientKey } from '../client/client-key-input.ts';
+import { parseProjectSettings } from '../client/project-settings-input.ts';
 import { queueAddressVerification } from '../accounts/address-verification.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
@@ -147,6 +148,30 @@ export class ManagementService {
     return this.repos.unitOfWork.run(async (tx) => {
       const record = projectRecord(await tx.projects.create({ orgId: targetOrg }, { name }));
       await this.record(tx, principal, { orgId: targetOrg, action: 'project.create', resourceType: 'project', resourceId: record.project_id, projectId: record.project_id, after: record });
+      return record;
+    });
+  }
+
+  /**
+   * Changes a project's settings (`{client_visible_default: boolean}`, the only one); an org_admin's
+   * call (it decides what new flags show to browsers), audited with before and after.
+   */
+  async updateProject(principal: Principal, projectId: string, body: unknown): Promise<ProjectRecord> {
+    requireAllowed(principal, 'project.update', { orgId: principal.orgId });
+    const settings = parseProjectSettings(body);
+    return this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.projects.get({ orgId: principal.orgId }, projectId);
+      if (!before) throw notFound('project', projectId);
+      const record = projectRecord(await tx.projects.updateSettings({ orgId: before.orgId }, before.id, settings));
+      await this.record(tx, principal, {
+        orgId: before.orgId,
+        action: 'project.update',
+        resourceType: 'project',
+        resourceId: before.id,
+        projectId: before.id,
+        before: projectRecord(before),
+        after: record,
+      });
       return record;
     });
   }

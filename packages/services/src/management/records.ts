@@ -13,6 +13,8 @@ export interface ProjectRecord {
   project_id: string;
   project_name: string;
   org_id: string;
+  /** New flags' `client_visible` when their create does not say (docs/client-side.md "What a client sees"). */
+  client_visible_default: boolean;
 }
 export interface EnvironmentRecord {
   environment_id: string;
@@ -51,6 +53,7 @@ export const projectRecord = (project: Project): ProjectRecord => ({
   project_id: project.id,
   project_name: project.name,
   org_id: project.orgId,
+  client_visible_default: project.clientVisibleDefault,
 });
 
 export const environmentRecord = (environment: Environment): EnvironmentRecord => ({

@@ -65,6 +65,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       listSdkKeys: withCaller,
       deleteSdkKey: withCaller,
       updateSdkKey: withCaller,
+      updateProject: withCaller,
       environmentScope: withCaller,
       activeSdkKeyIds: withCaller,
     },
@@ -121,6 +122,13 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       signInOptions: anonymous,
       signInOption: anonymous,
     },
+  },
+  {
+    // The client key is the caller: the services authorize it and evaluate client-visible flags only.
+    member: 'clientAnswers',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.ClientAnswersGatewayService',
+    methods: { bulk: withCaller, single: withCaller },
   },
   {
     member: 'flags',

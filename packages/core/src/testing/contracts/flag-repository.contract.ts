@@ -80,6 +80,8 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
         hashing: [],
         version: 1,
         archived: false,
+        // The project's client_visible_default, false unless set.
+        client_visible: false,
         created_at_ms: 0,
         updated_at_ms: 0,
       });
@@ -92,7 +94,20 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assert.equal(await repos.flags.get(scopes.env, 'absent'), null);
     });
 
-    check('createDefinition rejects a duplicate key in the project but not in another org', async ({ repos, scopes }) => {
+    check('client_visible: set on create wins over the project default; updateDefinition changes it only when given', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      const shown = await repos.flags.createDefinition(project, { ...boolFlag('shown'), client_visible: true });
+      assert.equal(shown.client_visible, true);
+      assert.equal((await repos.flags.get(scopes.otherEnvSameProject, 'shown'))?.client_visible, true, 'project-level: every environment sees it');
+      const kept = await repos.flags.updateDefinition(project, 'shown', { description: 'words' });
+      assert.equal(kept.client_visible, true, 'absent from the patch: kept');
+      const hidden = await repos.flags.updateDefinition(project, 'shown', { client_visible: false });
+      assert.equal(hidden.client_visible, false);
+      assert.equal(hidden.version, 3);
+      assert.equal((await repos.flags.list(scopes.env)).find((flag) => flag.key === 'shown')?.client_visible, false);
+    });
+
+        check('createDefinition rejects a duplicate key in the project but not in another org', async ({ repos, scopes }) => {
       await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('dup'));
       await rejectsWith(repos.flags.createDefinition(projectOf(scopes.env), boolFlag('dup')), 'ALREADY_EXISTS');
       const elsewhere = await repos.flags.createDefinition(projectOf(scopes.otherOrgEnv), boolFlag('dup'));

@@ -51,6 +51,19 @@ export function projectRepositoryContract(name: string, makeRepos: MakeTenancyRe
       assert.deepEqual(await repos().projects.list({ orgId: intruder.id }), []);
     });
 
+    test('updateSettings changes client_visible_default (false at first); another org cannot', async () => {
+      const owner = await repos().orgs.create({ name: unique('owner') });
+      const intruder = await repos().orgs.create({ name: unique('intruder') });
+      const project = await repos().projects.create({ orgId: owner.id }, { name: unique('web') });
+      assert.equal(project.clientVisibleDefault, false);
+      await rejectsWithCode(repos().projects.updateSettings({ orgId: intruder.id }, project.id, { clientVisibleDefault: true }), 'NOT_FOUND');
+      await rejectsWithCode(repos().projects.updateSettings({ orgId: owner.id }, UNKNOWN_ID, { clientVisibleDefault: true }), 'NOT_FOUND');
+      await rejectsWithCode(repos().projects.updateSettings({ orgId: owner.id }, MALFORMED_ID, { clientVisibleDefault: true }), 'NOT_FOUND');
+      const updated = await repos().projects.updateSettings({ orgId: owner.id }, project.id, { clientVisibleDefault: true });
+      assert.deepEqual(updated, { ...project, clientVisibleDefault: true });
+      assert.deepEqual(await repos().projects.get({ orgId: owner.id }, project.id), updated);
+    });
+
     test('unknown and malformed ids read as null or empty', async () => {
       const org = await repos().orgs.create({ name: unique('org') });
       assert.equal(await repos().projects.get({ orgId: org.id }, UNKNOWN_ID), null);

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { GatewayServices } from '../../gateway-services.ts';
+import type { ClientAnswer } from './client-answers.ts';
 import { windowedEtag } from './rest-channel-tokens.ts';
 import { clientRouteCredential } from './rest-client-credentials.ts';
 import { INACTIVITY_DELAY_SEC } from './rest-event-streams.ts';
@@ -22,7 +23,7 @@ function presentedKey(request: FastifyRequest): string | undefined {
  * null for other callers, and while no channel token can be issued (a gateway that has not yet
  * received its sealing key): the answer is then the plain one, and the provider polls.
  */
-export function clientBulkStream(services: Pick<GatewayServices, 'clientStreams'>, request: FastifyRequest, principal: Principal): { etag(etag: string): string; closing: string } | null {
+export function clientBulkStream(services: Pick<GatewayServices, 'clientStreams'>, request: FastifyRequest, principal: Principal): BulkStream | null {
   const streams = services.clientStreams;
   if (streams === undefined || principal.kind !== 'client_key') return null;
   const rawKey = presentedKey(request);
@@ -31,5 +32,50 @@ export function clientBulkStream(services: Pick<GatewayServices, 'clientStreams'
   const token = streams.tokens.issue(rawKey, principal.client.expiresAtMs);
   if (token === null) return null;
   const eventStreams = [{ type: 'sse', endpoint: { requestUri: `${EVENT_STREAM_PATH}?channel=${token}` }, inactivityDelaySec: INACTIVITY_DELAY_SEC }];
-  return { etag: (etag) => windowedEtag(etag, window), closing: `],"eventStreams":${JSON.stringify(eventStreams)}}` };
+  return new BulkStream(window, `],"eventStreams":${JSON.stringify(eventStreams)}}`);
+}
+
+/** A client bulk answer's stream additions: the windowed ETag and the closing text that names the stream. */
+export class BulkStream {
+  private readonly suffix: string;
+
+  constructor(
+    private readonly window: number,
+    /** Replaces the answer's final `]}`. */
+    readonly closing: string,
+  ) {
+    this.suffix = `.w${window.toString(36)}"`;
+  }
+
+  etag(etag: string): string {
+    return windowedEtag(etag, this.window);
+  }
+
+  /**
+   * The If-None-Match tags of this window, as the content ETags they wrap: a tag of an older window
+   * (its token may have expired) matches nothing, so the client gets the answer with a new token.
+   */
+  currentWindowTags(ifNoneMatch: string | undefined): string | undefined {
+    if (ifNoneMatch === undefined) return undefined;
+    const tags = ifNoneMatch
+      .split(',')
+      .map((tag) => tag.trim().replace(/^W\//, ''))
+      .filter((tag) => tag.endsWith(this.suffix))
+      .map((tag) => `${tag.slice(0, -this.suffix.length)}"`);
+    return tags.length === 0 ? undefined : tags.join(', ');
+  }
+
+  /** The answer with its ETag windowed and its body naming the stream (`]}` replaced by `closing`). */
+  addTo(answer: ClientAnswer): ClientAnswer {
+    const tagged: ClientAnswer = { ...answer };
+    if (answer.etag !== undefined) tagged.etag = this.etag(answer.etag);
+    if (answer.status !== 200) return tagged;
+    if (answer.bytes !== undefined && answer.bytes.subarray(-2).toString() === ']}') {
+      tagged.bytes = Buffer.concat([answer.bytes.subarray(0, -2), Buffer.from(this.closing)]);
+    } else if (answer.json !== undefined && answer.json.endsWith(']}')) {
+      tagged.json = `${answer.json.slice(0, -2)}${this.closing}`;
+    }
+    return tagged;
+  }
+
 }

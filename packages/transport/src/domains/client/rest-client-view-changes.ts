@@ -1,11 +1,9 @@
 import type { Flag, Segment } from '@switchyard/core';
+import { isClientVisible } from '@switchyard/services';
 import type { SyncPayload } from '@switchyard/services';
 
-/**
- * Whether a flag exists for client keys (docs/client-side.md "3. What a client sees"). The one
- * place the browser stream reads it.
- */
-export const isClientVisible = (flag: Flag): boolean => (flag as { client_visible?: boolean }).client_visible === true;
+/** Whether a flag exists for client keys: the services' one rule (docs/client-side.md "3. What a client sees"). */
+export { isClientVisible };
 
 /** What clients of one environment can see change: its visible flags and the segments they use. */
 interface EnvironmentView {

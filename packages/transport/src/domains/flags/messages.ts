@@ -51,6 +51,8 @@ export interface FeatureFlagMessage {
   archived: boolean;
   created_at_ms: number;
   updated_at_ms: number;
+  /** proto3 `optional`: absent when the sender did not set it. */
+  client_visible?: boolean;
 }
 
 const ENUM_BY_VALUE_TYPE: Record<FlagValueType, string> = {
@@ -148,6 +150,7 @@ export function featureFlagMessage(flag: Flag): FeatureFlagMessage {
     archived: flag.archived,
     created_at_ms: flag.created_at_ms,
     updated_at_ms: flag.updated_at_ms,
+    client_visible: flag.client_visible,
   };
 }
 
@@ -209,5 +212,7 @@ export function flagFieldsFromMessage(message: FeatureFlagMessage): Record<strin
     hashing: hashingJson(message.hashing),
   };
   if (valueType !== undefined) fields.value_type = valueType;
+  // Unset: the project's default on CREATE, unchanged on UPDATE.
+  if (message.client_visible !== undefined && message.client_visible !== null) fields.client_visible = message.client_visible;
   return fields;
 }

@@ -6,11 +6,8 @@ import {
   permissionDenied,
   unauthenticated,
   type EnvironmentScope,
-  type EvaluationContext,
   type EvaluationResult,
   type Flag,
-  type ParameterValue,
-  type Principal,
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
@@ -22,6 +19,9 @@ import { clientBodyLimit } from '../client/client-body-limit.ts';
 import { admitKeyRequest, countNotModified, countRateLimited } from '../client/client-limits.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 import { clientBulkStream } from '../client/rest-bulk-event-streams.ts';
+import { mapContext, needsTargetingKey, type OfrepBody } from './ofrep-context.ts';
+import { clientEvaluationContext, type ClientPrincipal } from '../client/client-context.ts';
+import type { ClientAnswer } from '../client/client-answers.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).
@@ -45,10 +45,6 @@ interface OfrepFailure {
   key?: string;
   errorCode: OfrepErrorCode;
   errorDetails: string;
-}
-
-interface OfrepBody {
-  context?: Record<string, unknown>;
 }
 
 // --- schemas: Fastify validates with them and /v1/openapi.json is generated from them ---
@@ -166,36 +162,6 @@ const bulkSchema = {
 
 // --- mapping ---
 
-/** Evaluation of flags that never read the context (see needsTargetingKey) still needs a key. */
-const NO_TARGETING_KEY = 'ofrep:no-targeting-key';
-
-/**
- * Whether the flag's answer can depend on the context key. A disabled flag serves its off
- * variant and an enabled flag without rules its default, whatever the context; any rule may
- * compare, hash or look up the key.
- */
-const needsTargetingKey = (flag: Flag | undefined): boolean => flag === undefined || (flag.enabled && flag.rules.length > 0);
-
-interface MappedContext {
-  targetingKey: string | undefined;
-  context: EvaluationContext;
-}
-
-/** OFREP context → ours: targetingKey → key, kind/context_type → type, scalar attributes → parameters. */
-function mapContext(body: OfrepBody | undefined): MappedContext {
-  const { targetingKey, kind, context_type: contextType, ...attributes } = body?.context ?? {};
-  const parameters: Record<string, ParameterValue> = {};
-  for (const [name, value] of Object.entries(attributes)) {
-    // Our rules compare scalars only. Structured values are ignored rather than refused: the
-    // OpenFeature SDK merges global, client and invocation contexts, and one attribute meant for
-    // another system must not fail every evaluation (a rule on it simply does not match).
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') parameters[name] = value;
-  }
-  const key = typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined;
-  const type = typeof contextType === 'string' ? contextType : typeof kind === 'string' ? kind : 'user';
-  return { targetingKey: key, context: { key: key ?? NO_TARGETING_KEY, context_type: type, parameters } };
-}
-
 function toOfrep(result: EvaluationResult): OfrepSuccess | OfrepFailure {
   // GENERAL (a flag that could not be evaluated) and INVALID_CONTEXT have no value to serve.
   if (result.error_code === 'GENERAL' || result.error_code === 'INVALID_CONTEXT') {
@@ -284,8 +250,14 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
 
 // --- errors ---
 
+/** Requests made with a client key: their failures carry OFREP's error code only (docs/client-side.md "What a client sees"). */
+const clientRequests = new WeakSet<FastifyRequest>();
+
 const sendFailure = (reply: FastifyReply, status: number, failure: OfrepFailure): FastifyReply =>
-  reply.code(status).type('application/json; charset=utf-8').send(failure);
+  reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(clientRequests.has(reply.request) ? { ...(failure.key === undefined ? {} : { key: failure.key }), errorCode: failure.errorCode } : failure);
 
 /** The flag key of a single-flag request (failures there carry `key`; bulk failures do not). */
 const keyOf = (request: FastifyRequest): string | undefined => (request.params as { key?: string } | undefined)?.key;
@@ -357,7 +329,15 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { evaluation, verifier, clientAccess } = services;
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
-  const principals = new WeakMap<FastifyRequest, Principal>();
+  /** Requests made with a client key: answered by clientAnswers, never by the server-key code below. */
+  const clients = new WeakMap<FastifyRequest, ClientPrincipal>();
+  const { clientAnswers } = services;
+  const sendClientAnswer = (reply: FastifyReply, answer: ClientAnswer): FastifyReply => {
+    if (answer.etag !== undefined) void reply.header('etag', answer.etag);
+    const body = answer.bytes ?? answer.json;
+    if (body === undefined) return reply.code(answer.status).send();
+    return reply.code(answer.status).type('application/json; charset=utf-8').send(body);
+  };
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
     const scope = scopes.get(request);
@@ -374,18 +354,28 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
       // Where the request may come from, and the CORS headers of its answer.
       clientAccess.admit(request, reply, principal);
-      // A client key's answers are restricted (docs/client-side.md "What a client sees").
-      const scope =
-        principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);
-      scopes.set(request, scope);
+      if (principal.kind === 'client_key') {
+        // A client key's answers are restricted (docs/client-side.md "What a client sees") and
+        // personal to the context: no shared cache keeps them, every use revalidates (ETag).
+        evaluation.clientScopeFor(principal, principal.environmentId);
+        clients.set(request, principal);
+        clientRequests.add(request);
+        void reply.header('cache-control', 'private, no-cache');
+      } else {
+        scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
+      }
       // Counted by key kind; a client key's limits and 32 KiB body (docs/client-side.md "6. Limits").
       admitKeyRequest(services, request, principal, 'evaluation');
-      principals.set(request, principal);
     });
     ofrep.addHook('preParsing', clientBodyLimit);
     ofrep.addHook('onError', countRateLimited(services, 'evaluation'));
 
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
+      const client = clients.get(request);
+      if (client !== undefined) {
+        const { targetingKey, context } = clientEvaluationContext(request, client);
+        return sendClientAnswer(reply, await clientAnswers.single(client, request.params.key, { context, hasTargetingKey: targetingKey !== undefined }));
+      }
       const scope = scopeOf(request);
       const key = request.params.key;
       const { targetingKey, context } = mapContext(request.body);
@@ -401,17 +391,23 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     });
 
     ofrep.post<{ Body: OfrepBody; Headers: { 'if-none-match'?: string } }>('/ofrep/v1/evaluate/flags', { schema: bulkSchema }, async (request, reply) => {
-      const scope = scopeOf(request);
       const ifNoneMatch = request.headers['if-none-match'];
-      // A client key's answer names its event stream, and its ETag the stream token's window.
-      const stream = clientBulkStream(services, request, principals.get(request)!);
-      const tagged = (etag: string): string => (stream === null ? etag : stream.etag(etag));
+      const client = clients.get(request);
+      if (client !== undefined) {
+        const { targetingKey, context } = clientEvaluationContext(request, client);
+        // The answer names its event stream, and its ETag the stream token's window.
+        const stream = clientBulkStream(services, request, client);
+        const presented = stream === null ? ifNoneMatch : stream.currentWindowTags(ifNoneMatch);
+        const answer = await clientAnswers.bulk(client, { context, hasTargetingKey: targetingKey !== undefined, ifNoneMatch: presented });
+        if (answer.status === 304) countNotModified(services, request);
+        return sendClientAnswer(reply, stream === null ? answer : stream.addTo(answer));
+      }
+      const scope = scopeOf(request);
       // A client polling with the ETag it holds, for a context and definitions answered before:
       // the same answer, known without evaluating again.
       const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
       const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
-      const remembered = loaded === undefined ? undefined : rememberedEtag(loaded, key);
-      const known = remembered === undefined ? undefined : tagged(remembered);
+      const known = loaded === undefined ? undefined : rememberedEtag(loaded, key);
       if (known !== undefined && matchesEtag(ifNoneMatch, known)) {
         countNotModified(services, request);
         return reply.header('etag', known).code(304).send();
@@ -425,15 +421,14 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       }
       // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
       // context changes what this caller would see, on every instance alike.
-      const contentEtag = etagOfItems(entries);
-      rememberEtag(snapshot, key, contentEtag);
-      const etag = tagged(contentEtag);
+      const etag = etagOfItems(entries);
+      rememberEtag(snapshot, key, etag);
       void reply.header('etag', etag);
       if (matchesEtag(ifNoneMatch, etag)) {
         countNotModified(services, request);
         return reply.code(304).send();
       }
-      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, stream === null ? ']}' : stream.closing));
+      return reply.type('application/json; charset=utf-8').send(jsonArrayBytes('{"flags":[', entries, ']}'));
     });
   });
 }

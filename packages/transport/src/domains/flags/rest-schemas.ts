@@ -93,6 +93,7 @@ export const flagSchema = {
     hashing: { type: 'array', items: hashingConfigSchema },
     version: int64,
     archived: { type: 'boolean' },
+    client_visible: { type: 'boolean', description: 'Whether client keys (browsers, apps) may evaluate the flag (docs/client-side.md)' },
     created_at_ms: int64,
     updated_at_ms: int64,
   },
@@ -110,17 +111,19 @@ const flagInputSchema = {
     off_variant_key: { type: ['string', 'null'] },
     rules: { type: 'array', items: ruleSchema },
     hashing: { type: 'array', items: hashingConfigSchema },
+    client_visible: { type: ['boolean', 'null'] },
     version: optionalVersion,
   },
 } as const;
 
 export const flagWriteBody = {
   type: 'object',
-  description: 'Top-level key, enabled and version win over the same fields inside flag.',
+  description: 'Top-level key, enabled, client_visible and version win over the same fields inside flag.',
   properties: {
     flag: flagInputSchema,
     key: { type: ['string', 'null'], maxLength: 128 },
     enabled: { type: ['boolean', 'null'] },
+    client_visible: { type: ['boolean', 'null'], description: 'Project-level: on create, absent takes the project default' },
     version: optionalVersion,
   },
 } as const;

@@ -78,6 +78,9 @@ export function addManagementGrpcService(
       const principal = await caller(call);
       return { projects: await management.listProjects(principal, call.request.org_id || principal.orgId) };
     }),
+    updateProject: unary(logger, async (call: Call<{ project_id: string; client_visible_default: boolean }>) =>
+      management.updateProject(await caller(call), call.request.project_id, { client_visible_default: call.request.client_visible_default }),
+    ),
     createEnvironment: unary(logger, async (call: Call<{ project_id: string; name: string }>) => {
       const environment = await management.createEnvironment(await caller(call), call.request.project_id, { name: call.request.name });
       return { environment_id: environment.environment_id, environment_name: environment.environment_name };

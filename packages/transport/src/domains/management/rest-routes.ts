@@ -25,6 +25,12 @@ export function registerManagementRoutes(app: FastifyInstance, services: Gateway
     return management.listProjects(principal, request.params.org_id);
   });
 
+  // {client_visible_default} (docs/client-side.md "What a client sees"); org_admin only, audited.
+  app.patch<{ Params: { project_id: string }; Body: unknown }>('/v1/management/projects/:project_id', async (request) => {
+    const principal = await authenticate(verifier, request, 'bearer');
+    return management.updateProject(principal, request.params.project_id, request.body);
+  });
+
   // --- users ---
   app.post<{ Params: { org_id: string }; Body: NewUserBody }>(
     '/v1/management/orgs/:org_id/users',
