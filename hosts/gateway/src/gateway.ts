@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { EvaluationService, SyncHub } from '@switchyard/services';
+import { ContextSigningKeys, ContextTokenVerifier, EvaluationService, SyncHub } from '@switchyard/services';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
@@ -109,7 +109,16 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     sync.start();
     metrics.watchSync(sync);
-    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync };
+    // Context tokens are verified here, in memory: each environment's keys are asked of the services
+    // once (as the client key whose token is checked) and kept only while the credential watch is
+    // established, which reports every create and delete of a secret (docs/client-side.md "4. Signed contexts").
+    const contextSigningKeys = new ContextSigningKeys(
+      (scope, caller) => remote.contextSigning.environmentSecrets(caller, scope.environmentId),
+      () => verifier.isWatching(),
+    );
+    verifier.onContextSecretsChanged((environmentId) => contextSigningKeys.forget(environmentId));
+    const contextTokens = new ContextTokenVerifier(contextSigningKeys);
+    const services: GatewayServices = { ...remote, verifier, evaluation, snapshots: definitions, sync, contextTokens };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);

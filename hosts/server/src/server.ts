@@ -37,6 +37,10 @@ import {
   SecretBox,
   TokenService,
   AdminGrantWithdrawal,
+  ClientIngestGuard,
+  ContextSigningKeys,
+  ContextSigningService,
+  ContextTokenVerifier,
   authProviderRecord,
   createSsoServices,
   flagVariantsFrom,
@@ -121,6 +125,7 @@ const SHUTDOWN_ORDER = [
   'credential verifier',
   'definition snapshots',
   'event definition cache',
+  'context signing keys',
   'row quota',
   'ingest writers',
   'stats worker',
@@ -189,6 +194,15 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     await rowQuota.start();
     shutdown.add('row quota', async () => rowQuota.stop());
+    // Context signing secrets are sealed like identity providers' client secrets (SSO_SECRETS_KEY).
+    const secretsKey = config.sso.secretsKey ?? (config.appEnv === 'production' ? null : developmentSsoSecretsKey(config.dataDir));
+    const secretBox = secretsKey === null ? null : new SecretBox(secretsKey);
+    const contextSigning = new ContextSigningService(repos, secretBox, notifier);
+    // Verification keys in memory per environment, dropped on every instance by the notifier.
+    const contextSigningKeys = new ContextSigningKeys((scope) => contextSigning.openedSecrets(scope));
+    await contextSigningKeys.listen(notifier);
+    shutdown.add('context signing keys', () => contextSigningKeys.stop());
+    const contextTokens = new ContextTokenVerifier(contextSigningKeys);
     const ingest = new IngestService({
       repos,
       scopes,
@@ -197,6 +211,14 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
       limiter,
       quota: rowQuota,
+      client: new ClientIngestGuard({
+        tokens: contextTokens,
+        snapshots,
+        // The server's own answer for a client's exposure: an evaluation that records nothing.
+        recheck: new EvaluationService(repos, snapshots, undefined, Date.now, undefined, { budgetMs: config.evaluationBudgetMs }),
+        definitions: eventDefinitionCache,
+        repos,
+      }),
     });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
@@ -253,11 +275,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     }
     const auth = new AuthService(repos, hasher, tokens, notifier);
     // PUBLIC_URL unset: the REST port's localhost address, filled in once it listens.
-    const secretsKey = config.sso.secretsKey ?? (config.appEnv === 'production' ? null : developmentSsoSecretsKey(config.dataDir));
     const ssoOptions: SsoOptions = {
       publicUrl: config.sso.publicUrl ?? `http://localhost:${config.httpPort}`,
       allowPrivateNetworks: config.sso.allowPrivateNetworks,
-      secrets: secretsKey === null ? null : new SecretBox(secretsKey),
+      secrets: secretBox,
       onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
     const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
@@ -291,6 +312,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       sync,
       experiments: new ExperimentService(repos, scopes, Date.now, notifier),
       stats: new StatsService(repos),
+      contextSigning,
+      contextTokens,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
@@ -325,7 +348,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
       register: (server) => {
         const logger = logging.forModule('grpc');
-        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal });
+        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, contextSecrets: contextSigningKeys });
         addManagementGrpcService(server, { management: services.management, verifier, logger });
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });

@@ -26,3 +26,5 @@ export * from './experiments/aggregates.ts';
 export * from './limits/token-bucket.ts';
 export * from './ports/ingest-storage-ports.ts';
 export * from './client/origin-patterns.ts';
+export * from './client/context-signing-ports.ts';
+export * from './client/context-token-claims.ts';

@@ -11,6 +11,8 @@ export interface FlagDefinitionRow {
   version: number;
   created_at: Date;
   updated_at: Date;
+  /** Migration 0011; absent from rows of statements that do not select it. */
+  client_visible?: boolean;
 }
 
 /** A `flag_environment_states` row. */
@@ -48,6 +50,8 @@ export function definitionFromRow(row: FlagDefinitionRow): Flag {
     archived: row.archived,
     created_at_ms: row.created_at.getTime(),
     updated_at_ms: row.updated_at.getTime(),
+    // Only when set, so records of hidden flags keep their shape (docs/client-side.md).
+    ...(row.client_visible === true ? { clientVisible: true } : {}),
   };
 }
 

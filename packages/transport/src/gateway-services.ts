@@ -2,6 +2,8 @@ import type {
   AuditLogService,
   AuthProviderService,
   AuthService,
+  ContextSigningService,
+  ContextTokenVerifier,
   CredentialVerifier,
   DefinitionSnapshots,
   EvaluationService,
@@ -56,4 +58,11 @@ export interface GatewayServices {
   experiments: ExperimentService;
   /** Recompute jobs (svc.stats.v1); the StatsWorker runs them. */
   stats: StatsService;
+  /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */
+  contextSigning: ContextSigningService;
+  /**
+   * Verifies client keys' context tokens from keys held in memory, on the instance answering (a
+   * gateway holds its environments' keys, fetched over the hop and dropped on the credential watch's word).
+   */
+  contextTokens: ContextTokenVerifier;
 }

@@ -108,6 +108,8 @@ export interface Flag {
   archived: boolean;
   created_at_ms: number;
   updated_at_ms: number;
+  /** Whether client keys (browsers, apps) may evaluate the flag (docs/client-side.md); absent: false. */
+  clientVisible?: boolean;
 }
 
 export type SegmentKind = 'list' | 'rule';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticate } from '../../http/credentials.ts';
+import { authenticateClientAware } from '../client/client-credentials.ts';
 import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['events'];
@@ -93,10 +93,10 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
     events: IncomingEvent[],
     single: boolean,
   ): Promise<FastifyReply> {
-    const principal = await authenticate(verifier, request, 'bearer_or_sdk');
+    const { principal, contextToken } = await authenticateClientAware(verifier, request, 'bearer_or_sdk');
     const scope = await ingest.scope(principal, request.params.env_id);
     if (events.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, events.length, 'events');
-    const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single });
+    const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single, contextToken });
     return reply.code(202).send(answer);
   }
 

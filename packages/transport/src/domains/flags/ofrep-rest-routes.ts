@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   RateLimitedError,
+  applyContextBinding,
   isDomainError,
   permissionDenied,
   unauthenticated,
@@ -14,8 +15,9 @@ import {
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
-import { bearerCredential, sdkKeyCredential } from '../../auth/presented-credentials.ts';
-import type { EnvironmentSnapshot } from '@switchyard/services';
+import { bearerCredential } from '../../auth/presented-credentials.ts';
+import type { ContextBinding, EnvironmentSnapshot } from '@switchyard/services';
+import { contextTokenOf, keyHeader } from '../client/client-credentials.ts';
 import type { CallerVerifier } from '../../gateway-services.ts';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
@@ -152,17 +154,21 @@ const looksLikeJwt = (credential: string): boolean => credential.startsWith('eyJ
  * providers' only header). A valid user token is a credential of the wrong kind: 403.
  * @throws UNAUTHENTICATED (401) or PERMISSION_DENIED (403).
  */
-async function sdkPrincipal(verifier: CallerVerifier, request: FastifyRequest): Promise<Principal> {
+async function sdkPrincipal(verifier: CallerVerifier, request: FastifyRequest): Promise<{ principal: Principal; contextToken?: string | undefined }> {
   const presented = presentedByRequest(request);
-  const key = sdkKeyCredential(presented);
-  if (key !== undefined) return verifier.verifySdkKey(key);
+  const key = keyHeader(request);
+  if (key !== undefined) {
+    // With the key in a key header, a client key's Bearer value is its signed context (docs/client-side.md "4. Signed contexts").
+    const principal = await verifier.verifySdkKey(key);
+    return principal.kind === 'client_key' ? { principal, contextToken: contextTokenOf(request) } : { principal };
+  }
   const credential = bearerCredential(presented, 'sdk key');
   if (credential === undefined) throw unauthenticated('missing SDK key');
   if (looksLikeJwt(credential)) {
     await verifier.verifyBearer(credential); // an invalid token stays a 401
     throw permissionDenied('OFREP needs an SDK key, not a user token');
   }
-  return verifier.verifySdkKey(credential);
+  return { principal: await verifier.verifySdkKey(credential) };
 }
 
 // --- mapping ---
@@ -182,8 +188,14 @@ interface MappedContext {
   context: EvaluationContext;
 }
 
-/** OFREP context → ours: targetingKey → key, kind/context_type → type, scalar attributes → parameters. */
-function mapContext(body: OfrepBody | undefined): MappedContext {
+/**
+ * OFREP context → ours: targetingKey → key, kind/context_type → type, scalar attributes → parameters;
+ * then, for a client key that requires signing, the context its token vouches for (`binding`:
+ * docs/client-side.md "4. Signed contexts" — the token's `sub` is the targeting key, and in
+ * `context` mode its `ctx` attributes replace the body's).
+ * @throws PERMISSION_DENIED when the body names another targeting key than the token's.
+ */
+function mapContext(body: OfrepBody | undefined, binding?: ContextBinding | null): MappedContext {
   const { targetingKey, kind, context_type: contextType, ...attributes } = body?.context ?? {};
   const parameters: Record<string, ParameterValue> = {};
   for (const [name, value] of Object.entries(attributes)) {
@@ -192,8 +204,14 @@ function mapContext(body: OfrepBody | undefined): MappedContext {
     // another system must not fail every evaluation (a rule on it simply does not match).
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') parameters[name] = value;
   }
-  const key = typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined;
+  let key = typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined;
   const type = typeof contextType === 'string' ? contextType : typeof kind === 'string' ? kind : 'user';
+  if (binding) {
+    const bound = applyContextBinding(binding.mode, binding.claims, { key, parameters });
+    if (bound === null) throw permissionDenied('context.targetingKey is not the one the context token vouches for (sub)');
+    key = bound.key;
+    return { targetingKey: key, context: { key: key ?? NO_TARGETING_KEY, context_type: type, parameters: bound.parameters } };
+  }
   return { targetingKey: key, context: { key: key ?? NO_TARGETING_KEY, context_type: type, parameters } };
 }
 
@@ -348,8 +366,10 @@ function handleOfrepError(error: FastifyError, request: FastifyRequest, reply: F
 
 /** `POST /ofrep/v1/evaluate/flags/{key}` and `POST /ofrep/v1/evaluate/flags`, authenticated by SDK key. */
 export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { evaluation, verifier } = services;
+  const { evaluation, verifier, contextTokens } = services;
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
+  /** The verified context token of a client key that requires signing (absent: no binding). */
+  const bindings = new WeakMap<FastifyRequest, ContextBinding>();
 
   const scopeOf = (request: FastifyRequest): EnvironmentScope => {
     const scope = scopes.get(request);
@@ -362,8 +382,11 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
 
     // Credentials first, before the body is even parsed: a caller without a key learns nothing.
     ofrep.addHook('onRequest', async (request) => {
-      const principal = await sdkPrincipal(verifier, request);
+      const { principal, contextToken } = await sdkPrincipal(verifier, request);
       if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
+      // Verified from keys in memory, before the body is read: a bad token is a 401 (another environment's: 403).
+      const binding = principal.kind === 'client_key' ? await contextTokens.bind(principal, contextToken) : null;
+      if (binding) bindings.set(request, binding);
       // A client key's answers are restricted (docs/client-side.md "What a client sees").
       const scope =
         principal.kind === 'client_key' ? evaluation.clientScopeFor(principal, principal.environmentId) : evaluation.scopeFor(principal, principal.environmentId);
@@ -373,7 +396,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
       const scope = scopeOf(request);
       const key = request.params.key;
-      const { targetingKey, context } = mapContext(request.body);
+      const { targetingKey, context } = mapContext(request.body, bindings.get(request));
       const snapshot = await evaluation.snapshot(scope);
       const flag = snapshot.flags.get(key);
       if (flag === undefined) return sendFailure(reply, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `flag '${key}' not found` });
@@ -390,12 +413,15 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const ifNoneMatch = request.headers['if-none-match'];
       // A client polling with the ETag it holds, for a context and definitions answered before:
       // the same answer, known without evaluating again.
-      const key = answerKey(scope.environmentId, JSON.stringify(request.body?.context ?? null));
+      const binding = bindings.get(request);
+      // A bound context is part of what was answered: the token's claims join the remembered key.
+      const contextText = JSON.stringify(request.body?.context ?? null);
+      const key = answerKey(scope.environmentId, binding ? `${contextText}\u0000${JSON.stringify(binding.claims.targetingKey)}\u0000${JSON.stringify(binding.claims.attributes)}\u0000${binding.mode}` : contextText);
       const loaded = ifNoneMatch === undefined ? undefined : evaluation.currentSnapshot(scope);
       const known = loaded === undefined ? undefined : rememberedEtag(loaded, key);
       if (known !== undefined && matchesEtag(ifNoneMatch, known)) return reply.header('etag', known).code(304).send();
 
-      const { targetingKey, context } = mapContext(request.body);
+      const { targetingKey, context } = mapContext(request.body, binding);
       const { snapshot, flags, results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: [context] });
       const entries = bulkEntries.items(results, outcomes);
       if (targetingKey === undefined) {
