@@ -173,6 +173,15 @@ class GatewayEvaluationService extends EvaluationService {
     this.linkedScopes.set(principal, scope);
     return scope;
   }
+
+  /** As scopeFor, for client keys (OFREP): the definitions stream is opened as the client key. */
+  override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
+    const known = this.linkedScopes.get(principal);
+    if (known !== undefined && known.environmentId === environmentId) return known;
+    const scope = scopeActingFor(super.clientScopeFor(principal, environmentId), principal);
+    this.linkedScopes.set(principal, scope);
+    return scope;
+  }
 }
 
 /** The environment a sync caller asks for: an SDK key's own from its principal, anything else from the services. */
