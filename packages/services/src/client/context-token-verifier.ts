@@ -1,4 +1,4 @@
-import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 import {
   CONTEXT_TOKEN_SKEW_S,
   checkContextClaims,
@@ -33,6 +33,29 @@ export type ContextTokenOutcome = 'ok' | 'missing' | 'invalid' | 'other_environm
  * 4. a kid this environment does not hold (unknown, deleted), a bad signature, not HS256: 401;
  * 5. the claims (core checkContextClaims): `ck` this key, `sub`, `ctx`, `iat`/`exp` (≤ 24 h): else 401.
  */
+/** A JWT segment's JSON object, or undefined for anything else. */
+function parseSegment(segment: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** HS256 over `header.payload`, compared in constant time (RFC 7515 §5.2). */
+function signatureMatches(key: KeyObject, header: string, payload: string, signature: string): boolean {
+  const expected = createHmac('sha256', key).update(`${header}.${payload}`).digest();
+  const presented = Buffer.from(signature, 'base64url');
+  return presented.length === expected.length && timingSafeEqual(presented, expected);
+}
+
+/**
+ * HS256 is verified with node:crypto's HMAC rather than jose's jwtVerify: jose goes through
+ * WebCrypto, about twenty times the cost of one HMAC on the same machine (bench/client/
+ * signed-context.bench.ts), and a token is checked on every client request. Tests sign their
+ * tokens with jose's SignJWT, so the two agree independently.
+ */
 export class ContextTokenVerifier {
   constructor(
     private readonly keys: ContextSigningKeys,
@@ -56,14 +79,11 @@ export class ContextTokenVerifier {
   private async verify(principal: Extract<Principal, { kind: 'client_key' }>, token: string | undefined): Promise<ContextTokenClaims> {
     if (token === undefined || token === '') throw unauthenticated('this client key needs a signed context token (Authorization: Bearer <token>)');
     if (token.length > MAX_CONTEXT_TOKEN_LENGTH) throw unauthenticated('invalid context token');
-    let kid: unknown;
-    let alg: unknown;
-    try {
-      ({ kid, alg } = decodeProtectedHeader(token));
-    } catch {
-      throw unauthenticated('invalid context token');
-    }
-    if (typeof kid !== 'string' || alg !== 'HS256') throw unauthenticated('invalid context token: HS256 with a kid is required');
+    const parts = token.split('.');
+    const header = parts.length === 3 ? parseSegment(parts[0]!) : undefined;
+    if (header === undefined) throw unauthenticated('invalid context token');
+    const { kid, alg, crit } = header;
+    if (typeof kid !== 'string' || alg !== 'HS256' || crit !== undefined) throw unauthenticated('invalid context token: HS256 with a kid is required');
     const kidEnvironment = environmentOfKid(kid);
     if (kidEnvironment !== undefined && UUID.test(kidEnvironment) && kidEnvironment.toLowerCase() !== principal.environmentId.toLowerCase()) {
       throw permissionDenied("the context token is signed with another environment's secret");
@@ -72,13 +92,13 @@ export class ContextTokenVerifier {
     const held = this.keys.keys(scope, principal);
     const key = (held instanceof Promise ? await held : held).get(kid);
     if (key === undefined) throw unauthenticated('invalid context token: unknown kid');
-    let payload: Record<string, unknown>;
-    try {
-      // exp and iat are checked again, with the 24 h cap, by checkContextClaims.
-      ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], clockTolerance: CONTEXT_TOKEN_SKEW_S, currentDate: new Date(this.now()) }));
-    } catch {
-      throw unauthenticated('invalid or expired context token');
+    if (!signatureMatches(key, parts[0]!, parts[1]!, parts[2]!)) throw unauthenticated('invalid context token: bad signature');
+    const payload = parseSegment(parts[1]!);
+    if (payload === undefined) throw unauthenticated('invalid context token');
+    if (payload.nbf !== undefined && !(typeof payload.nbf === 'number' && payload.nbf - CONTEXT_TOKEN_SKEW_S <= this.now() / 1000)) {
+      throw unauthenticated('invalid context token: not valid yet (nbf)');
     }
+    // exp and iat, with the 24 h cap and the skew, are checked by checkContextClaims.
     const claims = checkContextClaims(payload, principal.sdkKeyId, this.now());
     if (typeof claims === 'string') throw unauthenticated(`invalid context token: ${claims}`);
     return claims;
