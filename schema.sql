@@ -82,6 +82,20 @@ CREATE TABLE IF NOT EXISTS sdk_keys (
 );
 CREATE INDEX IF NOT EXISTS sdk_keys_active_by_env ON sdk_keys (environment_id) WHERE revoked_at IS NULL;
 
+-- Signed contexts (docs/client-side.md "4. Signed contexts"): per environment, the secrets a
+-- customer's backend signs context tokens with (HS256), several at a time for rotation. Stored
+-- sealed (AES-256-GCM under SSO_SECRETS_KEY, bound to the kid), since verification needs the plaintext.
+CREATE TABLE IF NOT EXISTS context_signing_secrets (
+  kid             text PRIMARY KEY,             -- '<environment_id>.<random>': names its environment
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  sealed_secret   text NOT NULL,
+  created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS context_signing_secrets_by_env ON context_signing_secrets (environment_id);
+
 -- Flags: the definition is project-level ...
 CREATE TABLE IF NOT EXISTS flags (
   id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),

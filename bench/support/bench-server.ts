@@ -35,6 +35,8 @@ export async function startBenchServer(options: {
   admin: { email: string; password: string };
   /** At least 32 bytes; each benchmark has its own. */
   jwtSecret: string;
+  /** More configuration (e.g. SSO_SECRETS_KEY), over the defaults above. */
+  env?: Record<string, string>;
 }): Promise<BenchServer> {
   const logging = createLogger({ filter: 'warn', json: true, destination: process.stderr });
   const server = await startServer(
@@ -52,6 +54,7 @@ export async function startBenchServer(options: {
       // quota (docs/security.md "Ingest rate limits, row quota and event retention") are lifted
       // to their maximum; the token-bucket check itself still runs on every request.
       ...UNLIMITED_INGEST,
+      ...options.env,
     }),
     logging,
   );

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { ClientOriginUnion, ClientRateLimiter, EvaluationService, SyncHub } from '@switchyard/services';
+import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, EvaluationService, SyncHub } from '@switchyard/services';
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
@@ -150,6 +150,15 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => config.publicUrl, metrics: metrics.client, log: clientLog });
     // Client keys' limits are the gateway's own: they hold before any call to the services.
     const clientLimits = new ClientRateLimiter(config.clientLimits);
+    // Context tokens are verified here, in memory: each environment's keys are asked of the services
+    // once (as the client key whose token is checked) and kept only while the credential watch is
+    // established, which reports every create and delete of a secret (docs/client-side.md "4. Signed contexts").
+    const contextSigningKeys = new ContextSigningKeys(
+      (scope, caller) => remote.contextSigning.environmentSecrets(caller, scope.environmentId),
+      () => verifier.isWatching(),
+    );
+    verifier.onContextSecretsChanged((environmentId) => contextSigningKeys.forget(environmentId));
+    const contextTokens = new ContextTokenVerifier(contextSigningKeys);
     const services: GatewayServices = {
       ...remote,
       verifier,
@@ -160,6 +169,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       clientLimits,
       clientMetrics: metrics.client,
       clientStreams,
+      contextTokens,
     };
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });

@@ -41,6 +41,10 @@ import {
   SecretBox,
   TokenService,
   AdminGrantWithdrawal,
+  ClientIngestGuard,
+  ContextSigningKeys,
+  ContextSigningService,
+  ContextTokenVerifier,
   authProviderRecord,
   createSsoServices,
   flagVariantsFrom,
@@ -130,6 +134,7 @@ const SHUTDOWN_ORDER = [
   'client origins',
   'definition snapshots',
   'event definition cache',
+  'context signing keys',
   'row quota',
   'ingest writers',
   'stats worker',
@@ -200,6 +205,15 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     await rowQuota.start();
     shutdown.add('row quota', async () => rowQuota.stop());
+    // Context signing secrets are sealed like identity providers' client secrets (SSO_SECRETS_KEY).
+    const secretsKey = config.sso.secretsKey ?? (config.appEnv === 'production' ? null : developmentSsoSecretsKey(config.dataDir));
+    const secretBox = secretsKey === null ? null : new SecretBox(secretsKey);
+    const contextSigning = new ContextSigningService(repos, secretBox, notifier);
+    // Verification keys in memory per environment, dropped on every instance by the notifier.
+    const contextSigningKeys = new ContextSigningKeys((scope) => contextSigning.openedSecrets(scope));
+    await contextSigningKeys.listen(notifier);
+    shutdown.add('context signing keys', () => contextSigningKeys.stop());
+    const contextTokens = new ContextTokenVerifier(contextSigningKeys);
     const ingest = new IngestService({
       repos,
       scopes,
@@ -208,6 +222,14 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
       limiter,
       quota: rowQuota,
+      client: new ClientIngestGuard({
+        tokens: contextTokens,
+        snapshots,
+        // The server's own answer for a client's exposure: an evaluation that records nothing.
+        recheck: new EvaluationService(repos, snapshots, undefined, Date.now, undefined, { budgetMs: config.evaluationBudgetMs }),
+        definitions: eventDefinitionCache,
+        repos,
+      }),
     });
     // After REST and gRPC have drained (they are stopped first), before the pool closes: rows
     // still waiting for their group commit are written, so no acknowledged request is lost.
@@ -266,11 +288,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     }
     const auth = new AuthService(repos, hasher, tokens, notifier);
     // PUBLIC_URL unset: the REST port's localhost address, filled in once it listens.
-    const secretsKey = config.sso.secretsKey ?? (config.appEnv === 'production' ? null : developmentSsoSecretsKey(config.dataDir));
     const ssoOptions: SsoOptions = {
       publicUrl: config.sso.publicUrl ?? `http://localhost:${config.httpPort}`,
       allowPrivateNetworks: config.sso.allowPrivateNetworks,
-      secrets: secretsKey === null ? null : new SecretBox(secretsKey),
+      secrets: secretBox,
       onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
     const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
@@ -331,6 +352,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       // `all` (a gateway has its own, docs/client-side.md "6. Limits").
       clientLimits: new ClientRateLimiter(config.clientLimits),
       clientMetrics: metrics.client,
+      contextSigning,
+      contextTokens,
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
@@ -365,8 +388,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
       register: (server) => {
         const logger = logging.forModule('grpc');
-        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey });
-        addManagementGrpcService(server, { management: services.management, verifier, logger });
+        addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey, contextSecrets: contextSigningKeys });
+        addManagementGrpcService(server, { management: services.management, contextSigning, verifier, logger });
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });

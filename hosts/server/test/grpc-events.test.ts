@@ -69,6 +69,12 @@ describe('EventService definition calls', () => {
     const retyped = await events.updateEventDefinition({ environment_id: env, key: 'purchase', value_type: 'METRIC_VALUE_TYPE_INT' }, bearer(tenant.member.token));
     assert.equal(retyped.description, 'Paid', 'an unset description is kept');
     assert.equal(retyped.value_type, 'METRIC_VALUE_TYPE_INT');
+    assert.equal(retyped.client_allowed, false, 'client keys may not send it unless marked');
+    const opened = await events.updateEventDefinition({ environment_id: env, key: 'purchase', client_allowed: true }, bearer(tenant.member.token));
+    assert.equal(opened.client_allowed, true);
+    assert.equal(opened.value_type, 'METRIC_VALUE_TYPE_INT', 'an unset type is kept');
+    const allowed = await events.createEventDefinition({ environment_id: env, key: 'page-view', value_type: 'METRIC_VALUE_TYPE_BOOL', client_allowed: true }, bearer(tenant.admin.token));
+    assert.equal(allowed.client_allowed, true);
 
     await events.createEventDefinition({ environment_id: env, key: 'doomed', value_type: 'METRIC_VALUE_TYPE_BOOL' }, bearer(tenant.admin.token));
     assert.deepEqual(await events.deleteEventDefinition({ environment_id: env, key: 'doomed' }, bearer(tenant.admin.token)), { key: 'doomed' });

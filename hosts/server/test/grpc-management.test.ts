@@ -160,6 +160,17 @@ describe('ManagementService over gRPC: the happy path', () => {
     );
     await management.deleteSdkKey({ environment_id: environmentA, sdk_key_id: client.sdk_key_id }, adminA);
   });
+  test('context signing secrets: an org_admin creates (the secret once), lists (never the secret) and deletes', async () => {
+    const created = await management.createContextSigningSecret({ environment_id: environmentA }, adminA);
+    secretsSeen.push(created.secret);
+    assert.match(created.kid, new RegExp(`^${environmentA}\\.`));
+    assert.match(created.secret, /^cs_[A-Za-z0-9_-]{43}$/);
+    const listed = await management.listContextSigningSecrets({ environment_id: environmentA }, adminA);
+    assert.ok(listed.secrets.some((entry) => entry.kid === created.kid));
+    assert.ok(!JSON.stringify(listed).includes(created.secret));
+    assert.deepEqual(await management.deleteContextSigningSecret({ environment_id: environmentA, kid: created.kid }, adminA), { kid: created.kid });
+    await rejectsWithStatus(management.deleteContextSigningSecret({ environment_id: environmentA, kid: created.kid }, adminA), grpc.status.NOT_FOUND);
+  });
 
   test('an org_admin adds an org_member (default role) and lists the org\'s users', async () => {
     const member = await management.createUser(

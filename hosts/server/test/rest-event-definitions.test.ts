@@ -10,7 +10,7 @@ let tenant: Tenant;
 let other: Tenant;
 
 const definitions = (environmentId = tenant.environmentId) => `/v1/environments/${environmentId}/event-definitions`;
-const RECORD_FIELDS = ['created_at_ms', 'description', 'environment_id', 'key', 'value_type'];
+const RECORD_FIELDS = ['client_allowed', 'created_at_ms', 'description', 'environment_id', 'key', 'value_type'];
 
 before(async () => {
   it = await startTestServer();
@@ -25,7 +25,7 @@ after(async () => {
 });
 
 describe('event definitions: create, read, update, delete', () => {
-  test('create answers 202 with the record {key, description, value_type, environment_id, created_at_ms}', async () => {
+  test('create answers 202 with the record {key, description, value_type, client_allowed, environment_id, created_at_ms}', async () => {
     const startedAt = Date.now();
     const created = expectStatus(
       await client.post(definitions(), { token: tenant.admin.token, body: { key: 'checkout.completed', description: 'Paid an order', value_type: 'bool' } }),
@@ -35,6 +35,7 @@ describe('event definitions: create, read, update, delete', () => {
     assert.equal(created.key, 'checkout.completed');
     assert.equal(created.description, 'Paid an order');
     assert.equal(created.value_type, 'bool');
+    assert.equal(created.client_allowed, false, 'client keys may not send it unless marked');
     assert.equal(created.environment_id, tenant.environmentId);
     assert.ok(Number.isInteger(created.created_at_ms) && created.created_at_ms >= startedAt - 1_000);
   });

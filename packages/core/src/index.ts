@@ -27,3 +27,5 @@ export * from './limits/token-bucket.ts';
 export * from './ports/ingest-storage-ports.ts';
 export * from './client/origin-patterns.ts';
 export * from './client/origin-pattern-set.ts';
+export * from './client/context-signing-ports.ts';
+export * from './client/context-token-claims.ts';

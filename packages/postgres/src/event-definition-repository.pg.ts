@@ -13,6 +13,7 @@ interface EventDefinitionRow {
   key: string;
   description: string;
   value_type: MetricValueType;
+  client_allowed: boolean;
   created_at_ms: number;
   updated_at_ms: number;
 }
@@ -22,6 +23,7 @@ const toEventDefinition = (row: EventDefinitionRow): EventDefinition => ({
   key: row.key,
   description: row.description,
   valueType: row.value_type,
+  clientAllowed: row.client_allowed,
   createdAtMs: row.created_at_ms,
   updatedAtMs: row.updated_at_ms,
 });
@@ -34,23 +36,23 @@ export class PgEventDefinitionRepository implements EventDefinitionRepository {
   constructor(private readonly sql: Sql) {}
 
   private columns() {
-    return this.sql`environment_id, key, description, value_type,
+    return this.sql`environment_id, key, description, value_type, client_allowed,
       floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms,
       floor(extract(epoch FROM updated_at) * 1000)::int8 AS updated_at_ms`;
   }
 
   async create(
     scope: EnvironmentScope,
-    input: { key: string; description: string; valueType: MetricValueType },
+    input: { key: string; description: string; valueType: MetricValueType; clientAllowed?: boolean },
   ): Promise<EventDefinition> {
     if (!validScope(scope)) throw notFound('environment', scope.environmentId);
     // now() for both stamps: a new record's updatedAtMs equals its createdAtMs, as in the fake.
     // The composite foreign key turns an environment outside the scope into NOT_FOUND.
     const [row] = await translateErrors(
       () => this.sql<EventDefinitionRow[]>`
-        INSERT INTO event_definitions (org_id, project_id, environment_id, key, description, value_type, created_at, updated_at)
+        INSERT INTO event_definitions (org_id, project_id, environment_id, key, description, value_type, client_allowed, created_at, updated_at)
         VALUES (${scope.orgId}, ${scope.projectId}, ${scope.environmentId}, ${input.key}, ${input.description},
-                ${input.valueType}, now(), now())
+                ${input.valueType}, ${input.clientAllowed ?? false}, now(), now())
         RETURNING ${this.columns()}`,
       { resource: 'event definition', name: input.key, parent: 'environment' },
     );
@@ -80,7 +82,7 @@ export class PgEventDefinitionRepository implements EventDefinitionRepository {
   async update(
     scope: EnvironmentScope,
     key: string,
-    patch: { description?: string; valueType?: MetricValueType },
+    patch: { description?: string; valueType?: MetricValueType; clientAllowed?: boolean },
   ): Promise<EventDefinition> {
     if (!validScope(scope)) throw notFound('event definition', key);
     // updated_at moves at least one millisecond so that a client comparing updatedAtMs sees the change.
@@ -88,6 +90,7 @@ export class PgEventDefinitionRepository implements EventDefinitionRepository {
       UPDATE event_definitions SET
         description = ${patch.description === undefined ? this.sql`description` : this.sql`${patch.description}`},
         value_type = ${patch.valueType === undefined ? this.sql`value_type` : this.sql`${patch.valueType}`},
+        client_allowed = ${patch.clientAllowed === undefined ? this.sql`client_allowed` : this.sql`${patch.clientAllowed}`},
         updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
       WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND environment_id = ${scope.environmentId}
         AND key = ${key}

@@ -27,6 +27,7 @@ import { PgSsoLoginRepository } from './sso-login-repository.pg.ts';
 import { PgSsoIdentityRepository } from './sso-identity-repository.pg.ts';
 import { PgMailOutboxRepository } from './mail-outbox-repository.pg.ts';
 import { PgAccountTokenRepository } from './account-token-repository.pg.ts';
+import { PgContextSigningSecretRepository } from './context-signing-secret-repository.pg.ts';
 import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
@@ -60,5 +61,6 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     mailOutbox: new PgMailOutboxRepository(sql),
     accountTokens: new PgAccountTokenRepository(sql),
     orgDomains: new PgOrgDomainRepository(sql),
+    contextSigningSecrets: new PgContextSigningSecretRepository(sql),
   };
 }

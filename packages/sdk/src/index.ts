@@ -17,3 +17,4 @@ export type {
   StateEvent,
 } from './types.ts';
 export type { Flag, Segment, FlagValue } from '@switchyard/core';
+export { signContext, DEFAULT_CONTEXT_TOKEN_TTL_MS, MAX_CONTEXT_TOKEN_TTL_MS, type ContextSigner, type SignableContext } from './client-side/sign-context.ts';

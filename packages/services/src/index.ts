@@ -76,3 +76,7 @@ export * from './mail/mail-worker.ts';
 export * from './mail/smtp-mail-sender.ts';
 export * from './org-domains/dns-txt-resolver.ts';
 export * from './org-domains/org-domain-service.ts';
+export * from './client/context-signing-service.ts';
+export * from './client/context-signing-keys.ts';
+export * from './client/context-token-verifier.ts';
+export * from './client/client-ingest-guard.ts';

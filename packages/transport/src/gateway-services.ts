@@ -5,6 +5,8 @@ import type {
   AuthService,
   ClientMetrics,
   ClientRateLimiter,
+  ContextSigningService,
+  ContextTokenVerifier,
   CredentialVerifier,
   DefinitionSnapshots,
   EvaluationService,
@@ -80,4 +82,11 @@ export interface GatewayServices {
   clientLimits: ClientRateLimiter;
   /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */
   clientMetrics: ClientMetrics;
+  /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */
+  contextSigning: ContextSigningService;
+  /**
+   * Verifies client keys' context tokens from keys held in memory, on the instance answering (a
+   * gateway holds its environments' keys, fetched over the hop and dropped on the credential watch's word).
+   */
+  contextTokens: ContextTokenVerifier;
 }

@@ -114,6 +114,9 @@ export interface ManagementClient {
   updateSdkKey: Unary<{ environment_id: string; sdk_key_id: string; settings: ClientKeyFields }, SdkKey>;
   listSdkKeys: Unary<{ environment_id: string }, { sdk_keys: SdkKey[] }>;
   deleteSdkKey: Unary<{ environment_id: string; sdk_key_id: string }, { sdk_key_id: string }>;
+  createContextSigningSecret: Unary<{ environment_id: string }, { kid: string; environment_id: string; created_at_ms: string | number; secret: string }>;
+  listContextSigningSecrets: Unary<{ environment_id: string }, { secrets: Array<{ kid: string; environment_id: string; created_at_ms: string | number }> }>;
+  deleteContextSigningSecret: Unary<{ environment_id: string; kid: string }, { kid: string }>;
   createUser: Unary<NewUser, { user_id: string; email: string; display_name: string }>;
   listUsers: Unary<{ org_id?: string }, { users: User[] }>;
   close(): void;

@@ -33,6 +33,7 @@ export interface EventDefinitionMessage {
   key: string;
   description: string;
   value_type: MetricValueTypeName;
+  client_allowed: boolean;
   environment_id: string;
   created_at_ms: number;
 }
@@ -41,11 +42,11 @@ type Unary<Req, Res> = (request: Req, metadata?: grpc.Metadata) => Promise<Res>;
 
 export interface EventClient {
   ingest: Unary<IngestRequest, IngestResponse>;
-  createEventDefinition: Unary<{ environment_id: string; key: string; description?: string; value_type: MetricValueTypeName }, EventDefinitionMessage>;
+  createEventDefinition: Unary<{ environment_id: string; key: string; description?: string; value_type: MetricValueTypeName; client_allowed?: boolean }, EventDefinitionMessage>;
   getEventDefinition: Unary<{ environment_id: string; key: string }, EventDefinitionMessage>;
   listEventDefinitions: Unary<{ environment_id: string }, { event_definitions: EventDefinitionMessage[] }>;
   updateEventDefinition: Unary<
-    { environment_id: string; key: string; description?: string; value_type?: MetricValueTypeName },
+    { environment_id: string; key: string; description?: string; value_type?: MetricValueTypeName; client_allowed?: boolean },
     EventDefinitionMessage
   >;
   deleteEventDefinition: Unary<{ environment_id: string; key: string }, { key: string }>;

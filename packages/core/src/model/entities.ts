@@ -80,6 +80,8 @@ export interface EventDefinition {
   key: string;
   description: string;
   valueType: MetricValueType;
+  /** Whether client keys (browsers, apps) may send this event (docs/client-side.md "5. Exposures and events"). */
+  clientAllowed: boolean;
   createdAtMs: number;
   updatedAtMs: number;
 }

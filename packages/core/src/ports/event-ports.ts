@@ -3,11 +3,11 @@ import type { EnvironmentScope } from './scopes.ts';
 
 export interface EventDefinitionRepository {
   /** @throws ALREADY_EXISTS. */
-  create(scope: EnvironmentScope, input: { key: string; description: string; valueType: MetricValueType }): Promise<EventDefinition>;
+  create(scope: EnvironmentScope, input: { key: string; description: string; valueType: MetricValueType; clientAllowed?: boolean }): Promise<EventDefinition>;
   get(scope: EnvironmentScope, key: string): Promise<EventDefinition | null>;
   list(scope: EnvironmentScope): Promise<EventDefinition[]>;
   /** @throws NOT_FOUND. */
-  update(scope: EnvironmentScope, key: string, patch: { description?: string; valueType?: MetricValueType }): Promise<EventDefinition>;
+  update(scope: EnvironmentScope, key: string, patch: { description?: string; valueType?: MetricValueType; clientAllowed?: boolean }): Promise<EventDefinition>;
   /** @throws NOT_FOUND. */
   delete(scope: EnvironmentScope, key: string): Promise<void>;
 }

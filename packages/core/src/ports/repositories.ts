@@ -7,6 +7,7 @@ import type { AuthProviderRepository, SsoIdentityRepository, SsoLoginRepository 
 import type { InvitationRepository, LoginThrottleRepository, RefreshTokenRepository, SessionRepository } from './session-ports.ts';
 import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.ts';
 import type { OrgDomainRepository } from './org-domain-ports.ts';
+import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -46,4 +47,6 @@ export interface Repositories {
   accountTokens: AccountTokenRepository;
   /** Domains orgs proved they control (DNS TXT). */
   orgDomains: OrgDomainRepository;
+  /** Per environment, the secrets context tokens are signed with (docs/client-side.md "4. Signed contexts"). */
+  contextSigningSecrets: ContextSigningSecretRepository;
 }

@@ -20,7 +20,7 @@ export class InMemoryEventDefinitionRepository implements EventDefinitionReposit
 
   async create(
     scope: EnvironmentScope,
-    input: { key: string; description: string; valueType: MetricValueType },
+    input: { key: string; description: string; valueType: MetricValueType; clientAllowed?: boolean },
   ): Promise<EventDefinition> {
     this.state.requireEnvironment(scope);
     const id = storageKey(scope.environmentId, input.key);
@@ -31,6 +31,7 @@ export class InMemoryEventDefinitionRepository implements EventDefinitionReposit
       key: input.key,
       description: input.description,
       valueType: input.valueType,
+      clientAllowed: input.clientAllowed ?? false,
       createdAtMs: nowMs,
       updatedAtMs: nowMs,
     };
@@ -56,7 +57,7 @@ export class InMemoryEventDefinitionRepository implements EventDefinitionReposit
   async update(
     scope: EnvironmentScope,
     key: string,
-    patch: { description?: string; valueType?: MetricValueType },
+    patch: { description?: string; valueType?: MetricValueType; clientAllowed?: boolean },
   ): Promise<EventDefinition> {
     const id = storageKey(scope.environmentId, key);
     const current = this.state.hasEnvironment(scope) ? this.state.eventDefinitions.get(id) : undefined;
@@ -65,6 +66,7 @@ export class InMemoryEventDefinitionRepository implements EventDefinitionReposit
       ...current,
       description: patch.description ?? current.description,
       valueType: patch.valueType ?? current.valueType,
+      clientAllowed: patch.clientAllowed ?? current.clientAllowed,
       updatedAtMs: this.state.now(),
     };
     this.state.eventDefinitions.set(id, updated);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../errors/domain-error.ts';
+import type { ContextSigningSecret } from '../client/context-signing-ports.ts';
 import type {
   AuditEntry,
   Environment,
@@ -53,6 +54,7 @@ export class InMemoryState {
   readonly projects = new Map<string, Project>();
   readonly environments = new Map<string, Environment>();
   readonly sdkKeys = new Map<string, SdkKey>();
+  readonly contextSigningSecrets = new Map<string, ContextSigningSecret>();
   /** flag definitions by id */
   readonly flags = new Map<string, StoredFlagDefinition>();
   /** `${environmentId}/${flagId}` → state */

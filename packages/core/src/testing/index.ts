@@ -23,6 +23,7 @@ import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repo
 import { InMemorySessionRepository } from './in-memory-session-repository.ts';
 import { InMemoryInvitationRepository } from './in-memory-invitation-repository.ts';
 import { InMemoryAccountTokenRepository, InMemoryMailOutboxRepository } from './in-memory-mail-repositories.ts';
+import { InMemoryContextSigningSecretRepository } from './in-memory-context-signing-secret-repository.ts';
 import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
@@ -61,6 +62,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     mailOutbox: new InMemoryMailOutboxRepository(state),
     accountTokens: new InMemoryAccountTokenRepository(state),
     orgDomains: new InMemoryOrgDomainRepository(state),
+    contextSigningSecrets: new InMemoryContextSigningSecretRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;

@@ -3,8 +3,15 @@ import type { ChangeNotifier, EnvironmentScope, EventDefinitionRepository, Metri
 /** The channel on which every instance hears that an environment's event definitions changed (payload: its id). */
 export const EVENT_DEFINITIONS_CHANGED_CHANNEL = 'switchyard_event_definitions_changed';
 
+interface Loaded {
+  types: ReadonlyMap<string, MetricValueType>;
+  /** The keys client keys may send (docs/client-side.md "5. Exposures and events"). */
+  clientAllowed: ReadonlySet<string>;
+}
+
 interface Entry {
   scope: EnvironmentScope;
+  loaded: Promise<Loaded>;
   types: Promise<ReadonlyMap<string, MetricValueType>>;
 }
 
@@ -43,17 +50,26 @@ export class EventDefinitionCache {
 
   /** Definition key → value type of the environment. */
   types(scope: EnvironmentScope): Promise<ReadonlyMap<string, MetricValueType>> {
+    return this.entry(scope).types;
+  }
+
+  /** The keys of the environment's definitions marked `client_allowed`. */
+  async clientAllowed(scope: EnvironmentScope): Promise<ReadonlySet<string>> {
+    return (await this.entry(scope).loaded).clientAllowed;
+  }
+
+  private entry(scope: EnvironmentScope): Entry {
     const entry = this.entries.get(scope.environmentId);
-    if (entry && sameScope(entry.scope, scope)) return entry.types;
-    const types = this.load(scope);
-    // A scope that disagrees with the cached one (never legitimately) is served uncached.
-    if (entry) return types;
-    this.entries.set(scope.environmentId, { scope, types });
+    if (entry && sameScope(entry.scope, scope)) return entry;
+    const loaded = this.load(scope);
+    const fresh: Entry = { scope, loaded, types: loaded.then((result) => result.types) };
     // A failed load must not stick: the next request tries again.
-    types.catch(() => {
-      if (this.entries.get(scope.environmentId)?.types === types) this.entries.delete(scope.environmentId);
+    fresh.types.catch(() => {
+      if (this.entries.get(scope.environmentId) === fresh) this.entries.delete(scope.environmentId);
     });
-    return types;
+    // A scope that disagrees with the cached one (never legitimately) is served uncached.
+    if (!entry) this.entries.set(scope.environmentId, fresh);
+    return fresh;
   }
 
   /** Drops this instance's entry at once and tells every other instance. */
@@ -62,8 +78,11 @@ export class EventDefinitionCache {
     await this.notifier.publish(EVENT_DEFINITIONS_CHANGED_CHANNEL, scope.environmentId);
   }
 
-  private async load(scope: EnvironmentScope): Promise<ReadonlyMap<string, MetricValueType>> {
+  private async load(scope: EnvironmentScope): Promise<Loaded> {
     const definitions = await this.repo.list(scope);
-    return new Map(definitions.map((definition) => [definition.key, definition.valueType]));
+    return {
+      types: new Map(definitions.map((definition) => [definition.key, definition.valueType])),
+      clientAllowed: new Set(definitions.filter((definition) => definition.clientAllowed).map((definition) => definition.key)),
+    };
   }
 }

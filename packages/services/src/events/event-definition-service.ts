@@ -22,6 +22,8 @@ export interface EventDefinitionBody {
   key?: string;
   description?: string | null;
   value_type?: string;
+  /** Whether client keys may send it (default false). */
+  client_allowed?: boolean;
 }
 
 /** The REST/gRPC record of docs/contract.md "Events, exposures and idempotency". */
@@ -29,6 +31,7 @@ export interface EventDefinitionRecord {
   key: string;
   description: string;
   value_type: MetricValueType;
+  client_allowed: boolean;
   environment_id: string;
   created_at_ms: number;
 }
@@ -37,6 +40,7 @@ export const eventDefinitionRecord = (definition: EventDefinition): EventDefinit
   key: definition.key,
   description: definition.description,
   value_type: definition.valueType,
+  client_allowed: definition.clientAllowed,
   environment_id: definition.environmentId,
   created_at_ms: definition.createdAtMs,
 });
@@ -46,6 +50,12 @@ function checkValueType(value: unknown): MetricValueType {
     throw invalidArgument(`value_type must be one of ${METRIC_VALUE_TYPES.join(', ')}`, 'value_type');
   }
   return value as MetricValueType;
+}
+
+function checkClientAllowed(value: unknown): boolean | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw invalidArgument('client_allowed must be a boolean', 'client_allowed');
+  return value;
 }
 
 function checkDescription(value: unknown): string {
@@ -91,8 +101,9 @@ export class EventDefinitionService {
     const key = checkKey(body.key, 'key');
     const valueType = checkValueType(body.value_type);
     const description = checkDescription(body.description);
+    const clientAllowed = checkClientAllowed(body.client_allowed) ?? false;
     const definition = await this.repos.unitOfWork.run(async (tx) => {
-      const created = await tx.eventDefinitions.create(scope, { key, description, valueType });
+      const created = await tx.eventDefinitions.create(scope, { key, description, valueType, clientAllowed });
       await this.record(tx, principal, scope, 'event_definition.create', key, null, created);
       return created;
     });
@@ -107,9 +118,11 @@ export class EventDefinitionService {
   async update(principal: Principal, scope: EnvironmentScope, key: string, body: EventDefinitionBody): Promise<EventDefinition> {
     this.authorize(principal, 'event_definition.write', scope);
     if (body.key !== undefined && body.key !== key) throw invalidArgument('key cannot change', 'key');
-    const patch: { description?: string; valueType?: MetricValueType } = {};
+    const patch: { description?: string; valueType?: MetricValueType; clientAllowed?: boolean } = {};
     if (body.description !== undefined && body.description !== null) patch.description = checkDescription(body.description);
     if (body.value_type !== undefined) patch.valueType = checkValueType(body.value_type);
+    const clientAllowed = checkClientAllowed(body.client_allowed);
+    if (clientAllowed !== undefined) patch.clientAllowed = clientAllowed;
     const definition = await this.repos.unitOfWork.run(async (tx) => {
       const before = await tx.eventDefinitions.get(scope, key);
       const updated = await tx.eventDefinitions.update(scope, key, patch);

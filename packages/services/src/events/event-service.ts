@@ -13,6 +13,7 @@ import { NO_METRICS, type ServiceMetrics } from '../metrics.ts';
 import { IngestRateLimiter } from '../limits/ingest-rate-limiter.ts';
 import type { RowQuota } from '../limits/row-quota.ts';
 import type { EventDefinitionCache } from './event-definition-cache.ts';
+import type { ClientIngestGuard } from '../client/client-ingest-guard.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
   firstWithoutMetricKey,
@@ -39,6 +40,11 @@ export interface IngestOptions {
    * names `metric_key` rather than `events[0].metric_key`.
    */
   single?: boolean;
+  /**
+   * A client key's signed context token (`Authorization: Bearer` beside the key): required when
+   * the key's `context_signing` is not `off` (docs/client-side.md "4. Signed contexts").
+   */
+  contextToken?: string | undefined;
 }
 
 export interface IngestServiceDeps {
@@ -55,6 +61,8 @@ export interface IngestServiceDeps {
   limiter?: IngestRateLimiter;
   /** The row quota per environment; absent: none (in-memory fakes, unit tests). */
   quota?: RowQuota;
+  /** What client keys may write (docs/client-side.md "5. Exposures and events"); absent: client keys write nothing. */
+  client?: ClientIngestGuard;
 }
 
 /** A request's key for the idempotency table: per environment (the table) and per kind (this prefix). */
@@ -114,7 +122,10 @@ export class IngestService {
       const earlier = await this.earlierAnswer(scope, storedKey('events', idempotencyKey), receivedAtMs);
       if (earlier) return earlier;
     }
-    const { rows, answer } = validateEvents(events, await this.deps.definitions.types(scope), receivedAtMs);
+    const { rows, answer } =
+      principal.kind === 'client_key'
+        ? await this.clientGuard().events(principal, scope, events, receivedAtMs, options.contextToken)
+        : validateEvents(events, await this.deps.definitions.types(scope), receivedAtMs);
     if (idempotencyKey !== undefined) return this.storeOnce('events', events.length, scope, storedKey('events', idempotencyKey), { events: rows }, answer, receivedAtMs);
     await this.eventWriter.write(scope, rows);
     this.deps.quota?.added(scope, rows.length);
@@ -142,7 +153,10 @@ export class IngestService {
       const earlier = await this.earlierAnswer(scope, storedKey('exposures', idempotencyKey), receivedAtMs);
       if (earlier) return earlier;
     }
-    const { rows, answer } = validateExposures(exposures, await this.deps.flagVariants(scope), receivedAtMs);
+    const { rows, answer } =
+      principal.kind === 'client_key'
+        ? await this.clientGuard().exposures(principal, scope, exposures, receivedAtMs, options.contextToken)
+        : validateExposures(exposures, await this.deps.flagVariants(scope), receivedAtMs);
     if (idempotencyKey !== undefined) {
       return this.storeOnce('exposures', exposures.length, scope, storedKey('exposures', idempotencyKey), { exposures: rows }, answer, receivedAtMs);
     }
@@ -152,7 +166,6 @@ export class IngestService {
     return answer;
   }
 
-  /** Refuses new rows and writes what waits; call before the database pool closes. */
   /**
    * Stores the exposures of evaluations a gateway made from its own definitions (docs/decisions.md
    * "Exposures recorded by evaluate"); the single-process server writes them to exposureWriter
@@ -174,6 +187,7 @@ export class IngestService {
     this.deps.quota?.added(scope, exposures.length);
   }
 
+  /** Refuses new rows and writes what waits; call before the database pool closes. */
   async stop(): Promise<void> {
     await Promise.all([this.eventWriter.close(), this.exposureWriter.close()]);
   }
@@ -183,6 +197,11 @@ export class IngestService {
    * request counts as its entries (valid or not: each costs validation), so batching does not
    * multiply the rate.
    */
+  private clientGuard(): ClientIngestGuard {
+    if (this.deps.client === undefined) throw new DomainError('PERMISSION_DENIED', 'client keys cannot write here');
+    return this.deps.client;
+  }
+
   private admit(principal: Principal, scope: EnvironmentScope, entries: number): void {
     // The quota first: a refused request then costs the caller no tokens.
     this.deps.quota?.check(scope);

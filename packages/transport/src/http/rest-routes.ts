@@ -17,6 +17,7 @@ import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
+import { registerSigningSecretRoutes } from '../domains/client/signing-secret-rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
 
 /**
@@ -28,6 +29,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerAccountRoutes(http, services);
   registerAdminRoutes(http, services);
   registerManagementRoutes(http, services);
+  registerSigningSecretRoutes(http, services);
   registerAuditRoutes(http, services);
   registerSsoRoutes(http, services);
   registerOrgDomainRoutes(http, services);

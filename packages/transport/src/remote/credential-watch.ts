@@ -4,7 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 export type CredentialEventMessage =
   | { event: 'ready'; ready: boolean }
   | { event: 'sdk_key_revoked'; sdk_key_revoked: { sdk_key_id: string } }
-  | { event: 'session_changed'; session_changed: { user_id: string } };
+  | { event: 'session_changed'; session_changed: { user_id: string } }
+  | { event: 'context_secrets_changed'; context_secrets_changed: { environment_id: string } };
 
 export type WatchLog = (level: 'debug' | 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 
@@ -16,6 +17,8 @@ export interface CredentialWatchHandlers {
   onRevoked(sdkKeyId: string): void;
   /** `null`: the services may have missed changes of anyone (their own notifications were lost). */
   onSessionChanged(userId: string | null): void;
+  /** `null`: every environment's context signing keys may have changed. */
+  onContextSecretsChanged?(environmentId: string | null): void;
 }
 
 export interface CredentialWatchOptions {
@@ -119,6 +122,9 @@ export class CredentialWatch {
         return;
       case 'session_changed':
         this.handlers.onSessionChanged(message.session_changed.user_id || null);
+        return;
+      case 'context_secrets_changed':
+        this.handlers.onContextSecretsChanged?.(message.context_secrets_changed.environment_id || null);
         return;
     }
   }

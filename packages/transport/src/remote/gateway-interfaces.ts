@@ -28,7 +28,7 @@ export interface GatewayInterface {
 }
 
 /** The GatewayServices members that are gRPC clients in a gateway (the rest are local there). */
-export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess'>;
+export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess' | 'contextTokens'>;
 
 const withCaller: MethodSpec = { caller: true, scoped: false, changesDefinitions: false };
 const anonymous: MethodSpec = { caller: false, scoped: false, changesDefinitions: false };
@@ -69,6 +69,13 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       environmentScope: withCaller,
       activeSdkKeyIds: withCaller,
     },
+  },
+  {
+    member: 'contextSigning',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.ContextSigningGatewayService',
+    // environmentSecrets: the opened secrets for a gateway's own verification (asked as a client key).
+    methods: { createSecret: withCaller, listSecrets: withCaller, deleteSecret: withCaller, environmentSecrets: withCaller },
   },
   {
     member: 'invitations',

@@ -108,6 +108,7 @@ export class RemoteCredentialVerifier {
           }
           this.events.emit('session', userId);
         },
+        onContextSecretsChanged: (environmentId) => this.events.emit('contextSecrets', environmentId),
       },
       { minRetryMs, maxRetryMs, startTimeoutMs: this.callTimeoutMs, log: this.log },
     );
@@ -173,6 +174,15 @@ export class RemoteCredentialVerifier {
     return () => this.events.off('session', listener);
   }
 
+  /**
+   * Calls `listener` with the environment whose context signing secrets changed, or null when any
+   * may have (the watch was lost: nothing heard meanwhile). Returns the unsubscribe function.
+   */
+  onContextSecretsChanged(listener: (environmentId: string | null) => void): () => void {
+    this.events.on('contextSecrets', listener);
+    return () => this.events.off('contextSecrets', listener);
+  }
+
   private validate(key: string, request: CredentialRequest, credential: ForwardedCredential): Promise<Principal> {
     const generation = this.generation;
     const shared = this.inFlight.get(key);
@@ -236,6 +246,7 @@ export class RemoteCredentialVerifier {
   private dropAll(): void {
     this.generation++;
     this.cache.clear();
+    this.events.emit('contextSecrets', null);
   }
 }
 

@@ -43,3 +43,4 @@ export {
 } from './sso-repositories.contract.ts';
 export type { MailRepositories, MakeMailRepositories } from './mail-repositories.contract.ts';
 export { accountTokenRepositoryContract, addressProofRepositoriesContract, mailOutboxRepositoryContract } from './mail-repositories.contract.ts';
+export { contextSigningSecretRepositoryContract, type MakeContextSigningRepositories } from './context-signing-secret-repository.contract.ts';

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ACTIONS, DomainError, authorize, invalidArgument, type Principal } from '@switchyard/core';
-import type { AuthService, CredentialVerifier, Session, SessionRegistry } from '@switchyard/services';
+import type { AuthService, ContextSigningKeys, CredentialVerifier, Session, SessionRegistry } from '@switchyard/services';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
 import type { Logger } from '../../logging.ts';
@@ -54,7 +54,11 @@ export function rbacContext(principal: Principal) {
 }
 
 /** svc.auth.v1.CredentialEvent: exactly one member set. */
-type CredentialEvent = { ready: true } | { sdk_key_revoked: { sdk_key_id: string } } | { session_changed: { user_id: string } };
+type CredentialEvent =
+  | { ready: true }
+  | { sdk_key_revoked: { sdk_key_id: string } }
+  | { session_changed: { user_id: string } }
+  | { context_secrets_changed: { environment_id: string } };
 
 /**
  * Events a watch may write while its client's window is full. They are tiny, so a client this far
@@ -72,9 +76,11 @@ const MAX_UNREAD_WATCH_EVENTS = 1_000;
 function watchCredentials(deps: {
   verifier: Pick<CredentialVerifier, 'onRevoked'>;
   sessions: Pick<SessionRegistry, 'onChanged'>;
+  /** Context signing secrets' changes (gateways hold verification keys too). */
+  contextSecrets: Pick<ContextSigningKeys, 'onChanged'> | undefined;
   stopping: AbortSignal | undefined;
 }): grpc.handleServerStreamingCall<unknown, CredentialEvent> {
-  const { verifier, sessions, stopping } = deps;
+  const { verifier, sessions, contextSecrets, stopping } = deps;
   // One abort listener for all watches (an AbortSignal warns past 10 listeners): it ends the open ones.
   const open = new Set<() => void>();
   stopping?.addEventListener(
@@ -119,6 +125,7 @@ function watchCredentials(deps: {
       verifier.onRevoked((sdkKeyId) => send({ sdk_key_revoked: { sdk_key_id: sdkKeyId } })),
       sessions.onChanged((userId) => send({ session_changed: { user_id: userId ?? '' } })),
     );
+    if (contextSecrets) unsubscribers.push(contextSecrets.onChanged((environmentId) => send({ context_secrets_changed: { environment_id: environmentId ?? '' } })));
     send({ ready: true });
   };
 }
@@ -144,11 +151,19 @@ interface CredentialRequest {
  */
 export function addAuthGrpcService(
   server: grpc.Server,
-  deps: { auth: AuthService; verifier: CredentialVerifier; sessions: SessionRegistry; logger: Logger; stopping?: AbortSignal; channelTokenKey?: Buffer },
+  deps: {
+    auth: AuthService;
+    verifier: CredentialVerifier;
+    sessions: SessionRegistry;
+    logger: Logger;
+    stopping?: AbortSignal;
+    channelTokenKey?: Buffer;
+    contextSecrets?: Pick<ContextSigningKeys, 'onChanged'>;
+  },
 ): void {
-  const { auth, verifier, sessions, logger, stopping } = deps;
+  const { auth, verifier, sessions, logger, stopping, contextSecrets } = deps;
   server.addService(AuthServiceDefinition.service, {
-    watchCredentials: watchCredentials({ verifier, sessions, stopping }),
+    watchCredentials: watchCredentials({ verifier, sessions, contextSecrets, stopping }),
     channelTokenKey: unary(logger, async () => {
       if (deps.channelTokenKey === undefined) throw new DomainError('UNAVAILABLE', 'no channel token key here');
       return { key: deps.channelTokenKey };

@@ -17,6 +17,10 @@ const keySchema = {
 } as const;
 const valueTypeSchema = { type: 'string', enum: ['bool', 'int', 'double'] } as const;
 const descriptionSchema = { type: ['string', 'null'], maxLength: MAX_EVENT_DEFINITION_DESCRIPTION } as const;
+const clientAllowedSchema = {
+  type: 'boolean',
+  description: 'Whether client keys (browsers, apps) may send this event (docs/client-side.md "5. Exposures and events"); default false',
+} as const;
 
 const envParams = { type: 'object', required: ['env_id'], properties: { env_id: uuidParam } } as const;
 const definitionParams = {
@@ -28,21 +32,22 @@ const definitionParams = {
 const createBody = {
   type: 'object',
   required: ['key', 'value_type'],
-  properties: { key: keySchema, description: descriptionSchema, value_type: valueTypeSchema },
+  properties: { key: keySchema, description: descriptionSchema, value_type: valueTypeSchema, client_allowed: clientAllowedSchema },
 } as const;
 const updateBody = {
   type: 'object',
   description: 'Fields left out keep their value; key, when given, must be the one in the path.',
-  properties: { key: keySchema, description: descriptionSchema, value_type: valueTypeSchema },
+  properties: { key: keySchema, description: descriptionSchema, value_type: valueTypeSchema, client_allowed: clientAllowedSchema },
 } as const;
 
 const definitionSchema = {
   type: 'object',
-  required: ['key', 'description', 'value_type', 'environment_id', 'created_at_ms'],
+  required: ['key', 'description', 'value_type', 'client_allowed', 'environment_id', 'created_at_ms'],
   properties: {
     key: { type: 'string' },
     description: { type: 'string' },
     value_type: valueTypeSchema,
+    client_allowed: { type: 'boolean' },
     environment_id: { type: 'string' },
     created_at_ms: { type: 'integer' },
   },

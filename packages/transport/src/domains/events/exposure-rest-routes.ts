@@ -13,6 +13,10 @@ const exposureSchema = {
   properties: {
     flag_key: { description: 'string, required' },
     variant_key: { description: 'string, required: a variant key of the flag' },
+    attributes: {
+      description:
+        'object of scalars: the context\'s attributes as evaluated. Client keys only (docs/client-side.md "5. Exposures and events"): the server evaluates the context again and accepts only the variant it serves',
+    },
     context_type: { description: 'string, required (at most 64 characters)' },
     context_key: { description: 'string, required (at most 512 characters)' },
     timestamp_ms: { description: 'integer >= 0 or null: client time in epoch ms; absent, null or 0: the time the server received it' },
@@ -53,13 +57,14 @@ export function registerExposureRoutes(app: FastifyInstance, services: GatewaySe
       },
     },
     async (request, reply) => {
-      const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
+      // A client key's Bearer value is its signed context (docs/client-side.md "5. Exposures and events").
+    const { principal, contextToken } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
       clientAccess.admit(request, reply, principal);
       const exposures = Array.isArray(request.body) ? request.body : request.body.exposures;
       admitKeyRequest(services, request, principal, 'ingest', exposures.length);
       const scope = await ingest.scope(principal, request.params.env_id);
       if (exposures.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, exposures.length, 'exposures');
-      const answer = await ingest.ingestExposures(principal, scope, exposures, { idempotencyKey: request.headers['idempotency-key'] });
+      const answer = await ingest.ingestExposures(principal, scope, exposures, { idempotencyKey: request.headers['idempotency-key'], contextToken });
       return reply.code(202).send(answer);
     },
   );

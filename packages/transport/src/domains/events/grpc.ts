@@ -51,6 +51,7 @@ const definitionMessage = (definition: EventDefinition) => ({
   key: definition.key,
   description: definition.description,
   value_type: TYPE_NAMES[definition.valueType],
+  client_allowed: definition.clientAllowed,
   environment_id: definition.environmentId,
   created_at_ms: definition.createdAtMs,
 });
@@ -100,11 +101,11 @@ export function addEventGrpcServices(server: grpc.Server, deps: { services: Gate
     ingest: ingestHandler,
     createEventDefinition: unary(
       logger,
-      async (call: Call<{ environment_id: string; key: string; description: string; value_type: ValueTypeName }>) => {
+      async (call: Call<{ environment_id: string; key: string; description: string; value_type: ValueTypeName; client_allowed: boolean }>) => {
         const { principal, scope } = await definitionScope(call);
-        const { key, description } = call.request;
+        const { key, description, client_allowed } = call.request;
         const valueType = valueTypeOf(call.request.value_type);
-        return definitionMessage(await eventDefinitions.create(principal, scope, { key, description, ...(valueType ? { value_type: valueType } : {}) }));
+        return definitionMessage(await eventDefinitions.create(principal, scope, { key, description, client_allowed, ...(valueType ? { value_type: valueType } : {}) }));
       },
     ),
     getEventDefinition: unary(logger, async (call: Call<{ environment_id: string; key: string }>) => {
@@ -117,12 +118,13 @@ export function addEventGrpcServices(server: grpc.Server, deps: { services: Gate
     }),
     updateEventDefinition: unary(
       logger,
-      async (call: Call<{ environment_id: string; key: string; description?: string; value_type: ValueTypeName }>) => {
+      async (call: Call<{ environment_id: string; key: string; description?: string; value_type: ValueTypeName; client_allowed?: boolean }>) => {
         const { principal, scope } = await definitionScope(call);
         const valueType = valueTypeOf(call.request.value_type);
         const body = {
           ...(call.request.description === undefined ? {} : { description: call.request.description }),
           ...(valueType ? { value_type: valueType } : {}),
+          ...(call.request.client_allowed === undefined ? {} : { client_allowed: call.request.client_allowed }),
         };
         return definitionMessage(await eventDefinitions.update(principal, scope, call.request.key, body));
       },

@@ -96,12 +96,13 @@ export function registerEventRoutes(app: FastifyInstance, services: GatewayServi
     events: IncomingEvent[],
     single: boolean,
   ): Promise<FastifyReply> {
-    const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
+    // A client key's Bearer value is its signed context (docs/client-side.md "5. Exposures and events").
+    const { principal, contextToken } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: false, userTokens: 'accept' });
     clientAccess.admit(request, reply, principal);
     admitKeyRequest(services, request, principal, 'ingest', events.length);
     const scope = await ingest.scope(principal, request.params.env_id);
     if (events.length > MAX_EVENTS_PER_REQUEST) return tooManyEntries(reply, events.length, 'events');
-    const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single });
+    const answer = await ingest.ingestEvents(principal, scope, events, { idempotencyKey: request.headers['idempotency-key'], single, contextToken });
     return reply.code(202).send(answer);
   }
 

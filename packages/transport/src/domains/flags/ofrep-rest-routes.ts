@@ -11,7 +11,7 @@ import {
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
-import type { EnvironmentSnapshot } from '@switchyard/services';
+import type { ContextBinding, EnvironmentSnapshot } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { OriginRefusedError } from '../client/rest-client-access.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
@@ -20,7 +20,8 @@ import { admitKeyRequest, countNotModified, countRateLimited } from '../client/c
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 import { clientBulkStream } from '../client/rest-bulk-event-streams.ts';
 import { mapContext, needsTargetingKey, type OfrepBody } from './ofrep-context.ts';
-import { clientEvaluationContext, type ClientPrincipal } from '../client/client-context.ts';
+import { bindContextToken, clientEvaluationContext, type ClientPrincipal } from '../client/client-context.ts';
+import { clientCallerOf } from '../client/rest-client-credentials.ts';
 import type { ClientAnswer } from '../client/client-answers.ts';
 
 /**
@@ -331,6 +332,8 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
   const scopes = new WeakMap<FastifyRequest, EnvironmentScope>();
   /** Requests made with a client key: answered by clientAnswers, never by the server-key code below. */
   const clients = new WeakMap<FastifyRequest, ClientPrincipal>();
+  /** The verified context token of a client key that requires signing (absent: no binding). */
+  const bindings = new WeakMap<FastifyRequest, ContextBinding>();
   const { clientAnswers } = services;
   const sendClientAnswer = (reply: FastifyReply, answer: ClientAnswer): FastifyReply => {
     if (answer.etag !== undefined) void reply.header('etag', answer.etag);
@@ -358,6 +361,10 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
         // A client key's answers are restricted (docs/client-side.md "What a client sees") and
         // personal to the context: no shared cache keeps them, every use revalidates (ETag).
         evaluation.clientScopeFor(principal, principal.environmentId);
+        // Verified from keys in memory, before the body is read: a bad token is a 401 (another
+        // environment's: 403). docs/client-side.md "4. Signed contexts".
+        const binding = await bindContextToken(services, principal, clientCallerOf(request)?.contextToken);
+        if (binding) bindings.set(request, binding);
         clients.set(request, principal);
         clientRequests.add(request);
         void reply.header('cache-control', 'private, no-cache');
@@ -373,7 +380,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     ofrep.post<{ Params: { key: string }; Body: OfrepBody }>('/ofrep/v1/evaluate/flags/:key', { schema: singleSchema }, async (request, reply) => {
       const client = clients.get(request);
       if (client !== undefined) {
-        const { targetingKey, context } = clientEvaluationContext(request, client);
+        const { targetingKey, context } = clientEvaluationContext(request, bindings.get(request));
         return sendClientAnswer(reply, await clientAnswers.single(client, request.params.key, { context, hasTargetingKey: targetingKey !== undefined }));
       }
       const scope = scopeOf(request);
@@ -394,7 +401,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const ifNoneMatch = request.headers['if-none-match'];
       const client = clients.get(request);
       if (client !== undefined) {
-        const { targetingKey, context } = clientEvaluationContext(request, client);
+        const { targetingKey, context } = clientEvaluationContext(request, bindings.get(request));
         // The answer names its event stream, and its ETag the stream token's window.
         const stream = clientBulkStream(services, request, client);
         const presented = stream === null ? ifNoneMatch : stream.currentWindowTags(ifNoneMatch);

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { CredentialVerifier, ManagementService, SdkKeyRecord } from '@switchyard/services';
+import type { ContextSigningService, CredentialVerifier, ManagementService, SdkKeyRecord } from '@switchyard/services';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
@@ -59,9 +59,9 @@ const sdkKeyMessage = (key: SdkKeyRecord) => ({
  */
 export function addManagementGrpcService(
   server: grpc.Server,
-  deps: { management: ManagementService; verifier: CredentialVerifier; logger: Logger },
+  deps: { management: ManagementService; contextSigning: ContextSigningService; verifier: CredentialVerifier; logger: Logger },
 ): void {
-  const { management, verifier, logger } = deps;
+  const { management, contextSigning, verifier, logger } = deps;
   const caller = (call: Call<unknown>) => authenticateCall(verifier, call.metadata, 'bearer');
 
   server.addService(ManagementServiceDefinition.service, {
@@ -104,6 +104,16 @@ export function addManagementGrpcService(
     deleteSdkKey: unary(logger, async (call: Call<{ environment_id: string; sdk_key_id: string }>) => {
       await management.deleteSdkKey(await caller(call), call.request.environment_id, call.request.sdk_key_id);
       return { sdk_key_id: call.request.sdk_key_id };
+    }),
+    createContextSigningSecret: unary(logger, async (call: Call<{ environment_id: string }>) =>
+      contextSigning.createSecret(await caller(call), call.request.environment_id),
+    ),
+    listContextSigningSecrets: unary(logger, async (call: Call<{ environment_id: string }>) => ({
+      secrets: await contextSigning.listSecrets(await caller(call), call.request.environment_id),
+    })),
+    deleteContextSigningSecret: unary(logger, async (call: Call<{ environment_id: string; kid: string }>) => {
+      await contextSigning.deleteSecret(await caller(call), call.request.environment_id, call.request.kid);
+      return { kid: call.request.kid };
     }),
     createUser: unary(
       logger,

@@ -1,0 +1,4 @@
+import { createInMemoryRepositories } from '../src/testing/index.ts';
+import { contextSigningSecretRepositoryContract } from '../src/testing/contracts/index.ts';
+
+contextSigningSecretRepositoryContract('in-memory', async () => ({ repos: createInMemoryRepositories(), close: async () => {} }));

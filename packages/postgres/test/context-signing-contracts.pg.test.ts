@@ -1,0 +1,8 @@
+import { contextSigningSecretRepositoryContract } from '@switchyard/core/testing/contracts';
+import { createPostgresRepositories } from '../src/repositories.ts';
+import { createTestDatabase } from '../src/testing/test-database.ts';
+
+contextSigningSecretRepositoryContract('postgres', async () => {
+  const db = await createTestDatabase();
+  return { repos: createPostgresRepositories(db.sql), close: () => db.drop() };
+});
