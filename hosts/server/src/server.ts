@@ -61,7 +61,7 @@ import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.
 import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
 import { addAuditGrpcService } from '@switchyard/transport/domains/audit/grpc.ts';
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
-import { ClientAnswers } from '@switchyard/transport/domains/client/client-answers.ts';
+import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-answers.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';

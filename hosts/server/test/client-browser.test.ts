@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
 import { signContextToken, startPageServer } from './support/client-page/page-server.ts';
 import { ACTIVE, createExperiment, moveThrough, splitFlag } from './support/experiment-fixtures.ts';
+import { eventually } from './support/flag-fixtures.ts';
 import { envFlags, put } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
@@ -95,6 +96,15 @@ describe('browser apps with the stock OpenFeature packages, in Chromium', { skip
     const body = { kind: 'client', name: `browser-${Math.random().toString(36).slice(2, 8)}`, allowed_origins: [app.origin], ...settings };
     const key = expectStatus(await client.post(`/v1/management/environments/${tenant.environmentId}/sdk-keys`, { token: tenant.admin.token, body }), 201, 'create client key');
     assert.match(key.raw_key, /^ck_/);
+    // The instance answering (a gateway in the split topology) hears of the key and re-reads the
+    // origins it answers preflights from: a moment later, not at once.
+    const origins = (settings.allowed_origins as string[] | undefined) ?? [app.origin];
+    for (const origin of origins) {
+      await eventually(`the preflight allows ${origin}`, async () => {
+        const answer = await fetch(`${ts.base}/ofrep/v1/evaluate/flags`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+        return answer.status === 204;
+      });
+    }
     return { id: key.sdk_key_id, raw: key.raw_key };
   }
 

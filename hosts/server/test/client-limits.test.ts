@@ -208,10 +208,11 @@ describe('client-key bodies are at most 32 KiB', () => {
 
     const bulk = await post(BULK, key, big, from('192.0.2.50'));
     assert.equal(bulk.status, 413, bulk.text);
-    assert.deepEqual(bulk.body, { errorCode: 'PARSE_ERROR', errorDetails: 'request body is too large' });
+    // A client key's failures carry the code only (docs/client-side.md "3. What a client sees").
+    assert.deepEqual(bulk.body, { errorCode: 'PARSE_ERROR' });
     const single = await post(SINGLE('banner'), key, big, from('192.0.2.51'));
     assert.equal(single.status, 413, single.text);
-    assert.deepEqual(single.body, { key: 'banner', errorCode: 'PARSE_ERROR', errorDetails: 'request body is too large' });
+    assert.deepEqual(single.body, { key: 'banner', errorCode: 'PARSE_ERROR' });
     const streamed = await post(BULK, key, chunked(big), from('192.0.2.52'));
     assert.equal(streamed.status, 413, `chunked: ${streamed.text}`);
     assert.equal(streamed.body.errorCode, 'PARSE_ERROR');
@@ -300,8 +301,11 @@ describe('metrics per key kind at /metrics', () => {
     assert.equal(delta('switchyard_sdk_key_rate_limited_total', { kind: 'server', work: 'evaluation' }), 0);
 
     for (const kind of ['server', 'client']) {
-      for (const name of ['switchyard_sdk_key_origin_refusals_total', 'switchyard_sdk_key_signature_failures_total', 'switchyard_sdk_key_streams']) {
+      for (const name of ['switchyard_sdk_key_signature_failures_total', 'switchyard_sdk_key_streams']) {
         assert.equal(typeof valueOf(after, name, { kind }), 'number', `${name}{kind="${kind}"} is exposed`);
+      }
+      for (const reason of ['preflight', 'origin', 'missing_origin', 'server_key_in_browser']) {
+        assert.equal(typeof valueOf(after, 'switchyard_sdk_key_origin_refusals_total', { kind, reason }), 'number', `origin refusals {kind="${kind}",reason="${reason}"}`);
       }
       assert.equal(typeof valueOf(after, 'switchyard_sdk_key_rate_limited_total', { kind, work: 'stream' }), 'number');
     }

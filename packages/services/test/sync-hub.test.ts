@@ -408,7 +408,7 @@ describe('streams per SDK key', () => {
     const second = await openStream(SCOPE, 'key-1');
     const third = await openStream(SCOPE, 'key-1');
     assert.equal(third.closed?.code, 'RESOURCE_EXHAUSTED');
-    assert.match(third.closed?.reason ?? '', /2 open sync streams/);
+    assert.match(third.closed?.reason ?? '', /already has 2 open streams/);
     assert.equal(third.messages.length, 0);
     assert.equal(hub.stats().streams, 2);
     // Another key and a user (no key) have slots of their own.

@@ -26,7 +26,7 @@ import type {
 } from '@switchyard/services';
 import type { ClientAccess } from './domains/client/rest-client-access.ts';
 import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
-import type { ClientAnswers } from './domains/client/client-answers.ts';
+import type { ClientAnswers } from './domains/client/rest-client-answers.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -77,7 +77,7 @@ export interface GatewayServices {
   clientAccess: ClientAccess;
   /**
    * Client keys' token buckets, in the memory of the instance answering (the gateway in the
-   * split topology): docs/client-side.md "6. Limits". Routes call it through domains/client/client-limits.ts.
+   * split topology): docs/client-side.md "6. Limits". Routes call it through domains/client/rest-client-limits.ts.
    */
   clientLimits: ClientRateLimiter;
   /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */

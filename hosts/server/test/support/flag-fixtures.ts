@@ -11,6 +11,8 @@ export interface FlagSpec {
   enabled: boolean;
   off_variant_key?: string | null;
   rules?: unknown[];
+  /** Whether client keys may evaluate it (default: the project's client_visible_default). */
+  client_visible?: boolean;
 }
 
 /**

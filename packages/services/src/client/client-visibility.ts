@@ -6,7 +6,7 @@ import type { EnvironmentSnapshot } from '../evaluation/definition-snapshots.ts'
  * client-visible, non-archived flags exist for it. Everything else is answered exactly as a flag
  * that does not exist.
  */
-export const isClientVisible = (flag: Flag | undefined): flag is Flag => flag !== undefined && flag.client_visible && !flag.archived;
+export const isClientVisible = (flag: Flag | undefined): flag is Flag => flag !== undefined && flag.client_visible === true && !flag.archived;
 
 /** The flags a client key's bulk answer evaluates, per snapshot (computed once, replaced with it). */
 export interface ClientFlags {

@@ -33,10 +33,37 @@ export function sdkKeyRepositoryContract(name: string, makeRepos: MakeTenancyRep
       const scope = environmentScope(tenant);
       const material = keyMaterial();
       const key = await repos().sdkKeys.create(scope, material);
-      assert.deepEqual({ ...key, id: '', createdAtMs: 0 }, { ...scope, ...material, id: '', createdAtMs: 0, revokedAtMs: null });
+      const serverSettings = { name: '', allowedOrigins: [], allowMissingOrigin: false, contextSigning: 'off', includeDisabled: false, expiresAtMs: null };
+      assert.deepEqual(
+        { ...key, id: '', createdAtMs: 0 },
+        { ...scope, ...material, id: '', createdAtMs: 0, revokedAtMs: null, kind: 'server', settings: serverSettings },
+      );
       assertRecentMs(key.createdAtMs);
       assert.deepEqual(await repos().sdkKeys.findActiveByHash(material.keyHash), key);
       assert.deepEqual(await repos().sdkKeys.list(scope), [key]);
+    });
+
+    test('a client key keeps its settings; they change only through updateClientSettings, and never on a server key', async () => {
+      const scope = environmentScope(await createTenant(repos()));
+      const server = await repos().sdkKeys.create(scope, keyMaterial());
+      const settings = {
+        name: 'web',
+        allowedOrigins: ['https://app.example.com', 'https://*.example.org'],
+        allowMissingOrigin: false,
+        contextSigning: 'context' as const,
+        includeDisabled: true,
+        expiresAtMs: 4_102_444_800_000,
+      };
+      const client = await repos().sdkKeys.create(scope, { ...keyMaterial(), kind: 'client', settings });
+      assert.equal(client.kind, 'client');
+      assert.deepEqual(client.settings, settings);
+      assert.deepEqual(await repos().sdkKeys.findActiveByHash(client.keyHash), client);
+      const changed = { ...settings, allowedOrigins: [], allowMissingOrigin: true, contextSigning: 'off' as const, expiresAtMs: null };
+      assert.deepEqual((await repos().sdkKeys.updateClientSettings(scope, client.id, changed)).settings, changed);
+      await rejectsWithCode(repos().sdkKeys.updateClientSettings(scope, server.id, changed), 'NOT_FOUND');
+      // Client keys may all be revoked; the environment's last server key may not.
+      await repos().sdkKeys.revoke(scope, client.id);
+      await rejectsWithCode(repos().sdkKeys.revoke(scope, server.id), 'FAILED_PRECONDITION');
     });
 
     test('an unknown hash finds nothing', async () => {

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@switchyard/core';
 import type { GatewayServices } from '../../gateway-services.ts';
-import type { ClientAnswer } from './client-answers.ts';
+import type { ClientAnswer } from './rest-client-answers.ts';
 import { windowedEtag } from './rest-channel-tokens.ts';
 import { clientRouteCredential } from './rest-client-credentials.ts';
 import { INACTIVITY_DELAY_SEC } from './rest-event-streams.ts';

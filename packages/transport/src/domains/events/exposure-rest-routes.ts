@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingExposure } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
-import { clientBodyLimit } from '../client/client-body-limit.ts';
-import { admitKeyRequest, countRateLimited } from '../client/client-limits.ts';
+import { clientBodyLimit } from '../client/rest-client-body-limit.ts';
+import { admitKeyRequest, countRateLimited } from '../client/rest-client-limits.ts';
 import { SDK_OR_BEARER, envParams, idempotencyHeaders, ingestResponse, tooManyEntries } from './rest-routes.ts';
 
 /** Field types are documented, not enforced: a bad entry is rejected alone (see rest-routes.ts). */

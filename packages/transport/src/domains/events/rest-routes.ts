@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
-import { clientBodyLimit } from '../client/client-body-limit.ts';
-import { admitKeyRequest, countRateLimited } from '../client/client-limits.ts';
+import { clientBodyLimit } from '../client/rest-client-body-limit.ts';
+import { admitKeyRequest, countRateLimited } from '../client/rest-client-limits.ts';
 import { uuidParam } from '../../http/schemas.ts';
 
 const TAGS = ['events'];

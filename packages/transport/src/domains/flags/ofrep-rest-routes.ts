@@ -15,14 +15,14 @@ import type { ContextBinding, EnvironmentSnapshot } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { OriginRefusedError } from '../client/rest-client-access.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
-import { clientBodyLimit } from '../client/client-body-limit.ts';
-import { admitKeyRequest, countNotModified, countRateLimited } from '../client/client-limits.ts';
+import { clientBodyLimit } from '../client/rest-client-body-limit.ts';
+import { admitKeyRequest, countNotModified, countRateLimited } from '../client/rest-client-limits.ts';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from './rest-result-json.ts';
 import { clientBulkStream } from '../client/rest-bulk-event-streams.ts';
-import { mapContext, needsTargetingKey, type OfrepBody } from './ofrep-context.ts';
-import { bindContextToken, clientEvaluationContext, type ClientPrincipal } from '../client/client-context.ts';
+import { mapContext, needsTargetingKey, type OfrepBody } from './ofrep-rest-context.ts';
+import { bindContextToken, clientEvaluationContext, type ClientPrincipal } from '../client/rest-client-context.ts';
 import { clientCallerOf } from '../client/rest-client-credentials.ts';
-import type { ClientAnswer } from '../client/client-answers.ts';
+import type { ClientAnswer } from '../client/rest-client-answers.ts';
 
 /**
  * OpenFeature Remote Evaluation Protocol (docs/decisions.md "OFREP"; open-feature/protocol service/openapi.yaml).

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isDomainError, type EvaluationContext, type EvaluationResult, type Flag, type Principal } from '@switchyard/core';
 import { clientFlags, isClientVisible, type EnvironmentSnapshot, type EvaluationService } from '@switchyard/services';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from '../flags/rest-result-json.ts';
-import { needsTargetingKey } from '../flags/ofrep-context.ts';
+import { needsTargetingKey } from '../flags/ofrep-rest-context.ts';
 
 /**
  * What a client key is answered on OFREP (docs/client-side.md "What a client sees"): client-visible,
@@ -16,7 +16,7 @@ import { needsTargetingKey } from '../flags/ofrep-context.ts';
  * (rules and segments stay in the services process), so both topologies answer alike.
  */
 
-/** One context as the route mapped it (client-context.ts); `hasTargetingKey` false: the body had none. */
+/** One context as the route mapped it (rest-client-context.ts); `hasTargetingKey` false: the body had none. */
 export interface ClientEvaluationRequest {
   context: EvaluationContext;
   hasTargetingKey: boolean;

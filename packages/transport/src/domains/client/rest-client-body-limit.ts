@@ -1,6 +1,6 @@
 import { Transform, type Readable } from 'node:stream';
 import { errorCodes, type FastifyReply, type FastifyRequest } from 'fastify';
-import { recordedKeyKind } from './client-limits.ts';
+import { recordedKeyKind } from './rest-client-limits.ts';
 
 /**
  * Largest body of a request authenticated by a client key (docs/client-side.md "6. Limits"):

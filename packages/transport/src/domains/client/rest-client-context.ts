@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { applyContextBinding, isDomainError, permissionDenied, type Principal } from '@switchyard/core';
 import type { ContextBinding } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { mapContext, NO_TARGETING_KEY, type MappedContext, type OfrepBody } from '../flags/ofrep-context.ts';
+import { mapContext, NO_TARGETING_KEY, type MappedContext, type OfrepBody } from '../flags/ofrep-rest-context.ts';
 
 /** A client key's principal. */
 export type ClientPrincipal = Extract<Principal, { kind: 'client_key' }>;
