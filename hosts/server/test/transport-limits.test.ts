@@ -72,7 +72,7 @@ describe('per-SDK-key cap on sync streams (SYNC_MAX_STREAMS_PER_KEY=2)', () => {
 
     const third = openSync(it.server.syncGrpcPort, request, sdkKeyMetadata(tenant.rawKey));
     const refused = await endsWith(third, grpc.status.RESOURCE_EXHAUSTED, 20_000);
-    assert.match(refused.details, /2 open sync streams/);
+    assert.match(refused.details, /already has 2 open streams/);
     assert.equal(third.messages.length, 0);
     assert.equal(await it.openSyncStreams(), 2);
 
