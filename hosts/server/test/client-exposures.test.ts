@@ -278,3 +278,30 @@ describe('Idempotency-Key: a client key never shares answers with other credenti
     assert.equal(replay.status, 401, replay.text);
   });
 });
+
+describe('a revoked or expired client key writes nothing, at once', () => {
+  const keysPath = () => `/v1/management/environments/${a.environmentId}/sdk-keys`;
+  const signupEvent = (contextKey: string) => [{ metric_key: 'signup', context_type: 'user', context_key: contextKey }];
+
+  test('revoked: exposures and events 401 right after the DELETE', async () => {
+    const key = await createClientKey(client, a, { context_signing: 'off' });
+    expectStatus(await post('exposures', key.raw, [exposure('u-rev-1', 'control', 'free')]), 202, 'works, and is now cached');
+    expectStatus(await post('events/batch', key.raw, signupEvent('u-rev-1')), 202);
+    expectStatus(await client.delete(`${keysPath()}/${key.id}`, { token: a.admin.token }), 204, 'revoke');
+    assert.equal((await post('exposures', key.raw, [exposure('u-rev-2', 'control', 'free')])).status, 401);
+    assert.equal((await post('events/batch', key.raw, signupEvent('u-rev-2'))).status, 401);
+    assert.deepEqual(await storedExposures('u-rev-2'), []);
+    assert.deepEqual(await storedEvents('u-rev-2'), []);
+  });
+
+  test('expired: exposures and events 401 once its expiry passes, cached or not', async () => {
+    const key = await createClientKey(client, a, { context_signing: 'off' });
+    expectStatus(await post('events/batch', key.raw, signupEvent('u-exp-1')), 202, 'works, and is now cached');
+    const soon = Date.now() + 1_000;
+    expectStatus(await client.request('PATCH', `${keysPath()}/${key.id}`, { token: a.admin.token, body: { expires_at_ms: soon } }), 200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, soon - Date.now()) + 200));
+    assert.equal((await post('exposures', key.raw, [exposure('u-exp-2', 'control', 'free')])).status, 401);
+    assert.equal((await post('events/batch', key.raw, signupEvent('u-exp-2'))).status, 401);
+    assert.deepEqual(await storedEvents('u-exp-2'), []);
+  });
+});
