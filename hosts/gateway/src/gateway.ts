@@ -220,21 +220,26 @@ class GatewayEvaluationService extends EvaluationService {
    * on the principal and the environment, so a scope found here was allowed before.
    */
   private readonly linkedScopes = new WeakMap<Principal, EnvironmentScope>();
+  /**
+   * clientScopeFor's, apart: its check (flag.client_evaluate) is not scopeFor's (flag.evaluate), so a
+   * client key's scope found in one table must never answer the other (REST evaluate with a client key).
+   */
+  private readonly linkedClientScopes = new WeakMap<Principal, EnvironmentScope>();
 
   override scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
-    return this.linked(principal, environmentId, () => super.scopeFor(principal, environmentId));
+    return this.linked(this.linkedScopes, principal, environmentId, () => super.scopeFor(principal, environmentId));
   }
 
   /** A client key's scope acts for it too (OFREP with a client key, docs/client-side.md). */
   override clientScopeFor(principal: Principal, environmentId: string): EnvironmentScope {
-    return this.linked(principal, environmentId, () => super.clientScopeFor(principal, environmentId));
+    return this.linked(this.linkedClientScopes, principal, environmentId, () => super.clientScopeFor(principal, environmentId));
   }
 
-  private linked(principal: Principal, environmentId: string, check: () => EnvironmentScope): EnvironmentScope {
-    const known = this.linkedScopes.get(principal);
+  private linked(table: WeakMap<Principal, EnvironmentScope>, principal: Principal, environmentId: string, check: () => EnvironmentScope): EnvironmentScope {
+    const known = table.get(principal);
     if (known !== undefined && known.environmentId === environmentId) return known;
     const scope = scopeActingFor(check(), principal);
-    this.linkedScopes.set(principal, scope);
+    table.set(principal, scope);
     return scope;
   }
 

@@ -217,3 +217,91 @@ describe('events from client keys', () => {
     assert.equal((await storedEvents('u-ev-impostor')).length, 0);
   });
 });
+
+describe('Idempotency-Key: a client key never shares answers with other credentials', () => {
+  test("a client key replaying a server key's Idempotency-Key stores and learns nothing of it (hidden flag keys); a server key's batch is not pre-empted", async () => {
+    // The server key's answer names a hidden flag among its rejected keys (an unknown variant).
+    const serverKey = `shared-${Date.now()}`;
+    const server = expectStatus(
+      await client.post(`/v1/environments/${a.environmentId}/exposures`, {
+        sdkKey: a.rawKey,
+        headers: { 'idempotency-key': serverKey },
+        body: [{ flag_key: 'hidden', variant_key: 'no-such-variant', context_type: 'user', context_key: 'u-idem-server' }],
+      }),
+      202,
+    );
+    assert.deepEqual(server, { accepted_count: 0, rejected_keys: ['hidden'] });
+    // The public key with the same Idempotency-Key: judged on its own (hand-derived: control for free).
+    const replay = expectStatus(
+      await client.post(`/v1/environments/${a.environmentId}/exposures`, {
+        headers: { 'x-api-key': open.raw, 'idempotency-key': serverKey },
+        body: [exposure('u-idem-client', 'control', 'free')],
+      }),
+      202,
+    );
+    assert.deepEqual(replay, { accepted_count: 1, rejected_keys: [] }, 'not the server key\'s answer');
+    // Pre-emption: the client key first, then a server key's batch under the same Idempotency-Key is stored.
+    const clientFirst = `preempt-${Date.now()}`;
+    expectStatus(
+      await client.post(`/v1/environments/${a.environmentId}/events/batch`, {
+        headers: { 'x-api-key': open.raw, 'idempotency-key': clientFirst },
+        body: [{ metric_key: 'internal', context_type: 'user', context_key: 'u-idem-pre' }],
+      }),
+      202,
+    );
+    const after = expectStatus(
+      await client.post(`/v1/environments/${a.environmentId}/events/batch`, {
+        sdkKey: a.rawKey,
+        headers: { 'idempotency-key': clientFirst },
+        body: [{ metric_key: 'internal', context_type: 'user', context_key: 'u-idem-pre' }],
+      }),
+      202,
+    );
+    assert.deepEqual(after, { accepted_count: 1, rejected_keys: [] });
+    assert.equal((await storedEvents('u-idem-pre')).length, 1);
+  });
+
+  test('a signed key replaying its own Idempotency-Key without a token: still 401', async () => {
+    const token = await signToken(secretA.secret, secretA.kid, { ck: signed.id, sub: 'u-idem-signed' });
+    const key = `signed-${Date.now()}`;
+    expectStatus(
+      await client.post(`/v1/environments/${a.environmentId}/events/batch`, {
+        headers: { 'x-api-key': signed.raw, 'idempotency-key': key, authorization: `Bearer ${token}` },
+        body: [{ metric_key: 'signup', context_type: 'user', context_key: 'u-idem-signed' }],
+      }),
+      202,
+    );
+    const replay = await client.post(`/v1/environments/${a.environmentId}/events/batch`, {
+      headers: { 'x-api-key': signed.raw, 'idempotency-key': key },
+      body: [{ metric_key: 'signup', context_type: 'user', context_key: 'u-idem-signed' }],
+    });
+    assert.equal(replay.status, 401, replay.text);
+  });
+});
+
+describe('a revoked or expired client key writes nothing, at once', () => {
+  const keysPath = () => `/v1/management/environments/${a.environmentId}/sdk-keys`;
+  const signupEvent = (contextKey: string) => [{ metric_key: 'signup', context_type: 'user', context_key: contextKey }];
+
+  test('revoked: exposures and events 401 right after the DELETE', async () => {
+    const key = await createClientKey(client, a, { context_signing: 'off' });
+    expectStatus(await post('exposures', key.raw, [exposure('u-rev-1', 'control', 'free')]), 202, 'works, and is now cached');
+    expectStatus(await post('events/batch', key.raw, signupEvent('u-rev-1')), 202);
+    expectStatus(await client.delete(`${keysPath()}/${key.id}`, { token: a.admin.token }), 204, 'revoke');
+    assert.equal((await post('exposures', key.raw, [exposure('u-rev-2', 'control', 'free')])).status, 401);
+    assert.equal((await post('events/batch', key.raw, signupEvent('u-rev-2'))).status, 401);
+    assert.deepEqual(await storedExposures('u-rev-2'), []);
+    assert.deepEqual(await storedEvents('u-rev-2'), []);
+  });
+
+  test('expired: exposures and events 401 once its expiry passes, cached or not', async () => {
+    const key = await createClientKey(client, a, { context_signing: 'off' });
+    expectStatus(await post('events/batch', key.raw, signupEvent('u-exp-1')), 202, 'works, and is now cached');
+    const soon = Date.now() + 1_000;
+    expectStatus(await client.request('PATCH', `${keysPath()}/${key.id}`, { token: a.admin.token, body: { expires_at_ms: soon } }), 200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, soon - Date.now()) + 200));
+    assert.equal((await post('exposures', key.raw, [exposure('u-exp-2', 'control', 'free')])).status, 401);
+    assert.equal((await post('events/batch', key.raw, signupEvent('u-exp-2'))).status, 401);
+    assert.deepEqual(await storedEvents('u-exp-2'), []);
+  });
+});

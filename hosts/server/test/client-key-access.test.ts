@@ -217,3 +217,16 @@ describe('a client key may use OFREP, exposures and events', () => {
     assert.equal((principal as { sdkKeyId: string }).sdkKeyId, clientKeyId);
   });
 });
+
+describe('an evaluation scope a client key was given on OFREP grants nothing elsewhere', () => {
+  test('after OFREP answers the key (its scope now known to the instance), REST evaluate still refuses it: 403', async () => {
+    const ofrep = await client.post('/ofrep/v1/evaluate/flags', { headers: { 'x-api-key': clientKey, origin: ORIGIN }, body: { context: { targetingKey: 'u-1' } } });
+    assert.equal(ofrep.status, 200, ofrep.text);
+    const body = { context_key: 'u-1', context_type: 'user' };
+    for (let i = 0; i < 2; i++) {
+      // The same key as x-sdk-key (the route's hot path reads that header from memory), without an Origin.
+      expect403(await client.post(`/v1/environments/${a.environmentId}/evaluate`, { sdkKey: clientKey, body }), `evaluate (${i})`);
+      expect403(await client.post(`/v1/environments/${a.environmentId}/evaluate`, { sdkKey: clientKey, body: { ...body, flag_key: 'checkout' } }), `evaluate one flag (${i})`);
+    }
+  });
+});

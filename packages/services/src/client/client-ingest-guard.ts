@@ -91,6 +91,17 @@ export class ClientIngestGuard {
 
   constructor(private readonly deps: ClientIngestGuardDeps) {}
 
+  /**
+   * The checks of a client request that come before its Idempotency-Key is looked up: a repeat
+   * answers the first answer without judging the entries, so the cap and the token must not wait
+   * for that judgement (a replay without the token would otherwise be answered).
+   * @throws INVALID_ARGUMENT above MAX_CLIENT_ENTRIES; UNAUTHENTICATED/PERMISSION_DENIED for the token.
+   */
+  async admitRepeat(principal: Principal, count: number, what: string, contextToken: string | undefined): Promise<void> {
+    checkClientCount(count, what);
+    await this.deps.tokens.bind(principal, contextToken);
+  }
+
   /** @throws INVALID_ARGUMENT above MAX_CLIENT_ENTRIES; UNAUTHENTICATED/PERMISSION_DENIED for the token. */
   async exposures(
     principal: Principal,

@@ -66,7 +66,13 @@ export interface IngestServiceDeps {
 }
 
 /** A request's key for the idempotency table: per environment (the table) and per kind (this prefix). */
-const storedKey = (kind: 'events' | 'exposures', key: string): string => `${kind}:${key}`;
+/**
+ * The stored Idempotency-Key. A client key's are its own (`client:<key id>:`): its key is public, so
+ * sharing the environment's would let anyone read another credential's answer (its rejected keys
+ * can name hidden flags) or pre-empt a server key's batch with the same Idempotency-Key.
+ */
+const storedKey = (kind: 'events' | 'exposures', key: string, principal: Principal): string =>
+  principal.kind === 'client_key' ? `client:${principal.sdkKeyId}:${kind}:${key}` : `${kind}:${key}`;
 
 /**
  * Metric event and exposure ingestion (svc.events.v1 EventService.Ingest, REST events, events/batch
@@ -119,14 +125,15 @@ export class IngestService {
     this.admit(principal, scope, events.length);
     const receivedAtMs = this.now();
     if (idempotencyKey !== undefined) {
-      const earlier = await this.earlierAnswer(scope, storedKey('events', idempotencyKey), receivedAtMs);
+      if (principal.kind === 'client_key') await this.clientGuard().admitRepeat(principal, events.length, 'events', options.contextToken);
+      const earlier = await this.earlierAnswer(scope, storedKey('events', idempotencyKey, principal), receivedAtMs);
       if (earlier) return earlier;
     }
     const { rows, answer } =
       principal.kind === 'client_key'
         ? await this.clientGuard().events(principal, scope, events, receivedAtMs, options.contextToken)
         : validateEvents(events, await this.deps.definitions.types(scope), receivedAtMs);
-    if (idempotencyKey !== undefined) return this.storeOnce('events', events.length, scope, storedKey('events', idempotencyKey), { events: rows }, answer, receivedAtMs);
+    if (idempotencyKey !== undefined) return this.storeOnce('events', events.length, scope, storedKey('events', idempotencyKey, principal), { events: rows }, answer, receivedAtMs);
     await this.eventWriter.write(scope, rows);
     this.deps.quota?.added(scope, rows.length);
     this.metrics.ingested('events', answer.accepted_count, events.length - answer.accepted_count);
@@ -150,7 +157,8 @@ export class IngestService {
     this.admit(principal, scope, exposures.length);
     const receivedAtMs = this.now();
     if (idempotencyKey !== undefined) {
-      const earlier = await this.earlierAnswer(scope, storedKey('exposures', idempotencyKey), receivedAtMs);
+      if (principal.kind === 'client_key') await this.clientGuard().admitRepeat(principal, exposures.length, 'exposures', options.contextToken);
+      const earlier = await this.earlierAnswer(scope, storedKey('exposures', idempotencyKey, principal), receivedAtMs);
       if (earlier) return earlier;
     }
     const { rows, answer } =
@@ -158,7 +166,7 @@ export class IngestService {
         ? await this.clientGuard().exposures(principal, scope, exposures, receivedAtMs, options.contextToken)
         : validateExposures(exposures, await this.deps.flagVariants(scope), receivedAtMs);
     if (idempotencyKey !== undefined) {
-      return this.storeOnce('exposures', exposures.length, scope, storedKey('exposures', idempotencyKey), { exposures: rows }, answer, receivedAtMs);
+      return this.storeOnce('exposures', exposures.length, scope, storedKey('exposures', idempotencyKey, principal), { exposures: rows }, answer, receivedAtMs);
     }
     await this.exposureWriter.write(scope, rows);
     this.deps.quota?.added(scope, rows.length);
