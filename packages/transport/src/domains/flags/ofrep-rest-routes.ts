@@ -357,6 +357,9 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
       // Where the request may come from, and the CORS headers of its answer.
       clientAccess.admit(request, reply, principal);
+      // Counted by key kind; a client key's limits and 32 KiB body (docs/client-side.md "6. Limits").
+      // Before the context token is checked: requests with bad tokens spend the key's tokens too.
+      admitKeyRequest(services, request, principal, 'evaluation');
       if (principal.kind === 'client_key') {
         // A client key's answers are restricted (docs/client-side.md "What a client sees") and
         // personal to the context: no shared cache keeps them, every use revalidates (ETag).
@@ -371,8 +374,6 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       } else {
         scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
       }
-      // Counted by key kind; a client key's limits and 32 KiB body (docs/client-side.md "6. Limits").
-      admitKeyRequest(services, request, principal, 'evaluation');
     });
     ofrep.addHook('preParsing', clientBodyLimit);
     ofrep.addHook('onError', countRateLimited(services, 'evaluation'));
