@@ -13,6 +13,7 @@ import type { EventDefinitionCache } from '../events/event-definition-cache.ts';
 import {
   MAX_CONTEXT_KEY_LENGTH,
   MAX_CONTEXT_TYPE_LENGTH,
+  Rejections,
   storedValue,
   type EventRow,
   type ExposureRow,
@@ -61,16 +62,6 @@ function scalarAttributes(value: unknown): Record<string, ParameterValue> | null
     if (typeof attribute === 'string' || typeof attribute === 'number' || typeof attribute === 'boolean') attributes[name] = attribute;
   }
   return attributes;
-}
-
-class Rejections {
-  private readonly keys = new Set<string>();
-  add(key: unknown): void {
-    this.keys.add(typeof key === 'string' ? key : '');
-  }
-  list(): string[] {
-    return [...this.keys];
-  }
 }
 
 /**

@@ -70,7 +70,7 @@ function timestamp(value: unknown, receivedAtMs: number): number | null {
 }
 
 /** Collects rejected keys once each, in order of first appearance. */
-class Rejections {
+export class Rejections {
   private readonly keys = new Set<string>();
   add(key: unknown): void {
     this.keys.add(typeof key === 'string' ? key : '');
