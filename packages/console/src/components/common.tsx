@@ -85,3 +85,35 @@ export function formatTime(ms: number | string): string {
   const date = new Date(ms);
   return Number.isNaN(date.getTime()) ? '—' : date.toLocaleString();
 }
+
+/**
+ * The "are you sure?" of a destructive action: the question, a danger button that runs `onConfirm`
+ * (its failure is shown here and the dialog stays), and "Keep it". Render it with a `key` naming
+ * what it asks about, so each question starts without the last one's error.
+ */
+export function ConfirmDialog(props: { titleId: string; question: ComponentChildren; confirmLabel: string; onConfirm: () => Promise<void>; onCancel: () => void }) {
+  const [error, setError] = useState<unknown>(undefined);
+  return (
+    <div class="confirm" role="alertdialog" aria-labelledby={props.titleId}>
+      <p id={props.titleId}>{props.question}</p>
+      <button
+        type="button"
+        class="danger"
+        onClick={async () => {
+          setError(undefined);
+          try {
+            await props.onConfirm();
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      >
+        {props.confirmLabel}
+      </button>{' '}
+      <button type="button" onClick={props.onCancel}>
+        Keep it
+      </button>
+      <ErrorMessage error={error} />
+    </div>
+  );
+}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { apiPath, type Api } from '../api.ts';
 import type { ContextSigningSecret } from '../records.ts';
-import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from './common.tsx';
+import { ActionForm, ConfirmDialog, ErrorMessage, Loading, formatTime, useLoad } from './common.tsx';
 import { ShownOnce } from './shown-once.tsx';
 
 /**
@@ -15,7 +15,6 @@ export function SigningSecrets({ api, environmentId }: { api: Api; environmentId
   const secrets = useLoad(() => api.get<ContextSigningSecret[]>(base), [base]);
   const [created, setCreated] = useState<ContextSigningSecret | undefined>(undefined);
   const [deleting, setDeleting] = useState<string | undefined>(undefined);
-  const [deleteError, setDeleteError] = useState<unknown>(undefined);
   const list = secrets.data ?? [];
   return (
     <>
@@ -59,7 +58,6 @@ export function SigningSecrets({ api, environmentId }: { api: Api; environmentId
                     type="button"
                     class="danger"
                     onClick={() => {
-                      setDeleteError(undefined);
                       setDeleting(secret.kid);
                     }}
                   >
@@ -72,32 +70,23 @@ export function SigningSecrets({ api, environmentId }: { api: Api; environmentId
         </table>
       )}
       {deleting !== undefined && (
-        <div class="confirm" role="alertdialog" aria-labelledby="delete-secret-title">
-          <p id="delete-secret-title">
-            Delete signing secret <code>{deleting}</code>? Context tokens signed with it are refused at once.
-          </p>
-          <button
-            type="button"
-            class="danger"
-            onClick={async () => {
-              setDeleteError(undefined);
-              try {
-                await api.delete(apiPath`/v1/management/environments/${environmentId}/context-signing-secrets/${deleting}`);
-                if (created?.kid === deleting) setCreated(undefined);
-                setDeleting(undefined);
-                secrets.reload();
-              } catch (error) {
-                setDeleteError(error);
-              }
-            }}
-          >
-            Yes, delete it
-          </button>{' '}
-          <button type="button" onClick={() => setDeleting(undefined)}>
-            Keep it
-          </button>
-          <ErrorMessage error={deleteError} />
-        </div>
+        <ConfirmDialog
+          key={deleting}
+          titleId="delete-secret-title"
+          question={
+            <>
+              Delete signing secret <code>{deleting}</code>? Context tokens signed with it are refused at once.
+            </>
+          }
+          confirmLabel="Yes, delete it"
+          onConfirm={async () => {
+            await api.delete(apiPath`/v1/management/environments/${environmentId}/context-signing-secrets/${deleting}`);
+            if (created?.kid === deleting) setCreated(undefined);
+            setDeleting(undefined);
+            secrets.reload();
+          }}
+          onCancel={() => setDeleting(undefined)}
+        />
       )}
       <ActionForm
         label="New signing secret"

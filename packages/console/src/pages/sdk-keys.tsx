@@ -1,7 +1,7 @@
 import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
-import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
+import { ActionForm, ConfirmDialog, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
 import { ClientKeyFields, EMPTY_CLIENT_KEY, changesOf, createBodyOf, draftOf, type ClientKeyDraft } from '../components/client-key-form.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
 import { SigningSecrets } from '../components/signing-secrets.tsx';
@@ -18,7 +18,6 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
   const keys = useLoad(() => api.get<SdkKey[]>(base), [base]);
   const [created, setCreated] = useState<SdkKey | undefined>(undefined);
   const [revoking, setRevoking] = useState<SdkKey | undefined>(undefined);
-  const [revokeError, setRevokeError] = useState<unknown>(undefined);
   const [editing, setEditing] = useState<SdkKey | undefined>(undefined);
   const [saved, setSaved] = useState('');
   const [newClient, setNewClient] = useState<ClientKeyDraft>(EMPTY_CLIENT_KEY);
@@ -89,7 +88,6 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
                     disabled={lastServerKey(key)}
                     title={lastServerKey(key) ? 'The last server key cannot be revoked' : undefined}
                     onClick={() => {
-                      setRevokeError(undefined);
                       setRevoking(key);
                     }}
                   >
@@ -103,32 +101,23 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
       </table>
       <p role="status">{saved}</p>
       {revoking && (
-        <div class="confirm" role="alertdialog" aria-labelledby="revoke-title">
-          <p id="revoke-title">
-            Revoke <code>{revoking.key_prefix}…</code>? {revoking.kind === 'client' ? 'Pages and apps' : 'SDKs'} using it stop working at once, on every server.
-          </p>
-          <button
-            type="button"
-            class="danger"
-            onClick={async () => {
-              setRevokeError(undefined);
-              try {
-                await api.delete(keyPath(revoking));
-                if (editing?.sdk_key_id === revoking.sdk_key_id) setEditing(undefined);
-                setRevoking(undefined);
-                keys.reload();
-              } catch (error) {
-                setRevokeError(error);
-              }
-            }}
-          >
-            Yes, revoke it
-          </button>{' '}
-          <button type="button" onClick={() => setRevoking(undefined)}>
-            Keep it
-          </button>
-          <ErrorMessage error={revokeError} />
-        </div>
+        <ConfirmDialog
+          key={revoking.sdk_key_id}
+          titleId="revoke-title"
+          question={
+            <>
+              Revoke <code>{revoking.key_prefix}…</code>? {revoking.kind === 'client' ? 'Pages and apps' : 'SDKs'} using it stop working at once, on every server.
+            </>
+          }
+          confirmLabel="Yes, revoke it"
+          onConfirm={async () => {
+            await api.delete(keyPath(revoking));
+            if (editing?.sdk_key_id === revoking.sdk_key_id) setEditing(undefined);
+            setRevoking(undefined);
+            keys.reload();
+          }}
+          onCancel={() => setRevoking(undefined)}
+        />
       )}
       {editing && (
         <EditClientKey
