@@ -25,9 +25,17 @@ export interface IngestRequest {
   environment_id: string;
   events: EventMessage[];
 }
+export interface RejectionMessage {
+  index: number;
+  key: string;
+  reason: string;
+  /** "" when the reason names no field (proto3 default). */
+  field: string;
+}
 export interface IngestResponse {
   accepted_count: number;
   rejected_keys: string[];
+  rejected: RejectionMessage[];
 }
 export interface EventDefinitionMessage {
   key: string;

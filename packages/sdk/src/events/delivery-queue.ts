@@ -42,8 +42,31 @@ interface AttemptResult {
   error?: string;
 }
 
-/** Rejected keys are logged once each; past this many distinct keys, no more are remembered. */
+/** Rejected (key, reason, field) triples are logged once each; past this many, no more are remembered. */
 const MAX_LOGGED_REJECTED_KEYS = 1_000;
+
+/** One rejected entry as the SDK logs it: the server's reason and field when it sends them. */
+interface RejectedEntry {
+  key: string;
+  reason?: string;
+  field?: string;
+}
+
+/**
+ * The distinct (key, reason, field) of an answer's `rejected`; from `rejected_keys` alone (no
+ * reason) when the server is older than the `rejected` field. Anything malformed is skipped.
+ */
+function rejectedEntries(rejected: unknown, rejectedKeys: unknown): RejectedEntry[] {
+  if (Array.isArray(rejected)) {
+    return rejected.flatMap((entry: unknown) => {
+      if (typeof entry !== 'object' || entry === null) return [];
+      const { key, reason, field } = entry as Record<string, unknown>;
+      if (typeof key !== 'string' || typeof reason !== 'string') return [];
+      return [typeof field === 'string' && field !== '' ? { key, reason, field } : { key, reason }];
+    });
+  }
+  return Array.isArray(rejectedKeys) ? rejectedKeys.filter((key): key is string => typeof key === 'string').map((key) => ({ key })) : [];
+}
 
 /**
  * A bounded FIFO of one kind of entry, delivered in batches to one ingest route, one request at a
@@ -236,25 +259,31 @@ export class DeliveryQueue {
     }
   }
 
-  /** Counts the server's answer: accepted entries are sent; rejected ones dropped, their keys logged once. */
+  /** Counts the server's answer: accepted entries are sent; rejected ones dropped, each key and reason logged once. */
   private delivered(batch: QueuedItem[], text: string): void {
     let accepted = batch.length;
-    let rejectedKeys: string[] = [];
+    let rejected: RejectedEntry[] = [];
     try {
-      const answer = JSON.parse(text) as { accepted_count?: unknown; rejected_keys?: unknown };
+      const answer = JSON.parse(text) as { accepted_count?: unknown; rejected_keys?: unknown; rejected?: unknown };
       if (typeof answer.accepted_count === 'number') accepted = Math.max(0, Math.min(batch.length, answer.accepted_count));
-      if (Array.isArray(answer.rejected_keys)) rejectedKeys = answer.rejected_keys.filter((key): key is string => typeof key === 'string');
+      rejected = rejectedEntries(answer.rejected, answer.rejected_keys);
     } catch {
       // A 2xx without the documented body: the entries were taken.
     }
     this.sent += accepted;
     this.dropped += batch.length - accepted;
-    const fresh = rejectedKeys.filter((key) => !this.loggedRejected.has(key));
-    if (fresh.length > 0) {
-      this.options.logger.warn(`the server rejected ${this.options.noun} with these keys (unknown key, wrong value type or missing field); logged once per key`, {
-        rejected_keys: fresh,
+    const fresh = new Map<string, RejectedEntry>();
+    for (const entry of rejected) {
+      const id = `${entry.key}\u0000${entry.reason ?? ''}\u0000${entry.field ?? ''}`;
+      if (!this.loggedRejected.has(id) && !fresh.has(id)) fresh.set(id, entry);
+    }
+    if (fresh.size > 0) {
+      const entries = [...fresh.values()];
+      this.options.logger.warn(`the server rejected ${this.options.noun} (see docs/contract.md "Why an entry is rejected"); logged once per key and reason`, {
+        rejected_keys: [...new Set(entries.map((entry) => entry.key))],
+        rejected: entries,
       });
-      for (const key of fresh) if (this.loggedRejected.size < MAX_LOGGED_REJECTED_KEYS) this.loggedRejected.add(key);
+      for (const id of fresh.keys()) if (this.loggedRejected.size < MAX_LOGGED_REJECTED_KEYS) this.loggedRejected.add(id);
     }
   }
 

@@ -14,12 +14,15 @@ import {
   MAX_CONTEXT_KEY_LENGTH,
   MAX_CONTEXT_TYPE_LENGTH,
   Rejections,
-  storedValue,
+  checkEvent,
+  isProblem,
+  textProblem,
   type EventRow,
   type ExposureRow,
   type IncomingEvent,
   type IncomingExposure,
   type IngestAnswer,
+  type Problem,
 } from '../events/event-validation.ts';
 import type { ContextBinding, ContextTokenVerifier } from './context-token-verifier.ts';
 
@@ -43,9 +46,6 @@ export interface ClientIngestGuardDeps {
   definitions: Pick<EventDefinitionCache, 'clientAllowed' | 'types'>;
   repos: Pick<Repositories, 'experiments'>;
 }
-
-const text = (value: unknown, maxLength: number): string | null =>
-  typeof value === 'string' && value !== '' && value.length <= maxLength ? value : null;
 
 /** Receipt time for none; else the client's time, clamped into receipt ± CLIENT_CLOCK_WINDOW_MS. */
 function clampedTimestamp(value: unknown, receivedAtMs: number): number | null {
@@ -108,10 +108,10 @@ export class ClientIngestGuard {
     const rows: ExposureRow[] = [];
     const rejected = new Rejections();
     const keys: string[] = [];
-    for (const exposure of exposures) {
+    for (const [index, exposure] of exposures.entries()) {
       const row = await this.checkExposure(scope, snapshot, iterations, binding, exposure, receivedAtMs);
-      if (row === null) {
-        rejected.add(exposure.flag_key);
+      if (isProblem(row)) {
+        rejected.add(index, exposure.flag_key, row);
         continue;
       }
       const key = [scope.environmentId, row.contextType, row.contextKey, row.flagKey, row.variantKey, iterations.get(row.flagKey)].join('\u0000');
@@ -121,7 +121,7 @@ export class ClientIngestGuard {
     }
     if (this.seen.size + keys.length > MAX_REMEMBERED_EXPOSURES) this.seen.clear();
     for (const key of keys) this.seen.add(key);
-    return { rows, answer: { accepted_count: rows.length, rejected_keys: rejected.list() } };
+    return { rows, answer: rejected.answer(rows.length) };
   }
 
   /** @throws INVALID_ARGUMENT above MAX_CLIENT_ENTRIES; UNAUTHENTICATED/PERMISSION_DENIED for the token. */
@@ -135,23 +135,17 @@ export class ClientIngestGuard {
     checkClientCount(events.length, 'events');
     const binding = await this.deps.tokens.bind(principal, contextToken);
     const [types, allowed] = await Promise.all([this.deps.definitions.types(scope), this.deps.definitions.clientAllowed(scope)]);
+    // A definition not marked client_allowed is as unknown as a missing one (a public key learns nothing of the others).
+    const rules = { typeOf: (key: string) => (allowed.has(key) ? types.get(key) : undefined), timestamp: clampedTimestamp };
     const rows: EventRow[] = [];
     const rejected = new Rejections();
-    for (const event of events) {
-      const metricKey = typeof event.metric_key === 'string' ? event.metric_key : undefined;
-      const valueType = metricKey !== undefined && allowed.has(metricKey) ? types.get(metricKey) : undefined;
-      const contextType = text(event.context_type, MAX_CONTEXT_TYPE_LENGTH);
-      const contextKey = text(event.context_key, MAX_CONTEXT_KEY_LENGTH);
-      const timestampMs = clampedTimestamp(event.timestamp_ms, receivedAtMs);
-      const value = valueType === undefined ? null : storedValue(valueType, event.value);
-      const bound = binding === null || contextKey === binding.claims.targetingKey;
-      if (metricKey === undefined || valueType === undefined || value === null || contextType === null || contextKey === null || timestampMs === null || !bound) {
-        rejected.add(event.metric_key);
-        continue;
-      }
-      rows.push({ metricKey, contextType, contextKey, value, timestampMs });
-    }
-    return { rows, answer: { accepted_count: rows.length, rejected_keys: rejected.list() } };
+    events.forEach((event, index) => {
+      const checked = checkEvent(event, rules, receivedAtMs);
+      if (isProblem(checked)) return rejected.add(index, event.metric_key, checked);
+      if (binding !== null && checked.contextKey !== binding.claims.targetingKey) return rejected.add(index, event.metric_key, { reason: 'context_mismatch' });
+      rows.push(checked);
+    });
+    return { rows, answer: rejected.answer(rows.length) };
   }
 
   private async checkExposure(
@@ -161,30 +155,40 @@ export class ClientIngestGuard {
     binding: ContextBinding | null,
     exposure: ClientExposure,
     receivedAtMs: number,
-  ): Promise<ExposureRow | null> {
-    const flagKey = typeof exposure.flag_key === 'string' ? exposure.flag_key : undefined;
-    const flag = flagKey === undefined ? undefined : snapshot.flags.get(flagKey);
+  ): Promise<ExposureRow | Problem> {
     // 1. a client-visible flag under an ACTIVE experiment (a hidden flag is as absent as a missing one)
-    if (flagKey === undefined || flag === undefined || !isClientVisible(flag) || !iterations.has(flagKey)) return null;
-    const contextType = text(exposure.context_type, MAX_CONTEXT_TYPE_LENGTH);
-    const contextKey = text(exposure.context_key, MAX_CONTEXT_KEY_LENGTH);
-    const variantKey = typeof exposure.variant_key === 'string' ? exposure.variant_key : null;
+    const keyProblem = textProblem(exposure.flag_key, 'flag_key');
+    if (keyProblem !== null) return keyProblem;
+    const flagKey = exposure.flag_key as string;
+    const flag = snapshot.flags.get(flagKey);
+    if (flag === undefined || !isClientVisible(flag)) return { reason: 'unknown_flag' };
+    if (!iterations.has(flagKey)) return { reason: 'no_active_experiment' };
+    const fieldProblem =
+      textProblem(exposure.variant_key, 'variant_key') ??
+      textProblem(exposure.context_type, 'context_type', MAX_CONTEXT_TYPE_LENGTH) ??
+      textProblem(exposure.context_key, 'context_key', MAX_CONTEXT_KEY_LENGTH);
+    if (fieldProblem !== null) return fieldProblem;
+    const variantKey = exposure.variant_key as string;
+    const contextType = exposure.context_type as string;
+    const contextKey = exposure.context_key as string;
     const timestampMs = clampedTimestamp(exposure.timestamp_ms, receivedAtMs);
+    if (timestampMs === null) return { reason: 'invalid_field', field: 'timestamp_ms' };
     const attributes = scalarAttributes(exposure.attributes);
-    if (contextType === null || contextKey === null || variantKey === null || timestampMs === null || attributes === null) return null;
+    if (attributes === null) return { reason: 'invalid_field', field: 'attributes' };
     // 2. the signed context: its targeting key, and (context mode) its attributes over the entry's
     let context = { key: contextKey as string | undefined, parameters: attributes };
     if (binding !== null) {
       const bound = applyContextBinding(binding.mode, binding.claims, context);
-      if (bound === null) return null;
+      if (bound === null) return { reason: 'context_mismatch' };
       context = bound;
     }
-    // 3. the variant the server itself serves that context now
+    // 3. the variant the server itself serves that context now (never "unknown_variant": a public
+    //    key learns the variant it is served, not the flag's list)
     try {
       const [result] = await this.deps.recheck.evaluate(scope, { contexts: [{ key: context.key!, context_type: contextType, parameters: context.parameters }], flagKey });
-      if (result === undefined || !result.is_enabled || result.variant_key === '' || result.variant_key !== variantKey) return null;
+      if (result === undefined || !result.is_enabled || result.variant_key === '' || result.variant_key !== variantKey) return { reason: 'variant_not_served' };
     } catch {
-      return null; // a context evaluation refuses (too long, too many attributes) exposes nothing
+      return { reason: 'invalid_context' }; // a context evaluation refuses (too long, too many attributes) exposes nothing
     }
     return { flagKey, variantKey, contextType, contextKey: context.key!, timestampMs };
   }

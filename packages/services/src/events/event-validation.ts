@@ -1,4 +1,7 @@
 import type { Exposure, MetricEvent, MetricValueType } from '@switchyard/core';
+import { isProblem, Rejections, textProblem, type IngestAnswer, type Problem } from './ingest-rejections.ts';
+
+export * from './ingest-rejections.ts';
 
 /** Most events (or exposures) in one request (docs/contract.md "Events, exposures and idempotency"); beyond: RESOURCE_EXHAUSTED (HTTP 413). */
 export const MAX_EVENTS_PER_REQUEST = 10_000;
@@ -28,12 +31,6 @@ export interface IncomingExposure {
   timestamp_ms?: unknown;
 }
 
-/** The ingest answer of docs/contract.md "Events and exposures" (and svc.events.v1.IngestResponse). */
-export interface IngestAnswer {
-  accepted_count: number;
-  rejected_keys: string[];
-}
-
 export type EventRow = Omit<MetricEvent, 'environmentId'>;
 export type ExposureRow = Omit<Exposure, 'environmentId'>;
 
@@ -60,24 +57,10 @@ export function storedValue(valueType: MetricValueType, value: unknown): number 
   }
 }
 
-const text = (value: unknown, maxLength: number): string | null =>
-  typeof value === 'string' && value !== '' && value.length <= maxLength ? value : null;
-
 /** A client timestamp: absent, null or (gRPC's unset) 0 → the receipt time; otherwise a non-negative safe integer. */
-function timestamp(value: unknown, receivedAtMs: number): number | null {
+export function receiptTimestamp(value: unknown, receivedAtMs: number): number | null {
   if (value === undefined || value === null || value === 0) return receivedAtMs;
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
-}
-
-/** Collects rejected keys once each, in order of first appearance. */
-export class Rejections {
-  private readonly keys = new Set<string>();
-  add(key: unknown): void {
-    this.keys.add(typeof key === 'string' ? key : '');
-  }
-  list(): string[] {
-    return [...this.keys];
-  }
 }
 
 /**
@@ -91,39 +74,79 @@ export function firstWithoutMetricKey(events: readonly IncomingEvent[]): number 
   return events.findIndex((event) => typeof event.metric_key !== 'string' || event.metric_key === '');
 }
 
+/** How one credential's events are judged: which definitions it may send, and how its timestamps are read. */
+export interface EventRules {
+  /** The value type of a metric key this credential may send, or undefined (rejected as unknown_metric). */
+  typeOf(metricKey: string): MetricValueType | undefined;
+  /** The stored timestamp, or null when the value is not a valid one. */
+  timestamp(value: unknown, receivedAtMs: number): number | null;
+}
+
 /**
- * Checks each event on its own against the environment's definitions. An event is rejected — its
- * metric key (or "" when it has none) goes to `rejected_keys`, once per key — when its key is not
- * a registered definition, its value does not fit the definition's type, its context type or key
- * is missing, empty or too long, or its timestamp is not a non-negative integer. The others become
- * rows; a key may be both accepted (some events) and rejected (others).
+ * One event's row, or the first of its problems in this order (docs/contract.md "Why an entry is
+ * rejected"): metric_key, then value, context_type, context_key, timestamp_ms.
+ */
+export function checkEvent(event: IncomingEvent, rules: EventRules, receivedAtMs: number): EventRow | Problem {
+  const keyProblem = textProblem(event.metric_key, 'metric_key');
+  if (keyProblem !== null) return keyProblem;
+  const metricKey = event.metric_key as string;
+  const valueType = rules.typeOf(metricKey);
+  if (valueType === undefined) return { reason: 'unknown_metric' };
+  const value = storedValue(valueType, event.value);
+  if (value === null) return event.value === undefined || event.value === null ? { reason: 'missing_field', field: 'value' } : { reason: 'wrong_value_type' };
+  const fieldProblem = textProblem(event.context_type, 'context_type', MAX_CONTEXT_TYPE_LENGTH) ?? textProblem(event.context_key, 'context_key', MAX_CONTEXT_KEY_LENGTH);
+  if (fieldProblem !== null) return fieldProblem;
+  const timestampMs = rules.timestamp(event.timestamp_ms, receivedAtMs);
+  if (timestampMs === null) return { reason: 'invalid_field', field: 'timestamp_ms' };
+  return { metricKey, contextType: event.context_type as string, contextKey: event.context_key as string, value, timestampMs };
+}
+
+/**
+ * Checks each event on its own against the environment's definitions (checkEvent). A rejected
+ * event goes to `rejected` (index, key, reason) and its metric key to `rejected_keys`, once per
+ * key. The others become rows; a key may be both accepted (some events) and rejected (others).
  */
 export function validateEvents(
   events: readonly IncomingEvent[],
   definitions: ReadonlyMap<string, MetricValueType>,
   receivedAtMs: number,
 ): { rows: EventRow[]; answer: IngestAnswer } {
+  const rules: EventRules = { typeOf: (key) => definitions.get(key), timestamp: receiptTimestamp };
   const rows: EventRow[] = [];
   const rejected = new Rejections();
-  for (const event of events) {
-    const valueType = typeof event.metric_key === 'string' ? definitions.get(event.metric_key) : undefined;
-    const contextType = text(event.context_type, MAX_CONTEXT_TYPE_LENGTH);
-    const contextKey = text(event.context_key, MAX_CONTEXT_KEY_LENGTH);
-    const timestampMs = timestamp(event.timestamp_ms, receivedAtMs);
-    const value = valueType === undefined ? null : storedValue(valueType, event.value);
-    if (valueType === undefined || value === null || contextType === null || contextKey === null || timestampMs === null) {
-      rejected.add(event.metric_key);
-      continue;
-    }
-    rows.push({ metricKey: event.metric_key as string, contextType, contextKey, value, timestampMs });
-  }
-  return { rows, answer: { accepted_count: rows.length, rejected_keys: rejected.list() } };
+  events.forEach((event, index) => {
+    const checked = checkEvent(event, rules, receivedAtMs);
+    if (isProblem(checked)) rejected.add(index, event.metric_key, checked);
+    else rows.push(checked);
+  });
+  return { rows, answer: rejected.answer(rows.length) };
 }
 
 /**
- * Checks each exposure on its own. Rejected (its flag key, or "", into `rejected_keys` once) when a
- * field is missing or too long, the flag is not an active flag of the environment, or the variant
- * is not one of the flag's variants: exposures feed experiment results, where a participant in a
+ * One exposure's row, or the first of its problems in this order: flag_key (missing, not a
+ * string, not an active flag), variant_key (missing, not one of the flag's variants),
+ * context_type, context_key, timestamp_ms.
+ */
+function checkExposure(exposure: IncomingExposure, flags: FlagVariants, receivedAtMs: number): ExposureRow | Problem {
+  const keyProblem = textProblem(exposure.flag_key, 'flag_key');
+  if (keyProblem !== null) return keyProblem;
+  const flagKey = exposure.flag_key as string;
+  const variants = flags.get(flagKey);
+  if (variants === undefined) return { reason: 'unknown_flag' };
+  const variantProblem = textProblem(exposure.variant_key, 'variant_key');
+  if (variantProblem !== null) return variantProblem;
+  const variantKey = exposure.variant_key as string;
+  if (!variants.has(variantKey)) return { reason: 'unknown_variant' };
+  const fieldProblem = textProblem(exposure.context_type, 'context_type', MAX_CONTEXT_TYPE_LENGTH) ?? textProblem(exposure.context_key, 'context_key', MAX_CONTEXT_KEY_LENGTH);
+  if (fieldProblem !== null) return fieldProblem;
+  const timestampMs = receiptTimestamp(exposure.timestamp_ms, receivedAtMs);
+  if (timestampMs === null) return { reason: 'invalid_field', field: 'timestamp_ms' };
+  return { flagKey, variantKey, contextType: exposure.context_type as string, contextKey: exposure.context_key as string, timestampMs };
+}
+
+/**
+ * Checks each exposure on its own (checkExposure); a rejected one goes to `rejected` and its flag
+ * key (or "") to `rejected_keys` once: exposures feed experiment results, where a participant in a
  * variant that does not exist would only skew them.
  */
 export function validateExposures(
@@ -133,17 +156,10 @@ export function validateExposures(
 ): { rows: ExposureRow[]; answer: IngestAnswer } {
   const rows: ExposureRow[] = [];
   const rejected = new Rejections();
-  for (const exposure of exposures) {
-    const variants = typeof exposure.flag_key === 'string' ? flags.get(exposure.flag_key) : undefined;
-    const variantKey = typeof exposure.variant_key === 'string' && variants?.has(exposure.variant_key) ? exposure.variant_key : null;
-    const contextType = text(exposure.context_type, MAX_CONTEXT_TYPE_LENGTH);
-    const contextKey = text(exposure.context_key, MAX_CONTEXT_KEY_LENGTH);
-    const timestampMs = timestamp(exposure.timestamp_ms, receivedAtMs);
-    if (variantKey === null || contextType === null || contextKey === null || timestampMs === null) {
-      rejected.add(exposure.flag_key);
-      continue;
-    }
-    rows.push({ flagKey: exposure.flag_key as string, variantKey, contextType, contextKey, timestampMs });
-  }
-  return { rows, answer: { accepted_count: rows.length, rejected_keys: rejected.list() } };
+  exposures.forEach((exposure, index) => {
+    const checked = checkExposure(exposure, flags, receivedAtMs);
+    if (isProblem(checked)) rejected.add(index, exposure.flag_key, checked);
+    else rows.push(checked);
+  });
+  return { rows, answer: rejected.answer(rows.length) };
 }

@@ -34,8 +34,8 @@ const exposuresBody = {
 
 /**
  * `POST /v1/environments/{env_id}/exposures` (docs/contract.md "Events, exposures and idempotency"), SDK key or bearer: exposures feed
- * experiment participants. 202 `{accepted_count, rejected_keys}` once the accepted ones are
- * committed; rejected entries report their flag key.
+ * experiment participants. 202 `{accepted_count, rejected_keys, rejected}` once the accepted ones are
+ * committed; rejected entries report their flag key and why.
  */
 export function registerExposureRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { ingest, verifier, clientAccess } = services;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { MAX_EVENTS_PER_REQUEST, type IncomingEvent } from '@switchyard/services';
+import { MAX_EVENTS_PER_REQUEST, REJECTION_REASONS, type IncomingEvent } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
 import { clientBodyLimit } from '../client/rest-client-body-limit.ts';
@@ -26,7 +26,7 @@ export const idempotencyHeaders = {
 
 /**
  * One event. Field types are documented, not enforced here: a field that is missing or of the
- * wrong type rejects that event alone (its metric key goes to rejected_keys), so one bad event
+ * wrong type rejects that event alone (its metric key goes to rejected_keys, the reason to rejected), so one bad event
  * never costs the others of a batch. Only a body that is not events at all is a 400 — and an
  * entry without a metric_key is not an event (the ingest service refuses it, naming the field).
  */
@@ -63,6 +63,21 @@ export const ingestResponse = {
       items: { type: 'string' },
       description: 'The key of each rejected entry, once per key ("" for an entry without one)',
     },
+    rejected: {
+      type: 'array',
+      description:
+        'Each rejected entry, in request order, and why (docs/contract.md "Why an entry is rejected"). Absent only when an Idempotency-Key repeat replays an answer stored before this field existed.',
+      items: {
+        type: 'object',
+        required: ['index', 'key', 'reason'],
+        properties: {
+          index: { type: 'integer', minimum: 0, description: 'The entry\'s position in the request (0-based; 0 for the single-event route)' },
+          key: { type: 'string', description: 'Its metric key (events) or flag key (exposures); "" when it has none' },
+          reason: { type: 'string', description: `A stable code, one of ${REJECTION_REASONS.join(', ')} (new codes may be added: treat an unknown one as "rejected")` },
+          field: { type: 'string', description: 'For missing_field, invalid_field and field_too_long: the field (e.g. context_key, value, timestamp_ms)' },
+        },
+      },
+    },
   },
 } as const;
 
@@ -85,7 +100,7 @@ export function tooManyEntries(reply: FastifyReply, count: number, what: string)
  * SDK routes (docs/contract.md "Events and exposures"): `POST /v1/environments/{env_id}/events` (one event) and `.../events/batch`
  * (a bare array or `{events: [...]}`), with a key (`x-sdk-key` or `X-API-Key`; a client key from its
  * own origins only, docs/client-side.md) or a bearer token. 202
- * `{accepted_count, rejected_keys}` once the accepted events are committed to PostgreSQL.
+ * `{accepted_count, rejected_keys, rejected}` once the accepted events are committed to PostgreSQL.
  */
 export function registerEventRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { ingest, verifier, clientAccess } = services;
