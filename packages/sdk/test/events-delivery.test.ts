@@ -196,7 +196,7 @@ describe('EventDelivery: metric events', () => {
     assert.equal(warning?.fields?.status, 400);
   });
 
-  test('a 202 with rejected_keys counts those entries as dropped and warns once per key', async () => {
+  test('a 202 with rejected_keys only (a server older than `rejected`) counts those entries as dropped and warns once per key', async () => {
     ingest.respond = (request) => {
       const entries = entriesOf(request);
       const rejected = entries.filter((entry) => entry.metric_key === 'unknown-metric');
@@ -213,7 +213,49 @@ describe('EventDelivery: metric events', () => {
     assert.equal(stats.droppedEvents, 2);
     const warnings = logger.lines.filter((line) => line.level === 'warn' && line.message.includes('rejected'));
     assert.equal(warnings.length, 1, 'the same rejected key is logged once');
-    assert.deepEqual(warnings[0]!.fields, { rejected_keys: ['unknown-metric'] });
+    assert.deepEqual(warnings[0]!.fields, { rejected_keys: ['unknown-metric'], rejected: [{ key: 'unknown-metric' }] });
+  });
+
+  test('a 202 with `rejected` logs each key with its reason (and field) once; a new reason for the same key is logged again', async () => {
+    // The fake server judges like the real one would: "unknown-metric" is not defined, "clicks" wants an int.
+    ingest.respond = (request) => {
+      const rejected: object[] = [];
+      entriesOf(request).forEach((entry, index) => {
+        if (entry.metric_key === 'unknown-metric') rejected.push({ index, key: 'unknown-metric', reason: 'unknown_metric' });
+        else if (entry.metric_key === 'clicks' && entry.value === undefined) rejected.push({ index, key: 'clicks', reason: 'missing_field', field: 'value' });
+        else if (entry.metric_key === 'clicks' && !Number.isInteger(entry.value)) rejected.push({ index, key: 'clicks', reason: 'wrong_value_type' });
+      });
+      const keys = [...new Set(rejected.map((entry) => (entry as { key: string }).key))];
+      return { status: 202, body: { accepted_count: entriesOf(request).length - rejected.length, rejected_keys: keys, rejected } };
+    };
+    const events = delivery();
+    events.track(event(1, { metric_key: 'unknown-metric' }));
+    events.track(event(2, { metric_key: 'clicks', value: 1.5 }));
+    events.track(event(3, { metric_key: 'unknown-metric' }));
+    events.track(event(4, { metric_key: 'clicks', value: 2 }));
+    await events.flush();
+    events.track(event(5, { metric_key: 'clicks', value: 2.5 }));
+    events.track(event(6, { metric_key: 'unknown-metric' }));
+    await events.flush();
+    events.track(event(7, { metric_key: 'clicks', value: undefined }));
+    await events.flush();
+    assert.equal(events.stats().sentEvents, 1, 'event 4 only');
+    assert.equal(events.stats().droppedEvents, 6);
+    const warnings = logger.lines.filter((line) => line.level === 'warn' && line.message.includes('rejected'));
+    assert.deepEqual(
+      warnings.map((line) => line.fields),
+      [
+        {
+          rejected_keys: ['unknown-metric', 'clicks'],
+          rejected: [
+            { key: 'unknown-metric', reason: 'unknown_metric' },
+            { key: 'clicks', reason: 'wrong_value_type' },
+          ],
+        },
+        { rejected_keys: ['clicks'], rejected: [{ key: 'clicks', reason: 'missing_field', field: 'value' }] },
+      ],
+      'the second batch repeats known (key, reason) pairs only: no warning',
+    );
   });
 
   test('the queue is bounded: beyond maxQueueSize new events are dropped and counted; the queued ones wait for the environment', async () => {

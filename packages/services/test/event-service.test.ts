@@ -114,9 +114,9 @@ describe('EventDefinitionService', () => {
     const elsewhere = new EventDefinitionCache(repos.eventDefinitions, notifier);
     await elsewhere.start();
     assert.equal((await elsewhere.types(env)).get('clicks'), 'int');
-    assert.deepEqual(await ingest.ingestEvents(sdk, env, [event('clicks', 'u1', 2.5)]), { accepted_count: 0, rejected_keys: ['clicks'] });
+    assert.deepEqual(await ingest.ingestEvents(sdk, env, [event('clicks', 'u1', 2.5)]), { accepted_count: 0, rejected_keys: ['clicks'], rejected: [{ index: 0, key: 'clicks', reason: 'wrong_value_type' }] });
     await definitions.update(member, env, 'clicks', { value_type: 'double' });
-    assert.deepEqual(await ingest.ingestEvents(sdk, env, [event('clicks', 'u1', 2.5)]), { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(await ingest.ingestEvents(sdk, env, [event('clicks', 'u1', 2.5)]), { accepted_count: 1, rejected_keys: [], rejected: [] });
     await new Promise((resolve) => setTimeout(resolve, 0));
     assert.equal((await elsewhere.types(env)).get('clicks'), 'double', 'the other instance dropped its copy');
     await elsewhere.stop();
@@ -126,7 +126,7 @@ describe('EventDefinitionService', () => {
 describe('IngestService', () => {
   test('stores the accepted events (bool as 1/0, receipt time as default timestamp) before answering', async () => {
     const answer = await ingest.ingestEvents(sdk, env, [event('signup', 'u1'), event('signup', 'u2', false), event('clicks', 'u1', 3), event('ghost', 'u1')]);
-    assert.deepEqual(answer, { accepted_count: 3, rejected_keys: ['ghost'] });
+    assert.deepEqual(answer, { accepted_count: 3, rejected_keys: ['ghost'], rejected: [{ index: 3, key: 'ghost', reason: 'unknown_metric' }] });
     assert.deepEqual(
       state.events.map((e) => [e.metricKey, e.contextKey, e.value, e.timestampMs]),
       [
@@ -158,13 +158,13 @@ describe('IngestService', () => {
   test('Idempotency-Key: a resend gets the first answer and stores nothing; concurrent resends store once', async () => {
     const batch = [event('signup', 'u1'), event('later', 'u1', 1)];
     const first = await ingest.ingestEvents(sdk, env, batch, { idempotencyKey: 'abc' });
-    assert.deepEqual(first, { accepted_count: 1, rejected_keys: ['later'] });
+    assert.deepEqual(first, { accepted_count: 1, rejected_keys: ['later'], rejected: [{ index: 1, key: 'later', reason: 'unknown_metric' }] });
     await definitions.create(admin, env, { key: 'later', value_type: 'int' });
     assert.deepEqual(await ingest.ingestEvents(sdk, env, batch, { idempotencyKey: 'abc' }), first);
     assert.equal(state.events.length, 1);
 
     const answers = await Promise.all([1, 2, 3].map(() => ingest.ingestEvents(sdk, env, batch, { idempotencyKey: 'race' })));
-    for (const answer of answers) assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [] });
+    for (const answer of answers) assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [], rejected: [] });
     assert.equal(state.events.length, 3);
     assert.equal(ingest.eventWriter.stats.requests, 0, 'idempotent requests bypass the group commit (their own claim + rows statement)');
   });
@@ -174,7 +174,7 @@ describe('IngestService', () => {
     const exposures = await ingest.ingestExposures(sdk, env, [{ flag_key: 'checkout', variant_key: 'control', context_type: 'user', context_key: 'u1' }], {
       idempotencyKey: 'same',
     });
-    assert.deepEqual(exposures, { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(exposures, { accepted_count: 1, rejected_keys: [], rejected: [] });
     assert.equal(state.exposures.length, 1);
     await rejectsWith(ingest.ingestEvents(sdk, env, [], { idempotencyKey: '' }), 'INVALID_ARGUMENT');
     await rejectsWith(ingest.ingestEvents(sdk, env, [], { idempotencyKey: 'has space' }), 'INVALID_ARGUMENT');
@@ -187,7 +187,14 @@ describe('IngestService', () => {
       { flag_key: 'checkout', variant_key: 'nope', context_type: 'user', context_key: 'u1' },
       { flag_key: 'other', variant_key: 'on', context_type: 'user', context_key: 'u1' },
     ]);
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['checkout', 'other'] });
+    assert.deepEqual(answer, {
+      accepted_count: 1,
+      rejected_keys: ['checkout', 'other'],
+      rejected: [
+        { index: 1, key: 'checkout', reason: 'unknown_variant' },
+        { index: 2, key: 'other', reason: 'unknown_flag' },
+      ],
+    });
     assert.deepEqual(
       state.exposures.map((e) => [e.flagKey, e.variantKey, e.timestampMs]),
       [['checkout', 'treatment', NOW]],
