@@ -101,7 +101,7 @@ async function storedEvents(contextKey: string): Promise<Array<{ metric_key: str
 describe('exposures from client keys', () => {
   test('the variant the server serves that context is accepted; another variant is rejected (a client cannot pick its arm)', async () => {
     const answer = expectStatus(await post('exposures', open.raw, [exposure('u-fair', 'control', 'free'), exposure('u-cheat', 'treatment', 'free')]), 202);
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['pricing'] });
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['pricing'], rejected: [{ index: 1, key: 'pricing', reason: 'variant_not_served' }] });
     assert.deepEqual((await storedExposures('u-fair')).map((row) => row.variant_key), ['control']);
     assert.deepEqual(await storedExposures('u-cheat'), []);
     // The attributes as evaluated decide: enterprise is served treatment.
@@ -109,12 +109,25 @@ describe('exposures from client keys', () => {
     assert.deepEqual((await storedExposures('u-ent')).map((row) => row.variant_key), ['treatment']);
   });
 
-  test('only client-visible flags under an ACTIVE experiment', async () => {
+  test('only client-visible flags under an ACTIVE experiment; a hidden flag is as unknown as a missing one', async () => {
     const answer = expectStatus(
-      await post('exposures', open.raw, [exposure('u-scope', 'control', 'free', { flag_key: 'hidden' }), exposure('u-scope', 'control', 'free', { flag_key: 'no-experiment' })]),
+      await post('exposures', open.raw, [
+        exposure('u-scope', 'control', 'free', { flag_key: 'hidden' }),
+        exposure('u-scope', 'control', 'free', { flag_key: 'no-experiment' }),
+        exposure('u-scope', 'control', 'free', { flag_key: 'never-created' }),
+      ]),
       202,
     );
-    assert.deepEqual(answer, { accepted_count: 0, rejected_keys: ['hidden', 'no-experiment'] });
+    // "hidden" is under an ACTIVE experiment but not client-visible: the same reason as a flag that does not exist.
+    assert.deepEqual(answer, {
+      accepted_count: 0,
+      rejected_keys: ['hidden', 'no-experiment', 'never-created'],
+      rejected: [
+        { index: 0, key: 'hidden', reason: 'unknown_flag' },
+        { index: 1, key: 'no-experiment', reason: 'no_active_experiment' },
+        { index: 2, key: 'never-created', reason: 'unknown_flag' },
+      ],
+    });
     // The server key still reports exposures of any flag, as before.
     const server = expectStatus(
       await client.post(`/v1/environments/${a.environmentId}/exposures`, { sdkKey: a.rawKey, body: [{ flag_key: 'hidden', variant_key: 'treatment', context_type: 'user', context_key: 'u-server' }] }),
@@ -139,6 +152,37 @@ describe('exposures from client keys', () => {
     assert.ok(future!.timestamp_ms >= sentAt + FIVE_MINUTES && future!.timestamp_ms <= receivedBy + FIVE_MINUTES, `future clamped: ${future!.timestamp_ms}`);
   });
 
+  test('each rejected entry says why: a variant the flag does not have is "not served" (the flag\'s variants stay private), bad fields, a context the server cannot evaluate', async () => {
+    const tooManyAttributes = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`a${i}`, 'x']));
+    const answer = expectStatus(
+      await post('exposures', open.raw, [
+        exposure('u-why', 'no-such-variant', 'free'),
+        exposure('u-why', 'control', 'free', { attributes: 'free' }),
+        exposure('u-why', 'control', 'free', { attributes: tooManyAttributes }),
+        exposure('u-why', 'control', 'free', { context_type: '' }),
+        exposure('u-why', 'control', 'free', { timestamp_ms: -1 }),
+        exposure('u-why', '', 'free'),
+        exposure('k'.repeat(513), 'control', 'free'),
+        exposure('u-why', 'control', 'free'),
+      ]),
+      202,
+    );
+    assert.deepEqual(answer, {
+      accepted_count: 1,
+      rejected_keys: ['pricing'],
+      rejected: [
+        { index: 0, key: 'pricing', reason: 'variant_not_served' },
+        { index: 1, key: 'pricing', reason: 'invalid_field', field: 'attributes' },
+        { index: 2, key: 'pricing', reason: 'invalid_context' },
+        { index: 3, key: 'pricing', reason: 'missing_field', field: 'context_type' },
+        { index: 4, key: 'pricing', reason: 'invalid_field', field: 'timestamp_ms' },
+        { index: 5, key: 'pricing', reason: 'missing_field', field: 'variant_key' },
+        { index: 6, key: 'pricing', reason: 'field_too_long', field: 'context_key' },
+      ],
+    });
+    assert.deepEqual((await storedExposures('u-why')).map((row) => row.variant_key), ['control']);
+  });
+
   test('a duplicate exposure (context, flag, variant, iteration) is stored once', async () => {
     expectStatus(await post('exposures', open.raw, [exposure('u-dup', 'control', 'free'), exposure('u-dup', 'control', 'free')]), 202);
     expectStatus(await post('exposures', open.raw, [exposure('u-dup', 'control', 'free', { timestamp_ms: Date.now() - 1000 })]), 202);
@@ -154,10 +198,18 @@ describe('exposures from client keys', () => {
   test('with signing: the signed context only; the attributes it vouches for come from the token', async () => {
     const token = await signToken(secretA.secret, secretA.kid, { ck: signed.id, sub: 'u-signed', ctx: { plan: 'free' } });
     // Body says enterprise (treatment); the token vouches for free: treatment is refused, control accepted.
-    assert.deepEqual(expectStatus(await post('exposures', signed.raw, [exposure('u-signed', 'treatment', 'enterprise')], token), 202), { accepted_count: 0, rejected_keys: ['pricing'] });
-    assert.deepEqual(expectStatus(await post('exposures', signed.raw, [exposure('u-signed', 'control', 'enterprise')], token), 202), { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(expectStatus(await post('exposures', signed.raw, [exposure('u-signed', 'treatment', 'enterprise')], token), 202), {
+      accepted_count: 0,
+      rejected_keys: ['pricing'],
+      rejected: [{ index: 0, key: 'pricing', reason: 'variant_not_served' }],
+    });
+    assert.deepEqual(expectStatus(await post('exposures', signed.raw, [exposure('u-signed', 'control', 'enterprise')], token), 202), { accepted_count: 1, rejected_keys: [], rejected: [] });
     // Another context than the token's: rejected.
-    assert.equal(expectStatus(await post('exposures', signed.raw, [exposure('u-other', 'control', 'free')], token), 202).accepted_count, 0);
+    assert.deepEqual(expectStatus(await post('exposures', signed.raw, [exposure('u-other', 'control', 'free')], token), 202), {
+      accepted_count: 0,
+      rejected_keys: ['pricing'],
+      rejected: [{ index: 0, key: 'pricing', reason: 'context_mismatch' }],
+    });
     assert.deepEqual(await storedExposures('u-other'), []);
   });
 
@@ -184,7 +236,8 @@ describe('events from client keys', () => {
       ]),
       202,
     );
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['internal'] });
+    // "internal" exists but is not client_allowed: as unknown to a public key as a missing definition.
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['internal'], rejected: [{ index: 1, key: 'internal', reason: 'unknown_metric' }] });
     const rows = await storedEvents('u-ev');
     assert.deepEqual(rows.map((row) => row.metric_key), ['signup']);
     assert.ok(rows[0]!.timestamp_ms >= sentAt - FIVE_MINUTES, 'back-dated event clamped');
@@ -213,7 +266,7 @@ describe('events from client keys', () => {
       ], token),
       202,
     );
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['signup'] });
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['signup'], rejected: [{ index: 1, key: 'signup', reason: 'context_mismatch' }] });
     assert.equal((await storedEvents('u-ev-impostor')).length, 0);
   });
 });
@@ -230,7 +283,7 @@ describe('Idempotency-Key: a client key never shares answers with other credenti
       }),
       202,
     );
-    assert.deepEqual(server, { accepted_count: 0, rejected_keys: ['hidden'] });
+    assert.deepEqual(server, { accepted_count: 0, rejected_keys: ['hidden'], rejected: [{ index: 0, key: 'hidden', reason: 'unknown_variant' }] });
     // The public key with the same Idempotency-Key: judged on its own (hand-derived: control for free).
     const replay = expectStatus(
       await client.post(`/v1/environments/${a.environmentId}/exposures`, {
@@ -239,7 +292,7 @@ describe('Idempotency-Key: a client key never shares answers with other credenti
       }),
       202,
     );
-    assert.deepEqual(replay, { accepted_count: 1, rejected_keys: [] }, 'not the server key\'s answer');
+    assert.deepEqual(replay, { accepted_count: 1, rejected_keys: [], rejected: [] }, 'not the server key\'s answer');
     // Pre-emption: the client key first, then a server key's batch under the same Idempotency-Key is stored.
     const clientFirst = `preempt-${Date.now()}`;
     expectStatus(
@@ -257,7 +310,7 @@ describe('Idempotency-Key: a client key never shares answers with other credenti
       }),
       202,
     );
-    assert.deepEqual(after, { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(after, { accepted_count: 1, rejected_keys: [], rejected: [] });
     assert.equal((await storedEvents('u-idem-pre')).length, 1);
   });
 

@@ -120,7 +120,7 @@ describe('EventService.Ingest and EventIngestionService.IngestEvent', () => {
       },
       sdkKey(tenant.rawKey),
     );
-    assert.deepEqual(answer, { accepted_count: 5, rejected_keys: [] });
+    assert.deepEqual(answer, { accepted_count: 5, rejected_keys: [], rejected: [] });
     const rows = await stored(user);
     assert.deepEqual(
       rows.map((row) => [row.metric_key, row.value]),
@@ -137,7 +137,7 @@ describe('EventService.Ingest and EventIngestionService.IngestEvent', () => {
     assert.equal(rows.find((row) => row.value === 5)?.timestamp_ms, 1_700_000_000_000);
   });
 
-  test('unknown keys, wrong value types and missing fields are rejected (each key once) and not stored', async () => {
+  test('unknown keys, wrong value types and missing, bad or too long fields are rejected (each key once, each event with its reason) and not stored', async () => {
     const user = `r-${unique()}`;
     const answer = await ingestion.ingestEvent(
       {
@@ -152,11 +152,29 @@ describe('EventService.Ingest and EventIngestionService.IngestEvent', () => {
           event('unknown', user, { value: { int_value: 2 } }),
           { metric_key: 'signup', context_type: 'user' },
           event('signup', user, { value: { bool_value: true } }),
+          event('signup', user, { timestamp_ms: -1 }),
+          event('signup', 'k'.repeat(513)),
         ],
       },
       bearer(tenant.member.token),
     );
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['unknown', 'signup', 'clicks', 'purchase'] });
+    // proto3: `field` is "" when the reason names none.
+    assert.deepEqual(answer, {
+      accepted_count: 1,
+      rejected_keys: ['unknown', 'signup', 'clicks', 'purchase'],
+      rejected: [
+        { index: 0, key: 'unknown', reason: 'unknown_metric', field: '' },
+        { index: 1, key: 'signup', reason: 'wrong_value_type', field: '' },
+        { index: 2, key: 'clicks', reason: 'wrong_value_type', field: '' },
+        { index: 3, key: 'clicks', reason: 'wrong_value_type', field: '' },
+        { index: 4, key: 'clicks', reason: 'missing_field', field: 'value' },
+        { index: 5, key: 'purchase', reason: 'wrong_value_type', field: '' },
+        { index: 6, key: 'unknown', reason: 'unknown_metric', field: '' },
+        { index: 7, key: 'signup', reason: 'missing_field', field: 'context_key' },
+        { index: 9, key: 'signup', reason: 'invalid_field', field: 'timestamp_ms' },
+        { index: 10, key: 'signup', reason: 'field_too_long', field: 'context_key' },
+      ],
+    });
     assert.equal((await stored(user)).length, 1);
   });
 
@@ -178,7 +196,7 @@ describe('EventService.Ingest and EventIngestionService.IngestEvent', () => {
     metadata.set('idempotency-key', `grpc-${unique()}`);
     const request = { environment_id: tenant.environmentId, events: [event('signup', user), event('nope', user)] };
     const [first, second] = await Promise.all([events.ingest(request, metadata), events.ingest(request, metadata)]);
-    assert.deepEqual(first, { accepted_count: 1, rejected_keys: ['nope'] });
+    assert.deepEqual(first, { accepted_count: 1, rejected_keys: ['nope'], rejected: [{ index: 1, key: 'nope', reason: 'unknown_metric', field: '' }] });
     assert.deepEqual(second, first);
     assert.deepEqual(await ingestion.ingestEvent(request, metadata), first, 'IngestEvent shares the key space');
     assert.equal((await stored(user)).length, 1);

@@ -82,11 +82,11 @@ describe('event definitions: create, read, update, delete', () => {
   test('a type change applies to the next event at once (the ingest cache is dropped)', async () => {
     const send = (value: unknown) =>
       client.post(`/v1/environments/${tenant.environmentId}/events`, { sdkKey: tenant.rawKey, body: { metric_key: 'revenue', context_type: 'user', context_key: 'u1', value } });
-    assert.deepEqual(expectStatus(await send(true), 202), { accepted_count: 0, rejected_keys: ['revenue'] });
+    assert.deepEqual(expectStatus(await send(true), 202), { accepted_count: 0, rejected_keys: ['revenue'], rejected: [{ index: 0, key: 'revenue', reason: 'wrong_value_type' }] });
     expectStatus(await client.request('PUT', `${definitions()}/revenue`, { token: tenant.member.token, body: { value_type: 'bool' } }), 202);
-    assert.deepEqual(expectStatus(await send(true), 202), { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(expectStatus(await send(true), 202), { accepted_count: 1, rejected_keys: [], rejected: [] });
     expectStatus(await client.delete(`${definitions()}/revenue`, { token: tenant.member.token }), 204);
-    assert.deepEqual(expectStatus(await send(true), 202), { accepted_count: 0, rejected_keys: ['revenue'] });
+    assert.deepEqual(expectStatus(await send(true), 202), { accepted_count: 0, rejected_keys: ['revenue'], rejected: [{ index: 0, key: 'revenue', reason: 'unknown_metric' }] });
   });
 
   test('update of the key itself → 400; of an unknown definition → 404', async () => {

@@ -90,7 +90,7 @@ describe('POST /events: one event', () => {
     const sentAt = Date.now();
     const answer = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: event('signup', user) }), 202);
     const answeredAt = Date.now();
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: [], rejected: [] });
     const [stored] = await storedFor(user);
     assert.ok(stored, 'the event is committed before the answer');
     assert.equal(stored.metric_key, 'signup');
@@ -106,37 +106,43 @@ describe('POST /events: one event', () => {
       await client.post(events(), { token: tenant.member.token, body: event('revenue', user, { value: 19.99, timestamp_ms: 1_700_000_000_123 }) }),
       202,
     );
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: [] });
+    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: [], rejected: [] });
     const [stored] = await storedFor(user);
     assert.equal(stored?.value, 19.99);
     assert.equal(stored?.timestamp_ms, 1_700_000_000_123);
   });
 
-  test('an unknown key or a value of the wrong type: 202 with the key in rejected_keys, nothing stored', async () => {
+  test('an unknown key or a value of the wrong type: 202 with the key in rejected_keys and why in rejected, nothing stored', async () => {
     const user = `u-${unique()}`;
-    const cases = [
-      event('never-defined', user),
-      event('signup', user, { value: 1 }),
-      event('signup', user, { value: 'true' }),
-      event('clicks', user, { value: 1.5 }),
-      event('clicks', user, { value: true }),
-      event('clicks', user),
-      event('revenue', user, { value: '19.99' }),
-      event('revenue', user, { value: null }),
+    const cases: Array<[ReturnType<typeof event>, Record<string, string>]> = [
+      [event('never-defined', user), { reason: 'unknown_metric' }],
+      [event('signup', user, { value: 1 }), { reason: 'wrong_value_type' }],
+      [event('signup', user, { value: 'true' }), { reason: 'wrong_value_type' }],
+      [event('clicks', user, { value: 1.5 }), { reason: 'wrong_value_type' }],
+      [event('clicks', user, { value: true }), { reason: 'wrong_value_type' }],
+      [event('clicks', user), { reason: 'missing_field', field: 'value' }],
+      [event('revenue', user, { value: '19.99' }), { reason: 'wrong_value_type' }],
+      [event('revenue', user, { value: null }), { reason: 'missing_field', field: 'value' }],
     ];
-    for (const body of cases) {
+    for (const [body, why] of cases) {
       const answer = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body }), 202, JSON.stringify(body));
-      assert.deepEqual(answer, { accepted_count: 0, rejected_keys: [body.metric_key] }, JSON.stringify(body));
+      assert.deepEqual(answer, { accepted_count: 0, rejected_keys: [body.metric_key], rejected: [{ index: 0, key: body.metric_key, ...why }] }, JSON.stringify(body));
     }
     assert.deepEqual(await storedFor(user), []);
   });
 
-  test('an event missing a field other than metric_key is rejected alone, with its key', async () => {
+  test('an event missing a field other than metric_key (or with a bad or too long one) is rejected alone, with its key and the field', async () => {
     const user = `u-${unique()}`;
-    const missingContext = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: { metric_key: 'signup', context_type: 'user' } }), 202);
-    assert.deepEqual(missingContext, { accepted_count: 0, rejected_keys: ['signup'] });
-    const badTimestamp = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body: event('signup', user, { timestamp_ms: -5 }) }), 202);
-    assert.deepEqual(badTimestamp, { accepted_count: 0, rejected_keys: ['signup'] });
+    const cases: Array<[Record<string, unknown>, Record<string, string>]> = [
+      [{ metric_key: 'signup', context_type: 'user' }, { reason: 'missing_field', field: 'context_key' }],
+      [event('signup', user, { timestamp_ms: -5 }), { reason: 'invalid_field', field: 'timestamp_ms' }],
+      [event('signup', user, { context_key: 42 }), { reason: 'invalid_field', field: 'context_key' }],
+      [event('signup', user, { context_type: 't'.repeat(65) }), { reason: 'field_too_long', field: 'context_type' }],
+    ];
+    for (const [body, why] of cases) {
+      const answer = expectStatus(await client.post(events(), { sdkKey: tenant.rawKey, body }), 202, JSON.stringify(body));
+      assert.deepEqual(answer, { accepted_count: 0, rejected_keys: ['signup'], rejected: [{ index: 0, key: 'signup', ...why }] }, JSON.stringify(body));
+    }
     assert.deepEqual(await storedFor(user), []);
   });
 
@@ -174,7 +180,19 @@ describe('POST /events/batch', () => {
       event('nope', user, { value: 1 }),
     ];
     const answer = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body }), 202);
-    assert.deepEqual(answer, { accepted_count: 4, rejected_keys: ['nope', 'clicks'] }, 'each rejected key once, in order');
+    assert.deepEqual(
+      answer,
+      {
+        accepted_count: 4,
+        rejected_keys: ['nope', 'clicks'],
+        rejected: [
+          { index: 4, key: 'nope', reason: 'unknown_metric' },
+          { index: 5, key: 'clicks', reason: 'wrong_value_type' },
+          { index: 6, key: 'nope', reason: 'unknown_metric' },
+        ],
+      },
+      'each rejected key once, in order; each rejected entry with its index',
+    );
     const stored = await storedFor(user);
     assert.deepEqual(
       stored.map((row) => [row.metric_key, row.value]),
@@ -193,13 +211,13 @@ describe('POST /events/batch', () => {
       await client.post(batch(), { token: tenant.admin.token, body: { events: [event('clicks', user, { value: 7 }), event('signup', user)] } }),
       202,
     );
-    assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [] });
+    assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [], rejected: [] });
     assert.equal((await storedFor(user)).length, 2);
   });
 
   test('an empty batch is accepted with nothing to store', async () => {
-    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: [] }), 202), { accepted_count: 0, rejected_keys: [] });
-    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: { events: [] } }), 202), { accepted_count: 0, rejected_keys: [] });
+    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: [] }), 202), { accepted_count: 0, rejected_keys: [], rejected: [] });
+    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: { events: [] } }), 202), { accepted_count: 0, rejected_keys: [], rejected: [] });
   });
 
   test('an entry without a metric_key: 400 naming events[i].metric_key, and none of the batch is stored', async () => {
@@ -225,7 +243,7 @@ describe('POST /events/batch', () => {
   test('exactly 10,000 events are accepted; 10,001 → 413 RESOURCE_EXHAUSTED and nothing stored', async () => {
     const user = `max-${unique()}`;
     const many = Array.from({ length: 10_000 }, (_, i) => ({ metric_key: 'clicks', context_type: 'user', context_key: user, value: i }));
-    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: many }), 202), { accepted_count: 10_000, rejected_keys: [] });
+    assert.deepEqual(expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body: many }), 202), { accepted_count: 10_000, rejected_keys: [], rejected: [] });
     assert.equal((await storedFor(user)).length, 10_000);
 
     const tooMany = `over-${unique()}`;
@@ -248,7 +266,7 @@ describe('Idempotency-Key', () => {
     const key = `batch-${unique()}`;
     const body = [event('signup', user), event('clicks', user, { value: 2 }), event('later', user, { value: 1 })];
     const first = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': key } }), 202);
-    assert.deepEqual(first, { accepted_count: 2, rejected_keys: ['later'] });
+    assert.deepEqual(first, { accepted_count: 2, rejected_keys: ['later'], rejected: [{ index: 2, key: 'later', reason: 'unknown_metric' }] });
     // 'later' becomes known: a fresh request would now accept 3, the resend still answers as the first time.
     expectStatus(
       await client.post(`/v1/environments/${tenant.environmentId}/event-definitions`, { token: tenant.admin.token, body: { key: 'later', value_type: 'int' } }),
@@ -259,7 +277,7 @@ describe('Idempotency-Key', () => {
     assert.equal((await storedFor(user)).length, 2, 'stored once');
 
     const fresh = expectStatus(await client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': `${key}-2` } }), 202);
-    assert.deepEqual(fresh, { accepted_count: 3, rejected_keys: [] }, 'another key is another request');
+    assert.deepEqual(fresh, { accepted_count: 3, rejected_keys: [], rejected: [] }, 'another key is another request');
     assert.equal((await storedFor(user)).length, 5);
   });
 
@@ -270,7 +288,7 @@ describe('Idempotency-Key', () => {
     const answers = await Promise.all(
       Array.from({ length: 4 }, () => client.post(batch(), { sdkKey: tenant.rawKey, body, headers: { 'idempotency-key': key } })),
     );
-    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 50, rejected_keys: [] });
+    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 50, rejected_keys: [], rejected: [] });
     assert.equal((await storedFor(user)).length, 50);
   });
 
@@ -282,7 +300,7 @@ describe('Idempotency-Key', () => {
       body: [event('signup', 'x')],
       headers: { 'idempotency-key': key },
     });
-    assert.deepEqual(expectStatus(elsewhere, 202), { accepted_count: 0, rejected_keys: ['signup'] }, 'signup is not defined there');
+    assert.deepEqual(expectStatus(elsewhere, 202), { accepted_count: 0, rejected_keys: ['signup'], rejected: [{ index: 0, key: 'signup', reason: 'unknown_metric' }] }, 'signup is not defined there');
   });
 
   test('a malformed key is 400', async () => {
@@ -301,7 +319,7 @@ describe('group commit', () => {
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => client.post(events(), { sdkKey: tenant.rawKey, body: event('clicks', user, { value: i }) })),
     );
-    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 1, rejected_keys: [] });
+    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 1, rejected_keys: [], rejected: [] });
     const after = it.server.services.ingest.eventWriter.stats;
     assert.equal(after.requests - before.requests, 20);
     const writes = after.writes - before.writes;

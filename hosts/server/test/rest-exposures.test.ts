@@ -76,7 +76,7 @@ describe('POST /exposures', () => {
       202,
     );
     const answeredAt = Date.now();
-    assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [] });
+    assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [], rejected: [] });
     const [control, treatment] = await storedFor(user);
     assert.deepEqual(control, { flag_key: 'new-checkout', variant_key: 'control', context_type: 'user', timestamp_ms: 1_700_000_000_000 });
     assert.equal(treatment?.variant_key, 'treatment');
@@ -88,11 +88,12 @@ describe('POST /exposures', () => {
     assert.deepEqual(expectStatus(await client.post(exposures(), { token: tenant.member.token, body: [exposure(user)] }), 202), {
       accepted_count: 1,
       rejected_keys: [],
+      rejected: [],
     });
     assert.equal((await storedFor(user)).length, 1);
   });
 
-  test('an unknown flag, an unknown variant or a missing field rejects that entry alone (its flag key, or "")', async () => {
+  test('an unknown flag, an unknown variant or a missing, bad or too long field rejects that entry alone (its flag key, or "") and says why', async () => {
     const user = `u-${unique()}`;
     const answer = expectStatus(
       await client.post(exposures(), {
@@ -105,12 +106,24 @@ describe('POST /exposures', () => {
             { variant_key: 'control', context_type: 'user', context_key: user },
             exposure(user, { timestamp_ms: 'yesterday' }),
             exposure(user),
+            exposure('k'.repeat(513)),
           ],
         },
       }),
       202,
     );
-    assert.deepEqual(answer, { accepted_count: 1, rejected_keys: ['ghost-flag', 'new-checkout', ''] });
+    assert.deepEqual(answer, {
+      accepted_count: 1,
+      rejected_keys: ['ghost-flag', 'new-checkout', ''],
+      rejected: [
+        { index: 0, key: 'ghost-flag', reason: 'unknown_flag' },
+        { index: 1, key: 'new-checkout', reason: 'unknown_variant' },
+        { index: 2, key: 'new-checkout', reason: 'missing_field', field: 'context_key' },
+        { index: 3, key: '', reason: 'missing_field', field: 'flag_key' },
+        { index: 4, key: 'new-checkout', reason: 'invalid_field', field: 'timestamp_ms' },
+        { index: 6, key: 'new-checkout', reason: 'field_too_long', field: 'context_key' },
+      ],
+    });
     assert.equal((await storedFor(user)).length, 1);
   });
 
@@ -132,8 +145,8 @@ describe('POST /exposures', () => {
     const headers = { 'idempotency-key': `exp-${unique()}` };
     const body = { exposures: [exposure(user), exposure(user, { flag_key: 'ghost' })] };
     const answers = await Promise.all([0, 1, 2].map(() => client.post(exposures(), { sdkKey: tenant.rawKey, body, headers })));
-    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 1, rejected_keys: ['ghost'] });
-    assert.deepEqual(expectStatus(await client.post(exposures(), { sdkKey: tenant.rawKey, body, headers }), 202), { accepted_count: 1, rejected_keys: ['ghost'] });
+    for (const answer of answers) assert.deepEqual(expectStatus(answer, 202), { accepted_count: 1, rejected_keys: ['ghost'], rejected: [{ index: 1, key: 'ghost', reason: 'unknown_flag' }] });
+    assert.deepEqual(expectStatus(await client.post(exposures(), { sdkKey: tenant.rawKey, body, headers }), 202), { accepted_count: 1, rejected_keys: ['ghost'], rejected: [{ index: 1, key: 'ghost', reason: 'unknown_flag' }] });
     assert.equal((await storedFor(user)).length, 1);
   });
 
