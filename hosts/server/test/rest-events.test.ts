@@ -303,6 +303,18 @@ describe('Idempotency-Key', () => {
     assert.deepEqual(expectStatus(elsewhere, 202), { accepted_count: 0, rejected_keys: ['signup'], rejected: [{ index: 0, key: 'signup', reason: 'unknown_metric' }] }, 'signup is not defined there');
   });
 
+  test('an answer stored before `rejected` existed (within 24 h of an upgrade) is replayed as stored, without it', async () => {
+    const key = `old-${unique()}`;
+    const stored = { accepted_count: 2, rejected_keys: ['later'] };
+    // The row an older server wrote for a server key's events request (IngestService's `events:<key>`).
+    await it.server.database.sql`
+      INSERT INTO idempotency_keys (environment_id, key, answer, expires_at_ms)
+      VALUES (${tenant.environmentId}, ${`events:${key}`}, ${it.server.database.sql.json(stored)}, ${Date.now() + 3_600_000})`;
+    const replay = await client.post(batch(), { sdkKey: tenant.rawKey, body: [event('signup', `old-${key}`)], headers: { 'idempotency-key': key } });
+    assert.deepEqual(expectStatus(replay, 202), stored);
+    assert.deepEqual(await storedFor(`old-${key}`), [], 'a repeat stores nothing');
+  });
+
   test('a malformed key is 400', async () => {
     expectError(
       await client.post(batch(), { sdkKey: tenant.rawKey, body: [event('signup', 'x')], headers: { 'idempotency-key': 'x'.repeat(256) } }),
