@@ -6,7 +6,12 @@ import { after, before, describe, test } from 'node:test';
 import { createPostgresRepositories } from '@switchyard/postgres';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
 import { BcryptPasswordHasher } from '@switchyard/services';
+import { Writable } from 'node:stream';
+import { loadConfig } from '@switchyard/transport/config.ts';
+import { createLogger } from '@switchyard/transport/logging.ts';
 import { bootstrap } from '../src/bootstrap.ts';
+import { startServer } from '../src/server.ts';
+import { TEST_JWT_SECRET } from './support/test-server.ts';
 import { firstRunBanner } from '../src/first-run-banner.ts';
 import type { FirstRunResult } from '../src/first-run.ts';
 import { startFirstRunServer, type FirstRunServer } from './support/first-run-server.ts';
@@ -154,6 +159,26 @@ describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed w
       assert.equal(await repos.users.getByEmail('system@localhost'), null);
       assert.deepEqual((await repos.orgs.list()).map((org) => org.name), ['system']);
       assert.ok(!existsSync(path.join(dir, 'admin-password')));
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('by default only the embedded database gets a first run: a DATABASE_URL server makes nothing', async () => {
+    const fresh = await createTestDatabase({ migrate: false });
+    const dir = dataDir();
+    try {
+      const config = loadConfig({ DATABASE_URL: fresh.url, HTTP_PORT: '0', GRPC_PORT: '0', SYNC_GRPC_PORT: '0', DATA_DIR: dir, JWT_SECRET: TEST_JWT_SECRET });
+      const server = await startServer(config, createLogger({ filter: 'error', json: true, destination: new Writable({ write: (_chunk, _encoding, callback) => callback() }) }));
+      try {
+        assert.equal(server.bootstrap.firstRun, null);
+        assert.equal(await server.repos.users.getByEmail('admin@localhost'), null);
+        assert.equal(await server.repos.users.getByEmail('system@localhost'), null);
+        assert.deepEqual((await server.repos.orgs.list()).map((org) => org.name), ['system']);
+        assert.ok(!existsSync(path.join(dir, 'admin-password')));
+      } finally {
+        await server.stop();
+      }
     } finally {
       await fresh.drop();
     }
