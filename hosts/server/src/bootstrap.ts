@@ -1,17 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { isDomainError, type AuditActor, type Org, type PasswordHasher, type Repositories } from '@switchyard/core';
 import { orgRecord, recordChange, userRecord } from '@switchyard/services';
+import { firstRun, type FirstRunResult } from './first-run.ts';
 
 export const SYSTEM_ORG_NAME = 'system';
-export const DEV_ADMIN_EMAIL = 'admin@localhost';
 
 /** Who the audit log names for what the platform does by itself at startup. */
 const BOOTSTRAP_ACTOR: AuditActor = { type: 'system', id: 'bootstrap' };
 
 export interface BootstrapResult {
   systemOrg: Org;
-  /** The admin this start created, with its password when we generated it (shown once). */
+  /** The BOOTSTRAP_ADMIN_* administrator when this start created it. */
   createdAdmin: { email: string; generatedPassword: string | null } | null;
+  /** What the development first run made or found (docs/first-run.md); null when it does not apply. */
+  firstRun: FirstRunResult | null;
 }
 
 async function ensureSystemOrg(repos: Repositories): Promise<Org> {
@@ -53,22 +54,21 @@ async function ensureAdmin(repos: Repositories, hasher: PasswordHasher, org: Org
 /**
  * docs/contract.md "Processes and ports" (bootstrap): the system org always exists; the first
  * administrator comes from BOOTSTRAP_ADMIN_EMAIL/PASSWORD, or, in development on the embedded
- * database with neither set, is admin@localhost with a random password that the caller shows once.
+ * database with neither set, the first run (first-run.ts, docs/first-run.md) makes a system
+ * administrator, a ready org with its admin, a project, two environments and a key.
  */
 export async function bootstrap(
   repos: Repositories,
   hasher: PasswordHasher,
-  options: { admin: { email: string; password: string } | null; generateDevAdmin: boolean },
+  options: { admin: { email: string; password: string } | null; firstRun: { dataDir: string } | null },
 ): Promise<BootstrapResult> {
   const systemOrg = await ensureSystemOrg(repos);
   if (options.admin) {
     const created = await ensureAdmin(repos, hasher, systemOrg, options.admin.email, options.admin.password);
-    return { systemOrg, createdAdmin: created ? { email: options.admin.email, generatedPassword: null } : null };
+    return { systemOrg, createdAdmin: created ? { email: options.admin.email, generatedPassword: null } : null, firstRun: null };
   }
-  if (options.generateDevAdmin) {
-    const password = randomBytes(12).toString('base64url');
-    const created = await ensureAdmin(repos, hasher, systemOrg, DEV_ADMIN_EMAIL, password);
-    return { systemOrg, createdAdmin: created ? { email: DEV_ADMIN_EMAIL, generatedPassword: password } : null };
+  if (options.firstRun) {
+    return { systemOrg, createdAdmin: null, firstRun: await firstRun(repos, hasher, systemOrg, options.firstRun) };
   }
-  return { systemOrg, createdAdmin: null };
+  return { systemOrg, createdAdmin: null, firstRun: null };
 }

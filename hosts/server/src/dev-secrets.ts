@@ -28,10 +28,3 @@ function developmentSecret(dataDir: string, name: string): string {
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   return secret;
 }
-
-/** Where the generated development admin password is kept (mode 0600, inside .data/). */
-export function writeDevAdminPassword(dataDir: string, password: string): string {
-  const file = path.resolve(dataDir, 'admin-password');
-  writeFileSync(file, `${password}\n`, { mode: 0o600 });
-  return file;
-}

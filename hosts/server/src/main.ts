@@ -3,28 +3,23 @@
  * (see README); a bad value stops the process with one clear line and exit code 2.
  */
 import { loadConfig, type Config } from '@switchyard/transport/config.ts';
-import { DEV_ADMIN_EMAIL } from './bootstrap.ts';
-import { writeDevAdminPassword } from './dev-secrets.ts';
+import { firstRunBanner } from './first-run-banner.ts';
 import { runHost } from '@switchyard/transport/process-lifecycle.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 function printLoginHelp(config: Config, server: RunningServer): void {
-  const admin = server.bootstrap.createdAdmin;
   const lines = [
     '',
     `Switchyard is up: REST http://localhost:${server.httpPort}  gRPC sync :${server.syncGrpcPort}  internal gRPC :${server.grpcPort}`,
     `Web console: http://localhost:${server.httpPort}/  (sign in as the administrator below)   API docs: http://localhost:${server.httpPort}/docs`,
   ];
-  if (admin?.generatedPassword) {
-    const file = writeDevAdminPassword(config.dataDir, admin.generatedPassword);
+  const firstRun = server.bootstrap.firstRun;
+  if (firstRun) {
+    lines.push(...firstRunBanner(firstRun, server));
+    const login = firstRun.admin;
     lines.push(
-      `Created the first administrator: ${admin.email} / ${admin.generatedPassword}  (shown once; also kept in ${file})`,
-    );
-  }
-  if (server.database.embedded && !config.bootstrapAdmin) {
-    lines.push(
-      `Log in:  curl -s -X POST localhost:${server.httpPort}/v1/auth/login -H 'content-type: application/json' \\`,
-      `           -d '{"email":"${DEV_ADMIN_EMAIL}","password":"'"$(cat ${config.dataDir}/admin-password)"'"}'`,
+      `Log in (REST):  curl -s -X POST localhost:${server.httpPort}/v1/auth/login -H 'content-type: application/json' \\`,
+      `                  -d '{"email":"${login.email}","password":"'"$(cat ${login.passwordFile})"'"}'`,
     );
   } else if (config.bootstrapAdmin) {
     lines.push(`Log in with POST /v1/auth/login as ${config.bootstrapAdmin.email} (BOOTSTRAP_ADMIN_PASSWORD).`);

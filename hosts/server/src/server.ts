@@ -153,11 +153,21 @@ const GRPC_GRACE_MS = 5_000;
  */
 export type ServerRole = 'all' | 'services';
 
+/** What the caller decides beyond the configuration. */
+export interface StartOptions {
+  /**
+   * Run the development first run (docs/first-run.md) when no BOOTSTRAP_ADMIN_* is set. Default:
+   * only on the embedded database outside production. Tests and scripts pass true to get it on a
+   * fresh database given by DATABASE_URL.
+   */
+  firstRun?: boolean;
+}
+
 /**
  * The composition root of the single-process server: database → repositories → bootstrap →
  * REST (HTTP_PORT) + internal gRPC (GRPC_PORT) + public sync gRPC (SYNC_GRPC_PORT).
  */
-export async function startServer(config: Config, logging: RootLogger, role: ServerRole = 'all'): Promise<RunningServer> {
+export async function startServer(config: Config, logging: RootLogger, role: ServerRole = 'all', options: StartOptions = {}): Promise<RunningServer> {
   const log = logging.forModule('server');
   const database = await openDatabase(config, logging.forModule('database'));
   const repos = createPostgresRepositories(database.sql);
@@ -357,7 +367,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
-      generateDevAdmin: database.embedded && config.appEnv !== 'production',
+      firstRun: (options.firstRun ?? (database.embedded && config.appEnv !== 'production')) ? { dataDir: config.dataDir } : null,
     });
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });

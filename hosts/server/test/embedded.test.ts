@@ -57,10 +57,16 @@ test('without DATABASE_URL: embedded PostgreSQL with a generated password, ready
   const port = portFrom(await first.waitForLine(/REST listening/));
   await first.waitForLine(/ready/);
   assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
-  const banner = await first.waitForLine(/Created the first administrator: admin@localhost/);
+  // The first run (docs/first-run.md): both logins and the key printed once, each kept in DATA_DIR.
+  const banner = await first.waitForLine(/Sign in to the console: +admin@localhost \//);
   const password = readFileSync(path.join(dataDir, 'admin-password'), 'utf8').trim();
   assert.ok(banner.includes(password), 'the generated password is shown once');
-  assert.ok(first.lines.some((line) => /Log in:/.test(line)));
+  const systemPassword = readFileSync(path.join(dataDir, 'system-admin-password'), 'utf8').trim();
+  assert.ok(first.lines.some((line) => /System administrator: +system@localhost \//.test(line) && line.includes(systemPassword)));
+  const sdkKey = readFileSync(path.join(dataDir, 'development-sdk-key'), 'utf8').trim();
+  assert.ok(first.lines.some((line) => /sdkKey \(development, server\): sdk_/.test(line) && line.includes(sdkKey)));
+  assert.ok(first.lines.some((line) => /^ +environmentId development +[0-9a-f-]{36}$/.test(line)), 'prints the environment ids');
+  assert.ok(first.lines.some((line) => /Log in \(REST\):/.test(line)));
   assert.ok(first.lines.some((line) => line.includes(`Web console: http://localhost:${port}/`)), 'says where the console is');
   // The database password: generated, private, and the only one that works.
   assert.equal(statSync(passwordFile).mode & 0o777, 0o600);
@@ -79,8 +85,9 @@ test('without DATABASE_URL: embedded PostgreSQL with a generated password, ready
   const secondPort = portFrom(await second.waitForLine(/REST listening/));
   await second.waitForLine(/ready/);
   assert.equal((await fetch(`http://127.0.0.1:${secondPort}/readyz`)).status, 200);
-  assert.ok(!second.lines.some((line) => /Created the first administrator/.test(line)), 'the admin from the first run is kept');
-  assert.ok(!second.lines.some((line) => line.includes(password)), 'the password is not shown again');
+  assert.ok(!second.lines.some((line) => /First run: created/.test(line)), 'what the first run made is kept');
+  assert.ok(second.lines.some((line) => line.startsWith('Sign in to the console as admin@localhost (password in ')), 'says where the password is');
+  for (const secret of [password, systemPassword, sdkKey]) assert.ok(!second.lines.some((line) => line.includes(secret)), 'no secret is shown again');
   assert.equal(readFileSync(passwordFile, 'utf8').trim(), databasePassword, 'the database password is reused');
   const postmasterPid = Number(readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   assert.ok(isAlive(postmasterPid));

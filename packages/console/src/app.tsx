@@ -181,7 +181,8 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
     case 'events':
       return <EventDefinitionsPage {...props} />;
     case 'sdk-keys':
-      return <SdkKeysPage {...props} />;
+      // Keyed by environment: a key shown once in one environment is not shown on another's page.
+      return <SdkKeysPage key={environment.environment_id} {...props} />;
     default:
       return <p>There is no page here. Choose one from the menu.</p>;
   }

@@ -3,10 +3,13 @@ import { useState } from 'preact/hooks';
 
 /**
  * A secret the API answers with once (a new key's raw value, a signing secret): shown with a copy
- * button and a warning that it will not be shown again. Nothing keeps it after the page is left.
+ * button and a warning that it will not be shown again. "Done" takes it off the page; nothing keeps
+ * it after the page is left either (pages showing one are keyed by what they show it for).
  */
 export function ShownOnce({ value, testId, copyLabel, children }: { value: string; testId: string; copyLabel: string; children: ComponentChildren }) {
   const [copied, setCopied] = useState('');
+  const [hidden, setHidden] = useState(false);
+  if (hidden) return null;
   return (
     <div class="notice" role="status">
       {children}
@@ -24,6 +27,9 @@ export function ShownOnce({ value, testId, copyLabel, children }: { value: strin
           }}
         >
           {copyLabel}
+        </button>{' '}
+        <button type="button" onClick={() => setHidden(true)}>
+          Done, hide it
         </button>{' '}
         <span>{copied}</span>
       </p>

@@ -5,30 +5,60 @@ import { ActionForm, ErrorMessage } from '../components/common.tsx';
 import type { Environment, Project } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
+/** The environments the new-project form offers (peers create these two; the names are editable). */
+const DEFAULT_ENVIRONMENTS = ['development', 'production'] as const;
+
 export function ProjectsPage({ workspace }: { workspace: Workspace }) {
   const { api, projects, environments, session } = workspace;
   const [name, setName] = useState('');
+  const [environmentNames, setEnvironmentNames] = useState<string[]>([...DEFAULT_ENVIRONMENTS]);
   return (
     <section>
       <h1>Projects</h1>
-      {projects.length === 0 && <p>No project yet. Create one, then an environment in it (say "production"); flags live in environments.</p>}
+      {projects.length === 0 && <p>No project yet. Create one: it comes with its environments (development and production unless you rename them); flags live in environments.</p>}
       {projects.map((project) => (
         <ProjectCard workspace={workspace} project={project} environments={environments.filter((e) => e.project_id === project.project_id)} />
       ))}
       <h2>New project</h2>
       <ActionForm
         label="New project"
-        class="inline"
         onSubmit={async () => {
-          await api.post<Project>(apiPath`/v1/management/orgs/${session.org_id}/projects`, { name });
-          setName('');
-          workspace.reloadWorkspace();
+          // The API makes a project and each environment with its own call; a failure after the
+          // project exists leaves it listed above, where "Add environment" finishes the job.
+          const project = await api.post<Project>(apiPath`/v1/management/orgs/${session.org_id}/projects`, { name });
+          const made: Environment[] = [];
+          try {
+            for (const environmentName of environmentNames.map((entry) => entry.trim()).filter((entry) => entry !== '')) {
+              made.push(await api.post<Environment>(apiPath`/v1/management/projects/${project.project_id}/environments`, { name: environmentName }));
+            }
+          } finally {
+            setName('');
+            setEnvironmentNames([...DEFAULT_ENVIRONMENTS]);
+            workspace.reloadWorkspace();
+          }
+          // Straight to the first environment's flags: the next thing to do there.
+          if (made[0]) navigate({ envId: made[0].environment_id, page: 'flags' });
         }}
       >
         <label>
           Project name
           <input required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </label>
+        <fieldset class="inline">
+          <legend>Environments it starts with (leave a name empty to skip it)</legend>
+          {environmentNames.map((environmentName, index) => (
+            <label>
+              {`Environment ${index + 1}`}
+              <input
+                value={environmentName}
+                onInput={(e) => {
+                  const value = (e.target as HTMLInputElement).value;
+                  setEnvironmentNames((previous) => previous.map((entry, at) => (at === index ? value : entry)));
+                }}
+              />
+            </label>
+          ))}
+        </fieldset>
         <button type="submit">Create project</button>
       </ActionForm>
     </section>
