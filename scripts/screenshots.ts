@@ -118,7 +118,10 @@ function checklistOf(page: Page): Locator {
 
 /** The SDK snippet: the first code block that configures the Node SDK with a key and addresses. */
 function snippetOf(page: Page): Locator {
-  return page.locator('pre').filter({ hasText: /SwitchyardClient|sdkKey|x-sdk-key/ });
+  const SDK = /SwitchyardClient|sdkKey|x-sdk-key/;
+  const blocks = page.locator('pre').filter({ hasText: SDK });
+  // A snippet shown as a code element outside <pre> still counts (the first <pre> wins when both exist).
+  return blocks.or(page.locator('code').filter({ hasText: SDK }));
 }
 
 async function main(): Promise<void> {
