@@ -75,30 +75,23 @@ async function settled(page: Page): Promise<void> {
   await page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 10_000 }).catch(() => undefined);
 }
 
-/** A screenshot of `part` (with some room around it), or of the whole page when it is not there. */
+/** A screenshot of `part`, or of the window when it is not there (recorded as a problem). */
 async function shoot(page: Page, file: string, part: Locator | null, what: string): Promise<void> {
   const target = path.join(OUT, file);
   if (part && (await part.count().catch(() => 0)) > 0) {
-    const first = part.first();
-    await first.scrollIntoViewIfNeeded().catch(() => undefined);
-    const box = await first.boundingBox().catch(() => null);
-    if (box && box.width > 0 && box.height > 0) {
-      const margin = 16;
-      const viewport = page.viewportSize() ?? { width: 1280, height: 900 };
-      const clip = {
-        x: Math.max(0, box.x - margin),
-        y: Math.max(0, box.y - margin),
-        width: Math.min(viewport.width, box.width + 2 * margin),
-        height: Math.min(box.height + 2 * margin, 1600),
-      };
-      await page.screenshot({ path: target, clip, fullPage: true });
+    try {
+      // The element alone, scrolled into view by Playwright (its box, so no page-coordinate arithmetic).
+      await part.first().screenshot({ path: target, timeout: 15_000 });
       console.log(`wrote ${path.relative(ROOT, target)} (${what})`);
       return;
+    } catch (error) {
+      problems.push(`${file}: could not take ${what} alone (${(error as Error).message.split('\n')[0]})`);
     }
+  } else {
+    problems.push(`${file}: ${what} not found on the page; took the window instead`);
   }
-  problems.push(`${file}: ${what} not found on the page; took the whole page instead`);
-  await page.screenshot({ path: target, fullPage: false });
-  console.log(`wrote ${path.relative(ROOT, target)} (whole page: ${what} not found)`);
+  await page.screenshot({ path: target });
+  console.log(`wrote ${path.relative(ROOT, target)} (the window: ${what} not found)`);
 }
 
 /** A screenshot of what the window shows, from the top of the page. */
@@ -180,9 +173,17 @@ async function main(): Promise<void> {
       await settled(page);
     }
     const snippet = snippetOf(page);
-    // The step that holds the snippet (its list item, tab panel or section), else the code block alone.
-    const step = snippet.first().locator('xpath=ancestor::*[self::li or self::details or self::article or @role="tabpanel" or self::fieldset][1]');
-    await shoot(page, 'sdk-snippet.png', (await step.count()) > 0 ? step : (await snippet.count()) > 0 ? snippet : null, 'the SDK snippet');
+    // The step that holds the snippet (its list item, else a details, article, fieldset or tab
+    // panel around it), else the code block alone.
+    let part: Locator | null = (await snippet.count()) > 0 ? snippet : null;
+    for (const container of ['li', 'details', 'article', 'fieldset', '*[@role="tabpanel"]']) {
+      const step = snippet.first().locator(`xpath=ancestor::${container}[1]`);
+      if (part !== null && (await step.count()) > 0) {
+        part = step;
+        break;
+      }
+    }
+    await shoot(page, 'sdk-snippet.png', part, 'the SDK snippet');
 
     // 3. A flag created without rules (so it has the default rule), a testers' rule above it, turned on.
     const flagsRoute = `/v1/environments/${development.environment_id}/flags`;
