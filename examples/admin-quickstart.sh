@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# From a fresh `npm start` to an SDK key, with curl. Needs the server on localhost:8080 and, for
-# the embedded development database, the generated admin password in .data/admin-password.
+# A new organisation, from its creation by the system administrator to an SDK key, with curl.
+# (The first `npm start` already made one, "Default", with a project, environments and a key:
+# docs/first-run.md. This script is for the next ones.) Needs the server on localhost:8080 and the
+# system administrator's credentials: on the embedded development database, system@localhost and
+# the password kept in .data/system-admin-password (or ADMIN_EMAIL and ADMIN_PASSWORD).
 #
 #   bash examples/admin-quickstart.sh
 set -euo pipefail
 BASE=${BASE:-http://localhost:8080}
-ADMIN_EMAIL=${ADMIN_EMAIL:-admin@localhost}
-ADMIN_PASSWORD=${ADMIN_PASSWORD:-$(cat .data/admin-password)}
+ADMIN_EMAIL=${ADMIN_EMAIL:-system@localhost}
+ADMIN_PASSWORD=${ADMIN_PASSWORD:-$(cat .data/system-admin-password)}
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
 post() { curl -sf -X POST "$BASE$1" -H 'content-type: application/json' ${3:+-H "authorization: Bearer $3"} -d "$2"; }
 

@@ -53,5 +53,9 @@ describe('the web console routes', () => {
     assert.doesNotMatch(html, /https?:\/\/(?!127\.0\.0\.1|localhost)[a-z0-9.-]+\//i, 'no asset from another origin');
     const policy = response.headers.get('content-security-policy') ?? '';
     assert.ok(!policy.includes('validator.swagger.io') && !policy.includes('upgrade-insecure-requests'), policy);
+    // The page carries the project's name, and reads the document at the address the README gives.
+    assert.match(html, /<title>Switchyard API<\/title>/);
+    const initializer = await (await fetch(`${ts.base}/docs/static/swagger-initializer.js`)).text();
+    assert.match(initializer, /"urls":\[\{"url":"\/v1\/openapi\.json"/);
   });
 });

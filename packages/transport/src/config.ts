@@ -152,10 +152,10 @@ export interface GrpcLimits {
   maxConnectionIdleMs: number;
 }
 
-/** Defaults of the REST slow-client limits (README, "Configuration"). */
+/** Defaults of the REST slow-client limits (docs/configuration.md). */
 export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 };
 
-/** Defaults of the gRPC connection limits (README, "Configuration"). */
+/** Defaults of the gRPC connection limits (docs/configuration.md). */
 export const DEFAULT_GRPC_LIMITS: Readonly<GrpcLimits> = { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 };
 
 export class ConfigError extends Error {

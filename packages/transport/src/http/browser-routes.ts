@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { OPENAPI_PATH } from './openapi.ts';
 
 /** True only in the built server (scripts/build-server.ts), which has console/ copied beside it. */
 declare const SWITCHYARD_BUNDLE: boolean | undefined;
@@ -33,6 +34,12 @@ const ASSET_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
+/** The title of the interactive API docs at /docs (docs/contract.md "Web console and API docs"). */
+const DOCS_TITLE = 'Switchyard API';
+
+/** The top bar's name (instead of the plugin's own logo): the project's name, as text. */
+const DOCS_LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="260" height="40" viewBox="0 0 260 40"><text x="0" y="28" font-family="sans-serif" font-size="24" font-weight="700" fill="#ffffff">${DOCS_TITLE}</text></svg>`;
+
 const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Switchyard</title>
 <p>The web console is not built in this installation. <code>npm start</code> builds it; otherwise run
 <code>npx tsx scripts/build-console.ts</code>. The API is documented at <a href="/docs">/docs</a>.</p></html>`;
@@ -54,7 +61,11 @@ export async function registerBrowserRoutes(app: FastifyInstance, options: { con
         .replace(' validator.swagger.io', '')
         .replace(/\s*upgrade-insecure-requests;?/, '')
         .replace(/(font-src|style-src) 'self' https:/g, "$1 'self'"),
-    uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, validatorUrl: null },
+    // The page says whose API it is, and reads the document at the address the README gives
+    // (`urls` makes the top bar load it instead of the plugin's own copy at /docs/json).
+    theme: { title: DOCS_TITLE },
+    logo: { type: 'image/svg+xml', content: DOCS_LOGO },
+    uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, validatorUrl: null, urls: [{ url: OPENAPI_PATH, name: `${DOCS_TITLE} (${OPENAPI_PATH})` }] },
   });
 
   const consoleDir = options.consoleDir ?? DEFAULT_CONSOLE_DIR;
