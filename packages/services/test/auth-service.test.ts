@@ -460,6 +460,17 @@ describe('AuthService.me and the sessions of an account', () => {
     assert.deepEqual(await auth.endOtherSessions(await callerOf(second)), { ended: 0 });
   });
 
+  test('lists at most the 100 newest sessions, the caller\'s always among them; revoke-others ends them all', async () => {
+    const oldest = await login(ALICE.email, ALICE.password);
+    const later: Session[] = [];
+    for (let i = 0; i < 100; i += 1) later.push(await login(ALICE.email, ALICE.password));
+    const fromNewest = await auth.listSessions(await callerOf(later[99]!));
+    assert.deepEqual(fromNewest.map((s) => s.sessionId), later.map((s) => s.sessionId), 'the 100 newest: not the oldest');
+    const fromOldest = await auth.listSessions(await callerOf(oldest));
+    assert.deepEqual(fromOldest.map((s) => s.sessionId), [oldest.sessionId, ...later.slice(1).map((s) => s.sessionId)], 'the caller\'s and the 99 newest');
+    assert.deepEqual(await auth.endOtherSessions(await callerOf(oldest)), { ended: 100 });
+  });
+
   test('a session an identity provider opened sees and ends only its own org\'s sessions', async () => {
     const provider = await repos.authProviders.create(
       { orgId: orgA },

@@ -62,6 +62,9 @@ export interface SessionSummary {
   current: boolean;
 }
 
+/** GET /v1/auth/sessions answers at most this many sessions (the newest; "sign out everywhere else" ends them all). */
+export const MAX_LISTED_SESSIONS = 100;
+
 /** A session's refresh tokens work for 30 days from sign-in; rotation does not extend it. */
 const SESSION_TTL_MS = 30 * 24 * 3600_000;
 
@@ -209,7 +212,10 @@ export class AuthService {
   async listSessions(principal: Principal): Promise<SessionSummary[]> {
     const { userId, sessionId } = this.sessionOf(principal);
     const confinedTo = await this.confinedOrg(principal, sessionId);
-    const sessions = (await this.repos.sessions.listLive(userId, this.now())).filter((s) => confinedTo === null || s.orgId === confinedTo);
+    const live = (await this.repos.sessions.listLive(userId, this.now())).filter((s) => confinedTo === null || s.orgId === confinedTo);
+    // Sign-ins are not capped, so the answer is: the newest ones, the caller's always among them.
+    const newest = live.slice(-MAX_LISTED_SESSIONS);
+    const sessions = newest.some((s) => s.id === sessionId) ? newest : [...live.filter((s) => s.id === sessionId), ...newest.slice(1)];
     const orgNames = new Map<string, string | null>();
     for (const orgId of new Set(sessions.map((s) => s.orgId))) orgNames.set(orgId, (await this.repos.orgs.get(orgId))?.name ?? null);
     return sessions.map((s) => ({
