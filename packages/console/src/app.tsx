@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiPath, Api, type Session } from './api.ts';
+import { AccountPage } from './pages/account.tsx';
+import { AccountMenu } from './components/account-menu.tsx';
 import { AdminPage } from './pages/admin.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
 import { ExperimentPage } from './pages/experiment.tsx';
@@ -74,7 +76,18 @@ function SignedIn({ session }: { session: Session }) {
   if (workspace.error) return <main class="page"><ErrorMessage error={workspace.error} /></main>;
   if (!workspace.data) return <main class="page"><Loading what="your organisation" /></main>;
   const { orgs, projects, environments, systemAdmin } = workspace.data;
-  if (systemAdmin) return <AdminPage api={api} />;
+  if (systemAdmin) {
+    return route.page === 'account' ? (
+      <main class="page" id="main">
+        <p>
+          <a href="#/">Back to administration</a>
+        </p>
+        <AccountPage api={api} session={session} />
+      </main>
+    ) : (
+      <AdminPage api={api} />
+    );
+  }
   const org = orgs.find((o) => o.org_id === session.org_id);
   const envId = route.envId ?? environments[0]?.environment_id;
   const context: Workspace = { api, session, org, projects, environments, reloadWorkspace: workspace.reload };
@@ -125,6 +138,7 @@ function SignedIn({ session }: { session: Session }) {
             </select>
           </label>
         )}
+        <AccountMenu api={api} session={session} />
         <button type="button" class="link" onClick={() => api.logout()}>
           Sign out
         </button>
@@ -162,6 +176,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   const environment = workspace.environments.find((e) => e.environment_id === envId);
   if (route.page === 'projects' || ((route.page === 'home' || route.page === 'sign-in') && !environment)) return <ProjectsPage workspace={workspace} />;
   if (route.page === 'members') return <MembersPage workspace={workspace} />;
+  if (route.page === 'account') return <AccountPage api={workspace.api} session={workspace.session} />;
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
   if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;
   if (!environment) return <p class="error" role="alert">This environment does not exist or is not in this organisation.</p>;

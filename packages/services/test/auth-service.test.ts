@@ -403,6 +403,123 @@ describe('AuthService.changePassword', () => {
   });
 });
 
+describe('AuthService.me and the sessions of an account', () => {
+  test('me names the account, the session\'s org and the role there now', async () => {
+    const inB = await login(ALICE.email, ALICE.password, { orgId: orgB });
+    assert.deepEqual(await auth.me(await callerOf(inB)), {
+      userId: aliceId,
+      email: ALICE.email,
+      displayName: 'Alice',
+      orgId: orgB,
+      orgName: 'Org B',
+      role: 'org_member',
+      isSystemOrg: false,
+      singleSignOn: false,
+    });
+  });
+
+  test('lists only the account\'s live sessions, oldest first, marking the caller\'s; ends one by id, and all but the caller\'s', async () => {
+    const first = await login(ALICE.email, ALICE.password);
+    clock.nowMs += 1000;
+    const second = await login(ALICE.email, ALICE.password, { orgId: orgB });
+    clock.nowMs += 1000;
+    const third = await login(ALICE.email, ALICE.password);
+    const rootSession = await login(ROOT.email, ROOT.password);
+    const loggedOut = await login(ALICE.email, ALICE.password);
+    await auth.logout(await callerOf(loggedOut));
+
+    const listed = await auth.listSessions(await callerOf(second));
+    // Sessions expire 30 days after sign-in on the service's clock; the fake stamps creation with its own.
+    const start = Date.UTC(2030, 0, 1);
+    const thirtyDays = 30 * 24 * 3600_000;
+    assert.deepEqual(
+      listed.map(({ createdAtMs: _created, ...rest }) => rest),
+      [
+        { sessionId: first.sessionId, orgId: orgA, orgName: 'Org A', expiresAtMs: start + thirtyDays, singleSignOn: false, current: false },
+        { sessionId: second.sessionId, orgId: orgB, orgName: 'Org B', expiresAtMs: start + 1000 + thirtyDays, singleSignOn: false, current: true },
+        { sessionId: third.sessionId, orgId: orgA, orgName: 'Org A', expiresAtMs: start + 2000 + thirtyDays, singleSignOn: false, current: false },
+      ],
+    );
+    assert.ok(listed[0]!.createdAtMs <= listed[1]!.createdAtMs && listed[1]!.createdAtMs <= listed[2]!.createdAtMs, 'oldest first');
+
+    // Another account's session, an ended one and an unknown id are all "not found"; nothing ends.
+    await rejectsWith(auth.endSession(await callerOf(second), rootSession.sessionId), 'NOT_FOUND');
+    await rejectsWith(auth.endSession(await callerOf(second), loggedOut.sessionId), 'NOT_FOUND');
+    await rejectsWith(auth.endSession(await callerOf(second), randomUUID()), 'NOT_FOUND');
+    assert.equal((await callerOf(rootSession)).userId, rootId, 'root\'s session goes on');
+
+    await auth.endSession(await callerOf(second), first.sessionId);
+    await rejectsWith(callerOf(first), 'UNAUTHENTICATED');
+    await rejectsWith(auth.refresh(first.refreshToken), 'UNAUTHENTICATED');
+
+    assert.deepEqual(await auth.endOtherSessions(await callerOf(second)), { ended: 1 });
+    await rejectsWith(callerOf(third), 'UNAUTHENTICATED');
+    assert.equal((await callerOf(second)).userId, aliceId, 'the caller\'s session goes on');
+    assert.equal((await callerOf(rootSession)).userId, rootId, 'another account\'s session goes on');
+    assert.deepEqual((await auth.listSessions(await callerOf(second))).map((s) => s.sessionId), [second.sessionId]);
+    assert.deepEqual(await auth.endOtherSessions(await callerOf(second)), { ended: 0 });
+  });
+
+  test('lists at most the 100 newest sessions, the caller\'s always among them; revoke-others ends them all', async () => {
+    const oldest = await login(ALICE.email, ALICE.password);
+    const later: Session[] = [];
+    for (let i = 0; i < 100; i += 1) later.push(await login(ALICE.email, ALICE.password));
+    const fromNewest = await auth.listSessions(await callerOf(later[99]!));
+    assert.deepEqual(fromNewest.map((s) => s.sessionId), later.map((s) => s.sessionId), 'the 100 newest: not the oldest');
+    const fromOldest = await auth.listSessions(await callerOf(oldest));
+    assert.deepEqual(fromOldest.map((s) => s.sessionId), [oldest.sessionId, ...later.slice(1).map((s) => s.sessionId)], 'the caller\'s and the 99 newest');
+    assert.deepEqual(await auth.endOtherSessions(await callerOf(oldest)), { ended: 100 });
+  });
+
+  test('a session an identity provider opened sees and ends only its own org\'s sessions', async () => {
+    const provider = await repos.authProviders.create(
+      { orgId: orgA },
+      {
+        id: randomUUID(),
+        type: 'saml',
+        displayName: 'Org A SAML',
+        enabled: true,
+        defaultRole: 'org_member',
+        redirectUris: ['https://app.example/'],
+        oidc: null,
+        saml: { idpMetadataUrl: null, idpMetadataXml: '<x/>', nameIdFormat: null, spEntityId: 'sp' },
+        clientSecretCiphertext: null,
+        linkExistingAccounts: true,
+        enableRequestedBy: null,
+        updatedBy: null,
+      },
+      20,
+    );
+    const inB = await login(ALICE.email, ALICE.password, { orgId: orgB });
+    const inA = await login(ALICE.email, ALICE.password, { orgId: orgA });
+    const viaSso = await auth.openSessionFor(aliceId, orgA, provider.id);
+    const caller = await callerOf(viaSso);
+    assert.equal((await auth.me(caller)).singleSignOn, true);
+    assert.deepEqual(
+      (await auth.listSessions(caller)).map((s) => [s.sessionId, s.singleSignOn, s.current]),
+      [
+        [inA.sessionId, false, false],
+        [viaSso.sessionId, true, true],
+      ],
+    );
+    await rejectsWith(auth.endSession(caller, inB.sessionId), 'NOT_FOUND');
+    assert.deepEqual(await auth.endOtherSessions(caller), { ended: 1 });
+    await rejectsWith(callerOf(inA), 'UNAUTHENTICATED');
+    assert.equal((await callerOf(inB)).orgId, orgB, 'the session in the other org goes on');
+  });
+
+  test('an SDK-key principal or one without a session is UNAUTHENTICATED', async () => {
+    const sdk: Principal = { kind: 'sdk_key', sdkKeyId: 'k', orgId: orgA, projectId: 'p', environmentId: 'e' };
+    const sessionless: Principal = { kind: 'user', userId: aliceId, orgId: orgA, role: 'org_admin', isSystem: false };
+    for (const principal of [sdk, sessionless]) {
+      await rejectsWith(auth.me(principal), 'UNAUTHENTICATED');
+      await rejectsWith(auth.listSessions(principal), 'UNAUTHENTICATED');
+      await rejectsWith(auth.endOtherSessions(principal), 'UNAUTHENTICATED');
+      await rejectsWith(auth.endSession(principal, randomUUID()), 'UNAUTHENTICATED');
+    }
+  });
+});
+
 describe('SessionRegistry through the verifier: role changes and removals apply to tokens already issued', () => {
   test('a role change is seen by the next request; a removal ends the org\'s sessions', async () => {
     const inA = await login(ALICE.email, ALICE.password);

@@ -25,6 +25,7 @@ export function AdminPage({ api }: { api: Api }) {
     <main class="page" id="main">
       <div class="row">
         <h1>Administration</h1>
+        <a href="#/account">My account</a>
         <button type="button" class="link" onClick={() => api.logout()}>
           Sign out
         </button>

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import type { Api, Session } from '../api.ts';
+import type { Api } from '../api.ts';
 import { ActionForm } from '../components/common.tsx';
 import type { Route } from '../router.ts';
+import { AcceptInvitationPage } from './accept-invitation.tsx';
 
 /** The pages a mail links to (docs/security.md "Email delivery"), reachable without a session. */
 export const MAILED_LINK_PAGES = new Set(['reset-password', 'verify-email', 'accept-invitation']);
@@ -17,7 +18,6 @@ const orgIdsOf = (text: string): string[] => text.split(/[\s,]+/).filter((id) =>
 export function MailedLinkPage({ api, route }: { api: Api; route: Route }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [displayName, setDisplayName] = useState('');
   const [keep, setKeep] = useState('');
   const [done, setDone] = useState('');
   const token = route.id;
@@ -45,24 +45,7 @@ export function MailedLinkPage({ api, route }: { api: Api; route: Route }) {
       </ActionForm>
     );
   } else if (route.page === 'accept-invitation') {
-    form = (
-      <ActionForm
-        label="Accept the invitation"
-        onSubmit={async () => {
-          const session = await api.post<Session>('/v1/auth/invitations/accept', { token, display_name: displayName, password, keep_org_ids: orgIdsOf(keep) });
-          api.setSession(session);
-          location.hash = '#/projects';
-        }}
-      >
-        <label>
-          Your name
-          <input name="display_name" required value={displayName} onInput={(e) => setDisplayName((e.target as HTMLInputElement).value)} />
-        </label>
-        {passwordField}
-        {keepField}
-        <button type="submit">Accept and sign in</button>
-      </ActionForm>
-    );
+    form = token ? <AcceptInvitationPage api={api} token={token} /> : <p class="error" role="alert">This invitation link has no token: copy the whole link you were sent.</p>;
   } else {
     const path = route.page === 'verify-email' ? '/v1/auth/email-verification/confirm' : '/v1/auth/password-reset/confirm';
     form = (

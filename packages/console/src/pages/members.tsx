@@ -2,12 +2,17 @@ import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
+import { ShownOnce } from '../components/shown-once.tsx';
+import { hrefOf } from '../router.ts';
 import type { Invitation, User } from '../records.ts';
 
 const ROLES: Array<[string, string]> = [
   ['org_member', 'Member: reads everything, manages flags, segments and experiments'],
   ['org_admin', 'Admin: also manages projects, environments, SDK keys, members and sign-in'],
 ];
+
+/** Where an invitation's token is accepted in this console: `<origin>/#/accept-invitation/<token>`. */
+export const invitationLink = (token: string): string => `${location.origin}/${hrefOf({ page: 'accept-invitation', id: token })}`;
 
 export function MembersPage({ workspace }: { workspace: Workspace }) {
   const { api, session } = workspace;
@@ -78,9 +83,10 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
         </div>
       )}
       {invited?.token && (
-        <div class="notice" role="status">
-          Invitation created for {invited.email}. Send them this token (shown once): <code>{invited.token}</code>
-        </div>
+        <ShownOnce value={invitationLink(invited.token)} testId="invitation-link" copyLabel="Copy the link">
+          Invitation created for {invited.email}. Send them this link (shown once; it works for 7 days, once): it opens a page where they create their account, or sign
+          in with the one they have, and join.
+        </ShownOnce>
       )}
       <ul>
         {(invitations.data ?? []).map((inv) => (

@@ -1,5 +1,6 @@
 import {
   invalidArgument,
+  notFound,
   permissionDenied,
   unauthenticated,
   type ChangeNotifier,
@@ -32,6 +33,37 @@ export interface UserOrg {
   orgName: string;
   role: Membership['role'];
 }
+
+/** The signed-in account as the console's header and "My account" page show it (GET /v1/auth/me). */
+export interface Me {
+  userId: string;
+  email: string;
+  displayName: string;
+  orgId: string;
+  orgName: string;
+  role: Membership['role'];
+  /** The session is in the system org (a system administrator's). */
+  isSystemOrg: boolean;
+  /** The session was opened by an identity provider (it sees and ends only its org's sessions). */
+  singleSignOn: boolean;
+}
+
+/** One live login session of the caller's account (GET /v1/auth/sessions). */
+export interface SessionSummary {
+  sessionId: string;
+  orgId: string;
+  /** Null when the org is gone (its sessions go with it; a race at most). */
+  orgName: string | null;
+  createdAtMs: number;
+  expiresAtMs: number;
+  /** Opened by an identity provider rather than a password or an invitation. */
+  singleSignOn: boolean;
+  /** The session of the token that asked. */
+  current: boolean;
+}
+
+/** GET /v1/auth/sessions answers at most this many sessions (the newest; "sign out everywhere else" ends them all). */
+export const MAX_LISTED_SESSIONS = 100;
 
 /** A session's refresh tokens work for 30 days from sign-in; rotation does not extend it. */
 const SESSION_TTL_MS = 30 * 24 * 3600_000;
@@ -150,6 +182,76 @@ export class AuthService {
     return result;
   }
 
+  /** Who the caller is: account, org and role (the role read now, not the token's). */
+  async me(principal: Principal): Promise<Me> {
+    const { userId, sessionId } = this.sessionOf(principal);
+    const [user, org, membership, session] = await Promise.all([
+      this.repos.users.getById(userId),
+      this.repos.orgs.get(principal.orgId),
+      this.repos.users.getMembership(principal.orgId, userId),
+      this.repos.sessions.get(sessionId),
+    ]);
+    if (!user || !org || !membership) throw unauthenticated('the user is no longer a member of this organisation');
+    return {
+      userId,
+      email: user.email,
+      displayName: user.displayName,
+      orgId: org.id,
+      orgName: org.name,
+      role: membership.role,
+      isSystemOrg: org.isSystem,
+      singleSignOn: session?.providerId != null,
+    };
+  }
+
+  /**
+   * The caller's account's live sessions, oldest first (a refresh-token chain is one session; a
+   * switch of org opens another). A session an identity provider opened sees only its own org's
+   * sessions, as it sees only its own org (listUserOrgs): the provider vouches for nothing else.
+   */
+  async listSessions(principal: Principal): Promise<SessionSummary[]> {
+    const { userId, sessionId } = this.sessionOf(principal);
+    const confinedTo = await this.confinedOrg(principal, sessionId);
+    const live = (await this.repos.sessions.listLive(userId, this.now())).filter((s) => confinedTo === null || s.orgId === confinedTo);
+    // Sign-ins are not capped, so the answer is: the newest ones, the caller's always among them.
+    const newest = live.slice(-MAX_LISTED_SESSIONS);
+    const sessions = newest.some((s) => s.id === sessionId) ? newest : [...live.filter((s) => s.id === sessionId), ...newest.slice(1)];
+    const orgNames = new Map<string, string | null>();
+    for (const orgId of new Set(sessions.map((s) => s.orgId))) orgNames.set(orgId, (await this.repos.orgs.get(orgId))?.name ?? null);
+    return sessions.map((s) => ({
+      sessionId: s.id,
+      orgId: s.orgId,
+      orgName: orgNames.get(s.orgId) ?? null,
+      createdAtMs: s.createdAtMs,
+      expiresAtMs: s.expiresAtMs,
+      singleSignOn: s.providerId !== null,
+      current: s.id === sessionId,
+    }));
+  }
+
+  /**
+   * Ends one live session of the caller's account (the caller's own too: that is a logout).
+   * @throws NOT_FOUND for any id that is not a live session of the account (another user's
+   * included, so ids of others cannot be told from unknown ones), or, from a single sign-on
+   * session, one in another org.
+   */
+  async endSession(principal: Principal, targetSessionId: string): Promise<void> {
+    const { userId, sessionId } = this.sessionOf(principal);
+    const confinedTo = await this.confinedOrg(principal, sessionId);
+    const ended = await this.repos.sessions.end({ userId, sessionId: targetSessionId, ...(confinedTo === null ? {} : { orgId: confinedTo }) }, this.now());
+    if (ended === 0) throw notFound('session', targetSessionId);
+    await announceSessionChange(this.notifier, userId);
+  }
+
+  /** Ends every live session of the caller's account but the caller's ("log out everywhere else"); returns how many. */
+  async endOtherSessions(principal: Principal): Promise<{ ended: number }> {
+    const { userId, sessionId } = this.sessionOf(principal);
+    const confinedTo = await this.confinedOrg(principal, sessionId);
+    const ended = await this.repos.sessions.end({ userId, exceptSessionId: sessionId, ...(confinedTo === null ? {} : { orgId: confinedTo }) }, this.now());
+    await announceSessionChange(this.notifier, userId);
+    return { ended };
+  }
+
   /**
    * A new session for an account that just signed in another way: an accepted invitation, or an
    * identity provider (`providerId`: the session then stays in `orgId`).
@@ -163,6 +265,11 @@ export class AuthService {
   private sessionOf(principal: Principal): { userId: string; sessionId: string } {
     if (principal.kind !== 'user' || principal.sessionId === undefined) throw unauthenticated('a user session is required');
     return { userId: principal.userId, sessionId: principal.sessionId };
+  }
+
+  /** The org a single sign-on session is confined to, or null for a session that is not. */
+  private async confinedOrg(principal: Principal, sessionId: string): Promise<string | null> {
+    return (await this.repos.sessions.get(sessionId))?.providerId ? principal.orgId : null;
   }
 
   private async endSessions(filter: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<void> {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_KEPT_ORGS } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticate } from '../../http/credentials.ts';
-import { nonEmptyString, optionalString } from '../../http/schemas.ts';
+import { nonEmptyString, optionalString, uuidParam } from '../../http/schemas.ts';
 import { sessionResponse } from './rest-session-response.ts';
 
 export function registerAuthRoutes(app: FastifyInstance, services: GatewayServices): void {
@@ -55,6 +55,56 @@ export function registerAuthRoutes(app: FastifyInstance, services: GatewayServic
     await services.auth.logout(principal);
     return reply.code(204).send();
   });
+
+  // Who the caller is: the account, the org of the session and the current role.
+  app.get('/v1/auth/me', async (request) => {
+    const principal = await authenticate(services.verifier, request, 'bearer');
+    const me = await services.auth.me(principal);
+    return {
+      user_id: me.userId,
+      email: me.email,
+      display_name: me.displayName,
+      org_id: me.orgId,
+      org_name: me.orgName,
+      org_role: me.role,
+      system_org: me.isSystemOrg,
+      single_sign_on: me.singleSignOn,
+    };
+  });
+
+  // The caller's account's live sessions (docs/decisions.md "Sessions"); only its own.
+  app.get('/v1/auth/sessions', async (request) => {
+    const principal = await authenticate(services.verifier, request, 'bearer');
+    const sessions = await services.auth.listSessions(principal);
+    return {
+      sessions: sessions.map((s) => ({
+        session_id: s.sessionId,
+        org_id: s.orgId,
+        org_name: s.orgName,
+        created_at: new Date(s.createdAtMs).toISOString(),
+        expires_at: new Date(s.expiresAtMs).toISOString(),
+        single_sign_on: s.singleSignOn,
+        current: s.current,
+      })),
+    };
+  });
+
+  // "Log out everywhere else": every live session of the account but the caller's.
+  app.post('/v1/auth/sessions/revoke-others', async (request) => {
+    const principal = await authenticate(services.verifier, request, 'bearer');
+    return services.auth.endOtherSessions(principal);
+  });
+
+  // Ends one session of the caller's account; any other id (another user's too) is 404.
+  app.delete<{ Params: { session_id: string } }>(
+    '/v1/auth/sessions/:session_id',
+    { schema: { params: { type: 'object', required: ['session_id'], properties: { session_id: uuidParam } } } },
+    async (request, reply) => {
+      const principal = await authenticate(services.verifier, request, 'bearer');
+      await services.auth.endSession(principal, request.params.session_id);
+      return reply.code(204).send();
+    },
+  );
 
   // Changes the caller's password and ends every other session of the user.
   app.post<{ Body: { current_password: string; new_password: string } }>(
