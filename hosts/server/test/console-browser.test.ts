@@ -505,17 +505,17 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     // The change history, filtered to segments: the two created above and the members upload.
     await page.getByRole('link', { name: 'Change history' }).click();
     await page.getByLabel('Kind').selectOption('segment');
-    await page.getByText(/Changed the segment's keys — segment beta-testers/).first().waitFor();
+    await page.getByText(/Changed the segment's keys in production — segment beta-testers/).first().waitFor();
     // The unfiltered list (which has segment entries too) stays on screen until the filtered one
     // arrives: wait for the filter's answer before reading the list (a filter that never applies
     // still fails here, after the wait).
     await eventually('the segment filter to apply', async () => {
       const texts = await page.getByRole('listitem').allInnerTexts();
-      return texts.some((text) => /Created the segment — segment enterprise[\s\S]*segment\.create/.test(text)) && texts.every((text) => !/\bflag\./.test(text));
+      return texts.some((text) => /Created the segment in production — segment enterprise[\s\S]*segment\.create/.test(text)) && texts.every((text) => !/\bflag\./.test(text));
     });
     const shown = await page.getByRole('listitem').allInnerTexts();
     assert.ok(shown.every((text) => !/\bflag\./.test(text)), 'only segment entries under the segment filter');
-    assert.ok(shown.some((text) => /Created the segment — segment enterprise[\s\S]*segment\.create/.test(text)));
+    assert.ok(shown.some((text) => /Created the segment in production — segment enterprise[\s\S]*segment\.create/.test(text)));
     await page.screenshot({ path: artifactPath('change-history.png'), fullPage: true });
     await page.context().close();
   });
@@ -852,7 +852,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.goto(flagUrl('per-env'));
     await page.getByRole('heading', { name: 'per-env' }).waitFor();
     await page.getByLabel('Environment').selectOption(staging.environment_id);
-    await page.getByText('On in staging').waitFor();
+    await page.getByText('On in staging', { exact: true }).waitFor();
     assert.match(page.url(), new RegExp(`#/env/${staging.environment_id}/flags/per-env$`));
     await page.context().close();
   });

@@ -231,7 +231,7 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, tim
     assert.deepEqual(await picker.locator('option').allInnerTexts(), ['Choose a segment', 'beta-users (list, user)', 'europe (rule, user)']);
     await picker.selectOption('beta-users');
     await rule.getByRole('button', { name: 'Remove segment beta-users' }).waitFor();
-    assert.match(await rule.locator('.summary').innerText(), /^Contexts with 1 condition \(country eq\), in segment beta-users: serves on$/);
+    assert.match(await rule.locator('.summary').innerText(), /^Contexts where country is fr and in segment beta-users: serves on$/);
     await page.getByRole('button', { name: 'Save rules' }).click();
     await page.getByText('Rules saved.').waitFor();
     const [saved] = (await stored('picker')).rules;

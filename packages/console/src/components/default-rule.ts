@@ -30,20 +30,3 @@ export function newDefaultRule(flag: Pick<Flag, 'variants' | 'off_variant_key'>)
   const served = flag.variants.find((v) => v.key !== flag.off_variant_key) ?? flag.variants[0];
   return { id: 'default', conditions: [], variant_key: served?.key ?? '' };
 }
-
-/** What a rule serves, in words: "serves on" or "serves 30 % treatment, 70 % control". */
-export function servedText(rule: Rule): string {
-  if (!rule.allocation) return `serves ${rule.variant_key ?? '—'}`;
-  return `serves ${rule.allocation.buckets.map((b) => `${b.weight_milli / 10} % ${b.variant_key}`).join(', ')}`;
-}
-
-/** One line about a rule: its conditions, its segments and what it serves. */
-export function ruleSummary(rule: Rule): string {
-  const parts: string[] = [];
-  const conditions = rule.conditions ?? [];
-  if (conditions.length > 0) parts.push(`${conditions.length} condition${conditions.length === 1 ? '' : 's'} (${conditions.map((c) => `${c.negate ? 'not ' : ''}${c.attribute} ${c.op}`).join(', ')})`);
-  const segments = rule.segment_keys ?? [];
-  if (segments.length > 0) parts.push(`in segment${segments.length === 1 ? '' : 's'} ${segments.join(' and ')}`);
-  const who = parts.length === 0 ? 'Every context' : `Contexts with ${parts.join(', ')}`;
-  return `${who}: ${servedText(rule)}`;
-}

@@ -1,5 +1,4 @@
 import type { Condition, Flag, Rule, Segment } from '../records.ts';
-import { ruleSummary } from './default-rule.ts';
 
 /** The condition operators (docs/contract.md "Flags and evaluation"), with words for people. */
 export const OPERATORS: Array<[Condition['op'], string]> = [
@@ -22,6 +21,27 @@ export const OPERATORS: Array<[Condition['op'], string]> = [
 ];
 
 const NUMERIC = new Set(['lt', 'lte', 'gt', 'gte']);
+
+/** What a rule serves, in words: "serves on" or "serves 30 % treatment, 70 % control". */
+export function servedText(rule: Rule): string {
+  if (!rule.allocation) return `serves ${rule.variant_key ?? '—'}`;
+  return `serves ${rule.allocation.buckets.map((b) => `${b.weight_milli / 10} % ${b.variant_key}`).join(', ')}`;
+}
+
+/** A condition in words: "country is one of fr, de", "not plan is free". */
+function conditionText(condition: Condition): string {
+  const words = OPERATORS.find(([op]) => op === condition.op)?.[1] ?? condition.op;
+  const values = condition.op === 'exists' ? '' : ` ${condition.values.map(String).join(', ')}`;
+  return `${condition.negate ? 'not ' : ''}${condition.attribute} ${words}${values}`;
+}
+
+/** One line about a rule: who it matches (conditions and segments) and what it serves. */
+export function ruleSummary(rule: Rule): string {
+  const parts = (rule.conditions ?? []).map(conditionText);
+  const segments = rule.segment_keys ?? [];
+  if (segments.length > 0) parts.push(`in segment${segments.length === 1 ? '' : 's'} ${segments.join(' and ')}`);
+  return `${parts.length === 0 ? 'Every context' : `Contexts where ${parts.join(' and ')}`}: ${servedText(rule)}`;
+}
 
 /** Values as typed ("a, b") → the condition's values: numbers for numeric operators. */
 export function parseValues(op: string, text: string): Condition['values'] {
