@@ -58,7 +58,8 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     return page;
   }
 
-  const flagUrl = (key: string) => `${ts.base}/#/env/${tenant.environmentId}/flags/${key}`;
+  /** A flag's page; `tab` one of its tabs (targeting when absent). */
+  const flagUrl = (key: string, tab?: string) => `${ts.base}/#/env/${tenant.environmentId}/flags/${key}${tab ? `/${tab}` : ''}`;
 
   test('serves the console with a strict content security policy, and the API docs at /docs', async () => {
     const index = await fetch(ts.base + '/');
@@ -93,15 +94,17 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.getByRole('button', { name: 'Create flag' }).click();
     await page.getByRole('heading', { name: 'new-checkout' }).waitFor();
 
-    // A rule serving a percentage rollout: 30 % treatment, 70 % control.
+    // A rule serving a percentage rollout: 30 % treatment, 70 % control. The added rule is the
+    // first one, above the default rule when the flag has one.
     await page.getByRole('button', { name: 'Add rule' }).click();
-    await page.getByRole('radio', { name: 'A percentage rollout' }).check();
-    await page.getByLabel('control %').fill('70');
-    await page.getByLabel('treatment %').fill('20');
+    const rule = page.locator('fieldset.rule').first();
+    await rule.getByRole('radio', { name: 'A percentage rollout' }).check();
+    await rule.getByLabel('control %').fill('70');
+    await rule.getByLabel('treatment %').fill('20');
     const sum = page.getByText(/The weights sum to 90 %/);
     await sum.waitFor();
     assert.equal(await page.getByRole('button', { name: 'Save rules' }).isDisabled(), true, 'weights not summing to 100 cannot be saved');
-    await page.getByLabel('treatment %').fill('30');
+    await rule.getByLabel('treatment %').fill('30');
     await page.getByRole('button', { name: 'Save rules' }).click();
     await page.getByText('Rules saved.').waitFor();
     await page.getByRole('switch', { name: ON_OFF }).check();
@@ -110,6 +113,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
 
     // The change is in the flag's history on the page, with the rules before and after.
     await page.reload();
+    await page.getByRole('tab', { name: 'History' }).click();
     const rulesChange = page.getByRole('listitem').filter({ hasText: 'flag.rules' }).first();
     await rulesChange.waitFor();
     assert.match(await rulesChange.innerText(), new RegExp(`${tenant.admin.email}[\\s\\S]*Changed: rules`));
@@ -502,17 +506,17 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     // The change history, filtered to segments: the two created above and the members upload.
     await page.getByRole('link', { name: 'Change history' }).click();
     await page.getByLabel('Kind').selectOption('segment');
-    await page.getByText(/segment\.members segment beta-testers/).first().waitFor();
+    await page.getByText(/Changed the segment's keys in production — segment beta-testers/).first().waitFor();
     // The unfiltered list (which has segment entries too) stays on screen until the filtered one
     // arrives: wait for the filter's answer before reading the list (a filter that never applies
     // still fails here, after the wait).
     await eventually('the segment filter to apply', async () => {
       const texts = await page.getByRole('listitem').allInnerTexts();
-      return texts.some((text) => /segment\.create segment enterprise/.test(text)) && texts.every((text) => !/\bflag\./.test(text));
+      return texts.some((text) => /Created the segment in production — segment enterprise[\s\S]*segment\.create/.test(text)) && texts.every((text) => !/\bflag\./.test(text));
     });
     const shown = await page.getByRole('listitem').allInnerTexts();
     assert.ok(shown.every((text) => !/\bflag\./.test(text)), 'only segment entries under the segment filter');
-    assert.ok(shown.some((text) => /segment\.create segment enterprise/.test(text)));
+    assert.ok(shown.some((text) => /Created the segment in production — segment enterprise[\s\S]*segment\.create/.test(text)));
     await page.screenshot({ path: artifactPath('change-history.png'), fullPage: true });
     await page.context().close();
   });
@@ -672,7 +676,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     );
     const flagPath = `/v1/environments/${tenant.environmentId}/flags/described`;
     const page = await signedIn(tenant.admin);
-    await page.goto(flagUrl('described'));
+    await page.goto(flagUrl('described', 'settings'));
     await page.getByRole('heading', { name: 'described' }).waitFor();
     const settings = page.getByRole('form', { name: 'Flag settings' });
     assert.equal(await settings.getByLabel('Description').inputValue(), 'Old words');
@@ -720,7 +724,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     );
     const flagPath = `/v1/environments/${tenant.environmentId}/flags/banner`;
     const page = await signedIn(tenant.admin);
-    await page.goto(flagUrl('banner'));
+    await page.goto(flagUrl('banner', 'variants'));
     await page.getByRole('heading', { name: 'banner' }).waitFor();
     // With the keyboard: the Change button opens the field with the value as JSON, focused.
     await page.getByRole('button', { name: 'Change the value of narrow' }).focus();
@@ -759,7 +763,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
       201,
     );
     const page = await signedIn(tenant.admin);
-    await page.goto(flagUrl('doomed'));
+    await page.goto(flagUrl('doomed', 'settings'));
     await page.getByRole('heading', { name: 'doomed' }).waitFor();
     await page.getByRole('button', { name: 'Delete the flag doomed' }).click();
     const confirmation = page.getByRole('alertdialog');
@@ -849,7 +853,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
     await page.goto(flagUrl('per-env'));
     await page.getByRole('heading', { name: 'per-env' }).waitFor();
     await page.getByLabel('Environment').selectOption(staging.environment_id);
-    await page.getByText('On in staging').waitFor();
+    await page.getByText('On in staging', { exact: true }).waitFor();
     assert.match(page.url(), new RegExp(`#/env/${staging.environment_id}/flags/per-env$`));
     await page.context().close();
   });
@@ -866,7 +870,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
       await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'narrow', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }),
       201,
     );
-    await page.goto(flagUrl('narrow'));
+    await page.goto(flagUrl('narrow', 'settings'));
     await page.getByRole('form', { name: 'Flag settings' }).waitFor();
     assert.ok((await overflow()) <= 0, `the flag page scrolls sideways by ${await overflow()}px`);
     await page.goto(`${ts.base}/#/single-sign-on`);

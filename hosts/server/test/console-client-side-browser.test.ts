@@ -269,7 +269,7 @@ describe('console: client keys, signing secrets, visibility and client events in
     assert.equal(pending.flagVisibility, undefined, 'the server supports this part');
     const flagPath = `/v1/environments/${tenant.environmentId}/flags/web-banner`;
     expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: tenant.admin.token, body: { key: 'web-banner', enabled: false, flag: { value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } } }), 201);
-    const page = await signedIn(`#/env/${tenant.environmentId}/flags/web-banner`);
+    const page = await signedIn(`#/env/${tenant.environmentId}/flags/web-banner/settings`);
     const visible = page.getByRole('switch', { name: /Visible to client keys/ });
     await visible.waitFor();
     assert.equal(await visible.isChecked(), false, 'a new flag is hidden from client keys (the project default is off)');
@@ -309,6 +309,7 @@ describe('console: client keys, signing secrets, visibility and client events in
       await page.getByLabel('Key', { exact: true }).fill('follows-default');
       await page.getByRole('button', { name: 'Create flag' }).click();
       await page.getByRole('heading', { name: 'follows-default' }).waitFor();
+      await page.getByRole('tab', { name: 'Settings' }).click();
       assert.equal(await page.getByRole('switch', { name: /Visible to client keys/ }).isChecked(), true);
       assert.equal(expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/follows-default`, { token: tenant.admin.token }), 200).client_visible, true);
       await page.goto(`${ts.base}/#/projects`);

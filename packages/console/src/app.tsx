@@ -123,7 +123,7 @@ function SignedIn({ session }: { session: Session }) {
                 // The same page in the other environment; a flag or experiment page keeps its id
                 // only for flags (the same key exists in every environment of a project).
                 const page = isEnvPage && route.envId ? route.page : 'flags';
-                navigate({ envId: next, page, id: page === 'flags' ? route.id : undefined });
+                navigate({ envId: next, page, id: page === 'flags' ? route.id : undefined, tab: page === 'flags' ? route.tab : undefined });
               }}
             >
               {projects.map((p) => (
@@ -188,7 +188,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
     case 'flags':
     case 'home':
     case 'sign-in':
-      return route.id ? <FlagPage {...props} flagKey={route.id} /> : <FlagsPage {...props} />;
+      return route.id ? <FlagPage {...props} flagKey={route.id} tab={route.tab} /> : <FlagsPage {...props} />;
     case 'segments':
       return <SegmentsPage {...props} />;
     case 'experiments':

@@ -20,6 +20,7 @@ export * from './ports/maintenance-ports.ts';
 export * from './ports/mail-ports.ts';
 export * from './ports/org-domain-ports.ts';
 export * from './flags/validate-flag.ts';
+export * from './flags/variant-uses.ts';
 export * from './stats/index.ts';
 export * from './experiments/transitions.ts';
 export * from './experiments/aggregates.ts';

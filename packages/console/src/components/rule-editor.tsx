@@ -1,4 +1,4 @@
-import type { Condition, Flag, Rule } from '../records.ts';
+import type { Condition, Flag, Rule, Segment } from '../records.ts';
 
 /** The condition operators (docs/contract.md "Flags and evaluation"), with words for people. */
 export const OPERATORS: Array<[Condition['op'], string]> = [
@@ -21,6 +21,27 @@ export const OPERATORS: Array<[Condition['op'], string]> = [
 ];
 
 const NUMERIC = new Set(['lt', 'lte', 'gt', 'gte']);
+
+/** What a rule serves, in words: "serves on" or "serves 30 % treatment, 70 % control". */
+export function servedText(rule: Rule): string {
+  if (!rule.allocation) return `serves ${rule.variant_key ?? '—'}`;
+  return `serves ${rule.allocation.buckets.map((b) => `${b.weight_milli / 10} % ${b.variant_key}`).join(', ')}`;
+}
+
+/** A condition in words: "country is one of fr, de", "not plan is free". */
+function conditionText(condition: Condition): string {
+  const words = OPERATORS.find(([op]) => op === condition.op)?.[1] ?? condition.op;
+  const values = condition.op === 'exists' ? '' : ` ${condition.values.map(String).join(', ')}`;
+  return `${condition.negate ? 'not ' : ''}${condition.attribute} ${words}${values}`;
+}
+
+/** One line about a rule: who it matches (conditions and segments) and what it serves. */
+export function ruleSummary(rule: Rule): string {
+  const parts = (rule.conditions ?? []).map(conditionText);
+  const segments = rule.segment_keys ?? [];
+  if (segments.length > 0) parts.push(`in segment${segments.length === 1 ? '' : 's'} ${segments.join(' and ')}`);
+  return `${parts.length === 0 ? 'Every context' : `Contexts where ${parts.join(' and ')}`}: ${servedText(rule)}`;
+}
 
 /** Values as typed ("a, b") → the condition's values: numbers for numeric operators. */
 export function parseValues(op: string, text: string): Condition['values'] {
@@ -46,38 +67,43 @@ interface RuleEditorProps {
   rule: Rule;
   index: number;
   count: number;
+  /** The environment's segments, for the picker (undefined while they load). */
+  segments: Segment[] | undefined;
+  /** The id of a datalist of attribute names to suggest. */
+  attributeListId?: string;
+  /** The flag's default rule: no conditions or segments, shown last, cannot move. */
+  isDefault?: boolean;
   onChange: (rule: Rule) => void;
   onRemove: () => void;
   onMove: (delta: number) => void;
 }
 
-export function RuleEditor({ flag, rule, index, count, onChange, onRemove, onMove }: RuleEditorProps) {
-  const id = `rule-${index}`;
+export function RuleEditor({ flag, rule, index, count, segments, attributeListId, isDefault = false, onChange, onRemove, onMove }: RuleEditorProps) {
+  const id = isDefault ? 'default-rule' : `rule-${index}`;
+  const name = isDefault ? 'Default rule' : `Rule ${index + 1}`;
   const weights = weightsOf(rule);
   const total = totalPercent(rule);
   return (
-    <fieldset class="rule" aria-labelledby={`${id}-title`}>
+    <fieldset class={isDefault ? 'rule default-rule' : 'rule'} aria-labelledby={`${id}-title`}>
       <legend id={`${id}-title`}>
-        Rule {index + 1}
-        {rule.id ? ` (${rule.id})` : ''}
+        {name}
+        {rule.id && !isDefault ? ` (${rule.id})` : ''}
       </legend>
-      <label>
-        Description
-        <input value={rule.description ?? ''} onInput={(e) => onChange({ ...rule, description: (e.target as HTMLInputElement).value })} />
-      </label>
-      <p class="muted">{rule.conditions.length === 0 ? 'No conditions: every context matches.' : 'Every condition must hold.'}</p>
-      <ConditionsEditor label={`Rule ${index + 1}`} conditions={rule.conditions} onChange={(conditions) => onChange({ ...rule, conditions })} />
-      <label>
-        Segments (keys, comma-separated; the context must be in all)
-        <input
-          value={(rule.segment_keys ?? []).join(', ')}
-          onChange={(e) => {
-            const keys = (e.target as HTMLInputElement).value.split(',').map((k) => k.trim()).filter((k) => k !== '');
-            onChange({ ...rule, segment_keys: keys });
-          }}
-        />
-      </label>
-      <div role="radiogroup" aria-label={`Rule ${index + 1} serves`} class="serve">
+      <p class="summary">{ruleSummary(rule)}</p>
+      {isDefault ? (
+        <p class="muted">Serves every context that no rule above matches.</p>
+      ) : (
+        <>
+          <label>
+            Description
+            <input value={rule.description ?? ''} onInput={(e) => onChange({ ...rule, description: (e.target as HTMLInputElement).value })} />
+          </label>
+          <p class="muted">{rule.conditions.length === 0 && (rule.segment_keys ?? []).length === 0 ? 'No conditions: every context matches, and the rules below it are not reached.' : 'Every condition must hold.'}</p>
+          <ConditionsEditor label={name} conditions={rule.conditions} attributeListId={attributeListId} onChange={(conditions) => onChange({ ...rule, conditions })} />
+          <SegmentPicker name={name} chosen={rule.segment_keys ?? []} segments={segments} onChange={(segment_keys) => onChange({ ...rule, segment_keys })} />
+        </>
+      )}
+      <div role="radiogroup" aria-label={`${name} serves`} class="serve">
         <label>
           <input
             type="radio"
@@ -139,22 +165,70 @@ export function RuleEditor({ flag, rule, index, count, onChange, onRemove, onMov
         </div>
       )}
       <div class="row">
-        <button type="button" disabled={index === 0} onClick={() => onMove(-1)}>
-          Move up
-        </button>
-        <button type="button" disabled={index === count - 1} onClick={() => onMove(1)}>
-          Move down
-        </button>
+        {!isDefault && (
+          <>
+            <button type="button" disabled={index === 0} onClick={() => onMove(-1)}>
+              Move up
+            </button>
+            <button type="button" disabled={index === count - 1} onClick={() => onMove(1)}>
+              Move down
+            </button>
+          </>
+        )}
         <button type="button" class="danger" onClick={onRemove}>
-          Remove rule {index + 1}
+          {isDefault ? 'Remove the default rule' : `Remove rule ${index + 1}`}
         </button>
       </div>
     </fieldset>
   );
 }
 
+/**
+ * The segments a rule requires (the context must be in all): each chosen one with a remove
+ * button, and a select of the environment's other segments to add one. A chosen key that is not
+ * in the environment (deleted meanwhile) stays listed, marked, so saving says so in the API's words.
+ */
+function SegmentPicker({ name, chosen, segments, onChange }: { name: string; chosen: string[]; segments: Segment[] | undefined; onChange: (keys: string[]) => void }) {
+  const known = new Set((segments ?? []).map((s) => s.key));
+  const available = (segments ?? []).filter((s) => !chosen.includes(s.key));
+  return (
+    <div class="segments" role="group" aria-label={`${name}, segments`}>
+      <p class="muted">{chosen.length === 0 ? 'Segments: none.' : 'Segments (the context must be in every one):'}</p>
+      {chosen.length > 0 && (
+        <ul>
+          {chosen.map((key) => (
+            <li>
+              <code>{key}</code>
+              {segments && !known.has(key) ? ' (not in this environment)' : ''}{' '}
+              <button type="button" class="link" onClick={() => onChange(chosen.filter((k) => k !== key))}>
+                Remove segment {key}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <label>
+        Add a segment
+        <select
+          value=""
+          disabled={available.length === 0}
+          onChange={(e) => {
+            const key = (e.target as HTMLSelectElement).value;
+            if (key) onChange([...chosen, key]);
+          }}
+        >
+          <option value="">{segments === undefined ? 'Loading segments…' : available.length === 0 ? 'No other segment in this environment' : 'Choose a segment'}</option>
+          {available.map((s) => (
+            <option value={s.key}>{`${s.key} (${s.kind}, ${s.context_type})`}</option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+}
+
 /** Rows of conditions (attribute, not, operator, values) with add and remove: flag rules and rule segments. */
-export function ConditionsEditor({ label, conditions, onChange }: { label: string; conditions: Condition[]; onChange: (conditions: Condition[]) => void }) {
+export function ConditionsEditor({ label, conditions, attributeListId, onChange }: { label: string; conditions: Condition[]; attributeListId?: string; onChange: (conditions: Condition[]) => void }) {
   const setCondition = (i: number, condition: Condition) => onChange(conditions.map((c, j) => (j === i ? condition : c)));
   return (
     <>
@@ -162,7 +236,7 @@ export function ConditionsEditor({ label, conditions, onChange }: { label: strin
         <div class="condition" role="group" aria-label={`${label}, condition ${i + 1}`}>
           <label>
             Attribute
-            <input required value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
+            <input required list={attributeListId} value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
           </label>
           <label>
             <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { ...condition, negate: (e.target as HTMLInputElement).checked })} />

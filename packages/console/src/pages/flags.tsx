@@ -2,6 +2,7 @@ import { apiPath } from '../api.ts';
 import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import { needsDefaultRuleWarning } from '../components/default-rule.ts';
 import type { Flag } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -95,6 +96,11 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
                         <input type="checkbox" role="switch" checked={on} aria-busy={switching[id] !== undefined} aria-label={`${flag.key} on in ${e.environment_name}`} onChange={() => toggle(e.environment_id, state)} />
                         <span>{on ? 'On' : 'Off'}</span>
                       </label>
+                      {needsDefaultRuleWarning(state) && (
+                        <div class="warning-inline" title={`Contexts no rule matches get ${state.off_variant_key ?? "the SDK's default value"}`}>
+                          ⚠ No default rule in {e.environment_name}
+                        </div>
+                      )}
                     </td>
                   );
                 })}
@@ -110,7 +116,9 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
         class="inline"
         onSubmit={async () => {
           const variants = DEFAULT_VARIANTS[valueType]!;
-          await api.post(base, { key, enabled: false, flag: { value_type: valueType, variants, off_variant_key: valueType === 'bool' ? 'off' : variants[0]!.key, rules: [] } });
+          // No `rules`: the API gives the flag its default rule (serving the first variant that is
+          // not the off variant) in every environment, so turning it on serves something chosen.
+          await api.post(base, { key, enabled: false, flag: { value_type: valueType, variants, off_variant_key: valueType === 'bool' ? 'off' : variants[0]!.key } });
           navigate({ envId: environment.environment_id, page: 'flags', id: key });
         }}
       >

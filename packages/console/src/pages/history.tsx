@@ -2,7 +2,7 @@ import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ErrorMessage, Loading, useLoad } from '../components/common.tsx';
-import { HistoryList } from '../components/history-list.tsx';
+import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
 import type { AuditEntry } from '../records.ts';
 
 const RESOURCE_TYPES = ['', 'flag', 'segment', 'event_definition', 'experiment', 'project', 'environment', 'sdk_key', 'user', 'invitation', 'auth_provider'];
@@ -25,6 +25,7 @@ export function HistoryPage({ workspace }: { workspace: Workspace }) {
   if (cursor) query.set('cursor', cursor);
   const path = `${apiPath`/v1/management/orgs/${session.org_id}/audit-log`}?${query}`;
   const page = useLoad(() => api.get<Page>(path), [path]);
+  const names = useHistoryNames(api, session.org_id, environments);
   const resetTo = (apply: () => void) => {
     apply();
     setCursor(undefined);
@@ -57,7 +58,7 @@ export function HistoryPage({ workspace }: { workspace: Workspace }) {
       </form>
       <ErrorMessage error={page.error} />
       {page.loading && !page.data && <Loading what="the history" />}
-      {page.data && <HistoryList entries={page.data.entries} />}
+      {page.data && <HistoryList entries={page.data.entries} names={names} />}
       <div class="row">
         {cursor && (
           <button type="button" onClick={() => setCursor(undefined)}>

@@ -6,6 +6,8 @@ import {
   checkRules,
   checkValueType,
   checkVariants,
+  failedPrecondition,
+  variantUses,
   versionConflict,
   invalidArgument,
   notFound,
@@ -88,7 +90,7 @@ type FlagLevel = { environment: EnvironmentScope } | 'definition';
  */
 export class FlagService {
   constructor(
-    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'unitOfWork'>,
+    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'environments' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
@@ -155,6 +157,7 @@ export class FlagService {
     const requestedVisible = optionalClientVisible(fields.client_visible);
     const clientVisible = requestedVisible !== undefined && requestedVisible !== current.client_visible ? requestedVisible : undefined;
     const definitionChanged = description !== undefined || present(fields.variants) || valueType !== current.value_type || clientVisible !== undefined;
+    if (variants !== current.variants) await this.checkRemovedVariants(this.projectScope(target), key, current.variants, variants);
 
     if ('project' in target) {
       if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
@@ -293,6 +296,28 @@ export class FlagService {
       throw versionConflict('flag', version, current.version);
     }
     return undefined;
+  }
+
+  /**
+   * A variant may leave the flag only when nothing serves it: no rule and no off variant in any
+   * environment of the project (409 FAILED_PRECONDITION naming where it is served). Checked
+   * before the write, as a segment's delete checks its users: a rule saved in the same instant,
+   * against the variants it read just before, is not seen.
+   */
+  private async checkRemovedVariants(project: ProjectScope, key: string, before: Variant[], after: Variant[]): Promise<void> {
+    const kept = new Set(after.map((v) => v.key));
+    const removed = before.map((v) => v.key).filter((k) => !kept.has(k));
+    if (removed.length === 0) return;
+    const problems: string[] = [];
+    for (const environment of await this.repos.environments.list(project)) {
+      const flag = await this.repos.flags.get({ ...project, environmentId: environment.id }, key);
+      if (!flag) continue;
+      for (const variant of removed) {
+        const uses = variantUses(flag, variant);
+        if (uses.length > 0) problems.push(`'${variant}' is served in ${environment.name} by ${uses.join(' and ')}`);
+      }
+    }
+    if (problems.length > 0) throw failedPrecondition(`a variant that is served cannot be removed: ${problems.join('; ')}`);
   }
 
   private async checkState(environment: EnvironmentScope, variants: Variant[], fields: Record<string, unknown>): Promise<FlagEnvironmentStateInput> {

@@ -1,0 +1,272 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { buildConsole } from '../../../scripts/build-console.ts';
+import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { createFlag, createSegment, envFlags } from './support/flag-client.ts';
+import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
+import { startTestServer, type TestServer } from './support/test-server.ts';
+
+// The flag page of the web console (docs/console.md "Flag page"): tabs, the default rule, the
+// warning for a flag that is on without one, variants, the segment picker, attribute suggestions
+// and the history's words and highlighted lines, in a real Chromium against the real server.
+// topologies: single
+// (The console only calls the REST API, which the REST suites run against a gateway too; a
+// browser pass per topology would double a slow file for nothing new.)
+
+const chromiumCheck = chromiumExecutable();
+/** The flag page's on/off switch (its other switch, in Settings, is "Visible to client keys"). */
+const ON_OFF = /^(On|Off) in /;
+/**
+ * The API gives a flag created without `rules` its default rule once h/rule (issue 33) is merged.
+ * Until then the test that relies on it is a TODO: it runs and reports, without failing the suite.
+ * At the merge: set this to false (the test must then pass).
+ */
+const AWAITS_API_DEFAULT_RULE: string | false = 'the API default rule for a flag created without rules (branch h/rule): set AWAITS_API_DEFAULT_RULE to false at the merge';
+
+const BOOL_VARIANTS = [
+  { key: 'on', value: true },
+  { key: 'off', value: false },
+];
+
+describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 180_000 }, () => {
+  let ts: TestServer;
+  let client: ApiClient;
+  let tenant: Tenant;
+  let browser: Browser;
+
+  before(async () => {
+    await buildConsole();
+    ts = await startTestServer();
+    client = api(ts.base);
+    const root = await loginAdmin(client);
+    tenant = await seedTenant(client, root.token, 'flagpage');
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await ts?.stop();
+  });
+
+  async function signedIn(): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(ts.base + '/');
+    await page.getByLabel('Email').fill(tenant.admin.email);
+    await page.getByLabel('Password').fill(tenant.admin.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    return page;
+  }
+
+  const flagUrl = (key: string, tab?: string) => `${ts.base}/#/env/${tenant.environmentId}/flags/${key}${tab ? `/${tab}` : ''}`;
+  const flagPath = (key: string) => `${envFlags(tenant.environmentId)}/${key}`;
+  const stored = async (key: string) => expectStatus(await client.get(flagPath(key), { token: tenant.admin.token }), 200);
+  const evaluateOne = async (key: string) =>
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/evaluate`, { sdkKey: tenant.rawKey, body: { context_key: 'visitor-1', context_type: 'user', flag_key: key } }), 200);
+  const ofrepOne = async (key: string) => expectStatus(await client.post(`/ofrep/v1/evaluate/flags/${key}`, { sdkKey: tenant.rawKey, body: { context: { targetingKey: 'visitor-1' } } }), 200);
+
+  test('the create form sends no rules, so the API decides the new flag\'s rules', async () => {
+    const page = await signedIn();
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    await page.getByLabel('Key', { exact: true }).fill('form-body');
+    const request = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(envFlags(tenant.environmentId)));
+    await page.getByRole('button', { name: 'Create flag' }).click();
+    assert.deepEqual((await request).postDataJSON(), {
+      key: 'form-body',
+      enabled: false,
+      flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off' },
+    });
+    await page.getByRole('heading', { name: 'form-body' }).waitFor();
+    await page.context().close();
+  });
+
+  test('a new flag created in the console and turned on serves its first variant through evaluate and OFREP; its default rule is shown', { todo: AWAITS_API_DEFAULT_RULE }, async () => {
+    const page = await signedIn();
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    await page.getByLabel('Key', { exact: true }).fill('welcome-banner');
+    await page.getByRole('button', { name: 'Create flag' }).click();
+    await page.getByRole('heading', { name: 'welcome-banner' }).waitFor();
+    // By hand: a bool flag made by the form has variants on (true), off (false) and off variant
+    // "off"; its default rule serves the first variant that is not the off variant: "on".
+    const defaultRule = page.getByRole('group', { name: 'Default rule' });
+    await defaultRule.waitFor();
+    assert.equal(await defaultRule.getByRole('combobox', { name: 'Variant' }).inputValue(), 'on');
+    assert.match(await defaultRule.innerText(), /Every context: serves on/);
+    await page.getByRole('switch', { name: ON_OFF }).check();
+    await page.getByText('Turned on.').waitFor();
+    assert.equal(await page.getByText(/without a default rule/).count(), 0, 'no warning: the flag has its default rule');
+
+    const evaluated = await evaluateOne('welcome-banner');
+    assert.deepEqual([evaluated.value, evaluated.variant_key, evaluated.reason], [true, 'on', 'TARGETING_MATCH']);
+    assert.deepEqual(await ofrepOne('welcome-banner'), { key: 'welcome-banner', value: true, reason: 'TARGETING_MATCH', variant: 'on', metadata: { rule_id: 'default' } });
+    await page.screenshot({ path: artifactPath('flag-default-rule.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  test('a flag on without a default rule: a warning in the list and on its page, until a default rule is added and saved', async () => {
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'no-fallback', enabled: true, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    // Served now: the off variant, reason DEFAULT (the API's semantics, unchanged).
+    assert.deepEqual(((r) => [r.value, r.reason])(await evaluateOne('no-fallback')), [false, 'DEFAULT']);
+    const page = await signedIn();
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'no-fallback' }) });
+    await row.getByText('No default rule in production').waitFor();
+    await page.screenshot({ path: artifactPath('flags-warning.png'), fullPage: true });
+
+    await page.goto(flagUrl('no-fallback'));
+    const warning = page.getByText(/on in production without a default rule/);
+    await warning.waitFor();
+    assert.match(await warning.innerText(), /get the off variant, off/);
+    await page.getByRole('button', { name: 'Add a default rule' }).click();
+    const defaultRule = page.getByRole('group', { name: 'Default rule' });
+    assert.equal(await defaultRule.getByRole('combobox', { name: 'Variant' }).inputValue(), 'on');
+    await page.getByRole('button', { name: 'Save rules' }).click();
+    await page.getByText('Rules saved.').waitFor();
+    await warning.waitFor({ state: 'detached' });
+    assert.deepEqual((await stored('no-fallback')).rules, [{ id: 'default', conditions: [], variant_key: 'on' }]);
+    assert.deepEqual(((r) => [r.value, r.variant_key, r.reason])(await evaluateOne('no-fallback')), [true, 'on', 'TARGETING_MATCH']);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    await page.getByRole('link', { name: 'no-fallback' }).waitFor();
+    assert.equal(await page.getByRole('row').filter({ has: page.getByRole('link', { name: 'no-fallback' }) }).getByText(/No default rule/).count(), 0);
+    await page.context().close();
+  });
+
+  test('tabs: Targeting first, each tab its own address, the arrow keys move between them', async () => {
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'tabbed', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    const page = await signedIn();
+    await page.goto(flagUrl('tabbed'));
+    const tabs = page.getByRole('tablist');
+    await tabs.waitFor();
+    assert.deepEqual(await tabs.getByRole('tab').allInnerTexts(), ['Targeting', 'Variants', 'Settings', 'History']);
+    assert.equal(await page.getByRole('tab', { name: 'Targeting' }).getAttribute('aria-selected'), 'true');
+    await page.getByRole('heading', { name: 'Default rule' }).waitFor();
+    // The switch is above the tabs: on every tab.
+    await page.getByRole('tab', { name: 'Targeting' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('table', { name: 'Variants of tabbed' }).waitFor();
+    assert.match(page.url(), /\/flags\/tabbed\/variants$/);
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Variants');
+    assert.equal(await page.getByRole('switch', { name: ON_OFF }).count(), 1);
+    await page.keyboard.press('End');
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('heading', { name: 'Rules' }).waitFor();
+    // An address names its tab.
+    await page.goto(flagUrl('tabbed', 'settings'));
+    await page.getByRole('form', { name: 'Flag settings' }).waitFor();
+    assert.equal(await page.getByRole('tab', { name: 'Settings' }).getAttribute('aria-selected'), 'true');
+    await page.context().close();
+  });
+
+  test('variants: where each is served; one served nowhere is removed after a confirmation; a bool flag adds none', async () => {
+    await createFlag(client, tenant.admin.token, tenant.environmentId, {
+      key: 'colours',
+      enabled: true,
+      flag: {
+        value_type: 'string',
+        variants: [
+          { key: 'red', value: 'RED' },
+          { key: 'green', value: 'GREEN' },
+          { key: 'blue', value: 'BLUE' },
+        ],
+        off_variant_key: 'red',
+        rules: [{ id: 'greens', conditions: [{ attribute: 'plan', op: 'eq', values: ['pro'] }], variant_key: 'green' }],
+      },
+    });
+    const page = await signedIn();
+    await page.goto(flagUrl('colours', 'variants'));
+    const table = page.getByRole('table', { name: 'Variants of colours' });
+    const rowOf = (key: string) => table.getByRole('row').filter({ has: page.getByRole('cell', { name: key, exact: true }) });
+    await rowOf('green').getByText('production: rule greens').waitFor();
+    await rowOf('red').getByText('production: the off variant').waitFor();
+    await rowOf('blue').getByText('nowhere').waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Remove variant (red|green)$/ }).count(), 0, 'served variants offer no removal');
+    await page.getByRole('button', { name: 'Remove variant blue' }).click();
+    const confirmation = page.getByRole('alertdialog');
+    assert.match(await confirmation.innerText(), /Remove the variant blue/);
+    await confirmation.getByRole('button', { name: 'Yes, remove blue' }).click();
+    await rowOf('blue').waitFor({ state: 'detached' });
+    assert.deepEqual((await stored('colours')).variants.map((v: { key: string }) => v.key), ['red', 'green']);
+    await page.getByRole('form', { name: 'Add a variant' }).waitFor();
+
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'yes-no', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    await page.goto(flagUrl('yes-no', 'variants'));
+    await page.getByText(/A bool flag has its two variants/).waitFor();
+    assert.equal(await page.getByRole('form', { name: 'Add a variant' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^Remove variant/ }).count(), 0);
+    await page.context().close();
+  });
+
+  test('a rule: attribute suggestions from the project\'s rules and segments, a segment picked from a list, the summary naming it', async () => {
+    await createSegment(client, tenant.admin.token, tenant.environmentId, { key: 'beta-users', context_type: 'user', kind: 'list', included_keys: ['visitor-1'] });
+    await createSegment(client, tenant.admin.token, tenant.environmentId, { key: 'europe', context_type: 'user', kind: 'rule', conditions: [{ attribute: 'country', op: 'in', values: ['fr', 'de'] }] });
+    // Another environment of the project uses "app_version" in a rule.
+    const staging = expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201);
+    await createFlag(client, tenant.admin.token, staging.environment_id, {
+      key: 'staging-only',
+      enabled: false,
+      flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [{ id: 'new-apps', conditions: [{ attribute: 'app_version', op: 'semver_gt', values: ['2.0.0'] }], variant_key: 'on' }] },
+    });
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'picker', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    const page = await signedIn();
+    await page.goto(flagUrl('picker'));
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    // A rule added with "Add rule" is a rule (its conditions and segments editable), not the default rule.
+    const rule = page.locator('fieldset.rule').first();
+    await rule.getByRole('button', { name: 'Add condition' }).click();
+    const attribute = rule.getByLabel('Attribute');
+    const listId = await attribute.getAttribute('list');
+    assert.ok(listId, 'the attribute field has suggestions');
+    await page.waitForFunction((id) => (document.getElementById(id!) as HTMLDataListElement | null)?.options.length === 3, listId);
+    const suggestions = await page.evaluate((id) => Array.from((document.getElementById(id!) as HTMLDataListElement).options, (o) => o.value), listId);
+    // By hand: "app_version" (staging's flag), "country" (the segment europe) and "plan" (the rule of
+    // the flag colours of the variants test, in production), sorted.
+    assert.deepEqual(suggestions, ['app_version', 'country', 'plan']);
+    await attribute.fill('country');
+    await rule.getByLabel('Values (comma-separated)').fill('fr');
+    await rule.getByLabel('Values (comma-separated)').press('Tab');
+    const picker = rule.getByLabel('Add a segment');
+    assert.deepEqual(await picker.locator('option').allInnerTexts(), ['Choose a segment', 'beta-users (list, user)', 'europe (rule, user)']);
+    await picker.selectOption('beta-users');
+    await rule.getByRole('button', { name: 'Remove segment beta-users' }).waitFor();
+    assert.match(await rule.locator('.summary').innerText(), /^Contexts where country is fr and in segment beta-users: serves on$/);
+    await page.getByRole('button', { name: 'Save rules' }).click();
+    await page.getByText('Rules saved.').waitFor();
+    const [saved] = (await stored('picker')).rules;
+    assert.deepEqual([saved.conditions, saved.segment_keys, saved.variant_key], [[{ attribute: 'country', op: 'eq', values: ['fr'] }], ['beta-users'], 'on']);
+    await page.screenshot({ path: artifactPath('flag-rule-segments.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  test('history: what happened in words, who by name, and the changed lines marked in before and after', async () => {
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'storied', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    const page = await signedIn();
+    await page.goto(flagUrl('storied'));
+    await page.getByRole('switch', { name: ON_OFF }).check();
+    await page.getByText('Turned on.').waitFor();
+    await page.getByRole('tab', { name: 'History' }).click();
+    const entries = page.getByRole('tabpanel').getByRole('listitem');
+    await entries.first().getByText(/Turned on in production/).waitFor();
+    const newest = entries.first();
+    // seedTenant names the admin "flagpage-admin" (its display name) beside the email.
+    assert.match(await newest.innerText(), new RegExp(`^flagpage-admin \\(${tenant.admin.email.replace(/[.]/g, '\\.')}\\): Turned on in production — flag storied`));
+    assert.match(await newest.innerText(), /flag\.update/);
+    const texts = await entries.allInnerTexts();
+    assert.ok(texts.some((t) => /: Created the flag — flag storied/.test(t)), 'the definition entry of the create');
+    assert.ok(texts.some((t) => /: Created the flag in production — flag storied/.test(t)), "production's entry of the create");
+
+    await newest.getByText('Before and after').click();
+    // By hand: turning on changes enabled, version and updated_at_ms; no other line of the record.
+    const removed = await newest.getByLabel('Before').locator('del').allInnerTexts();
+    const added = await newest.getByLabel('After').locator('ins').allInnerTexts();
+    assert.ok(removed.some((line) => /^- +"enabled": false/.test(line)), `removed: ${JSON.stringify(removed)}`);
+    assert.ok(added.some((line) => /^\+ +"enabled": true/.test(line)), `added: ${JSON.stringify(added)}`);
+    for (const line of [...removed, ...added]) assert.match(line, /"(enabled|version|updated_at_ms)"/);
+    assert.equal(removed.length, 3);
+    assert.equal(added.length, 3);
+    await page.screenshot({ path: artifactPath('flag-history.png'), fullPage: true });
+    await page.context().close();
+  });
+});
