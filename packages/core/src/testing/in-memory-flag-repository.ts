@@ -1,4 +1,5 @@
 import { alreadyExists, notFound, versionConflict } from '../errors/domain-error.ts';
+import { initialRulesFor } from '../flags/default-rule.ts';
 import type { Flag } from '../model/definitions.ts';
 import type { FlagDefinitionInput, FlagEnvironmentStateInput, FlagRepository } from '../ports/flag-ports.ts';
 import type { EnvironmentScope, ProjectScope } from '../ports/scopes.ts';
@@ -11,15 +12,18 @@ import type { InMemoryState, StoredFlagDefinition, StoredFlagState } from './in-
  */
 const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-/** The state an environment sees before its first write (no row in flag_environment_states). */
-const ABSENT_STATE: StoredFlagState = {
+/**
+ * The state an environment sees before its first write (no row in flag_environment_states): off,
+ * no off variant, the default rule of the current variants (as PgFlagRepository's unwrittenRules).
+ */
+const absentState = (stored: StoredFlagDefinition): StoredFlagState => ({
   enabled: false,
   off_variant_key: null,
-  rules: [],
+  rules: initialRulesFor(stored.flag.variants, null),
   hashing: [],
   version: 0,
   updated_at_ms: 0,
-};
+});
 
 /**
  * FlagRepository over InMemoryState: definitions in `state.flags`, per-environment states in
@@ -161,7 +165,7 @@ export class InMemoryFlagRepository implements FlagRepository {
   }
 
   private stateOf(scope: EnvironmentScope, stored: StoredFlagDefinition): StoredFlagState {
-    return this.state.flagStates.get(stateKey(scope, stored)) ?? ABSENT_STATE;
+    return this.state.flagStates.get(stateKey(scope, stored)) ?? absentState(stored);
   }
 }
 

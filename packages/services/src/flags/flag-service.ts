@@ -6,6 +6,7 @@ import {
   checkRules,
   checkValueType,
   checkVariants,
+  initialRulesFor,
   versionConflict,
   invalidArgument,
   notFound,
@@ -112,7 +113,12 @@ export class FlagService {
     return flag;
   }
 
-  /** Creates the definition and, on an environment route, that environment's state. */
+  /**
+   * Creates the definition and, on an environment route, that environment's state. There, `rules`
+   * left out (or null) means the default rule (initialRulesFor: docs/contract.md "Default rule");
+   * an explicit `[]` stays empty. On the project route no state is written: every environment
+   * shows the default rule until its first write (the repositories' unwritten view).
+   */
   async create(principal: Principal, target: FlagTarget, body: FlagWriteBody): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
     const fields = mergeBody(body);
@@ -124,7 +130,7 @@ export class FlagService {
     const clientVisible = optionalClientVisible(fields.client_visible);
     const project = this.projectScope(target);
     let state: FlagEnvironmentStateInput | null = null;
-    if ('environment' in target) state = await this.checkState(target.environment, variants, fields);
+    if ('environment' in target) state = await this.checkState(target.environment, variants, fields, 'default rule when absent');
     else if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
       throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
     }
@@ -295,13 +301,21 @@ export class FlagService {
     return undefined;
   }
 
-  private async checkState(environment: EnvironmentScope, variants: Variant[], fields: Record<string, unknown>): Promise<FlagEnvironmentStateInput> {
+  /** `absentRules`: what `rules` left out means — none (update: the current rules are merged in), or on create the default rule. */
+  private async checkState(
+    environment: EnvironmentScope,
+    variants: Variant[],
+    fields: Record<string, unknown>,
+    absentRules: 'none' | 'default rule when absent' = 'none',
+  ): Promise<FlagEnvironmentStateInput> {
     const variantKeys = new Set(variants.map((v) => v.key));
-    const rules: Rule[] = checkRules(variantKeys, fields.rules ?? []);
+    const given = present(fields.rules) || absentRules === 'none' ? checkRules(variantKeys, fields.rules ?? []) : null;
+    const offVariantKey = checkOffVariant(variantKeys, fields.off_variant_key);
+    const rules: Rule[] = given ?? initialRulesFor(variants, offVariantKey);
     await this.checkSegmentReferences(environment, rules);
     return {
       enabled: optionalEnabled(fields.enabled) ?? false,
-      off_variant_key: checkOffVariant(variantKeys, fields.off_variant_key),
+      off_variant_key: offVariantKey,
       rules,
       hashing: checkHashing(fields.hashing ?? []),
     };
