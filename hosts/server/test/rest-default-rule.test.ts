@@ -140,7 +140,7 @@ describe('create without rules on an environment route', () => {
       ['flag.create', 'definition'],
     ]);
     const [update, create, definition] = history;
-    assert.deepEqual([create.before, create.after.rules, create.after.enabled], [null, SERVES_TREATMENT, false]);
+    assert.deepEqual([create.before, create.after.rules, create.after.enabled], [undefined, SERVES_TREATMENT, false], 'a create has no before');
     assert.deepEqual([update.before.rules, update.before.enabled, update.after.rules, update.after.enabled], [SERVES_TREATMENT, false, SERVES_TREATMENT, true]);
     assert.deepEqual(definition.after.rules, [], 'the definition entry holds no environment rules');
     // The other environment wrote nothing: its history is the definition's only.
