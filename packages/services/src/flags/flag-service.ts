@@ -115,7 +115,7 @@ export class FlagService {
 
   /**
    * Creates the definition and, on an environment route, that environment's state. There, `rules`
-   * left out (or null) means the default rule (initialRulesFor: docs/contract.md "Default rule");
+   * left out (null over the gateway's JSON) means the default rule (initialRulesFor: docs/contract.md "Default rule");
    * an explicit `[]` stays empty. On the project route no state is written: every environment
    * shows the default rule until its first write (the repositories' unwritten view).
    */
