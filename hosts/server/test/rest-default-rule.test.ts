@@ -177,6 +177,25 @@ describe('environments that never wrote the flag', () => {
     assert.deepEqual(await evaluated(a.rawKey, a.environmentId, key, 'DISABLED'), { variant_key: '', value: null, reason: 'DISABLED' });
   });
 
+  test('a first write naming an off variant stores the default rule for it; one changing the variants, for them', async () => {
+    const key = `first-${unique()}`;
+    const variants = [{ key: 'control', value: 'Control' }, { key: 'treatment', value: 'Treatment' }];
+    expectStatus(await client.post(projectFlags(a.projectId), { token: a.admin.token, body: { flag: { key, value_type: 'string', variants } } }), 201);
+    // Unwritten, with no off variant, staging's default rule serves the first variant ...
+    const shown = expectStatus(await client.get(`${envFlags(staging.id)}/${key}`, { token: a.admin.token }), 200);
+    assert.deepEqual(shown.rules, [{ id: 'default', conditions: [], variant_key: 'control' }]);
+    // ... and turned on with `control` as its off variant it serves the first other one.
+    const on = expectStatus(await put(client, `${envFlags(staging.id)}/${key}`, { token: a.admin.token, body: { flag: { off_variant_key: 'control' }, enabled: true, version: 0 } }), 200);
+    assert.deepEqual([on.off_variant_key, on.rules], ['control', SERVES_TREATMENT]);
+    assert.deepEqual(await evaluated(staging.rawKey, staging.id, key, 'TARGETING_MATCH'), { variant_key: 'treatment', value: 'Treatment', reason: 'TARGETING_MATCH' });
+    // The production environment is still unwritten: new variants through its route give it their default rule.
+    const renamed = expectStatus(
+      await put(client, `${envFlags(a.environmentId)}/${key}`, { token: a.admin.token, body: { flag: { variants: [{ key: 'x', value: 'X' }, { key: 'y', value: 'Y' }] } } }),
+      200,
+    );
+    assert.deepEqual([renamed.rules, renamed.version], [[{ id: 'default', conditions: [], variant_key: 'x' }], 1]);
+  });
+
   test('a rules write to an unwritten environment replaces the default rule; a hashing write keeps it', async () => {
     const key = `write-${unique()}`;
     expectStatus(await client.post(envFlags(a.environmentId), { token: a.admin.token, body: stringFlag(key) }), 201);

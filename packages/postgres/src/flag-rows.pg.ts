@@ -58,10 +58,11 @@ export function definitionFromRow(row: FlagDefinitionRow): Flag {
 
 /**
  * The rules of an environment that never wrote the flag: its default rule (docs/contract.md
- * "Default rule"), computed from the current variants with no off variant. updateState starts
- * from the same rules, so a first write that leaves `rules` out keeps what was shown.
+ * "Default rule"), derived from the current variants and the environment's off variant (none
+ * while unwritten). updateState derives them again for a first write that leaves `rules` out,
+ * with the off variant that write leaves, so what it stores is what the view would show.
  */
-export const unwrittenRules = (variants: readonly Variant[]): Rule[] => initialRulesFor(variants, null);
+export const unwrittenRules = (variants: readonly Variant[], offVariantKey: string | null = null): Rule[] => initialRulesFor(variants, offVariantKey);
 
 /**
  * One environment's view; `state` undefined means the environment never wrote (version 0): off,

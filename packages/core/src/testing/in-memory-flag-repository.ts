@@ -14,7 +14,7 @@ const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 /**
  * The state an environment sees before its first write (no row in flag_environment_states): off,
- * no off variant, the default rule of the current variants (as PgFlagRepository's unwrittenRules).
+ * no off variant, the default rule of the current variants (as flag-rows.pg.ts' unwrittenRules).
  */
 const absentState = (stored: StoredFlagDefinition): StoredFlagState => ({
   enabled: false,
@@ -123,11 +123,14 @@ export class InMemoryFlagRepository implements FlagRepository {
     if (expectedVersion !== undefined && expectedVersion !== current.version) {
       throw versionConflict('flag state', expectedVersion, current.version);
     }
+    // null is a value here (no off variant); only an absent field keeps the current one.
+    const offVariantKey = patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key;
+    // A first write that leaves rules out stores the default rule for the off variant it leaves.
+    const keptRules = current.version === 0 ? initialRulesFor(stored.flag.variants, offVariantKey) : current.rules;
     const next: StoredFlagState = {
       enabled: patch.enabled ?? current.enabled,
-      // null is a value here (no off variant); only an absent field keeps the current one.
-      off_variant_key: patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key,
-      rules: patch.rules === undefined ? current.rules : viaJson(patch.rules),
+      off_variant_key: offVariantKey,
+      rules: patch.rules === undefined ? keptRules : viaJson(patch.rules),
       hashing: patch.hashing === undefined ? current.hashing : viaJson(patch.hashing),
       version: current.version + 1,
       updated_at_ms: this.state.now(),

@@ -174,7 +174,16 @@ export class FlagService {
       await this.announce(target);
       return flag;
     }
-    const state = await this.checkState(target.environment, variants, { ...current, ...fields });
+    // An environment that never wrote the flag (version 0) shows a derived default rule: unless the
+    // body sets rules, its first write derives it again from the variants and off variant it leaves.
+    const { rules: shownRules, ...shown } = current;
+    const unwritten = current.version === 0;
+    const state = await this.checkState(
+      target.environment,
+      variants,
+      unwritten ? { ...shown, ...fields } : { ...shown, rules: shownRules, ...fields },
+      unwritten ? 'default rule when absent' : 'none',
+    );
     // The environment's version guards the whole update: the state is written first, under that
     // check, so of two concurrent writers the loser fails before it touches the definition.
     if (version !== undefined && version !== current.version) {
@@ -301,7 +310,10 @@ export class FlagService {
     return undefined;
   }
 
-  /** `absentRules`: what `rules` left out means — none (update: the current rules are merged in), or on create the default rule. */
+  /**
+   * `absentRules`: what `rules` left out means — none (an update of a written environment merges
+   * the current rules in), or the default rule (create; the first write of an environment).
+   */
   private async checkState(
     environment: EnvironmentScope,
     variants: Variant[],

@@ -250,6 +250,10 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       const emptied = await repos.flags.updateState(scopes.otherEnvSameProject, 'fresh', { rules: [] });
       assert.deepEqual(emptied.rules, []);
       assert.deepEqual((await repos.flags.get(scopes.otherEnvSameProject, 'fresh'))?.rules, []);
+      // A first write that names an off variant stores the default rule for it: the first other variant.
+      await repos.flags.createDefinition(project, { key: 'named-off', description: '', value_type: 'string', variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }] });
+      const named = await repos.flags.updateState(scopes.env, 'named-off', { enabled: true, off_variant_key: 'a' }, 0);
+      assert.deepEqual([named.off_variant_key, named.rules], ['a', [{ id: 'default', conditions: [], variant_key: 'b' }]]);
       // A flag with no variants has nothing to serve: no default rule.
       await repos.flags.createDefinition(project, { key: 'bare', description: '', value_type: 'string', variants: [] });
       assert.deepEqual((await repos.flags.get(scopes.env, 'bare'))?.rules, []);
