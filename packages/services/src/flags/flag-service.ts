@@ -115,9 +115,10 @@ export class FlagService {
 
   /**
    * Creates the definition and, on an environment route, that environment's state. There, `rules`
-   * left out (null over the gateway's JSON) means the default rule (initialRulesFor: docs/contract.md "Default rule");
-   * an explicit `[]` stays empty. On the project route no state is written: every environment
-   * shows the default rule until its first write (the repositories' unwritten view).
+   * left out (null over the gateway's JSON) means the default rule (initialRulesFor;
+   * docs/contract.md "Default rule"); an explicit `[]` stays empty. On the project route no state
+   * is written: every environment shows the default rule until its first write (the
+   * repositories' unwritten view).
    */
   async create(principal: Principal, target: FlagTarget, body: FlagWriteBody): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
