@@ -17,13 +17,6 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 const chromiumCheck = chromiumExecutable();
 /** The flag page's on/off switch (its other switch, in Settings, is "Visible to client keys"). */
 const ON_OFF = /^(On|Off) in /;
-/**
- * The API gives a flag created without `rules` its default rule once h/rule (issue 33) is merged.
- * Until then the test that relies on it is a TODO: it runs and reports, without failing the suite.
- * At the merge: set this to false (the test must then pass).
- */
-const AWAITS_API_DEFAULT_RULE: string | false = 'the API default rule for a flag created without rules (branch h/rule): set AWAITS_API_DEFAULT_RULE to false at the merge';
-
 const BOOL_VARIANTS = [
   { key: 'on', value: true },
   { key: 'off', value: false },
@@ -82,7 +75,7 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, tim
     await page.context().close();
   });
 
-  test('a new flag created in the console and turned on serves its first variant through evaluate and OFREP; its default rule is shown', { todo: AWAITS_API_DEFAULT_RULE }, async () => {
+  test('a new flag created in the console and turned on serves its first variant through evaluate and OFREP; its default rule is shown', async () => {
     const page = await signedIn();
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
     await page.getByLabel('Key', { exact: true }).fill('welcome-banner');

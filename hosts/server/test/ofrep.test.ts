@@ -50,6 +50,8 @@ before(async () => {
     variants: [{ key: 'x', value: 'X' }],
     enabled: true,
     off_variant_key: null,
+    // No rule at all (left out, the default rule would serve `x`): nothing matches, nothing to serve.
+    rules: [],
   });
   await createFlag(ts, client, a, {
     key: 'org-flag',

@@ -90,7 +90,9 @@ describe('flag history', () => {
     assert.deepEqual(weights(rules.after), [500, 500]);
     assert.equal(rules.after.version, rules.before.version + 1);
     const stagingRules = only(await historyOf(staging), 'flag.rules');
-    assert.deepEqual([stagingRules.before.rules, weights(stagingRules.after)], [[], [300, 700]]);
+    // Staging had never written the flag: before is what it showed, the default rule of the
+    // variants with no off variant (docs/contract.md "Default rule": the bool flag's `true` one).
+    assert.deepEqual([stagingRules.before.rules, weights(stagingRules.after)], [[{ id: 'default', conditions: [], variant_key: 'on' }], [300, 700]]);
     const definition = only(await historyOf(a.environmentId), 'flag.update');
     assert.deepEqual([definition.before.description, definition.after.description], ['', 'The checkout']);
     assert.equal(definition.after.rules.length, 0, "a definition entry holds the project-level flag, not an environment's rules");

@@ -1,6 +1,7 @@
 export * from './errors/domain-error.ts';
 export * from './model/context.ts';
 export * from './model/definitions.ts';
+export * from './flags/default-rule.ts';
 export * from './model/entities.ts';
 export * from './model/evaluation.ts';
 export * from './ports/scopes.ts';

@@ -15,6 +15,7 @@ import {
   definitionFromRow,
   mergedFromJoinedRow,
   mergedFromRows,
+  unwrittenRules,
   type FlagDefinitionRow,
   type FlagStateRow,
   type MergedFlagRow,
@@ -170,12 +171,14 @@ export class PgFlagRepository implements FlagRepository {
         throw versionConflict('flag state', expectedVersion, currentVersion);
       }
 
-      // 3. Write the merged state with the next version.
+      // 3. Write the merged state with the next version. An environment's first write that leaves
+      //    rules out stores its default rule (unwrittenRules), not [].
+      // null is a value here (no off variant); only an absent field keeps the current one.
+      const offVariantKey = patch.off_variant_key === undefined ? (current?.off_variant_key ?? null) : patch.off_variant_key;
       const next = {
         enabled: patch.enabled ?? current?.enabled ?? false,
-        // null is a value here (no off variant); only an absent field keeps the current one.
-        offVariantKey: patch.off_variant_key === undefined ? (current?.off_variant_key ?? null) : patch.off_variant_key,
-        rules: this.json(patch.rules ?? current?.rules ?? []),
+        offVariantKey,
+        rules: this.json(patch.rules ?? current?.rules ?? unwrittenRules(flag.variants, offVariantKey)),
         hashing: this.json(patch.hashing ?? current?.hashing ?? []),
       };
       const written = current ? await this.updateStateRow(tx, scope, flag.id, next) : await this.insertStateRow(tx, scope, flag.id, next);

@@ -1,4 +1,4 @@
-import type { Flag, FlagValueType, HashingConfig, Rule, Variant } from '@switchyard/core';
+import { initialRulesFor, type Flag, type FlagValueType, type HashingConfig, type Rule, type Variant } from '@switchyard/core';
 
 /** A `flags` row as `SELECT f.*` / `RETURNING *` gives it (jsonb parsed, timestamptz as Date). */
 export interface FlagDefinitionRow {
@@ -34,7 +34,10 @@ export interface MergedFlagRow extends FlagDefinitionRow {
   state_updated_at: Date | null;
 }
 
-/** The project's view: definition version, environment fields at their defaults. */
+/**
+ * The project's view: definition version, environment fields empty (rules are per environment;
+ * what an environment that never wrote sees is mergedFromRows').
+ */
 export function definitionFromRow(row: FlagDefinitionRow): Flag {
   return {
     key: row.key,
@@ -53,13 +56,24 @@ export function definitionFromRow(row: FlagDefinitionRow): Flag {
   };
 }
 
-/** One environment's view; `state` undefined means the environment never wrote (version 0). */
+/**
+ * The rules of an environment that never wrote the flag: its default rule (docs/contract.md
+ * "Default rule"), derived from the current variants and the environment's off variant (none
+ * while unwritten). updateState derives them again for a first write that leaves `rules` out,
+ * with the off variant that write leaves, so what it stores is what the view would show.
+ */
+export const unwrittenRules = (variants: readonly Variant[], offVariantKey: string | null = null): Rule[] => initialRulesFor(variants, offVariantKey);
+
+/**
+ * One environment's view; `state` undefined means the environment never wrote (version 0): off,
+ * no off variant, the default rule (unwrittenRules).
+ */
 export function mergedFromRows(definition: FlagDefinitionRow, state: FlagStateRow | undefined): Flag {
   return {
     ...definitionFromRow(definition),
     enabled: state?.enabled ?? false,
     off_variant_key: state?.off_variant_key ?? null,
-    rules: state?.rules ?? [],
+    rules: state ? state.rules : unwrittenRules(definition.variants),
     hashing: state?.hashing ?? [],
     version: state?.version ?? 0,
     // A change to either half changes what the environment sees.

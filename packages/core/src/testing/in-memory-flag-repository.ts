@@ -1,4 +1,5 @@
 import { alreadyExists, notFound, versionConflict } from '../errors/domain-error.ts';
+import { initialRulesFor } from '../flags/default-rule.ts';
 import type { Flag } from '../model/definitions.ts';
 import type { FlagDefinitionInput, FlagEnvironmentStateInput, FlagRepository } from '../ports/flag-ports.ts';
 import type { EnvironmentScope, ProjectScope } from '../ports/scopes.ts';
@@ -11,15 +12,18 @@ import type { InMemoryState, StoredFlagDefinition, StoredFlagState } from './in-
  */
 const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-/** The state an environment sees before its first write (no row in flag_environment_states). */
-const ABSENT_STATE: StoredFlagState = {
+/**
+ * The state an environment sees before its first write (no row in flag_environment_states): off,
+ * no off variant, the default rule of the current variants (as flag-rows.pg.ts' unwrittenRules).
+ */
+const absentState = (stored: StoredFlagDefinition): StoredFlagState => ({
   enabled: false,
   off_variant_key: null,
-  rules: [],
+  rules: initialRulesFor(stored.flag.variants, null),
   hashing: [],
   version: 0,
   updated_at_ms: 0,
-};
+});
 
 /**
  * FlagRepository over InMemoryState: definitions in `state.flags`, per-environment states in
@@ -119,11 +123,14 @@ export class InMemoryFlagRepository implements FlagRepository {
     if (expectedVersion !== undefined && expectedVersion !== current.version) {
       throw versionConflict('flag state', expectedVersion, current.version);
     }
+    // null is a value here (no off variant); only an absent field keeps the current one.
+    const offVariantKey = patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key;
+    // A first write that leaves rules out stores the default rule for the off variant it leaves.
+    const keptRules = current.version === 0 ? initialRulesFor(stored.flag.variants, offVariantKey) : current.rules;
     const next: StoredFlagState = {
       enabled: patch.enabled ?? current.enabled,
-      // null is a value here (no off variant); only an absent field keeps the current one.
-      off_variant_key: patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key,
-      rules: patch.rules === undefined ? current.rules : viaJson(patch.rules),
+      off_variant_key: offVariantKey,
+      rules: patch.rules === undefined ? keptRules : viaJson(patch.rules),
       hashing: patch.hashing === undefined ? current.hashing : viaJson(patch.hashing),
       version: current.version + 1,
       updated_at_ms: this.state.now(),
@@ -161,7 +168,7 @@ export class InMemoryFlagRepository implements FlagRepository {
   }
 
   private stateOf(scope: EnvironmentScope, stored: StoredFlagDefinition): StoredFlagState {
-    return this.state.flagStates.get(stateKey(scope, stored)) ?? ABSENT_STATE;
+    return this.state.flagStates.get(stateKey(scope, stored)) ?? absentState(stored);
   }
 }
 

@@ -8,6 +8,7 @@ import {
   checkVariants,
   failedPrecondition,
   variantUses,
+  initialRulesFor,
   versionConflict,
   invalidArgument,
   notFound,
@@ -114,7 +115,13 @@ export class FlagService {
     return flag;
   }
 
-  /** Creates the definition and, on an environment route, that environment's state. */
+  /**
+   * Creates the definition and, on an environment route, that environment's state. There, `rules`
+   * left out (null over the gateway's JSON) means the default rule (initialRulesFor;
+   * docs/contract.md "Default rule"); an explicit `[]` stays empty. On the project route no state
+   * is written: every environment shows the default rule until its first write (the
+   * repositories' unwritten view).
+   */
   async create(principal: Principal, target: FlagTarget, body: FlagWriteBody): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
     const fields = mergeBody(body);
@@ -126,7 +133,7 @@ export class FlagService {
     const clientVisible = optionalClientVisible(fields.client_visible);
     const project = this.projectScope(target);
     let state: FlagEnvironmentStateInput | null = null;
-    if ('environment' in target) state = await this.checkState(target.environment, variants, fields);
+    if ('environment' in target) state = await this.checkState(target.environment, variants, fields, 'default rule when absent');
     else if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
       throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
     }
@@ -171,7 +178,16 @@ export class FlagService {
       await this.announce(target);
       return flag;
     }
-    const state = await this.checkState(target.environment, variants, { ...current, ...fields });
+    // An environment that never wrote the flag (version 0) shows a derived default rule: unless the
+    // body sets rules, its first write derives it again from the variants and off variant it leaves.
+    const { rules: shownRules, ...shown } = current;
+    const unwritten = current.version === 0;
+    const state = await this.checkState(
+      target.environment,
+      variants,
+      unwritten ? { ...shown, ...fields } : { ...shown, rules: shownRules, ...fields },
+      unwritten ? 'default rule when absent' : 'none',
+    );
     // The environment's version guards the whole update: the state is written first, under that
     // check, so of two concurrent writers the loser fails before it touches the definition.
     if (version !== undefined && version !== current.version) {
@@ -311,7 +327,9 @@ export class FlagService {
     const problems: string[] = [];
     for (const environment of await this.repos.environments.list(project)) {
       const flag = await this.repos.flags.get({ ...project, environmentId: environment.id }, key);
-      if (!flag) continue;
+      // Version 0: the environment never wrote the flag; its default rule is derived on read from
+      // the variants that remain, so it never serves a removed one.
+      if (!flag || flag.version === 0) continue;
       for (const variant of removed) {
         const uses = variantUses(flag, variant);
         if (uses.length > 0) problems.push(`'${variant}' is served in ${environment.name} by ${uses.join(' and ')}`);
@@ -320,13 +338,24 @@ export class FlagService {
     if (problems.length > 0) throw failedPrecondition(`a variant that is served cannot be removed: ${problems.join('; ')}`);
   }
 
-  private async checkState(environment: EnvironmentScope, variants: Variant[], fields: Record<string, unknown>): Promise<FlagEnvironmentStateInput> {
+  /**
+   * `absentRules`: what `rules` left out means — none (an update of a written environment merges
+   * the current rules in), or the default rule (create; the first write of an environment).
+   */
+  private async checkState(
+    environment: EnvironmentScope,
+    variants: Variant[],
+    fields: Record<string, unknown>,
+    absentRules: 'none' | 'default rule when absent' = 'none',
+  ): Promise<FlagEnvironmentStateInput> {
     const variantKeys = new Set(variants.map((v) => v.key));
-    const rules: Rule[] = checkRules(variantKeys, fields.rules ?? []);
+    const given = present(fields.rules) || absentRules === 'none' ? checkRules(variantKeys, fields.rules ?? []) : null;
+    const offVariantKey = checkOffVariant(variantKeys, fields.off_variant_key);
+    const rules: Rule[] = given ?? initialRulesFor(variants, offVariantKey);
     await this.checkSegmentReferences(environment, rules);
     return {
       enabled: optionalEnabled(fields.enabled) ?? false,
-      off_variant_key: checkOffVariant(variantKeys, fields.off_variant_key),
+      off_variant_key: offVariantKey,
       rules,
       hashing: checkHashing(fields.hashing ?? []),
     };

@@ -16,6 +16,9 @@ import {
   type MakeFlagSegmentRepos,
 } from './flag-segment-fixture.ts';
 
+/** The default rule of boolFlag's variants, derived by hand: unconditional, id "default", serving `on` (true). */
+const DEFAULT_RULES: Rule[] = [{ id: 'default', conditions: [], variant_key: 'on' }];
+
 const boolFlag = (key: string): FlagDefinitionInput => ({
   key,
   description: `the ${key} flag`,
@@ -88,8 +91,9 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assertRecentMs(created.created_at_ms, 'created_at_ms');
       assert.equal(created.updated_at_ms, created.created_at_ms);
       assert.deepEqual(await repos.flags.getDefinition(project, 'checkout'), created);
-      // An environment that never wrote its state sees the flag disabled at state version 0.
-      assert.deepEqual(await repos.flags.get(scopes.env, 'checkout'), { ...created, version: 0 });
+      // An environment that never wrote its state sees the flag disabled at state version 0, with
+      // the default rule (docs/contract.md "Default rule"); the project's view has no rules.
+      assert.deepEqual(await repos.flags.get(scopes.env, 'checkout'), { ...created, version: 0, rules: DEFAULT_RULES });
       assert.equal(await repos.flags.getDefinition(project, 'absent'), null);
       assert.equal(await repos.flags.get(scopes.env, 'absent'), null);
     });
@@ -187,7 +191,7 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
         const fresh = await repos.flags.get(scope, 'gone');
         assert.equal(fresh?.version, 0);
         assert.equal(fresh?.enabled, false);
-        assert.deepEqual(fresh?.rules, []);
+        assert.deepEqual(fresh?.rules, DEFAULT_RULES);
       }
     });
 
@@ -210,7 +214,7 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assert.deepEqual(await repos.flags.get(scopes.env, 'state'), third);
       // The other environment and the definition are untouched.
       const other = await repos.flags.get(scopes.otherEnvSameProject, 'state');
-      assert.deepEqual({ enabled: other?.enabled, version: other?.version, rules: other?.rules }, { enabled: false, version: 0, rules: [] });
+      assert.deepEqual({ enabled: other?.enabled, version: other?.version, rules: other?.rules }, { enabled: false, version: 0, rules: DEFAULT_RULES });
       assert.equal((await repos.flags.getDefinition(project, 'state'))?.version, 1);
     });
 
@@ -221,8 +225,38 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assert.equal((await repos.flags.updateState(scopes.env, 'guarded', { enabled: true }, 0)).version, 1);
       await rejectsWith(repos.flags.updateState(scopes.env, 'guarded', { enabled: false, rules: RULES }, 0), 'ABORTED');
       const stored = await repos.flags.get(scopes.env, 'guarded');
-      assert.deepEqual({ enabled: stored?.enabled, rules: stored?.rules, version: stored?.version }, { enabled: true, rules: [], version: 1 });
+      assert.deepEqual({ enabled: stored?.enabled, rules: stored?.rules, version: stored?.version }, { enabled: true, rules: DEFAULT_RULES, version: 1 });
       await rejectsWith(repos.flags.updateState(scopes.env, 'nope', { enabled: true }), 'NOT_FOUND');
+    });
+
+    check('an environment that never wrote shows the default rule of the current variants; its first write keeps it unless rules are given', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      // Written false-first and with no off variant: the bool flag's default still serves `yes` (true).
+      await repos.flags.createDefinition(project, { key: 'fresh', description: '', value_type: 'bool', variants: [{ key: 'no', value: false }, { key: 'yes', value: true }] });
+      const servesYes: Rule[] = [{ id: 'default', conditions: [], variant_key: 'yes' }];
+      assert.deepEqual((await repos.flags.get(scopes.env, 'fresh'))?.rules, servesYes);
+      assert.deepEqual((await repos.flags.list(scopes.otherEnvSameProject)).find((f) => f.key === 'fresh')?.rules, servesYes);
+      assert.deepEqual((await repos.flags.getDefinition(project, 'fresh'))?.rules, [], 'the project view has no rules');
+      // Unwritten, the view follows the variants: a string flag now, whose first variant is `b`.
+      await repos.flags.updateDefinition(project, 'fresh', { value_type: 'string', variants: [{ key: 'b', value: 'B' }, { key: 'a', value: 'A' }] });
+      assert.deepEqual((await repos.flags.get(scopes.env, 'fresh'))?.rules, [{ id: 'default', conditions: [], variant_key: 'b' }]);
+      // A first write that leaves rules out keeps what was shown; from then on it is stored.
+      const first = await repos.flags.updateState(scopes.env, 'fresh', { hashing: HASHING });
+      assert.deepEqual(first.rules, [{ id: 'default', conditions: [], variant_key: 'b' }]);
+      await repos.flags.updateDefinition(project, 'fresh', { variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }] });
+      assert.deepEqual((await repos.flags.get(scopes.env, 'fresh'))?.rules, [{ id: 'default', conditions: [], variant_key: 'b' }], 'written: no longer derived');
+      assert.deepEqual((await repos.flags.get(scopes.otherEnvSameProject, 'fresh'))?.rules, [{ id: 'default', conditions: [], variant_key: 'a' }], 'still unwritten: derived');
+      // An explicit empty list is a value.
+      const emptied = await repos.flags.updateState(scopes.otherEnvSameProject, 'fresh', { rules: [] });
+      assert.deepEqual(emptied.rules, []);
+      assert.deepEqual((await repos.flags.get(scopes.otherEnvSameProject, 'fresh'))?.rules, []);
+      // A first write that names an off variant stores the default rule for it: the first other variant.
+      await repos.flags.createDefinition(project, { key: 'named-off', description: '', value_type: 'string', variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }] });
+      const named = await repos.flags.updateState(scopes.env, 'named-off', { enabled: true, off_variant_key: 'a' }, 0);
+      assert.deepEqual([named.off_variant_key, named.rules], ['a', [{ id: 'default', conditions: [], variant_key: 'b' }]]);
+      // A flag with no variants has nothing to serve: no default rule.
+      await repos.flags.createDefinition(project, { key: 'bare', description: '', value_type: 'string', variants: [] });
+      assert.deepEqual((await repos.flags.get(scopes.env, 'bare'))?.rules, []);
     });
 
     check('two concurrent writers holding the same version: exactly one wins', async ({ repos, scopes }) => {

@@ -109,7 +109,11 @@ const flagInputSchema = {
     variants: { type: 'array', items: variantSchema },
     enabled: { type: ['boolean', 'null'] },
     off_variant_key: { type: ['string', 'null'] },
-    rules: { type: 'array', items: ruleSchema },
+    rules: {
+      type: 'array',
+      items: ruleSchema,
+      description: 'Per environment. Absent on create (environment route): the default rule, serving the first non-off variant (docs/contract.md "Default rule"); [] stays empty.',
+    },
     hashing: { type: 'array', items: hashingConfigSchema },
     client_visible: { type: ['boolean', 'null'] },
     version: optionalVersion,
