@@ -53,6 +53,24 @@ before(async () => {
     // No rule at all (left out, the default rule would serve `x`): nothing matches, nothing to serve.
     rules: [],
   });
+  // Rules left out: the default rule serves `a` to everyone, so no key is needed.
+  await createFlag(ts, client, a, {
+    key: 'launched-flag',
+    value_type: 'string',
+    variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }],
+    enabled: true,
+    off_variant_key: 'b',
+  });
+  // An unconditional percentage split hashes the key: it needs one (all of it to `a`, so every
+  // keyed context gets the same answer and the ETag tests below stay context-independent).
+  await createFlag(ts, client, a, {
+    key: 'split-flag',
+    value_type: 'string',
+    variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }],
+    enabled: true,
+    off_variant_key: 'b',
+    rules: [{ id: 'all-a', conditions: [], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'a', weight_milli: 1000 }, { variant_key: 'b', weight_milli: 0 }] } }],
+  });
   await createFlag(ts, client, a, {
     key: 'org-flag',
     value_type: 'string',
@@ -205,6 +223,14 @@ describe('single flag evaluation', () => {
       variant: 'one',
       metadata: {},
     });
+    assert.deepEqual(expectStatus(await client.post(SINGLE('launched-flag'), { sdkKey: a.rawKey, body: {} }), 200), {
+      key: 'launched-flag',
+      value: 'A',
+      reason: 'TARGETING_MATCH',
+      variant: 'a',
+      metadata: { rule_id: 'default' },
+    });
+    expectFailure(await client.post(SINGLE('split-flag'), { sdkKey: a.rawKey, body: {} }), 400, 'TARGETING_KEY_MISSING', 'split-flag');
   });
 
   test('a context we cannot use: 400 INVALID_CONTEXT', async () => {
@@ -238,8 +264,10 @@ describe('bulk evaluation', () => {
       flags: [
         { key: 'bool-flag', value: true, reason: 'TARGETING_MATCH', variant: 'on', metadata: { rule_id: 'beta' } },
         { key: 'disabled-flag', value: 'B', reason: 'DISABLED', variant: 'b', metadata: {} },
+        { key: 'launched-flag', value: 'A', reason: 'TARGETING_MATCH', variant: 'a', metadata: { rule_id: 'default' } },
         { key: 'org-flag', value: 'standard', reason: 'DEFAULT', variant: 'std', metadata: {} },
         { key: 'plain-flag', value: 1, reason: 'DEFAULT', variant: 'one', metadata: {} },
+        { key: 'split-flag', value: 'A', reason: 'SPLIT', variant: 'a', metadata: { rule_id: 'all-a' } },
         { key: 'valueless-flag', reason: 'DEFAULT', metadata: {} },
       ],
     });
@@ -257,6 +285,8 @@ describe('bulk evaluation', () => {
     assert.equal(byKey.get('org-flag').errorCode, 'TARGETING_KEY_MISSING');
     assert.equal(byKey.get('disabled-flag').reason, 'DISABLED');
     assert.equal(byKey.get('plain-flag').reason, 'DEFAULT');
+    assert.equal(byKey.get('launched-flag').value, 'A');
+    assert.equal(byKey.get('split-flag').errorCode, 'TARGETING_KEY_MISSING');
   });
 
   test('If-None-Match with the current ETag: 304 without a body', async () => {

@@ -1,4 +1,4 @@
-import type { EvaluationContext, Flag, ParameterValue } from '@switchyard/core';
+import { isUnconditionalRule, type EvaluationContext, type Flag, type ParameterValue } from '@switchyard/core';
 
 /** An OFREP request body (open-feature/protocol service/openapi.yaml). */
 export interface OfrepBody {
@@ -10,10 +10,12 @@ export const NO_TARGETING_KEY = 'ofrep:no-targeting-key';
 
 /**
  * Whether the flag's answer can depend on the context key. A disabled flag serves its off
- * variant and an enabled flag without rules its default, whatever the context; any rule may
+ * variant, an enabled flag without rules its default, and a rule with no conditions, no segments
+ * and one variant (a default rule) serves everyone alike, whatever the context; any other rule may
  * compare, hash or look up the key.
  */
-export const needsTargetingKey = (flag: Flag | undefined): boolean => flag === undefined || (flag.enabled && flag.rules.length > 0);
+export const needsTargetingKey = (flag: Flag | undefined): boolean =>
+  flag === undefined || (flag.enabled && flag.rules.some((rule) => !isUnconditionalRule(rule) || rule.allocation !== undefined));
 
 export interface MappedContext {
   targetingKey: string | undefined;
