@@ -15,6 +15,8 @@ import type {
   FlagService,
   IngestService,
   InvitationService,
+  KeyUsageRecorder,
+  KeyUsageService,
   MailOutboxService,
   ManagementService,
   OrgDomainService,
@@ -82,6 +84,16 @@ export interface GatewayServices {
   clientLimits: ClientRateLimiter;
   /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */
   clientMetrics: ClientMetrics;
+  /**
+   * Writes keys' last uses (`last_used_at_ms`): the target of this instance's `keyUses` batches in
+   * one process, of a gateway's over the hop (KeyUsageGatewayService).
+   */
+  keyUsage: KeyUsageService;
+  /**
+   * Notes each key's sync stream or evaluation on the instance answering, at most once a minute per
+   * key, and sends them in batches to `keyUsage`; local in every topology.
+   */
+  keyUses: Pick<KeyUsageRecorder, 'used'>;
   /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */
   contextSigning: ContextSigningService;
   /**
