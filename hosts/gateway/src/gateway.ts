@@ -177,7 +177,10 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       clientStreams,
       contextTokens,
       keyUses,
+      // The sync port is known once it listens (0 in the config: any free port).
+      consoleAddresses: { publicUrl: () => config.publicUrl, syncPort: () => syncPort, syncTls: config.syncGrpcTls !== null },
     };
+    let syncPort = config.syncGrpcPort;
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
@@ -191,6 +194,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     log.info({ port: httpPort, services: address }, 'gateway REST listening');
 
     const syncServer = await startPublicSyncServer({ config, sync, verifier, keyUses, metrics, logger: syncLog });
+    syncPort = syncServer.port;
     shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => {
       clientStreams.stop();

@@ -324,6 +324,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     // After REST and gRPC have drained, before the pool closes: the last uses noted are written.
     shutdown.add('key uses', () => keyUses.stop());
+    let syncPort = config.syncGrpcPort;
     const evaluation = new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
       budgetMs: config.evaluationBudgetMs,
     });
@@ -367,6 +368,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       contextTokens,
       keyUsage,
       keyUses,
+      // The sync port is known once it listens (0 in the config: any free port).
+      consoleAddresses: { publicUrl: () => config.sso.publicUrl, syncPort: () => syncPort, syncTls: config.syncGrpcTls !== null },
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
@@ -419,7 +422,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       role === 'all'
         ? await startPublicSyncServer({ config, sync, verifier, keyUses, metrics, logger: syncLog })
         : null;
-    if (syncServer) shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    if (syncServer) {
+      syncPort = syncServer.port;
+      shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    }
     shutdown.add('sync streams', () => {
       endCredentialWatches.abort();
       clientStreams.stop();

@@ -29,6 +29,7 @@ import type {
 import type { ClientAccess } from './domains/client/rest-client-access.ts';
 import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
 import type { ClientAnswers } from './domains/client/rest-client-answers.ts';
+import type { ConsoleAddresses } from './domains/console/rest-routes.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -94,6 +95,8 @@ export interface GatewayServices {
    * key, and sends them in batches to `keyUsage`; local in every topology.
    */
   keyUses: Pick<KeyUsageRecorder, 'used'>;
+  /** The REST base and sync port the console puts in SDK snippets (GET /v1/console/settings); local in every topology. */
+  consoleAddresses: ConsoleAddresses;
   /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */
   contextSigning: ContextSigningService;
   /**

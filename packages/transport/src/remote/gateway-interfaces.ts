@@ -28,7 +28,7 @@ export interface GatewayInterface {
 }
 
 /** The GatewayServices members that are gRPC clients in a gateway (the rest are local there). */
-export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess' | 'contextTokens' | 'keyUses'>;
+export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess' | 'contextTokens' | 'keyUses' | 'consoleAddresses'>;
 
 const withCaller: MethodSpec = { caller: true, scoped: false, changesDefinitions: false };
 const anonymous: MethodSpec = { caller: false, scoped: false, changesDefinitions: false };
