@@ -120,6 +120,19 @@ describe('console: getting-started checklist in Chromium', { skip: chromiumCheck
     await page.getByRole('table').first().waitFor();
     await page.getByText('welcome-banner').first().waitFor();
     assert.equal(await page.getByRole('region', { name: 'Getting started' }).count(), 0);
+
+    // The SDK keys page: the environment id, and each key's last use (the page's key used, the seeded one never).
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/sdk-keys`);
+    assert.equal(await page.getByTestId('sdk-keys-environment-id').innerText(), tenant.environmentId);
+    const table = page.getByRole('table', { name: 'SDK keys' });
+    const rowOf = (prefix: string) => table.getByTestId(`sdk-key-${prefix}`);
+    const used = keys.find((key) => rawKey.startsWith(key.key_prefix))!;
+    const seeded = keys.find((key) => tenant.rawKey.startsWith(key.key_prefix))!;
+    await rowOf(used.key_prefix).waitFor();
+    const usedCells = await rowOf(used.key_prefix).getByRole('cell').allInnerTexts();
+    assert.notEqual(usedCells[4], 'never', `the used key has a last use: ${usedCells.join(' | ')}`);
+    assert.match(usedCells[4] ?? '', /\d/);
+    assert.equal((await rowOf(seeded.key_prefix).getByRole('cell').allInnerTexts())[4], 'never');
     await page.context().close();
   });
 });

@@ -8,7 +8,7 @@ import { api, expectError, expectStatus, loginAdmin, seedTenant, type ApiClient,
 import { openSync, sdkKeyMetadata } from './support/sync-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
-// Keys' last uses (issue 33, docs/contract.md "SDK keys" `last_used_at_ms`) and the console's
+// Keys' last uses (issue 33, docs/contract.md "Last use of a key" `last_used_at_ms`) and the console's
 // settings route, in both topologies: through a gateway the uses seen there reach the services in
 // batches (KeyUsageGatewayService). Expected values are written out by hand from the rules: a key
 // is marked when it evaluates (REST, OFREP single and bulk, server and client keys) or opens a

@@ -15,7 +15,7 @@ export function startPublicSyncServer(options: {
   config: Pick<Config, 'syncGrpcHost' | 'syncGrpcPort' | 'syncGrpcTls' | 'grpcLimits'>;
   sync: SyncHub;
   verifier: CallerVerifier;
-  /** Told the key of every stream opened (docs/contract.md "SDK keys": `last_used_at_ms`). */
+  /** Told the key of every stream opened (docs/contract.md "Last use of a key": `last_used_at_ms`). */
   keyUses: Pick<KeyUsageRecorder, 'used'>;
   metrics: ServerMetrics;
   logger: Logger;

@@ -82,7 +82,7 @@ export interface SdkKeyUse {
   environmentId: string;
 }
 
-/** A key's use is written at most this often (docs/contract.md "SDK keys": `last_used_at_ms`). */
+/** A key's use is written at most this often (docs/contract.md "Last use of a key": `last_used_at_ms`). */
 export const SDK_KEY_USE_INTERVAL_MS = 60_000;
 
 export const SDK_KEY_KINDS = ['server', 'client'] as const;

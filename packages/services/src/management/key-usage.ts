@@ -10,7 +10,7 @@ const isUse = (value: unknown): value is SdkKeyUse => {
 };
 
 /**
- * Writes keys' last uses (docs/contract.md "SDK keys": `last_used_at_ms`). The single process
+ * Writes keys' last uses (docs/contract.md "Last use of a key": `last_used_at_ms`). The single process
  * hands it its KeyUsageRecorder's batches; a gateway sends its own over the hop
  * (KeyUsageGatewayService.RecordUses, no caller: the batch names keys, not one credential). Each
  * use is written only in the scope it names and only once per SDK_KEY_USE_INTERVAL_MS per key,

@@ -374,7 +374,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       } else {
         scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
       }
-      // The key's last use (docs/contract.md "SDK keys"), once it may evaluate here.
+      // The key's last use (docs/contract.md "Last use of a key"), once it may evaluate here.
       services.keyUses.used(principal);
     });
     ofrep.addHook('preParsing', clientBodyLimit);
