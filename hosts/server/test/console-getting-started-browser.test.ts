@@ -97,6 +97,12 @@ describe('console: getting-started checklist in Chromium', { skip: chromiumCheck
     await checklist.getByRole('button', { name: 'Copy snippet' }).click();
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), browserSnippet);
     await page.screenshot({ path: artifactPath('getting-started-waiting.png'), fullPage: true });
+    // On a phone-sized screen the snippet scrolls in its box; the page does not scroll sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: artifactPath('getting-started-narrow.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
     assert.equal(await checklist.getByTestId('first-evaluation').innerText(), 'Run the snippet: this ticks when a key of this environment opens a sync stream or evaluates.');
 
     // 3. The Node SDK of this repository, with what the page showed: its sync stream and evaluation tick the last step.
