@@ -78,6 +78,8 @@ CREATE TABLE IF NOT EXISTS sdk_keys (
   context_signing       text NOT NULL DEFAULT 'off' CHECK (context_signing IN ('off', 'key', 'context')),
   include_disabled      boolean NOT NULL DEFAULT false,
   expires_at            timestamptz,
+  -- When the key last opened a sync stream or evaluated (at most once a minute per key); null: never.
+  last_used_at          timestamptz,
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS sdk_keys_active_by_env ON sdk_keys (environment_id) WHERE revoked_at IS NULL;

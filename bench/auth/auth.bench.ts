@@ -38,6 +38,7 @@ const countingKeys: SdkKeyRepository = {
   revoke: (s, id) => repos.sdkKeys.revoke(s, id),
   updateClientSettings: (s, id, settings) => repos.sdkKeys.updateClientSettings(s, id, settings),
   listActiveClientOrigins: () => repos.sdkKeys.listActiveClientOrigins(),
+  recordUses: (uses, minIntervalMs) => repos.sdkKeys.recordUses(uses, minIntervalMs),
   findActiveByHash: (hash) => {
     repositoryCalls++;
     return repos.sdkKeys.findActiveByHash(hash);

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, EvaluationService, SyncHub } from '@switchyard/services';
+import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, EvaluationService, KeyUsageRecorder, SyncHub } from '@switchyard/services';
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
@@ -44,6 +44,7 @@ const GATEWAY_SHUTDOWN_ORDER = [
   'sync streams',
   'public sync gRPC server',
   'REST server',
+  'key uses',
   'client origins',
   'definitions',
   'list memberships',
@@ -159,6 +160,11 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     verifier.onContextSecretsChanged((environmentId) => contextSigningKeys.forget(environmentId));
     const contextTokens = new ContextTokenVerifier(contextSigningKeys);
+    // Keys' last uses seen here, reported to the services in batches (KeyUsageGatewayService).
+    const keyUses = new KeyUsageRecorder((uses) => remote.keyUsage.recordUses(uses), {
+      onError: (error) => log.warn({ err: { message: (error as Error).message } }, 'keys\' last uses could not be reported to the services; their next uses report them'),
+    });
+    shutdown.add('key uses', () => keyUses.stop());
     const services: GatewayServices = {
       ...remote,
       verifier,
@@ -170,7 +176,11 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       clientMetrics: metrics.client,
       clientStreams,
       contextTokens,
+      keyUses,
+      // The sync port is known once it listens (0 in the config: any free port).
+      consoleAddresses: { publicUrl: () => config.publicUrl, syncPort: () => syncPort, syncTls: config.syncGrpcTls !== null },
     };
+    let syncPort = config.syncGrpcPort;
 
     const http = createHttpApp(logging.forModule('http'), { trustProxy: config.trustProxy, timeouts: config.httpTimeouts, metrics });
     await registerOpenApi(http);
@@ -183,7 +193,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort, services: address }, 'gateway REST listening');
 
-    const syncServer = await startPublicSyncServer({ config, sync, verifier, metrics, logger: syncLog });
+    const syncServer = await startPublicSyncServer({ config, sync, verifier, keyUses, metrics, logger: syncLog });
+    syncPort = syncServer.port;
     shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => {
       clientStreams.stop();

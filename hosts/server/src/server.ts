@@ -23,6 +23,8 @@ import {
   IngestRateLimiter,
   IngestRetention,
   IngestService,
+  KeyUsageRecorder,
+  KeyUsageService,
   MailOutboxService,
   MailWorker,
   ManagementService,
@@ -137,6 +139,7 @@ const SHUTDOWN_ORDER = [
   'context signing keys',
   'row quota',
   'ingest writers',
+  'key uses',
   'stats worker',
   'pruner',
   'mail worker',
@@ -323,6 +326,15 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       });
     }
     const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => ssoOptions.publicUrl, metrics: metrics.client, log: clientLog });
+    // Keys' last uses: noted by sync streams and evaluations, written in batches once a minute per key.
+    const keyUsage = new KeyUsageService(repos.sdkKeys);
+    const keyUseLog = logging.forModule('keys');
+    const keyUses = new KeyUsageRecorder((uses) => keyUsage.recordUses(uses), {
+      onError: (error) => keyUseLog.warn({ err: { message: (error as Error).message } }, 'keys\' last uses could not be written; their next uses write them'),
+    });
+    // After REST and gRPC have drained, before the pool closes: the last uses noted are written.
+    shutdown.add('key uses', () => keyUses.stop());
+    let syncPort = config.syncGrpcPort;
     const evaluation = new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
       budgetMs: config.evaluationBudgetMs,
     });
@@ -364,6 +376,10 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       clientMetrics: metrics.client,
       contextSigning,
       contextTokens,
+      keyUsage,
+      keyUses,
+      // The sync port is known once it listens (0 in the config: any free port).
+      consoleAddresses: { publicUrl: () => config.sso.publicUrl, syncPort: () => syncPort, syncTls: config.syncGrpcTls !== null },
     };
     const bootstrapResult = await bootstrap(repos, hasher, {
       admin: config.bootstrapAdmin,
@@ -414,9 +430,12 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     // The public sync port belongs to the edge: in a split deployment the gateways serve it.
     const syncServer =
       role === 'all'
-        ? await startPublicSyncServer({ config, sync, verifier, metrics, logger: syncLog })
+        ? await startPublicSyncServer({ config, sync, verifier, keyUses, metrics, logger: syncLog })
         : null;
-    if (syncServer) shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    if (syncServer) {
+      syncPort = syncServer.port;
+      shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    }
     shutdown.add('sync streams', () => {
       endCredentialWatches.abort();
       clientStreams.stop();

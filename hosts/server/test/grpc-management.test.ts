@@ -125,7 +125,8 @@ describe('ManagementService over gRPC: the happy path', () => {
     const { sdk_keys } = await management.listSdkKeys({ environment_id: environmentA }, adminA);
     assert.equal(sdk_keys.length, 1);
     const [listed] = sdk_keys;
-    assert.deepEqual(Object.keys(listed ?? {}).sort(), ['created_at', 'environment_id', 'key_prefix', 'kind', 'sdk_key_id', 'settings']);
+    assert.deepEqual(Object.keys(listed ?? {}).sort(), ['created_at', 'environment_id', 'key_prefix', 'kind', 'last_used_at_ms', 'sdk_key_id', 'settings']);
+    assert.equal(listed?.last_used_at_ms, 0, 'never used: 0');
     assert.equal(listed?.kind, 'server');
     assert.equal(listed?.sdk_key_id, keyA.sdk_key_id);
     assert.equal(listed?.key_prefix, keyA.key_prefix);

@@ -36,6 +36,7 @@ const KEY_LIST_FIELDS = [
   'include_disabled',
   'key_prefix',
   'kind',
+  'last_used_at_ms',
   'name',
   'sdk_key_id',
 ];

@@ -45,6 +45,16 @@ export interface SdkKey {
   include_disabled: boolean;
   /** Epoch ms, or null: no expiry. */
   expires_at_ms: number | null;
+  /** Epoch ms of the key's last sync stream or evaluation (written at most once a minute), or null: never. */
+  last_used_at_ms?: number | null;
+}
+
+/** `GET /v1/console/settings`: where SDKs reach this deployment (docs/console.md "Getting started checklist"). */
+export interface ConsoleSettings {
+  /** PUBLIC_URL, or null: the REST base is the console's own origin. */
+  public_url: string | null;
+  sync_port: number;
+  sync_tls: boolean;
 }
 
 /** The client settings a create or PATCH body carries (snake_case, as the API takes them). */

@@ -1,4 +1,4 @@
-import { failedPrecondition, notFound, type ClientKeySettings, type EnvironmentScope, type SdkKey, type SdkKeyKind, type SdkKeyRepository, SERVER_KEY_SETTINGS } from '@switchyard/core';
+import { failedPrecondition, notFound, type ClientKeySettings, type EnvironmentScope, type SdkKey, type SdkKeyKind, type SdkKeyRepository, type SdkKeyUse, SERVER_KEY_SETTINGS } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
@@ -19,6 +19,7 @@ interface SdkKeyRow {
   context_signing: ClientKeySettings['contextSigning'];
   include_disabled: boolean;
   expires_at_ms: number | null;
+  last_used_at_ms: number | null;
 }
 
 /** Every column of a key, in one place for every statement. */
@@ -26,7 +27,8 @@ const COLUMNS = `id, org_id, project_id, environment_id, key_prefix, key_hash,
   floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms,
   floor(extract(epoch FROM revoked_at) * 1000)::int8 AS revoked_at_ms,
   kind, name, allowed_origins, allow_missing_origin, context_signing, include_disabled,
-  floor(extract(epoch FROM expires_at) * 1000)::int8 AS expires_at_ms`;
+  floor(extract(epoch FROM expires_at) * 1000)::int8 AS expires_at_ms,
+  floor(extract(epoch FROM last_used_at) * 1000)::int8 AS last_used_at_ms`;
 
 
 const toSdkKey = (row: SdkKeyRow): SdkKey => ({
@@ -47,6 +49,7 @@ const toSdkKey = (row: SdkKeyRow): SdkKey => ({
     includeDisabled: row.include_disabled,
     expiresAtMs: row.expires_at_ms,
   },
+  lastUsedAtMs: row.last_used_at_ms,
 });
 
 const expiresAt = (settings: ClientKeySettings): Date | null => (settings.expiresAtMs === null ? null : new Date(settings.expiresAtMs));
@@ -146,6 +149,23 @@ export class PgSdkKeyRepository implements SdkKeyRepository {
     );
     if (!row) throw notFound('sdk key', sdkKeyId);
     return toSdkKey(row);
+  }
+
+  async recordUses(uses: readonly SdkKeyUse[], minIntervalMs: number): Promise<number> {
+    // Malformed ids match nothing (uuid[] would refuse the whole batch).
+    const valid = uses.filter((use) => isUuid(use.sdkKeyId) && validScope(use));
+    if (valid.length === 0) return 0;
+    // One statement for the batch; each use matches only its key in its own scope, and a key
+    // written less than minIntervalMs ago is skipped (the guard behind every process's debounce).
+    const result = await this.sql`
+      UPDATE sdk_keys AS k SET last_used_at = clock_timestamp()
+      FROM unnest(${this.sql.array(valid.map((use) => use.sdkKeyId))}::uuid[], ${this.sql.array(valid.map((use) => use.orgId))}::uuid[],
+                  ${this.sql.array(valid.map((use) => use.projectId))}::uuid[], ${this.sql.array(valid.map((use) => use.environmentId))}::uuid[])
+           AS u (id, org_id, project_id, environment_id)
+      WHERE k.id = u.id AND k.org_id = u.org_id AND k.project_id = u.project_id AND k.environment_id = u.environment_id
+        AND k.revoked_at IS NULL
+        AND (k.last_used_at IS NULL OR k.last_used_at <= clock_timestamp() - make_interval(secs => ${minIntervalMs / 1000}::float8))`;
+    return result.count;
   }
 
   async listActiveClientOrigins(): Promise<Array<{ sdkKeyId: string; allowedOrigins: string[] }>> {

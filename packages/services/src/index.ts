@@ -13,6 +13,7 @@ export * from './management/management-service.ts';
 export * from './management/invitation-service.ts';
 export * from './management/admin-grant-withdrawal.ts';
 export * from './management/records.ts';
+export * from './management/key-usage.ts';
 export * from './client/client-key-input.ts';
 export * from './client/client-origins.ts';
 export * from './client/client-metrics.ts';

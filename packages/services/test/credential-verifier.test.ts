@@ -33,6 +33,9 @@ class CountingSdkKeys implements SdkKeyRepository {
   listActiveClientOrigins() {
     return this.inner.listActiveClientOrigins();
   }
+  recordUses(uses: Parameters<SdkKeyRepository['recordUses']>[0], minIntervalMs: number): Promise<number> {
+    return this.inner.recordUses(uses, minIntervalMs);
+  }
 }
 
 const rejectsUnauthenticated = (verification: Promise<unknown>) =>

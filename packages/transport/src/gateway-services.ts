@@ -15,6 +15,8 @@ import type {
   FlagService,
   IngestService,
   InvitationService,
+  KeyUsageRecorder,
+  KeyUsageService,
   MailOutboxService,
   ManagementService,
   OrgDomainService,
@@ -27,6 +29,7 @@ import type {
 import type { ClientAccess } from './domains/client/rest-client-access.ts';
 import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
 import type { ClientAnswers } from './domains/client/rest-client-answers.ts';
+import type { ConsoleAddresses } from './domains/console/rest-routes.ts';
 
 /** What routes ask of the credential verifier: the in-process CredentialVerifier, or a gateway's remote one. */
 export type CallerVerifier = Pick<CredentialVerifier, 'verify' | 'verifyBearer' | 'verifySdkKey' | 'cachedSdkKey'>;
@@ -82,6 +85,18 @@ export interface GatewayServices {
   clientLimits: ClientRateLimiter;
   /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */
   clientMetrics: ClientMetrics;
+  /**
+   * Writes keys' last uses (`last_used_at_ms`): the target of this instance's `keyUses` batches in
+   * one process, of a gateway's over the hop (KeyUsageGatewayService).
+   */
+  keyUsage: KeyUsageService;
+  /**
+   * Notes each key's sync stream or evaluation on the instance answering, at most once a minute per
+   * key, and sends them in batches to `keyUsage`; local in every topology.
+   */
+  keyUses: Pick<KeyUsageRecorder, 'used'>;
+  /** The REST base and sync port the console puts in SDK snippets (GET /v1/console/settings); local in every topology. */
+  consoleAddresses: ConsoleAddresses;
   /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */
   contextSigning: ContextSigningService;
   /**

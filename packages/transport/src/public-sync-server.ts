@@ -1,4 +1,4 @@
-import type { SyncHub } from '@switchyard/services';
+import type { KeyUsageRecorder, SyncHub } from '@switchyard/services';
 import type { Config } from './config.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server.ts';
 import { FLAG_SYNC_SERVICE_NAME, addFlagSyncService } from './domains/sync/grpc.ts';
@@ -15,10 +15,12 @@ export function startPublicSyncServer(options: {
   config: Pick<Config, 'syncGrpcHost' | 'syncGrpcPort' | 'syncGrpcTls' | 'grpcLimits'>;
   sync: SyncHub;
   verifier: CallerVerifier;
+  /** Told the key of every stream opened (docs/contract.md "Last use of a key": `last_used_at_ms`). */
+  keyUses: Pick<KeyUsageRecorder, 'used'>;
   metrics: ServerMetrics;
   logger: Logger;
 }): Promise<RunningGrpcServer> {
-  const { config, sync, verifier, metrics, logger } = options;
+  const { config, sync, verifier, keyUses, metrics, logger } = options;
   return startGrpcServer({
     name: 'sync',
     host: config.syncGrpcHost,
@@ -28,7 +30,7 @@ export function startPublicSyncServer(options: {
     logger,
     metrics,
     register: (server, health) => {
-      addFlagSyncService(server, { sync, verifier, logger, onMessage: metrics.syncMessageSent });
+      addFlagSyncService(server, { sync, verifier, keyUses, logger, onMessage: metrics.syncMessageSent });
       health.set(FLAG_SYNC_SERVICE_NAME, 'NOT_SERVING');
       addReflection(server, (service) => service === FLAG_SYNC_SERVICE_NAME || service === 'grpc.health.v1.Health');
     },

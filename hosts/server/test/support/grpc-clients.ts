@@ -72,8 +72,10 @@ export interface SdkKey {
   created_at: string;
   kind: string;
   settings: Required<ClientKeyFields>;
+  /** Epoch ms of the last sync stream or evaluation; 0: never. */
+  last_used_at_ms: number;
 }
-export interface CreatedSdkKey extends SdkKey {
+export interface CreatedSdkKey extends Omit<SdkKey, 'last_used_at_ms'> {
   raw_key: string;
 }
 export interface User {

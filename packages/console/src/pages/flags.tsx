@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { needsDefaultRuleWarning } from '../components/default-rule.ts';
+import { GettingStarted } from '../components/getting-started.tsx';
 import type { Flag } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -57,6 +58,7 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
   return (
     <section>
       <h1>Flags in {environment.environment_name}</h1>
+      <GettingStarted workspace={workspace} environment={environment} project={project} />
       <label class="search">
         Search flags
         <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ConfirmDialog, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
 import { ClientKeyFields, EMPTY_CLIENT_KEY, changesOf, createBodyOf, draftOf, type ClientKeyDraft } from '../components/client-key-form.tsx';
+import { CopyButton } from '../components/copy-button.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
 import { SigningSecrets } from '../components/signing-secrets.tsx';
 import type { SdkKey } from '../records.ts';
@@ -29,6 +30,9 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
   return (
     <section>
       <h1>SDK keys of {environment.environment_name}</h1>
+      <p>
+        Environment id <code data-testid="sdk-keys-environment-id">{environment.environment_id}</code> <CopyButton value={environment.environment_id} label="Copy environment id" />
+      </p>
       <p class="muted">
         A <strong>server key</strong> lets a server-side SDK or the evaluate route read all of this environment's flags: keep it on your servers. A <strong>client key</strong> goes into a
         web page or an app: it evaluates only the flags marked visible to client keys, through OFREP, from the origins you list, and never sees rules or segments. A key is shown once,
@@ -49,6 +53,7 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
             <th scope="col">Kind</th>
             <th scope="col">Settings</th>
             <th scope="col">Created</th>
+            <th scope="col">Last used</th>
             <th scope="col">
               <span class="visually-hidden">Actions</span>
             </th>
@@ -69,6 +74,7 @@ export function SdkKeysPage({ workspace, environment }: EnvironmentPageProps) {
               <td class="nowrap">{key.kind === 'client' ? 'client' : 'server'}</td>
               <td>{key.kind === 'client' ? <ClientSettings sdkKey={key} /> : <span class="muted">every flag, server-side</span>}</td>
               <td>{formatTime(key.created_at)}</td>
+              <td>{typeof key.last_used_at_ms === 'number' ? formatTime(key.last_used_at_ms) : <span class="muted">never</span>}</td>
               <td>
                 <div class="row">
                   {key.kind === 'client' && (

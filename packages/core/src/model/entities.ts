@@ -67,7 +67,23 @@ export interface SdkKey {
   kind: SdkKeyKind;
   /** Client settings; the defaults on server keys, where they mean nothing. */
   settings: ClientKeySettings;
+  /**
+   * When the key last opened a sync stream or evaluated, to the minute (recorded at most once a
+   * minute per key: SdkKeyRepository.recordUses); null: never.
+   */
+  lastUsedAtMs: number | null;
 }
+
+/** One use of a key, with the scope it belongs to (every write is scoped: SdkKeyRepository.recordUses). */
+export interface SdkKeyUse {
+  sdkKeyId: string;
+  orgId: string;
+  projectId: string;
+  environmentId: string;
+}
+
+/** A key's use is written at most this often (docs/contract.md "Last use of a key": `last_used_at_ms`). */
+export const SDK_KEY_USE_INTERVAL_MS = 60_000;
 
 export const SDK_KEY_KINDS = ['server', 'client'] as const;
 export type SdkKeyKind = (typeof SDK_KEY_KINDS)[number];

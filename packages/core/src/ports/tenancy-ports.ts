@@ -1,4 +1,4 @@
-import type { Environment, Membership, Org, OrgRole, Project, SdkKey, SdkKeyKind, User } from '../model/entities.ts';
+import type { Environment, Membership, Org, OrgRole, Project, SdkKey, SdkKeyKind, SdkKeyUse, User } from '../model/entities.ts';
 import type { ClientKeySettings } from '../rbac/authorize.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from './scopes.ts';
 
@@ -89,6 +89,12 @@ export interface SdkKeyRepository {
    * @throws NOT_FOUND unknown, revoked or a server key.
    */
   updateClientSettings(scope: EnvironmentScope, sdkKeyId: string, settings: ClientKeySettings): Promise<SdkKey>;
+  /**
+   * Sets `lastUsedAtMs` to now on each active key of `uses` (matched by its id *and* scope: a use
+   * naming another tenant's scope changes nothing) whose last use is unknown or at least
+   * `minIntervalMs` old. Returns how many keys changed.
+   */
+  recordUses(uses: readonly SdkKeyUse[], minIntervalMs: number): Promise<number>;
   /** Every active client key of every org whose origins allow some origin: CORS preflights are answered from them. */
   listActiveClientOrigins(): Promise<Array<{ sdkKeyId: string; allowedOrigins: string[] }>>;
 }

@@ -1,5 +1,5 @@
 import { alreadyExists, failedPrecondition, notFound } from '../errors/domain-error.ts';
-import type { SdkKey, SdkKeyKind } from '../model/entities.ts';
+import type { SdkKey, SdkKeyKind, SdkKeyUse } from '../model/entities.ts';
 import { SERVER_KEY_SETTINGS, type ClientKeySettings } from '../rbac/authorize.ts';
 import type { EnvironmentScope } from '../ports/scopes.ts';
 import type { SdkKeyRepository } from '../ports/tenancy-ports.ts';
@@ -31,6 +31,7 @@ export class InMemorySdkKeyRepository implements SdkKeyRepository {
       revokedAtMs: null,
       kind: input.kind ?? 'server',
       settings: input.kind === 'client' && input.settings ? { ...input.settings } : { ...SERVER_KEY_SETTINGS },
+      lastUsedAtMs: null,
     };
     this.state.sdkKeys.set(key.id, key);
     return { ...key };
@@ -65,6 +66,19 @@ export class InMemorySdkKeyRepository implements SdkKeyRepository {
     if (!key) throw notFound('sdk key', sdkKeyId);
     key.settings = { ...settings };
     return { ...key };
+  }
+
+  async recordUses(uses: readonly SdkKeyUse[], minIntervalMs: number): Promise<number> {
+    const now = this.state.now();
+    let changed = 0;
+    for (const use of uses) {
+      const key = this.state.sdkKeys.get(use.sdkKeyId);
+      if (!key || key.revokedAtMs !== null || !inScope(key, use)) continue;
+      if (key.lastUsedAtMs !== null && now - key.lastUsedAtMs < minIntervalMs) continue;
+      key.lastUsedAtMs = now;
+      changed++;
+    }
+    return changed;
   }
 
   async listActiveClientOrigins(): Promise<Array<{ sdkKeyId: string; allowedOrigins: string[] }>> {

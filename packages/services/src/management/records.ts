@@ -43,6 +43,8 @@ export interface SdkKeyRecord {
   include_disabled: boolean;
   /** Epoch ms, or null: no expiry. */
   expires_at_ms: number | null;
+  /** Epoch ms of the key's last sync stream or evaluation (written at most once a minute), or null: never. */
+  last_used_at_ms: number | null;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -83,4 +85,5 @@ export const sdkKeyRecord = (key: SdkKey, rawKey?: string): SdkKeyRecord => ({
   context_signing: key.settings.contextSigning,
   include_disabled: key.settings.includeDisabled,
   expires_at_ms: key.settings.expiresAtMs,
+  last_used_at_ms: key.lastUsedAtMs,
 });

@@ -4,6 +4,7 @@ import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
 import { registerClientStreamRoutes } from '../domains/client/stream-rest-routes.ts';
+import { registerConsoleRoutes } from '../domains/console/rest-routes.ts';
 import { registerEventDefinitionRoutes } from '../domains/events/definition-rest-routes.ts';
 import { registerExposureRoutes } from '../domains/events/exposure-rest-routes.ts';
 import { registerEventRoutes } from '../domains/events/rest-routes.ts';
@@ -31,6 +32,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerManagementRoutes(http, services);
   registerSigningSecretRoutes(http, services);
   registerAuditRoutes(http, services);
+  registerConsoleRoutes(http, services);
   registerSsoRoutes(http, services);
   registerOrgDomainRoutes(http, services);
   registerFlagRoutes(http, services);

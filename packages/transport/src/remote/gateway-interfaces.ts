@@ -28,7 +28,7 @@ export interface GatewayInterface {
 }
 
 /** The GatewayServices members that are gRPC clients in a gateway (the rest are local there). */
-export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess' | 'contextTokens'>;
+export type RemotableMember = Exclude<keyof GatewayServices, 'verifier' | 'evaluation' | 'snapshots' | 'sync' | 'clientAccess' | 'contextTokens' | 'keyUses' | 'consoleAddresses'>;
 
 const withCaller: MethodSpec = { caller: true, scoped: false, changesDefinitions: false };
 const anonymous: MethodSpec = { caller: false, scoped: false, changesDefinitions: false };
@@ -87,6 +87,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     service: 'svc.management.v1.ContextSigningGatewayService',
     // environmentSecrets: the opened secrets for a gateway's own verification (asked as a client key).
     methods: { createSecret: withCaller, listSecrets: withCaller, deleteSecret: withCaller, environmentSecrets: withCaller },
+  },
+  {
+    member: 'keyUsage',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.KeyUsageGatewayService',
+    // No caller: one batch names many keys, each used on the gateway with its own credential. The
+    // services write each use only in the scope it names, once a minute per key (KeyUsageService).
+    methods: { recordUses: anonymous },
   },
   {
     member: 'invitations',

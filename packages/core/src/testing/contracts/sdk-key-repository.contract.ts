@@ -36,7 +36,7 @@ export function sdkKeyRepositoryContract(name: string, makeRepos: MakeTenancyRep
       const serverSettings = { name: '', allowedOrigins: [], allowMissingOrigin: false, contextSigning: 'off', includeDisabled: false, expiresAtMs: null };
       assert.deepEqual(
         { ...key, id: '', createdAtMs: 0 },
-        { ...scope, ...material, id: '', createdAtMs: 0, revokedAtMs: null, kind: 'server', settings: serverSettings },
+        { ...scope, ...material, id: '', createdAtMs: 0, revokedAtMs: null, kind: 'server', settings: serverSettings, lastUsedAtMs: null },
       );
       assertRecentMs(key.createdAtMs);
       assert.deepEqual(await repos().sdkKeys.findActiveByHash(material.keyHash), key);
@@ -64,6 +64,36 @@ export function sdkKeyRepositoryContract(name: string, makeRepos: MakeTenancyRep
       // Client keys may all be revoked; the environment's last server key may not.
       await repos().sdkKeys.revoke(scope, client.id);
       await rejectsWithCode(repos().sdkKeys.revoke(scope, server.id), 'FAILED_PRECONDITION');
+    });
+
+    test('recordUses sets a key\'s last use once per interval, only in the key\'s own scope, never on a revoked key', async () => {
+      const scope = environmentScope(await createTenant(repos()));
+      const key = await repos().sdkKeys.create(scope, keyMaterial());
+      const spare = await repos().sdkKeys.create(scope, keyMaterial());
+      const use = { ...scope, sdkKeyId: key.id };
+      assert.equal(await repos().sdkKeys.recordUses([use], 60_000), 1);
+      const first = (await repos().sdkKeys.list(scope)).find((k) => k.id === key.id)!.lastUsedAtMs;
+      assert.notEqual(first, null);
+      assertRecentMs(first!);
+      // Within the interval: nothing written, the first use stays.
+      assert.equal(await repos().sdkKeys.recordUses([use, use], 60_000), 0);
+      assert.equal((await repos().sdkKeys.findActiveByHash(key.keyHash))!.lastUsedAtMs, first);
+      // Another tenant's scope with this key's id, unknown and malformed ids: nothing, no error.
+      const other = environmentScope(await createTenant(repos()));
+      const fresh = await repos().sdkKeys.create(scope, keyMaterial());
+      const strays = [
+        { ...other, sdkKeyId: fresh.id },
+        { ...scope, environmentId: other.environmentId, sdkKeyId: fresh.id },
+        { ...scope, sdkKeyId: UNKNOWN_ID },
+        { ...scope, sdkKeyId: MALFORMED_ID },
+        { ...scope, orgId: MALFORMED_ID, sdkKeyId: fresh.id },
+      ];
+      assert.equal(await repos().sdkKeys.recordUses(strays, 60_000), 0);
+      assert.equal((await repos().sdkKeys.findActiveByHash(fresh.keyHash))!.lastUsedAtMs, null);
+      // A revoked key's use is not recorded.
+      await repos().sdkKeys.revoke(scope, spare.id);
+      assert.equal(await repos().sdkKeys.recordUses([{ ...scope, sdkKeyId: spare.id }], 0), 0);
+      assert.equal(await repos().sdkKeys.recordUses([], 0), 0);
     });
 
     test('an unknown hash finds nothing', async () => {

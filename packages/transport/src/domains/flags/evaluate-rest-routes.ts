@@ -63,7 +63,7 @@ function contextsOf(body: EvaluateBody): EvaluationContext[] {
  * serialise without JSON.stringify's reflection.
  */
 export function registerEvaluateRoutes(app: FastifyInstance, services: GatewayServices): void {
-  const { evaluation, verifier, clientAccess } = services;
+  const { evaluation, verifier, clientAccess, keyUses } = services;
 
   app.post<{ Params: { env_id: string }; Body: EvaluateBody }>(
     '/v1/environments/:env_id/evaluate',
@@ -97,6 +97,7 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
     // A server key from a browser is refused (docs/client-side.md "CORS and origins"); SDKs send no Origin.
     if (request.headers.origin !== undefined) clientAccess.refuseServerKeyFromBrowser(request, principal);
     const scope = evaluation.scopeFor(principal, request.params.env_id);
+    keyUses.used(principal);
     const body = request.body;
     const flagKey = body.flag_key ?? undefined;
     const asked = { contexts: contextsOf(body), flagKey };

@@ -98,7 +98,13 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
     ),
 
     // The definitions stream FlagSyncService passes through (docs/contract.md "Sync stream").
-    sync: syncStreamHandler('internal', { sync: services.sync, verifier: services.verifier, logger, ...(deps.onSyncMessage ? { onMessage: deps.onSyncMessage } : {}) }),
+    sync: syncStreamHandler('internal', {
+      sync: services.sync,
+      verifier: services.verifier,
+      logger,
+      keyUses: services.keyUses,
+      ...(deps.onSyncMessage ? { onMessage: deps.onSyncMessage } : {}),
+    }),
     // A gateway's definitions for answering a client key (docs/client-side.md "Keys").
     syncForClientEvaluation: syncStreamHandler('internal', {
       sync: services.sync,

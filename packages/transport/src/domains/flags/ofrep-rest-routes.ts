@@ -374,6 +374,8 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       } else {
         scopes.set(request, evaluation.scopeFor(principal, principal.environmentId));
       }
+      // The key's last use (docs/contract.md "Last use of a key"), once it may evaluate here.
+      services.keyUses.used(principal);
     });
     ofrep.addHook('preParsing', clientBodyLimit);
     ofrep.addHook('onError', countRateLimited(services, 'evaluation'));

@@ -51,6 +51,7 @@ const sdkKeyMessage = (key: SdkKeyRecord) => ({
     include_disabled: key.include_disabled,
     expires_at_ms: key.expires_at_ms ?? 0,
   },
+  last_used_at_ms: key.last_used_at_ms ?? 0,
 });
 
 /**

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { SyncHub, SyncPurpose } from '@switchyard/services';
+import type { KeyUsageRecorder, SyncHub, SyncPurpose } from '@switchyard/services';
 import type { CallerVerifier } from '../../gateway-services.ts';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { toGrpcError } from '../../grpc/grpc-errors.ts';
@@ -32,6 +32,8 @@ export interface SyncDeps {
   onMessage?: () => void;
   /** `client_evaluation`: a gateway's stream for answering a client key (SyncHub.authorize). */
   purpose?: SyncPurpose;
+  /** Told the key of every stream opened (its last use); not for a gateway's client-evaluation feed. */
+  keyUses?: Pick<KeyUsageRecorder, 'used'>;
 }
 
 /**
@@ -47,6 +49,7 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
         const principal = await authenticateCall(verifier, call.metadata, shape === 'public' ? 'sdk' : 'bearer_or_sdk');
         const scope = await sync.authorize(principal, call.request.environment_id, deps.purpose);
         if (call.cancelled) return;
+        if (deps.purpose !== 'client_evaluation') deps.keyUses?.used(principal);
         const sink = new GrpcSyncSink(call, shape, encoder, syncWriteBudget, logger, scope.environmentId, onMessage);
         // A gateway's stream for client-key evaluation feeds the gateway, never the client, so it is
         // not bound to the key that opened it: that key's creation and changes are announced like
