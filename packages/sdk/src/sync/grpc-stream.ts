@@ -139,6 +139,10 @@ export function openServerStream(options: ServerStreamOptions, handlers: ServerS
   stream.on('response', (headers) => {
     httpStatus = Number(headers[':status']);
     statusFrom(headers);
+    if (status !== undefined) return; // trailers-only: the stream ends with no message
+    // Not a gRPC answer (a proxy's error page, a web server): its body is no gRPC message.
+    if (httpStatus !== 200) finish(statusOfHttp(httpStatus), `HTTP status ${httpStatus}`);
+    else if (!String(headers['content-type'] ?? '').startsWith('application/grpc')) finish(GrpcStatus.UNKNOWN, `not a gRPC answer (content-type ${String(headers['content-type'] ?? 'none')})`);
   });
   stream.on('trailers', (trailers) => statusFrom(trailers));
   stream.on('data', (chunk: Buffer) => {
@@ -188,8 +192,14 @@ export function openServerStream(options: ServerStreamOptions, handlers: ServerS
   };
 }
 
-/** `ECONNREFUSED`, `ERR_HTTP2_STREAM_ERROR`, ...: a name, never a message that could quote a header. */
+/**
+ * `ECONNREFUSED`, `ERR_HTTP2_STREAM_ERROR`, ...: a name, never a message that could quote a
+ * header. A stream cancelled because its connection failed names the connection's error (its
+ * `cause`), which Node reports on the stream before the session.
+ */
 function errorName(error: Error): string {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : error.name;
+  const cause = (error as { cause?: unknown }).cause;
+  const named = cause instanceof Error ? cause : error;
+  const code = (named as { code?: unknown }).code;
+  return typeof code === 'string' ? code : named.name;
 }
