@@ -120,6 +120,9 @@ export function resolveOptions(options: SwitchyardOptions): ResolvedOptions {
   const testData = options.testData;
   if (testData === undefined) {
     if (typeof options.sdkKey !== 'string' || options.sdkKey.trim() === '') throw new TypeError('sdkKey is required (the environment\'s SDK key), unless testData is given');
+    // It travels as an HTTP header (x-sdk-key, X-API-Key): a control character would be dropped
+    // with the request on every attempt, which would look like a server that never answers.
+    if (!/^[\x20-\x7e]+$/.test(options.sdkKey)) throw new TypeError('sdkKey must be the key as the console shows it: ASCII characters, no line breaks or other control characters');
   } else if (options.sdkKey !== undefined && typeof options.sdkKey !== 'string') {
     throw new TypeError('sdkKey must be a string');
   }
