@@ -66,8 +66,9 @@ ${manifest.description ?? ''}
 
 The evaluation engine of Switchyard, shared by the server and the SDKs: \`evaluate(flag, context,
 env)\` never throws and returns \`{variant_key, value, is_enabled, reason, error_code?}\`;
-\`bucketFor\` is the versioned murmur3 bucketing; the statistics behind experiment results
-(Welch t-test, sample-ratio mismatch) are here too.
+\`bucketFor\` is the versioned murmur3 bucketing. It depends on three small pure libraries
+(murmurhash, re2js, semver) and nothing else: the statistics behind experiment results live in the
+server's own package (@switchyard/stats), not here.
 
 \`\`\`js
 import { evaluate } from '@switchyard/core';          // or: const { evaluate } = require('@switchyard/core');
@@ -75,8 +76,8 @@ const result = evaluate(flag, { context_type: 'user', key: 'user-1', attributes:
 \`\`\`
 
 The conformance vectors every SDK must pass ship with the package:
-\`@switchyard/core/test-vectors/evaluation.json\`, \`bucketing.json\` and \`stats/*.json\`
-(their README explains the format). Most applications want \`@switchyard/sdk\` instead.
+\`@switchyard/core/test-vectors/evaluation.json\` and \`bucketing.json\` (their README
+explains the format). Most applications want \`@switchyard/sdk\` instead.
 `;
 }
 

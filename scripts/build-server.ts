@@ -1,6 +1,6 @@
 /**
  * The production build of the hosts (part of `npm run build`): the three entry points and the
- * workspaces they use (@switchyard/core, postgres, services, sdk) bundled by esbuild into ES
+ * workspaces they use (@switchyard/core, stats, postgres, services, sdk) bundled by esbuild into ES
  * modules that plain `node` runs, no tsx (code they share goes to chunk-*.mjs beside them):
  *
  *   hosts/server/dist/main.mjs        the single process (+ .map: `node --enable-source-maps`)

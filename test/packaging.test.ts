@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +16,10 @@ import { buildPackages, packPackages } from '../scripts/build-packages.ts';
  * The published packages are real packages: `npm run pack` builds @switchyard/core and
  * @switchyard/sdk to JavaScript with declarations, the tarballs install in an empty project, and
  * plain `node` (no tsx) runs an ES module and a CommonJS script that use both: core runs its own
- * shipped conformance vectors (murmurhash, re2js, semver and @stdlib through the built code), the
- * SDK serves a TestData flag and then a real server's flag over the sync stream. @switchyard/web
+ * shipped conformance vectors (murmurhash, re2js and semver through the built code), the
+ * SDK serves a TestData flag and then a real server's flag over the sync stream, and reports its
+ * event delivery with `stats()`. The SDK alone installs small: at most 40 packages and 10 MB
+ * (docs/sdk.md "Packages"); experiment statistics (@switchyard/stats) are not in it. @switchyard/web
  * (ES modules only) runs in plain node, bundles for the browser with the stock OpenFeature
  * packages, and its declarations fit theirs.
  */
@@ -61,7 +63,7 @@ async function main(core, sdk, openfeature, vectorPath) {
     if (bucket !== c.bucket) failures.push('bucket ' + c.hash_input + ': ' + bucket + ' != ' + c.bucket);
   }
   out.vectors = { evaluation: evaluation.length, bucketing: bucketing.length, failures };
-  out.stats = { srm: core.srmPValue([500, 500], [1, 1]), t: core.studentTTwoSidedPValue(0, 10), chi: core.chiSquaredSurvival(0, 1) };
+  out.statistics = ['srmPValue', 'welchTTest', 'computeVariantResults'].filter((name) => name in core);
 
   // The SDK with a test data source: no server, no network.
   const td = new sdk.TestData();
@@ -77,7 +79,9 @@ async function main(core, sdk, openfeature, vectorPath) {
     await client.waitForReady({ timeoutMs: 15000 });
     out.server = client.variation('packaged', { key: 'user-1' }, 'fallback');
     client.track('packaged-metric', { key: process.env.CONSUMER_NAME }, true);
+    client.track('not-a-metric', { key: process.env.CONSUMER_NAME }, true);
     await client.close();
+    out.delivery = client.stats();
   }
   console.log(JSON.stringify(out));
 }
@@ -227,10 +231,12 @@ describe('packages', () => {
       // The Node versions .ci/run tests, as the repository's own manifest names them.
       assert.equal(manifest.engines.node, JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).engines.node);
     }
-    assert.deepEqual(Object.keys(core.dependencies).sort(), ['@stdlib/stats-base-dists-chisquare-cdf', '@stdlib/stats-base-dists-t-cdf', 'murmurhash', 're2js', 'semver']);
-    assert.deepEqual(sdk.dependencies, { '@grpc/grpc-js': sdk.dependencies['@grpc/grpc-js'], '@grpc/proto-loader': sdk.dependencies['@grpc/proto-loader'], '@switchyard/core': core.version });
+    // Evaluation needs these three; experiment statistics (@stdlib) live in @switchyard/stats, which is not published.
+    assert.deepEqual(Object.keys(core.dependencies).sort(), ['murmurhash', 're2js', 'semver']);
+    // The sync stream is read with node:http2 and protobufjs (packages/sdk/src/sync/grpc-stream.ts), not grpc-js.
+    assert.deepEqual(sdk.dependencies, { '@switchyard/core': core.version, protobufjs: sdk.dependencies.protobufjs });
     const installed = readdirSync(path.join(consumer, 'node_modules'));
-    for (const heavy of ['tsx', 'typescript', 'fastify', 'postgres', 'esbuild']) assert.ok(!installed.includes(heavy), `${heavy} is not installed with the packages`);
+    for (const heavy of ['tsx', 'typescript', 'fastify', 'postgres', 'esbuild', '@grpc', 'yargs', '@stdlib']) assert.ok(!installed.includes(heavy), `${heavy} is not installed with the packages`);
 
     const web = JSON.parse(readFileSync(path.join(consumer, 'node_modules/@switchyard/web/package.json'), 'utf8'));
     assert.equal(web.private, undefined);
@@ -268,7 +274,7 @@ describe('packages', () => {
       assert.equal(out.provider, 'function');
       assert.deepEqual(out.vectors.failures, []);
       assert.ok(out.vectors.evaluation >= 40 && out.vectors.bucketing >= 40, JSON.stringify(out.vectors));
-      assert.deepEqual(out.stats, { srm: 1, t: 1, chi: 1 });
+      assert.deepEqual(out.statistics, [], 'no experiment statistics in core');
       assert.equal(out.testData, 'from-test-data');
     });
   }
@@ -305,11 +311,92 @@ describe('packages', () => {
           CONSUMER_NAME: script,
         });
         assert.equal(out.server, 'from-the-server');
+        // One event stored, one rejected by the server (no metric "not-a-metric"), nothing left.
+        assert.deepEqual(out.delivery, { queuedEvents: 0, queuedExposures: 0, droppedEvents: 1, droppedExposures: 0, sentEvents: 1, sentExposures: 0, failedAttempts: 0 });
         const sql = server.server.database.sql;
         const [row] = await sql<{ n: string }[]>`
           SELECT count(*) AS n FROM events WHERE org_id = ${tenant.orgId} AND environment_id = ${tenant.environmentId} AND context_key = ${script}`;
         assert.equal(Number(row?.n), 1, 'the event tracked before close() is stored');
       });
     }
+  });
+});
+
+/**
+ * What an application that only evaluates flags installs: the packed SDK and core in an empty
+ * project, nothing else. Counted as npm lays it out: every directory under node_modules (nested
+ * node_modules included) that holds a package.json is one package, `@scope/name` counted once;
+ * the size is the sum of the files' sizes (the apparent size: what a file system with 4 KiB blocks
+ * reports with `du` is larger, and is printed beside it).
+ */
+describe('the SDK alone', () => {
+  const MAX_PACKAGES = 40;
+  const MAX_BYTES = 10_000_000;
+  let project: string;
+
+  before(async () => {
+    project = path.join(work, 'sdk-only');
+    mkdirSync(project);
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'sdk-only', version: '1.0.0', private: true }));
+    const sdkTarballs = tarballs.filter((file) => /switchyard-(core|sdk)-/.test(path.basename(file)));
+    await run(npm, ['install', ...sdkTarballs, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project, maxBuffer: 16 * 1024 * 1024 });
+  });
+
+  function installedPackages(modules: string): string[] {
+    const found: string[] = [];
+    const visit = (dir: string): void => {
+      if (!existsSync(path.join(dir, 'package.json'))) return;
+      found.push(path.relative(path.join(project, 'node_modules'), dir));
+      const nested = path.join(dir, 'node_modules');
+      if (existsSync(nested)) walk(nested);
+    };
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        if (name.startsWith('.')) continue; // .bin, .package-lock.json
+        if (name.startsWith('@')) for (const scoped of readdirSync(path.join(dir, name))) visit(path.join(dir, name, scoped));
+        else visit(path.join(dir, name));
+      }
+    };
+    walk(modules);
+    return found.sort();
+  }
+
+  function sizeOf(dir: string): { bytes: number; blocks: number } {
+    let bytes = 0;
+    let blocks = 0;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        const inner = sizeOf(file);
+        bytes += inner.bytes;
+        blocks += inner.blocks;
+      } else if (entry.isFile()) {
+        const size = statSync(file).size;
+        bytes += size;
+        blocks += Math.ceil(size / 4096) * 4096;
+      }
+    }
+    return { bytes, blocks };
+  }
+
+  test(`installs in at most ${MAX_PACKAGES} packages and 10 MB, with no statistics code, and runs`, async () => {
+    const modules = path.join(project, 'node_modules');
+    const packages = installedPackages(modules);
+    const { bytes, blocks } = sizeOf(modules);
+    const figures = `${packages.length} packages, ${(bytes / 1e6).toFixed(2)} MB (${(blocks / 1e6).toFixed(2)} MB in 4 KiB blocks): ${packages.join(' ')}`;
+    console.log(`# the SDK alone: ${figures}`);
+    assert.ok(packages.includes('@switchyard/sdk') && packages.includes('@switchyard/core'), figures);
+    assert.deepEqual(packages.filter((name) => name.startsWith('@stdlib/')), [], 'no statistics library');
+    assert.ok(packages.length <= MAX_PACKAGES, figures);
+    assert.ok(bytes <= MAX_BYTES, figures);
+
+    // Everything it needs is there: it evaluates a flag in plain node.
+    writeFileSync(path.join(project, 'run.mjs'), `import { SwitchyardClient, TestData } from '@switchyard/sdk';
+const client = new SwitchyardClient({ testData: new TestData().setFlag('small', 'yes') });
+console.log(JSON.stringify({ value: client.variation('small', { key: 'u' }, 'no'), stats: client.stats() }));
+await client.close();
+`);
+    const { stdout } = await run(process.execPath, ['run.mjs'], { cwd: project, env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 });
+    assert.deepEqual(JSON.parse(stdout.trim()), { value: 'yes', stats: { queuedEvents: 0, queuedExposures: 0, droppedEvents: 0, droppedExposures: 0, sentEvents: 0, sentExposures: 0, failedAttempts: 0 } });
   });
 });

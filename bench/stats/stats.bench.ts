@@ -11,7 +11,7 @@
  * would after such a load.
  *
  * Timed: ResultsComputer.compute — everything a stats job does (look-ups, the aggregation in SQL,
- * the statistics in core, saving the results) — `--runs` times, median reported. Baseline, same
+ * the statistics in @switchyard/stats, saving the results) — `--runs` times, median reported. Baseline, same
  * run: a bare `SELECT count(*)` over the same events (the floor of any pass over them).
  * Also shown: the staleness probe every results read makes (`is_stale`).
  */

@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
  * the experiment made ACTIVE, exposures and metric events ingested, a recompute queued and run,
  * then the results checked against numbers that do not come from the code under test: the data
  * is laid out so that each variant's per-participant values are the sample of a case of the SciPy
- * fixtures (packages/core/test-vectors/stats/welch.json), whose means, variances, p-values and
+ * fixtures (packages/stats/test-vectors/welch.json), whose means, variances, p-values and
  * confidence intervals are then the expected answer; the rest (lift, means of sums) is worked out
  * by hand in the comments.
  */
@@ -41,7 +41,7 @@ interface WelchCase {
 
 /** A case of welch.json (SciPy's ttest_ind / ttest_ind_from_stats, Welch). */
 function welchCase(name: string): WelchCase {
-  const text = readFileSync(new URL('../../../packages/core/test-vectors/stats/welch.json', import.meta.url), 'utf8');
+  const text = readFileSync(new URL('../../../packages/stats/test-vectors/welch.json', import.meta.url), 'utf8');
   const found = (JSON.parse(text) as { cases: WelchCase[] }).cases.find((c) => c.name === name);
   assert.ok(found?.expected, `fixture case ${name}`);
   return found;

@@ -3,7 +3,7 @@ import { evaluate, type EvaluationContext, type EvaluationEnvironment, type Flag
 import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
 import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
-import { EventDelivery } from './events/event-delivery.ts';
+import { EventDelivery, type EventDeliveryStats } from './events/event-delivery.ts';
 import { resolveOptions, type ResolvedOptions, type SwitchyardOptions } from './options.ts';
 import { ListChecker, type MembershipQuery } from './segments/list-checker.ts';
 import { MembershipCache } from './segments/membership-cache.ts';
@@ -152,6 +152,15 @@ export class SwitchyardClient {
       listCacheSize: this.membershipCache.size,
       flagCount: this.store.flags.size,
     };
+  }
+
+  /**
+   * Event-delivery counters (docs/sdk.md "Event delivery"): entries queued, dropped, sent
+   * (stored by the server) and failed requests. All zeros when the client sends no events
+   * (TestData, no `baseUrl`, or `events.enabled: false`).
+   */
+  stats(): EventDeliveryStats {
+    return this.delivery?.stats() ?? { queuedEvents: 0, queuedExposures: 0, droppedEvents: 0, droppedExposures: 0, sentEvents: 0, sentExposures: 0, failedAttempts: 0 };
   }
 
   on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): this {

@@ -90,7 +90,7 @@ function parseBaseUrl(value: unknown): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-/** `host:port`, `http://host:port` or `https://host:port` → a grpc-js target and whether it is TLS. */
+/** `host:port`, `http://host:port` or `https://host:port` → the `host:port` to connect to and whether it is TLS. */
 function parseSyncUrl(value: unknown, tls: SwitchyardOptions['tls']): { target: string; secure: boolean; ca: Buffer | undefined } {
   if (typeof value !== 'string' || value === '') throw new TypeError('syncUrl is required: the sync port as "host:port", e.g. "localhost:50050"');
   let rest = value;
@@ -120,6 +120,9 @@ export function resolveOptions(options: SwitchyardOptions): ResolvedOptions {
   const testData = options.testData;
   if (testData === undefined) {
     if (typeof options.sdkKey !== 'string' || options.sdkKey.trim() === '') throw new TypeError('sdkKey is required (the environment\'s SDK key), unless testData is given');
+    // It travels as an HTTP header (x-sdk-key, X-API-Key): a control character would be dropped
+    // with the request on every attempt, which would look like a server that never answers.
+    if (!/^[\x20-\x7e]+$/.test(options.sdkKey)) throw new TypeError('sdkKey must be the key as the console shows it: ASCII characters, no line breaks or other control characters');
   } else if (options.sdkKey !== undefined && typeof options.sdkKey !== 'string') {
     throw new TypeError('sdkKey must be a string');
   }

@@ -132,6 +132,45 @@ describe('with bootstrap definitions (no server)', () => {
     assert.equal(events[0].value, 42.5);
   });
 
+  test('stats(): the client reports its event delivery (sent, rejected, queued, dropped after close, failed requests)', async () => {
+    // A server that stores every entry except those of the metric key "unknown" (rejected, as the
+    // ingest routes reject an undefined metric), and fails the first exposures request with a 503.
+    let exposureRequests = 0;
+    const fetchImpl = (async (url: string, init: RequestInit) => {
+      const path = new URL(url).pathname;
+      const body = JSON.parse(String(init.body));
+      if (path.endsWith('/exposures') && ++exposureRequests === 1) return Response.json({ error: 'try again', code: 'UNAVAILABLE' }, { status: 503 });
+      const items: any[] = body.events ?? body.exposures ?? [];
+      const rejected = items.filter((item) => item.metric_key === 'unknown').map((item) => item.metric_key);
+      return Response.json({ accepted_count: items.length - rejected.length, rejected_keys: rejected }, { status: 202 });
+    }) as unknown as typeof fetch;
+    const client = track(new SwitchyardClient({ sdkKey: 'sdk_k', baseUrl: 'http://sy.test', syncUrl: '127.0.0.1:1', bootstrap, fetch: fetchImpl, logger: silent }));
+    await client.waitForReady({ timeoutMs: 0 });
+    const zeros = { queuedEvents: 0, queuedExposures: 0, droppedEvents: 0, droppedExposures: 0, sentEvents: 0, sentExposures: 0, failedAttempts: 0 };
+    assert.deepEqual(client.stats(), zeros);
+
+    client.track('purchase', { key: 'u1' }, 10);
+    client.track('purchase', { key: 'u2' }, 20);
+    client.track('unknown', { key: 'u3' }, true);
+    client.boolVariation('exp', { key: 'u1' }, false); // one exposure (an experiment flag)
+    assert.deepEqual(client.stats(), { ...zeros, queuedEvents: 3, queuedExposures: 1 });
+
+    await client.flush();
+    // 3 events in one batch: 2 stored, 1 rejected (dropped); the exposure stored on its retry
+    // after one failed request.
+    assert.deepEqual(client.stats(), { ...zeros, sentEvents: 2, droppedEvents: 1, sentExposures: 1, failedAttempts: 1 });
+
+    await client.close();
+    client.track('purchase', { key: 'u4' }, 1); // after close: dropped and counted
+    assert.deepEqual(client.stats(), { ...zeros, sentEvents: 2, droppedEvents: 2, sentExposures: 1, failedAttempts: 1 });
+  });
+
+  test('stats(): all zeros for a client that sends no events (TestData)', async () => {
+    const client = track(new SwitchyardClient({ testData: new TestData().setFlag('on', true) }));
+    client.track('purchase', { key: 'u1' }, 1);
+    assert.deepEqual(client.stats(), { queuedEvents: 0, queuedExposures: 0, droppedEvents: 0, droppedExposures: 0, sentEvents: 0, sentExposures: 0, failedAttempts: 0 });
+  });
+
   test('list segments: sync evaluation counts an unknown membership as "no" and fetches it; async asks first', async () => {
     const posted: Posted[] = [];
     const client = track(

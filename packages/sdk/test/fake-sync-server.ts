@@ -22,7 +22,8 @@ export interface FakeSyncServer {
 const definition = protoLoader.fromJSON(SYNC_PROTOS_JSON, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
 const service = (grpc.loadPackageDefinition(definition) as any).svc.flags.v1.FlagSyncService.service as grpc.ServiceDefinition;
 
-export async function startFakeSyncServer(port = 0): Promise<FakeSyncServer> {
+/** `credentials`: plaintext unless given (e.g. grpc.ServerCredentials.createSsl for a TLS port). */
+export async function startFakeSyncServer(port = 0, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<FakeSyncServer> {
   const server = new grpc.Server();
   const waiters: Array<(stream: FakeStream) => void> = [];
   let seen = 0;
@@ -62,7 +63,7 @@ export async function startFakeSyncServer(port = 0): Promise<FakeSyncServer> {
     },
   });
   fake.port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync(`127.0.0.1:${port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound))),
   );
   return fake;
 }

@@ -8,6 +8,8 @@ test('invalid options throw a TypeError or RangeError naming the option', () => 
   const cases: Array<[Record<string, unknown>, RegExp, ErrorConstructor]> = [
     [{ ...valid, sdkKey: undefined }, /sdkKey is required/, TypeError],
     [{ ...valid, sdkKey: ' ' }, /sdkKey is required/, TypeError],
+    [{ ...valid, sdkKey: 'sdk_x\n' }, /sdkKey must be the key as the console shows it/, TypeError],
+    [{ ...valid, sdkKey: 'sdk_\u00e9' }, /sdkKey must be the key as the console shows it/, TypeError],
     [{ ...valid, baseUrl: 'localhost:8080' }, /baseUrl must be an http/, TypeError],
     [{ ...valid, baseUrl: 'ftp://x' }, /baseUrl must be an http/, TypeError],
     [{ ...valid, baseUrl: undefined }, /baseUrl is required/, TypeError],

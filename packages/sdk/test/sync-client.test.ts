@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { makeCertificates } from '../../../hosts/server/test/support/certificates.ts';
+import { eventually } from '../../../hosts/server/test/support/flag-fixtures.ts';
 import { SwitchyardClient, type ClientState, type SwitchyardOptions } from '../src/index.ts';
 import { silent } from './fixtures.ts';
 import { boolFlagMessage, snapshotMessage, startFakeSyncServer, type FakeSyncServer } from './fake-sync-server.ts';
 
-/** SyncConnection and the client's states against a hand-driven FlagSyncService. */
+/**
+ * SyncConnection and the client's states against a hand-driven FlagSyncService (a grpc-js server:
+ * the SDK's own HTTP/2 gRPC client, src/sync/grpc-stream.ts, talks to the reference implementation).
+ */
 
 const servers: FakeSyncServer[] = [];
 const clients: SwitchyardClient[] = [];
@@ -107,11 +115,35 @@ describe('sync stream', () => {
       await assert.rejects(client.waitForReady({ timeoutMs: 15_000 }), (error: Error) => error.name === 'SdkKeyRefusedError' && error.message.includes(grpc.status[code]));
       assert.equal(client.state, 'error');
       assert.equal(errors.length, 1);
+      assert.match(errors[0]!, /the SDK key was revoked/, 'the server\'s grpc-message, decoded');
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(server.streams.length, 1, 'never reconnects');
       assert.equal(client.diagnostics().syncConnectAttempts, 1);
     });
   }
+
+  test('TLS: https:// with the CA in `tls.ca` syncs; without trusting the CA the client retries (never a refusal)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-sdk-tls-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const certs = makeCertificates(dir);
+    const credentials = grpc.ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(certs.serverCert), private_key: readFileSync(certs.serverKey) }]);
+    const server = await startFakeSyncServer(0, credentials);
+    servers.push(server);
+    server.onStream = (stream) => stream.send(snapshotMessage(1, [boolFlagMessage('a', true)]));
+    const options = { sdkKey: 'sdk_test', baseUrl: 'http://127.0.0.1:1', syncUrl: `https://127.0.0.1:${server.port}`, logger: silent, events: { enabled: false }, reconnect: { baseDelayMs: 20, maxDelayMs: 50 } };
+
+    const trusting = new SwitchyardClient({ ...options, tls: { ca: readFileSync(certs.ca) } });
+    clients.push(trusting);
+    await trusting.waitForReady({ timeoutMs: 15_000 });
+    assert.equal(trusting.boolVariation('a', { key: 'u' }, false), true);
+    assert.equal(server.streams[0]?.sdkKey, 'sdk_test');
+
+    const untrusting = new SwitchyardClient(options);
+    clients.push(untrusting);
+    await eventually('the client that does not trust the server retries', async () => untrusting.diagnostics().syncConnectAttempts >= 3);
+    assert.equal(untrusting.state, 'initializing', 'a TLS failure is retried, not a refusal');
+    assert.equal(server.streams.length, 1, 'no stream from the client that does not trust the server');
+  });
 
   test('waitForReady rejects on timeout while nothing arrives', async () => {
     const { client } = await setup();

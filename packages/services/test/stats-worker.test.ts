@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeEach, describe, test } from 'node:test';
-import { welchTTest, type Principal } from '@switchyard/core';
+import type { Principal } from '@switchyard/core';
+import { welchTTest } from '@switchyard/stats';
 import { ResultsComputer, StatsWorker, type ResultsComputation } from '../src/index.ts';
 import { experimentWorld, rejectsWith, type ExperimentWorld } from './experiment-fixture.ts';
 

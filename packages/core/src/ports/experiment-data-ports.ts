@@ -23,7 +23,7 @@ export interface AggregateQuery {
  * One metric over the participants of one variant that had at least one event of it in the window
  * ("contributors"). A participant's value is the sum of its events' values, for a bool metric 1 if
  * any event was true (else 0). Participants without events are NOT in these figures: they count as
- * 0, which `variantAggregates` (core/experiments/aggregates.ts) folds in exactly.
+ * 0, which `variantAggregates` (packages/stats/src/experiment-aggregates.ts) folds in exactly.
  */
 export interface MetricTotals {
   contributors: number;

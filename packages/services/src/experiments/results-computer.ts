@@ -1,15 +1,12 @@
 import {
   DomainError,
-  computeVariantResults,
-  experimentAllocation,
   isDomainError,
-  plannedWeights,
-  variantAggregates,
   type ExperimentIteration,
   type ExperimentResults,
   type MetricSpec,
   type Repositories,
 } from '@switchyard/core';
+import { computeVariantResults, experimentAllocation, plannedWeights, variantAggregates } from '@switchyard/stats';
 
 /** computation_status of results computed over an iteration. */
 export const COMPUTATION_COMPLETED = 'completed';

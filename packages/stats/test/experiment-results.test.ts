@@ -7,14 +7,15 @@ import {
   summaryFromConversions,
   welchTTest,
 } from '../src/index.ts';
-import type { AllocationBucket, VariantAggregate, VariantResult } from '../src/index.ts';
+import type { AllocationBucket, VariantResult } from '@switchyard/core';
+import type { VariantAggregate } from '../src/index.ts';
 
 interface Fixture<E> { name: string; expected: E }
 type WelchExpected = { p_value: number; ci_low: number; ci_high: number } | null;
 type SrmExpected = { p_value: number } | null;
 
 function fixture<E>(file: string, name: string): E {
-  const text = readFileSync(new URL(`../test-vectors/stats/${file}`, import.meta.url), 'utf8');
+  const text = readFileSync(new URL(`../test-vectors/${file}`, import.meta.url), 'utf8');
   const found = (JSON.parse(text) as { cases: Fixture<E>[] }).cases.find((c) => c.name === name);
   assert.ok(found !== undefined, `fixture ${name}`);
   return found.expected;

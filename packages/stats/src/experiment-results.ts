@@ -2,8 +2,7 @@
  * From per-variant aggregates (computed in SQL) to the VariantResult rows of experiment results
  * (docs/contract.md "Experiments and statistics"). Pure: the caller queries, this only does arithmetic.
  */
-import type { AllocationBucket } from '../model/definitions.ts';
-import type { MetricStats, VariantResult } from '../model/entities.ts';
+import type { AllocationBucket, MetricStats, VariantResult } from '@switchyard/core';
 import { srmPValue } from './srm.ts';
 import { summaryFromConversions, summaryFromMoments, summaryFromSums } from './summaries.ts';
 import { welchTTest } from './welch.ts';

@@ -7,11 +7,11 @@ import {
   summaryFromConversions,
   summaryFromSums,
   welchTTest,
-} from '../src/stats/index.ts';
-import type { SampleSummary } from '../src/stats/index.ts';
+} from '../src/index.ts';
+import type { SampleSummary } from '../src/index.ts';
 
-// Reference values from SciPy (test-vectors/stats/generate_fixtures.py, see its README). The core's
-// statistics must agree with them to a relative 1e-9.
+// Reference values from SciPy (test-vectors/generate_fixtures.py, see its README). @switchyard/stats
+// must agree with them to a relative 1e-9.
 const RELATIVE_TOLERANCE = 1e-9;
 /** Values this close to 0 (an underflowed p-value) count as equal to any other such value. */
 const ABSOLUTE_FLOOR = 1e-300;
@@ -42,7 +42,7 @@ interface SrmCase {
 }
 
 function load<T>(file: string): T[] {
-  const text = readFileSync(new URL(`../test-vectors/stats/${file}`, import.meta.url), 'utf8');
+  const text = readFileSync(new URL(`../test-vectors/${file}`, import.meta.url), 'utf8');
   return (JSON.parse(text) as { cases: T[] }).cases;
 }
 

@@ -22,7 +22,7 @@ export function studentTTwoSidedPValue(t: number, df: number): number {
  * The upper-tail quantile of Student's t: the x > 0 with P(T > x) = `tailProbability`
  * (e.g. 0.025 for the half-width factor of a two-sided 95% interval). Non-integer `df` is fine.
  *
- * stdlib's t quantile package is not a dependency of core (and core installs nothing extra for
+ * stdlib's t quantile package is not a dependency of this package (which installs nothing extra for
  * it), so the quantile is found by inverting the installed CDF:
  * 1. Solve g(x) = cdf(-x, df) - tailProbability = 0. Working on the lower tail at -x keeps g
  *    accurate in relative terms (no 1 - p cancellation), and g is strictly decreasing for x > 0.

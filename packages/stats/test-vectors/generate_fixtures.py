@@ -4,12 +4,12 @@
 Run with Debian's interpreter, which is the one `apt-get install python3-scipy` installs into:
 
     apt-get update && apt-get install -y python3-scipy
-    /usr/bin/python3 packages/core/test-vectors/stats/generate_fixtures.py
+    /usr/bin/python3 packages/stats/test-vectors/generate_fixtures.py
 
 Use /usr/bin/python3 explicitly: the `python3` on PATH may be a pyenv shim without SciPy.
 Generated with SciPy 1.10.1 / NumPy 1.24.2 (Debian 12); the versions are written into the JSON.
 
-These values are the independent reference for packages/core/src/stats (which uses stdlib-js's
+These values are the independent reference for packages/stats/src (which uses stdlib-js's
 Boost-derived incomplete beta/gamma and its own root finder); SciPy uses Cephes and its own
 `ttest_ind`/`chisquare`. What comes from where:
 
@@ -228,7 +228,7 @@ def srm_cases():
 
 def main():
     meta = {
-        "generator": "packages/core/test-vectors/stats/generate_fixtures.py",
+        "generator": "packages/stats/test-vectors/generate_fixtures.py",
         "python": f"{sys.executable} {platform.python_version()}",
         "scipy": scipy.__version__,
         "numpy": np.__version__,

@@ -37,7 +37,7 @@ const TAIL_PROBABILITY = (1 - WELCH_CONFIDENCE_LEVEL) / 2;
 /**
  * Welch's two-sided t-test of `b` (treatment) against `a` (control), with the 95% confidence
  * interval of the difference of means. Matches `scipy.stats.ttest_ind(b, a, equal_var=False)` to
- * ~1e-13 relative (see test-vectors/stats/).
+ * ~1e-13 relative (see packages/stats/test-vectors/).
  *
  * Returns null when the test is not defined:
  * - either side has n < 2 (no sample variance), or

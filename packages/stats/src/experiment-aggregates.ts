@@ -2,10 +2,9 @@
  * From the store's per-variant totals (ExperimentDataRepository.aggregate) to the VariantAggregate
  * input of computeVariantResults. Pure arithmetic.
  */
-import type { AllocationBucket, Flag } from '../model/definitions.ts';
-import type { MetricSpec, VariantTotals } from '../ports/experiment-data-ports.ts';
-import type { MetricAggregate, VariantAggregate } from '../stats/experiment-results.ts';
-import { mergeSummaries, summaryFromMoments } from '../stats/summaries.ts';
+import type { AllocationBucket, Flag, MetricSpec, VariantTotals } from '@switchyard/core';
+import type { MetricAggregate, VariantAggregate } from './experiment-results.ts';
+import { mergeSummaries, summaryFromMoments } from './summaries.ts';
 
 /**
  * The buckets that plan the experiment's split: those of the flag's first rule (in evaluation

@@ -6,10 +6,9 @@ import {
   metricAggregate,
   variantAggregates,
   welchTTest,
-  type Flag,
   type SampleSummary,
-  type VariantTotals,
 } from '../src/index.ts';
+import type { Flag, VariantTotals } from '@switchyard/core';
 
 function twoPass(values: number[]): SampleSummary {
   const n = values.length;
