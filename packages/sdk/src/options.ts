@@ -90,7 +90,7 @@ function parseBaseUrl(value: unknown): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-/** `host:port`, `http://host:port` or `https://host:port` → the `host:port` to connect to and whether it is TLS. */
+/** `host:port`, `http://host:port` or `https://host:port` → a grpc-js target and whether it is TLS. */
 function parseSyncUrl(value: unknown, tls: SwitchyardOptions['tls']): { target: string; secure: boolean; ca: Buffer | undefined } {
   if (typeof value !== 'string' || value === '') throw new TypeError('syncUrl is required: the sync port as "host:port", e.g. "localhost:50050"');
   let rest = value;

@@ -12,7 +12,7 @@ import { boolFlagMessage, snapshotMessage, startFakeSyncServer, type FakeSyncSer
 
 /**
  * SyncConnection and the client's states against a hand-driven FlagSyncService (a grpc-js server:
- * the SDK's own HTTP/2 gRPC client, src/sync/grpc-stream.ts, talks to the reference implementation).
+ * the same server library the real server uses).
  */
 
 const servers: FakeSyncServer[] = [];

@@ -1,7 +1,7 @@
 import type { Condition, Flag, FlagValueType, HashingConfig, Rule, Segment } from '@switchyard/core';
 
 /**
- * svc.flags.v1.SyncResponse as protobufjs's toObject hands it over (sync-connection.ts: snake_case, defaults
+ * svc.flags.v1.SyncResponse as the SDK's grpc-js client hands it over (snake_case, defaults
  * filled in, enums as names, oneofs with their discriminator) → core Flag and Segment documents.
  * This is the inverse of the server's mapping (docs/decisions.md "Sync stream").
  */

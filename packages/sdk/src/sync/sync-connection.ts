@@ -1,35 +1,26 @@
-import protobuf from 'protobufjs/light.js';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import { SYNC_PROTOS_JSON } from '../generated/sync-protos.ts';
 import type { SdkLogger } from '../logger.ts';
 import { Backoff } from './backoff.ts';
 import { decodeSyncMessage, type DefinitionUpdate, type SyncResponseMessage } from './decode-sync-message.ts';
-import { GrpcStatus, grpcStatusName, openServerStream, type ServerStream } from './grpc-stream.ts';
 
-/** Statuses after which reconnecting cannot help: the key (or its environment) is refused. */
-const REFUSALS: ReadonlySet<number> = new Set([GrpcStatus.UNAUTHENTICATED, GrpcStatus.PERMISSION_DENIED, GrpcStatus.NOT_FOUND]);
+/** grpc-js statuses after which reconnecting cannot help: the key (or its environment) is refused. */
+const REFUSALS: ReadonlySet<number> = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.NOT_FOUND]);
 
-const SYNC_PATH = '/svc.flags.v1.FlagSyncService/SyncDefinitions';
-/** The largest sync message accepted (a full snapshot of a large environment). */
-const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+let syncClientConstructor: grpc.ServiceClientConstructor | undefined;
 
-/**
- * The request and response types, loaded once from the generated descriptor (no .proto file at
- * run time), and read as @grpc/proto-loader used to hand them over (decode-sync-message.ts expects
- * that shape): snake_case names, int64 as numbers, enums as names, defaults filled in, oneofs named.
- */
-let syncTypes: { request: protobuf.Type; response: protobuf.Type } | undefined;
-function types(): { request: protobuf.Type; response: protobuf.Type } {
-  if (!syncTypes) {
-    const root = protobuf.Root.fromJSON(SYNC_PROTOS_JSON as protobuf.INamespace);
-    root.resolveAll();
-    syncTypes = { request: root.lookupType('svc.flags.v1.SyncRequest'), response: root.lookupType('svc.flags.v1.SyncResponse') };
+/** FlagSyncService's client class, loaded once from the generated descriptor (no .proto file at run time). */
+function flagSyncServiceClient(): grpc.ServiceClientConstructor {
+  if (!syncClientConstructor) {
+    const definition = protoLoader.fromJSON(SYNC_PROTOS_JSON, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as { svc: { flags: { v1: { FlagSyncService: grpc.ServiceClientConstructor } } } };
+    syncClientConstructor = loaded.svc.flags.v1.FlagSyncService;
   }
-  return syncTypes;
+  return syncClientConstructor;
 }
-const TO_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: true, oneofs: true };
 
 export interface SyncConnectionOptions {
-  /** `host:port`. */
   target: string;
   secure: boolean;
   ca: Buffer | undefined;
@@ -58,8 +49,9 @@ export interface SyncListener {
  * the stream is dropped and a new one (a fresh snapshot) opened.
  */
 export class SyncConnection {
+  private readonly client: grpc.Client;
   private readonly backoff: Backoff;
-  private call: ServerStream | undefined;
+  private call: grpc.ClientReadableStream<SyncResponseMessage> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private expectedSequence = 1;
   private stopped = false;
@@ -70,6 +62,14 @@ export class SyncConnection {
     private readonly options: SyncConnectionOptions,
     private readonly listener: SyncListener,
   ) {
+    const credentials = options.secure ? grpc.credentials.createSsl(options.ca ?? null) : grpc.credentials.createInsecure();
+    const Client = flagSyncServiceClient();
+    this.client = new Client(options.target, credentials, {
+      // Our own backoff decides when to try again; grpc-js's should not add to it much.
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 5_000,
+      'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    });
     this.backoff = new Backoff({ ...options.backoff, now: options.now, random: options.random });
   }
 
@@ -78,75 +78,72 @@ export class SyncConnection {
     this.open();
   }
 
-  /** Ends the stream (and its connection) and any scheduled reconnect. */
+  /** Ends the stream and any scheduled reconnect, and closes the channel. */
   stop(): void {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const call = this.call;
     this.call = undefined;
+    call?.removeAllListeners();
+    call?.on('error', () => {});
     call?.cancel();
+    this.client.close();
   }
 
   private open(): void {
     this.connectAttempts++;
     this.expectedSequence = 1;
-    const { request, response } = types();
-    let ended = false;
-    const call: ServerStream = openServerStream(
-      {
-        authority: `${this.options.secure ? 'https' : 'http'}://${this.options.target}`,
-        ca: this.options.ca,
-        path: SYNC_PATH,
-        metadata: { 'x-sdk-key': this.options.sdkKey },
-        request: request.encode(request.fromObject({ environment_id: this.options.environmentId ?? '' })).finish(),
-        maxMessageBytes: MAX_MESSAGE_BYTES,
-      },
-      {
-        message: (bytes) => this.received(call, bytes, response),
-        end: (status, details) => {
-          if (ended || this.call !== call) return;
-          ended = true;
-          this.call = undefined;
-          this.ended(status, details);
-        },
-      },
-    );
+    const metadata = new grpc.Metadata();
+    metadata.set('x-sdk-key', this.options.sdkKey);
+    const method = (this.client as unknown as Record<string, (request: unknown, metadata: grpc.Metadata) => grpc.ClientReadableStream<SyncResponseMessage>>).SyncDefinitions!;
+    const call = method.call(this.client, { environment_id: this.options.environmentId ?? '' }, metadata);
     this.call = call;
-  }
-
-  private received(call: ServerStream, bytes: Uint8Array, response: protobuf.Type): void {
-    if (this.call !== call) return;
-    let update: DefinitionUpdate;
-    try {
-      update = decodeSyncMessage(response.toObject(response.decode(bytes), TO_OBJECT) as SyncResponseMessage);
-    } catch (error) {
-      this.abandon(call, `a sync message could not be decoded: ${error instanceof Error ? error.message : String(error)}`);
-      return;
-    }
-    if (update.sequenceNumber !== this.expectedSequence || (this.expectedSequence === 1 && !update.fullSnapshot)) {
-      this.abandon(call, `sequence gap: expected ${this.expectedSequence}, got ${update.sequenceNumber}`);
-      return;
-    }
-    this.expectedSequence++;
-    if (update.sequenceNumber === 1) this.backoff.connected();
-    for (const problem of update.problems) this.options.logger.warn(problem);
-    this.listener.update(update);
+    let ended = false;
+    const end = (status: grpc.status, details: string): void => {
+      if (ended || this.call !== call) return;
+      ended = true;
+      this.call = undefined;
+      this.ended(status, details);
+    };
+    call.on('data', (message: SyncResponseMessage) => {
+      if (this.call !== call) return;
+      let update: DefinitionUpdate;
+      try {
+        update = decodeSyncMessage(message);
+      } catch (error) {
+        this.abandon(call, `a sync message could not be decoded: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      if (update.sequenceNumber !== this.expectedSequence || (this.expectedSequence === 1 && !update.fullSnapshot)) {
+        this.abandon(call, `sequence gap: expected ${this.expectedSequence}, got ${update.sequenceNumber}`);
+        return;
+      }
+      this.expectedSequence++;
+      if (update.sequenceNumber === 1) this.backoff.connected();
+      for (const problem of update.problems) this.options.logger.warn(problem);
+      this.listener.update(update);
+    });
+    call.on('error', (error: grpc.ServiceError) => end(error.code, error.details));
+    call.on('status', (status: grpc.StatusObject) => end(status.code, status.details));
   }
 
   /** Drops a stream we can no longer trust and schedules a fresh one (a new full snapshot). */
-  private abandon(call: ServerStream, reason: string): void {
+  private abandon(call: grpc.ClientReadableStream<SyncResponseMessage>, reason: string): void {
     this.options.logger.warn(`sync stream dropped: ${reason}`);
     this.call = undefined;
+    call.removeAllListeners();
+    call.on('error', () => {});
     call.cancel();
-    this.ended(GrpcStatus.ABORTED, reason);
+    this.ended(grpc.status.ABORTED, reason);
   }
 
-  private ended(status: number, details: string): void {
+  private ended(status: grpc.status, details: string): void {
     if (this.stopped) return;
-    const name = grpcStatusName(status);
+    const name = grpc.status[status] ?? String(status);
     if (REFUSALS.has(status)) {
       this.stopped = true;
+      this.client.close();
       this.listener.refused(name, details);
       return;
     }
