@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { SwitchyardClient, silentLogger } from '@switchyard/sdk';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import type { FirstRunResult } from '../src/first-run.ts';
 import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
@@ -9,7 +10,8 @@ import { startFirstRunServer, type FirstRunServer } from './support/first-run-se
 import { api, expectStatus, login, type ApiClient } from './support/rest-client.ts';
 
 // The first run (docs/first-run.md) in a real Chromium: the printed login, straight into a
-// project with two environments and a key; the new-project form; the system administrator's
+// project with two environments and a key, whose getting-started checklist ticks when an SDK
+// started with the printed key first evaluates; the new-project form; the system administrator's
 // org pages; forms that take or show secrets forget them after success.
 // topologies: single
 // (The console only calls the REST API, which every other suite runs against a gateway too; the
@@ -73,6 +75,34 @@ describe('first run in the console', { skip: chromiumCheck.reason ?? false, time
     await page.getByRole('heading', { name: 'SDK keys of production' }).waitFor();
     await page.getByText('Loading SDK keys…').waitFor({ state: 'hidden' });
     assert.equal(await page.getByRole('table', { name: 'SDK keys' }).locator('tbody tr').count(), 0, 'the first run makes a key for development only');
+    await page.context().close();
+  });
+
+  test('the getting-started checklist of development ticks when an SDK started with the printed key first evaluates', async () => {
+    const page = await signedIn('admin@localhost', created.admin.password!);
+    await page.getByRole('heading', { name: 'Flags in development' }).waitFor();
+    const checklist = page.getByRole('region', { name: 'Getting started' });
+    await checklist.waitFor();
+    const step = (title: RegExp) => checklist.getByRole('listitem').filter({ hasText: title }).first();
+    // The first run made the key: that step is done; nothing has evaluated yet.
+    assert.equal(await step(/Create an SDK key/).getAttribute('data-done'), 'true');
+    assert.equal(await step(/Waiting for your first evaluation/).getAttribute('data-done'), 'false');
+    assert.equal(await checklist.getByTestId('environment-id').innerText(), created.environments[0]!.id);
+
+    const sdk = new SwitchyardClient({
+      sdkKey: readFileSync(created.sdkKey.file, 'utf8').trim(),
+      environmentId: created.environments[0]!.id,
+      baseUrl: fr.base,
+      syncUrl: `127.0.0.1:${fr.server.syncGrpcPort}`,
+      logger: silentLogger,
+    });
+    try {
+      await sdk.waitForReady({ timeoutMs: 10_000 });
+      assert.equal(sdk.variation('no-such-flag', { key: 'user-1' }, 'fallback'), 'fallback');
+      await checklist.getByText('First evaluation received').waitFor({ timeout: 20_000 });
+    } finally {
+      await sdk.close();
+    }
     await page.context().close();
   });
 
