@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole platform in one process. Configuration from environment variables only
- * (see README); a bad value stops the process with one clear line and exit code 2.
+ * (docs/configuration.md); a bad value stops the process with one clear line and exit code 2.
  */
 import { loadConfig, type Config } from '@switchyard/transport/config.ts';
 import { firstRunBanner } from './first-run-banner.ts';
