@@ -267,9 +267,17 @@ export class AuthService {
     return { userId: principal.userId, sessionId: principal.sessionId };
   }
 
-  /** The org a single sign-on session is confined to, or null for a session that is not. */
+  /**
+   * The org a single sign-on session is confined to, or null for a session that is not. A session
+   * that is not the caller's live one (gone, ended, expired: a token outliving it) is refused
+   * rather than read as unconfined, so it never reaches the account's sessions in other orgs.
+   */
   private async confinedOrg(principal: Principal, sessionId: string): Promise<string | null> {
-    return (await this.repos.sessions.get(sessionId))?.providerId ? principal.orgId : null;
+    const session = await this.repos.sessions.get(sessionId);
+    if (!session || session.userId !== principal.userId || session.endedAtMs !== null || session.expiresAtMs <= this.now()) {
+      throw unauthenticated('the session has ended: sign in again');
+    }
+    return session.providerId ? principal.orgId : null;
   }
 
   private async endSessions(filter: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<void> {
