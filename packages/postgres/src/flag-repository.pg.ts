@@ -195,12 +195,6 @@ export class PgFlagRepository implements FlagRepository {
       if (expectedVersion !== undefined && expectedVersion !== currentVersion) {
         throw versionConflict('flag state', expectedVersion, currentVersion);
       }
-      // The rules and off variant written must name variants the flag has now: a variant removed
-      // since the caller read the flag (and checked them) is refused here, under the lock.
-      const known = new Set(flag.variants.map((variant) => variant.key));
-      const named = [...(patch.rules ?? []).flatMap((rule) => [rule.variant_key, ...(rule.allocation?.buckets ?? []).map((b) => b.variant_key)]), patch.off_variant_key];
-      const missing = named.filter((variantKey): variantKey is string => typeof variantKey === 'string' && !known.has(variantKey));
-      if (missing.length > 0) throw failedPrecondition(`the flag has no variant ${[...new Set(missing)].map((v) => `'${v}'`).join(', ')} (removed meanwhile?)`);
 
       // 3. Write the merged state with the next version. An environment's first write that leaves
       //    rules out stores its default rule (unwrittenRules), not [].

@@ -132,10 +132,6 @@ export class InMemoryFlagRepository implements FlagRepository {
     if (expectedVersion !== undefined && expectedVersion !== current.version) {
       throw versionConflict('flag state', expectedVersion, current.version);
     }
-    const known = new Set(stored.flag.variants.map((variant) => variant.key));
-    const named = [...(patch.rules ?? []).flatMap((rule) => [rule.variant_key, ...(rule.allocation?.buckets ?? []).map((b) => b.variant_key)]), patch.off_variant_key];
-    const missing = named.filter((variantKey): variantKey is string => typeof variantKey === 'string' && !known.has(variantKey));
-    if (missing.length > 0) throw failedPrecondition(`the flag has no variant ${[...new Set(missing)].map((v) => `'${v}'`).join(', ')} (removed meanwhile?)`);
     // null is a value here (no off variant); only an absent field keeps the current one.
     const offVariantKey = patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key;
     // A first write that leaves rules out stores the default rule for the off variant it leaves.

@@ -59,9 +59,6 @@ const RULES: Rule[] = [
     },
   },
 ];
-/** A flag whose variants RULES and an off variant `off` can name (a state may name only its flag's variants). */
-const ruledFlag = (key: string): FlagDefinitionInput => ({ ...boolFlag(key), value_type: 'json', variants: [...JSON_VARIANTS, { key: 'off', value: false }] });
-
 const HASHING: HashingConfig[] = [
   { parameter_key: 'org_id', parameter_type: 'user', order: 0 },
   { parameter_key: 'model', parameter_type: 'device', order: 1 },
@@ -153,7 +150,7 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assert.equal(otherEnv?.version, 0);
     });
 
-    check('a served variant cannot leave the definition, and a state cannot name a variant the definition lacks', async ({ repos, scopes }) => {
+    check('a variant a stored state serves cannot leave the definition', async ({ repos, scopes }) => {
       const project = projectOf(scopes.env);
       await repos.flags.createDefinition(project, { key: 'tri', description: '', value_type: 'string', variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }, { key: 'c', value: 'C' }] });
       // env: a rule serves b; the other environment: c is its off variant.
@@ -166,19 +163,11 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       // Nothing serves a: it may go, and b's value may change.
       const kept = await repos.flags.updateDefinition(project, 'tri', { variants: [{ key: 'b', value: 'B2' }, { key: 'c', value: 'C' }] });
       assert.deepEqual(kept.variants.map((v) => v.key), ['b', 'c']);
-      // a is gone: a rule (plain or in a rollout) or an off variant naming it is refused; what is stored stays.
-      const stored = await repos.flags.get(scopes.env, 'tri');
-      await rejectsWith(repos.flags.updateState(scopes.env, 'tri', { rules: [{ id: 'r', conditions: [], variant_key: 'a' }] }), 'FAILED_PRECONDITION');
-      await rejectsWith(
-        repos.flags.updateState(scopes.env, 'tri', {
-          rules: [{ id: 'split', conditions: [], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'b', weight_milli: 500 }, { variant_key: 'a', weight_milli: 500 }] } }],
-        }),
-        'FAILED_PRECONDITION',
-      );
-      await rejectsWith(repos.flags.updateState(scopes.env, 'tri', { off_variant_key: 'a' }), 'FAILED_PRECONDITION');
-      assert.deepEqual(await repos.flags.get(scopes.env, 'tri'), stored);
-      // Fields that name no variant are written as before.
-      assert.equal((await repos.flags.updateState(scopes.env, 'tri', { enabled: true })).enabled, true);
+      // A rollout bucket serves its variant too, weight 0 included.
+      await repos.flags.updateState(scopes.env, 'tri', {
+        rules: [{ id: 'split', conditions: [], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'c', weight_milli: 1000 }, { variant_key: 'b', weight_milli: 0 }] } }],
+      });
+      await rejectsWith(repos.flags.updateDefinition(project, 'tri', { variants: [{ key: 'c', value: 'C' }] }), 'FAILED_PRECONDITION');
     });
 
     check('a stale expected version is ABORTED and changes nothing; unknown keys are NOT_FOUND', async ({ repos, scopes }) => {
@@ -210,7 +199,7 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
 
     check('deleteDefinition removes the definition and every environment state', async ({ repos, scopes }) => {
       const project = projectOf(scopes.env);
-      await repos.flags.createDefinition(project, ruledFlag('gone'));
+      await repos.flags.createDefinition(project, boolFlag('gone'));
       await repos.flags.updateState(scopes.env, 'gone', { enabled: true, rules: RULES });
       await repos.flags.updateState(scopes.otherEnvSameProject, 'gone', { enabled: true });
       await repos.flags.deleteDefinition(project, 'gone', 1);
@@ -229,7 +218,7 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
 
     check('updateState upserts per environment and bumps only that state version', async ({ repos, scopes }) => {
       const project = projectOf(scopes.env);
-      const created = await repos.flags.createDefinition(project, ruledFlag('state'));
+      const created = await repos.flags.createDefinition(project, boolFlag('state'));
       await tick();
       const first = await repos.flags.updateState(scopes.env, 'state', { enabled: true, off_variant_key: 'off' });
       assert.equal(first.version, 1, 'the first write creates the state at version 1');
@@ -246,11 +235,7 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assert.deepEqual(await repos.flags.get(scopes.env, 'state'), third);
       // The other environment and the definition are untouched.
       const other = await repos.flags.get(scopes.otherEnvSameProject, 'state');
-      // Its default rule serves ruledFlag's first variant that is not the off one (none while unwritten): plain.
-      assert.deepEqual(
-        { enabled: other?.enabled, version: other?.version, rules: other?.rules },
-        { enabled: false, version: 0, rules: [{ id: 'default', conditions: [], variant_key: 'plain' }] },
-      );
+      assert.deepEqual({ enabled: other?.enabled, version: other?.version, rules: other?.rules }, { enabled: false, version: 0, rules: DEFAULT_RULES });
       assert.equal((await repos.flags.getDefinition(project, 'state'))?.version, 1);
     });
 
@@ -334,13 +319,13 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
     });
 
     check('returned flags are copies: changing one does not change the store', async ({ repos, scopes }) => {
-      await repos.flags.createDefinition(projectOf(scopes.env), ruledFlag('copy'));
+      await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('copy'));
       const written = await repos.flags.updateState(scopes.env, 'copy', { rules: RULES });
       written.rules.length = 0;
       written.variants.push({ key: 'sneaky', value: true });
       const stored = await repos.flags.get(scopes.env, 'copy');
       assert.deepEqual(stored?.rules, RULES);
-      assert.equal(stored?.variants.length, 4, 'JSON_VARIANTS and off');
+      assert.equal(stored?.variants.length, 2);
     });
 
     check('list and listDefinitions are ordered by key (code point order)', async ({ repos, scopes }) => {
