@@ -13,7 +13,7 @@ import { bootstrap } from '../src/bootstrap.ts';
 import { startServer } from '../src/server.ts';
 import { TEST_JWT_SECRET } from './support/test-server.ts';
 import { firstRunBanner } from '../src/first-run-banner.ts';
-import type { FirstRunResult } from '../src/first-run.ts';
+import { firstRun, type FirstRunResult } from '../src/first-run.ts';
 import { startFirstRunServer, type FirstRunServer } from './support/first-run-server.ts';
 import { api, expectStatus, login, type ApiClient } from './support/rest-client.ts';
 
@@ -211,6 +211,24 @@ describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed w
       const dir = dataDir();
       const result = await bootstrap(repos, hasher, { admin: null, firstRun: { dataDir: dir } });
       assert.equal(result.firstRun?.kind, 'created');
+      assert.deepEqual((await repos.orgs.list()).map((org) => org.name).sort(), ['Default', 'system']);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('two instances starting at once on one database: one makes it all, the other reports it; the files hold the first one\'s secrets', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const repos = createPostgresRepositories(fresh.sql);
+      const { systemOrg } = await bootstrap(repos, hasher, { admin: null, firstRun: null });
+      const dir = dataDir();
+      const results = await Promise.all([firstRun(repos, hasher, systemOrg, { dataDir: dir }), firstRun(repos, hasher, systemOrg, { dataDir: dir })]);
+      assert.deepEqual(results.map((result) => result.kind).sort(), ['created', 'existing']);
+      const made = results.find((result) => result.kind === 'created') as Extract<FirstRunResult, { kind: 'created' }>;
+      assert.equal(read(made.admin.passwordFile), made.admin.password);
+      assert.equal(read(made.systemAdmin.passwordFile), made.systemAdmin.password);
+      assert.equal(read(made.sdkKey.file), made.sdkKey.rawKey);
       assert.deepEqual((await repos.orgs.list()).map((org) => org.name).sort(), ['Default', 'system']);
     } finally {
       await fresh.drop();
