@@ -188,10 +188,9 @@ describe('environments that never wrote the flag', () => {
     const on = expectStatus(await put(client, `${envFlags(staging.id)}/${key}`, { token: a.admin.token, body: { flag: { off_variant_key: 'control' }, enabled: true, version: 0 } }), 200);
     assert.deepEqual([on.off_variant_key, on.rules], ['control', SERVES_TREATMENT]);
     assert.deepEqual(await evaluated(staging.rawKey, staging.id, key, 'TARGETING_MATCH'), { variant_key: 'treatment', value: 'Treatment', reason: 'TARGETING_MATCH' });
-    // The production environment is still unwritten: new variants through its route give it their default rule
-    // (x first: it serves x). Staging's control and treatment stay: a served variant cannot be removed.
+    // The production environment is still unwritten: new variants through its route give it their default rule.
     const renamed = expectStatus(
-      await put(client, `${envFlags(a.environmentId)}/${key}`, { token: a.admin.token, body: { flag: { variants: [{ key: 'x', value: 'X' }, ...variants] } } }),
+      await put(client, `${envFlags(a.environmentId)}/${key}`, { token: a.admin.token, body: { flag: { variants: [{ key: 'x', value: 'X' }, { key: 'y', value: 'Y' }] } } }),
       200,
     );
     assert.deepEqual([renamed.rules, renamed.version], [[{ id: 'default', conditions: [], variant_key: 'x' }], 1]);
