@@ -184,6 +184,21 @@ describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed w
     }
   });
 
+  test('a system org that already has administrators (BOOTSTRAP_ADMIN_* on an earlier start) gets no first run', async () => {
+    const repos = createPostgresRepositories(db.sql);
+    await bootstrap(repos, hasher, { admin: { email: 'ops@example.com', password: 'ops-admin-password' }, firstRun: null });
+    const dir = dataDir();
+    const result = await bootstrap(repos, hasher, { admin: null, firstRun: { dataDir: dir } });
+    assert.deepEqual(result.firstRun, { kind: 'administered' });
+    assert.deepEqual((await repos.orgs.list()).map((org) => org.name), ['system']);
+    assert.equal(await repos.users.getByEmail('system@localhost'), null);
+    assert.equal(await repos.users.getByEmail('admin@localhost'), null);
+    assert.ok(!existsSync(path.join(dir, 'admin-password')));
+    assert.deepEqual(firstRunBanner(result.firstRun!, { httpPort: 8080, syncGrpcPort: 50050 }), [
+      'The system organisation already has administrators: the first run makes nothing (docs/first-run.md). Sign in with their accounts.',
+    ]);
+  });
+
   test('a data directory whose admin@localhost is the system administrator keeps working as it was', async () => {
     const repos = createPostgresRepositories(db.sql);
     // What earlier versions made on the first start: admin@localhost in the system org.
