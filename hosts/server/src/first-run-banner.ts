@@ -20,6 +20,9 @@ export function firstRunBanner(result: FirstRunResult, at: BannerAddresses): str
       '  It predates the first run: it creates orgs on the Admin page. For a ready-made org, project and SDK key start once on an empty DATA_DIR.',
     ];
   }
+  if (result.kind === 'administered') {
+    return ['The system organisation already has administrators: the first run makes nothing (docs/first-run.md). Sign in with their accounts.'];
+  }
   if (result.kind === 'existing') {
     const lines = [`Sign in to the console as ${result.admin.email} (password in ${result.admin.passwordFile}).`];
     if (result.systemAdmin) lines.push(`System administrator (creates orgs): ${result.systemAdmin.email} (password in ${result.systemAdmin.passwordFile}).`);

@@ -38,7 +38,10 @@ export interface FirstRunLogin {
  * - `created`: this start made the two logins, the org, the project, its environments and a key;
  * - `existing`: an earlier first run did (nothing is made again; the passwords are in their files);
  * - `legacy`: a data directory from before first run, whose `admin@localhost` is the system
- *   administrator: it is left as it was (that login keeps working, no org is made).
+ *   administrator: it is left as it was (that login keeps working, no org is made);
+ * - `administered`: neither login exists but the system org has members (BOOTSTRAP_ADMIN_* was set
+ *   on an earlier start, or the first run's accounts were renamed or removed): nothing is made, so
+ *   a data directory never gains a second "Default" org and a system administrator nobody asked for.
  */
 export type FirstRunResult =
   | {
@@ -52,7 +55,8 @@ export type FirstRunResult =
       sdkKey: { id: string; environmentId: string; environmentName: string; rawKey: string; file: string };
     }
   | { kind: 'existing'; systemAdmin: FirstRunLogin | null; admin: FirstRunLogin; sdkKeyFile: string | null }
-  | { kind: 'legacy'; admin: FirstRunLogin };
+  | { kind: 'legacy'; admin: FirstRunLogin }
+  | { kind: 'administered' };
 
 const generatePassword = (): string => randomBytes(12).toString('base64url');
 
@@ -157,7 +161,9 @@ export async function firstRun(
 
 async function findExisting(repos: Repositories, systemOrg: Org, file: (name: string) => string): Promise<FirstRunResult | null> {
   const [systemAdmin, admin] = await Promise.all([repos.users.getByEmail(FIRST_RUN.systemAdminEmail), repos.users.getByEmail(FIRST_RUN.adminEmail)]);
-  if (!systemAdmin && !admin) return null;
+  if (!systemAdmin && !admin) {
+    return (await repos.users.listOrgUsers({ orgId: systemOrg.id })).length > 0 ? { kind: 'administered' } : null;
+  }
   const login = (email: string, name: string): FirstRunLogin => ({ email, password: null, passwordFile: file(name) });
   // Before first run existed, the development admin was admin@localhost in the system org.
   if (admin && !systemAdmin && (await repos.users.getMembership(systemOrg.id, admin.id))) {

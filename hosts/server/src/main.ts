@@ -16,11 +16,13 @@ function printLoginHelp(config: Config, server: RunningServer): void {
   const firstRun = server.bootstrap.firstRun;
   if (firstRun) {
     lines.push(...firstRunBanner(firstRun, server));
-    const login = firstRun.admin;
-    lines.push(
-      `Log in (REST):  curl -s -X POST localhost:${server.httpPort}/v1/auth/login -H 'content-type: application/json' \\`,
-      `                  -d '{"email":"${login.email}","password":"'"$(cat ${login.passwordFile})"'"}'`,
-    );
+    if (firstRun.kind !== 'administered') {
+      const login = firstRun.admin;
+      lines.push(
+        `Log in (REST):  curl -s -X POST localhost:${server.httpPort}/v1/auth/login -H 'content-type: application/json' \\`,
+        `                  -d '{"email":"${login.email}","password":"'"$(cat ${login.passwordFile})"'"}'`,
+      );
+    }
   } else if (config.bootstrapAdmin) {
     lines.push(`Log in with POST /v1/auth/login as ${config.bootstrapAdmin.email} (BOOTSTRAP_ADMIN_PASSWORD).`);
   }

@@ -83,6 +83,9 @@ describe('team pages in Chromium', { skip: chromiumCheck.reason ?? false, timeou
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     await page.getByTestId('signed-in-user').getByText(`Newcomer (${email})`).waitFor();
     assert.equal(await page.getByTestId('signed-in-org').innerText(), tenant.orgName);
+    // The accept page's entry (the token in its address) was replaced, not kept for the Back button.
+    await page.goBack();
+    assert.doesNotMatch(page.url(), /accept-invitation|inv_/, 'going back does not show the invitation token');
 
     // The account exists with that password, as a member of the org; the link is spent.
     const session = await login(client, email, 'newcomer-password-1');

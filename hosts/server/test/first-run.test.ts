@@ -13,7 +13,7 @@ import { bootstrap } from '../src/bootstrap.ts';
 import { startServer } from '../src/server.ts';
 import { TEST_JWT_SECRET } from './support/test-server.ts';
 import { firstRunBanner } from '../src/first-run-banner.ts';
-import type { FirstRunResult } from '../src/first-run.ts';
+import { firstRun, type FirstRunResult } from '../src/first-run.ts';
 import { startFirstRunServer, type FirstRunServer } from './support/first-run-server.ts';
 import { api, expectStatus, login, type ApiClient } from './support/rest-client.ts';
 
@@ -184,6 +184,21 @@ describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed w
     }
   });
 
+  test('a system org that already has administrators (BOOTSTRAP_ADMIN_* on an earlier start) gets no first run', async () => {
+    const repos = createPostgresRepositories(db.sql);
+    await bootstrap(repos, hasher, { admin: { email: 'ops@example.com', password: 'ops-admin-password' }, firstRun: null });
+    const dir = dataDir();
+    const result = await bootstrap(repos, hasher, { admin: null, firstRun: { dataDir: dir } });
+    assert.deepEqual(result.firstRun, { kind: 'administered' });
+    assert.deepEqual((await repos.orgs.list()).map((org) => org.name), ['system']);
+    assert.equal(await repos.users.getByEmail('system@localhost'), null);
+    assert.equal(await repos.users.getByEmail('admin@localhost'), null);
+    assert.ok(!existsSync(path.join(dir, 'admin-password')));
+    assert.deepEqual(firstRunBanner(result.firstRun!, { httpPort: 8080, syncGrpcPort: 50050 }), [
+      'The system organisation already has administrators: the first run makes nothing (docs/first-run.md). Sign in with their accounts.',
+    ]);
+  });
+
   test('a data directory whose admin@localhost is the system administrator keeps working as it was', async () => {
     const repos = createPostgresRepositories(db.sql);
     // What earlier versions made on the first start: admin@localhost in the system org.
@@ -211,6 +226,24 @@ describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed w
       const dir = dataDir();
       const result = await bootstrap(repos, hasher, { admin: null, firstRun: { dataDir: dir } });
       assert.equal(result.firstRun?.kind, 'created');
+      assert.deepEqual((await repos.orgs.list()).map((org) => org.name).sort(), ['Default', 'system']);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('two instances starting at once on one database: one makes it all, the other reports it; the files hold the first one\'s secrets', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const repos = createPostgresRepositories(fresh.sql);
+      const { systemOrg } = await bootstrap(repos, hasher, { admin: null, firstRun: null });
+      const dir = dataDir();
+      const results = await Promise.all([firstRun(repos, hasher, systemOrg, { dataDir: dir }), firstRun(repos, hasher, systemOrg, { dataDir: dir })]);
+      assert.deepEqual(results.map((result) => result.kind).sort(), ['created', 'existing']);
+      const made = results.find((result) => result.kind === 'created') as Extract<FirstRunResult, { kind: 'created' }>;
+      assert.equal(read(made.admin.passwordFile), made.admin.password);
+      assert.equal(read(made.systemAdmin.passwordFile), made.systemAdmin.password);
+      assert.equal(read(made.sdkKey.file), made.sdkKey.rawKey);
       assert.deepEqual((await repos.orgs.list()).map((org) => org.name).sort(), ['Default', 'system']);
     } finally {
       await fresh.drop();

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { notFound, versionConflict } from '@switchyard/core';
+import { failedPrecondition, notFound, variantUses, versionConflict } from '@switchyard/core';
 import type {
   EnvironmentScope,
   Flag,
@@ -78,8 +78,33 @@ export class PgFlagRepository implements FlagRepository {
     expectedVersion?: number,
   ): Promise<Flag> {
     if (!validProject(scope)) throw notFound('flag', key);
+    if (patch.variants === undefined) return this.writeDefinition(this.sql, scope, key, patch, expectedVersion);
+    // Variants may go only when no environment serves them (docs/contract.md "Flags"): checked
+    // under the flag's lock, which every state writer takes first, so a rule saved meanwhile is seen.
+    const kept = new Set(patch.variants.map((variant) => variant.key));
+    return transaction(this.sql, async (tx) => {
+      const [locked] = await tx<FlagDefinitionRow[]>`
+        SELECT * FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key} FOR UPDATE`;
+      const removed = (locked?.variants ?? []).map((variant) => variant.key).filter((variantKey) => !kept.has(variantKey));
+      if (locked && removed.length > 0) {
+        const states = await tx<Array<Pick<FlagStateRow, 'rules' | 'off_variant_key'>>>`
+          SELECT rules, off_variant_key FROM flag_environment_states WHERE flag_id = ${locked.id}`;
+        const served = removed.filter((variantKey) => states.some((state) => variantUses(state, variantKey).length > 0));
+        if (served.length > 0) throw failedPrecondition(`a variant that is served cannot be removed: ${served.map((v) => `'${v}'`).join(', ')}`);
+      }
+      return this.writeDefinition(tx, scope, key, patch, expectedVersion);
+    });
+  }
+
+  private async writeDefinition(
+    sql: Sql | TransactionSql,
+    scope: ProjectScope,
+    key: string,
+    patch: Partial<Omit<FlagDefinitionInput, 'key'>>,
+    expectedVersion?: number,
+  ): Promise<Flag> {
     const variants = patch.variants === undefined ? null : this.json(patch.variants);
-    const [row] = await this.sql<FlagDefinitionRow[]>`
+    const [row] = await sql<FlagDefinitionRow[]>`
       UPDATE flags SET
         description = COALESCE(${patch.description ?? null}::text, description),
         value_type = COALESCE(${patch.value_type ?? null}::text, value_type),
@@ -90,7 +115,7 @@ export class PgFlagRepository implements FlagRepository {
       WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
         AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
       RETURNING *`;
-    if (!row) return this.explainMiss(scope, key, expectedVersion);
+    if (!row) return this.explainMiss(scope, key, expectedVersion, sql);
     return definitionFromRow(row);
   }
 
@@ -213,8 +238,8 @@ export class PgFlagRepository implements FlagRepository {
   }
 
   /** After a write matched no row: NOT_FOUND when the flag is absent, else the version was stale. */
-  private async explainMiss(scope: ProjectScope, key: string, expectedVersion: number | undefined): Promise<never> {
-    const [row] = await this.sql<{ version: number }[]>`
+  private async explainMiss(scope: ProjectScope, key: string, expectedVersion: number | undefined, sql: Sql | TransactionSql = this.sql): Promise<never> {
+    const [row] = await sql<{ version: number }[]>`
       SELECT version FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}`;
     if (!row || expectedVersion === undefined) throw notFound('flag', key);
     throw versionConflict('flag', expectedVersion, row.version);

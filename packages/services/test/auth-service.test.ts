@@ -508,6 +508,21 @@ describe('AuthService.me and the sessions of an account', () => {
     assert.equal((await callerOf(inB)).orgId, orgB, 'the session in the other org goes on');
   });
 
+  test('a token whose session record is gone or ended is refused, never taken for an unconfined session', async () => {
+    const inB = await login(ALICE.email, ALICE.password, { orgId: orgB });
+    const inA = await login(ALICE.email, ALICE.password, { orgId: orgA });
+    // A token that outlived its session row (pruned), and one whose session was ended meanwhile.
+    const pruned: Principal = { kind: 'user', userId: aliceId, orgId: orgA, role: 'org_admin', isSystem: false, sessionId: randomUUID() };
+    const ended = { ...(await callerOf(inA)) };
+    await repos.sessions.end({ userId: aliceId, sessionId: inA.sessionId }, clock.nowMs);
+    for (const principal of [pruned, ended]) {
+      await rejectsWith(auth.listSessions(principal), 'UNAUTHENTICATED');
+      await rejectsWith(auth.endOtherSessions(principal), 'UNAUTHENTICATED');
+      await rejectsWith(auth.endSession(principal, inB.sessionId), 'UNAUTHENTICATED');
+    }
+    assert.equal((await callerOf(inB)).orgId, orgB, 'the session in the other org goes on');
+  });
+
   test('an SDK-key principal or one without a session is UNAUTHENTICATED', async () => {
     const sdk: Principal = { kind: 'sdk_key', sdkKeyId: 'k', orgId: orgA, projectId: 'p', environmentId: 'e' };
     const sessionless: Principal = { kind: 'user', userId: aliceId, orgId: orgA, role: 'org_admin', isSystem: false };

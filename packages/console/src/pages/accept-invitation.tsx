@@ -7,6 +7,12 @@ import type { Me } from './account.tsx';
 const orgIdsOf = (text: string): string[] => text.split(/[\s,]+/).filter((id) => id !== '');
 
 /**
+ * Opens the org's projects in place of this page's history entry: the spent invitation token in
+ * its address is not left for the Back button (or anyone with the browser's history) to find.
+ */
+const leaveForProjects = (): void => location.replace('#/projects');
+
+/**
  * `#/accept-invitation/{token}`: where an invitation's link lands (copied from the Members page or
  * mailed). Three ways in (POST /v1/auth/invitations/accept):
  * - this tab is signed in: accept as that account (the API checks the invitation is for its address);
@@ -30,7 +36,7 @@ export function AcceptInvitationPage({ api, token }: { api: Api; token: string }
     try {
       const joined = await api.post<{ org_id: string }>('/v1/auth/invitations/accept', { token });
       await api.switchOrg(joined.org_id);
-      location.hash = '#/projects';
+      leaveForProjects();
     } catch (caught) {
       setError(caught);
     }
@@ -68,7 +74,7 @@ export function AcceptInvitationPage({ api, token }: { api: Api; token: string }
             const session = await api.post<Session>('/v1/auth/invitations/accept', { token, display_name: displayName, password: newPassword, keep_org_ids: orgIdsOf(keep) });
             setNewPassword('');
             api.setSession(session);
-            location.hash = '#/projects';
+            leaveForProjects();
           }}
         >
           <label>

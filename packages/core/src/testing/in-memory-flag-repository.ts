@@ -1,5 +1,6 @@
-import { alreadyExists, notFound, versionConflict } from '../errors/domain-error.ts';
+import { alreadyExists, failedPrecondition, notFound, versionConflict } from '../errors/domain-error.ts';
 import { initialRulesFor } from '../flags/default-rule.ts';
+import { variantUses } from '../flags/variant-uses.ts';
 import type { Flag } from '../model/definitions.ts';
 import type { FlagDefinitionInput, FlagEnvironmentStateInput, FlagRepository } from '../ports/flag-ports.ts';
 import type { EnvironmentScope, ProjectScope } from '../ports/scopes.ts';
@@ -74,6 +75,14 @@ export class InMemoryFlagRepository implements FlagRepository {
   ): Promise<Flag> {
     const stored = this.requireDefinition(scope, key, expectedVersion);
     const flag = stored.flag;
+    if (patch.variants !== undefined) {
+      // As PostgreSQL does under the flag's lock: a variant a stored state serves stays.
+      const kept = new Set(patch.variants.map((variant) => variant.key));
+      const removed = flag.variants.map((variant) => variant.key).filter((variantKey) => !kept.has(variantKey));
+      const states = [...this.state.flagStates.entries()].filter(([k]) => k.endsWith(`/${stored.id}`)).map(([, state]) => state);
+      const served = removed.filter((variantKey) => states.some((state) => variantUses(state, variantKey).length > 0));
+      if (served.length > 0) throw failedPrecondition(`a variant that is served cannot be removed: ${served.map((v) => `'${v}'`).join(', ')}`);
+    }
     if (patch.description !== undefined) flag.description = patch.description;
     if (patch.value_type !== undefined) flag.value_type = patch.value_type;
     if (patch.variants !== undefined) flag.variants = viaJson(patch.variants);

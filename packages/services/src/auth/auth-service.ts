@@ -211,7 +211,7 @@ export class AuthService {
    */
   async listSessions(principal: Principal): Promise<SessionSummary[]> {
     const { userId, sessionId } = this.sessionOf(principal);
-    const confinedTo = await this.confinedOrg(principal, sessionId);
+    const confinedTo = await this.confinedOrg(principal, userId, sessionId);
     const live = (await this.repos.sessions.listLive(userId, this.now())).filter((s) => confinedTo === null || s.orgId === confinedTo);
     // Sign-ins are not capped, so the answer is: the newest ones, the caller's always among them.
     const newest = live.slice(-MAX_LISTED_SESSIONS);
@@ -237,7 +237,7 @@ export class AuthService {
    */
   async endSession(principal: Principal, targetSessionId: string): Promise<void> {
     const { userId, sessionId } = this.sessionOf(principal);
-    const confinedTo = await this.confinedOrg(principal, sessionId);
+    const confinedTo = await this.confinedOrg(principal, userId, sessionId);
     const ended = await this.repos.sessions.end({ userId, sessionId: targetSessionId, ...(confinedTo === null ? {} : { orgId: confinedTo }) }, this.now());
     if (ended === 0) throw notFound('session', targetSessionId);
     await announceSessionChange(this.notifier, userId);
@@ -246,7 +246,7 @@ export class AuthService {
   /** Ends every live session of the caller's account but the caller's ("log out everywhere else"); returns how many. */
   async endOtherSessions(principal: Principal): Promise<{ ended: number }> {
     const { userId, sessionId } = this.sessionOf(principal);
-    const confinedTo = await this.confinedOrg(principal, sessionId);
+    const confinedTo = await this.confinedOrg(principal, userId, sessionId);
     const ended = await this.repos.sessions.end({ userId, exceptSessionId: sessionId, ...(confinedTo === null ? {} : { orgId: confinedTo }) }, this.now());
     await announceSessionChange(this.notifier, userId);
     return { ended };
@@ -267,9 +267,17 @@ export class AuthService {
     return { userId: principal.userId, sessionId: principal.sessionId };
   }
 
-  /** The org a single sign-on session is confined to, or null for a session that is not. */
-  private async confinedOrg(principal: Principal, sessionId: string): Promise<string | null> {
-    return (await this.repos.sessions.get(sessionId))?.providerId ? principal.orgId : null;
+  /**
+   * The org a single sign-on session is confined to, or null for a session that is not. A session
+   * that is not the caller's live one (gone, ended, expired: a token outliving it) is refused
+   * rather than read as unconfined, so it never reaches the account's sessions in other orgs.
+   */
+  private async confinedOrg(principal: Principal, userId: string, sessionId: string): Promise<string | null> {
+    const session = await this.repos.sessions.get(sessionId);
+    if (!session || session.userId !== userId || session.endedAtMs !== null || session.expiresAtMs <= this.now()) {
+      throw unauthenticated('the session has ended: sign in again');
+    }
+    return session.providerId ? principal.orgId : null;
   }
 
   private async endSessions(filter: { userId: string; sessionId?: string; exceptSessionId?: string }): Promise<void> {

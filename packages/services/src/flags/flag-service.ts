@@ -202,6 +202,7 @@ export class FlagService {
         await this.record(tx, principal, project, key, 'flag.update', 'definition', definitionBefore, await tx.flags.getDefinition(project, key));
         updated = (await tx.flags.get(target.environment, key)) ?? updated;
       }
+      servesOnlyItsVariants(updated);
       await this.record(tx, principal, project, key, 'flag.update', target, current, updated);
       return updated;
     });
@@ -243,6 +244,7 @@ export class FlagService {
     await this.checkSegmentReferences(environment, checked);
     const flag = await this.repos.unitOfWork.run(async (tx) => {
       const updated = await tx.flags.updateState(environment, key, { rules: checked }, version ?? current.version);
+      servesOnlyItsVariants(updated);
       await this.record(tx, principal, environment, key, 'flag.rules', { environment }, current, updated);
       return updated;
     });
@@ -403,4 +405,19 @@ export class FlagService {
       encodeChange('environment' in target && reach === 'environment' ? { environmentId: target.environment.environmentId } : { projectId: scope.projectId }),
     );
   }
+}
+
+/**
+ * After a state write, inside its unit of work: the written rules and off variant name only the
+ * flag's variants as they are now. The rules were checked against the variants read before the
+ * write; a variant removed in between (its removal's own check ran before this write) is caught
+ * here. The state write holds the flag's lock to the commit, so a removal that comes later sees
+ * this state and refuses (the repositories' updateDefinition): one of the two always fails.
+ * @throws FAILED_PRECONDITION, which rolls the write back.
+ */
+function servesOnlyItsVariants(flag: Flag): void {
+  const known = new Set(flag.variants.map((variant) => variant.key));
+  const named = [...flag.rules.flatMap((rule) => [rule.variant_key, ...(rule.allocation?.buckets ?? []).map((bucket) => bucket.variant_key)]), flag.off_variant_key];
+  const missing = [...new Set(named.filter((variantKey): variantKey is string => typeof variantKey === 'string' && !known.has(variantKey)))];
+  if (missing.length > 0) throw failedPrecondition(`the flag no longer has the variant ${missing.map((v) => `'${v}'`).join(', ')}: it was removed meanwhile; read the flag again`);
 }

@@ -129,7 +129,8 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
     check('updateDefinition patches, bumps the definition version and is seen by every environment', async ({ repos, scopes }) => {
       const project = projectOf(scopes.env);
       const created = await repos.flags.createDefinition(project, boolFlag('banner'));
-      await repos.flags.updateState(scopes.env, 'banner', { enabled: true });
+      // No rules: nothing serves the variants the json ones replace below (see the next test).
+      await repos.flags.updateState(scopes.env, 'banner', { enabled: true, rules: [] });
       await tick();
       const updated = await repos.flags.updateDefinition(project, 'banner', { description: 'new words' });
       assert.equal(updated.version, 2);
@@ -147,6 +148,26 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       const otherEnv = await repos.flags.get(scopes.otherEnvSameProject, 'banner');
       assert.equal(otherEnv?.value_type, 'json');
       assert.equal(otherEnv?.version, 0);
+    });
+
+    check('a variant a stored state serves cannot leave the definition', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      await repos.flags.createDefinition(project, { key: 'tri', description: '', value_type: 'string', variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }, { key: 'c', value: 'C' }] });
+      // env: a rule serves b; the other environment: c is its off variant.
+      await repos.flags.updateState(scopes.env, 'tri', { rules: [{ id: 'r', conditions: [], variant_key: 'b' }] });
+      await repos.flags.updateState(scopes.otherEnvSameProject, 'tri', { off_variant_key: 'c', rules: [] });
+      const before = await repos.flags.getDefinition(project, 'tri');
+      await rejectsWith(repos.flags.updateDefinition(project, 'tri', { variants: [{ key: 'a', value: 'A' }, { key: 'c', value: 'C' }] }), 'FAILED_PRECONDITION');
+      await rejectsWith(repos.flags.updateDefinition(project, 'tri', { variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }] }), 'FAILED_PRECONDITION');
+      assert.deepEqual(await repos.flags.getDefinition(project, 'tri'), before, 'a refused removal changes nothing');
+      // Nothing serves a: it may go, and b's value may change.
+      const kept = await repos.flags.updateDefinition(project, 'tri', { variants: [{ key: 'b', value: 'B2' }, { key: 'c', value: 'C' }] });
+      assert.deepEqual(kept.variants.map((v) => v.key), ['b', 'c']);
+      // A rollout bucket serves its variant too, weight 0 included.
+      await repos.flags.updateState(scopes.env, 'tri', {
+        rules: [{ id: 'split', conditions: [], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'c', weight_milli: 1000 }, { variant_key: 'b', weight_milli: 0 }] } }],
+      });
+      await rejectsWith(repos.flags.updateDefinition(project, 'tri', { variants: [{ key: 'c', value: 'C' }] }), 'FAILED_PRECONDITION');
     });
 
     check('a stale expected version is ABORTED and changes nothing; unknown keys are NOT_FOUND', async ({ repos, scopes }) => {
