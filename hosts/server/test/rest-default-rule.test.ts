@@ -44,8 +44,16 @@ const SERVES_ON = [{ id: 'default', conditions: [], variant_key: 'on' }];
 const turnOn = async (environmentId: string, key: string, version: number): Promise<Json> =>
   expectStatus(await put(client, `${envFlags(environmentId)}/${key}`, { token: a.admin.token, body: { enabled: true, version } }), 200, `turn ${key} on`);
 
-const ofrep = async (rawKey: string, key: string): Promise<Json> =>
-  expectStatus(await client.post(`/ofrep/v1/evaluate/flags/${key}`, { sdkKey: rawKey, body: { context: { targetingKey: 'someone' } } }), 200, `OFREP ${key}`);
+/** OFREP's answer once it has the flag (a change reaches each evaluation path's snapshot on its own: wait for it). */
+async function ofrep(rawKey: string, key: string): Promise<Json> {
+  let answer: Json = {};
+  await eventually(`OFREP ${key} answered`, async () => {
+    const response = await client.post(`/ofrep/v1/evaluate/flags/${key}`, { sdkKey: rawKey, body: { context: { targetingKey: 'someone' } } });
+    answer = response.body;
+    return response.status === 200;
+  });
+  return answer;
+}
 
 /**
  * REST evaluate of `key` for one context once the answer has `reason` (evaluation snapshots
