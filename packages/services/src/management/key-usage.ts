@@ -104,6 +104,8 @@ export interface KeyUsageRecorderOptions {
 interface EnvironmentAttributes {
   reported: Map<string, number>;
   pending: Map<string, SeenContextAttribute>;
+  /** When a pair of it was last noted: an environment quiet for the interval can be forgotten whole. */
+  lastNotedAt: number;
 }
 
 /**
@@ -163,14 +165,13 @@ export class KeyUsageRecorder {
    */
   contextsSeen(scope: EnvironmentScope, contexts: readonly EvaluationContext[]): void {
     const { orgId, projectId, environmentId } = scope;
-    const principal = { orgId, projectId, environmentId };
     const now = this.now();
-    let environment = this.attributes.get(principal.environmentId);
+    let environment = this.attributes.get(environmentId);
     if (environment === undefined) {
       if (this.attributes.size >= this.maxTrackedEnvironments) this.forgetEnvironmentsOlderThan(now - this.intervalMs);
       if (this.attributes.size >= this.maxTrackedEnvironments) return;
-      environment = { reported: new Map(), pending: new Map() };
-      this.attributes.set(principal.environmentId, environment);
+      environment = { reported: new Map(), pending: new Map(), lastNotedAt: now };
+      this.attributes.set(environmentId, environment);
     }
     let noted = false;
     for (const context of contexts) {
@@ -187,7 +188,8 @@ export class KeyUsageRecorder {
           if (environment.reported.size >= this.maxTrackedAttributes) return this.scheduleIf(noted);
         }
         environment.reported.set(pair, now);
-        environment.pending.set(pair, { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId, contextType, name });
+        environment.lastNotedAt = now;
+        environment.pending.set(pair, { orgId, projectId, environmentId, contextType, name });
         noted = true;
       }
     }
@@ -260,7 +262,7 @@ export class KeyUsageRecorder {
   private forgetEnvironmentsOlderThan(cutoffMs: number): void {
     for (const [id, environment] of this.attributes) {
       if (environment.pending.size > 0) continue;
-      if (![...environment.reported.values()].some((at) => at > cutoffMs)) this.attributes.delete(id);
+      if (environment.lastNotedAt <= cutoffMs) this.attributes.delete(id);
     }
   }
 
