@@ -98,6 +98,20 @@ CREATE TABLE IF NOT EXISTS context_signing_secrets (
 );
 CREATE INDEX IF NOT EXISTS context_signing_secrets_by_env ON context_signing_secrets (environment_id);
 
+-- Attribute names evaluated contexts used, per environment (the console's rule editor suggests
+-- them): names only, never values; at most 500 per environment, the least recently seen dropped.
+CREATE TABLE IF NOT EXISTS context_attributes (
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  environment_id  uuid NOT NULL,
+  context_type    text NOT NULL CHECK (length(context_type) BETWEEN 1 AND 64),
+  name            text NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+  last_seen_at    timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (environment_id, context_type, name),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS context_attributes_recent ON context_attributes (environment_id, last_seen_at DESC);
+
 -- Flags: the definition is project-level ...
 CREATE TABLE IF NOT EXISTS flags (
   id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -160,8 +160,8 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     );
     verifier.onContextSecretsChanged((environmentId) => contextSigningKeys.forget(environmentId));
     const contextTokens = new ContextTokenVerifier(contextSigningKeys);
-    // Keys' last uses seen here, reported to the services in batches (KeyUsageGatewayService).
-    const keyUses = new KeyUsageRecorder((uses) => remote.keyUsage.recordUses(uses), {
+    // Keys' last uses and their contexts' attribute names seen here, reported to the services in batches (KeyUsageGatewayService).
+    const keyUses = new KeyUsageRecorder((uses, attributes) => remote.keyUsage.recordUses(uses, attributes), {
       onError: (error) => log.warn({ err: { message: (error as Error).message } }, 'keys\' last uses could not be reported to the services; their next uses report them'),
     });
     shutdown.add('key uses', () => keyUses.stop());

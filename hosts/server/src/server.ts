@@ -23,6 +23,7 @@ import {
   IngestRateLimiter,
   IngestRetention,
   IngestService,
+  ContextAttributeService,
   KeyUsageRecorder,
   KeyUsageService,
   MailOutboxService,
@@ -327,9 +328,9 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     }
     const clientAccess = new ClientAccess({ origins: originUnion, publicUrl: () => ssoOptions.publicUrl, metrics: metrics.client, log: clientLog });
     // Keys' last uses: noted by sync streams and evaluations, written in batches once a minute per key.
-    const keyUsage = new KeyUsageService(repos.sdkKeys);
+    const keyUsage = new KeyUsageService(repos.sdkKeys, repos.contextAttributes);
     const keyUseLog = logging.forModule('keys');
-    const keyUses = new KeyUsageRecorder((uses) => keyUsage.recordUses(uses), {
+    const keyUses = new KeyUsageRecorder((uses, attributes) => keyUsage.recordUses(uses, attributes), {
       onError: (error) => keyUseLog.warn({ err: { message: (error as Error).message } }, 'keys\' last uses could not be written; their next uses write them'),
     });
     // After REST and gRPC have drained, before the pool closes: the last uses noted are written.
@@ -359,6 +360,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       ...createSsoServices({ repos, auth, hasher, options: ssoOptions, notifier }),
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
+      contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
       clientAnswers: new ClientAnswers(evaluation),
       snapshots,

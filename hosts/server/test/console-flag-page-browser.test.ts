@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
 import { createFlag, createSegment, envFlags } from './support/flag-client.ts';
+import { eventually } from './support/flag-fixtures.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -203,6 +204,15 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, tim
       flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [{ id: 'new-apps', conditions: [{ attribute: 'app_version', op: 'semver_gt', values: ['2.0.0'] }], variant_key: 'on' }] },
     });
     await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'picker', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    // A context recently evaluated here used "subscription_tier" (docs/contract.md "Context attributes").
+    expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/evaluate`, { sdkKey: tenant.rawKey, body: { context_key: 'visitor-2', context_type: 'user', attributes: { subscription_tier: 'gold' } } }),
+      200,
+    );
+    await eventually('the evaluated attribute is listed', async () => {
+      const listed = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/context-attributes`, { token: tenant.admin.token }), 200);
+      return listed.attributes.some((a: { name: string }) => a.name === 'subscription_tier');
+    }, 10_000);
     const page = await signedIn();
     await page.goto(flagUrl('picker'));
     await page.getByRole('button', { name: 'Add rule' }).click();
@@ -212,11 +222,12 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, tim
     const attribute = rule.getByLabel('Attribute');
     const listId = await attribute.getAttribute('list');
     assert.ok(listId, 'the attribute field has suggestions');
-    await page.waitForFunction((id) => (document.getElementById(id!) as HTMLDataListElement | null)?.options.length === 3, listId);
+    await page.waitForFunction((id) => (document.getElementById(id!) as HTMLDataListElement | null)?.options.length === 4, listId);
     const suggestions = await page.evaluate((id) => Array.from((document.getElementById(id!) as HTMLDataListElement).options, (o) => o.value), listId);
-    // By hand: "app_version" (staging's flag), "country" (the segment europe) and "plan" (the rule of
-    // the flag colours of the variants test, in production), sorted.
-    assert.deepEqual(suggestions, ['app_version', 'country', 'plan']);
+    // By hand: "app_version" (staging's flag), "country" (the segment europe), "plan" (the rule of
+    // the flag colours of the variants test, in production) and "subscription_tier" (the context
+    // evaluated above), sorted.
+    assert.deepEqual(suggestions, ['app_version', 'country', 'plan', 'subscription_tier']);
     await attribute.fill('country');
     await rule.getByLabel('Values (comma-separated)').fill('fr');
     await rule.getByLabel('Values (comma-separated)').press('Tab');

@@ -161,3 +161,10 @@ export interface AuditEntry {
   before?: unknown;
   after?: unknown;
 }
+
+/** GET /v1/environments/{env_id}/context-attributes: an attribute name contexts recently used (never a value). */
+export interface ContextAttributeRecord {
+  context_type: string;
+  name: string;
+  last_seen_at_ms: number;
+}

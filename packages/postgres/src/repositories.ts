@@ -28,6 +28,7 @@ import { PgSsoIdentityRepository } from './sso-identity-repository.pg.ts';
 import { PgMailOutboxRepository } from './mail-outbox-repository.pg.ts';
 import { PgAccountTokenRepository } from './account-token-repository.pg.ts';
 import { PgContextSigningSecretRepository } from './context-signing-secret-repository.pg.ts';
+import { PgContextAttributeRepository } from './context-attribute-repository.pg.ts';
 import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
@@ -62,5 +63,6 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     accountTokens: new PgAccountTokenRepository(sql),
     orgDomains: new PgOrgDomainRepository(sql),
     contextSigningSecrets: new PgContextSigningSecretRepository(sql),
+    contextAttributes: new PgContextAttributeRepository(sql),
   };
 }

@@ -14,6 +14,7 @@ export * from './management/invitation-service.ts';
 export * from './management/admin-grant-withdrawal.ts';
 export * from './management/records.ts';
 export * from './management/key-usage.ts';
+export * from './flags/context-attribute-service.ts';
 export * from './client/client-key-input.ts';
 export * from './client/client-origins.ts';
 export * from './client/client-metrics.ts';

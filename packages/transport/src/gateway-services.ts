@@ -1,4 +1,5 @@
 import type {
+  ContextAttributeService,
   AuditLogService,
   ClientOriginService,
   AuthProviderService,
@@ -57,6 +58,8 @@ export interface GatewayServices {
   sso: SsoLoginService;
   flags: FlagService;
   segments: SegmentService;
+  /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
+  contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;
   /**
    * OFREP answers for client keys (docs/client-side.md "What a client sees"): in one process over
@@ -86,15 +89,16 @@ export interface GatewayServices {
   /** Per-key-kind counters of the client routes (requests, 304s, 429s, origin and signature refusals, streams). */
   clientMetrics: ClientMetrics;
   /**
-   * Writes keys' last uses (`last_used_at_ms`): the target of this instance's `keyUses` batches in
-   * one process, of a gateway's over the hop (KeyUsageGatewayService).
+   * Writes keys' last uses (`last_used_at_ms`) and their contexts' attribute names: the target of
+   * this instance's `keyUses` batches in one process, of a gateway's over the hop (KeyUsageGatewayService).
    */
   keyUsage: KeyUsageService;
   /**
    * Notes each key's sync stream or evaluation on the instance answering, at most once a minute per
-   * key, and sends them in batches to `keyUsage`; local in every topology.
+   * key, and the attribute names of the contexts it evaluated (bounded), and sends them in batches
+   * to `keyUsage`; local in every topology.
    */
-  keyUses: Pick<KeyUsageRecorder, 'used'>;
+  keyUses: Pick<KeyUsageRecorder, 'used' | 'contextsSeen'>;
   /** The REST base and sync port the console puts in SDK snippets (GET /v1/console/settings); local in every topology. */
   consoleAddresses: ConsoleAddresses;
   /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */

@@ -71,6 +71,8 @@ interface RuleEditorProps {
   segments: Segment[] | undefined;
   /** The id of a datalist of attribute names to suggest. */
   attributeListId?: string;
+  /** The id of a datalist for a condition naming its context type, when there is one. */
+  attributeListIdFor?: (contextType: string) => string | undefined;
   /** The flag's default rule: no conditions or segments, shown last, cannot move. */
   isDefault?: boolean;
   onChange: (rule: Rule) => void;
@@ -78,7 +80,7 @@ interface RuleEditorProps {
   onMove: (delta: number) => void;
 }
 
-export function RuleEditor({ flag, rule, index, count, segments, attributeListId, isDefault = false, onChange, onRemove, onMove }: RuleEditorProps) {
+export function RuleEditor({ flag, rule, index, count, segments, attributeListId, attributeListIdFor, isDefault = false, onChange, onRemove, onMove }: RuleEditorProps) {
   const id = isDefault ? 'default-rule' : `rule-${index}`;
   const name = isDefault ? 'Default rule' : `Rule ${index + 1}`;
   const weights = weightsOf(rule);
@@ -99,7 +101,13 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
             <input value={rule.description ?? ''} onInput={(e) => onChange({ ...rule, description: (e.target as HTMLInputElement).value })} />
           </label>
           <p class="muted">{rule.conditions.length === 0 && (rule.segment_keys ?? []).length === 0 ? 'No conditions: every context matches, and the rules below it are not reached.' : 'Every condition must hold.'}</p>
-          <ConditionsEditor label={name} conditions={rule.conditions} attributeListId={attributeListId} onChange={(conditions) => onChange({ ...rule, conditions })} />
+          <ConditionsEditor
+            label={name}
+            conditions={rule.conditions}
+            attributeListId={attributeListId}
+            {...(attributeListIdFor ? { attributeListIdFor } : {})}
+            onChange={(conditions) => onChange({ ...rule, conditions })}
+          />
           <SegmentPicker name={name} chosen={rule.segment_keys ?? []} segments={segments} onChange={(segment_keys) => onChange({ ...rule, segment_keys })} />
         </>
       )}
@@ -227,8 +235,23 @@ function SegmentPicker({ name, chosen, segments, onChange }: { name: string; cho
   );
 }
 
-/** Rows of conditions (attribute, not, operator, values) with add and remove: flag rules and rule segments. */
-export function ConditionsEditor({ label, conditions, attributeListId, onChange }: { label: string; conditions: Condition[]; attributeListId?: string; onChange: (conditions: Condition[]) => void }) {
+/**
+ * Rows of conditions (attribute, not, operator, values) with add and remove: flag rules and rule
+ * segments. A condition naming its context type gets that type's suggestions when there are some.
+ */
+export function ConditionsEditor({
+  label,
+  conditions,
+  attributeListId,
+  attributeListIdFor,
+  onChange,
+}: {
+  label: string;
+  conditions: Condition[];
+  attributeListId?: string;
+  attributeListIdFor?: (contextType: string) => string | undefined;
+  onChange: (conditions: Condition[]) => void;
+}) {
   const setCondition = (i: number, condition: Condition) => onChange(conditions.map((c, j) => (j === i ? condition : c)));
   return (
     <>
@@ -236,7 +259,7 @@ export function ConditionsEditor({ label, conditions, attributeListId, onChange 
         <div class="condition" role="group" aria-label={`${label}, condition ${i + 1}`}>
           <label>
             Attribute
-            <input required list={attributeListId} value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
+            <input required list={(condition.context_type ? attributeListIdFor?.(condition.context_type) : undefined) ?? attributeListId} value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
           </label>
           <label>
             <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { ...condition, negate: (e.target as HTMLInputElement).checked })} />

@@ -8,7 +8,7 @@ import { VariantsTab } from '../components/flag-variants.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
 import { Tabs } from '../components/tabs.tsx';
-import type { AuditEntry, ConsoleFlag, Flag, Rule, Segment } from '../records.ts';
+import type { AuditEntry, ConsoleFlag, ContextAttributeRecord, Flag, Rule, Segment } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
 const TABS: Array<[string, string]> = [
@@ -18,23 +18,43 @@ const TABS: Array<[string, string]> = [
   ['history', 'History'],
 ];
 
+/** An attribute name and, when known, the context type it belongs to (undefined: any). */
+type NamedAttribute = [contextType: string | undefined, name: string];
+
+/** Suggestions for a condition's attribute: every name, and per context type its own (any name may still be typed). */
+export interface AttributeSuggestions {
+  all: string[];
+  byType: Map<string, string[]>;
+}
+
 /**
- * The attribute names the environment's rules and segments use, and those of the project's other
- * environments: suggestions for a condition's attribute (any name may still be typed).
+ * The attribute names the environment's rules and segments use, those of the project's other
+ * environments, and the names contexts recently evaluated in this environment used
+ * (GET /v1/environments/{env_id}/context-attributes, one fetch per page; names only).
  */
-async function attributeNames(api: EnvironmentPageProps['workspace']['api'], environmentIds: string[]): Promise<string[]> {
-  const names = new Set<string>();
-  await Promise.all(
-    environmentIds.map(async (id) => {
+async function attributeNames(api: EnvironmentPageProps['workspace']['api'], environmentId: string, environmentIds: string[]): Promise<AttributeSuggestions> {
+  const named: NamedAttribute[] = [];
+  await Promise.all([
+    ...environmentIds.map(async (id) => {
       const [flags, segments] = await Promise.all([
         api.get<Flag[]>(apiPath`/v1/environments/${id}/flags`).catch(() => [] as Flag[]),
         api.get<Segment[]>(apiPath`/v1/environments/${id}/segments`).catch(() => [] as Segment[]),
       ]);
-      for (const flag of flags) for (const rule of flag.rules) for (const condition of rule.conditions) names.add(condition.attribute);
-      for (const segment of segments) for (const condition of segment.conditions ?? []) names.add(condition.attribute);
+      for (const flag of flags) for (const rule of flag.rules) for (const condition of rule.conditions) named.push([condition.context_type, condition.attribute]);
+      for (const segment of segments) for (const condition of segment.conditions ?? []) named.push([condition.context_type ?? segment.context_type, condition.attribute]);
     }),
-  );
-  return [...names].filter((name) => name !== '').sort();
+    api
+      .get<{ attributes: ContextAttributeRecord[] }>(apiPath`/v1/environments/${environmentId}/context-attributes`)
+      .then(({ attributes }) => {
+        for (const attribute of attributes) named.push([attribute.context_type, attribute.name]);
+      })
+      .catch(() => undefined),
+  ]);
+  const sorted = (names: Iterable<string>) => [...new Set(names)].filter((name) => name !== '').sort();
+  const types = new Set(named.flatMap(([type]) => (type === undefined ? [] : [type])));
+  // A type's list: its own names and those of no known type.
+  const byType = new Map([...types].map((type) => [type, sorted(named.filter(([t]) => t === type || t === undefined).map(([, name]) => name))]));
+  return { all: sorted(named.map(([, name]) => name)), byType };
 }
 
 /** Said on the page (and in the list) for a flag that is on with no default rule. */
@@ -56,7 +76,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
   const history = useLoad(() => api.get<{ entries: AuditEntry[] }>(`${path}/history?limit=50`), [path, flag.data?.version]);
   const names = useHistoryNames(api, workspace.session.org_id, workspace.environments);
   const segments = useLoad(() => api.get<Segment[]>(apiPath`/v1/environments/${environment.environment_id}/segments`), [environment.environment_id]);
-  const attributes = useLoad(() => attributeNames(api, [environment.environment_id, ...projectEnvironments.filter((e) => e.environment_id !== environment.environment_id).map((e) => e.environment_id)]), [environment.environment_id]);
+  const attributes = useLoad(() => attributeNames(api, environment.environment_id, [environment.environment_id, ...projectEnvironments.filter((e) => e.environment_id !== environment.environment_id).map((e) => e.environment_id)]), [environment.environment_id]);
   const [draft, setDraft] = useState<Rule[] | undefined>(undefined);
   const [saveError, setSaveError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState('');
@@ -108,6 +128,9 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
   };
   const ruleId = (base: string) => (rules.some((r) => r.id === base) ? `${base}-${Date.now().toString(36)}` : base);
   const attributeListId = 'attribute-suggestions';
+  // One datalist per context type (ids by position: a type is free text).
+  const typeLists: Array<[string, string]> = [...(attributes.data?.byType.keys() ?? [])].map((type, i) => [type, `${attributeListId}-${i}`]);
+  const attributeListIdFor = (contextType: string) => typeLists.find(([type]) => type === contextType)?.[1];
 
   return (
     <section>
@@ -158,10 +181,17 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
             <h2>Rules</h2>
             <p class="muted">Rules are tried in order; the first that matches decides. The default rule, at the bottom, serves every context that no rule above matches.</p>
             <datalist id={attributeListId}>
-              {(attributes.data ?? []).map((name) => (
+              {(attributes.data?.all ?? []).map((name) => (
                 <option value={name} />
               ))}
             </datalist>
+            {typeLists.map(([type, id]) => (
+              <datalist id={id} data-context-type={type}>
+                {(attributes.data?.byType.get(type) ?? []).map((name) => (
+                  <option value={name} />
+                ))}
+              </datalist>
+            ))}
             <form
               aria-label="Rules"
               onSubmit={(event) => {
@@ -177,6 +207,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
                   count={ordinary.length}
                   segments={segments.data}
                   attributeListId={attributeListId}
+                  attributeListIdFor={attributeListIdFor}
                   onChange={(next) => setRules(withDefault(ordinary.map((r, j) => (j === i ? next : r))))}
                   onRemove={() => setRules(withDefault(ordinary.filter((_, j) => j !== i)))}
                   onMove={(delta) => {

@@ -8,6 +8,7 @@ import type { InvitationRepository, LoginThrottleRepository, RefreshTokenReposit
 import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.ts';
 import type { OrgDomainRepository } from './org-domain-ports.ts';
 import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
+import type { ContextAttributeRepository } from '../flags/context-attribute-ports.ts';
 import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -49,4 +50,6 @@ export interface Repositories {
   orgDomains: OrgDomainRepository;
   /** Per environment, the secrets context tokens are signed with (docs/client-side.md "4. Signed contexts"). */
   contextSigningSecrets: ContextSigningSecretRepository;
+  /** Per environment, the attribute names evaluated contexts used (docs/contract.md "Context attributes"). */
+  contextAttributes: ContextAttributeRepository;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../errors/domain-error.ts';
 import type { ContextSigningSecret } from '../client/context-signing-ports.ts';
+import type { ContextAttribute } from '../flags/context-attribute-ports.ts';
 import type {
   AuditEntry,
   Environment,
@@ -55,6 +56,8 @@ export class InMemoryState {
   readonly environments = new Map<string, Environment>();
   readonly sdkKeys = new Map<string, SdkKey>();
   readonly contextSigningSecrets = new Map<string, ContextSigningSecret>();
+  /** environment id → `${contextType}\0${name}` → attribute (names contexts used, never values) */
+  readonly contextAttributes = new Map<string, Map<string, ContextAttribute>>();
   /** flag definitions by id */
   readonly flags = new Map<string, StoredFlagDefinition>();
   /** `${environmentId}/${flagId}` → state */

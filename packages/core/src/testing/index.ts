@@ -24,6 +24,7 @@ import { InMemorySessionRepository } from './in-memory-session-repository.ts';
 import { InMemoryInvitationRepository } from './in-memory-invitation-repository.ts';
 import { InMemoryAccountTokenRepository, InMemoryMailOutboxRepository } from './in-memory-mail-repositories.ts';
 import { InMemoryContextSigningSecretRepository } from './in-memory-context-signing-secret-repository.ts';
+import { InMemoryContextAttributeRepository } from './in-memory-context-attribute-repository.ts';
 import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
@@ -63,6 +64,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     accountTokens: new InMemoryAccountTokenRepository(state),
     orgDomains: new InMemoryOrgDomainRepository(state),
     contextSigningSecrets: new InMemoryContextSigningSecretRepository(state),
+    contextAttributes: new InMemoryContextAttributeRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;

@@ -13,6 +13,7 @@ import { registerStatsRoutes } from '../domains/experiments/stats-rest-routes.ts
 import { registerEvaluateRoutes } from '../domains/flags/evaluate-rest-routes.ts';
 import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
 import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
+import { registerContextAttributeRoutes } from '../domains/flags/context-attribute-rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
@@ -36,6 +37,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerSsoRoutes(http, services);
   registerOrgDomainRoutes(http, services);
   registerFlagRoutes(http, services);
+  registerContextAttributeRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);

@@ -93,8 +93,16 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     proto: 'svc/management/v1/management_gateway.proto',
     service: 'svc.management.v1.KeyUsageGatewayService',
     // No caller: one batch names many keys, each used on the gateway with its own credential. The
-    // services write each use only in the scope it names, once a minute per key (KeyUsageService).
+    // services write each use only in the scope it names, once a minute per key, and each context
+    // attribute name only into an environment of the scope it names, bounded (KeyUsageService).
     methods: { recordUses: anonymous },
+  },
+  {
+    member: 'contextAttributes',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.ContextAttributeGatewayService',
+    scopeMethod: 'scope',
+    methods: { list: scoped },
   },
   {
     member: 'invitations',

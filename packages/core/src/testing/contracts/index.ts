@@ -44,3 +44,4 @@ export {
 export type { MailRepositories, MakeMailRepositories } from './mail-repositories.contract.ts';
 export { accountTokenRepositoryContract, addressProofRepositoriesContract, mailOutboxRepositoryContract } from './mail-repositories.contract.ts';
 export { contextSigningSecretRepositoryContract, type MakeContextSigningRepositories } from './context-signing-secret-repository.contract.ts';
+export { contextAttributeRepositoryContract, type MakeContextAttributeRepositories } from './context-attribute-repository.contract.ts';

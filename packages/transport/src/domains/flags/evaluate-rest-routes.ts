@@ -102,6 +102,8 @@ export function registerEvaluateRoutes(app: FastifyInstance, services: GatewaySe
     const flagKey = body.flag_key ?? undefined;
     const asked = { contexts: contextsOf(body), flagKey };
     const now = evaluation.evaluateNow(scope, asked);
+    // Attribute names (never values) for the console's suggestions, once the contexts were accepted.
+    keyUses.contextsSeen(scope, asked.contexts);
     if (now === undefined) return evaluation.evaluateFlags(scope, asked).then((done) => send(reply, done, flagKey));
     send(reply, now, flagKey);
     return undefined;

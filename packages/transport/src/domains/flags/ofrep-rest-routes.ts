@@ -384,11 +384,14 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const client = clients.get(request);
       if (client !== undefined) {
         const { targetingKey, context } = clientEvaluationContext(request, bindings.get(request));
+        services.keyUses.contextsSeen(client, [context]);
         return sendClientAnswer(reply, await clientAnswers.single(client, request.params.key, { context, hasTargetingKey: targetingKey !== undefined }));
       }
       const scope = scopeOf(request);
       const key = request.params.key;
       const { targetingKey, context } = mapContext(request.body);
+      // Attribute names (never values) for the console's suggestions (docs/contract.md "Context attributes").
+      services.keyUses.contextsSeen(scope, [context]);
       const snapshot = await evaluation.snapshot(scope);
       const flag = snapshot.flags.get(key);
       if (flag === undefined) return sendFailure(reply, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `flag '${key}' not found` });
@@ -405,6 +408,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const client = clients.get(request);
       if (client !== undefined) {
         const { targetingKey, context } = clientEvaluationContext(request, bindings.get(request));
+        services.keyUses.contextsSeen(client, [context]);
         // The answer names its event stream, and its ETag the stream token's window.
         const stream = clientBulkStream(services, request, client);
         const presented = stream === null ? ifNoneMatch : stream.currentWindowTags(ifNoneMatch);
@@ -424,6 +428,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       }
 
       const { targetingKey, context } = mapContext(request.body);
+      services.keyUses.contextsSeen(scope, [context]);
       const { snapshot, flags, results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: [context] });
       const entries = bulkEntries.items(results, outcomes);
       if (targetingKey === undefined) {

@@ -1,0 +1,8 @@
+import { contextAttributeRepositoryContract } from '@switchyard/core/testing/contracts';
+import { createPostgresRepositories } from '../src/repositories.ts';
+import { createTestDatabase } from '../src/testing/test-database.ts';
+
+contextAttributeRepositoryContract('postgres', async () => {
+  const db = await createTestDatabase();
+  return { repos: createPostgresRepositories(db.sql), close: () => db.drop() };
+});
