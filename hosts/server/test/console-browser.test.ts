@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
-import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
 import { eventually } from './support/flag-fixtures.ts';
 import { prepareEnvironment } from './support/experiment-fixtures.ts';
 import { api, expectStatus, login, seedTenant, seedUser, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
@@ -47,16 +47,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeo
   });
 
   /** A new browser session (its own sessionStorage) signed in as `user` through the sign-in form. */
-  async function signedIn(user: { email: string; password: string }, viewport = { width: 1280, height: 900 }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    const page = await context.newPage();
-    await page.goto(ts.base + '/');
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    return page;
-  }
+  const signedIn = (user: { email: string; password: string }, viewport = { width: 1280, height: 900 }): Promise<Page> => signInToConsole(browser, ts.base, user, { viewport });
 
   /** A flag's page; `tab` one of its tabs (targeting when absent). */
   const flagUrl = (key: string, tab?: string) => `${ts.base}/#/env/${tenant.environmentId}/flags/${key}${tab ? `/${tab}` : ''}`;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page, Request } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
-import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -65,17 +65,7 @@ describe('console: client keys, signing secrets, visibility and client events in
   });
 
   /** A signed-in browser session in UTC (so a typed expiry has one meaning), on `hash`. */
-  async function signedIn(hash: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
-    const context = await browser.newContext({ viewport, timezoneId: 'UTC' });
-    const page = await context.newPage();
-    await page.goto(ts.base + '/');
-    await page.getByLabel('Email').fill(tenant.admin.email);
-    await page.getByLabel('Password').fill(tenant.admin.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    await page.goto(`${ts.base}/${hash}`);
-    return page;
-  }
+  const signedIn = (hash: string, viewport = { width: 1280, height: 900 }): Promise<Page> => signInToConsole(browser, ts.base, tenant.admin, { hash, viewport, timezoneId: 'UTC' });
 
   const listedKeys = async () => expectStatus(await client.get(keysPath(), { token: tenant.admin.token }), 200) as Array<Record<string, unknown>>;
 

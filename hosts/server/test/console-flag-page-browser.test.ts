@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
-import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
 import { createFlag, createSegment, envFlags } from './support/flag-client.ts';
 import { eventually } from './support/flag-fixtures.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
@@ -43,16 +43,7 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, tim
     await ts?.stop();
   });
 
-  async function signedIn(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(ts.base + '/');
-    await page.getByLabel('Email').fill(tenant.admin.email);
-    await page.getByLabel('Password').fill(tenant.admin.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    return page;
-  }
+  const signedIn = (): Promise<Page> => signInToConsole(browser, ts.base, tenant.admin);
 
   const flagUrl = (key: string, tab?: string) => `${ts.base}/#/env/${tenant.environmentId}/flags/${key}${tab ? `/${tab}` : ''}`;
   const flagPath = (key: string) => `${envFlags(tenant.environmentId)}/${key}`;

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { SwitchyardClient, silentLogger } from '@switchyard/sdk';
 import { buildConsole } from '../../../scripts/build-console.ts';
-import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -37,17 +37,7 @@ describe('console: getting-started checklist in Chromium', { skip: chromiumCheck
     await ts?.stop();
   });
 
-  async function signedIn(hash: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(ts.base + '/');
-    await page.getByLabel('Email').fill(tenant.admin.email);
-    await page.getByLabel('Password').fill(tenant.admin.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    await page.goto(`${ts.base}/${hash}`);
-    return page;
-  }
+  const signedIn = (hash: string): Promise<Page> => signInToConsole(browser, ts.base, tenant.admin, { hash });
 
   const step = (page: Page, title: RegExp) => page.getByRole('region', { name: 'Getting started' }).getByRole('listitem').filter({ hasText: title }).first();
   const isDone = async (page: Page, title: RegExp) => (await step(page, title).getAttribute('data-done')) === 'true';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
-import { chromiumExecutable, launchChromium } from './support/browser.ts';
+import { chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
 import { api, expectError, expectStatus, login, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, TEST_ADMIN, type TestServer } from './support/test-server.ts';
 
@@ -37,15 +37,7 @@ describe('team pages in Chromium', { skip: chromiumCheck.reason ?? false, timeou
   });
 
   /** A new browser (its own sessionStorage) signed in through the sign-in form. */
-  async function signedIn(user: { email: string; password: string }): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(ts.base + '/');
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    return page;
-  }
+  const signedIn = (user: { email: string; password: string }): Promise<Page> => signInToConsole(browser, ts.base, user, { viewport: { width: 1280, height: 720 } });
 
   /** Invites `email` from the Members page and returns the link the page shows. */
   async function inviteFromMembersPage(page: Page, email: string): Promise<string> {

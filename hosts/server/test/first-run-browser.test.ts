@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { SwitchyardClient, silentLogger } from '@switchyard/sdk';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import type { FirstRunResult } from '../src/first-run.ts';
-import { artifactPath, chromiumExecutable, launchChromium } from './support/browser.ts';
+import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
 import { startFirstRunServer, type FirstRunServer } from './support/first-run-server.ts';
 import { api, expectStatus, login, type ApiClient } from './support/rest-client.ts';
 
@@ -39,14 +39,7 @@ describe('first run in the console', { skip: chromiumCheck.reason ?? false, time
     await fr?.stop();
   });
 
-  async function signedIn(email: string, password: string): Promise<Page> {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(fr.base + '/');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    return page;
-  }
+  const signedIn = (email: string, password: string): Promise<Page> => signInToConsole(browser, fr.base, { email, password }, { waitForPages: false });
 
   const environmentOptions = (page: Page) => page.getByLabel('Environment', { exact: true }).locator('option').allInnerTexts();
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /**
  * Chromium for the console's browser tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
@@ -59,4 +59,32 @@ export const ARTIFACTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta
 export function artifactPath(name: string): string {
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
   return path.join(ARTIFACTS_DIR, name);
+}
+
+export interface ConsoleSignIn {
+  /** A console address to open once signed in (`#/env/.../flags`). */
+  hash?: string;
+  viewport?: { width: number; height: number };
+  timezoneId?: string;
+  /**
+   * Wait for the signed-in page's navigation (a normal org's console). False for a sign-in that
+   * lands elsewhere (the system administrator's page, a refusal).
+   */
+  waitForPages?: boolean;
+}
+
+/**
+ * A new browser context signed in to the console at `base` as `user`, through the sign-in form as
+ * a person does it; then at `options.hash` when given.
+ */
+export async function signInToConsole(browser: Browser, base: string, user: { email: string; password: string }, options: ConsoleSignIn = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 900 }, ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}) });
+  const page = await context.newPage();
+  await page.goto(base + '/');
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  if (options.waitForPages ?? true) await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+  if (options.hash !== undefined) await page.goto(`${base}/${options.hash}`);
+  return page;
 }
