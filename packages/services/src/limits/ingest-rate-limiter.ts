@@ -68,5 +68,6 @@ export class IngestRateLimiter {
 
 /** The caller's credential: the SDK key, or the user behind a bearer token. */
 function credentialOf(principal: Principal): string {
+  if (principal.kind === 'api_token') return `token:${principal.tokenId}`;
   return principal.kind === 'user' ? `user:${principal.userId}` : `key:${principal.sdkKeyId}`;
 }

@@ -11,6 +11,7 @@ import {
   type SdkKeyRepository,
   type SdkKeyUse,
   type SeenContextAttribute,
+  isKeyPrincipal,
 } from '@switchyard/core';
 
 /** At most this many uses in one report (a gateway sends at most this many per batch). */
@@ -149,7 +150,7 @@ export class KeyUsageRecorder {
 
   /** Notes a use by the principal when it is a key (users' requests are not key uses). */
   used(principal: Principal): void {
-    if (principal.kind === 'user') return;
+    if (!isKeyPrincipal(principal)) return;
     const now = this.now();
     const last = this.reported.get(principal.sdkKeyId);
     if (last !== undefined && now - last < this.intervalMs) return;

@@ -1,4 +1,4 @@
-import { invalidArgument, permissionDenied, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
+import { invalidArgument, isKeyPrincipal, permissionDenied, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
 import type { CredentialVerifier } from '../auth/credential-verifier.ts';
 import type { SessionRegistry } from '../auth/session-registry.ts';
 import { requireAllowed } from '../authorization.ts';
@@ -124,7 +124,7 @@ export class SyncHub {
    * may sync nothing: PERMISSION_DENIED, its empty id included (docs/client-side.md "Keys").
    */
   async authorize(principal: Principal, environmentId: string, purpose: SyncPurpose = 'sync'): Promise<EnvironmentScope> {
-    const id = environmentId === '' && principal.kind !== 'user' ? principal.environmentId : environmentId;
+    const id = environmentId === '' && isKeyPrincipal(principal) ? principal.environmentId : environmentId;
     if (id === '') throw invalidArgument('environment_id is required', 'environment_id');
     if (purpose === 'client_evaluation') {
       // Only the internal FlagService.SyncForClientEvaluation asks this, for a gateway that

@@ -100,4 +100,4 @@ export class ValidatedCredentialCache {
 }
 
 const ownerOf = (principal: Principal): string =>
-  principal.kind === 'user' ? `user:${principal.userId}` : `sdk_key:${principal.sdkKeyId}`;
+  principal.kind === 'user' ? `user:${principal.userId}` : principal.kind === 'api_token' ? `api_token:${principal.tokenId}` : `sdk_key:${principal.sdkKeyId}`;

@@ -26,6 +26,8 @@ export function rbacContext(principal: Principal) {
       kind: 'PRINCIPAL_KIND_USER',
     };
   }
+  // RbacContext has no API token kind yet: issue 34's storage step adds it with the tokens themselves.
+  if (principal.kind === 'api_token') throw new Error('API tokens are not carried over svc.auth.v1 yet');
   const home = { orgId: principal.orgId, environmentId: principal.environmentId };
   const context = {
     tenant_id: principal.orgId,

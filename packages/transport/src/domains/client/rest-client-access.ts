@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, OriginPatternSet, type Principal } from '@switchyard/core';
+import { DomainError, isKeyPrincipal, OriginPatternSet, type Principal } from '@switchyard/core';
 import { NO_CLIENT_METRICS, type ClientMetrics } from '@switchyard/services';
 
 /**
@@ -83,7 +83,7 @@ export class ClientAccess {
    * @throws OriginRefusedError (403).
    */
   admit(request: FastifyRequest, reply: FastifyReply, principal: Principal): void {
-    if (principal.kind === 'user') return; // a user's token: the console, same origin
+    if (!isKeyPrincipal(principal)) return; // a user's token: the console, same origin (an API token: no browser)
     void reply.header('vary', 'Origin');
     const origin = originOf(request);
     if (principal.kind === 'sdk_key') {

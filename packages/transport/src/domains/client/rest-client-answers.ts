@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isDomainError, type EvaluationContext, type EvaluationResult, type Flag, type Principal } from '@switchyard/core';
+import { isDomainError, isKeyPrincipal, type EvaluationContext, type EvaluationResult, type Flag, type Principal } from '@switchyard/core';
 import { clientFlags, isClientVisible, type EnvironmentSnapshot, type EvaluationService } from '@switchyard/services';
 import { JsonItem, ResultJsonCache, etagOfItems, jsonArrayBytes } from '../flags/rest-result-json.ts';
 import { needsTargetingKey } from '../flags/ofrep-rest-context.ts';
@@ -121,7 +121,7 @@ export class ClientAnswers {
 
   /** `POST /ofrep/v1/evaluate/flags` for a client key: 200 with the answer, or 304. */
   async bulk(principal: Principal, request: ClientEvaluationRequest): Promise<ClientAnswer> {
-    const scope = this.evaluation.clientScopeFor(principal, principal.kind === 'user' ? '' : principal.environmentId);
+    const scope = this.evaluation.clientScopeFor(principal, isKeyPrincipal(principal) ? principal.environmentId : '');
     const includeDisabled = principal.kind === 'client_key' && principal.client.includeDisabled;
     const key = answerKey(includeDisabled, request);
     if (request.ifNoneMatch !== undefined) {
@@ -143,7 +143,7 @@ export class ClientAnswers {
 
   /** `POST /ofrep/v1/evaluate/flags/{key}` for a client key: a hidden flag answers exactly as a missing one. */
   async single(principal: Principal, flagKey: string, request: ClientEvaluationRequest): Promise<ClientAnswer> {
-    const scope = this.evaluation.clientScopeFor(principal, principal.kind === 'user' ? '' : principal.environmentId);
+    const scope = this.evaluation.clientScopeFor(principal, isKeyPrincipal(principal) ? principal.environmentId : '');
     const snapshot = this.evaluation.currentSnapshot(scope) ?? (await this.evaluation.snapshot(scope));
     const flag = snapshot.flags.get(flagKey);
     if (!isClientVisible(flag)) return { status: 404, json: notFoundJson(flagKey) };

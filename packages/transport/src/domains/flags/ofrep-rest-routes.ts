@@ -8,6 +8,7 @@ import {
   type EnvironmentScope,
   type EvaluationResult,
   type Flag,
+  isKeyPrincipal,
 } from '@switchyard/core';
 import { isDataException, isDatabaseUnavailable } from '@switchyard/postgres';
 import { INPUT_REFUSED_BY_DATABASE } from '../../input/refused-by-database.ts';
@@ -354,7 +355,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
     // Credentials first, before the body is even parsed: a caller without a key learns nothing.
     ofrep.addHook('onRequest', async (request, reply) => {
       const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: true, userTokens: 'refuse' });
-      if (principal.kind === 'user') throw permissionDenied('OFREP needs an SDK key');
+      if (!isKeyPrincipal(principal)) throw permissionDenied('OFREP needs an SDK key');
       // Where the request may come from, and the CORS headers of its answer.
       clientAccess.admit(request, reply, principal);
       // Counted by key kind; a client key's limits and 32 KiB body (docs/client-side.md "6. Limits").

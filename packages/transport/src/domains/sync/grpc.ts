@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { isKeyPrincipal } from '@switchyard/core';
 import type { KeyUsageRecorder, SyncHub, SyncPurpose } from '@switchyard/services';
 import type { CallerVerifier } from '../../gateway-services.ts';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
@@ -57,9 +58,9 @@ export function syncStreamHandler(shape: SyncShape, deps: SyncDeps): grpc.handle
         const holder =
           deps.purpose === 'client_evaluation'
             ? {}
-            : principal.kind !== 'user'
+            : isKeyPrincipal(principal)
             ? { sdkKeyId: principal.sdkKeyId }
-            : principal.sessionId === undefined
+            : principal.kind !== 'user' || principal.sessionId === undefined
               ? {}
               : { session: { userId: principal.userId, orgId: principal.orgId, sessionId: principal.sessionId } };
         sink.handle = sync.open(scope, holder, sink);
