@@ -265,7 +265,9 @@ function precheck(principal: Principal, action: Action, orgId: string): Decision
   return null;
 }
 
-function refusal(action: Action, role: BindingRole, at: 'org' | 'resource'): Decision {
+function refusal(principal: Principal, action: Action, role: BindingRole, at: 'org' | 'resource'): Decision {
+  // A person without bindings is refused for lacking org_admin, in today's words.
+  if (principal.kind === 'user' && principal.bindings === undefined) return deny(`insufficient permissions: ${action} requires org_admin`);
   return deny(`insufficient permissions: ${action} requires ${at === 'org' ? 'an org-level ' : ''}${role} role${at === 'org' ? '' : ' here'}`);
 }
 
@@ -297,7 +299,7 @@ export function authorize(principal: Principal, action: Action, resource: Resour
     principal.kind === 'api_token'
       ? at === 'org' && !tokenIsOrgWide(principal) ? 0 : tokenLevel(principal, where, role)
       : Math.max(0, ...effectiveBindings(principal).map((binding) => bindingLevel(binding, where, role)));
-  return held >= LEVEL[role] ? ALLOW : refusal(action, role, at);
+  return held >= LEVEL[role] ? ALLOW : refusal(principal, action, role, at);
 }
 
 /**
@@ -305,14 +307,11 @@ export function authorize(principal: Principal, action: Action, resource: Resour
  * use case makes before it looks a resource up, so a caller without the right anywhere is refused
  * before it learns whether the id exists (today's answer order), to be followed by authorize() with
  * the resource's project and environment once found. For org-wide rights (every principal without
- * explicit bindings) it decides exactly as authorize() on `{orgId}`.
+ * explicit bindings) and for keys it decides exactly as authorize() on `{orgId}`.
  */
 export function authorizeSomewhere(principal: Principal, action: Action, orgId: string): Decision {
-  if (principal.kind === 'sdk_key' || principal.kind === 'client_key') {
-    const refused = refuseKeyAction(principal, action);
-    if (refused) return refused;
-    return orgId === principal.orgId ? ALLOW : deny('the SDK key does not grant access to this environment');
-  }
+  // A key's rights are in its environment only: an org-level check refuses it, exactly as authorize() does.
+  if (principal.kind === 'sdk_key' || principal.kind === 'client_key') return authorize(principal, action, { orgId });
   const early = precheck(principal, action, orgId);
   if (early) return early;
   const { role, at } = ACTION_REQUIREMENTS[action as Exclude<Action, 'admin.manage'>];
@@ -323,5 +322,5 @@ export function authorizeSomewhere(principal: Principal, action: Action, orgId: 
     const bindings = effectiveBindings(principal).filter((binding) => at === 'resource' || (binding.projectId === undefined && binding.environmentId === undefined));
     held = Math.max(0, ...bindings.map((binding) => LEVEL[binding.role]));
   }
-  return held >= LEVEL[role] ? ALLOW : refusal(action, role, at);
+  return held >= LEVEL[role] ? ALLOW : refusal(principal, action, role, at);
 }
