@@ -1,8 +1,20 @@
-import { DomainError, authorize, permissionDenied, type Action, type Principal, type Repositories, type ResourceRef } from '@switchyard/core';
+import { DomainError, authorize, authorizeSomewhere, permissionDenied, type Action, type Principal, type Repositories, type ResourceRef } from '@switchyard/core';
 
 /** Runs core's RBAC decision and turns a refusal into the matching domain error. */
 export function requireAllowed(principal: Principal, action: Action, resource: ResourceRef): void {
-  const decision = authorize(principal, action, resource);
+  throwIfRefused(authorize(principal, action, resource));
+}
+
+/**
+ * The check before a use case looks its resource up (core's authorizeSomewhere): a caller without the
+ * action's role anywhere in the org is refused before it learns whether the id exists. Always followed
+ * by requireAllowed with the resource's project and environment once found.
+ */
+export function requireAllowedSomewhere(principal: Principal, action: Action, orgId: string): void {
+  throwIfRefused(authorizeSomewhere(principal, action, orgId));
+}
+
+function throwIfRefused(decision: ReturnType<typeof authorize>): void {
   if (!decision.allowed) {
     throw new DomainError(decision.code, decision.code === 'NOT_FOUND' ? 'not found' : decision.reason);
   }

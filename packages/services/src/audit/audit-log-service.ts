@@ -94,7 +94,7 @@ export class AuditLogService {
    * environment of the project sees), by key: a flag deleted and created again keeps one history.
    */
   async flagHistory(principal: Principal, scope: EnvironmentScope, flagKey: string, request: Pick<AuditLogRequest, 'cursor' | 'limit'>): Promise<AuditPageRecord> {
-    requireAllowed(principal, 'flag.read', { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, 'flag.read', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     return this.page(principal, scope.orgId, {
       resourceType: 'flag',
       resourceId: flagKey,

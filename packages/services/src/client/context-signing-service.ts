@@ -8,7 +8,7 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { requireAllowed } from '../authorization.ts';
+import { requireAllowed, requireAllowedSomewhere } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import type { SecretBox } from '../sso/secret-box.ts';
 
@@ -63,8 +63,9 @@ export class ContextSigningService {
   ) {}
 
   async createSecret(principal: Principal, environmentId: string): Promise<CreatedContextSigningSecret> {
-    requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'sdk_key.create', principal.orgId);
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'sdk_key.create', scope);
     const box = this.requireBox();
     const kid = `${scope.environmentId}.${randomBytes(9).toString('base64url')}`;
     const secret = `cs_${randomBytes(32).toString('base64url')}`;
@@ -78,14 +79,16 @@ export class ContextSigningService {
   }
 
   async listSecrets(principal: Principal, environmentId: string): Promise<ContextSigningSecretRecord[]> {
-    requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'sdk_key.create', principal.orgId);
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'sdk_key.create', scope);
     return (await this.repos.contextSigningSecrets.list(scope)).map(contextSigningSecretRecord);
   }
 
   async deleteSecret(principal: Principal, environmentId: string, kid: string): Promise<void> {
-    requireAllowed(principal, 'sdk_key.delete', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'sdk_key.delete', principal.orgId);
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'sdk_key.delete', scope);
     await this.repos.unitOfWork.run(async (tx) => {
       const deleted = await tx.contextSigningSecrets.delete(scope, kid);
       await this.record(tx, principal, scope, 'context_signing_secret.delete', kid, { before: contextSigningSecretRecord(deleted) });

@@ -145,7 +145,7 @@ export class EventDefinitionService {
   }
 
   private authorize(principal: Principal, action: 'event_definition.read' | 'event_definition.write', scope: EnvironmentScope): void {
-    requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, action, { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
   }
 
   /** After the commit: once the caller hears "done", this instance already ingests by the new definition. */

@@ -118,7 +118,7 @@ export class IngestService {
    *   for a malformed Idempotency-Key or an entry without a metric_key (firstWithoutMetricKey).
    */
   async ingestEvents(principal: Principal, scope: EnvironmentScope, events: readonly IncomingEvent[], options: IngestOptions = {}): Promise<IngestAnswer> {
-    requireAllowed(principal, 'event.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, 'event.ingest', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     checkCount(events.length, 'events');
     checkMetricKeys(events, options.single === true);
     const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
@@ -151,7 +151,7 @@ export class IngestService {
     exposures: readonly IncomingExposure[],
     options: IngestOptions = {},
   ): Promise<IngestAnswer> {
-    requireAllowed(principal, 'exposure.ingest', { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, 'exposure.ingest', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     checkCount(exposures.length, 'exposures');
     const idempotencyKey = checkIdempotencyKey(options.idempotencyKey);
     this.admit(principal, scope, exposures.length);
@@ -180,7 +180,7 @@ export class IngestService {
    * directly. The caller must be allowed to evaluate in the environment; answers once committed.
    */
   async recordEvaluationExposures(principal: Principal, scope: EnvironmentScope, exposures: readonly ExposureRow[]): Promise<void> {
-    requireAllowed(principal, 'flag.evaluate', { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, 'flag.evaluate', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     checkCount(exposures.length, 'exposures');
     for (const exposure of exposures) {
       const valid =

@@ -200,7 +200,7 @@ export class ExperimentService {
   // --- helpers ---
 
   private authorize(principal: Principal, action: 'experiment.read' | 'experiment.write', scope: EnvironmentScope): void {
-    requireAllowed(principal, action, { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, action, { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
   }
 
   private async require(scope: EnvironmentScope, experimentId: string): Promise<Experiment> {

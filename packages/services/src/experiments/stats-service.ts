@@ -1,5 +1,5 @@
 import { invalidArgument, notFound, type Principal, type Repositories, type StatsJob } from '@switchyard/core';
-import { requireAllowed } from '../authorization.ts';
+import { requireAllowed, requireAllowedSomewhere } from '../authorization.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -22,19 +22,22 @@ export class StatsService {
    */
   async triggerRecompute(principal: Principal, experimentId: string): Promise<StatsJob> {
     // RBAC before anything is looked up: a system-org user or an SDK key is refused, not told 404.
-    requireAllowed(principal, 'stats.recompute', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'stats.recompute', principal.orgId);
     if (!UUID.test(experimentId)) throw invalidArgument('experiment_id must be a UUID', 'experiment_id');
     const found = await this.repos.experiments.findInOrg({ orgId: principal.orgId }, experimentId);
     if (!found) throw notFound('experiment', experimentId);
-    requireAllowed(principal, 'stats.recompute', { orgId: found.scope.orgId, environmentId: found.scope.environmentId });
+    requireAllowed(principal, 'stats.recompute', { orgId: found.scope.orgId, projectId: found.scope.projectId, environmentId: found.scope.environmentId });
     return this.repos.statsJobs.create({ orgId: found.scope.orgId }, experimentId, this.now());
   }
 
   /** @throws NOT_FOUND when no job of the caller's org has the id (a malformed id included). */
   async getJob(principal: Principal, jobId: string): Promise<StatsJob> {
-    requireAllowed(principal, 'stats.read', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'stats.read', principal.orgId);
     const job = await this.repos.statsJobs.get({ orgId: principal.orgId }, jobId);
     if (!job) throw notFound('job', jobId);
+    // A job names its experiment only: its environment decides. An experiment deleted since is an org-level resource.
+    const found = await this.repos.experiments.findInOrg({ orgId: job.orgId }, job.experimentId);
+    requireAllowed(principal, 'stats.read', found ? found.scope : { orgId: job.orgId });
     return job;
   }
 }

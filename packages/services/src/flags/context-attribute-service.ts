@@ -19,7 +19,7 @@ export class ContextAttributeService {
 
   /** Most recently seen first. @throws PERMISSION_DENIED without flag.read (SDK and client keys). */
   async list(principal: Principal, scope: EnvironmentScope): Promise<ContextAttribute[]> {
-    requireAllowed(principal, 'flag.read', { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, 'flag.read', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     return this.repos.contextAttributes.list(scope, MAX_CONTEXT_ATTRIBUTES_PER_ENVIRONMENT);
   }
 }

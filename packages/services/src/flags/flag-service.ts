@@ -288,8 +288,8 @@ export class FlagService {
   // --- helpers ---
 
   private authorize(principal: Principal, action: 'flag.read' | 'flag.write', target: FlagTarget): void {
-    const scope = 'environment' in target ? target.environment : target.project;
-    requireAllowed(principal, action, { orgId: scope.orgId, ...('environment' in target ? { environmentId: target.environment.environmentId } : {}) });
+    // A project route's definitions are project-level (no environment): editor on the project writes them.
+    requireAllowed(principal, action, 'environment' in target ? target.environment : { orgId: target.project.orgId, projectId: target.project.projectId });
   }
 
   private projectScope(target: FlagTarget): ProjectScope {

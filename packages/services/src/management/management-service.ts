@@ -10,7 +10,7 @@ import {
   type Principal,
   type Repositories,
 } from '@switchyard/core';
-import { requireAllowed } from '../authorization.ts';
+import { requireAllowed, requireAllowedSomewhere } from '../authorization.ts';
 import { recordChange, type Change } from '../audit/audit-trail.ts';
 import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
 import { announceSessionChanges } from '../auth/session-registry.ts';
@@ -136,7 +136,7 @@ export class ManagementService {
   }
 
   async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {
-    requireAllowed(principal, 'org.read', { orgId });
+    requireAllowedSomewhere(principal, 'org.read', orgId);
     const members = await this.repos.users.listOrgUsers({ orgId });
     return members.map(({ user, membership }) => userRecord(user, membership));
   }
@@ -157,11 +157,12 @@ export class ManagementService {
    * call (it decides what new flags show to browsers), audited with before and after.
    */
   async updateProject(principal: Principal, projectId: string, body: unknown): Promise<ProjectRecord> {
-    requireAllowed(principal, 'project.update', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'project.update', principal.orgId);
     const settings = parseProjectSettings(body);
     return this.repos.unitOfWork.run(async (tx) => {
       const before = await tx.projects.get({ orgId: principal.orgId }, projectId);
       if (!before) throw notFound('project', projectId);
+      requireAllowed(principal, 'project.update', { orgId: before.orgId, projectId: before.id });
       const record = projectRecord(await tx.projects.updateSettings({ orgId: before.orgId }, before.id, settings));
       await this.record(tx, principal, {
         orgId: before.orgId,
@@ -177,14 +178,15 @@ export class ManagementService {
   }
 
   async listProjects(principal: Principal, orgId: string): Promise<ProjectRecord[]> {
-    requireAllowed(principal, 'org.read', { orgId });
+    requireAllowedSomewhere(principal, 'org.read', orgId);
     return (await this.repos.projects.list({ orgId })).map(projectRecord);
   }
 
   async createEnvironment(principal: Principal, projectId: string, input: { name: string | undefined }): Promise<EnvironmentRecord> {
-    requireAllowed(principal, 'environment.create', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'environment.create', principal.orgId);
     const project = await this.repos.projects.get({ orgId: principal.orgId }, projectId);
     if (!project) throw notFound('project', projectId);
+    requireAllowed(principal, 'environment.create', { orgId: project.orgId, projectId: project.id });
     const name = requireName(input.name);
     return this.repos.unitOfWork.run(async (tx) => {
       const record = environmentRecord(await tx.environments.create({ orgId: project.orgId, projectId: project.id }, { name }));
@@ -202,9 +204,10 @@ export class ManagementService {
   }
 
   async listEnvironments(principal: Principal, projectId: string): Promise<EnvironmentRecord[]> {
-    requireAllowed(principal, 'org.read', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'org.read', principal.orgId);
     const project = await this.repos.projects.get({ orgId: principal.orgId }, projectId);
     if (!project) throw notFound('project', projectId);
+    requireAllowed(principal, 'org.read', { orgId: project.orgId, projectId: project.id });
     return (await this.repos.environments.list({ orgId: project.orgId, projectId: project.id })).map(environmentRecord);
   }
 
@@ -213,9 +216,10 @@ export class ManagementService {
    * a client key (docs/client-side.md "Keys"), announced so every instance's CORS origins include it.
    */
   async createSdkKey(principal: Principal, environmentId: string, body?: unknown): Promise<SdkKeyRecord> {
-    requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'sdk_key.create', principal.orgId);
     const { kind, settings } = parseCreateSdkKey(body, this.now());
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'sdk_key.create', scope);
     const material = generateSdkKey(kind);
     const key = await this.repos.unitOfWork.run(async (tx) => {
       const created = await tx.sdkKeys.create(scope, { keyPrefix: material.keyPrefix, keyHash: material.keyHash, kind, settings });
@@ -232,8 +236,9 @@ export class ManagementService {
    * cached of the key and ends its open browser streams, which reconnect under the new settings.
    */
   async updateSdkKey(principal: Principal, environmentId: string, sdkKeyId: string, body: unknown): Promise<SdkKeyRecord> {
-    requireAllowed(principal, 'sdk_key.create', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'sdk_key.create', principal.orgId);
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'sdk_key.create', scope);
     const key = await this.repos.unitOfWork.run(async (tx) => {
       const before = (await tx.sdkKeys.list(scope)).find((candidate) => candidate.id === sdkKeyId && candidate.kind === 'client');
       if (!before) throw notFound('client key', sdkKeyId);
@@ -248,8 +253,9 @@ export class ManagementService {
   }
 
   async listSdkKeys(principal: Principal, environmentId: string): Promise<SdkKeyRecord[]> {
-    requireAllowed(principal, 'org.read', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'org.read', principal.orgId);
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'org.read', scope);
     return (await this.repos.sdkKeys.list(scope)).map((key) => sdkKeyRecord(key));
   }
 
@@ -272,8 +278,9 @@ export class ManagementService {
    * streams). The last active key of an environment cannot be deleted (FAILED_PRECONDITION).
    */
   async deleteSdkKey(principal: Principal, environmentId: string, sdkKeyId: string): Promise<void> {
-    requireAllowed(principal, 'sdk_key.delete', { orgId: principal.orgId });
+    requireAllowedSomewhere(principal, 'sdk_key.delete', principal.orgId);
     const scope = await this.environmentScope(principal, environmentId);
+    requireAllowed(principal, 'sdk_key.delete', scope);
     const key = await this.repos.unitOfWork.run(async (tx) => {
       const revoked = await tx.sdkKeys.revoke(scope, sdkKeyId);
       await this.record(tx, principal, this.sdkKeyChange(scope, 'sdk_key.delete', revoked.id, { before: sdkKeyRecord(revoked) }));

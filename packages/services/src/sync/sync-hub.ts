@@ -134,7 +134,7 @@ export class SyncHub {
       return { orgId: principal.orgId, projectId: principal.projectId, environmentId: principal.environmentId };
     }
     const scope = await this.deps.scopes.environment(principal, id);
-    requireAllowed(principal, 'flag.sync', { orgId: scope.orgId, environmentId: scope.environmentId });
+    requireAllowed(principal, 'flag.sync', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     return scope;
   }
 
