@@ -254,7 +254,7 @@ function refuseKeyAction(principal: KeyPrincipal, action: Action): Decision | nu
   return deny(principal.kind === 'sdk_key' ? 'an SDK key cannot perform this action' : 'a client key cannot perform this action');
 }
 
-/** The checks before any role: keys' own rules, system users, another org. null: go on to the role. */
+/** The checks before any role (people and tokens): system users, what a token never does, admin.manage, another org. null: go on to the role. */
 function precheck(principal: Principal, action: Action, orgId: string): Decision | null {
   if (principal.kind === 'user' && principal.isSystem) {
     return action === 'admin.manage' ? ALLOW : deny('system-org users may only use /v1/admin routes');
