@@ -124,6 +124,7 @@ export class FlagService {
    */
   async create(principal: Principal, target: FlagTarget, body: FlagWriteBody): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
+    this.authorizeDefinitionWrite(principal, target);
     const fields = mergeBody(body);
     const key = checkKey(fields.key, 'key');
     const valueType = checkValueType(fields.value_type);
@@ -164,6 +165,7 @@ export class FlagService {
     const requestedVisible = optionalClientVisible(fields.client_visible);
     const clientVisible = requestedVisible !== undefined && requestedVisible !== current.client_visible ? requestedVisible : undefined;
     const definitionChanged = description !== undefined || present(fields.variants) || valueType !== current.value_type || clientVisible !== undefined;
+    if (definitionChanged) this.authorizeDefinitionWrite(principal, target);
     if (variants !== current.variants) await this.checkRemovedVariants(this.projectScope(target), key, current.variants, variants);
 
     if ('project' in target) {
@@ -212,6 +214,7 @@ export class FlagService {
 
   async remove(principal: Principal, target: FlagTarget, key: string, version?: number): Promise<void> {
     this.authorize(principal, 'flag.write', target);
+    this.authorizeDefinitionWrite(principal, target);
     const expected = await this.definitionVersionFor(principal, target, key, version);
     const project = this.projectScope(target);
     await this.repos.unitOfWork.run(async (tx) => {
@@ -224,6 +227,7 @@ export class FlagService {
 
   async archive(principal: Principal, target: FlagTarget, key: string, archived: boolean, version?: number): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
+    this.authorizeDefinitionWrite(principal, target);
     const expected = await this.definitionVersionFor(principal, target, key, version);
     const project = this.projectScope(target);
     await this.repos.unitOfWork.run(async (tx) => {
@@ -255,6 +259,7 @@ export class FlagService {
   /** `POST .../variants`: adds variants; an existing key gets the new value. */
   async upsertVariants(principal: Principal, target: FlagTarget, key: string, variants: unknown): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
+    this.authorizeDefinitionWrite(principal, target);
     const current = await this.get(principal, target, key);
     const incoming = checkVariants(current.value_type, variants);
     const merged: Variant[] = current.variants.map((v) => incoming.find((n) => n.key === v.key) ?? v);
@@ -290,6 +295,16 @@ export class FlagService {
   private authorize(principal: Principal, action: 'flag.read' | 'flag.write', target: FlagTarget): void {
     // A project route's definitions are project-level (no environment): editor on the project writes them.
     requireAllowed(principal, action, 'environment' in target ? target.environment : { orgId: target.project.orgId, projectId: target.project.projectId });
+  }
+
+  /**
+   * A write of the project's definition (create, delete, archive, variants, value type, description,
+   * client visibility), also through an environment route: editor on the project, not only on the
+   * environment (docs/access.md "Roles and bindings (decision rules)").
+   */
+  private authorizeDefinitionWrite(principal: Principal, target: FlagTarget): void {
+    const project = this.projectScope(target);
+    requireAllowed(principal, 'flag.write', { orgId: project.orgId, projectId: project.projectId });
   }
 
   private projectScope(target: FlagTarget): ProjectScope {
