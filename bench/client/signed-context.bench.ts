@@ -23,7 +23,14 @@ const { server } = await startBenchServer({
   dataDir: mkdtempSync(path.join(tmpdir(), 'switchyard-bench-signed-')),
   admin,
   jwtSecret: 'signed-context-bench-secret-of-32-bytes!',
-  env: { SSO_SECRETS_KEY: 'signed-context-bench-sso-secrets-key-32+' },
+  env: {
+    SSO_SECRETS_KEY: 'signed-context-bench-sso-secrets-key-32+',
+    // One address sends every request: the default token buckets (50/s per key and address) would answer 429.
+    CLIENT_EVALUATION_RATE_PER_ADDRESS: '10000000',
+    CLIENT_EVALUATION_BURST_PER_ADDRESS: '100000000',
+    CLIENT_EVALUATION_RATE_PER_KEY: '10000000',
+    CLIENT_EVALUATION_BURST_PER_KEY: '100000000',
+  },
 });
 const base = `http://127.0.0.1:${server.httpPort}`;
 try {
@@ -39,6 +46,7 @@ try {
     flag: {
       key: 'plan-flag',
       value_type: 'bool',
+      client_visible: true,
       variants: [{ key: 'on', value: true }, { key: 'off', value: false }],
       off_variant_key: 'off',
       rules: [{ id: 'enterprise', conditions: [{ attribute: 'plan', op: 'eq', values: ['enterprise'] }], variant_key: 'on' }],

@@ -72,7 +72,7 @@ try {
   const owner = await call(base, 'POST', '/v1/auth/login', undefined, { email: 'owner@example.com', password: 'owner-password-1', org_id: org.org_id });
   const project = await call(base, 'POST', `/v1/management/orgs/${org.org_id}/projects`, owner.token, { name: 'bench' });
   const environment = await call(base, 'POST', `/v1/management/projects/${project.project_id}/environments`, owner.token, { name: 'production' });
-  const key = await call(base, 'POST', `/v1/management/environments/${environment.environment_id}/sdk-keys`, owner.token, { kind: 'client', name: 'web', allowed_origins: ['https://app.example.com'] });
+  const key = await call(base, 'POST', `/v1/management/environments/${environment.environment_id}/sdk-keys`, owner.token, { kind: 'client', name: 'web', allowed_origins: ['https://app.example.com'], allow_missing_origin: true });
   const principal = await server.services.verifier.verifyBearer(owner.token);
   const target = await server.services.flags.target(principal, environment.environment_id, 'environment');
   const flag = { key: 'banner', description: 'bench', value_type: 'string', variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }], off_variant_key: 'a', rules: [] };
@@ -87,6 +87,7 @@ try {
   }
 
   const bulk = await fetch(`${base}/ofrep/v1/evaluate/flags`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-sdk-key': key.raw_key }, body: '{"context":{"targetingKey":"v"}}' });
+  if (bulk.status !== 200) throw new Error(`bulk OFREP with the client key: ${bulk.status} ${await bulk.text()}`);
   const answer = (await bulk.json()) as { eventStreams: Array<{ endpoint: { requestUri: string } }> };
   const url = base + answer.eventStreams[0]!.endpoint.requestUri;
 
