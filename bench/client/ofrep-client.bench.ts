@@ -36,20 +36,7 @@ const BULK = '/ofrep/v1/evaluate/flags';
 
 const database = await openBenchDatabase();
 const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-client-bench-'));
-// The client key's token buckets stay on the path (their cost is part of what is measured) but far
-// above the load one address sends here: the defaults (50/s per key and address) would answer 429.
-const { server } = await startBenchServer({
-  databaseUrl: database.url,
-  dataDir,
-  admin: ADMIN,
-  jwtSecret: 'client-bench-secret-of-at-least-32-bytes!!',
-  env: {
-    CLIENT_EVALUATION_RATE_PER_ADDRESS: '10000000',
-    CLIENT_EVALUATION_BURST_PER_ADDRESS: '100000000',
-    CLIENT_EVALUATION_RATE_PER_KEY: '10000000',
-    CLIENT_EVALUATION_BURST_PER_KEY: '100000000',
-  },
-});
+const { server } = await startBenchServer({ databaseUrl: database.url, dataDir, admin: ADMIN, jwtSecret: 'client-bench-secret-of-at-least-32-bytes!!' });
 const load = new ChildJobs<Omit<LoadJob, 'id'>, LoadSummary>(new URL('../evaluate/load-generator.ts', import.meta.url));
 
 try {

@@ -25,11 +25,6 @@ const { server } = await startBenchServer({
   jwtSecret: 'signed-context-bench-secret-of-32-bytes!',
   env: {
     SSO_SECRETS_KEY: 'signed-context-bench-sso-secrets-key-32+',
-    // One address sends every request: the default token buckets (50/s per key and address) would answer 429.
-    CLIENT_EVALUATION_RATE_PER_ADDRESS: '10000000',
-    CLIENT_EVALUATION_BURST_PER_ADDRESS: '100000000',
-    CLIENT_EVALUATION_RATE_PER_KEY: '10000000',
-    CLIENT_EVALUATION_BURST_PER_KEY: '100000000',
   },
 });
 const base = `http://127.0.0.1:${server.httpPort}`;

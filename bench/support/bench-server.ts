@@ -23,6 +23,18 @@ export const UNLIMITED_INGEST: Record<string, string> = {
   EVENT_ROWS_QUOTA_PER_ENVIRONMENT: '1000000000000',
 };
 
+/**
+ * Client keys' evaluation token buckets far above any benchmark's load (docs/client-side.md
+ * "6. Limits"): a benchmark sends every request from one address, which the defaults (50/s per key
+ * and address) would answer with 429. The buckets stay on the path, so their cost is measured.
+ */
+export const UNLIMITED_CLIENT_EVALUATION: Record<string, string> = {
+  CLIENT_EVALUATION_RATE_PER_ADDRESS: '10000000',
+  CLIENT_EVALUATION_BURST_PER_ADDRESS: '100000000',
+  CLIENT_EVALUATION_RATE_PER_KEY: '10000000',
+  CLIENT_EVALUATION_BURST_PER_KEY: '100000000',
+};
+
 export interface BenchServer {
   server: RunningServer;
   /** The logger the server writes to, for reference servers that should log as it does. */
@@ -54,6 +66,7 @@ export async function startBenchServer(options: {
       // quota (docs/security.md "Ingest rate limits, row quota and event retention") are lifted
       // to their maximum; the token-bucket check itself still runs on every request.
       ...UNLIMITED_INGEST,
+      ...UNLIMITED_CLIENT_EVALUATION,
       ...options.env,
     }),
     logging,
