@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
 import { freePort } from '../packages/postgres/src/testing/free-port.ts';
+import { chromiumExecutable } from '../hosts/server/test/support/browser.ts';
 
 const ROOTS = ['packages', 'hosts', 'test'];
 
@@ -57,6 +58,14 @@ async function main(): Promise<number> {
     console.log(`# TEST_DATABASE_URL unset: embedded PostgreSQL on 127.0.0.1:${port} (started in ${Date.now() - started} ms)`);
     env.TEST_DATABASE_URL = embedded.url;
     stopDatabase = () => embedded.stop();
+  }
+
+  // Chromium is found (or installed) once here, not by each browser test file: parallel files
+  // racing for apt-get's lock made all but one skip their tests.
+  if (files.some((file) => readFileSync(file, 'utf8').includes('launchChromium('))) {
+    const chromium = chromiumExecutable();
+    if (chromium.path) env.CHROMIUM_PATH = chromium.path;
+    else env.CHROMIUM_UNAVAILABLE = chromium.reason;
   }
 
   let code = await runFiles(files, { ...env, TEST_TOPOLOGY: 'single' });

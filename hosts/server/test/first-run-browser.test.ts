@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { SwitchyardClient, silentLogger } from '@switchyard/sdk';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import type { FirstRunResult } from '../src/first-run.ts';
-import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
+import { artifactPath, chromiumExecutable, expectTexts, launchChromium, signInToConsole } from './support/browser.ts';
 import { startFirstRunServer, type FirstRunServer } from './support/first-run-server.ts';
 import { api, expectStatus, login, type ApiClient } from './support/rest-client.ts';
 
@@ -41,7 +41,7 @@ describe('first run in the console', { skip: chromiumCheck.reason ?? false, time
 
   const signedIn = (email: string, password: string): Promise<Page> => signInToConsole(browser, fr.base, { email, password }, { waitForPages: false });
 
-  const environmentOptions = (page: Page) => page.getByLabel('Environment', { exact: true }).locator('option').allInnerTexts();
+  const environmentOptions = (page: Page) => page.getByLabel('Environment', { exact: true }).locator('option');
 
   test('the printed admin@localhost password signs straight into Default: My project, its two environments and the key', async () => {
     const password = readFileSync(created.admin.passwordFile, 'utf8').trim();
@@ -50,11 +50,11 @@ describe('first run in the console', { skip: chromiumCheck.reason ?? false, time
     // No org to create, no sign-out: the first page is the development environment's flags.
     await page.getByRole('heading', { name: 'Flags in development' }).waitFor();
     assert.equal(await page.getByLabel('Organisation').locator('option:checked').innerText(), 'Default');
-    assert.deepEqual(await environmentOptions(page), ['My project / development', 'My project / production']);
+    await expectTexts(environmentOptions(page), ['My project / development', 'My project / production']);
 
     await page.getByRole('link', { name: 'Projects' }).click();
     const card = page.locator('article.card', { has: page.getByRole('heading', { name: 'My project' }) });
-    assert.deepEqual(await card.getByRole('listitem').allInnerTexts(), ['development', 'production']);
+    await expectTexts(card.getByRole('listitem'), ['development', 'production']);
 
     await page.goto(`${fr.base}/#/env/${created.environments[0]!.id}/sdk-keys`);
     await page.getByRole('heading', { name: 'SDK keys of development' }).waitFor();
@@ -151,7 +151,7 @@ describe('first run in the console', { skip: chromiumCheck.reason ?? false, time
     const page = await signedIn('system@localhost', readFileSync(created.systemAdmin.passwordFile, 'utf8').trim());
     await page.getByRole('heading', { name: 'Administration' }).waitFor();
     const orgs = page.getByRole('navigation', { name: 'Organisations' });
-    assert.deepEqual((await orgs.getByRole('link').allInnerTexts()).sort(), ['Default', 'system']);
+    await expectTexts(orgs.getByRole('link'), ['Default', 'system'], { sorted: true });
     await orgs.getByRole('link', { name: 'Default' }).click();
     const panel = page.getByRole('region', { name: 'Default' });
     await panel.waitFor();

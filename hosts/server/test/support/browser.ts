@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /**
  * Chromium for the console's browser tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
@@ -21,6 +22,8 @@ let found: { path?: string; reason?: string } | undefined;
 /** The Chromium executable, installing it when absent; or why there is none. */
 export function chromiumExecutable(): { path?: string; reason?: string } {
   if (found) return found;
+  // npm test (scripts/run-tests.ts) already looked once for every file and found none.
+  if (process.env.CHROMIUM_UNAVAILABLE) return (found = { reason: process.env.CHROMIUM_UNAVAILABLE });
   let executable = findChromium();
   if (!executable) {
     const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get');
@@ -87,4 +90,22 @@ export async function signInToConsole(browser: Browser, base: string, user: { em
   if (options.waitForPages ?? true) await page.getByRole('navigation', { name: 'Pages' }).waitFor();
   if (options.hash !== undefined) await page.goto(`${base}/${options.hash}`);
   return page;
+}
+
+/**
+ * The inner texts of `locator` once they equal `expected` (sorted first when `sorted`), failing
+ * with the last texts seen after `timeoutMs`. Lists the console fills after a fetch are empty or
+ * partial for a moment after their container appears; reading them once races that fetch.
+ */
+export async function expectTexts(locator: Locator, expected: string[], options: { sorted?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  let seen: string[] = [];
+  for (;;) {
+    seen = await locator.allInnerTexts();
+    if (options.sorted) seen = [...seen].sort();
+    if (JSON.stringify(seen) === JSON.stringify(expected)) return;
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.deepEqual(seen, expected);
 }
