@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS memberships (
   user_id     uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   role        text NOT NULL CHECK (role IN ('org_admin', 'org_member')),
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- An org_member's roles per project and environment, [{role, project_id?, environment_id?}];
+  -- NULL: the org role's default (docs/access.md "Roles and bindings").
+  bindings    jsonb,
   PRIMARY KEY (org_id, user_id)
 );
 CREATE INDEX IF NOT EXISTS memberships_by_user ON memberships (user_id, created_at);
@@ -55,6 +58,9 @@ CREATE TABLE IF NOT EXISTS environments (
   project_id  uuid NOT NULL,
   name        text NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- A person's write here needs a confirmation; with require_comment every write needs a comment.
+  critical         boolean NOT NULL DEFAULT false,
+  require_comment  boolean NOT NULL DEFAULT false,
   UNIQUE (project_id, name),
   UNIQUE (id, project_id, org_id),
   FOREIGN KEY (project_id, org_id) REFERENCES projects (id, org_id) ON DELETE CASCADE
@@ -83,6 +89,24 @@ CREATE TABLE IF NOT EXISTS sdk_keys (
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS sdk_keys_active_by_env ON sdk_keys (environment_id) WHERE revoked_at IS NULL;
+
+-- API tokens (docs/access.md "API tokens"): `swy_` + random, stored as the hex SHA-256 of the
+-- plaintext like SDK keys. `scope` is {project_ids?, environment_ids?}; {} is the whole org.
+CREATE TABLE IF NOT EXISTS api_tokens (
+  id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  org_id        uuid NOT NULL REFERENCES orgs (id) ON DELETE CASCADE,
+  name          text NOT NULL,
+  role          text NOT NULL CHECK (role IN ('viewer', 'editor', 'admin')),
+  scope         jsonb NOT NULL DEFAULT '{}',
+  token_prefix  text NOT NULL,
+  token_hash    text NOT NULL UNIQUE,
+  created_by    uuid REFERENCES users (id) ON DELETE SET NULL,
+  created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+  expires_at    timestamptz,
+  revoked_at    timestamptz,
+  last_used_at  timestamptz
+);
+CREATE INDEX IF NOT EXISTS api_tokens_active_by_org ON api_tokens (org_id, created_at) WHERE revoked_at IS NULL;
 
 -- Signed contexts (docs/client-side.md "4. Signed contexts"): per environment, the secrets a
 -- customer's backend signs context tokens with (HS256), several at a time for rotation. Stored
@@ -336,6 +360,8 @@ CREATE TABLE IF NOT EXISTS audit_log (
   -- The user id, SDK key id or system part that acted.
   actor          text NOT NULL,
   actor_email    text,
+  -- An API token's name (its id is in actor).
+  actor_name     text,
   action         text NOT NULL,
   resource_type  text NOT NULL,
   resource_id    text NOT NULL,
@@ -346,7 +372,9 @@ CREATE TABLE IF NOT EXISTS audit_log (
   before         jsonb,
   after          jsonb,
   details        jsonb NOT NULL DEFAULT '{}',
-  CONSTRAINT audit_log_actor_type CHECK (actor_type IN ('user', 'sdk_key', 'system'))
+  -- The comment a write gave (required in environments with require_comment).
+  comment        text,
+  CONSTRAINT audit_log_actor_type CHECK (actor_type IN ('user', 'sdk_key', 'system', 'api_token'))
 );
 CREATE INDEX IF NOT EXISTS audit_log_by_org ON audit_log (org_id, at_ms DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS audit_log_by_resource ON audit_log (org_id, resource_type, resource_id, at_ms DESC, seq DESC);
@@ -443,7 +471,9 @@ CREATE TABLE IF NOT EXISTS auth_providers (
   updated_by_email          text,
   -- Every account that created or changed its settings: removing or demoting one disables it.
   written_by_user_ids       uuid[] NOT NULL DEFAULT '{}',
-  last_used_at_ms           bigint
+  last_used_at_ms           bigint,
+  -- [{group, bindings: [{role, project_id?, environment_id?}]}]: applied at each sign-in (docs/access.md).
+  group_bindings            jsonb NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS auth_providers_by_org ON auth_providers (org_id, created_at_ms);
 

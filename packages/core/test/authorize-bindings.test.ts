@@ -93,7 +93,7 @@ const user = (role: 'org_admin' | 'org_member', bindings?: RoleBinding[], isSyst
 });
 // A binding user's org role is irrelevant once it has bindings: org_member everywhere below.
 const bound = (...bindings: RoleBinding[]): Principal => user('org_member', bindings);
-const token = (role: BindingRole, scope: ApiTokenScope): Principal => ({ kind: 'api_token', tokenId: 't1', name: 'ci', orgId: O, role, scope });
+const token = (role: BindingRole, scope: ApiTokenScope): Principal => ({ kind: 'api_token', tokenId: 't1', name: 'ci', orgId: O, role, scope, expiresAtMs: null });
 const sdkKey = (environmentId: string): Principal => ({ kind: 'sdk_key', sdkKeyId: 'k1', orgId: O, projectId: P1, environmentId });
 const clientKey: Principal = { kind: 'client_key', sdkKeyId: 'k2', orgId: O, projectId: P1, environmentId: E1a, client: { ...SERVER_KEY_SETTINGS } };
 

@@ -20,7 +20,7 @@ function addOrgWithEnvironments(state: InMemoryState, label: string, environment
   state.orgs.set(org.id, org);
   state.projects.set(project.id, project);
   return Array.from({ length: environmentCount }, (_, i) => {
-    const environment = { id: state.newId(), orgId: org.id, projectId: project.id, name: `env-${i}`, createdAtMs };
+    const environment = { id: state.newId(), orgId: org.id, projectId: project.id, name: `env-${i}`, createdAtMs, critical: false, requireComment: false };
     state.environments.set(environment.id, environment);
     return { orgId: org.id, projectId: project.id, environmentId: environment.id };
   });

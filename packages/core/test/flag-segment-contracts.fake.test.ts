@@ -15,7 +15,7 @@ async function makeRepos(): Promise<FlagSegmentFixture> {
   const state = new InMemoryState();
   const environmentIn = (orgId: string, projectId: string, name: string): EnvironmentScope => {
     const id = state.newId();
-    state.environments.set(id, { id, orgId, projectId, name, createdAtMs: state.now() });
+    state.environments.set(id, { id, orgId, projectId, name, createdAtMs: state.now(), critical: false, requireComment: false });
     return { orgId, projectId, environmentId: id };
   };
   const projectIn = (orgName: string): { orgId: string; projectId: string } => {

@@ -21,6 +21,8 @@ interface AuditRow {
   actor_type: AuditActor['type'];
   actor: string;
   actor_email: string | null;
+  actor_name: string | null;
+  comment: string | null;
   action: string;
   resource_type: string;
   resource_id: string;
@@ -36,7 +38,12 @@ const toEntry = (row: AuditRow): AuditEntry => ({
   id: row.id,
   orgId: row.org_id,
   atMs: row.at_ms,
-  actor: { type: row.actor_type, id: row.actor, ...(row.actor_email === null ? {} : { email: row.actor_email }) },
+  actor: {
+    type: row.actor_type,
+    id: row.actor,
+    ...(row.actor_email === null ? {} : { email: row.actor_email }),
+    ...(row.actor_name === null ? {} : { name: row.actor_name }),
+  },
   action: row.action,
   resourceType: row.resource_type,
   resourceId: row.resource_id,
@@ -45,6 +52,7 @@ const toEntry = (row: AuditRow): AuditEntry => ({
   before: row.before ?? null,
   after: row.after ?? null,
   details: row.details,
+  comment: row.comment ?? null,
 });
 
 type Json = Parameters<Sql['json']>[0];
@@ -61,11 +69,11 @@ export class PgAuditRepository implements AuditRepository {
     if (!isUuid(entry.orgId)) throw notFound('organisation', entry.orgId);
     const json = (value: unknown) => (value === null || value === undefined ? null : this.sql.json(value as Json));
     const [row] = await this.sql<AuditRow[]>`
-      INSERT INTO audit_log (org_id, actor_type, actor, actor_email, action, resource_type, resource_id,
-                             project_id, environment_id, at_ms, before, after, details)
-      VALUES (${entry.orgId}, ${entry.actor.type}, ${entry.actor.id}, ${entry.actor.email ?? null}, ${entry.action},
+      INSERT INTO audit_log (org_id, actor_type, actor, actor_email, actor_name, action, resource_type, resource_id,
+                             project_id, environment_id, at_ms, before, after, details, comment)
+      VALUES (${entry.orgId}, ${entry.actor.type}, ${entry.actor.id}, ${entry.actor.email ?? null}, ${entry.actor.name ?? null}, ${entry.action},
               ${entry.resourceType}, ${entry.resourceId}, ${uuidOrNull(entry.projectId)}, ${uuidOrNull(entry.environmentId)},
-              ${entry.atMs}, ${json(entry.before)}, ${json(entry.after)}, ${this.sql.json(entry.details as Json)})
+              ${entry.atMs}, ${json(entry.before)}, ${json(entry.after)}, ${this.sql.json(entry.details as Json)}, ${entry.comment ?? null})
       RETURNING *`;
     if (!row) throw new Error('INSERT ... RETURNING gave no row');
     return toEntry(row);

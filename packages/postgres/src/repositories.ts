@@ -5,6 +5,7 @@ import { PgUserRepository } from './user-repository.pg.ts';
 import { PgProjectRepository } from './project-repository.pg.ts';
 import { PgEnvironmentRepository } from './environment-repository.pg.ts';
 import { PgSdkKeyRepository } from './sdk-key-repository.pg.ts';
+import { PgApiTokenRepository } from './api-token-repository.pg.ts';
 import { PgAuditRepository } from './audit-repository.pg.ts';
 import { PgUnitOfWork } from './unit-of-work.pg.ts';
 import { PgFlagRepository } from './flag-repository.pg.ts';
@@ -40,6 +41,7 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     projects: new PgProjectRepository(sql),
     environments: new PgEnvironmentRepository(sql),
     sdkKeys: new PgSdkKeyRepository(sql),
+    apiTokens: new PgApiTokenRepository(sql),
     audit: new PgAuditRepository(sql),
     flags: new PgFlagRepository(sql),
     segments: new PgSegmentRepository(sql),

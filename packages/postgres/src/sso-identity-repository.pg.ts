@@ -43,7 +43,7 @@ export class PgSsoIdentityRepository implements SsoIdentityRepository {
             VALUES (${input.providerId}, ${input.subject}, ${user.id}, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8)`;
           return {
             user: { id: user.id, email: user.email, displayName: user.display_name, passwordHash: user.password_hash, createdAtMs: user.created_at_ms, emailVerifiedAtMs: null },
-            membership: { orgId: input.orgId, userId: user.id, role: input.role, createdAtMs: membership?.created_at_ms ?? 0 },
+            membership: { orgId: input.orgId, userId: user.id, role: input.role, createdAtMs: membership?.created_at_ms ?? 0, bindings: null },
           };
         }),
       { resource: 'account', name: input.email, parent: 'auth provider or organisation' },

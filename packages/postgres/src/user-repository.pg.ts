@@ -1,4 +1,5 @@
-import { failedPrecondition, notFound, type Membership, type OrgRole, type OrgScope, type User, type UserRepository } from '@switchyard/core';
+import { failedPrecondition, notFound, type Membership, type OrgRole, type OrgScope, type RoleBinding, type User, type UserRepository } from '@switchyard/core';
+import { bindingToStored, bindingsFromStored, type StoredBinding } from './role-bindings.pg.ts';
 import type { Sql } from './connect.ts';
 import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
@@ -17,6 +18,7 @@ interface MembershipRow {
   user_id: string;
   role: OrgRole;
   created_at_ms: number;
+  bindings: StoredBinding[] | null;
 }
 
 const toUser = (row: UserRow): User => ({
@@ -33,6 +35,7 @@ const toMembership = (row: MembershipRow): Membership => ({
   userId: row.user_id,
   role: row.role,
   createdAtMs: row.created_at_ms,
+  bindings: bindingsFromStored(row.bindings),
 });
 
 /**
@@ -78,7 +81,7 @@ export class PgUserRepository implements UserRepository {
     const [row] = await translateErrors(
       () => this.sql<MembershipRow[]>`
         INSERT INTO memberships (org_id, user_id, role) VALUES (${input.orgId}, ${input.userId}, ${input.role})
-        RETURNING org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
+        RETURNING org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`,
       { resource: 'membership', name: input.userId, parent: 'organisation or user' },
     );
     if (!row) throw new Error('INSERT ... RETURNING gave no row');
@@ -88,7 +91,7 @@ export class PgUserRepository implements UserRepository {
   async getMembership(orgId: string, userId: string): Promise<Membership | null> {
     if (!isUuid(orgId) || !isUuid(userId)) return null;
     const [row] = await this.sql<MembershipRow[]>`
-      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
       FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
     return row ? toMembership(row) : null;
   }
@@ -100,7 +103,7 @@ export class PgUserRepository implements UserRepository {
     // for this unit of work, or this waits for them and reads the outcome.
     await this.sql`SELECT id FROM orgs WHERE id = ${orgId} FOR UPDATE`;
     const [row] = await this.sql<MembershipRow[]>`
-      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
       FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
     return row ? toMembership(row) : null;
   }
@@ -109,7 +112,7 @@ export class PgUserRepository implements UserRepository {
     if (!isUuid(userId)) return [];
     // The caller is the user itself (login picks the first as the default org): scoped by user_id.
     const rows = await this.sql<MembershipRow[]>`
-      SELECT org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
+      SELECT org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms
       FROM memberships WHERE user_id = ${userId}
       ORDER BY created_at, org_id`;
     return rows.map(toMembership);
@@ -120,7 +123,7 @@ export class PgUserRepository implements UserRepository {
     const rows = await this.sql<Array<UserRow & MembershipRow & { membership_created_at_ms: number }>>`
       SELECT u.id, u.email, u.display_name, u.password_hash,
              floor(extract(epoch FROM u.created_at) * 1000)::int8 AS created_at_ms, u.email_verified_at_ms,
-             m.org_id, m.user_id, m.role,
+             m.org_id, m.user_id, m.role, m.bindings,
              floor(extract(epoch FROM m.created_at) * 1000)::int8 AS membership_created_at_ms
       FROM memberships m JOIN users u ON u.id = m.user_id
       WHERE m.org_id = ${scope.orgId}
@@ -148,7 +151,7 @@ export class PgUserRepository implements UserRepository {
     const keep = keepOrgIds.filter(isUuid);
     const rows = await this.sql<MembershipRow[]>`
       DELETE FROM memberships WHERE user_id = ${userId} AND NOT (org_id = ANY(${keep}::uuid[]))
-      RETURNING org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
+      RETURNING org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
     return rows.map(toMembership);
   }
 
@@ -166,9 +169,10 @@ export class PgUserRepository implements UserRepository {
       if (current.role === 'org_admin' && role !== 'org_admin' && admins === 1) {
         throw failedPrecondition('the last org_admin of an organisation cannot be demoted');
       }
+      // An org_admin is admin everywhere: a promotion drops the member's bindings.
       const [row] = await tx<MembershipRow[]>`
-        UPDATE memberships SET role = ${role} WHERE org_id = ${scope.orgId} AND user_id = ${userId}
-        RETURNING org_id, user_id, role, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
+        UPDATE memberships SET role = ${role}, bindings = CASE WHEN ${role}::text = 'org_admin' THEN NULL ELSE bindings END WHERE org_id = ${scope.orgId} AND user_id = ${userId}
+        RETURNING org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
       if (!row) throw new Error('locked membership vanished');
       return toMembership(row);
     });
@@ -179,6 +183,19 @@ export class PgUserRepository implements UserRepository {
     await this.withOrgAdminsLocked(scope.orgId, userId, async (tx, current, admins) => {
       if (current.role === 'org_admin' && admins === 1) throw failedPrecondition('the last org_admin of an organisation cannot be removed');
       await tx`DELETE FROM memberships WHERE org_id = ${scope.orgId} AND user_id = ${userId}`;
+    });
+  }
+
+  async setBindings(scope: OrgScope, userId: string, bindings: RoleBinding[] | null): Promise<Membership> {
+    if (!isUuid(scope.orgId) || !isUuid(userId)) throw notFound('member', userId);
+    // The org row locked, as every membership change locks it: a concurrent promotion is seen.
+    return this.withOrgAdminsLocked(scope.orgId, userId, async (tx, current) => {
+      if (current.role === 'org_admin') throw failedPrecondition('an org_admin is admin everywhere: make the member an org_member before giving it bindings');
+      const stored = bindings === null ? null : bindings.map(bindingToStored);
+      const [row] = await tx<MembershipRow[]>`
+        UPDATE memberships SET bindings = ${stored === null ? null : tx.json(stored as never)} WHERE org_id = ${scope.orgId} AND user_id = ${userId}
+        RETURNING org_id, user_id, role, bindings, floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms`;
+      return toMembership(row!);
     });
   }
 
@@ -194,7 +211,7 @@ export class PgUserRepository implements UserRepository {
     return transaction(this.sql, async (tx) => {
       await tx`SELECT id FROM orgs WHERE id = ${orgId} FOR UPDATE`;
       const [current] = await tx<MembershipRow[]>`
-        SELECT org_id, user_id, role, 0::int8 AS created_at_ms FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
+        SELECT org_id, user_id, role, bindings, 0::int8 AS created_at_ms FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
       if (!current) throw notFound('member', userId);
       const [count] = await tx<{ admins: number }[]>`
         SELECT count(*)::int AS admins FROM memberships WHERE org_id = ${orgId} AND role = 'org_admin'`;

@@ -27,6 +27,7 @@ const entry = (overrides: Partial<AuditEntry>): AuditEntry => ({
   before: null,
   after: null,
   details: {},
+  comment: null,
   ...overrides,
 });
 

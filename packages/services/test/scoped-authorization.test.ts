@@ -134,7 +134,7 @@ describe('management: the project and the environment decide, org-level actions 
   });
 
   test('an API token: its role inside its scope; never members', async () => {
-    const token: Principal = { kind: 'api_token', tokenId: 't1', name: 'ci', orgId: org, role: 'admin', scope: {} };
+    const token = { kind: 'api_token' as const, tokenId: 't1', name: 'ci', orgId: org, role: 'admin' as const, scope: {}, expiresAtMs: null };
     await refused(management.createUser(token, undefined, { email: 'y@example.com', displayName: 'y', password: 'y-password-long' }), 'PERMISSION_DENIED');
     await refused(management.listSdkKeys({ ...token, scope: { projectIds: [p2] } }, e1a), 'PERMISSION_DENIED');
     const reader: Principal = { ...token, role: 'viewer', scope: { projectIds: [p1], environmentIds: [e1a] } };

@@ -1,4 +1,4 @@
-import type { ClientKeySettings } from '../rbac/authorize.ts';
+import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 /**
  * Tenancy, identity and experimentation records. These are internal records (camelCase);
  * hosts map them to the snake_case wire records of docs/contract.md "Records" at the edge.
@@ -33,6 +33,11 @@ export interface Membership {
   userId: string;
   role: OrgRole;
   createdAtMs: number;
+  /**
+   * An org_member's roles per project and environment (docs/access.md "Roles and bindings");
+   * null: the org role's default (org_admin: admin everywhere, org_member: editor everywhere).
+   */
+  bindings: RoleBinding[] | null;
 }
 
 export interface Project {
@@ -50,6 +55,10 @@ export interface Environment {
   projectId: string;
   name: string;
   createdAtMs: number;
+  /** A person's write here needs a confirmation (docs/access.md "Critical environments"). */
+  critical: boolean;
+  /** Every write here needs a comment, kept in its change history entry. */
+  requireComment: boolean;
 }
 
 export interface SdkKey {
@@ -204,11 +213,13 @@ export interface StatsJob {
 
 /** Who made a change (docs/contract.md "Change history"). `system`: the platform itself (bootstrap). */
 export interface AuditActor {
-  type: 'user' | 'sdk_key' | 'system';
-  /** The user id, the SDK key id, or a name for the system part that acted. */
+  type: 'user' | 'sdk_key' | 'system' | 'api_token';
+  /** The user id, the SDK key id, the API token id, or a name for the system part that acted. */
   id: string;
   /** The user's email when it was known at the time of the change. */
   email?: string;
+  /** The API token's name at the time of the change. */
+  name?: string;
 }
 
 /**
@@ -232,7 +243,31 @@ export interface AuditEntry {
   after: unknown;
   /** Facts that are neither before nor after (a transition's reason, an SSO subject); {} when none. */
   details: Record<string, unknown>;
+  /** The comment the write gave (X-Change-Comment); null when none. */
+  comment: string | null;
 }
 
 /** What a write records; the store assigns the id. */
-export type AuditDraft = Omit<AuditEntry, 'id'>;
+export type AuditDraft = Omit<AuditEntry, 'id' | 'comment'> & { comment?: string | null };
+
+/**
+ * An API token (a service account; docs/access.md "API tokens"). The plaintext `swy_...` is shown
+ * once at creation and stored only as its SHA-256.
+ */
+export interface ApiToken {
+  id: string;
+  orgId: string;
+  name: string;
+  role: BindingRole;
+  scope: ApiTokenScope;
+  /** First characters of the plaintext, to tell tokens apart in lists. */
+  tokenPrefix: string;
+  /** The person who created it; null once that account is gone. */
+  createdByUserId: string | null;
+  createdAtMs: number;
+  /** After this instant the token authenticates nothing; null: no expiry. */
+  expiresAtMs: number | null;
+  revokedAtMs: number | null;
+  /** When it last authenticated a request (at most once a minute); null: never. */
+  lastUsedAtMs: number | null;
+}

@@ -9,7 +9,7 @@ import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.
 import type { OrgDomainRepository } from './org-domain-ports.ts';
 import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
 import type { ContextAttributeRepository } from '../flags/context-attribute-ports.ts';
-import type { EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
+import type { ApiTokenRepository, EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
 export interface Repositories {
@@ -18,6 +18,8 @@ export interface Repositories {
   projects: ProjectRepository;
   environments: EnvironmentRepository;
   sdkKeys: SdkKeyRepository;
+  /** API tokens (service accounts; docs/access.md "API tokens"). */
+  apiTokens: ApiTokenRepository;
   flags: FlagRepository;
   segments: SegmentRepository;
   eventDefinitions: EventDefinitionRepository;

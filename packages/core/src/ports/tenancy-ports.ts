@@ -1,5 +1,5 @@
-import type { Environment, Membership, Org, OrgRole, Project, SdkKey, SdkKeyKind, SdkKeyUse, User } from '../model/entities.ts';
-import type { ClientKeySettings } from '../rbac/authorize.ts';
+import type { ApiToken, Environment, Membership, Org, OrgRole, Project, SdkKey, SdkKeyKind, SdkKeyUse, User } from '../model/entities.ts';
+import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from './scopes.ts';
 
 /** Organisations. Names are unique. */
@@ -53,6 +53,25 @@ export interface UserRepository {
    * @throws NOT_FOUND when not a member; FAILED_PRECONDITION when it is the last org_admin.
    */
   removeMembership(scope: OrgScope, userId: string): Promise<void>;
+  /**
+   * Replaces an org_member's role bindings (null: back to the org role's default).
+   * @throws NOT_FOUND when not a member; FAILED_PRECONDITION for an org_admin (admin everywhere).
+   */
+  setBindings(scope: OrgScope, userId: string, bindings: RoleBinding[] | null): Promise<Membership>;
+}
+
+/** API tokens (docs/access.md "API tokens"). */
+export interface ApiTokenRepository {
+  create(scope: OrgScope, input: { name: string; role: BindingRole; scope: ApiTokenScope; tokenPrefix: string; tokenHash: string; createdByUserId: string | null; expiresAtMs: number | null }): Promise<ApiToken>;
+  /** The token with this hash that is not revoked (expired ones too: the caller checks expiry), in any org. */
+  findActiveByHash(tokenHash: string): Promise<ApiToken | null>;
+  /** The org's tokens that are not revoked, oldest first (expired ones included, marked by expiresAtMs). */
+  list(scope: OrgScope): Promise<ApiToken[]>;
+  get(scope: OrgScope, tokenId: string): Promise<ApiToken | null>;
+  /** @throws NOT_FOUND unknown, another org's, or already revoked. */
+  revoke(scope: OrgScope, tokenId: string, nowMs: number): Promise<ApiToken>;
+  /** Sets lastUsedAtMs to now on each token whose last use is unknown or at least `minIntervalMs` old. Returns how many changed. */
+  recordUses(tokenIds: readonly string[], minIntervalMs: number): Promise<number>;
 }
 
 export interface ProjectRepository {
@@ -69,6 +88,8 @@ export interface EnvironmentRepository {
   create(scope: ProjectScope, input: { name: string }): Promise<Environment>;
   get(scope: OrgScope, environmentId: string): Promise<Environment | null>;
   list(scope: ProjectScope): Promise<Environment[]>;
+  /** Replaces the environment's protection settings. @throws NOT_FOUND for an environment outside the org. */
+  updateProtection(scope: OrgScope, environmentId: string, settings: { critical: boolean; requireComment: boolean }): Promise<Environment>;
 }
 
 export interface SdkKeyRepository {

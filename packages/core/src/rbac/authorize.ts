@@ -34,7 +34,7 @@ export type Principal =
   /** A client key (`ck_`): ships inside browser pages and app binaries (docs/client-side.md). */
   | { kind: 'client_key'; sdkKeyId: string; orgId: string; projectId: string; environmentId: string; client: ClientKeySettings }
   /** An API token (automation): not a person, no session; its role applies inside its scope only. */
-  | { kind: 'api_token'; tokenId: string; name: string; orgId: string; role: BindingRole; scope: ApiTokenScope };
+  | { kind: 'api_token'; tokenId: string; name: string; orgId: string; role: BindingRole; scope: ApiTokenScope; expiresAtMs: number | null };
 
 export type UserPrincipal = Extract<Principal, { kind: 'user' }>;
 export type ApiTokenPrincipal = Extract<Principal, { kind: 'api_token' }>;

@@ -39,7 +39,7 @@ export class InMemoryAuditRepository implements AuditRepository {
 
   async append(entry: AuditDraft): Promise<AuditEntry> {
     if (!UUID.test(entry.orgId)) throw notFound('organisation', entry.orgId);
-    const stored = copy({ ...entry, id: this.state.newId() });
+    const stored = copy({ ...entry, comment: entry.comment ?? null, id: this.state.newId() });
     this.state.auditSeqCounter += 1;
     this.state.auditSeq.set(stored.id, this.state.auditSeqCounter);
     this.state.audit.push(stored);

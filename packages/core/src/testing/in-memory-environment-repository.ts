@@ -1,4 +1,4 @@
-import { alreadyExists } from '../errors/domain-error.ts';
+import { alreadyExists, notFound } from '../errors/domain-error.ts';
 import type { Environment } from '../model/entities.ts';
 import type { OrgScope, ProjectScope } from '../ports/scopes.ts';
 import type { EnvironmentRepository } from '../ports/tenancy-ports.ts';
@@ -22,6 +22,8 @@ export class InMemoryEnvironmentRepository implements EnvironmentRepository {
       projectId: scope.projectId,
       name: input.name,
       createdAtMs: this.state.now(),
+      critical: false,
+      requireComment: false,
     };
     this.state.environments.set(environment.id, environment);
     return { ...environment };
@@ -37,5 +39,13 @@ export class InMemoryEnvironmentRepository implements EnvironmentRepository {
       .filter((e) => e.orgId === scope.orgId && e.projectId === scope.projectId)
       .sort((a, b) => a.createdAtMs - b.createdAtMs)
       .map((e) => ({ ...e }));
+  }
+
+  async updateProtection(scope: OrgScope, environmentId: string, settings: { critical: boolean; requireComment: boolean }): Promise<Environment> {
+    const environment = this.state.environments.get(environmentId);
+    if (!environment || environment.orgId !== scope.orgId) throw notFound('environment', environmentId);
+    environment.critical = settings.critical;
+    environment.requireComment = settings.requireComment;
+    return { ...environment };
   }
 }

@@ -191,7 +191,7 @@ export class InMemorySsoIdentityRepository implements SsoIdentityRepository {
     if (this.state.ssoIdentities.has(key)) throw alreadyExists('account', input.email);
     const now = this.state.now();
     const user: User = { id: this.state.newId(), email: input.email, displayName: input.displayName, passwordHash: input.passwordHash, createdAtMs: now, emailVerifiedAtMs: null };
-    const membership: Membership = { orgId: input.orgId, userId: user.id, role: input.role, createdAtMs: now };
+    const membership: Membership = { orgId: input.orgId, userId: user.id, role: input.role, createdAtMs: now, bindings: null };
     this.state.users.set(user.id, user);
     this.state.memberships.push(membership);
     this.state.ssoIdentities.set(key, user.id);

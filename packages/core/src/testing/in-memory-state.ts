@@ -3,6 +3,7 @@ import { notFound } from '../errors/domain-error.ts';
 import type { ContextSigningSecret } from '../client/context-signing-ports.ts';
 import type { ContextAttribute } from '../flags/context-attribute-ports.ts';
 import type {
+  ApiToken,
   AuditEntry,
   Environment,
   EventDefinition,
@@ -55,6 +56,8 @@ export class InMemoryState {
   readonly projects = new Map<string, Project>();
   readonly environments = new Map<string, Environment>();
   readonly sdkKeys = new Map<string, SdkKey>();
+  /** API tokens by id, with the hash of their plaintext */
+  readonly apiTokens = new Map<string, { token: ApiToken; hash: string }>();
   readonly contextSigningSecrets = new Map<string, ContextSigningSecret>();
   /** environment id → `${contextType}\0${name}` → attribute (names contexts used, never values) */
   readonly contextAttributes = new Map<string, Map<string, ContextAttribute>>();

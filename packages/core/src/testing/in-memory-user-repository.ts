@@ -1,6 +1,7 @@
 import { alreadyExists, failedPrecondition, notFound } from '../errors/domain-error.ts';
 import type { Membership, OrgRole, User } from '../model/entities.ts';
 import type { OrgScope } from '../ports/scopes.ts';
+import type { RoleBinding } from '../rbac/authorize.ts';
 import type { UserRepository } from '../ports/tenancy-ports.ts';
 import type { InMemoryState } from './in-memory-state.ts';
 
@@ -37,7 +38,7 @@ export class InMemoryUserRepository implements UserRepository {
     this.state.requireOrg({ orgId: input.orgId });
     if (!this.state.users.has(input.userId)) throw notFound('user', input.userId);
     if (this.find(input.orgId, input.userId)) throw alreadyExists('membership', input.userId);
-    const membership: Membership = { orgId: input.orgId, userId: input.userId, role: input.role, createdAtMs: this.state.now() };
+    const membership: Membership = { orgId: input.orgId, userId: input.userId, role: input.role, createdAtMs: this.state.now(), bindings: null };
     this.state.memberships.push(membership);
     return { ...membership };
   }
@@ -100,7 +101,17 @@ export class InMemoryUserRepository implements UserRepository {
       throw failedPrecondition('the last org_admin of an organisation cannot be demoted');
     }
     membership.role = role;
+    // An org_admin is admin everywhere: a promotion drops the member's bindings.
+    if (role === 'org_admin') membership.bindings = null;
     return { ...membership };
+  }
+
+  async setBindings(scope: OrgScope, userId: string, bindings: RoleBinding[] | null): Promise<Membership> {
+    const membership = this.find(scope.orgId, userId);
+    if (!membership) throw notFound('member', userId);
+    if (membership.role === 'org_admin') throw failedPrecondition('an org_admin is admin everywhere: make the member an org_member before giving it bindings');
+    membership.bindings = bindings === null ? null : bindings.map((binding) => ({ ...binding }));
+    return { ...membership, bindings: membership.bindings?.map((binding) => ({ ...binding })) ?? null };
   }
 
   async removeMembership(scope: OrgScope, userId: string): Promise<void> {

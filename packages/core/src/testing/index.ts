@@ -5,6 +5,7 @@ import { InMemoryUserRepository } from './in-memory-user-repository.ts';
 import { InMemoryProjectRepository } from './in-memory-project-repository.ts';
 import { InMemoryEnvironmentRepository } from './in-memory-environment-repository.ts';
 import { InMemorySdkKeyRepository } from './in-memory-sdk-key-repository.ts';
+import { InMemoryApiTokenRepository } from './in-memory-api-token-repository.ts';
 import { InMemoryAuditRepository } from './in-memory-audit-repository.ts';
 import { InMemoryUnitOfWork } from './in-memory-unit-of-work.ts';
 import { InMemoryFlagRepository } from './in-memory-flag-repository.ts';
@@ -41,6 +42,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     projects: new InMemoryProjectRepository(state),
     environments: new InMemoryEnvironmentRepository(state),
     sdkKeys: new InMemorySdkKeyRepository(state),
+    apiTokens: new InMemoryApiTokenRepository(state),
     audit: new InMemoryAuditRepository(state),
     flags: new InMemoryFlagRepository(state),
     segments: new InMemorySegmentRepository(state),

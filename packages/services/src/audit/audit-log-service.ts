@@ -11,7 +11,8 @@ export const MAX_AUDIT_PAGE = 200;
 export interface AuditEntryRecord {
   id: string;
   at_ms: number;
-  actor: { type: 'user' | 'sdk_key' | 'system'; id: string; email?: string };
+  /** `name`: an API token's name. */
+  actor: { type: 'user' | 'sdk_key' | 'system' | 'api_token'; id: string; email?: string; name?: string };
   action: string;
   resource_type: string;
   resource_id: string;
@@ -20,6 +21,8 @@ export interface AuditEntryRecord {
   before?: unknown;
   after?: unknown;
   details?: Record<string, unknown>;
+  /** The comment the write gave (docs/access.md "Critical environments"). */
+  comment?: string;
 }
 
 export interface AuditPageRecord {
@@ -49,6 +52,7 @@ export const auditEntryRecord = (entry: AuditEntry): AuditEntryRecord => ({
   ...(entry.before === null ? {} : { before: entry.before }),
   ...(entry.after === null ? {} : { after: entry.after }),
   ...(Object.keys(entry.details).length === 0 ? {} : { details: entry.details }),
+  ...(entry.comment === null || entry.comment === undefined ? {} : { comment: entry.comment }),
 });
 
 const given = (value: string | null | undefined): string | undefined => (value === null || value === undefined || value === '' ? undefined : value);

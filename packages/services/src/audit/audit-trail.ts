@@ -26,8 +26,8 @@ const isPrincipal = (acting: Acting): acting is Principal => 'kind' in acting;
  */
 async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor> {
   if (!isPrincipal(acting)) return acting;
-  // The actor type 'api_token' needs its column value first (audit_log_actor_type): issue 34's storage step.
-  if (acting.kind === 'api_token') throw new Error('API tokens cannot write yet: the change history has no api_token actor');
+  // A token is named as it was called when it acted (a name is all a reader can recognise).
+  if (acting.kind === 'api_token') return { type: 'api_token', id: acting.tokenId, name: acting.name };
   if (acting.kind !== 'user') return { type: 'sdk_key', id: acting.sdkKeyId };
   const user = await repos.users.getById(acting.userId);
   return user ? { type: 'user', id: acting.userId, email: user.email } : { type: 'user', id: acting.userId };
