@@ -32,7 +32,7 @@ const AT_E1a: ResourceRef = { orgId: O, projectId: P1, environmentId: E1a };
 
 /** The rows: an action on the resource the services name for it. */
 const ROWS: ReadonlyArray<[string, Action, ResourceRef]> = [
-  ...(['admin.manage', 'org.read', 'project.create', 'user.create', 'user.manage', 'auth_provider.manage'] as const).map(
+  ...(['admin.manage', 'org.read', 'project.create', 'user.create', 'user.manage', 'auth_provider.manage', 'api_token.manage'] as const).map(
     (action): [string, Action, ResourceRef] => [`${action}@org`, action, AT_ORG],
   ),
   ...(['project.update', 'environment.create', 'org.read', 'flag.read', 'flag.write'] as const).map(
@@ -42,6 +42,7 @@ const ROWS: ReadonlyArray<[string, Action, ResourceRef]> = [
     [
       'sdk_key.create',
       'sdk_key.delete',
+      'environment.update',
       'org.read',
       'flag.read',
       'flag.write',
@@ -68,11 +69,11 @@ const VIEW_ENV = ['org.read', 'flag.read', 'segment.read', 'event_definition.rea
 const SDK_READS_ENV = ['flag.evaluate', 'flag.sync', 'segment.check', 'flag.client_evaluate'].map((a) => `${a}@E1a`);
 const SDK_WRITES_ENV = ['event.ingest', 'exposure.ingest'].map((a) => `${a}@E1a`);
 const EDIT_ENV_ONLY = ['flag.write', 'segment.write', 'event_definition.write', 'experiment.write', 'stats.recompute'].map((a) => `${a}@E1a`);
-const ADMIN_ENV_ONLY = ['sdk_key.create@E1a', 'sdk_key.delete@E1a'];
+const ADMIN_ENV_ONLY = ['sdk_key.create@E1a', 'sdk_key.delete@E1a', 'environment.update@E1a'];
 const VIEW_P1 = ['org.read@P1', 'flag.read@P1'];
 const EDIT_P1_ONLY = ['flag.write@P1'];
 const ADMIN_P1_ONLY = ['project.update@P1', 'environment.create@P1'];
-const ORG_ADMIN_ONLY = ['project.create@org', 'user.create@org', 'user.manage@org', 'auth_provider.manage@org'];
+const ORG_ADMIN_ONLY = ['project.create@org', 'user.create@org', 'user.manage@org', 'auth_provider.manage@org', 'api_token.manage@org'];
 
 // People (SDK traffic with a person's token is allowed today: viewers evaluate, editors ingest).
 const PERSON_VIEW_ENV = [...VIEW_ENV, ...SDK_READS_ENV];
@@ -155,6 +156,7 @@ test('another org: people and tokens get NOT_FOUND for what they could ever do, 
     'user.create',
     'user.manage',
     'auth_provider.manage',
+    'api_token.manage',
     'flag.evaluate',
     'flag.sync',
     'event.ingest',
@@ -204,11 +206,13 @@ const LEGACY_ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'project.create',
   'project.update',
   'environment.create',
+  'environment.update',
   'sdk_key.create',
   'sdk_key.delete',
   'user.create',
   'user.manage',
   'auth_provider.manage',
+  'api_token.manage',
 ]);
 const LEGACY_SDK_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.evaluate', 'flag.sync', 'event.ingest', 'exposure.ingest', 'segment.check']);
 const LEGACY_CLIENT_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.client_evaluate', 'event.ingest', 'exposure.ingest']);

@@ -81,6 +81,8 @@ export const ACTIONS = [
   // project settings (client_visible_default)
   'project.update',
   'environment.create',
+  // an environment's protection (critical, require_comment)
+  'environment.update',
   'sdk_key.create',
   'sdk_key.delete',
   'user.create',
@@ -88,6 +90,8 @@ export const ACTIONS = [
   'user.manage',
   // the org's identity providers (single sign-on)
   'auth_provider.manage',
+  // the org's API tokens (create, list, revoke)
+  'api_token.manage',
   // environment content
   'flag.read',
   'flag.write',
@@ -154,11 +158,13 @@ export const ACTION_REQUIREMENTS: Readonly<Record<Exclude<Action, 'admin.manage'
   'project.create': { role: 'admin', at: 'org' },
   'project.update': { role: 'admin', at: 'resource' },
   'environment.create': { role: 'admin', at: 'resource' },
+  'environment.update': { role: 'admin', at: 'resource' },
   'sdk_key.create': { role: 'admin', at: 'resource' },
   'sdk_key.delete': { role: 'admin', at: 'resource' },
   'user.create': { role: 'admin', at: 'org' },
   'user.manage': { role: 'admin', at: 'org' },
   'auth_provider.manage': { role: 'admin', at: 'org' },
+  'api_token.manage': { role: 'admin', at: 'org' },
   'flag.read': { role: 'viewer', at: 'resource' },
   'flag.write': { role: 'editor', at: 'resource' },
   'segment.read': { role: 'viewer', at: 'resource' },
@@ -181,9 +187,10 @@ export const ACTION_REQUIREMENTS: Readonly<Record<Exclude<Action, 'admin.manage'
 /**
  * What an API token never does, whatever its role and scope:
  * - `admin.manage`: platform administration belongs to system-org people;
- * - `user.create`, `user.manage`, `auth_provider.manage`: who belongs to the org and how people sign
- *   in are decisions a person answers for; a leaked CI secret must not add members, promote
- *   anyone, or point sign-in at another identity provider (and so outlive its own revocation);
+ * - `user.create`, `user.manage`, `auth_provider.manage`, `api_token.manage`: who belongs to the
+ *   org, how people sign in and which tokens exist are decisions a person answers for; a leaked CI
+ *   secret must not add members, promote anyone, point sign-in at another identity provider or
+ *   mint another token (and so outlive its own revocation);
  * - SDK-key traffic (`flag.evaluate`, `flag.sync`, `event.ingest`, `exposure.ingest`,
  *   `segment.check`, `flag.client_evaluate`): applications use SDK and client keys, which are
  *   limited to one environment, rate-limited and counted as key traffic; a management token there
@@ -194,6 +201,7 @@ export const API_TOKEN_REFUSED_ACTIONS: ReadonlySet<Action> = new Set<Action>([
   'user.create',
   'user.manage',
   'auth_provider.manage',
+  'api_token.manage',
   'flag.evaluate',
   'flag.sync',
   'event.ingest',
