@@ -1,5 +1,6 @@
 import { createInMemoryRepositories } from '../src/testing/index.ts';
 import {
+  apiTokenRepositoryContract,
   auditRepositoryContract,
   unitOfWorkContract,
   environmentRepositoryContract,
@@ -20,3 +21,4 @@ environmentRepositoryContract('in-memory', makeRepos);
 sdkKeyRepositoryContract('in-memory', makeRepos);
 auditRepositoryContract('in-memory', makeRepos);
 unitOfWorkContract('in-memory', makeRepos);
+apiTokenRepositoryContract('in-memory', makeRepos);

@@ -1,4 +1,5 @@
 import {
+  apiTokenRepositoryContract,
   auditRepositoryContract,
   unitOfWorkContract,
   environmentRepositoryContract,
@@ -25,3 +26,4 @@ environmentRepositoryContract('postgres', makeRepos);
 sdkKeyRepositoryContract('postgres', makeRepos);
 auditRepositoryContract('postgres', makeRepos);
 unitOfWorkContract('postgres', makeRepos);
+apiTokenRepositoryContract('postgres', makeRepos);

@@ -58,15 +58,24 @@ export function auditRepositoryContract(name: string, makeRepos: MakeTenancyRepo
       const input = entryFor(org.id, 1_700_000_000_123);
       const entry = await repos().audit.append(input);
       assert.match(entry.id, /^[0-9a-f-]{36}$/);
-      assert.deepEqual({ ...entry, id: undefined }, { ...input, id: undefined });
+      assert.deepEqual({ ...entry, id: undefined }, { ...input, comment: null, id: undefined });
       assert.deepEqual(await repos().audit.list({ orgId: org.id }, { limit: 10 }), { items: [entry], nextCursor: null });
+    });
+
+    test('an API token actor keeps its name, and a comment is kept', async () => {
+      const org = await repos().orgs.create({ name: unique('org') });
+      const input = entryFor(org.id, 2_000, { actor: { type: 'api_token', id: 'token-1', name: 'deploy bot' } });
+      const entry = await repos().audit.append({ ...input, comment: 'release 1.2' });
+      assert.deepEqual(entry.actor, { type: 'api_token', id: 'token-1', name: 'deploy bot' });
+      assert.equal(entry.comment, 'release 1.2');
+      assert.deepEqual((await repos().audit.list({ orgId: org.id }, { limit: 1 })).items, [entry]);
     });
 
     test('absent parts stay absent: no email, no project or environment, no before/after', async () => {
       const org = await repos().orgs.create({ name: unique('org') });
       const input = entryFor(org.id, 1_000, { actor: { type: 'system', id: 'bootstrap' }, projectId: null, environmentId: null, before: null, after: null, details: {} });
       const entry = await repos().audit.append(input);
-      assert.deepEqual({ ...entry, id: undefined }, { ...input, id: undefined });
+      assert.deepEqual({ ...entry, id: undefined }, { ...input, comment: null, id: undefined });
       assert.deepEqual((await repos().audit.list({ orgId: org.id }, { limit: 1 })).items, [entry]);
     });
 

@@ -29,6 +29,19 @@ export function environmentRepositoryContract(name: string, makeRepos: MakeTenan
       assert.deepEqual(await repos().environments.list(scope), [environment]);
     });
 
+    test('updateProtection sets critical and require_comment (both false at creation); another org\'s environment is NOT_FOUND', async () => {
+      const { org, project } = await createTenant(repos());
+      const environment = await repos().environments.create({ orgId: org.id, projectId: project.id }, { name: unique('production') });
+      assert.deepEqual([environment.critical, environment.requireComment], [false, false]);
+      const updated = await repos().environments.updateProtection({ orgId: org.id }, environment.id, { critical: true, requireComment: true });
+      assert.deepEqual({ ...updated }, { ...environment, critical: true, requireComment: true });
+      assert.deepEqual(await repos().environments.get({ orgId: org.id }, environment.id), updated);
+      const attacker = await repos().orgs.create({ name: unique('attacker') });
+      await rejectsWithCode(repos().environments.updateProtection({ orgId: attacker.id }, environment.id, { critical: false, requireComment: false }), 'NOT_FOUND');
+      await rejectsWithCode(repos().environments.updateProtection({ orgId: org.id }, MALFORMED_ID, { critical: false, requireComment: false }), 'NOT_FOUND');
+      assert.equal((await repos().environments.get({ orgId: org.id }, environment.id))!.critical, true);
+    });
+
     test('a name taken in the project is ALREADY_EXISTS; the same name in another project is fine', async () => {
       const { org, project } = await createTenant(repos());
       const other = await repos().projects.create({ orgId: org.id }, { name: unique('other') });

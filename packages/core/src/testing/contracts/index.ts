@@ -45,3 +45,4 @@ export type { MailRepositories, MakeMailRepositories } from './mail-repositories
 export { accountTokenRepositoryContract, addressProofRepositoriesContract, mailOutboxRepositoryContract } from './mail-repositories.contract.ts';
 export { contextSigningSecretRepositoryContract, type MakeContextSigningRepositories } from './context-signing-secret-repository.contract.ts';
 export { contextAttributeRepositoryContract, type MakeContextAttributeRepositories } from './context-attribute-repository.contract.ts';
+export { apiTokenRepositoryContract } from './api-token-repository.contract.ts';

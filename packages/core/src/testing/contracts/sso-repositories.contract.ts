@@ -642,7 +642,7 @@ export function ssoIdentityRepositoryContract(name: string, makeRepos: MakeSsoRe
           { id: '', email: input.email, displayName: input.displayName, passwordHash: input.passwordHash, createdAtMs: 0, emailVerifiedAtMs: null },
         );
         assertRecentMs(user.createdAtMs);
-        assert.deepEqual({ ...membership, createdAtMs: 0 }, { orgId: org.id, userId: user.id, role, createdAtMs: 0 });
+        assert.deepEqual({ ...membership, createdAtMs: 0 }, { orgId: org.id, userId: user.id, role, createdAtMs: 0, bindings: null });
         assertRecentMs(membership.createdAtMs);
         assert.deepEqual(await repos().users.getByEmail(input.email), user);
         assert.deepEqual(await repos().users.getMembership(org.id, user.id), membership);

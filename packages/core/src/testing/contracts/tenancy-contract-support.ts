@@ -6,7 +6,7 @@ import type { Environment, Org, Project } from '../../model/entities.ts';
 import type { Repositories } from '../../ports/repositories.ts';
 
 /** The ports the tenancy contracts exercise; parents are created through the other ports. */
-export type TenancyRepositories = Pick<Repositories, 'orgs' | 'users' | 'projects' | 'environments' | 'sdkKeys' | 'audit' | 'unitOfWork'>;
+export type TenancyRepositories = Pick<Repositories, 'orgs' | 'users' | 'projects' | 'environments' | 'sdkKeys' | 'apiTokens' | 'audit' | 'unitOfWork'>;
 
 /**
  * Builds the repositories a suite runs against. Each call must give an empty store (a fresh

@@ -77,7 +77,7 @@ export function userRepositoryContract(name: string, makeRepos: MakeTenancyRepos
       const org = await repos().orgs.create({ name: unique('org') });
       const user = await newUser(repos());
       const membership = await repos().users.addMembership({ orgId: org.id, userId: user.id, role: 'org_admin' });
-      assert.deepEqual({ ...membership, createdAtMs: 0 }, { orgId: org.id, userId: user.id, role: 'org_admin', createdAtMs: 0 });
+      assert.deepEqual({ ...membership, createdAtMs: 0 }, { orgId: org.id, userId: user.id, role: 'org_admin', createdAtMs: 0, bindings: null });
       assertRecentMs(membership.createdAtMs);
       assert.deepEqual(await repos().users.getMembership(org.id, user.id), membership);
       await rejectsWithCode(repos().users.addMembership({ orgId: org.id, userId: user.id, role: 'org_member' }), 'ALREADY_EXISTS');
@@ -251,6 +251,31 @@ export function userRepositoryContract(name: string, makeRepos: MakeTenancyRepos
         await rejectsWithCode(repos().users.removeMembership({ orgId }, userId), 'NOT_FOUND');
       }
       assert.deepEqual(await rolesOf(repos(), org), ['org_admin', 'org_member']);
+    });
+
+    test('setBindings replaces an org_member\'s bindings and null restores the default; an org_admin is FAILED_PRECONDITION; a promotion drops them', async () => {
+      const { org, members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const member = members[1]!;
+      const bindings = [{ role: 'viewer' as const }, { role: 'editor' as const, projectId: 'p-1' }, { role: 'admin' as const, projectId: 'p-1', environmentId: 'e-1' }];
+      const set = await repos().users.setBindings({ orgId: org.id }, member.id, bindings);
+      assert.deepEqual(set.bindings, bindings);
+      assert.deepEqual((await repos().users.getMembership(org.id, member.id))!.bindings, bindings);
+      assert.deepEqual((await repos().users.listMemberships(member.id))[0]!.bindings, bindings);
+      assert.deepEqual((await repos().users.listOrgUsers({ orgId: org.id })).find((row) => row.user.id === member.id)!.membership.bindings, bindings);
+      assert.deepEqual((await repos().users.setBindings({ orgId: org.id }, member.id, [])).bindings, [], 'an empty list is no rights, not the default');
+      assert.equal((await repos().users.setBindings({ orgId: org.id }, member.id, null)).bindings, null);
+      await rejectsWithCode(repos().users.setBindings({ orgId: org.id }, members[0]!.id, bindings), 'FAILED_PRECONDITION');
+      await repos().users.setBindings({ orgId: org.id }, member.id, bindings);
+      await repos().users.setMembershipRole({ orgId: org.id }, member.id, 'org_admin');
+      assert.equal((await repos().users.getMembership(org.id, member.id))!.bindings, null);
+    });
+
+    test('setBindings of another org\'s member, an unknown or malformed id is NOT_FOUND', async () => {
+      const { members } = await orgWithMembers(repos(), ['org_admin', 'org_member']);
+      const other = await repos().orgs.create({ name: unique('other') });
+      await rejectsWithCode(repos().users.setBindings({ orgId: other.id }, members[1]!.id, []), 'NOT_FOUND');
+      await rejectsWithCode(repos().users.setBindings({ orgId: other.id }, UNKNOWN_ID, []), 'NOT_FOUND');
+      await rejectsWithCode(repos().users.setBindings({ orgId: other.id }, MALFORMED_ID, []), 'NOT_FOUND');
     });
 
     test('concurrent removals or demotions of the last two admins: exactly one succeeds, the org keeps an admin', async () => {
