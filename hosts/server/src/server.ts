@@ -429,7 +429,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       register: (server) => {
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey, contextSecrets: contextSigningKeys });
-        addManagementGrpcService(server, { management: services.management, contextSigning, verifier, logger });
+        addManagementGrpcService(server, { management: services.management, apiTokens: services.apiTokens, contextSigning, verifier, logger });
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
