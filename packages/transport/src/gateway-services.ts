@@ -22,6 +22,7 @@ import type {
   ManagementService,
   OrgDomainService,
   PasswordResetService,
+  RoleBindingService,
   SegmentService,
   SsoLoginService,
   StatsService,
@@ -45,6 +46,8 @@ export interface GatewayServices {
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
+  /** Members' role bindings per project and environment (docs/access.md "Managing bindings"). */
+  roleBindings: RoleBindingService;
   /** Password reset by emailed link (docs/security.md "Password reset"). */
   passwordReset: PasswordResetService;
   /** The local outbox of development (docs/security.md "Email delivery"). */
