@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
  */
 
 let ts: TestServer;
-let management: ManagementClient & { updateEnvironment: Unary<{ environment_id: string; critical?: boolean; require_comment?: boolean }, Json> };
+let management: ManagementClient;
 let audit: { listAuditLog: Unary<object, Json>; client: grpc.Client };
 let a: Tenant;
 let b: Tenant;
@@ -33,7 +33,7 @@ before(async () => {
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'grpc-critical-a');
   b = await seedTenant(client, root.token, 'grpc-critical-b');
-  management = managementClient(ts.server.grpcPort) as typeof management;
+  management = managementClient(ts.server.grpcPort);
   const Service = lookup<grpc.ServiceClientConstructor>(loadProto('svc/management/v1/audit.proto'), 'svc.management.v1.AuditLogService');
   audit = promisified<{ listAuditLog: Unary<object, Json> }>(Service, ts.server.grpcPort);
 });
@@ -50,7 +50,7 @@ describe('UpdateEnvironment', () => {
     const both = await management.updateEnvironment({ environment_id: a.environmentId, require_comment: true }, asAdmin({ 'x-confirm-environment': a.environmentId, 'x-change-comment': 'audit every change' }));
     assert.deepEqual([both.critical, both.require_comment], [true, true]);
     const { environments } = await management.listEnvironments({ project_id: a.projectId }, bearer(a.member.token));
-    assert.deepEqual(environments.map((environment: Json) => [environment.critical, environment.require_comment]), [[true, true]]);
+    assert.deepEqual(environments.map((environment) => [environment.critical, environment.require_comment]), [[true, true]]);
   });
 
   test('an editor is refused; another org is NOT_FOUND', async () => {
