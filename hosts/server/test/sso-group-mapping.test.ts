@@ -4,7 +4,7 @@ import { signInThroughBrowser, startTestOidcProvider, type TestOidcProvider } fr
 import { createTestSamlIdp } from '../../../packages/services/test/support/saml-identity-provider.ts';
 import { auditLogPath, readAll } from './support/audit-log.ts';
 import { bearer, rejectsWithStatus, ssoClients, type SsoClients } from './support/grpc-clients.ts';
-import { api, expectError, expectStatus, loginAdmin, seedTenant, unique, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
+import { api, expectError, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type Json, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { CookieJar, browserGet, startSsoTestServer } from './support/sso.ts';
 import type { TestServer } from './support/test-server.ts';
 
@@ -17,6 +17,7 @@ const CLIENT_SECRET = `op-client-secret-${unique()}`;
 
 let ts: TestServer & { publicUrl: string };
 let client: ApiClient;
+let root: LoggedInUser;
 let a: Tenant;
 let b: Tenant;
 let op: TestOidcProvider;
@@ -81,7 +82,7 @@ const sorted = (bindings: Binding[] | null) => (bindings === null ? null : [...b
 before(async () => {
   [ts, op] = await Promise.all([startSsoTestServer(), startTestOidcProvider()]);
   client = api(ts.base);
-  const root = await loginAdmin(client);
+  root = await loginAdmin(client);
   [a, b] = await Promise.all([seedTenant(client, root.token, 'groups-a'), seedTenant(client, root.token, 'groups-b')]);
   op.addClient({ clientId: 'switchyard-groups', clientSecret: CLIENT_SECRET, redirectUris: [callbackUrl()] });
   const project = expectStatus(await client.post(`/v1/management/orgs/${a.orgId}/projects`, { token: a.admin.token, body: { name: `other-${unique()}` } }), 201, 'project');
@@ -195,6 +196,28 @@ describe('group mapping: provider settings', () => {
       3,
     );
     await grpcSso.providers.deleteAuthProvider({ org_id: a.orgId, provider_id: created.id }, bearer(a.admin.token));
+  });
+});
+
+describe('group mapping: confirmation', () => {
+  test('with two org admins, a mapping that gives admin waits for the second admin; one giving editor does not', async () => {
+    // Org B (its providers are not used elsewhere here) gets a second admin.
+    await seedUser(client, root.token, b.orgId, 'org_admin', 'groups-b-admin2');
+    const body = (role: string) => ({
+      ...oidcBody([{ group: 'leads', bindings: [{ role, project_id: b.projectId }] }]),
+      link_existing_accounts: false,
+    });
+    const adminMapping = expectStatus(await client.post(providersOf(b.orgId), { token: b.admin.token, body: body('admin') }), 201, 'create');
+    assert.equal(adminMapping.status, 'pending_confirmation');
+    const editorMapping = expectStatus(await client.post(providersOf(b.orgId), { token: b.admin.token, body: body('editor') }), 201, 'create');
+    assert.equal(editorMapping.status, 'enabled');
+    // Turning the live provider's mapping into admin needs the confirmation again.
+    const changed = expectStatus(
+      await client.request('PUT', `${providersOf(b.orgId)}/${editorMapping.id}`, { token: b.admin.token, body: body('admin') }),
+      200,
+      'update',
+    );
+    assert.equal(changed.status, 'pending_confirmation');
   });
 });
 
