@@ -129,7 +129,9 @@ describe('OIDC providers: management', () => {
       scopes: ['openid', 'email', 'profile'],
       client_secret_set: true,
       callback_url: callbackUrl(),
+      groups_claim: 'groups',
     });
+    assert.deepEqual(provider.group_bindings, [], 'no group mapping unless given');
     assert.equal(provider.start_url, `${ts.publicUrl}/v1/auth/sso/${provider.id}/start`);
     const listed = expectStatus(await client.get(providersOf(a.orgId), { token: a.admin.token }), 200, 'list');
     assert.deepEqual(listed, [provider]);

@@ -14,6 +14,13 @@ import {
 import type { Sql } from './connect.ts';
 import { transaction } from './transaction.pg.ts';
 import { isUuid, translateErrors } from './pg-errors.ts';
+import { bindingFromStored, bindingToStored, type StoredBinding } from './role-bindings.pg.ts';
+
+/** A group mapping entry as stored in auth_providers.group_bindings (the wire's snake_case). */
+interface StoredGroupBinding {
+  group: string;
+  bindings: StoredBinding[];
+}
 
 interface ProviderRow {
   id: string;
@@ -24,6 +31,7 @@ interface ProviderRow {
   default_role: OrgRole;
   redirect_uris: string[];
   settings: { oidc?: OidcSettings; saml?: SamlSettings };
+  group_bindings: StoredGroupBinding[];
   client_secret_ciphertext: string | null;
   link_existing_accounts: boolean;
   enable_requested_by_user_id: string | null;
@@ -51,6 +59,7 @@ const toProvider = (row: ProviderRow): AuthProvider => ({
   oidc: row.settings.oidc ?? null,
   saml: row.settings.saml ?? null,
   clientSecretCiphertext: row.client_secret_ciphertext,
+  groupBindings: row.group_bindings.map((entry) => ({ group: entry.group, bindings: entry.bindings.map(bindingFromStored) })),
   linkExistingAccounts: row.link_existing_accounts,
   enableRequestedBy: author(row.enable_requested_by_user_id, row.enable_requested_by_email),
   createdBy: author(row.created_by_user_id, row.created_by_email),
@@ -62,7 +71,7 @@ const toProvider = (row: ProviderRow): AuthProvider => ({
 });
 
 const COLUMNS = [
-  'id, org_id, provider_type, display_name, enabled, default_role, redirect_uris, settings, client_secret_ciphertext',
+  'id, org_id, provider_type, display_name, enabled, default_role, redirect_uris, settings, group_bindings, client_secret_ciphertext',
   'link_existing_accounts, enable_requested_by_user_id, enable_requested_by_email, created_by_user_id, created_by_email',
   'updated_by_user_id, updated_by_email, written_by_user_ids::text[] AS written_by_user_ids, last_used_at_ms, created_at_ms, updated_at_ms',
 ].join(', ');
@@ -85,12 +94,12 @@ export class PgAuthProviderRepository implements AuthProviderRepository {
       // readings can straddle a millisecond): a new provider's updated time is its created time.
       const [row] = await translateErrors(
         () => tx<ProviderRow[]>`
-          INSERT INTO auth_providers (id, org_id, provider_type, display_name, enabled, default_role, redirect_uris, settings,
+          INSERT INTO auth_providers (id, org_id, provider_type, display_name, enabled, default_role, redirect_uris, settings, group_bindings,
                                       client_secret_ciphertext, link_existing_accounts, enable_requested_by_user_id,
                                       enable_requested_by_email, created_by_user_id, created_by_email, updated_by_user_id,
                                       updated_by_email, written_by_user_ids, created_at_ms, updated_at_ms)
           SELECT ${input.id}, ${scope.orgId}, ${input.type}, ${input.displayName}, ${input.enabled}, ${input.defaultRole},
-                 ${this.json(input.redirectUris)}, ${this.json(settingsOf(input))}, ${input.clientSecretCiphertext},
+                 ${this.json(input.redirectUris)}, ${this.json(settingsOf(input))}, ${this.json(groupBindingsOf(input))}, ${input.clientSecretCiphertext},
                  ${input.linkExistingAccounts}, ${input.enableRequestedBy?.userId ?? null}, ${input.enableRequestedBy?.email ?? null},
                  ${writer.userId}, ${writer.email}, ${writer.userId}, ${writer.email},
                  CASE WHEN ${writer.userId}::uuid IS NULL THEN '{}'::uuid[] ELSE ARRAY[${writer.userId}::uuid] END,
@@ -132,7 +141,7 @@ export class PgAuthProviderRepository implements AuthProviderRepository {
       UPDATE auth_providers SET
         provider_type = ${input.type}, display_name = ${input.displayName}, enabled = ${input.enabled},
         default_role = ${input.defaultRole}, redirect_uris = ${this.json(input.redirectUris)},
-        settings = ${this.json(settingsOf(input))}, client_secret_ciphertext = ${input.clientSecretCiphertext},
+        settings = ${this.json(settingsOf(input))}, group_bindings = ${this.json(groupBindingsOf(input))}, client_secret_ciphertext = ${input.clientSecretCiphertext},
         link_existing_accounts = ${input.linkExistingAccounts},
         enable_requested_by_user_id = ${input.enableRequestedBy?.userId ?? null}, enable_requested_by_email = ${input.enableRequestedBy?.email ?? null},
         updated_by_user_id = ${writer.userId}, updated_by_email = ${writer.email},
@@ -200,3 +209,6 @@ const settingsOf = (input: AuthProviderInput): { oidc?: OidcSettings; saml?: Sam
   ...(input.oidc ? { oidc: input.oidc } : {}),
   ...(input.saml ? { saml: input.saml } : {}),
 });
+
+const groupBindingsOf = (input: AuthProviderInput): StoredGroupBinding[] =>
+  (input.groupBindings ?? []).map((entry) => ({ group: entry.group, bindings: entry.bindings.map(bindingToStored) }));

@@ -1,5 +1,6 @@
 import type { Membership, OrgRole, User } from '../model/entities.ts';
 import type { OrgScope } from './scopes.ts';
+import type { RoleBinding } from '../rbac/authorize.ts';
 
 export type AuthProviderType = 'oidc' | 'saml';
 
@@ -8,6 +9,8 @@ export interface OidcSettings {
   issuerUrl: string;
   clientId: string;
   scopes: string[];
+  /** The ID token / UserInfo claim holding the person's groups (docs/sso.md "Group mapping"); absent: "groups". */
+  groupsClaim?: string;
 }
 
 /** SAML 2.0 settings: the IdP's metadata by address or inline (exactly one). */
@@ -16,6 +19,15 @@ export interface SamlSettings {
   idpMetadataXml: string | null;
   nameIdFormat: string | null;
   spEntityId: string;
+  /** The assertion attribute holding the person's groups (docs/sso.md "Group mapping"); absent: "groups". */
+  groupsAttribute?: string;
+}
+
+/** One identity-provider group and the role bindings its members get (docs/access.md "Group mapping"). */
+export interface GroupBinding {
+  /** The group's name as the identity provider sends it; "*": anyone matching no other entry. */
+  group: string;
+  bindings: RoleBinding[];
 }
 
 /** The account that wrote something, with its email as it was then (as the audit log keeps it). */
@@ -39,6 +51,11 @@ export interface AuthProvider {
   saml: SamlSettings | null;
   /** The OIDC client secret, encrypted by the services (null: none stored). */
   clientSecretCiphertext: string | null;
+  /**
+   * At each sign-in of an org_member, their bindings become the union of their groups' (docs/sso.md
+   * "Group mapping"); empty: sign-in leaves their bindings alone.
+   */
+  groupBindings: GroupBinding[];
   /** Whether it may bind an existing member of its org by a matching email (docs/sso.md "Accounts"). */
   linkExistingAccounts: boolean;
   /** Set while it waits for a second org admin's confirmation (`enabled` is false then). */
@@ -58,7 +75,10 @@ export interface AuthProvider {
  * What a create or update stores; the id is chosen by the caller (the secret's ciphertext is bound
  * to it). `updatedBy` is the writer: it becomes `createdBy` too on create, and joins `writtenByUserIds`.
  */
-export type AuthProviderInput = Omit<AuthProvider, 'orgId' | 'createdAtMs' | 'updatedAtMs' | 'createdBy' | 'writtenByUserIds' | 'lastUsedAtMs'>;
+export type AuthProviderInput = Omit<AuthProvider, 'orgId' | 'createdAtMs' | 'updatedAtMs' | 'createdBy' | 'writtenByUserIds' | 'lastUsedAtMs' | 'groupBindings'> & {
+  /** Absent: none. */
+  groupBindings?: GroupBinding[];
+};
 
 /** Providers, org-scoped except the lookup by id a login starts from (the id is in its URL). */
 export interface AuthProviderRepository {

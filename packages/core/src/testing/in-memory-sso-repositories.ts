@@ -29,6 +29,7 @@ export class InMemoryAuthProviderRepository implements AuthProviderRepository {
     const now = this.state.now();
     const provider: AuthProvider = {
       ...structuredClone(input),
+      groupBindings: structuredClone(input.groupBindings ?? []),
       orgId: scope.orgId,
       createdBy: input.updatedBy ? { ...input.updatedBy } : null,
       writtenByUserIds: input.updatedBy ? [input.updatedBy.userId] : [],
@@ -59,6 +60,7 @@ export class InMemoryAuthProviderRepository implements AuthProviderRepository {
     const current = await this.get(scope, input.id);
     const provider: AuthProvider = {
       ...structuredClone(input),
+      groupBindings: structuredClone(input.groupBindings ?? []),
       orgId: current.orgId,
       createdBy: current.createdBy,
       writtenByUserIds: input.updatedBy && !current.writtenByUserIds.includes(input.updatedBy.userId) ? [...current.writtenByUserIds, input.updatedBy.userId] : current.writtenByUserIds,

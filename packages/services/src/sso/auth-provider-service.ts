@@ -16,6 +16,7 @@ import { recordChange } from '../audit/audit-trail.ts';
 import { announceSessionChanges } from '../auth/session-registry.ts';
 import { changesTrust, enableState } from './provider-confirmation.ts';
 import { checkProviderBody, type AuthProviderBody } from './provider-input.ts';
+import { DEFAULT_GROUPS_CLAIM, resolveGroupBindings } from './group-bindings-input.ts';
 import { authProviderRecord, type AuthProviderRecord } from './provider-records.ts';
 import { checkProviderUrl } from './network-guard.ts';
 import { parseIdpMetadata } from './saml-metadata.ts';
@@ -42,7 +43,7 @@ export class AuthProviderService {
    * (createSsoServices passes OidcFlows.checkAuthorizationEndpointOnSave).
    */
   constructor(
-    private readonly repos: Pick<Repositories, 'authProviders' | 'users' | 'sessions' | 'unitOfWork'>,
+    private readonly repos: Pick<Repositories, 'authProviders' | 'users' | 'sessions' | 'unitOfWork' | 'projects' | 'environments'>,
     private readonly options: SsoOptions,
     private readonly notifier: ChangeNotifier,
     checks: { now?: () => number; oidcIssuer?: AuthProviderService['checkOidcIssuer'] } = {},
@@ -55,7 +56,7 @@ export class AuthProviderService {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
     const writer = await this.authorOf(principal);
     const id = randomUUID();
-    const input = await this.withEnableState(orgId, await this.toInput(id, body, writer), writer);
+    const input = await this.withEnableState(orgId, await this.toInput(orgId, id, body, writer), writer);
     const provider = await this.repos.unitOfWork.run(async (tx) => {
       await requireStillOrgAdmin(tx, principal, orgId);
       const created = await tx.authProviders.create({ orgId }, input, MAX_PROVIDERS_PER_ORG);
@@ -83,7 +84,7 @@ export class AuthProviderService {
     requireAllowed(principal, 'auth_provider.manage', { orgId });
     const writer = await this.authorOf(principal);
     const current = await this.repos.authProviders.get({ orgId }, providerId);
-    const input = await this.withEnableState(orgId, await this.toInput(providerId, body, writer, current), writer, current);
+    const input = await this.withEnableState(orgId, await this.toInput(orgId, providerId, body, writer, current), writer, current);
     const { provider, endedFor } = await this.repos.unitOfWork.run(async (tx) => {
       await requireStillOrgAdmin(tx, principal, orgId);
       const updated = await tx.authProviders.update({ orgId }, input);
@@ -151,7 +152,7 @@ export class AuthProviderService {
     return { ...input, ...enableState({ requested: input.enabled, next: input, unchangedLiveProvider, orgAdmins, writer }) };
   }
 
-  private async toInput(id: string, body: AuthProviderBody, writer: Author, current?: AuthProvider): Promise<AuthProviderInput> {
+  private async toInput(orgId: string, id: string, body: AuthProviderBody, writer: Author, current?: AuthProvider): Promise<AuthProviderInput> {
     const checked = checkProviderBody(body, current);
     const network = { allowPrivateNetworks: this.options.allowPrivateNetworks };
     let clientSecretCiphertext: string | null = null;
@@ -177,7 +178,11 @@ export class AuthProviderService {
       defaultRole: checked.defaultRole,
       linkExistingAccounts: checked.linkExistingAccounts,
       redirectUris: checked.redirectUris,
-      oidc: checked.oidc ? { issuerUrl: checked.oidc.issuerUrl, clientId: checked.oidc.clientId, scopes: checked.oidc.scopes } : null,
+      // Not given: the stored mapping stays as it is (not checked again: a deleted project's binding just matches nothing).
+      groupBindings: checked.groupBindings === null ? (current?.groupBindings ?? []) : await resolveGroupBindings(this.repos, orgId, checked.groupBindings),
+      oidc: checked.oidc
+        ? { issuerUrl: checked.oidc.issuerUrl, clientId: checked.oidc.clientId, scopes: checked.oidc.scopes, groupsClaim: checked.oidc.groupsClaim ?? DEFAULT_GROUPS_CLAIM }
+        : null,
       saml: checked.saml ? { ...checked.saml, spEntityId: checked.saml.spEntityId ?? ssoUrls(this.options.publicUrl).samlMetadata(id) } : null,
       clientSecretCiphertext,
       enableRequestedBy: null,

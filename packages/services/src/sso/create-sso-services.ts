@@ -14,7 +14,7 @@ import type { SsoOptions } from './sso-options.ts';
  * `options` is read at each call, so a host may fill in `publicUrl` once its port is known.
  */
 export function createSsoServices(deps: {
-  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'orgDomains' | 'sessions' | 'unitOfWork'>;
+  repos: Pick<Repositories, 'authProviders' | 'ssoLogins' | 'ssoIdentities' | 'users' | 'orgs' | 'orgDomains' | 'sessions' | 'unitOfWork' | 'projects' | 'environments'>;
   auth: Pick<AuthService, 'openSessionFor'>;
   hasher: PasswordHasher;
   options: SsoOptions;
@@ -33,6 +33,7 @@ export function createSsoServices(deps: {
       saml: new SamlFlows(),
       idpMetadata: new IdpMetadataSource(fetch, Date.now, deps.options.allowPrivateNetworks),
       options: deps.options,
+      notifier: deps.notifier,
     }),
   };
 }

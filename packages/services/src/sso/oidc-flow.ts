@@ -29,6 +29,8 @@ export interface OidcProviderSettings {
   clientId: string;
   clientSecret: string;
   scopes: string[];
+  /** The claim to read the person's groups from (ID token, else UserInfo); null: groups are not read. */
+  groupsClaim?: string | null;
   /** Changes whenever the provider record changes: invalidates caches. */
   revision: string;
 }
@@ -48,6 +50,8 @@ export interface OidcIdentity {
   email: string | null;
   emailVerified: boolean;
   name: string | null;
+  /** The groups claim as the provider sent it (undefined: absent, or not asked for); read by groupsOf. */
+  groups: unknown;
 }
 
 export interface OidcFlowsOptions {
@@ -164,12 +168,17 @@ export class OidcFlows {
     }
 
     let profile: Readonly<Record<string, unknown>> = claims;
-    if (typeof claims.email !== 'string' && configuration.serverMetadata().userinfo_endpoint && accessToken) {
+    // Groups are often left out of ID tokens (their size) and answered by UserInfo only.
+    const groupsClaim = settings.groupsClaim ?? null;
+    const groupsMissing = groupsClaim !== null && claims[groupsClaim] === undefined;
+    let userInfo: Readonly<Record<string, unknown>> | null = null;
+    if ((typeof claims.email !== 'string' || groupsMissing) && configuration.serverMetadata().userinfo_endpoint && accessToken) {
       try {
-        profile = await fetchUserInfo(configuration, accessToken, claims.sub);
+        userInfo = await fetchUserInfo(configuration, accessToken, claims.sub);
       } catch (error) {
         throw toDomainError(error, 'userinfo');
       }
+      if (typeof claims.email !== 'string') profile = userInfo;
     }
     return {
       issuer: claims.iss,
@@ -177,6 +186,7 @@ export class OidcFlows {
       email: typeof profile.email === 'string' && profile.email.length > 0 ? profile.email : null,
       emailVerified: profile.email_verified === true,
       name: typeof profile.name === 'string' && profile.name.length > 0 ? profile.name : null,
+      groups: groupsClaim === null ? undefined : (claims[groupsClaim] ?? userInfo?.[groupsClaim]),
     };
   }
 

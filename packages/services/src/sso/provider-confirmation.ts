@@ -1,12 +1,15 @@
 import type { AuthProvider, AuthProviderInput, Author } from '@switchyard/core';
 
 /**
- * A provider that creates org admins, or that may sign in as an existing member by asserting its
- * email, hands whoever controls the identity provider an admin's or a member's account: in an
- * org with more than one admin, enabling one takes two of them (docs/sso.md "Confirmation").
+ * A provider that creates org admins, that may sign in as an existing member by asserting its
+ * email, or whose group mapping gives admin somewhere, hands whoever controls the identity
+ * provider an admin's or a member's account or admin rights: in an org with more than one admin,
+ * enabling one takes two of them (docs/sso.md "Confirmation").
  */
-export const needsSecondAdmin = (provider: Pick<AuthProvider, 'defaultRole' | 'linkExistingAccounts'>): boolean =>
-  provider.defaultRole === 'org_admin' || provider.linkExistingAccounts;
+export const needsSecondAdmin = (provider: Pick<AuthProviderInput, 'defaultRole' | 'linkExistingAccounts' | 'groupBindings'>): boolean =>
+  provider.defaultRole === 'org_admin' ||
+  provider.linkExistingAccounts ||
+  (provider.groupBindings ?? []).some((entry) => entry.bindings.some((binding) => binding.role === 'admin'));
 
 /**
  * Whether a write changes what the provider vouches for or where it sends people: anything but its
@@ -18,6 +21,7 @@ export function changesTrust(current: AuthProvider, next: AuthProviderInput): bo
       provider.defaultRole,
       provider.linkExistingAccounts,
       provider.redirectUris,
+      provider.groupBindings ?? [],
       provider.oidc,
       provider.saml,
       provider.clientSecretCiphertext,
@@ -43,7 +47,7 @@ function canonicalJson(value: unknown): string {
  */
 export function enableState(input: {
   requested: boolean;
-  next: Pick<AuthProviderInput, 'defaultRole' | 'linkExistingAccounts'>;
+  next: Pick<AuthProviderInput, 'defaultRole' | 'linkExistingAccounts' | 'groupBindings'>;
   unchangedLiveProvider: boolean;
   orgAdmins: number;
   writer: Author;

@@ -1,5 +1,6 @@
-import { invalidArgument, type AuthProvider, type AuthProviderType, type OidcSettings, type OrgRole, type SamlSettings } from '@switchyard/core';
+import { invalidArgument, type AuthProvider, type AuthProviderType, type GroupBinding, type OidcSettings, type OrgRole, type SamlSettings } from '@switchyard/core';
 import { optionalRole, requireName } from '../management/input-checks.ts';
+import { checkClaimName, checkGroupBindings, type GroupBindingBody } from './group-bindings-input.ts';
 
 /** A provider as written by an admin (REST body or gRPC message; "" and null mean absent). */
 export interface AuthProviderBody {
@@ -9,8 +10,13 @@ export interface AuthProviderBody {
   default_role?: string | null | undefined;
   link_existing_accounts?: boolean | null | undefined;
   redirect_uris?: string[] | undefined;
-  oidc?: { issuer_url?: string; client_id?: string; client_secret?: string | null; scopes?: string[] | null } | null | undefined;
-  saml?: { idp_metadata_url?: string | null; idp_metadata_xml?: string | null; name_id_format?: string | null; sp_entity_id?: string | null } | null | undefined;
+  oidc?: { issuer_url?: string; client_id?: string; client_secret?: string | null; scopes?: string[] | null; groups_claim?: string | null } | null | undefined;
+  saml?:
+    | { idp_metadata_url?: string | null; idp_metadata_xml?: string | null; name_id_format?: string | null; sp_entity_id?: string | null; groups_attribute?: string | null }
+    | null
+    | undefined;
+  /** Absent (or null): an update keeps the stored mapping; [] removes it (docs/sso.md "Group mapping"). */
+  group_bindings?: GroupBindingBody[] | null | undefined;
 }
 
 export const MAX_REDIRECT_URIS = 20;
@@ -29,6 +35,8 @@ export interface CheckedProviderBody {
   defaultRole: OrgRole;
   linkExistingAccounts: boolean;
   redirectUris: string[];
+  /** Ids not yet checked against the org (resolveGroupBindings does, with I/O); null: not given (an update keeps the stored one). */
+  groupBindings: GroupBinding[] | null;
   oidc: (OidcSettings & { clientSecret: string | null }) | null;
   saml: Omit<SamlSettings, 'spEntityId'> & { spEntityId: string | null } | null;
 }
@@ -94,6 +102,7 @@ export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider
     // Absent: on, as every provider linked before the setting existed (docs/sso.md "Accounts").
     linkExistingAccounts: body.link_existing_accounts ?? true,
     redirectUris,
+    groupBindings: checkGroupBindings(body.group_bindings),
     oidc: null,
     saml: null,
   };
@@ -119,6 +128,7 @@ export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider
       clientId,
       // None given: what sign-in needs (the subject, the email and whether it is verified, a name).
       scopes: [...new Set(['openid', ...(scopes.length === 0 ? DEFAULT_OIDC_SCOPES : scopes)])],
+      groupsClaim: checkClaimName(oidc.groups_claim, 'oidc.groups_claim', current?.oidc?.groupsClaim),
       clientSecret,
     };
   } else {
@@ -137,7 +147,8 @@ export function checkProviderBody(body: AuthProviderBody, current?: AuthProvider
     if (spEntityId !== null && spEntityId.length > 1_024) throw invalidArgument('saml.sp_entity_id must be at most 1024 characters', 'saml.sp_entity_id');
     const nameIdFormat = optional(saml.name_id_format);
     if (nameIdFormat !== null && nameIdFormat.length > 200) throw invalidArgument('saml.name_id_format must be at most 200 characters', 'saml.name_id_format');
-    checked.saml = { idpMetadataUrl: metadataUrl, idpMetadataXml: metadataXml, nameIdFormat, spEntityId };
+    const groupsAttribute = checkClaimName(saml.groups_attribute, 'saml.groups_attribute', current?.saml?.groupsAttribute);
+    checked.saml = { idpMetadataUrl: metadataUrl, idpMetadataXml: metadataXml, nameIdFormat, spEntityId, groupsAttribute };
   }
   return checked;
 }

@@ -1,5 +1,6 @@
 import type { AuthProvider, Author } from '@switchyard/core';
 import { parseIdpMetadata } from './saml-metadata.ts';
+import { DEFAULT_GROUPS_CLAIM, groupBindingRecords, type BindingRecord } from './group-bindings-input.ts';
 import { ssoUrls } from './sso-options.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface AuthProviderRecord {
   default_role: AuthProvider['defaultRole'];
   link_existing_accounts: boolean;
   redirect_uris: string[];
+  /** Role bindings per identity-provider group, applied at each sign-in of an org_member (docs/sso.md "Group mapping"). */
+  group_bindings: Array<{ group: string; bindings: BindingRecord[] }>;
   /** Who asked to enable it, while `status` is `pending_confirmation`. */
   enable_requested_by: AuthorRecord | null;
   /** Null for providers saved before authors were recorded. */
@@ -31,12 +34,14 @@ export interface AuthProviderRecord {
   start_url: string;
   /** SAML only: the assertion consumer service address to register at the IdP. */
   acs_url?: string;
-  oidc?: { issuer_url: string; client_id: string; scopes: string[]; client_secret_set: boolean; callback_url: string };
+  oidc?: { issuer_url: string; client_id: string; scopes: string[]; client_secret_set: boolean; callback_url: string; groups_claim: string };
   saml?: {
     idp_metadata_url: string | null;
     idp_metadata_xml: string | null;
     name_id_format: string | null;
     sp_entity_id: string;
+    /** The assertion attribute read for the person's groups. */
+    groups_attribute: string;
     acs_url: string;
     sp_metadata_url: string;
     /**
@@ -83,6 +88,7 @@ export function authProviderRecord(provider: AuthProvider, publicUrl: string): A
     default_role: provider.defaultRole,
     link_existing_accounts: provider.linkExistingAccounts,
     redirect_uris: [...provider.redirectUris],
+    group_bindings: groupBindingRecords(provider.groupBindings),
     enable_requested_by: authorRecord(provider.enableRequestedBy),
     created_by: authorRecord(provider.createdBy),
     updated_by: authorRecord(provider.updatedBy),
@@ -98,6 +104,7 @@ export function authProviderRecord(provider: AuthProvider, publicUrl: string): A
       scopes: [...provider.oidc.scopes],
       client_secret_set: provider.clientSecretCiphertext !== null,
       callback_url: urls.oidcCallback,
+      groups_claim: provider.oidc.groupsClaim ?? DEFAULT_GROUPS_CLAIM,
     };
   }
   if (provider.saml) {
@@ -107,6 +114,7 @@ export function authProviderRecord(provider: AuthProvider, publicUrl: string): A
       idp_metadata_xml: provider.saml.idpMetadataXml,
       name_id_format: provider.saml.nameIdFormat,
       sp_entity_id: provider.saml.spEntityId,
+      groups_attribute: provider.saml.groupsAttribute ?? DEFAULT_GROUPS_CLAIM,
       acs_url: urls.samlAcs,
       sp_metadata_url: urls.samlMetadata(provider.id),
       idp_sso_url: ssoUrlOf(provider.saml.idpMetadataXml),

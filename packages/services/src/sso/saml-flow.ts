@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SAML, SamlStatusError, ValidateInResponseTo, generateServiceProviderMetadata, type CacheProvider, type SamlConfig } from '@node-saml/node-saml';
 import { DomainError, invalidArgument, unauthenticated } from '@switchyard/core';
+import { MAX_GROUPS_READ } from './group-mapping.ts';
 import type { IdpMetadata } from './saml-metadata.ts';
 import { MAX_SAML_XML_BYTES, SAML_NS, attributeOf, parseUntrustedXml, selectElements, textOf } from './saml-xml.ts';
 
@@ -14,6 +15,8 @@ export interface SamlProviderSettings {
   acsUrl: string;
   /** The NameID format asked for in the AuthnRequest's NameIDPolicy; null leaves it to the IdP. */
   nameIdFormat: string | null;
+  /** The attribute whose values are the person's groups; null (or absent): groups are not read. */
+  groupsAttribute?: string | null;
 }
 
 /** Who signed in, as read from the signed assertion and nothing else. */
@@ -26,6 +29,8 @@ export interface SamlIdentity {
   /** From an email attribute, or the NameID when its format is emailAddress. */
   email: string | null;
   displayName: string | null;
+  /** The values of the groups attribute (the first 1000; empty when not asked for or absent). */
+  groups: string[];
 }
 
 export interface SamlFlowsOptions {
@@ -131,7 +136,7 @@ export class SamlFlows {
     const assertion = parseUntrustedXml(assertionXml, 'the SAML assertion', FIELD).documentElement;
     if (!assertion || assertion.namespaceURI !== SAML_NS.saml || assertion.localName !== 'Assertion') throw refused(REASONS.signature);
     this.checkAssertion(assertion, settings, input.expectedRequestId);
-    return identityOf(assertion);
+    return identityOf(assertion, settings.groupsAttribute ?? null);
   }
 
   /** SP metadata XML (EntityDescriptor with entityID spEntityId, AssertionConsumerService HTTP-POST at acsUrl, NameIDFormat, WantAssertionsSigned=true). */
@@ -343,7 +348,7 @@ function parseTime(value: string): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
-function identityOf(assertion: Element): SamlIdentity {
+function identityOf(assertion: Element, groupsAttribute: string | null): SamlIdentity {
   const nameIds = selectElements('saml:Subject/saml:NameID', assertion);
   if (nameIds.length !== 1) {
     throw refused(selectElements('saml:Subject/saml:EncryptedID', assertion).length > 0 ? 'encrypted NameIDs are not supported' : 'the assertion has no NameID');
@@ -354,8 +359,16 @@ function identityOf(assertion: Element): SamlIdentity {
   const nameIdFormat = attributeOf(nameId, 'Format');
 
   const attributes = new Map<string, string>();
+  const groups: string[] = [];
   for (const attribute of selectElements('saml:AttributeStatement/saml:Attribute', assertion)) {
     const name = attributeOf(attribute, 'Name');
+    // Every value of the groups attribute (one Attribute with many values, or repeated Attributes).
+    if (groupsAttribute !== null && name === groupsAttribute) {
+      for (const value of selectElements('saml:AttributeValue', attribute)) {
+        if (groups.length >= MAX_GROUPS_READ) break;
+        groups.push(textOf(value));
+      }
+    }
     const value = selectElements('saml:AttributeValue', attribute).map(textOf).find((text) => text.length > 0);
     if (name !== null && value !== undefined && !attributes.has(name)) attributes.set(name, value);
   }
@@ -373,5 +386,6 @@ function identityOf(assertion: Element): SamlIdentity {
     nameIdFormat,
     email,
     displayName: first(DISPLAY_NAME_ATTRIBUTES),
+    groups,
   };
 }

@@ -12,6 +12,8 @@ export interface ProviderIdentity {
   /** OIDC's email_verified (true only when the provider says so); SAML: true (the org vouches for its IdP). */
   emailVerified: boolean;
   displayName: string | null;
+  /** The groups the provider says the person has (OIDC claim or SAML attribute; docs/sso.md "Group mapping"). */
+  groups?: readonly string[];
 }
 
 const MAX_SUBJECT_LENGTH = 255;

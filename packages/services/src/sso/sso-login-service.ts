@@ -7,6 +7,7 @@ import {
   notFound,
   unauthenticated,
   type AuthProvider,
+  type ChangeNotifier,
   type PasswordHasher,
   type PendingSsoLogin,
   type Repositories,
@@ -18,6 +19,8 @@ import type { IdpMetadataSource } from './idp-metadata-source.ts';
 import type { OidcFlows, OidcProviderSettings } from './oidc-flow.ts';
 import type { SamlFlows, SamlProviderSettings } from './saml-flow.ts';
 import { SsoAccounts, type ProviderIdentity } from './sso-accounts.ts';
+import { DEFAULT_GROUPS_CLAIM } from './group-bindings-input.ts';
+import { GroupMapping, groupsOf } from './group-mapping.ts';
 import { ssoUrls, type SsoOptions } from './sso-options.ts';
 
 /** A login may take this long at the identity provider (typing a password, a second factor). */
@@ -53,6 +56,8 @@ export interface SsoLoginDeps {
   idpMetadata: IdpMetadataSource;
   options: SsoOptions;
   now?: () => number;
+  /** Where a member's bindings changed by their groups at sign-in are announced (session-registry.ts). */
+  notifier?: ChangeNotifier;
   /** MAX_PENDING_LOGINS_PER_PROVIDER unless told (tests use a small one). */
   maxPendingLoginsPerProvider?: number;
 }
@@ -82,11 +87,13 @@ function oauthErrorOf(error: DomainError): string {
  */
 export class SsoLoginService {
   private readonly accounts: SsoAccounts;
+  private readonly groupMapping: GroupMapping;
   private readonly now: () => number;
 
   constructor(private readonly deps: SsoLoginDeps) {
     this.now = deps.now ?? Date.now;
     this.accounts = new SsoAccounts(deps.repos, deps.hasher, this.now, deps.options.onSessionsEnded, deps.options.publicUrl);
+    this.groupMapping = new GroupMapping(deps.repos, deps.notifier, this.now);
   }
 
   /**
@@ -340,7 +347,14 @@ export class SsoLoginService {
       redirectUri: pending.redirectUri,
       expected: { state: query.get('state') ?? '', nonce: pending.nonce ?? '', codeVerifier: pending.codeVerifier ?? '' },
     });
-    return { provider, subject: identity.subject, email: identity.email, emailVerified: identity.emailVerified, displayName: identity.name };
+    return {
+      provider,
+      subject: identity.subject,
+      email: identity.email,
+      emailVerified: identity.emailVerified,
+      displayName: identity.name,
+      groups: groupsOf(identity.groups),
+    };
   }
 
   private async completeSaml(pending: LoginInFlight, samlResponseB64: string): Promise<ProviderIdentity & { provider: AuthProvider }> {
@@ -350,12 +364,19 @@ export class SsoLoginService {
       expectedRequestId: pending.samlRequestId ?? '',
     });
     // SAML has no email_verified: the org's admin vouches for its IdP's attributes.
-    return { provider, subject: identity.subject, email: identity.email, emailVerified: true, displayName: identity.displayName };
+    return { provider, subject: identity.subject, email: identity.email, emailVerified: true, displayName: identity.displayName, groups: groupsOf(identity.groups) };
   }
 
   private async openSession(pending: LoginInFlight, identity: ProviderIdentity & { provider: AuthProvider }): Promise<Session> {
-    const userId = await this.accounts.resolve(identity.provider, identity);
+    const userId = await this.signIn(identity);
     return this.deps.auth.openSessionFor(userId, pending.orgId, pending.providerId);
+  }
+
+  /** The account the identity is, its bindings set from its groups (docs/sso.md "Group mapping"). */
+  private async signIn(identity: ProviderIdentity & { provider: AuthProvider }): Promise<string> {
+    const userId = await this.accounts.resolve(identity.provider, identity);
+    await this.groupMapping.apply(identity.provider, userId, identity.groups ?? []);
+    return userId;
   }
 
   /**
@@ -367,7 +388,7 @@ export class SsoLoginService {
     if (pending.appState !== null) location.searchParams.set('state', pending.appState);
     try {
       const identity = await complete();
-      const userId = await this.accounts.resolve(identity.provider, identity);
+      const userId = await this.signIn(identity);
       const code = `sso_${newSecret()}`;
       await this.deps.repos.ssoLogins.createCode({
         codeHash: sha256Hex(code),
@@ -406,6 +427,8 @@ export class SsoLoginService {
       clientId: oidc.clientId,
       clientSecret: secrets.open(clientSecretCiphertext, provider.id),
       scopes: oidc.scopes,
+      // Read only when something depends on it (a UserInfo request may be needed for it).
+      groupsClaim: provider.groupBindings.length > 0 ? (oidc.groupsClaim ?? DEFAULT_GROUPS_CLAIM) : null,
       revision: String(provider.updatedAtMs),
     };
   }
@@ -419,6 +442,7 @@ export class SsoLoginService {
       spEntityId: saml.spEntityId,
       acsUrl: ssoUrls(this.deps.options.publicUrl).samlAcs,
       nameIdFormat: saml.nameIdFormat,
+      groupsAttribute: provider.groupBindings.length > 0 ? (saml.groupsAttribute ?? DEFAULT_GROUPS_CLAIM) : null,
     };
   }
 }

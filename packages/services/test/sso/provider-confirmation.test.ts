@@ -27,6 +27,7 @@ const input = (overrides: Partial<AuthProviderInput> = {}): AuthProviderInput =>
 const stored = (from: AuthProviderInput): AuthProvider => ({
   ...from,
   oidc: from.oidc && { scopes: from.oidc.scopes, clientId: from.oidc.clientId, issuerUrl: from.oidc.issuerUrl },
+  groupBindings: from.groupBindings ?? [],
   orgId: 'o',
   createdBy: ada,
   writtenByUserIds: ['ada'],
@@ -40,6 +41,23 @@ describe('provider confirmation rules', () => {
     assert.equal(needsSecondAdmin({ defaultRole: 'org_admin', linkExistingAccounts: false }), true);
     assert.equal(needsSecondAdmin({ defaultRole: 'org_member', linkExistingAccounts: true }), true);
     assert.equal(needsSecondAdmin({ defaultRole: 'org_member', linkExistingAccounts: false }), false);
+  });
+
+  test('a group mapping that gives admin anywhere needs a second admin; one giving viewer or editor only does not', () => {
+    const mapping = (role: 'viewer' | 'editor' | 'admin') => [
+      { group: 'devs', bindings: [{ role: 'editor' as const }] },
+      { group: 'leads', bindings: [{ role, projectId: 'p1' }] },
+    ];
+    assert.equal(needsSecondAdmin({ defaultRole: 'org_member', linkExistingAccounts: false, groupBindings: mapping('admin') }), true);
+    assert.equal(needsSecondAdmin({ defaultRole: 'org_member', linkExistingAccounts: false, groupBindings: mapping('viewer') }), false);
+    assert.equal(needsSecondAdmin({ defaultRole: 'org_member', linkExistingAccounts: false, groupBindings: mapping('editor') }), false);
+  });
+
+  test('changing the group mapping changes what the provider vouches for; the same mapping read back does not', () => {
+    const mapped = input({ groupBindings: [{ group: 'devs', bindings: [{ role: 'editor', projectId: 'p1' }] }] });
+    assert.equal(changesTrust(stored(input()), mapped), true);
+    assert.equal(changesTrust(stored(mapped), mapped), false);
+    assert.equal(changesTrust(stored(mapped), input({ groupBindings: [{ group: 'devs', bindings: [{ role: 'admin', projectId: 'p1' }] }] })), true);
   });
 
   test('only a change of what it vouches for counts: not a rename, nor the key order settings come back in', () => {

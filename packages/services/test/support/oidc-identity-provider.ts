@@ -32,6 +32,10 @@ export interface TestOidcAccountClaims {
   email?: string;
   email_verified?: boolean;
   name?: string;
+  /** Asserted for the `groups` scope (a string array or a single string, as providers differ). */
+  groups?: string[] | string;
+  /** Another groups claim, also for the `groups` scope (a provider that names it otherwise). */
+  teams?: string[] | string;
 }
 
 export type IdTokenTamperer = (claims: Record<string, unknown>) => Record<string, unknown>;
@@ -148,7 +152,7 @@ export async function startTestOidcProvider(options: TestOidcProviderOptions = {
     // Explicit lifetimes (seconds) keep oidc-provider from printing a notice for each default.
     ttl: { AuthorizationCode: 60, AccessToken: 600, IdToken: 600, Interaction: 600, Grant: 600, Session: 600 },
     conformIdTokenClaims: options.claimsInIdToken === false,
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups', 'teams'] },
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     // First-party test clients: consent is granted for whatever they ask.
@@ -158,7 +162,7 @@ export async function startTestOidcProvider(options: TestOidcProviderOptions = {
       const grantId = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session?.grantIdFor(clientId);
       if (grantId) return ctx.oidc.provider.Grant.find(grantId);
       const grant = new ctx.oidc.provider.Grant({ clientId, accountId: ctx.oidc.session?.accountId });
-      grant.addOIDCScope('openid email profile');
+      grant.addOIDCScope('openid email profile groups');
       await grant.save();
       return grant;
     },

@@ -35,8 +35,8 @@ export interface TestSamlResponseParams {
   nameId: string;
   /** Default urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress. */
   nameIdFormat?: string;
-  /** One AttributeValue per attribute name. */
-  attributes?: Record<string, string>;
+  /** One AttributeValue per attribute name; a list: one AttributeValue per item (multi-valued, e.g. groups). */
+  attributes?: Record<string, string | string[]>;
   /** Conditions NotBefore; default one minute ago. */
   notBefore?: Date;
   /** Conditions and SubjectConfirmationData NotOnOrAfter; default five minutes from now. */
@@ -155,7 +155,9 @@ export function createTestSamlIdp(options: { entityId?: string; ssoUrl?: string 
     const attributes = Object.entries(p.attributes ?? {})
       .map(([name, value]) =>
         `<saml:Attribute Name="${escapeXml(name)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri">` +
-        `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${escapeXml(value)}</saml:AttributeValue>` +
+        (Array.isArray(value) ? value : [value])
+          .map((item) => `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${escapeXml(item)}</saml:AttributeValue>`)
+          .join('') +
         '</saml:Attribute>')
       .join('');
     let xml =

@@ -19,6 +19,7 @@ export interface PresentedCredentials {
    * throttled by it. Absent (gRPC metadata, the gateway hop's forwarded credentials): not counted.
    */
   clientAddress?: string;
+  /**
    * What the request says about its writes (docs/access.md "Critical environments"): the
    * `X-Confirm-Environment` and `X-Change-Comment` headers or metadata (and, in gRPC,
    * `x-change-comment-bin`: the comment's UTF-8 bytes), as sent.

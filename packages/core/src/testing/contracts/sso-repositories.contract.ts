@@ -54,7 +54,13 @@ function samlInput(overrides: Partial<AuthProviderInput> = {}): AuthProviderInpu
       idpMetadataXml: '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://adfs.example.com/"/>',
       nameIdFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
       spEntityId: 'https://switchyard.example.com/sso/saml',
+      groupsAttribute: 'memberOf',
     },
+    // Group mapping round-trips (ids are not checked here: the services check them against the org).
+    groupBindings: [
+      { group: 'cn=devs', bindings: [{ role: 'editor', projectId: randomUUID() }] },
+      { group: '*', bindings: [{ role: 'viewer' }, { role: 'admin', projectId: 'p', environmentId: 'e' }] },
+    ],
     clientSecretCiphertext: null,
     linkExistingAccounts: false,
     enableRequestedBy: null,
@@ -104,8 +110,8 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
         const provider = await repos().authProviders.create({ orgId: org.id }, input, MAX_PER_ORG);
         assert.deepEqual(
           { ...provider, createdAtMs: 0, updatedAtMs: 0 },
-          { ...input, orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: 0, updatedAtMs: 0 },
-          `${input.type}: settings, redirect URIs and secret ciphertext round-trip`,
+          { ...input, groupBindings: input.groupBindings ?? [], orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: 0, updatedAtMs: 0 },
+          `${input.type}: settings, redirect URIs, group mapping (none given: none) and secret ciphertext round-trip`,
         );
         assertRecentMs(provider.createdAtMs);
         assert.equal(provider.updatedAtMs, provider.createdAtMs, 'a new provider was last updated when created');
@@ -184,8 +190,8 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
       const updated = await repos().authProviders.update({ orgId: org.id }, replacement);
       assert.deepEqual(
         { ...updated, updatedAtMs: 0 },
-        { ...replacement, orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: provider.createdAtMs, updatedAtMs: 0 },
-        'OIDC settings and secret gone, SAML settings in',
+        { ...replacement, groupBindings: replacement.groupBindings ?? [], orgId: org.id, createdBy: null, writtenByUserIds: [], lastUsedAtMs: null, createdAtMs: provider.createdAtMs, updatedAtMs: 0 },
+        'OIDC settings and secret gone, SAML settings and group mapping in',
       );
       assert.ok(updated.updatedAtMs > provider.updatedAtMs, `updatedAtMs ${updated.updatedAtMs} > ${provider.updatedAtMs}`);
       assertRecentMs(updated.updatedAtMs);
@@ -193,6 +199,7 @@ export function authProviderRepositoryContract(name: string, makeRepos: MakeSsoR
       const again = await repos().authProviders.update({ orgId: org.id }, oidcInput({ id: provider.id, redirectUris: ['https://b.example.com/'] }));
       assert.ok(again.updatedAtMs > updated.updatedAtMs, 'each update moves it on, even within one millisecond');
       assert.deepEqual(again.redirectUris, ['https://b.example.com/']);
+      assert.deepEqual(again.groupBindings, [], 'an input without a group mapping stores none');
       assert.deepEqual(await repos().authProviders.findById(provider.id), again);
     });
 

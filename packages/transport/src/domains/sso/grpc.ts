@@ -16,12 +16,19 @@ interface OidcSettingsMessage {
   client_id: string;
   client_secret: string;
   scopes: string[];
+  groups_claim: string;
 }
 interface SamlSettingsMessage {
   idp_metadata_url: string;
   idp_metadata_xml: string;
   name_id_format: string;
   sp_entity_id: string;
+  groups_attribute: string;
+}
+interface RoleBindingMessage {
+  role: string;
+  project_id: string;
+  environment_id: string;
 }
 interface AuthProviderInputMessage {
   provider_type: string;
@@ -32,6 +39,7 @@ interface AuthProviderInputMessage {
   oidc: OidcSettingsMessage | null;
   saml: SamlSettingsMessage | null;
   no_account_linking: boolean;
+  group_bindings: { entries: Array<{ group: string; bindings: RoleBindingMessage[] }> } | null;
 }
 
 /** proto3 has no absent strings: "" means not given, which the services' checks understand. */
@@ -44,6 +52,8 @@ const bodyOf = (input: AuthProviderInputMessage | null): AuthProviderBody => ({
   redirect_uris: input?.redirect_uris ?? [],
   oidc: input?.oidc ?? null,
   saml: input?.saml ?? null,
+  // Unset message: keep the stored mapping; "" ids are absent (the services' checks understand).
+  group_bindings: input?.group_bindings ? input.group_bindings.entries : null,
 });
 
 /** The record as a message; the secret is not in the record, so it cannot be answered. */
@@ -55,6 +65,7 @@ const providerMessage = (record: AuthProviderRecord) => ({
   updated_by: record.updated_by && { ...record.updated_by, email: record.updated_by.email ?? '' },
   acs_url: record.acs_url ?? '',
   oidc: record.oidc ?? null,
+  group_bindings: record.group_bindings,
   saml: record.saml
     ? {
         ...record.saml,

@@ -2,6 +2,30 @@ import { nonEmptyString } from '../../http/schemas.ts';
 
 const url = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 const nullableText = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
+const nullableId = { type: ['string', 'null'], format: 'uuid' } as const;
+
+/** A role binding (docs/access.md "Roles and bindings"); the services check the ids are the org's. */
+const roleBinding = {
+  type: 'object',
+  required: ['role'],
+  additionalProperties: false,
+  properties: { role: { type: 'string', enum: ['viewer', 'editor', 'admin'] }, project_id: nullableId, environment_id: nullableId },
+} as const;
+
+/** Role bindings per identity-provider group (docs/sso.md "Group mapping"). Absent on update: kept. */
+const groupBindings = {
+  type: ['array', 'null'],
+  maxItems: 100,
+  items: {
+    type: 'object',
+    required: ['group', 'bindings'],
+    additionalProperties: false,
+    properties: {
+      group: { type: 'string', minLength: 1, maxLength: 256 },
+      bindings: { type: 'array', maxItems: 100, items: roleBinding },
+    },
+  },
+} as const;
 
 /**
  * An auth provider as written by an org admin (docs/sso.md "Providers"): `oidc` for an OpenID
@@ -19,6 +43,7 @@ export const authProviderBody = {
     default_role: { type: ['string', 'null'], enum: ['org_admin', 'org_member', null] },
     link_existing_accounts: { type: ['boolean', 'null'] },
     redirect_uris: { type: 'array', minItems: 1, maxItems: 20, items: url },
+    group_bindings: groupBindings,
     oidc: {
       type: ['object', 'null'],
       additionalProperties: false,
@@ -27,6 +52,7 @@ export const authProviderBody = {
         client_id: { type: 'string', minLength: 1, maxLength: 500 },
         client_secret: nullableText(2000),
         scopes: { type: ['array', 'null'], maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 100 } },
+        groups_claim: nullableText(256),
       },
     },
     saml: {
@@ -37,6 +63,7 @@ export const authProviderBody = {
         idp_metadata_xml: nullableText(256 * 1024),
         name_id_format: nullableText(200),
         sp_entity_id: nullableText(1024),
+        groups_attribute: nullableText(256),
       },
     },
   },
