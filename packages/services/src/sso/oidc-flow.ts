@@ -50,8 +50,8 @@ export interface OidcIdentity {
   email: string | null;
   emailVerified: boolean;
   name: string | null;
-  /** The groups claim as the provider sent it (undefined: absent, or not asked for); read by groupsOf. */
-  groups: unknown;
+  /** The groups claim as the provider sent it, when settings.groupsClaim asked for it; read by groupsOf. */
+  groups?: unknown;
 }
 
 export interface OidcFlowsOptions {
@@ -186,7 +186,7 @@ export class OidcFlows {
       email: typeof profile.email === 'string' && profile.email.length > 0 ? profile.email : null,
       emailVerified: profile.email_verified === true,
       name: typeof profile.name === 'string' && profile.name.length > 0 ? profile.name : null,
-      groups: groupsClaim === null ? undefined : (claims[groupsClaim] ?? userInfo?.[groupsClaim]),
+      ...(groupsClaim === null ? {} : { groups: claims[groupsClaim] ?? userInfo?.[groupsClaim] }),
     };
   }
 

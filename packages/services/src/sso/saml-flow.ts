@@ -29,8 +29,8 @@ export interface SamlIdentity {
   /** From an email attribute, or the NameID when its format is emailAddress. */
   email: string | null;
   displayName: string | null;
-  /** The values of the groups attribute (the first 1000; empty when not asked for or absent). */
-  groups: string[];
+  /** The values of the groups attribute (the first 1000), when settings.groupsAttribute asked for them. */
+  groups?: string[];
 }
 
 export interface SamlFlowsOptions {
@@ -386,6 +386,6 @@ function identityOf(assertion: Element, groupsAttribute: string | null): SamlIde
     nameIdFormat,
     email,
     displayName: first(DISPLAY_NAME_ATTRIBUTES),
-    groups,
+    ...(groupsAttribute === null ? {} : { groups }),
   };
 }

@@ -119,6 +119,19 @@ describe('SamlFlows.validate accepts', () => {
     });
   }
 
+  test('groups: every value of the named attribute, the first 1000 only; not read unless asked for', async () => {
+    const requestId = await started();
+    const many = Array.from({ length: 1005 }, (_, i) => `g${i}`);
+    const answer = respond(requestId, { sign: 'both', attributes: { memberOf: ['cn=devs', 'cn=qa', ...many], groups: 'ignored' } });
+    const identity = await flows.validate({ ...SETTINGS, groupsAttribute: 'memberOf' }, { samlResponseB64: answer, expectedRequestId: requestId });
+    assert.equal(identity.groups?.length, 1000);
+    assert.deepEqual(identity.groups?.slice(0, 3), ['cn=devs', 'cn=qa', 'g0']);
+    assert.equal(identity.groups?.at(-1), 'g997');
+    const other = await started();
+    const plain = await validate(respond(other, { sign: 'both', attributes: { memberOf: 'cn=devs' } }), other);
+    assert.equal(plain.groups, undefined, 'no groups attribute configured: none read');
+  });
+
   test('the email from an attribute when the NameID is opaque, and no Destination on a response with a signed assertion', async () => {
     const requestId = await started();
     const persistent = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
