@@ -287,7 +287,6 @@ describe('group mapping: OIDC sign-in', () => {
 
   test(
     'rights follow the groups at once, for the token issued before the change too',
-    { todo: 'needs principal.bindings filled by the credential verifier (h/bindings); enable after `git merge main`' },
     async () => {
       const someone = person({ groups: ['devs'] });
       const first = await signIn(mapped.id, someone.login);
