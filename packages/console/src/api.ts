@@ -70,6 +70,11 @@ export class Api {
     this.environments = new Map(environments.map((e) => [e.environment_id, e]));
   }
 
+  /** One environment as a write answered with it (its protection changed), before the workspace reloads. */
+  rememberEnvironment(environment: Environment): void {
+    this.environments.set(environment.environment_id, environment);
+  }
+
   /** Who asks the person before a write in a protected environment (the console's dialog). */
   setWriteGuard(guard: WriteGuard | undefined): void {
     this.guard = guard;
