@@ -27,6 +27,8 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
   const [invited, setInvited] = useState<Invitation | undefined>(undefined);
   const [editingAccess, setEditingAccess] = useState<User | undefined>(undefined);
   const names = { projects: workspace.projects, environments: workspace.environments };
+  // Only org admins may read or change bindings (the API refuses others).
+  const isAdmin = workspace.org?.role === 'org_admin';
   const act = async (work: () => Promise<unknown>) => {
     setError(undefined);
     try {
@@ -72,7 +74,7 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
               </td>
               <td>
                 <span data-testid="member-access">{memberAccessWords(user, names)}</span>{' '}
-                {user.org_role === 'org_member' && (
+                {isAdmin && user.org_role === 'org_member' && (
                   <button type="button" class="link" onClick={() => setEditingAccess(user)}>
                     Access of {user.email}
                   </button>
