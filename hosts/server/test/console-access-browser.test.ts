@@ -191,7 +191,8 @@ describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, time
     await dialog.getByRole('button', { name: 'Make the change' }).click();
     await page.getByRole('status').getByText('Turned on.').waitFor();
     assert.equal(sent?.['x-confirm-environment'], tenant.environmentId);
-    assert.equal(sent?.['x-change-comment'], 'Launch for the "spring" sale', 'typographic quotes sent plain');
+    // Not ASCII: sent as RFC 8187's utf-8'' and percent-encoded UTF-8 (encoded by hand).
+    assert.equal(sent?.['x-change-comment'], "utf-8''Launch%20for%20the%20%E2%80%9Cspring%E2%80%9D%20sale");
     assert.equal(expectStatus(await client.get(`${envFlags(tenant.environmentId)}/${key}`, { token: tenant.admin.token }), 200).enabled, true);
 
     // The same write without the console's confirmation is refused by the server.
@@ -201,7 +202,7 @@ describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, time
     // The history names the change and its comment.
     await page.getByRole('link', { name: 'Change history', exact: true }).click();
     const entry = page.getByRole('listitem').filter({ hasText: 'Turned on' }).filter({ hasText: key });
-    await entry.getByTestId('history-comment').getByText('Launch for the "spring" sale').waitFor();
+    await entry.getByTestId('history-comment').getByText('Launch for the “spring” sale').waitFor();
     await page.screenshot({ path: artifactPath('history-comment.png'), fullPage: true });
     await page.context().close();
   });

@@ -61,30 +61,37 @@ export function protectionAskedBy(message: string): { confirm: boolean; comment:
 export function intentHeaders(intent: WriteIntent | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   if (intent?.confirmEnvironmentId !== undefined) headers['x-confirm-environment'] = intent.confirmEnvironmentId;
-  if (intent?.comment !== undefined) headers['x-change-comment'] = intent.comment;
+  if (intent?.comment !== undefined) headers['x-change-comment'] = commentHeaderValue(intent.comment);
   return headers;
 }
 
-/** The longest comment the API keeps. */
+/** The longest comment the API keeps, in characters. */
 export const MAX_COMMENT_LENGTH = 1000;
 
-/** Typographic punctuation (as keyboards and autocorrect type it) in its plain form. */
-const PLAIN: Record<string, string> = { '‘': "'", '’': "'", '“': '"', '”': '"', '–': '-', '—': '-', '…': '...', '\u00a0': ' ' };
+/** How a header value with other than printable ASCII is sent (RFC 8187's ext-value). */
+const ENCODED_PREFIX = "utf-8''";
 
 /**
- * A comment as a header value carries it: HTTP header values are Latin-1 bytes, so typographic
- * punctuation is made plain and newlines become spaces; any other character outside Latin-1
- * leaves the comment unsendable ({error}).
+ * A comment as `X-Change-Comment` carries it: header values are ASCII, so a comment with any other
+ * character (or one that itself starts with the prefix) travels as `utf-8''` + its
+ * percent-encoded UTF-8, which the API decodes.
+ */
+export function commentHeaderValue(comment: string): string {
+  const plain = /^[\u0020-\u007e]*$/.test(comment) && !comment.toLowerCase().startsWith(ENCODED_PREFIX);
+  return plain ? comment : ENCODED_PREFIX + encodeURIComponent(comment);
+}
+
+/**
+ * A typed comment as the history keeps it: one line (line breaks and other control characters
+ * become spaces), trimmed, 1..1000 characters; or why it cannot be sent.
  */
 export function headerComment(text: string): { value: string } | { error: string } {
   const value = text
-    .replace(/[‘’“”–—…\u00a0]/g, (c) => PLAIN[c] ?? c)
     .replace(/\s*[\r\n]+\s*/g, ' ')
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
     .trim();
   if (value === '') return { error: 'Write a comment: this environment keeps one with every change.' };
-  if (value.length > MAX_COMMENT_LENGTH) return { error: `The comment is ${value.length} characters; at most ${MAX_COMMENT_LENGTH}.` };
-  const outside = [...value].find((c) => c.charCodeAt(0) > 0xff);
-  if (outside !== undefined) return { error: `The comment cannot carry "${outside}": use letters, digits and common punctuation (Latin-1).` };
+  const length = [...value].length;
+  if (length > MAX_COMMENT_LENGTH) return { error: `The comment is ${length} characters; at most ${MAX_COMMENT_LENGTH}.` };
   return { value };
 }

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.ts';
-import { headerComment, MAX_COMMENT_LENGTH, type ProtectedWrite, type WriteAnswer } from '../protected-writes.ts';
+import { headerComment, type ProtectedWrite, type WriteAnswer } from '../protected-writes.ts';
 
 interface Pending {
   id: number;
@@ -64,7 +64,7 @@ function Question({ write, onAnswer }: { write: ProtectedWrite; onAnswer: (answe
         {write.comment && (
           <label>
             Comment (kept in the change history)
-            <textarea ref={write.confirm ? undefined : first} rows={3} maxLength={MAX_COMMENT_LENGTH} value={comment} onInput={(e) => setComment((e.target as HTMLTextAreaElement).value)} />
+            <textarea ref={write.confirm ? undefined : first} rows={3} value={comment} onInput={(e) => setComment((e.target as HTMLTextAreaElement).value)} />
           </label>
         )}
         {error && (
