@@ -10,6 +10,7 @@ export const presentedByRequest = (request: FastifyRequest): PresentedCredential
   authorization: request.headers.authorization,
   sdkKey: request.headers['x-sdk-key'],
   where: 'header',
+  intent: { confirmEnvironment: request.headers['x-confirm-environment'], changeComment: request.headers['x-change-comment'] },
 });
 
 /**
