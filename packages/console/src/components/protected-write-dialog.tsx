@@ -58,13 +58,13 @@ function Question({ write, onAnswer }: { write: ProtectedWrite; onAnswer: (answe
         {write.confirm && (
           <label>
             {`Type ${name} to confirm`}
-            <input ref={write.confirm ? first : undefined} autoComplete="off" spellcheck={false} value={typed} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+            <input ref={write.confirm ? first : undefined} autoComplete="off" spellcheck={false} value={typed} onInput={(e) => (setError(''), setTyped((e.target as HTMLInputElement).value))} />
           </label>
         )}
         {write.comment && (
           <label>
             Comment (kept in the change history)
-            <textarea ref={write.confirm ? undefined : first} rows={3} value={comment} onInput={(e) => setComment((e.target as HTMLTextAreaElement).value)} />
+            <textarea ref={write.confirm ? undefined : first} rows={3} value={comment} onInput={(e) => (setError(''), setComment((e.target as HTMLTextAreaElement).value))} />
           </label>
         )}
         {error && (
