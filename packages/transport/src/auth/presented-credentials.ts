@@ -24,6 +24,11 @@ export interface PresentedCredentials {
     changeComment: string | readonly string[] | undefined;
     changeCommentBytes?: readonly Uint8Array[];
   };
+  /**
+   * The caller's address where the transport knows it (REST: request.ip): unknown API tokens are
+   * throttled by it. Absent (gRPC metadata, the gateway hop's forwarded credentials): not counted.
+   */
+  clientAddress?: string;
 }
 
 function single(value: string | readonly string[] | undefined, name: string, where: PresentedCredentials['where']): string | undefined {
@@ -76,7 +81,7 @@ export async function authenticateScoped<Scope>(
  */
 export async function authenticatePresented(verifier: CallerVerifier, presented: PresentedCredentials, accept: CredentialKind): Promise<Principal> {
   const token = accept === 'sdk' ? undefined : bearerCredential(presented);
-  if (token !== undefined) return withPresentedIntent(await verifier.verifyBearer(token), presented);
+  if (token !== undefined) return withPresentedIntent(await verifier.verifyBearer(token, presented.clientAddress), presented);
   const key = accept === 'bearer' ? undefined : sdkKeyCredential(presented);
   if (key !== undefined) return withPresentedIntent(await verifier.verifySdkKey(key), presented);
   const missing = accept === 'bearer' ? 'bearer token' : accept === 'sdk' ? `x-sdk-key ${presented.where}` : `bearer token or x-sdk-key ${presented.where}`;
