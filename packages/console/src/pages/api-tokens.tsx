@@ -59,7 +59,7 @@ export function ApiTokensPage({ workspace }: { workspace: Workspace }) {
         <ShownOnce key={created.id} value={created.token} testId="new-api-token" copyLabel="Copy token">
           <p>API token {created.name} created. Copy it now: it will not be shown again.</p>
           <p>Try it:</p>
-          <pre data-testid="api-token-curl">{curlLine(created, workspace)}</pre>
+          <pre class="command" data-testid="api-token-curl">{curlLine(created, workspace)}</pre>
           <CopyButton value={curlLine(created, workspace)} label="Copy the curl line" />
         </ShownOnce>
       )}
