@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import { artifactPath, chromiumExecutable, expectTexts, launchChromium, signInToConsole } from './support/browser.ts';
-import { createFlag, envFlags, onOffFlag } from './support/flag-client.ts';
+import { createFlag, envFlags, onOffFlag, patch } from './support/flag-client.ts';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, unique, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -74,8 +74,9 @@ describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, time
     assert.equal(cells[5], 'never', 'no expiry');
     assert.equal(cells[6], 'never', 'the list was read before the curl call');
     assert.ok(!cells[0]!.includes(shown), 'only the prefix is listed');
-    await page.getByRole('button', { name: 'Done, hide it' }).click();
-    assert.equal(await page.getByTestId('new-api-token').count(), 0, 'gone once hidden');
+    // After the curl call, a reload lists its use (recorded in the background, at most once a minute).
+    await expectLastUse(page, name);
+    assert.equal(await page.getByTestId('new-api-token').count(), 0, 'a reload forgets the token shown once');
 
     // Revoked after a confirmation: listed no more, refused at once.
     await row.getByRole('button', { name: `Revoke ${name}` }).click();
@@ -87,6 +88,20 @@ describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, time
     assert.ok(!listed.some((t) => t.name === name));
     await page.context().close();
   });
+
+  /** Reloads the tokens page until the row of `name` lists a last use (within 10 s). */
+  async function expectLastUse(page: Page, name: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      await page.reload();
+      const row = page.getByTestId('api-token-row').filter({ hasText: name });
+      await row.waitFor();
+      const lastUsed = (await row.getByRole('cell').allInnerTexts())[6];
+      if (lastUsed !== 'never') return;
+      assert.ok(Date.now() < deadline, 'the token\'s use was never listed');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 
   test('the API tokens link is for org admins only', async () => {
     const page = await signedIn(tenant.member);
@@ -204,6 +219,32 @@ describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, time
     const entry = page.getByRole('listitem').filter({ hasText: 'Turned on' }).filter({ hasText: key });
     await entry.getByTestId('history-comment').getByText('Launch for the “spring” sale').waitFor();
     await page.screenshot({ path: artifactPath('history-comment.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  test('an environment protected after the console loaded it: the refusal asks for the confirmation and the write is sent again', async () => {
+    const staging = expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201);
+    const key = `late-${unique()}`;
+    await createFlag(client, tenant.admin.token, staging.environment_id, { ...onOffFlag(key), enabled: false });
+    const page = await signedIn(tenant.admin, `#/env/${staging.environment_id}/flags/${key}`);
+    const onOff = page.getByRole('switch', { name: /^(On|Off) in / });
+    await onOff.waitFor();
+    // Another admin makes staging critical now; this page still has it as unprotected.
+    expectStatus(await patch(client, `/v1/management/environments/${staging.environment_id}`, { token: tenant.admin.token, body: { critical: true } }), 200);
+    const puts: Array<Record<string, string>> = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PUT' && r.url().endsWith(`${envFlags(staging.environment_id)}/${key}`)) puts.push(r.headers());
+    });
+    await onOff.click();
+    const dialog = page.getByRole('dialog', { name: /critical environment/ });
+    await dialog.getByLabel('Type staging to confirm').fill('staging');
+    assert.equal(await dialog.getByLabel(/^Comment/).count(), 0, 'only the confirmation was asked for');
+    await dialog.getByRole('button', { name: 'Make the change' }).click();
+    await page.getByRole('status').getByText('Turned on.').waitFor();
+    assert.equal(puts.length, 2, 'refused once, then sent again');
+    assert.equal(puts[0]!['x-confirm-environment'], undefined);
+    assert.equal(puts[1]!['x-confirm-environment'], staging.environment_id);
+    assert.equal(expectStatus(await client.get(`${envFlags(staging.environment_id)}/${key}`, { token: tenant.admin.token }), 200).enabled, true);
     await page.context().close();
   });
 
