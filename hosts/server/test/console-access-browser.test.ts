@@ -248,6 +248,36 @@ describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, time
     await page.context().close();
   });
 
+  test('a CSV upload in chunks to a protected environment asks once for all its chunks', async () => {
+    // production is critical and requires comments (the test above): a list segment there.
+    const segments = `/v1/environments/${tenant.environmentId}/segments`;
+    const intent = { 'x-confirm-environment': tenant.environmentId, 'x-change-comment': 'seed the testers' };
+    expectStatus(await client.post(segments, { token: tenant.admin.token, headers: intent, body: { key: 'testers', kind: 'list', context_type: 'user' } }), 201);
+    const page = await signedIn(tenant.admin, `#/env/${tenant.environmentId}/segments`);
+    const card = page.getByRole('article').filter({ has: page.getByRole('heading', { name: 'testers', exact: true }) });
+    const patches: Array<Record<string, string>> = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH' && r.url().endsWith(`${segments}/testers/members`)) patches.push(r.headers());
+    });
+    // 10,001 keys: two chunks of the console's 10,000.
+    const keys = Array.from({ length: 10_001 }, (_, i) => `tester-${i}`);
+    await card.getByLabel('CSV of keys for testers').setInputFiles({ name: 'testers.csv', mimeType: 'text/csv', buffer: Buffer.from(keys.join('\n')) });
+    const dialog = page.getByRole('dialog', { name: /critical environment/ });
+    await dialog.getByLabel('Type production to confirm').fill('production');
+    await dialog.getByLabel(/^Comment/).fill('beta testers');
+    await dialog.getByRole('button', { name: 'Make the change' }).click();
+    await card.getByText(/10001 included/).waitFor();
+    assert.equal(await dialog.count(), 0, 'asked once');
+    assert.deepEqual(
+      patches.map((headers) => [headers['x-confirm-environment'], headers['x-change-comment']]),
+      [
+        [tenant.environmentId, 'beta testers'],
+        [tenant.environmentId, 'beta testers'],
+      ],
+    );
+    await page.context().close();
+  });
+
   test('the history names an API token actor and its comment', async () => {
     const key = `by-token-${unique()}`;
     const created = expectStatus(await client.post(tokensPath(), { token: tenant.admin.token, body: { name: 'deploy-bot', role: 'editor' } }), 201);

@@ -147,15 +147,36 @@ export class Api {
   }
 
   /**
+   * Writes in one environment that make one change together (a CSV upload in chunks): the person
+   * is asked once, here, and every write of the returned client carries that answer. Only paths
+   * of that environment are accepted.
+   */
+  async confirmedWrites(environmentId: string): Promise<Pick<Api, 'post' | 'put' | 'patch' | 'delete'>> {
+    const protection = protectionOf(this.environments.get(environmentId));
+    const shared: { intent?: WriteIntent } = protection ? { intent: await this.ask(protection) } : {};
+    const send = <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      if (environmentIdOfPath(path) !== environmentId) throw new Error(`${path} is not a path of environment ${environmentId}`);
+      return this.write<T>(method, path, body, shared);
+    };
+    return {
+      post: <T>(path: string, body?: unknown) => send<T>('POST', path, body),
+      put: <T>(path: string, body?: unknown) => send<T>('PUT', path, body),
+      patch: <T>(path: string, body?: unknown) => send<T>('PATCH', path, body),
+      delete: <T>(path: string) => send<T>('DELETE', path),
+    };
+  }
+
+  /**
    * A write: in a protected environment the person confirms (and comments) first, and the
    * request carries that intent. A refusal asking for it (the environment was protected after
-   * the console read it) asks once and sends again.
+   * the console read it) asks once and sends again. `shared`: an answer already given for a
+   * batch of writes (confirmedWrites), kept up to date for the writes after this one.
    */
-  private async write<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async write<T>(method: string, path: string, body?: unknown, shared?: { intent?: WriteIntent }): Promise<T> {
     const environmentId = environmentIdOfPath(path);
     const known = environmentId === undefined ? undefined : this.environments.get(environmentId);
     const protection = protectionOf(known);
-    const intent = protection ? await this.ask(protection) : undefined;
+    const intent = shared ? shared.intent : protection ? await this.ask(protection) : undefined;
     try {
       return await this.request<T>(method, path, body, true, false, intent);
     } catch (error) {
@@ -163,8 +184,9 @@ export class Api {
       const missing = asked !== undefined && ((asked.confirm && intent?.confirmEnvironmentId === undefined) || (asked.comment && intent?.comment === undefined));
       if (!missing || environmentId === undefined) throw error;
       const environment = known ?? { environment_id: environmentId, environment_name: environmentId, project_id: '' };
-      const again = { environment, confirm: asked.confirm || protection?.confirm === true, comment: asked.comment || protection?.comment === true };
-      return this.request<T>(method, path, body, true, false, await this.ask(again));
+      const again = await this.ask({ environment, confirm: asked.confirm || protection?.confirm === true, comment: asked.comment || protection?.comment === true });
+      if (shared) shared.intent = again;
+      return this.request<T>(method, path, body, true, false, again);
     }
   }
 
