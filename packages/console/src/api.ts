@@ -184,6 +184,8 @@ export class Api {
       const missing = asked !== undefined && ((asked.confirm && intent?.confirmEnvironmentId === undefined) || (asked.comment && intent?.comment === undefined));
       if (!missing || environmentId === undefined) throw error;
       const environment = known ?? { environment_id: environmentId, environment_name: environmentId, project_id: '' };
+      // Protected since the console read it: the next writes there ask before sending.
+      if (known) this.environments.set(environmentId, { ...known, critical: known.critical === true || asked.confirm, require_comment: known.require_comment === true || asked.comment });
       const again = await this.ask({ environment, confirm: asked.confirm || protection?.confirm === true, comment: asked.comment || protection?.comment === true });
       if (shared) shared.intent = again;
       return this.request<T>(method, path, body, true, false, again);
