@@ -24,10 +24,33 @@ export function rbacContext(principal: Principal) {
       project_id: '',
       session_id: principal.sessionId ?? '',
       kind: 'PRINCIPAL_KIND_USER',
+      has_bindings: principal.bindings !== undefined,
+      bindings: (principal.bindings ?? []).map((binding) => ({ role: binding.role, project_id: binding.projectId ?? '', environment_id: binding.environmentId ?? '' })),
     };
   }
-  // RbacContext has no API token kind yet: issue 34's storage step adds it with the tokens themselves.
-  if (principal.kind === 'api_token') throw new Error('API tokens are not carried over svc.auth.v1 yet');
+  if (principal.kind === 'api_token') {
+    const { scope } = principal;
+    return {
+      tenant_id: principal.orgId,
+      environment_id: '',
+      roles: [principal.role],
+      permissions: ACTIONS.filter((action) => authorize(principal, action, { orgId: principal.orgId }).allowed),
+      subject: principal.tokenId,
+      is_system: false,
+      project_id: '',
+      session_id: '',
+      kind: 'PRINCIPAL_KIND_API_TOKEN',
+      api_token: {
+        name: principal.name,
+        role: principal.role,
+        has_project_ids: scope.projectIds !== undefined,
+        project_ids: scope.projectIds ?? [],
+        has_environment_ids: scope.environmentIds !== undefined,
+        environment_ids: scope.environmentIds ?? [],
+        expires_at_ms: principal.expiresAtMs ?? 0,
+      },
+    };
+  }
   const home = { orgId: principal.orgId, environmentId: principal.environmentId };
   const context = {
     tenant_id: principal.orgId,
