@@ -57,6 +57,11 @@ test('set stores resolved bindings, audits, and announces the member after the c
   assert.deepEqual(announced, [memberId], 'nothing announced for refused changes');
   assert.equal((await repos.users.getMembership(org.id, memberId))!.bindings!.length, 1, 'nothing stored by a refusal');
 
+  // An API token never manages members, whatever its role (docs/access.md "API tokens").
+  const token: Principal = { kind: 'api_token', tokenId: 't', name: 'ci', orgId: org.id, role: 'admin', scope: {}, expiresAtMs: null };
+  assert.equal(await codeOf(service.set(token, org.id, memberId, { bindings: [] })), 'PERMISSION_DENIED');
+  assert.equal(await codeOf(service.reset(token, org.id, memberId)), 'PERMISSION_DENIED');
+  assert.equal(await codeOf(service.get(token, org.id, memberId)), 'PERMISSION_DENIED');
   await service.reset(admin, org.id, memberId);
   assert.equal((await repos.users.getMembership(org.id, memberId))!.bindings, null);
   assert.deepEqual(announced, [memberId, memberId]);
