@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { auditLogPath } from './support/audit-log.ts';
 import { createFlag, envFlags, onOffFlag, projectFlags, put } from './support/flag-client.ts';
-import { api, expectError, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type Json, type LoggedInUser, type Tenant } from './support/rest-client.ts';
+import { api, expectError, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type ApiResponse, type Json, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 // Role bindings through the REST API (docs/access.md "Managing bindings"), in whichever topology
@@ -168,6 +168,18 @@ describe('who may', () => {
     assert.equal(expectStatus(await client.get(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200).default, true);
   });
 
+  test('a removed admin (401) and a demoted admin (403) change nothing with the tokens they kept', async () => {
+    const member = await newMember('target');
+    const removed = await seedUser(client, root.token, a.orgId, 'org_admin', `removed-${unique()}`);
+    const demoted = await seedUser(client, root.token, a.orgId, 'org_admin', `demoted-${unique()}`);
+    expectStatus(await client.delete(`${orgUsers(a.orgId)}/${removed.userId}`, { token: a.admin.token }), 204);
+    expectStatus(await client.request('PATCH', `${orgUsers(a.orgId)}/${demoted.userId}`, { token: a.admin.token, body: { org_role: 'org_member' } }), 200);
+    expectError(await put(client, bindingsOf(a.orgId, member.userId), { token: removed.token, body: { bindings: [] } }), 401, 'UNAUTHENTICATED');
+    expectError(await put(client, bindingsOf(a.orgId, member.userId), { token: demoted.token, body: { bindings: [] } }), 403, 'PERMISSION_DENIED');
+    expectError(await client.delete(bindingsOf(a.orgId, member.userId), { token: demoted.token }), 403, 'PERMISSION_DENIED');
+    assert.equal(expectStatus(await client.get(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200).default, true);
+  });
+
   test('a project admin binding does not manage members (user.manage is org-level)', async () => {
     const member = await newMember('project-admin');
     const other = await newMember('victim');
@@ -234,6 +246,20 @@ describe('what bindings give a token already issued (no new login)', () => {
     expectError(await client.post(orgUsers(a.orgId), { token: member.token, body: { email: `x-${unique()}@example.com`, display_name: 'x', password: 'long-enough-1' } }), 403, 'PERMISSION_DENIED');
   });
 
+  test('on another instance too: its cached rights give way to the announced change', async () => {
+    const second = await ts.startAnotherInstance();
+    const other = api(`http://127.0.0.1:${second.httpPort}`);
+    const member = await newMember('elsewhere');
+    const key = await newFlag('elsewhere');
+    // The other instance has read (and keeps) the member's rights before they change.
+    expectStatus(await put(other, rulesOf(a.environmentId, key), { token: member.token, body: RULES }), 202);
+    await setBindings(member.userId, [{ role: 'editor', environment_id: staging }]);
+    await eventually(() => put(other, rulesOf(a.environmentId, key), { token: member.token, body: RULES }), 403, 'production on the other instance');
+    expectStatus(await put(other, rulesOf(staging, key), { token: member.token, body: RULES }), 202);
+    expectStatus(await client.delete(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200);
+    await eventually(() => put(other, rulesOf(a.environmentId, key), { token: member.token, body: RULES }), 202, 'production again on the other instance');
+  });
+
   test('DELETE restores editor everywhere at once', async () => {
     const member = await newMember('reset');
     const key = await newFlag('reset');
@@ -265,6 +291,18 @@ describe('what bindings give a token already issued (no new login)', () => {
     assert.deepEqual([demoted.default, demoted.bindings], [true, [{ role: 'editor' }]]);
   });
 });
+
+/** Polls `probe` until it answers `status`, for at most 10 s (the notification normally takes milliseconds). */
+async function eventually(probe: () => Promise<ApiResponse>, status: number, what: string): Promise<void> {
+  const started = Date.now();
+  let last: ApiResponse | undefined;
+  while (Date.now() - started < 10_000) {
+    last = await probe();
+    if (last.status === status) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`${what}: still ${last?.status} ${last?.text} after 10 s`);
+}
 
 function expect(actual: unknown, expected: unknown): void {
   assert.equal(actual, expected);

@@ -86,6 +86,21 @@ export interface User {
   display_name: string;
   org_id: string;
   org_role: string;
+  /** ListUsers only: the stored role bindings when bindings_set (false: the org role's default). */
+  bindings?: RoleBindingMessage[];
+  bindings_set?: boolean;
+}
+/** svc.management.v1.RoleBinding: empty ids are absent. */
+export interface RoleBindingMessage {
+  role: string;
+  project_id?: string;
+  environment_id?: string;
+}
+export interface RoleBindingsMessage {
+  user_id: string;
+  org_role: string;
+  is_default: boolean;
+  bindings: RoleBindingMessage[];
 }
 export interface NewUser {
   org_id?: string;
@@ -124,6 +139,9 @@ export interface ManagementClient {
   deleteContextSigningSecret: Unary<{ environment_id: string; kid: string }, { kid: string }>;
   createUser: Unary<NewUser, { user_id: string; email: string; display_name: string }>;
   listUsers: Unary<{ org_id?: string }, { users: User[] }>;
+  getRoleBindings: Unary<{ org_id?: string; user_id: string }, RoleBindingsMessage>;
+  setRoleBindings: Unary<{ org_id?: string; user_id: string; bindings: RoleBindingMessage[] }, RoleBindingsMessage>;
+  resetRoleBindings: Unary<{ org_id?: string; user_id: string }, RoleBindingsMessage>;
   close(): void;
 }
 
