@@ -54,7 +54,8 @@ describe('first run in the console', { skip: chromiumCheck.reason ?? false, time
 
     await page.getByRole('link', { name: 'Projects' }).click();
     const card = page.locator('article.card', { has: page.getByRole('heading', { name: 'My project' }) });
-    await expectTexts(card.getByRole('listitem'), ['development', 'production']);
+    // Each environment's link (its item also holds its protection switches).
+    await expectTexts(card.getByRole('listitem').getByRole('link'), ['development', 'production']);
 
     await page.goto(`${fr.base}/#/env/${created.environments[0]!.id}/sdk-keys`);
     await page.getByRole('heading', { name: 'SDK keys of development' }).waitFor();

@@ -168,6 +168,18 @@ describe('who may', () => {
     assert.equal(expectStatus(await client.get(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200).default, true);
   });
 
+  test('a removed admin (401) and a demoted admin (403) change nothing with the tokens they kept', async () => {
+    const member = await newMember('target');
+    const removed = await seedUser(client, root.token, a.orgId, 'org_admin', `removed-${unique()}`);
+    const demoted = await seedUser(client, root.token, a.orgId, 'org_admin', `demoted-${unique()}`);
+    expectStatus(await client.delete(`${orgUsers(a.orgId)}/${removed.userId}`, { token: a.admin.token }), 204);
+    expectStatus(await client.request('PATCH', `${orgUsers(a.orgId)}/${demoted.userId}`, { token: a.admin.token, body: { org_role: 'org_member' } }), 200);
+    expectError(await put(client, bindingsOf(a.orgId, member.userId), { token: removed.token, body: { bindings: [] } }), 401, 'UNAUTHENTICATED');
+    expectError(await put(client, bindingsOf(a.orgId, member.userId), { token: demoted.token, body: { bindings: [] } }), 403, 'PERMISSION_DENIED');
+    expectError(await client.delete(bindingsOf(a.orgId, member.userId), { token: demoted.token }), 403, 'PERMISSION_DENIED');
+    assert.equal(expectStatus(await client.get(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200).default, true);
+  });
+
   test('a project admin binding does not manage members (user.manage is org-level)', async () => {
     const member = await newMember('project-admin');
     const other = await newMember('victim');

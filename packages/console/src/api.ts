@@ -1,8 +1,11 @@
 /**
  * The console's client of the REST API (same origin). Holds the session in sessionStorage (one
- * tab's sign-in; closing the tab ends it), refreshes the access token once on a 401, and turns
- * every error answer into an ApiError carrying the API's `{error, code}`.
+ * tab's sign-in; closing the tab ends it), refreshes the access token once on a 401, turns
+ * every error answer into an ApiError carrying the API's `{error, code}`, and asks before a write
+ * in a protected environment (protected-writes.ts).
  */
+import type { Environment } from './records.ts';
+import { environmentIdOfPath, intentHeaders, protectionAskedBy, protectionOf, type ProtectedWrite, type WriteGuard, type WriteIntent } from './protected-writes.ts';
 
 export interface Session {
   token: string;
@@ -49,6 +52,9 @@ type Listener = (session: Session | null) => void;
 export class Api {
   private session: Session | null;
   private readonly listeners = new Set<Listener>();
+  /** The org's environments as the console last read them, by id: which ones are protected. */
+  private environments = new Map<string, Environment>();
+  private guard: WriteGuard | undefined;
 
   constructor(private readonly storage: Storage = sessionStorage) {
     const saved = storage.getItem(SESSION_KEY);
@@ -57,6 +63,21 @@ export class Api {
 
   get current(): Session | null {
     return this.session;
+  }
+
+  /** The environments the console shows (after each load of the workspace). */
+  setEnvironments(environments: Environment[]): void {
+    this.environments = new Map(environments.map((e) => [e.environment_id, e]));
+  }
+
+  /** One environment as a write answered with it (its protection changed), before the workspace reloads. */
+  rememberEnvironment(environment: Environment): void {
+    this.environments.set(environment.environment_id, environment);
+  }
+
+  /** Who asks the person before a write in a protected environment (the console's dialog). */
+  setWriteGuard(guard: WriteGuard | undefined): void {
+    this.guard = guard;
   }
 
   onSessionChange(listener: Listener): () => void {
@@ -110,23 +131,76 @@ export class Api {
   }
 
   post<T>(path: string, body?: unknown): Promise<T> {
-    return this.request<T>('POST', path, body);
+    return this.write<T>('POST', path, body);
   }
 
   put<T>(path: string, body?: unknown): Promise<T> {
-    return this.request<T>('PUT', path, body);
+    return this.write<T>('PUT', path, body);
   }
 
   patch<T>(path: string, body?: unknown): Promise<T> {
-    return this.request<T>('PATCH', path, body);
+    return this.write<T>('PATCH', path, body);
   }
 
   delete<T>(path: string): Promise<T> {
-    return this.request<T>('DELETE', path);
+    return this.write<T>('DELETE', path);
   }
 
-  private async request<T>(method: string, path: string, body?: unknown, authenticated = true, retried = false): Promise<T> {
-    const headers: Record<string, string> = {};
+  /**
+   * Writes in one environment that make one change together (a CSV upload in chunks): the person
+   * is asked once, here, and every write of the returned client carries that answer. Only paths
+   * of that environment are accepted.
+   */
+  async confirmedWrites(environmentId: string): Promise<Pick<Api, 'post' | 'put' | 'patch' | 'delete'>> {
+    const protection = protectionOf(this.environments.get(environmentId));
+    const shared: { intent?: WriteIntent } = protection ? { intent: await this.ask(protection) } : {};
+    const send = <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      if (environmentIdOfPath(path) !== environmentId) throw new Error(`${path} is not a path of environment ${environmentId}`);
+      return this.write<T>(method, path, body, shared);
+    };
+    return {
+      post: <T>(path: string, body?: unknown) => send<T>('POST', path, body),
+      put: <T>(path: string, body?: unknown) => send<T>('PUT', path, body),
+      patch: <T>(path: string, body?: unknown) => send<T>('PATCH', path, body),
+      delete: <T>(path: string) => send<T>('DELETE', path),
+    };
+  }
+
+  /**
+   * A write: in a protected environment the person confirms (and comments) first, and the
+   * request carries that intent. A refusal asking for it (the environment was protected after
+   * the console read it) asks once and sends again. `shared`: an answer already given for a
+   * batch of writes (confirmedWrites), kept up to date for the writes after this one.
+   */
+  private async write<T>(method: string, path: string, body?: unknown, shared?: { intent?: WriteIntent }): Promise<T> {
+    const environmentId = environmentIdOfPath(path);
+    const known = environmentId === undefined ? undefined : this.environments.get(environmentId);
+    const protection = protectionOf(known);
+    const intent = shared ? shared.intent : protection ? await this.ask(protection) : undefined;
+    try {
+      return await this.request<T>(method, path, body, true, false, intent);
+    } catch (error) {
+      const asked = error instanceof ApiError && error.status === 409 && error.code === 'FAILED_PRECONDITION' ? protectionAskedBy(error.message) : undefined;
+      const missing = asked !== undefined && ((asked.confirm && intent?.confirmEnvironmentId === undefined) || (asked.comment && intent?.comment === undefined));
+      if (!missing || environmentId === undefined) throw error;
+      const environment = known ?? { environment_id: environmentId, environment_name: environmentId, project_id: '' };
+      // Protected since the console read it: the next writes there ask before sending.
+      if (known) this.environments.set(environmentId, { ...known, critical: known.critical === true || asked.confirm, require_comment: known.require_comment === true || asked.comment });
+      const again = await this.ask({ environment, confirm: asked.confirm || protection?.confirm === true, comment: asked.comment || protection?.comment === true });
+      if (shared) shared.intent = again;
+      return this.request<T>(method, path, body, true, false, again);
+    }
+  }
+
+  /** The person's confirmation as headers; throws (nothing sent) when they cancel or no one can ask. */
+  private async ask(write: ProtectedWrite): Promise<WriteIntent> {
+    const answer = this.guard ? await this.guard(write) : null;
+    if (!answer) throw new ApiError(0, 'CANCELLED', `Nothing was changed: the change in ${write.environment.environment_name} was not confirmed.`);
+    return { ...(write.confirm ? { confirmEnvironmentId: write.environment.environment_id } : {}), ...(answer.comment !== undefined ? { comment: answer.comment } : {}) };
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown, authenticated = true, retried = false, intent?: WriteIntent): Promise<T> {
+    const headers: Record<string, string> = intentHeaders(intent);
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (authenticated && this.session) headers.authorization = `Bearer ${this.session.token}`;
     let response: Response;
@@ -136,7 +210,7 @@ export class Api {
       throw new ApiError(0, 'UNAVAILABLE', 'The server could not be reached. Check your connection and try again.');
     }
     if (response.status === 401 && authenticated && !retried && this.session && (await this.refresh())) {
-      return this.request<T>(method, path, body, authenticated, true);
+      return this.request<T>(method, path, body, authenticated, true, intent);
     }
     const text = await response.text();
     const parsed: unknown = text === '' ? undefined : safeParse(text);

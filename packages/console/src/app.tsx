@@ -3,7 +3,9 @@ import { apiPath, Api, type Session } from './api.ts';
 import { AccountPage } from './pages/account.tsx';
 import { AccountMenu } from './components/account-menu.tsx';
 import { AdminPage } from './pages/admin.tsx';
+import { ApiTokensPage } from './pages/api-tokens.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
+import { ProtectedWriteDialog } from './components/protected-write-dialog.tsx';
 import { ExperimentPage } from './pages/experiment.tsx';
 import { ExperimentsPage } from './pages/experiments.tsx';
 import { FlagPage } from './pages/flag.tsx';
@@ -53,6 +55,8 @@ async function loadWorkspace(): Promise<{ orgs: Org[]; projects: Project[]; envi
   if (!orgs.some((o) => o.org_id === session.org_id)) return { orgs, projects: [], environments: [], systemAdmin: true };
   const projects = await api.get<Project[]>(apiPath`/v1/management/orgs/${session.org_id}/projects`);
   const environments = (await Promise.all(projects.map((p) => api.get<Environment[]>(apiPath`/v1/management/projects/${p.project_id}/environments`)))).flat();
+  // Which environments are protected: a write there asks first (protected-writes.ts).
+  api.setEnvironments(environments);
   return { orgs, projects, environments, systemAdmin: false };
 }
 
@@ -69,6 +73,8 @@ const ORG_PAGES: Array<[string, string]> = [
   ['history', 'Change history'],
   ['single-sign-on', 'Single sign-on'],
 ];
+/** Org settings only org admins can use (the API refuses others anyway). */
+const ORG_ADMIN_PAGES: Array<[string, string]> = [['api-tokens', 'API tokens']];
 
 function SignedIn({ session }: { session: Session }) {
   const route = useRoute();
@@ -156,7 +162,7 @@ function SignedIn({ session }: { session: Session }) {
           </ul>
         )}
         <ul>
-          {ORG_PAGES.map(([page, label]) => (
+          {[...ORG_PAGES, ...(org?.role === 'org_admin' ? ORG_ADMIN_PAGES : [])].map(([page, label]) => (
             <li>
               <a href={hrefOf({ page })} aria-current={!route.envId && route.page === page ? 'page' : undefined}>
                 {label}
@@ -168,6 +174,7 @@ function SignedIn({ session }: { session: Session }) {
       <main id="main" class="page" tabIndex={-1}>
         <Page route={route} envId={envId} workspace={context} />
       </main>
+      <ProtectedWriteDialog api={api} />
     </div>
   );
 }
@@ -176,6 +183,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   const environment = workspace.environments.find((e) => e.environment_id === envId);
   if (route.page === 'projects' || ((route.page === 'home' || route.page === 'sign-in') && !environment)) return <ProjectsPage workspace={workspace} />;
   if (route.page === 'members') return <MembersPage workspace={workspace} />;
+  if (route.page === 'api-tokens') return <ApiTokensPage workspace={workspace} />;
   if (route.page === 'account') return <AccountPage api={workspace.api} session={workspace.session} />;
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
   if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;

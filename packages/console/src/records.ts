@@ -26,6 +26,39 @@ export interface Environment {
   environment_id: string;
   environment_name: string;
   project_id: string;
+  /** Writes by people need `X-Confirm-Environment` (docs/access.md "Critical environments"). */
+  critical?: boolean;
+  /** Every write needs `X-Change-Comment`, kept as the change-history entry's comment. */
+  require_comment?: boolean;
+}
+
+/** A role for some part of an org (docs/access.md "Role bindings"): no project = everywhere. */
+export interface RoleBinding {
+  role: 'viewer' | 'editor' | 'admin';
+  project_id?: string;
+  environment_id?: string;
+}
+
+/** `GET .../members/{user_id}/role-bindings`; `default`: no explicit list, `bindings` is the org role's. */
+export interface MemberAccess {
+  user_id: string;
+  org_role: 'org_admin' | 'org_member';
+  default: boolean;
+  bindings: RoleBinding[];
+}
+
+/** An API token (docs/access.md "API tokens"); `token` only in the create answer. */
+export interface ApiTokenRecord {
+  id: string;
+  token?: string;
+  name: string;
+  role: 'viewer' | 'editor' | 'admin';
+  scope: { project_ids?: string[]; environment_ids?: string[] } | null;
+  token_prefix: string;
+  created_by: { user_id: string; email: string | null } | null;
+  created_at_ms: number;
+  expires_at_ms: number | null;
+  last_used_at_ms: number | null;
 }
 
 export type ContextSigning = 'off' | 'key' | 'context';
@@ -84,6 +117,8 @@ export interface User {
   display_name: string;
   org_id: string;
   org_role: 'org_admin' | 'org_member';
+  /** An org_member's role bindings; null (or absent from older servers): the org role's default. */
+  bindings?: RoleBinding[] | null;
 }
 
 export interface Invitation {
@@ -152,7 +187,8 @@ export interface Results {
 export interface AuditEntry {
   id: string;
   at_ms: number;
-  actor: { type: string; id: string; email?: string };
+  /** `name`: an API token's name (type 'api_token'). */
+  actor: { type: string; id: string; email?: string; name?: string };
   action: string;
   resource_type: string;
   resource_id: string;
@@ -160,6 +196,8 @@ export interface AuditEntry {
   environment_id?: string;
   before?: unknown;
   after?: unknown;
+  /** The write's `X-Change-Comment`; null or absent when none. */
+  comment?: string | null;
 }
 
 /** GET /v1/environments/{env_id}/context-attributes: an attribute name contexts recently used (never a value). */

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /**
- * Hash routes: `#/projects`, `#/members`, `#/history` (org pages), and
+ * Hash routes: `#/projects`, `#/members`, `#/api-tokens`, `#/history` (org pages), and
  * `#/env/{env_id}/{page}[/{id}[/{tab}]]` for pages of one environment (flags, segments,
  * experiments, sdk-keys, events; a flag's page has tabs). Switching environment swaps the id and
  * keeps the page.

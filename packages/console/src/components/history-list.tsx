@@ -38,6 +38,10 @@ const ACTION_WORDS: Record<string, string> = {
   'org.create': 'Created the organisation',
   'project.create': 'Created the project',
   'environment.create': 'Created the environment',
+  'environment.update': "Changed the environment's protection",
+  'api_token.create': 'Created an API token',
+  'api_token.revoke': 'Revoked an API token',
+  'user.bindings_change': "Changed a member's access",
   'sdk_key.create': 'Created an SDK key',
   'sdk_key.update': 'Changed an SDK key',
   'sdk_key.delete': 'Revoked an SDK key',
@@ -110,6 +114,8 @@ export function useHistoryNames(api: Api, orgId: string, environments: Environme
 }
 
 function actorName(entry: AuditEntry, names: HistoryNames | undefined): string {
+  // A token is named by its name as it was when it wrote (it may since be revoked).
+  if (entry.actor.type === 'api_token') return `API token ${entry.actor.name ?? entry.actor.id}`;
   const known = names?.people.get(entry.actor.id);
   if (known) return known;
   if (entry.actor.email) return entry.actor.email;
@@ -146,6 +152,11 @@ export function HistoryList({ entries, names }: { entries: AuditEntry[]; names?:
               {environment ? ` in ${environment}` : ''} — {entry.resource_type.replace(/_/g, ' ')} <code>{entry.resource_id}</code>{' '}
               <time dateTime={new Date(entry.at_ms).toISOString()}>{formatTime(entry.at_ms)}</time> <span class="muted">{entry.action}</span>
             </p>
+            {entry.comment && (
+              <p class="comment" data-testid="history-comment">
+                <span class="muted">Comment:</span> {entry.comment}
+              </p>
+            )}
             {fields.length > 0 && <p class="muted">Changed: {fields.join(', ')}</p>}
             {(entry.before !== undefined || entry.after !== undefined) && (
               <details>

@@ -3,6 +3,8 @@ import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
 import { ShownOnce } from '../components/shown-once.tsx';
+import { memberAccessWords } from '../components/access-words.ts';
+import { MemberAccessEditor } from '../components/member-access.tsx';
 import { hrefOf } from '../router.ts';
 import type { Invitation, User } from '../records.ts';
 
@@ -23,6 +25,10 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('org_member');
   const [invited, setInvited] = useState<Invitation | undefined>(undefined);
+  const [editingAccess, setEditingAccess] = useState<User | undefined>(undefined);
+  const names = { projects: workspace.projects, environments: workspace.environments };
+  // Only org admins may read or change bindings (the API refuses others).
+  const isAdmin = workspace.org?.role === 'org_admin';
   const act = async (work: () => Promise<unknown>) => {
     setError(undefined);
     try {
@@ -49,6 +55,7 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
             <th scope="col">Name</th>
             <th scope="col">Email</th>
             <th scope="col">Role</th>
+            <th scope="col">Access</th>
             <th scope="col">
               <span class="visually-hidden">Actions</span>
             </th>
@@ -66,6 +73,14 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
                 </select>
               </td>
               <td>
+                <span data-testid="member-access">{memberAccessWords(user, names)}</span>{' '}
+                {isAdmin && user.org_role === 'org_member' && (
+                  <button type="button" class="link" onClick={() => setEditingAccess(user)}>
+                    Access of {user.email}
+                  </button>
+                )}
+              </td>
+              <td>
                 {user.user_id !== session.user_id && (
                   <button type="button" class="danger" onClick={() => confirm(`Remove ${user.email} from the organisation?`) && act(() => api.delete(`${orgPath}/users/${encodeURIComponent(user.user_id)}`))}>
                     Remove {user.email}
@@ -76,6 +91,7 @@ export function MembersPage({ workspace }: { workspace: Workspace }) {
           ))}
         </tbody>
       </table>
+      {editingAccess && <MemberAccessEditor key={editingAccess.user_id} workspace={workspace} user={editingAccess} onClose={() => setEditingAccess(undefined)} onSaved={users.reload} />}
       <h2>Invitations</h2>
       {invited && !invited.token && invited.mailed && (
         <div class="notice" role="status">

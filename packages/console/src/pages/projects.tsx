@@ -2,6 +2,7 @@ import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage } from '../components/common.tsx';
+import { EnvironmentProtection } from '../components/environment-protection.tsx';
 import type { Environment, Project } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -75,6 +76,7 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
         {environments.map((e) => (
           <li>
             <a href={hrefOf({ envId: e.environment_id, page: 'flags' })}>{e.environment_name}</a>
+            <EnvironmentProtection workspace={workspace} environment={e} projectName={project.project_name} />
           </li>
         ))}
       </ul>

@@ -1,3 +1,4 @@
+import { environmentIdOfPath } from '../protected-writes.ts';
 import { apiPath } from '../api.ts';
 import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
@@ -96,9 +97,11 @@ function SegmentCard({
     const keys = keysOfCsv(await file.text());
     setProgress({ done: 0, total: keys.length });
     try {
+      // One upload is one change: a protected environment asks once for all its chunks.
+      const writes = await api.confirmedWrites(environmentIdOfPath(base)!);
       for (let at = 0; at < keys.length; at += UPLOAD_CHUNK) {
         const chunk = keys.slice(at, at + UPLOAD_CHUNK);
-        await api.patch(`${base}/${encodeURIComponent(segment.key)}/members`, list === 'included' ? { add_included: chunk } : { add_excluded: chunk });
+        await writes.patch(`${base}/${encodeURIComponent(segment.key)}/members`, list === 'included' ? { add_included: chunk } : { add_excluded: chunk });
         setProgress({ done: Math.min(keys.length, at + chunk.length), total: keys.length });
       }
       onChanged();
