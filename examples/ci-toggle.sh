@@ -10,6 +10,10 @@
 #   SWITCHYARD_URL=https://flags.example.com SWITCHYARD_TOKEN=swy_... \
 #     bash examples/ci-toggle.sh <environment_id> <flag_key> [on|off]
 #
+# In an environment that requires a comment (docs/access.md "Critical environments"), set
+# SWITCHYARD_COMMENT (printable ASCII, up to 1000 characters), e.g. "deploy $CI_COMMIT_SHA"; it is
+# kept in the change history entry. A token needs no confirmation in a critical environment.
+#
 # Exits 0 once the flag is in that state; otherwise prints the server's {error, code} and exits 1.
 set -euo pipefail
 : "${SWITCHYARD_URL:?set SWITCHYARD_URL, e.g. https://flags.example.com}"
@@ -25,11 +29,13 @@ esac
 # Both go into the URL path as they are: refuse anything that would need escaping.
 [[ $ENVIRONMENT_ID =~ ^[A-Za-z0-9-]+$ ]] || { echo "not an environment id: $ENVIRONMENT_ID" >&2; exit 2; }
 [[ $FLAG_KEY =~ ^[A-Za-z0-9._-]+$ ]] || { echo "not a flag key: $FLAG_KEY" >&2; exit 2; }
+COMMENT=${SWITCHYARD_COMMENT:-}
+[[ -z $COMMENT || $COMMENT =~ ^[[:print:]]{1,1000}$ ]] || { echo "SWITCHYARD_COMMENT: printable ASCII, up to 1000 characters" >&2; exit 2; }
 
 # The token goes in a header read from a file descriptor, never on curl's command line (visible to
 # every user of the machine in the process list).
 response=$(curl -sS -X PUT "${SWITCHYARD_URL%/}/v1/environments/$ENVIRONMENT_ID/flags/$FLAG_KEY" \
-  -H @<(printf 'authorization: Bearer %s\n' "$SWITCHYARD_TOKEN") \
+  -H @<(printf 'authorization: Bearer %s\n' "$SWITCHYARD_TOKEN"; [[ -z $COMMENT ]] || printf 'x-change-comment: %s\n' "$COMMENT") \
   -H 'content-type: application/json' \
   -d "{\"enabled\":$ENABLED}" \
   -w '\n%{http_code}')

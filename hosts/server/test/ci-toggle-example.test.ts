@@ -19,9 +19,10 @@ let b: Tenant;
 let staging: string;
 let token: string;
 
-async function toggle(environmentId: string, flagKey: string, state?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function toggle(environmentId: string, flagKey: string, state?: string, comment?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const args = ['examples/ci-toggle.sh', environmentId, flagKey, ...(state === undefined ? [] : [state])];
-  return run('bash', args, { cwd: ROOT, env: { ...process.env, SWITCHYARD_URL: ts.base, SWITCHYARD_TOKEN: token } }).then(
+  const env = { ...process.env, SWITCHYARD_URL: ts.base, SWITCHYARD_TOKEN: token, ...(comment === undefined ? {} : { SWITCHYARD_COMMENT: comment }) };
+  return run('bash', args, { cwd: ROOT, env }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );
@@ -58,6 +59,33 @@ describe('examples/ci-toggle.sh', () => {
     const off = await toggle(a.environmentId, 'new-checkout', 'off');
     assert.equal(off.code, 0, off.stderr);
     assert.equal(await enabledIn(a.environmentId, 'new-checkout'), false);
+  });
+
+  test('in a critical environment that requires a comment: refused without SWITCHYARD_COMMENT, kept in the history with it', async () => {
+    const path = `/v1/management/environments/${a.environmentId}`;
+    expectStatus(await client.request('PATCH', path, { token: a.admin.token, body: { critical: true, require_comment: true } }), 200);
+    try {
+      const refused = await toggle(a.environmentId, 'new-checkout', 'on');
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /refused \(409\).*X-Change-Comment/);
+      assert.equal(await enabledIn(a.environmentId, 'new-checkout'), false);
+      const on = await toggle(a.environmentId, 'new-checkout', 'on', 'deploy 4f2c9e1');
+      assert.equal(on.code, 0, on.stderr);
+      assert.equal(await enabledIn(a.environmentId, 'new-checkout'), true);
+      const history = expectStatus(await client.get(`/v1/management/orgs/${a.orgId}/audit-log?environment_id=${a.environmentId}&limit=1`, { token: a.admin.token }), 200);
+      const [newest] = history.entries;
+      assert.equal(newest.comment, 'deploy 4f2c9e1');
+      assert.equal(newest.actor.type, 'api_token');
+      assert.equal(newest.actor.name, 'ci');
+      const off = await toggle(a.environmentId, 'new-checkout', 'off', 'rollback');
+      assert.equal(off.code, 0, off.stderr);
+    } finally {
+      // Lifting it is a write into the protected environment: the admin confirms and comments.
+      expectStatus(
+        await client.request('PATCH', path, { token: a.admin.token, body: { critical: false, require_comment: false }, headers: { 'x-confirm-environment': a.environmentId, 'x-change-comment': 'test over' } }),
+        200,
+      );
+    }
   });
 
   test('the same token is refused everywhere else', async () => {
