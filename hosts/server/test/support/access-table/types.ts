@@ -59,6 +59,8 @@ export type Caller =
 export type Access =
   | { kind: 'public' }
   | { kind: 'session' }
+  /** Any valid credential, a person's or a token's (gRPC ValidateCredential: the credential is checked, not used). */
+  | { kind: 'credential' }
   | { kind: 'system' }
   /** SDK or client key (or a channel token) only: no bearer is one, so every principal gets 401. */
   | { kind: 'key_only'; bearer: 401 | 403 }

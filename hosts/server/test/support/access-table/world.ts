@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expectStatus, loginAdmin, seedTenant, seedUser, login, unique, type ApiClient, type LoggedInUser, type Tenant } from '../rest-client.ts';
+import { expectStatus, login, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type LoggedInUser, type Tenant } from '../rest-client.ts';
 import type { Binding, Caller, EnvironmentName, PrincipalName } from './types.ts';
 
 /**
@@ -105,9 +105,21 @@ export async function buildWorld(client: ApiClient): Promise<World> {
   return { client, systemToken: system.token, tenant, secondAdmin, other, orgId: tenant.orgId, projects, environments, principals };
 }
 
-/** A new session of the principal's person (for operations that end or change the session they run on). */
+/**
+ * A new session of the principal's person, for operations that end or change the session they run
+ * on: a switch to the org it is in opens one (docs/contract.md "Authentication and sessions"),
+ * without the cost of a password check. Other principals use their own bearer.
+ */
 export async function freshSession(world: World, principal: Principal): Promise<string | undefined> {
-  if (!principal.person || principal.caller.kind === 'token') return principal.bearer;
-  const orgId = principal.caller.kind === 'system' ? undefined : principal.caller.kind === 'other_org' ? world.other.orgId : world.orgId;
-  return (await login(world.client, principal.person.email, principal.person.password, orgId)).token;
+  if (!principal.person || principal.caller.kind === 'token' || principal.bearer === undefined) return principal.bearer;
+  const current = await world.client.get('/v1/auth/me', { token: principal.bearer });
+  if (current.status === 401) {
+    // Its session was ended by an earlier row (revoke-others): sign in again.
+    const orgId = principal.caller.kind === 'system' ? undefined : principal.caller.kind === 'other_org' ? world.other.orgId : world.orgId;
+    principal.bearer = (await login(world.client, principal.person.email, principal.person.password, orgId)).token;
+    return freshSession(world, principal);
+  }
+  const me = expectStatus(current, 200, `me of ${principal.name}`);
+  const switched = expectStatus(await world.client.post('/v1/auth/switch-org', { token: principal.bearer, body: { org_id: me.org_id } }), 200, `fresh session of ${principal.name}`);
+  return switched.token as string;
 }
