@@ -53,6 +53,9 @@ import {
   flagVariantsFrom,
   type MailSettings,
   type SsoOptions,
+  ApiTokenService,
+  ApiTokenThrottle,
+  ApiTokenUseRecorder,
 } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import type { Config } from '@switchyard/transport/config.ts';
@@ -198,7 +201,15 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const sessions = new SessionRegistry(repos, notifier);
     await sessions.start();
     shutdown.add('session registry', () => sessions.stop());
-    const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier, sessions);
+    // API tokens (docs/access.md "API tokens"): unknown ones counted per client address; last use once a minute.
+    const tokenLog = logging.forModule('api-tokens');
+    const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier, sessions, {
+      apiTokens: {
+        repository: repos.apiTokens,
+        throttle: new ApiTokenThrottle(repos.loginThrottle),
+        uses: new ApiTokenUseRecorder(repos.apiTokens, Date.now, (error) => tokenLog.warn({ err: { message: (error as Error).message } }, 'an API token\'s last use could not be written')),
+      },
+    });
     await verifier.start();
     shutdown.add('credential verifier', () => verifier.stop());
     const snapshots = new DefinitionSnapshots(repos, notifier);
@@ -352,6 +363,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         new AdminGrantWithdrawal((provider) => authProviderRecord(provider, ssoOptions.publicUrl)),
         mailSettings,
       ),
+      apiTokens: new ApiTokenService(repos, notifier, (tokenId) => verifier.evict(tokenId)),
       invitations: new InvitationService(repos, hasher, auth, Date.now, { mail: mailSettings, notifier }),
       passwordReset: new PasswordResetService(repos, hasher, notifier, mailSettings),
       mailOutbox: new MailOutboxService(repos, delivery),
@@ -417,7 +429,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       register: (server) => {
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey, contextSecrets: contextSigningKeys });
-        addManagementGrpcService(server, { management: services.management, contextSigning, verifier, logger });
+        addManagementGrpcService(server, { management: services.management, apiTokens: services.apiTokens, contextSigning, verifier, logger });
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });

@@ -127,6 +127,26 @@ describe('split topology, real processes: two gateways and two services processe
     // The bound here is generous for a busy machine; the measured delays are in the test output.
     console.log(`# revoked key refused by the gateways after ${refusedAfterMs.join(' ms and ')} ms`);
   });
+
+  it('an API token revoked through one gateway is refused by the other within 1 s', async () => {
+    const made = expectStatus(
+      await clients[0]!.post(`/v1/management/orgs/${tenant.orgId}/api-tokens`, { token: tenant.admin.token, body: { name: 'two gateways', role: 'viewer' } }),
+      201,
+    );
+    const projects = `/v1/management/orgs/${tenant.orgId}/projects`;
+    // Both gateways (and the services behind each) have checked, and cached, the token.
+    for (const client of clients) {
+      await waitFor('the token accepted by every gateway', async () => ((await client.get(projects, { token: made.token })).status === 200 ? true : undefined));
+      expectStatus(await client.get(projects, { token: made.token }), 200);
+    }
+    expectStatus(await clients[0]!.delete(`/v1/management/orgs/${tenant.orgId}/api-tokens/${made.id}`, { token: tenant.admin.token }), 204);
+    const revokedAt = Date.now();
+    assert.equal((await clients[0]!.get(projects, { token: made.token })).status, 401, 'refused at once where it was revoked');
+    await waitFor('the revoked token refused by the other gateway', async () => ((await clients[1]!.get(projects, { token: made.token })).status === 401 ? true : undefined), 5_000);
+    const refusedAfterMs = Date.now() - revokedAt;
+    console.log(`# revoked API token refused by the other gateway after ${refusedAfterMs} ms`);
+    assert.ok(refusedAfterMs <= 1_000, `refused after ${refusedAfterMs} ms`);
+  });
 });
 
 describe('split topology, real processes: outages of the services', { timeout: 240_000 }, () => {

@@ -82,3 +82,8 @@ export * from './client/context-signing-service.ts';
 export * from './client/context-signing-keys.ts';
 export * from './client/context-token-verifier.ts';
 export * from './client/client-ingest-guard.ts';
+export * from './api-tokens/api-token-service.ts';
+export * from './api-tokens/api-token-records.ts';
+export * from './api-tokens/api-token-input.ts';
+export * from './auth/api-token-throttle.ts';
+export * from './auth/api-token-uses.ts';

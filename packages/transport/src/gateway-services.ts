@@ -1,4 +1,5 @@
 import type {
+  ApiTokenService,
   ContextAttributeService,
   AuditLogService,
   ClientOriginService,
@@ -45,6 +46,8 @@ export interface GatewayServices {
   auth: AuthService;
   management: ManagementService;
   invitations: InvitationService;
+  /** API tokens of an org (docs/access.md "API tokens"). */
+  apiTokens: ApiTokenService;
   /** Password reset by emailed link (docs/security.md "Password reset"). */
   passwordReset: PasswordResetService;
   /** The local outbox of development (docs/security.md "Email delivery"). */

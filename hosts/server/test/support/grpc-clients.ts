@@ -121,7 +121,27 @@ export interface ManagementClient {
   deleteContextSigningSecret: Unary<{ environment_id: string; kid: string }, { kid: string }>;
   createUser: Unary<NewUser, { user_id: string; email: string; display_name: string }>;
   listUsers: Unary<{ org_id?: string }, { users: User[] }>;
+  createApiToken: Unary<
+    { org_id?: string; name: string; role: string; scope?: { project_ids?: string[]; environment_ids?: string[] }; expires_at_ms?: number },
+    { api_token: ApiTokenMessage; token: string }
+  >;
+  listApiTokens: Unary<{ org_id?: string }, { api_tokens: ApiTokenMessage[] }>;
+  deleteApiToken: Unary<{ org_id?: string; api_token_id: string }, { api_token_id: string }>;
   close(): void;
+}
+
+/** svc.management.v1.ApiToken as the client sees it (int64 fields as loaded). */
+export interface ApiTokenMessage {
+  id: string;
+  name: string;
+  role: string;
+  scope: { project_ids: string[]; environment_ids: string[] };
+  token_prefix: string;
+  created_by_user_id: string;
+  created_by_email: string;
+  created_at_ms: string | number;
+  expires_at_ms: string | number;
+  last_used_at_ms: string | number;
 }
 
 type Callback = (error: grpc.ServiceError | null, response?: unknown) => void;

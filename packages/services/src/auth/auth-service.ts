@@ -263,6 +263,8 @@ export class AuthService {
   }
 
   private sessionOf(principal: Principal): { userId: string; sessionId: string } {
+    // An API token is no person and has no session: these routes are not for it (403, not a 401 a client would retry with a login).
+    if (principal.kind === 'api_token') throw permissionDenied('an API token has no session: session routes are for people signed in');
     if (principal.kind !== 'user' || principal.sessionId === undefined) throw unauthenticated('a user session is required');
     return { userId: principal.userId, sessionId: principal.sessionId };
   }

@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { unauthenticated, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import { unauthenticated, type ApiTokenPrincipal, type ApiTokenRepository, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import type { ApiTokenThrottle } from './api-token-throttle.ts';
+import type { ApiTokenUseRecorder } from './api-token-uses.ts';
 import { SdkKeyCache } from './sdk-key-cache.ts';
-import { sha256Hex } from './secrets.ts';
+import { API_TOKEN_PREFIX, sha256Hex } from './secrets.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import type { TokenService } from './token-service.ts';
 
@@ -16,9 +18,20 @@ export function refuseExpiredKey<P extends Principal>(principal: P, nowMs: numbe
   return principal;
 }
 
+/** An API token past its `expires_at_ms` authenticates nothing (checked on every use, cached or not). @throws UNAUTHENTICATED. */
+export function refuseExpiredToken<P extends Principal>(principal: P, nowMs: number): P {
+  if (principal.kind === 'api_token' && principal.expiresAtMs !== null && principal.expiresAtMs <= nowMs) {
+    throw unauthenticated('the API token has expired');
+  }
+  return principal;
+}
+
+/** Whether a bearer credential is an API token (`swy_...`) rather than a session's JWT. */
+export const isApiToken = (bearer: string): boolean => bearer.startsWith(API_TOKEN_PREFIX);
+
 /**
  * The channel on which every instance hears that an SDK key was revoked, or a client key created
- * or changed (payload: its id): caches forget it, its open streams end, CORS origins are re-read.
+ * or changed, or an API token revoked (payload: its id): caches forget it, its open streams end, CORS origins are re-read.
  */
 export const SDK_KEY_REVOKED_CHANNEL = 'switchyard_sdk_key_revoked';
 
@@ -49,7 +62,20 @@ export interface CredentialVerifierOptions {
   negativeCacheTtlMs?: number;
   maxCachedKeys?: number;
   now?: () => number;
+  /**
+   * API tokens (`swy_` bearers, docs/access.md "API tokens"): where they are looked up, the
+   * throttle of unknown ones per client address, and where their last use is written. Absent: every
+   * `swy_` bearer is refused.
+   */
+  apiTokens?: {
+    repository: Pick<ApiTokenRepository, 'findActiveByHash'>;
+    throttle?: ApiTokenThrottle;
+    uses?: Pick<ApiTokenUseRecorder, 'used'>;
+  };
 }
+
+/** Longer credentials are refused unread. */
+const MAX_KEY_LENGTH = 256;
 
 /**
  * Turns a presented credential into a Principal (docs/decisions.md "Identity and access"): a bearer
@@ -59,6 +85,9 @@ export interface CredentialVerifierOptions {
  */
 export class CredentialVerifier {
   private readonly cache: SdkKeyCache;
+  /** API tokens, cached as SDK keys are (same lifetimes, same revocation channel). */
+  private readonly tokenCache: SdkKeyCache<ApiTokenPrincipal>;
+  private readonly apiTokens: CredentialVerifierOptions['apiTokens'];
   private readonly events = new EventEmitter();
   private readonly now: () => number;
   private subscription: { unsubscribe(): Promise<void> } | null = null;
@@ -76,12 +105,15 @@ export class CredentialVerifier {
     options: CredentialVerifierOptions = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.cache = new SdkKeyCache({
+    const cacheOptions = {
       ttlMs: options.cacheTtlMs ?? 60_000,
       negativeTtlMs: options.negativeCacheTtlMs ?? 2_000,
       maxEntries: options.maxCachedKeys ?? 100_000,
       now: options.now ?? Date.now,
-    });
+    };
+    this.cache = new SdkKeyCache(cacheOptions);
+    this.tokenCache = new SdkKeyCache<ApiTokenPrincipal>(cacheOptions);
+    this.apiTokens = options.apiTokens;
     this.events.setMaxListeners(0);
   }
 
@@ -94,6 +126,7 @@ export class CredentialVerifier {
       () => {
         this.generation++;
         this.cache.clear();
+        this.tokenCache.clear();
       },
     );
   }
@@ -111,8 +144,11 @@ export class CredentialVerifier {
   /**
    * A bearer token's user, with the role it has *now* (a role change applies to tokens already
    * issued) and only while its session is live — both answered from memory by the SessionRegistry.
+   * A `swy_` bearer is an API token instead. `clientAddress`, where the caller's address is known,
+   * is what unknown API tokens are throttled by.
    */
-  async verifyBearer(token: string): Promise<Principal> {
+  async verifyBearer(token: string, clientAddress?: string): Promise<Principal> {
+    if (isApiToken(token)) return this.verifyApiToken(token, clientAddress);
     const claims = await this.tokens.verify(token);
     const role = await this.sessions.currentRole(claims);
     return { kind: 'user', userId: claims.userId, orgId: claims.orgId, role, isSystem: claims.isSystem, sessionId: claims.sessionId };
@@ -126,7 +162,7 @@ export class CredentialVerifier {
   async verifySdkKey(rawKey: string): Promise<Principal> {
     const cached = this.cache.get(rawKey);
     if (cached) return refuseExpiredKey(cached, this.now());
-    if (cached === null || rawKey.length === 0 || rawKey.length > 256) throw unauthenticated('invalid SDK key');
+    if (cached === null || rawKey.length === 0 || rawKey.length > MAX_KEY_LENGTH) throw unauthenticated('invalid SDK key');
     const generation = this.generation;
     const key = await this.sdkKeys.findActiveByHash(sha256Hex(rawKey));
     if (!key) {
@@ -141,10 +177,47 @@ export class CredentialVerifier {
     return refuseExpiredKey(principal, this.now());
   }
 
-  /** Forgets a revoked key here and tells `onRevoked` listeners. */
+  /**
+   * An API token from memory after the first check (as SDK keys), its expiry checked on every use.
+   * Unknown ones are remembered briefly and, where the client's address is known, counted against
+   * it: only what the cache cannot answer costs a database trip.
+   */
+  private async verifyApiToken(rawToken: string, clientAddress: string | undefined): Promise<ApiTokenPrincipal> {
+    const cached = this.tokenCache.get(rawToken);
+    if (cached) return this.acceptToken(cached);
+    if (cached === null || rawToken.length > MAX_KEY_LENGTH || this.apiTokens === undefined) throw unauthenticated('invalid API token');
+    const attempt = clientAddress === undefined ? undefined : await this.apiTokens.throttle?.begin(clientAddress);
+    const generation = this.generation;
+    const token = await this.apiTokens.repository.findActiveByHash(sha256Hex(rawToken));
+    if (!token) {
+      this.tokenCache.rememberUnknown(rawToken);
+      throw unauthenticated('invalid API token');
+    }
+    await attempt?.succeeded();
+    const principal: ApiTokenPrincipal = {
+      kind: 'api_token',
+      tokenId: token.id,
+      name: token.name,
+      orgId: token.orgId,
+      role: token.role,
+      scope: token.scope,
+      expiresAtMs: token.expiresAtMs,
+    };
+    if (generation === this.generation) this.tokenCache.remember(rawToken, principal);
+    return this.acceptToken(principal);
+  }
+
+  private acceptToken(principal: ApiTokenPrincipal): ApiTokenPrincipal {
+    refuseExpiredToken(principal, this.now());
+    this.apiTokens?.uses?.used(principal.tokenId);
+    return principal;
+  }
+
+  /** Forgets a revoked key or API token here and tells `onRevoked` listeners. */
   evict(sdkKeyId: string): void {
     this.generation++;
     this.cache.evictKeyId(sdkKeyId);
+    this.tokenCache.evictKeyId(sdkKeyId);
     this.events.emit('revoked', sdkKeyId);
   }
 

@@ -1,9 +1,13 @@
-import type { KeyPrincipal } from '@switchyard/core';
+import type { ApiTokenPrincipal, KeyPrincipal } from '@switchyard/core';
 
-type SdkKeyPrincipal = KeyPrincipal;
+/** What the cache holds: SDK and client keys, and (in a second instance) API tokens. */
+type SdkKeyPrincipal = KeyPrincipal | ApiTokenPrincipal;
 
-interface Entry {
-  principal: SdkKeyPrincipal;
+/** The id a revocation names. */
+const idOf = (principal: SdkKeyPrincipal): string => (principal.kind === 'api_token' ? principal.tokenId : principal.sdkKeyId);
+
+interface Entry<P> {
+  principal: P;
   expiresAtMs: number;
 }
 
@@ -13,8 +17,8 @@ interface Entry {
  * once through `evictKeyId` (driven by LISTEN/NOTIFY). Keys that were not found are remembered
  * briefly too, so garbage keys cannot turn into one database query each. Both maps are bounded.
  */
-export class SdkKeyCache {
-  private readonly known = new Map<string, Entry>();
+export class SdkKeyCache<P extends SdkKeyPrincipal = KeyPrincipal> {
+  private readonly known = new Map<string, Entry<P>>();
   private readonly rawKeysById = new Map<string, string>();
   private readonly unknown = new Map<string, number>();
 
@@ -23,13 +27,13 @@ export class SdkKeyCache {
   ) {}
 
   /** The principal for a cached active key; null for a cached unknown key; undefined: ask the database. */
-  get(rawKey: string): SdkKeyPrincipal | null | undefined {
+  get(rawKey: string): P | null | undefined {
     const now = this.options.now();
     const entry = this.known.get(rawKey);
     if (entry !== undefined) {
       if (entry.expiresAtMs > now) return entry.principal;
       this.known.delete(rawKey);
-      this.rawKeysById.delete(entry.principal.sdkKeyId);
+      this.rawKeysById.delete(idOf(entry.principal));
     }
     const unknownUntil = this.unknown.get(rawKey);
     if (unknownUntil !== undefined) {
@@ -39,10 +43,10 @@ export class SdkKeyCache {
     return undefined;
   }
 
-  remember(rawKey: string, principal: SdkKeyPrincipal): void {
+  remember(rawKey: string, principal: P): void {
     if (this.known.size >= this.options.maxEntries) this.evictOldest(this.known);
     this.known.set(rawKey, { principal, expiresAtMs: this.options.now() + this.options.ttlMs });
-    this.rawKeysById.set(principal.sdkKeyId, rawKey);
+    this.rawKeysById.set(idOf(principal), rawKey);
     this.unknown.delete(rawKey);
   }
 
@@ -64,12 +68,12 @@ export class SdkKeyCache {
     this.unknown.clear();
   }
 
-  private evictOldest(map: Map<string, Entry>): void {
+  private evictOldest(map: Map<string, Entry<P>>): void {
     // Map iterates in insertion order: the first entry is the oldest.
     const oldest = map.keys().next();
     if (oldest.done) return;
     const entry = map.get(oldest.value);
     map.delete(oldest.value);
-    if (entry) this.rawKeysById.delete(entry.principal.sdkKeyId);
+    if (entry) this.rawKeysById.delete(idOf(entry.principal));
   }
 }

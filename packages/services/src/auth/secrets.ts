@@ -25,3 +25,12 @@ export const generateRefreshToken = (): string => `rt_${randomBytes(32).toString
 
 /** A new invitation token (256 random bits), shown once to the inviter. */
 export const generateInvitationToken = (): string => `inv_${randomBytes(32).toString('base64url')}`;
+
+/** API tokens look like `swy_<43 chars>`: the prefix tells the verifier (and secret scanners) what it is. */
+export const API_TOKEN_PREFIX = 'swy_';
+
+/** A new API token: 256 random bits, shown once to its creator, stored as a hash; 12 characters stay visible. */
+export function generateApiToken(): { plaintext: string; prefix: string; hash: string } {
+  const plaintext = `${API_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { plaintext, prefix: plaintext.slice(0, 12), hash: sha256Hex(plaintext) };
+}

@@ -12,6 +12,11 @@ export interface PresentedCredentials {
   authorization: string | readonly string[] | undefined;
   sdkKey: string | readonly string[] | undefined;
   where: 'header' | 'metadata';
+  /**
+   * The caller's address where the transport knows it (REST: request.ip): unknown API tokens are
+   * throttled by it. Absent (gRPC metadata, the gateway hop's forwarded credentials): not counted.
+   */
+  clientAddress?: string;
 }
 
 function single(value: string | readonly string[] | undefined, name: string, where: PresentedCredentials['where']): string | undefined {
@@ -64,7 +69,7 @@ export async function authenticateScoped<Scope>(
  */
 export async function authenticatePresented(verifier: CallerVerifier, presented: PresentedCredentials, accept: CredentialKind): Promise<Principal> {
   const token = accept === 'sdk' ? undefined : bearerCredential(presented);
-  if (token !== undefined) return verifier.verifyBearer(token);
+  if (token !== undefined) return verifier.verifyBearer(token, presented.clientAddress);
   const key = accept === 'bearer' ? undefined : sdkKeyCredential(presented);
   if (key !== undefined) return verifier.verifySdkKey(key);
   const missing = accept === 'bearer' ? 'bearer token' : accept === 'sdk' ? `x-sdk-key ${presented.where}` : `bearer token or x-sdk-key ${presented.where}`;

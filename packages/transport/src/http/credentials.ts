@@ -10,6 +10,7 @@ export const presentedByRequest = (request: FastifyRequest): PresentedCredential
   authorization: request.headers.authorization,
   sdkKey: request.headers['x-sdk-key'],
   where: 'header',
+  clientAddress: request.ip,
 });
 
 /**

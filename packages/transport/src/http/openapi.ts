@@ -10,7 +10,7 @@ const ERROR_SCHEMA_ID = 'ErrorBody';
 
 /** Security schemes routes may name in `schema.security`. */
 const SECURITY_SCHEMES = {
-  bearer_jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user session token from /v1/auth/login.' },
+  bearer_jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user session token from /v1/auth/login, or an API token (`swy_...`, docs/access.md "API tokens").' },
   sdk_key: { type: 'apiKey', in: 'header', name: 'x-sdk-key', description: "An environment's SDK key." },
   api_key: {
     type: 'apiKey',

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { registerClientCors } from '../domains/client/rest-cors.ts';
+import { registerApiTokenRoutes } from '../domains/api-tokens/rest-routes.ts';
 import { registerAccountRoutes } from '../domains/accounts/rest-routes.ts';
 import { registerAuditRoutes } from '../domains/audit/rest-routes.ts';
 import { registerAuthRoutes } from '../domains/auth/rest-routes.ts';
@@ -36,6 +37,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerConsoleRoutes(http, services);
   registerSsoRoutes(http, services);
   registerOrgDomainRoutes(http, services);
+  registerApiTokenRoutes(http, services);
   registerFlagRoutes(http, services);
   registerContextAttributeRoutes(http, services);
   registerSegmentRoutes(http, services);

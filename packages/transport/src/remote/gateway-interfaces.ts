@@ -105,6 +105,12 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { list: scoped },
   },
   {
+    member: 'apiTokens',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.ApiTokenGatewayService',
+    methods: { create: withCaller, list: withCaller, revoke: withCaller },
+  },
+  {
     member: 'invitations',
     proto: 'svc/management/v1/management_gateway.proto',
     service: 'svc.management.v1.InvitationGatewayService',

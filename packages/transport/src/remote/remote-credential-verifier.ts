@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { unauthenticated, type Principal } from '@switchyard/core';
-import { refuseExpiredKey, verifyOneCredential, type Credentials } from '@switchyard/services';
+import { isApiToken, refuseExpiredKey, refuseExpiredToken, verifyOneCredential, type Credentials } from '@switchyard/services';
 import { loadProto, lookup } from '../grpc/proto.ts';
 import { CredentialWatch, type CredentialEventMessage, type WatchLog } from './credential-watch.ts';
 import { linkCredential, type ForwardedCredential } from './forwarded-credential.ts';
@@ -12,7 +12,7 @@ import { SERVICES_CHANNEL_OPTIONS } from './services-channel.ts';
 
 const AuthServiceClient = lookup<grpc.ServiceClientConstructor>(loadProto('svc/auth/v1/auth.proto'), 'svc.auth.v1.AuthService');
 
-type CredentialRequest = { bearer_token: string } | { sdk_key: string };
+type CredentialRequest = { bearer_token: string; client_address?: string } | { sdk_key: string };
 type Callback<T> = (error: grpc.ServiceError | null, response?: T) => void;
 interface AuthStub {
   validateCredential(request: CredentialRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback<RbacContextMessage>): grpc.ClientUnaryCall;
@@ -97,7 +97,9 @@ export class RemoteCredentialVerifier {
         onLost: () => this.dropAll(),
         onRevoked: (sdkKeyId) => {
           this.generation++;
+          // The id names an SDK key or an API token (both are announced on one channel).
           this.cache.forgetOwner('sdk_key', sdkKeyId);
+          this.cache.forgetOwner('api_token', sdkKeyId);
           this.events.emit('revoked', sdkKeyId);
         },
         onSessionChanged: (userId) => {
@@ -137,12 +139,16 @@ export class RemoteCredentialVerifier {
     return verifyOneCredential(this, credentials);
   }
 
-  /** A bearer token's user with its role now, while its session is live (refusals are not cached). */
-  async verifyBearer(token: string): Promise<Principal> {
+  /**
+   * A bearer token's user with its role now, while its session is live (refusals are not cached);
+   * or an API token (`swy_`), whose expiry is checked here on every use too. `clientAddress` travels
+   * to the services, which throttle unknown API tokens by it.
+   */
+  async verifyBearer(token: string, clientAddress?: string): Promise<Principal> {
     const key = credentialCacheKey('bearer', token);
     const cached = this.cache.get(key);
-    if (cached) return cached;
-    return this.validate(key, { bearer_token: token }, { bearerToken: token });
+    if (cached) return refuseExpiredToken(cached, this.now());
+    return refuseExpiredToken(await this.validate(key, { bearer_token: token, client_address: clientAddress ?? '' }, { bearerToken: token }), this.now());
   }
 
   /** The SDK-key principal from memory; null for a key refused moments ago; undefined: ask the services. */
@@ -216,7 +222,8 @@ export class RemoteCredentialVerifier {
     }
     if (this.mayCache(generation)) {
       const until = this.now() + this.cacheTtlMs;
-      const tokenExpiry = 'bearerToken' in credential ? tokenExpiresAtMs(credential.bearerToken) : until;
+      // An API token is no JWT: its answer lives as long as any (revocations evict it, its expiry is checked on every use).
+      const tokenExpiry = 'bearerToken' in credential && !isApiToken(credential.bearerToken) ? tokenExpiresAtMs(credential.bearerToken) : until;
       // A token whose expiry cannot be read is not cached: its answer could outlive it.
       if (tokenExpiry !== undefined) this.cache.remember(key, principal, Math.min(until, tokenExpiry));
     }

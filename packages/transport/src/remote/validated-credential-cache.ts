@@ -71,8 +71,8 @@ export class ValidatedCredentialCache {
     this.refused.set(key, untilMs);
   }
 
-  /** Forgets every answer for the SDK key (revoked) or the user (sessions or roles changed). */
-  forgetOwner(kind: 'sdk_key' | 'user', id: string): void {
+  /** Forgets every answer for the SDK key or API token (revoked) or the user (sessions or roles changed). */
+  forgetOwner(kind: 'sdk_key' | 'user' | 'api_token', id: string): void {
     const keys = this.keysByOwner.get(`${kind}:${id}`);
     if (keys) for (const key of [...keys]) this.forget(key);
   }

@@ -31,9 +31,10 @@ export const auditEntrySchema = {
       type: 'object',
       required: ['type', 'id'],
       properties: {
-        type: { type: 'string', enum: ['user', 'sdk_key', 'system'] },
-        id: { type: 'string', description: 'The user id, SDK key id, or the system part that acted.' },
+        type: { type: 'string', enum: ['user', 'sdk_key', 'system', 'api_token'] },
+        id: { type: 'string', description: 'The user id, SDK key id, API token id, or the system part that acted.' },
         email: { type: 'string', description: "The user's email at the time, when known." },
+        name: { type: 'string', description: "The API token's name at the time (actor type api_token)." },
       },
     },
     action: { type: 'string', description: 'resource.verb, e.g. flag.rules (docs/contract.md "Change history").' },

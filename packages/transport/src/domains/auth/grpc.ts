@@ -168,6 +168,7 @@ interface CredentialRequest {
   credential?: 'bearer_token' | 'sdk_key';
   bearer_token?: string;
   sdk_key?: string;
+  client_address?: string;
 }
 
 /**
@@ -195,7 +196,8 @@ export function addAuthGrpcService(
     }),
     validateCredential: unary(logger, async (call: grpc.ServerUnaryCall<CredentialRequest, unknown>) => {
       const request = call.request;
-      if (request.credential === 'bearer_token') return rbacContext(await verifier.verifyBearer(request.bearer_token ?? ''));
+      // The gateway names the client's address (this call's peer is the gateway itself).
+      if (request.credential === 'bearer_token') return rbacContext(await verifier.verifyBearer(request.bearer_token ?? '', request.client_address || undefined));
       if (request.credential === 'sdk_key') return rbacContext(await verifier.verifySdkKey(request.sdk_key ?? ''));
       return rbacContext(await verifier.verify({}));
     }),

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { ContextSigningService, CredentialVerifier, ManagementService, SdkKeyRecord } from '@switchyard/services';
+import type { ApiTokenRecord, ApiTokenService, ContextSigningService, CredentialVerifier, ManagementService, SdkKeyRecord } from '@switchyard/services';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
@@ -54,15 +54,42 @@ const sdkKeyMessage = (key: SdkKeyRecord) => ({
   last_used_at_ms: key.last_used_at_ms ?? 0,
 });
 
+interface ApiTokenScopeMessage {
+  project_ids: string[];
+  environment_ids: string[];
+}
+
+/** The REST body the create message stands for (proto defaults: empty lists and 0 mean absent). */
+function apiTokenBody(request: { name: string; role: string; scope?: ApiTokenScopeMessage | null; expires_at_ms: number | string }): Record<string, unknown> {
+  const scope: Record<string, string[]> = {};
+  if (request.scope?.project_ids.length) scope.project_ids = request.scope.project_ids;
+  if (request.scope?.environment_ids.length) scope.environment_ids = request.scope.environment_ids;
+  const expiresAtMs = Number(request.expires_at_ms);
+  return { name: request.name, role: request.role, scope, expires_at_ms: expiresAtMs === 0 ? null : expiresAtMs };
+}
+
+const apiTokenMessage = (token: ApiTokenRecord) => ({
+  id: token.id,
+  name: token.name,
+  role: token.role,
+  scope: { project_ids: token.scope.project_ids ?? [], environment_ids: token.scope.environment_ids ?? [] },
+  token_prefix: token.token_prefix,
+  created_by_user_id: token.created_by?.user_id ?? '',
+  created_by_email: token.created_by?.email ?? '',
+  created_at_ms: token.created_at_ms,
+  expires_at_ms: token.expires_at_ms ?? 0,
+  last_used_at_ms: token.last_used_at_ms ?? 0,
+});
+
 /**
  * svc.management.v1.ManagementService on the internal gRPC port: the caller's bearer token comes
  * as `authorization` metadata; authorization and tenancy are the ManagementService's, as on REST.
  */
 export function addManagementGrpcService(
   server: grpc.Server,
-  deps: { management: ManagementService; contextSigning: ContextSigningService; verifier: CredentialVerifier; logger: Logger },
+  deps: { management: ManagementService; apiTokens: ApiTokenService; contextSigning: ContextSigningService; verifier: CredentialVerifier; logger: Logger },
 ): void {
-  const { management, contextSigning, verifier, logger } = deps;
+  const { management, apiTokens, contextSigning, verifier, logger } = deps;
   const caller = (call: Call<unknown>) => authenticateCall(verifier, call.metadata, 'bearer');
 
   server.addService(ManagementServiceDefinition.service, {
@@ -130,6 +157,23 @@ export function addManagementGrpcService(
         return { user_id: user.user_id, email: user.email, display_name: user.display_name };
       },
     ),
+    createApiToken: unary(
+      logger,
+      async (call: Call<{ org_id: string; name: string; role: string; scope?: ApiTokenScopeMessage | null; expires_at_ms: number | string }>) => {
+        const principal = await caller(call);
+        const created = await apiTokens.create(principal, call.request.org_id || principal.orgId, apiTokenBody(call.request));
+        return { api_token: apiTokenMessage(created), token: created.token ?? '' };
+      },
+    ),
+    listApiTokens: unary(logger, async (call: Call<{ org_id: string }>) => {
+      const principal = await caller(call);
+      return { api_tokens: (await apiTokens.list(principal, call.request.org_id || principal.orgId)).map(apiTokenMessage) };
+    }),
+    deleteApiToken: unary(logger, async (call: Call<{ org_id: string; api_token_id: string }>) => {
+      const principal = await caller(call);
+      await apiTokens.revoke(principal, call.request.org_id || principal.orgId, call.request.api_token_id);
+      return { api_token_id: call.request.api_token_id };
+    }),
     listUsers: unary(logger, async (call: Call<{ org_id: string }>) => {
       const principal = await caller(call);
       return { users: await management.listUsers(principal, call.request.org_id || principal.orgId) };
