@@ -9,6 +9,7 @@ import {
   CredentialVerifier,
   SDK_KEY_REVOKED_CHANNEL,
   InvitationService,
+  RoleBindingService,
   AuditLogService,
   SessionRegistry,
   announceSessionChange,
@@ -365,6 +366,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       ),
       apiTokens: new ApiTokenService(repos, notifier, (tokenId) => verifier.evict(tokenId)),
       invitations: new InvitationService(repos, hasher, auth, Date.now, { mail: mailSettings, notifier }),
+      roleBindings: new RoleBindingService(repos, notifier),
       passwordReset: new PasswordResetService(repos, hasher, notifier, mailSettings),
       mailOutbox: new MailOutboxService(repos, delivery),
       orgDomains: new OrgDomainService(repos, new DnsTxtResolver({ servers: config.mail.dnsServers })),
@@ -429,7 +431,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       register: (server) => {
         const logger = logging.forModule('grpc');
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey, contextSecrets: contextSigningKeys });
-        addManagementGrpcService(server, { management: services.management, apiTokens: services.apiTokens, contextSigning, verifier, logger });
+        addManagementGrpcService(server, { management: services.management, apiTokens: services.apiTokens, roleBindings: services.roleBindings, contextSigning, verifier, logger });
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });

@@ -182,7 +182,8 @@ describe('list routes', () => {
     }
     assert.ok(users?.some((u) => u.user_id === a.admin.userId && u.org_role === 'org_admin'));
     assert.ok(users?.some((u) => u.user_id === a.member.userId && u.org_role === 'org_member'));
-    for (const u of users ?? []) assert.deepEqual(Object.keys(u).sort(), USER_FIELDS);
+    for (const u of users ?? []) assert.deepEqual(Object.keys(u).sort(), [...USER_FIELDS, 'bindings'].sort());
+    for (const u of users ?? []) assert.equal(u.bindings, null, 'no bindings stored: the org role default');
     const keysText = (await client.get(sdkKeys(a.environmentId), { token: a.admin.token })).text;
     assert.ok(!keysText.includes(a.rawKey), 'the key listing never contains the raw key');
   });

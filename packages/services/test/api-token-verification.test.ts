@@ -16,7 +16,7 @@ import {
 const rejectsWith = (code: string, pattern?: RegExp) => (error: unknown) => isDomainError(error) && error.code === code && (pattern === undefined || pattern.test(error.message));
 
 const tokens = new TokenService({ secret: 'unit-test-secret-of-at-least-32-bytes!!', ttlSeconds: 600 });
-const sessions = { currentRole: async () => { throw unauthenticated('no sessions here'); } };
+const sessions = { currentAccess: async () => { throw unauthenticated('no sessions here'); } };
 
 let repos: Repositories;
 let lookups: number;

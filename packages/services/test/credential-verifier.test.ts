@@ -67,9 +67,9 @@ function nextRevocation(rawKey: string): Promise<{ sdkKeyId: string; cachedDurin
 
 /** A session registry stand-in: one live session whose user is now an org_member. */
 const sessions = {
-  currentRole: async (claims: { sessionId: string }) => {
+  currentAccess: async (claims: { sessionId: string }) => {
     if (claims.sessionId !== 'live-session') throw unauthenticated('the session has ended');
-    return 'org_member' as const;
+    return { role: 'org_member' as const, bindings: null };
   },
 };
 

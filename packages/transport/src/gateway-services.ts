@@ -23,6 +23,7 @@ import type {
   ManagementService,
   OrgDomainService,
   PasswordResetService,
+  RoleBindingService,
   SegmentService,
   SsoLoginService,
   StatsService,
@@ -48,6 +49,8 @@ export interface GatewayServices {
   invitations: InvitationService;
   /** API tokens of an org (docs/access.md "API tokens"). */
   apiTokens: ApiTokenService;
+  /** Members' role bindings per project and environment (docs/access.md "Managing bindings"). */
+  roleBindings: RoleBindingService;
   /** Password reset by emailed link (docs/security.md "Password reset"). */
   passwordReset: PasswordResetService;
   /** The local outbox of development (docs/security.md "Email delivery"). */

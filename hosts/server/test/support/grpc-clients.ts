@@ -84,6 +84,21 @@ export interface User {
   display_name: string;
   org_id: string;
   org_role: string;
+  /** ListUsers only: the stored role bindings when bindings_set (false: the org role's default). */
+  bindings?: RoleBindingMessage[];
+  bindings_set?: boolean;
+}
+/** svc.management.v1.RoleBinding: empty ids are absent. */
+export interface RoleBindingMessage {
+  role: string;
+  project_id?: string;
+  environment_id?: string;
+}
+export interface RoleBindingsMessage {
+  user_id: string;
+  org_role: string;
+  is_default: boolean;
+  bindings: RoleBindingMessage[];
 }
 export interface NewUser {
   org_id?: string;
@@ -127,6 +142,9 @@ export interface ManagementClient {
   >;
   listApiTokens: Unary<{ org_id?: string }, { api_tokens: ApiTokenMessage[] }>;
   deleteApiToken: Unary<{ org_id?: string; api_token_id: string }, { api_token_id: string }>;
+  getRoleBindings: Unary<{ org_id?: string; user_id: string }, RoleBindingsMessage>;
+  setRoleBindings: Unary<{ org_id?: string; user_id: string; bindings: RoleBindingMessage[] }, RoleBindingsMessage>;
+  resetRoleBindings: Unary<{ org_id?: string; user_id: string }, RoleBindingsMessage>;
   close(): void;
 }
 

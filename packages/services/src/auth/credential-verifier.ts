@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { unauthenticated, type ApiTokenPrincipal, type ApiTokenRepository, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository } from '@switchyard/core';
+import { unauthenticated, type ApiTokenPrincipal, type ApiTokenRepository, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository, type UserPrincipal } from '@switchyard/core';
 import type { ApiTokenThrottle } from './api-token-throttle.ts';
 import type { ApiTokenUseRecorder } from './api-token-uses.ts';
 import { SdkKeyCache } from './sdk-key-cache.ts';
@@ -101,7 +101,7 @@ export class CredentialVerifier {
     private readonly tokens: TokenService,
     private readonly sdkKeys: SdkKeyRepository,
     private readonly notifier: ChangeNotifier,
-    private readonly sessions: Pick<SessionRegistry, 'currentRole'>,
+    private readonly sessions: Pick<SessionRegistry, 'currentAccess'>,
     options: CredentialVerifierOptions = {},
   ) {
     this.now = options.now ?? Date.now;
@@ -142,16 +142,21 @@ export class CredentialVerifier {
   }
 
   /**
-   * A bearer token's user, with the role it has *now* (a role change applies to tokens already
-   * issued) and only while its session is live — both answered from memory by the SessionRegistry.
+   * A bearer token's user, with the role and bindings it has *now* (a change of either applies to
+   * tokens already issued) and only while its session is live — answered from memory by the
+   * SessionRegistry. `bindings` only when the membership stores some: without, the principal is
+   * exactly the org role's (effectiveBindings), messages included.
    * A `swy_` bearer is an API token instead. `clientAddress`, where the caller's address is known,
    * is what unknown API tokens are throttled by.
    */
   async verifyBearer(token: string, clientAddress?: string): Promise<Principal> {
     if (isApiToken(token)) return this.verifyApiToken(token, clientAddress);
     const claims = await this.tokens.verify(token);
-    const role = await this.sessions.currentRole(claims);
-    return { kind: 'user', userId: claims.userId, orgId: claims.orgId, role, isSystem: claims.isSystem, sessionId: claims.sessionId };
+    const { role, bindings } = await this.sessions.currentAccess(claims);
+    const principal: UserPrincipal = { kind: 'user', userId: claims.userId, orgId: claims.orgId, role, isSystem: claims.isSystem, sessionId: claims.sessionId };
+    // An org_admin is admin everywhere (promotion drops bindings; storage refuses them for admins).
+    if (bindings !== null && role === 'org_member') principal.bindings = bindings.map((binding) => ({ ...binding }));
+    return principal;
   }
 
   /** The SDK-key principal from memory, or undefined when the database must be asked. */

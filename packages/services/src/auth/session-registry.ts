@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { unauthenticated, type ChangeNotifier, type OrgRole, type Repositories } from '@switchyard/core';
+import { unauthenticated, type ChangeNotifier, type OrgRole, type Repositories, type RoleBinding } from '@switchyard/core';
 
 /** The channel on which every instance hears that a user's sessions or roles changed (payload: user id). */
 export const SESSION_CHANGED_CHANNEL = 'switchyard_session_changed';
@@ -22,11 +22,28 @@ export async function announceSessionChanges(notifier: ChangeNotifier, userIds: 
  */
 const NEWER_THAN_STATE_MARGIN_MS = 5_000;
 
-/** What one user's bearer tokens are checked against: live sessions (id → org) and roles (org → role). */
+/**
+ * A user's rights in one org now: its org role, and its role bindings (docs/access.md "Roles and
+ * bindings"); null: none stored, the org role's default.
+ */
+export interface OrgAccess {
+  role: OrgRole;
+  bindings: RoleBinding[] | null;
+}
+
+/** What one user's bearer tokens are checked against: live sessions (id → org) and rights (org → role and bindings). */
 interface UserSessionState {
   liveSessions: Map<string, string>;
-  roles: Map<string, OrgRole>;
+  access: Map<string, OrgAccess>;
   loadedAtMs: number;
+}
+
+/** What a bearer token says about its session. */
+export interface SessionClaims {
+  userId: string;
+  orgId: string;
+  sessionId: string;
+  issuedAtMs: number;
 }
 
 export interface SessionRegistryOptions {
@@ -83,11 +100,17 @@ export class SessionRegistry {
     this.subscription = null;
   }
 
+  /** The role the token's user has now in the token's org (currentAccess without the bindings). */
+  async currentRole(claims: SessionClaims): Promise<OrgRole> {
+    return (await this.currentAccess(claims)).role;
+  }
+
   /**
-   * The role the token's user has now in the token's org.
+   * The role and bindings the token's user has now in the token's org, in one read of memory (a
+   * bindings change is announced like a role change, so both move together).
    * @throws UNAUTHENTICATED when the session has ended or expired, or the user left the org.
    */
-  async currentRole(claims: { userId: string; orgId: string; sessionId: string; issuedAtMs: number }): Promise<OrgRole> {
+  async currentAccess(claims: SessionClaims): Promise<OrgAccess> {
     let state = this.cached(claims.userId) ?? (await this.load(claims.userId));
     if (!state.liveSessions.has(claims.sessionId) && claims.issuedAtMs + NEWER_THAN_STATE_MARGIN_MS > state.loadedAtMs) {
       // The token may belong to a session opened (here or on another instance) after the state
@@ -95,9 +118,9 @@ export class SessionRegistry {
       state = await this.load(claims.userId);
     }
     if (state.liveSessions.get(claims.sessionId) !== claims.orgId) throw unauthenticated('the session has ended');
-    const role = state.roles.get(claims.orgId);
-    if (!role) throw unauthenticated('the user is no longer a member of this organisation');
-    return role;
+    const access = state.access.get(claims.orgId);
+    if (!access) throw unauthenticated('the user is no longer a member of this organisation');
+    return access;
   }
 
   /** Drops the user's state here (the channel's handler; also callable directly). */
@@ -150,7 +173,7 @@ export class SessionRegistry {
     ]);
     const state: UserSessionState = {
       liveSessions: new Map(sessions.map((s) => [s.id, s.orgId])),
-      roles: new Map(memberships.map((m) => [m.orgId, m.role])),
+      access: new Map(memberships.map((m) => [m.orgId, { role: m.role, bindings: m.bindings }])),
       loadedAtMs,
     };
     if (generation === this.generation) {

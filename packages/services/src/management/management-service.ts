@@ -16,6 +16,7 @@ import { SDK_KEY_REVOKED_CHANNEL } from '../auth/credential-verifier.ts';
 import { announceSessionChanges } from '../auth/session-registry.ts';
 import { authProviderRecord } from '../sso/provider-records.ts';
 import { AdminGrantWithdrawal } from './admin-grant-withdrawal.ts';
+import { storedBindingsRecord } from '../role-bindings/role-binding-records.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
 import { parseCreateSdkKey, parseUpdateClientKey } from '../client/client-key-input.ts';
 import { parseProjectSettings } from '../client/project-settings-input.ts';
@@ -29,6 +30,7 @@ import {
   sdkKeyRecord,
   userRecord,
   type EnvironmentRecord,
+  type MemberRecord,
   type OrgRecord,
   type ProjectRecord,
   type SdkKeyRecord,
@@ -135,10 +137,11 @@ export class ManagementService {
     await announceSessionChanges(this.notifier, [userId, ...endedFor]);
   }
 
-  async listUsers(principal: Principal, orgId: string): Promise<UserRecord[]> {
+  /** The org's members, each with its stored role bindings (null: the org role's default). */
+  async listUsers(principal: Principal, orgId: string): Promise<MemberRecord[]> {
     requireAllowedSomewhere(principal, 'org.read', orgId);
     const members = await this.repos.users.listOrgUsers({ orgId });
-    return members.map(({ user, membership }) => userRecord(user, membership));
+    return members.map(({ user, membership }) => ({ ...userRecord(user, membership), bindings: storedBindingsRecord(membership) }));
   }
 
   async createProject(principal: Principal, orgId: string | undefined, input: { name: string | undefined }): Promise<ProjectRecord> {

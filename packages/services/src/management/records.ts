@@ -1,3 +1,4 @@
+import type { RoleBindingRecord } from '../role-bindings/role-binding-records.ts';
 import type { ContextSigning, Environment, Membership, Org, Project, SdkKey, SdkKeyKind, User } from '@switchyard/core';
 
 /**
@@ -27,6 +28,10 @@ export interface UserRecord {
   display_name: string;
   org_id: string;
   org_role: Membership['role'];
+}
+/** A record of the members list: the user record and the member's stored role bindings (null: the org role's default). */
+export interface MemberRecord extends UserRecord {
+  bindings: RoleBindingRecord[] | null;
 }
 export interface SdkKeyRecord {
   sdk_key_id: string;

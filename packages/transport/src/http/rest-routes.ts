@@ -17,6 +17,7 @@ import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
 import { registerContextAttributeRoutes } from '../domains/flags/context-attribute-rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
+import { registerRoleBindingRoutes } from '../domains/management/role-binding-routes.ts';
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
@@ -32,6 +33,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerAccountRoutes(http, services);
   registerAdminRoutes(http, services);
   registerManagementRoutes(http, services);
+  registerRoleBindingRoutes(http, services);
   registerSigningSecretRoutes(http, services);
   registerAuditRoutes(http, services);
   registerConsoleRoutes(http, services);

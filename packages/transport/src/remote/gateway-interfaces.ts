@@ -117,6 +117,12 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { create: withCaller, list: withCaller, delete: withCaller, acceptAsUser: withCaller, acceptAsNewUser: anonymous },
   },
   {
+    member: 'roleBindings',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.RoleBindingGatewayService',
+    methods: { get: withCaller, set: withCaller, reset: withCaller },
+  },
+  {
     member: 'passwordReset',
     proto: 'svc/accounts/v1/accounts_gateway.proto',
     service: 'svc.accounts.v1.PasswordResetGatewayService',

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { ApiTokenRecord, ApiTokenService, ContextSigningService, CredentialVerifier, ManagementService, SdkKeyRecord } from '@switchyard/services';
+import type { ApiTokenRecord, ApiTokenService, ContextSigningService, CredentialVerifier, ManagementService, RoleBindingRecord, RoleBindingService, RoleBindingsRecord, SdkKeyRecord } from '@switchyard/services';
 import { authenticateCall } from '../../grpc/grpc-credentials.ts';
 import { unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
@@ -81,15 +81,44 @@ const apiTokenMessage = (token: ApiTokenRecord) => ({
   last_used_at_ms: token.last_used_at_ms ?? 0,
 });
 
+/** svc.management.v1.RoleBinding: empty ids are absent. */
+interface RoleBindingMessage {
+  role: string;
+  project_id: string;
+  environment_id: string;
+}
+
+const roleBindingMessage = (binding: RoleBindingRecord): RoleBindingMessage => ({
+  role: binding.role,
+  project_id: binding.project_id ?? '',
+  environment_id: binding.environment_id ?? '',
+});
+
+/** The REST body the messages stand for: the services validate both alike. */
+const roleBindingsBody = (bindings: RoleBindingMessage[]) => ({
+  bindings: bindings.map((binding) => ({
+    role: binding.role,
+    ...(binding.project_id === '' ? {} : { project_id: binding.project_id }),
+    ...(binding.environment_id === '' ? {} : { environment_id: binding.environment_id }),
+  })),
+});
+
+const roleBindingsMessage = (record: RoleBindingsRecord) => ({
+  user_id: record.user_id,
+  org_role: record.org_role,
+  is_default: record.default,
+  bindings: record.bindings.map(roleBindingMessage),
+});
+
 /**
  * svc.management.v1.ManagementService on the internal gRPC port: the caller's bearer token comes
  * as `authorization` metadata; authorization and tenancy are the ManagementService's, as on REST.
  */
 export function addManagementGrpcService(
   server: grpc.Server,
-  deps: { management: ManagementService; apiTokens: ApiTokenService; contextSigning: ContextSigningService; verifier: CredentialVerifier; logger: Logger },
+  deps: { management: ManagementService; apiTokens: ApiTokenService; roleBindings: RoleBindingService; contextSigning: ContextSigningService; verifier: CredentialVerifier; logger: Logger },
 ): void {
-  const { management, apiTokens, contextSigning, verifier, logger } = deps;
+  const { management, apiTokens, roleBindings, contextSigning, verifier, logger } = deps;
   const caller = (call: Call<unknown>) => authenticateCall(verifier, call.metadata, 'bearer');
 
   server.addService(ManagementServiceDefinition.service, {
@@ -176,7 +205,21 @@ export function addManagementGrpcService(
     }),
     listUsers: unary(logger, async (call: Call<{ org_id: string }>) => {
       const principal = await caller(call);
-      return { users: await management.listUsers(principal, call.request.org_id || principal.orgId) };
+      const users = await management.listUsers(principal, call.request.org_id || principal.orgId);
+      return { users: users.map(({ bindings, ...user }) => ({ ...user, bindings: (bindings ?? []).map(roleBindingMessage), bindings_set: bindings !== null })) };
+    }),
+    getRoleBindings: unary(logger, async (call: Call<{ org_id: string; user_id: string }>) => {
+      const principal = await caller(call);
+      return roleBindingsMessage(await roleBindings.get(principal, call.request.org_id || principal.orgId, call.request.user_id));
+    }),
+    setRoleBindings: unary(logger, async (call: Call<{ org_id: string; user_id: string; bindings: RoleBindingMessage[] }>) => {
+      const principal = await caller(call);
+      const { org_id, user_id, bindings } = call.request;
+      return roleBindingsMessage(await roleBindings.set(principal, org_id || principal.orgId, user_id, roleBindingsBody(bindings)));
+    }),
+    resetRoleBindings: unary(logger, async (call: Call<{ org_id: string; user_id: string }>) => {
+      const principal = await caller(call);
+      return roleBindingsMessage(await roleBindings.reset(principal, call.request.org_id || principal.orgId, call.request.user_id));
     }),
   });
 }
