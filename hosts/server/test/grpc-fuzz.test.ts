@@ -205,7 +205,10 @@ describe('gRPC fuzzing from the protos', () => {
     assert.equal((await fetch(`${ts.base}/readyz`)).status, 200);
     const key = `after-fuzz-${Date.now()}`;
     const login = expectStatus(await client.post('/v1/auth/login', { body: { email: tenant.admin.email, password: tenant.admin.password, org_id: tenant.orgId }, localAddress: OWN_ADDRESS }), 200, 'login');
-    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: login.token, body: splitFlag(key) }), 201, 'create a flag');
+    // The fuzzed UpdateEnvironment may have made the environment critical and require a comment
+    // (docs/access.md "Critical environments"): the write confirms it and comments, as a person must.
+    const protectionMet = { 'x-confirm-environment': tenant.environmentId, 'x-change-comment': 'after fuzzing' };
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token: login.token, body: splitFlag(key), headers: protectionMet }), 201, 'create a flag');
     expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/${key}`, { token: login.token }), 200, 'read it back');
     const unhandled = ts.logs.filter((line) => line.includes('unhandled error'));
     assert.deepEqual(unhandled.map((line) => line.slice(0, 500)), [], 'no call ended in an unhandled error');

@@ -109,7 +109,7 @@ describe('ManagementService over gRPC: the happy path', () => {
     environmentB = (await management.createEnvironment({ project_id: projectB, name: 'production' }, adminB)).environment_id;
 
     const { environments } = await management.listEnvironments({ project_id: projectA }, adminA);
-    assert.deepEqual(environments, [{ environment_id: environmentA, environment_name: 'production', project_id: projectA }]);
+    assert.deepEqual(environments, [{ environment_id: environmentA, environment_name: 'production', project_id: projectA, critical: false, require_comment: false }]);
   });
 
   test('an org_admin creates an SDK key (raw key once) and lists keys without it', async () => {

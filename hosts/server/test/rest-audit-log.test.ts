@@ -324,7 +324,7 @@ describe('the OpenAPI document', () => {
     const page = log.responses['200'].content['application/json'].schema;
     assert.deepEqual(page.required, ['entries', 'next_cursor']);
     assert.deepEqual(Object.keys(page.properties.entries.items.properties).sort(), [
-      'action', 'actor', 'after', 'before', 'details', 'environment_id', 'id', 'project_id', 'resource_id', 'resource_type', 'at_ms',
+      'action', 'actor', 'after', 'before', 'comment', 'details', 'environment_id', 'id', 'project_id', 'resource_id', 'resource_type', 'at_ms',
     ].sort());
   });
 });

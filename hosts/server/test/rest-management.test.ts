@@ -115,9 +115,10 @@ describe('org_admin creates', () => {
     assert.equal(withOrg.org_id, a.orgId);
   });
 
-  test('an environment → 201 {environment_id, environment_name, project_id}', async () => {
+  test('an environment → 201 {environment_id, environment_name, project_id, critical, require_comment}', async () => {
     const body = expectStatus(await client.post(environments(a.projectId), { token: a.admin.token, body: { name: 'staging' } }), 201);
-    assert.deepEqual(Object.keys(body).sort(), ['environment_id', 'environment_name', 'project_id']);
+    assert.deepEqual(Object.keys(body).sort(), ['critical', 'environment_id', 'environment_name', 'project_id', 'require_comment']);
+    assert.deepEqual([body.critical, body.require_comment], [false, false]);
     assert.match(body.environment_id, UUID);
     assert.deepEqual({ environment_name: body.environment_name, project_id: body.project_id }, { environment_name: 'staging', project_id: a.projectId });
   });
@@ -174,7 +175,7 @@ describe('list routes', () => {
     assert.ok(projects?.some((p) => p.project_id === a.projectId));
     for (const p of projects ?? []) assert.deepEqual(Object.keys(p).sort(), ['client_visible_default', 'org_id', 'project_id', 'project_name']);
     assert.ok(envs?.some((e) => e.environment_id === a.environmentId));
-    for (const e of envs ?? []) assert.deepEqual(Object.keys(e).sort(), ['environment_id', 'environment_name', 'project_id']);
+    for (const e of envs ?? []) assert.deepEqual(Object.keys(e).sort(), ['critical', 'environment_id', 'environment_name', 'project_id', 'require_comment']);
     assert.ok(keys?.some((k) => k.sdk_key_id === a.sdkKeyId));
     for (const k of keys ?? []) {
       assert.deepEqual(Object.keys(k).sort(), KEY_LIST_FIELDS);

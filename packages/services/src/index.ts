@@ -1,6 +1,7 @@
 export * from './authorization.ts';
 export * from './audit/audit-log-service.ts';
 export * from './audit/audit-trail.ts';
+export * from './audit/change-intent.ts';
 export * from './audit/audit-retention.ts';
 export * from './auth/auth-service.ts';
 export * from './auth/bcrypt-password-hasher.ts';

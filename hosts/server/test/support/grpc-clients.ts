@@ -55,6 +55,8 @@ export interface Environment {
   environment_id: string;
   environment_name: string;
   project_id: string;
+  critical: boolean;
+  require_comment: boolean;
 }
 export interface ClientKeyFields {
   name?: string;
@@ -127,6 +129,7 @@ export interface ManagementClient {
   updateProject: Unary<{ project_id: string; client_visible_default: boolean }, Project>;
   createEnvironment: Unary<{ project_id: string; name: string }, { environment_id: string; environment_name: string }>;
   listEnvironments: Unary<{ project_id: string }, { environments: Environment[] }>;
+  updateEnvironment: Unary<{ environment_id: string; critical?: boolean; require_comment?: boolean }, Environment>;
   createSdkKey: Unary<{ environment_id: string; kind?: string; settings?: ClientKeyFields }, CreatedSdkKey>;
   updateSdkKey: Unary<{ environment_id: string; sdk_key_id: string; settings: ClientKeyFields }, SdkKey>;
   listSdkKeys: Unary<{ environment_id: string }, { sdk_keys: SdkKey[] }>;

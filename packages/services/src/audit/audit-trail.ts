@@ -1,4 +1,6 @@
 import type { AuditActor, AuditDraft, Principal, Repositories } from '@switchyard/core';
+import { changeIntentOf } from './change-intent.ts';
+import { requireProtectionMet } from './environment-protection.ts';
 
 /** What a write says about itself; who and when are filled in by `recordChange`. */
 export interface Change {
@@ -37,8 +39,15 @@ async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor
  * Appends the audit entry of a write. Called with the repositories of the write's unit of work
  * (`repos.unitOfWork.run`), so the entry commits with the write or not at all
  * (docs/decisions.md "Change history").
+ *
+ * It is also where a critical environment's protection is enforced (docs/access.md "Critical
+ * environments"): every write records its change here, inside its unit of work, so refusing here
+ * (FAILED_PRECONDITION) rolls the write back, whichever service made it. The request's comment,
+ * if any, is kept in the entry.
  */
 export async function recordChange(repos: Repositories, acting: Acting, change: Change, atMs: number): Promise<void> {
+  const intent = isPrincipal(acting) ? changeIntentOf(acting) : {};
+  if (isPrincipal(acting) && change.environmentId) await requireProtectionMet(repos, acting, { orgId: change.orgId, environmentId: change.environmentId }, intent);
   const draft: AuditDraft = {
     orgId: change.orgId,
     atMs,
@@ -51,6 +60,7 @@ export async function recordChange(repos: Repositories, acting: Acting, change: 
     before: change.before ?? null,
     after: change.after ?? null,
     details: change.details ?? {},
+    comment: intent.comment ?? null,
   };
   await repos.audit.append(draft);
 }

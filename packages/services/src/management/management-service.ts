@@ -20,6 +20,7 @@ import { storedBindingsRecord } from '../role-bindings/role-binding-records.ts';
 import { generateSdkKey } from '../auth/secrets.ts';
 import { parseCreateSdkKey, parseUpdateClientKey } from '../client/client-key-input.ts';
 import { parseProjectSettings } from '../client/project-settings-input.ts';
+import { parseEnvironmentSettings } from './environment-settings-input.ts';
 import { queueAddressVerification } from '../accounts/address-verification.ts';
 import type { MailSettings } from '../mail/mail-settings.ts';
 import { optionalRole, requireEmail, requireName, requirePassword } from './input-checks.ts';
@@ -212,6 +213,35 @@ export class ManagementService {
     if (!project) throw notFound('project', projectId);
     requireAllowed(principal, 'org.read', { orgId: project.orgId, projectId: project.id });
     return (await this.repos.environments.list({ orgId: project.orgId, projectId: project.id })).map(environmentRecord);
+  }
+
+  /**
+   * Changes an environment's protection (`{critical?, require_comment?}`, docs/access.md "Critical
+   * environments"): an admin of the environment, audited with before and after. The change is
+   * recorded before it is written, so it is checked against the protection in force until now:
+   * lifting a critical environment's protection needs its confirmation, setting it does not.
+   */
+  async updateEnvironment(principal: Principal, environmentId: string, body: unknown): Promise<EnvironmentRecord> {
+    requireAllowedSomewhere(principal, 'environment.update', principal.orgId);
+    const change = parseEnvironmentSettings(body);
+    return this.repos.unitOfWork.run(async (tx) => {
+      const before = await tx.environments.get({ orgId: principal.orgId }, environmentId);
+      if (!before) throw notFound('environment', environmentId);
+      requireAllowed(principal, 'environment.update', { orgId: before.orgId, projectId: before.projectId, environmentId: before.id });
+      const settings = { critical: change.critical ?? before.critical, requireComment: change.requireComment ?? before.requireComment };
+      const after = { ...environmentRecord(before), critical: settings.critical, require_comment: settings.requireComment };
+      await this.record(tx, principal, {
+        orgId: before.orgId,
+        action: 'environment.update',
+        resourceType: 'environment',
+        resourceId: before.id,
+        projectId: before.projectId,
+        environmentId: before.id,
+        before: environmentRecord(before),
+        after,
+      });
+      return environmentRecord(await tx.environments.updateProtection({ orgId: before.orgId }, before.id, settings));
+    });
   }
 
   /**

@@ -21,6 +21,10 @@ export interface EnvironmentRecord {
   environment_id: string;
   environment_name: string;
   project_id: string;
+  /** A person's write here needs X-Confirm-Environment (docs/access.md "Critical environments"). */
+  critical: boolean;
+  /** Every write here needs X-Change-Comment. */
+  require_comment: boolean;
 }
 export interface UserRecord {
   user_id: string;
@@ -67,6 +71,8 @@ export const environmentRecord = (environment: Environment): EnvironmentRecord =
   environment_id: environment.id,
   environment_name: environment.name,
   project_id: environment.projectId,
+  critical: environment.critical,
+  require_comment: environment.requireComment,
 });
 
 export const userRecord = (user: User, membership: Membership): UserRecord => ({

@@ -1,5 +1,7 @@
 import { unauthenticated, type Principal } from '@switchyard/core';
+import { parseChangeIntent, withChangeIntent } from '@switchyard/services';
 import type { CallerVerifier } from '../gateway-services.ts';
+import { credentialOf, linkCredential } from '../remote/forwarded-credential.ts';
 
 /** Which credentials a route or RPC accepts (docs/contract.md "Authentication"). */
 export type CredentialKind = 'bearer' | 'sdk' | 'bearer_or_sdk';
@@ -17,6 +19,16 @@ export interface PresentedCredentials {
    * throttled by it. Absent (gRPC metadata, the gateway hop's forwarded credentials): not counted.
    */
   clientAddress?: string;
+  /**
+   * What the request says about its writes (docs/access.md "Critical environments"): the
+   * `X-Confirm-Environment` and `X-Change-Comment` headers or metadata (and, in gRPC,
+   * `x-change-comment-bin`: the comment's UTF-8 bytes), as sent.
+   */
+  intent?: {
+    confirmEnvironment: string | readonly string[] | undefined;
+    changeComment: string | readonly string[] | undefined;
+    changeCommentBytes?: readonly Uint8Array[];
+  };
 }
 
 function single(value: string | readonly string[] | undefined, name: string, where: PresentedCredentials['where']): string | undefined {
@@ -69,9 +81,24 @@ export async function authenticateScoped<Scope>(
  */
 export async function authenticatePresented(verifier: CallerVerifier, presented: PresentedCredentials, accept: CredentialKind): Promise<Principal> {
   const token = accept === 'sdk' ? undefined : bearerCredential(presented);
-  if (token !== undefined) return verifier.verifyBearer(token, presented.clientAddress);
+  if (token !== undefined) return withPresentedIntent(await verifier.verifyBearer(token, presented.clientAddress), presented);
   const key = accept === 'bearer' ? undefined : sdkKeyCredential(presented);
-  if (key !== undefined) return verifier.verifySdkKey(key);
+  if (key !== undefined) return withPresentedIntent(await verifier.verifySdkKey(key), presented);
   const missing = accept === 'bearer' ? 'bearer token' : accept === 'sdk' ? `x-sdk-key ${presented.where}` : `bearer token or x-sdk-key ${presented.where}`;
   throw unauthenticated(presented.where === 'metadata' && accept !== 'sdk' ? 'missing authorization metadata' : `missing ${missing}`);
+}
+
+/**
+ * The principal of this request, carrying the request's change intent when it sent one (validated
+ * here, at the edge: 400 naming the header). The intent goes to a copy, never to the verifier's
+ * principal, which its cache shares between requests; a gateway's copy keeps the credential link
+ * of the original, so the hop still forwards the caller's credential (and, beside it, the intent).
+ */
+function withPresentedIntent(principal: Principal, presented: PresentedCredentials): Principal {
+  if (presented.intent === undefined) return principal;
+  const intent = parseChangeIntent(presented.intent);
+  if (intent.confirmEnvironmentId === undefined && intent.comment === undefined) return principal;
+  const copy = withChangeIntent(principal, intent);
+  const credential = credentialOf(principal);
+  return credential === undefined ? copy : linkCredential(copy, credential);
 }

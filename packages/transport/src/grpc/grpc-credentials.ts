@@ -8,6 +8,11 @@ export const presentedByMetadata = (metadata: grpc.Metadata): PresentedCredentia
   authorization: metadata.get('authorization').map(String),
   sdkKey: metadata.get('x-sdk-key').map(String),
   where: 'metadata',
+  intent: {
+    confirmEnvironment: metadata.get('x-confirm-environment').map(String),
+    changeComment: metadata.get('x-change-comment').map(String),
+    changeCommentBytes: metadata.get('x-change-comment-bin').filter((value): value is Buffer => Buffer.isBuffer(value)),
+  },
 });
 
 /** The bearer token of `authorization: Bearer <token>` metadata, if present. */

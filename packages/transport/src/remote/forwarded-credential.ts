@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { DomainError, type Principal } from '@switchyard/core';
+import { changeIntentOf } from '@switchyard/services';
 
 /**
  * The credential a gateway received from its caller, forwarded unchanged to the services, which
@@ -49,6 +50,18 @@ export function actorOf(scope: object): Principal {
   const principal = actors.get(scope);
   if (principal === undefined) throw new DomainError('INTERNAL', 'internal error');
   return principal;
+}
+
+/**
+ * The request's change intent beside the credential (docs/access.md "Critical environments"): the
+ * services re-attach it when they authenticate the call. The comment goes as UTF-8 bytes
+ * (`-bin`), which carries any text the edge accepted.
+ */
+export function changeIntentMetadata(principal: object, metadata: grpc.Metadata): grpc.Metadata {
+  const intent = changeIntentOf(principal);
+  if (intent.confirmEnvironmentId !== undefined) metadata.set('x-confirm-environment', intent.confirmEnvironmentId);
+  if (intent.comment !== undefined) metadata.set('x-change-comment-bin', Buffer.from(intent.comment, 'utf8'));
+  return metadata;
 }
 
 /** gRPC metadata carrying a credential the way the internal services expect it. */

@@ -72,6 +72,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       listProjects: withCaller,
       createEnvironment: withCaller,
       listEnvironments: withCaller,
+      updateEnvironment: withCaller,
       createSdkKey: withCaller,
       listSdkKeys: withCaller,
       deleteSdkKey: withCaller,

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DomainError, type Principal } from '@switchyard/core';
 import { DOMAIN_ERROR_METADATA, gatewayServiceDefinition } from '../grpc/gateway-grpc.ts';
 import type { GatewayServices } from '../gateway-services.ts';
-import { credentialMetadata, credentialOf } from './forwarded-credential.ts';
+import { changeIntentMetadata, credentialMetadata, credentialOf } from './forwarded-credential.ts';
 import { GATEWAY_INTERFACES, rpcName, type GatewayInterface, type RemotableMember } from './gateway-interfaces.ts';
 import { fromGrpcError } from './grpc-status-errors.ts';
 import { decodeResult, encodeArguments } from './service-call-codec.ts';
@@ -61,10 +61,11 @@ function remoteInterface(gatewayInterface: GatewayInterface, options: RemoteServ
       let next = 0;
       let metadata = new grpc.Metadata();
       if (spec.caller) {
-        const credential = credentialOf(args[next++] as object);
+        const principal = args[next++] as object;
+        const credential = credentialOf(principal);
         // Every principal in a gateway comes from its verifier, which links the credential.
         if (credential === undefined) return Promise.reject(new DomainError('INTERNAL', 'internal error'));
-        metadata = credentialMetadata(credential);
+        metadata = changeIntentMetadata(principal, credentialMetadata(credential));
       }
       let scope: RouteScope | undefined;
       if (spec.scoped) {

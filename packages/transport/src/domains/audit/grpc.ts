@@ -26,6 +26,7 @@ const entryMessage = (entry: AuditEntryRecord) => ({
   before_json: jsonText(entry.before),
   after_json: jsonText(entry.after),
   details_json: jsonText(entry.details),
+  comment: entry.comment ?? '',
 });
 
 // proto3 has no absent int32: limit 0 means the default page (audit.proto).

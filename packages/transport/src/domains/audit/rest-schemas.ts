@@ -45,6 +45,7 @@ export const auditEntrySchema = {
     before: anyJson,
     after: anyJson,
     details: { type: 'object', additionalProperties: true, description: 'Facts beside before/after (a transition reason, member keys added).' },
+    comment: { type: 'string', description: 'The X-Change-Comment the write sent (docs/access.md "Critical environments"); absent when none.' },
   },
 } as const;
 

@@ -145,6 +145,14 @@ export function addManagementGrpcService(
     listEnvironments: unary(logger, async (call: Call<{ project_id: string }>) => ({
       environments: await management.listEnvironments(await caller(call), call.request.project_id),
     })),
+    updateEnvironment: unary(logger, async (call: Call<{ environment_id: string; critical?: boolean; require_comment?: boolean }>) => {
+      const { environment_id, critical, require_comment } = call.request;
+      // Unset optional fields are absent: they stay as they are.
+      const body: Record<string, boolean> = {};
+      if (critical !== undefined) body.critical = critical;
+      if (require_comment !== undefined) body.require_comment = require_comment;
+      return management.updateEnvironment(await caller(call), environment_id, body);
+    }),
     createSdkKey: unary(logger, async (call: Call<{ environment_id: string; kind: string; settings: ClientKeyFieldsMessage | null }>) => {
       const { environment_id, kind, settings } = call.request;
       const body = kind === '' || kind === 'server' ? (settings ? { kind: 'server', ...clientKeyBody(settings) } : undefined) : { kind, ...clientKeyBody(settings) };

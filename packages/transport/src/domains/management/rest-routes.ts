@@ -107,6 +107,12 @@ export function registerManagementRoutes(app: FastifyInstance, services: Gateway
     return management.listEnvironments(principal, request.params.project_id);
   });
 
+  // {critical?, require_comment?} (docs/access.md "Critical environments"); an admin of the environment, audited.
+  app.patch<{ Params: { environment_id: string }; Body: unknown }>('/v1/management/environments/:environment_id', async (request) => {
+    const principal = await authenticate(verifier, request, 'bearer');
+    return management.updateEnvironment(principal, request.params.environment_id, request.body ?? undefined);
+  });
+
   // --- SDK keys ---
   // No body: a server key; `{kind: "client", ...}`: a client key (docs/client-side.md "Keys").
   app.post<{ Params: { environment_id: string }; Body: unknown }>('/v1/management/environments/:environment_id/sdk-keys', async (request, reply) => {
