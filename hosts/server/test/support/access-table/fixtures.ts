@@ -21,6 +21,7 @@ export interface Shared {
   kid: string;
   /** A member the table may demote to its own role or (wrongly) remove. */
   memberId: string;
+  apiTokenId: string;
   invitationId: string;
   /** Asked by the org's second admin: waiting for another admin's confirmation. */
   pendingProvider: { id: string; updated_at: string };
@@ -111,6 +112,12 @@ export async function freshPendingProvider(world: World): Promise<{ id: string; 
   return { id: pending.id as string, updated_at: pending.updated_at as string };
 }
 
+/** An API token of the org (undefined before the tokens routes exist). */
+export async function freshApiToken(world: World): Promise<string | undefined> {
+  const response = await world.client.post(`/v1/management/orgs/${world.orgId}/api-tokens`, { token: admin(world), body: { name: `acc-${unique()}`, role: 'viewer' } });
+  return response.status === 201 ? (response.body.id as string) : undefined;
+}
+
 export async function freshDomain(world: World): Promise<string> {
   const domain = `acc-${unique()}.example.com`;
   expectStatus(await world.client.post(`/v1/management/orgs/${world.orgId}/domains`, { token: admin(world), body: { domain } }), 201, 'fresh domain');
@@ -162,6 +169,7 @@ export async function buildShared(world: World): Promise<Shared> {
     ).sdk_key_id,
     kid: await freshSigningSecret(world),
     memberId: await freshMember(world),
+    apiTokenId: (await freshApiToken(world)) ?? '00000000-0000-4000-8000-000000000000',
     invitationId: await freshInvitation(world),
     pendingProvider: await freshPendingProvider(world),
   };

@@ -102,6 +102,7 @@ export function grpcCell(descriptor: GrpcDescriptor, world: World, shared: Share
     operation: `gRPC ${descriptor.method}`,
     access: descriptor.access,
     target: descriptor.target,
+    checksPassword: descriptor.checksPassword,
     want: (verdict) => (verdict.allowed ? descriptor.status : STATUS_OF[verdict.status]),
     async call(principal) {
       if (!definition) throw new Error(`${descriptor.method} is not in the protos`);

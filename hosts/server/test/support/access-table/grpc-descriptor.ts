@@ -19,14 +19,17 @@ export interface GrpcDescriptor {
   target: Target;
   status: keyof typeof grpc.status;
   request(context: RowContext): GrpcRequest | Promise<GrpcRequest>;
+  /** Checks a password (see Cell.checksPassword). */
+  checksPassword?: boolean;
 }
 
-export const rpc = (method: string, access: Access, target: Target, request: GrpcDescriptor['request'], status: keyof typeof grpc.status = 'OK'): GrpcDescriptor => ({
+export const rpc = (method: string, access: Access, target: Target, request: GrpcDescriptor['request'], status: keyof typeof grpc.status = 'OK', options: { checksPassword?: boolean } = {}): GrpcDescriptor => ({
   method,
   access,
   target,
   status,
   request,
+  ...options,
 });
 
 /** No metadata at all: the credential (if any) travels in the message. */

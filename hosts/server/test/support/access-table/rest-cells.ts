@@ -28,6 +28,7 @@ export function restCell(descriptor: RestDescriptor, world: World, shared: Share
     access: descriptor.access,
     target: descriptor.target,
     last: descriptor.last,
+    checksPassword: descriptor.checksPassword,
     want: (verdict) => String(verdict.allowed ? descriptor.status : verdict.status),
     async call(principal) {
       const allowed = expected(descriptor.access, principal.caller, descriptor.target).allowed;

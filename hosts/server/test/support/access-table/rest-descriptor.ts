@@ -41,9 +41,11 @@ export interface RestDescriptor {
   request(context: RowContext): RestRequest | Promise<RestRequest>;
   /** Runs after every other row (it changes what other rows rely on, e.g. a password). */
   last?: boolean;
+  /** Checks a password (see Cell.checksPassword). */
+  checksPassword?: boolean;
 }
 
-export const rest = (operation: string, access: Access, target: Target, status: number, request: RestDescriptor['request'], options: { last?: boolean } = {}): RestDescriptor => ({
+export const rest = (operation: string, access: Access, target: Target, status: number, request: RestDescriptor['request'], options: { last?: boolean; checksPassword?: boolean } = {}): RestDescriptor => ({
   operation,
   access,
   target,

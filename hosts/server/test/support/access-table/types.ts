@@ -57,12 +57,14 @@ export type Caller =
  *   system administrator also has (inviting into any org, docs/decisions.md "Invitations").
  */
 export type Access =
-  | { kind: 'public' }
+  /** `tokens: 401`: a route that takes a person's bearer or nothing refuses a token presented. */
+  | { kind: 'public'; tokens?: 401 }
   | { kind: 'session' }
   /** Any valid credential, a person's or a token's (gRPC ValidateCredential: the credential is checked, not used). */
   | { kind: 'credential' }
   | { kind: 'system' }
   /** SDK or client key (or a channel token) only: no bearer is one, so every principal gets 401. */
+  /** `bearer`: what a person's valid bearer gets; an API token is read as an unknown key: 401. */
   | { kind: 'key_only'; bearer: 401 | 403 }
   | { kind: 'role'; role: Role; level: 'org' | 'anywhere' | 'project' | 'environment'; tokens?: 'never'; systemAdmin?: 'allowed' };
 

@@ -26,7 +26,7 @@ export const authRpcs: GrpcDescriptor[] = [
   rpc('svc.auth.v1.AuthService/LoginWithPassword', PUBLIC, OWN_ORG, ({ world }) => ({
     message: { email: world.secondAdmin.email, password: world.secondAdmin.password },
     metadata: NO_METADATA(),
-  })),
+  }), 'OK', { checksPassword: true }),
   rpc('svc.auth.v1.AuthService/RefreshSession', PUBLIC, OWN_ORG, () => ({ message: { refresh_token: `unknown-${unique()}` }, metadata: NO_METADATA() }), 'UNAUTHENTICATED'),
   rpc('svc.auth.v1.AuthService/SwitchOrg', SESSION, OWN_ORG, async ({ world, principal }) => {
     const me = principal.bearer ? await world.client.get('/v1/auth/me', { token: principal.bearer }) : undefined;

@@ -1,5 +1,5 @@
 import { unique } from '../../rest-client.ts';
-import { freshSdkKey, freshSigningSecret } from '../fixtures.ts';
+import { freshApiToken, freshSdkKey, freshSigningSecret } from '../fixtures.ts';
 import { rpc, type GrpcDescriptor } from '../grpc-descriptor.ts';
 import type { Access } from '../types.ts';
 import { ORG, PRODUCTION, PROJECT_P, STAGING, SYSTEM, admin, freshIfAllowed, noTokens, viewer } from '../rest-descriptor.ts';
@@ -12,6 +12,17 @@ export const managementRpcs: GrpcDescriptor[] = [
   rpc('svc.management.v1.ManagementService/ListProjects', viewer('anywhere'), ORG, ({ world }) => ({ message: { org_id: world.orgId } })),
   rpc('svc.management.v1.ManagementService/UpdateProject', admin('project'), PROJECT_P, ({ world }) => ({ message: { project_id: world.projects.P, client_visible_default: false } })),
   rpc('svc.management.v1.ManagementService/CreateEnvironment', admin('project'), PROJECT_P, ({ world }) => ({ message: { project_id: world.projects.P, name: `acc-${unique()}` } })),
+  rpc('svc.management.v1.ManagementService/UpdateEnvironment', admin('environment'), PRODUCTION, ({ world }) => ({ message: { environment_id: world.environments.production, critical: false } })),
+  rpc('svc.management.v1.ManagementService/CreateApiToken', noTokens(admin('org')), ORG, ({ world }) => ({ message: { org_id: world.orgId, name: `acc-${unique()}`, role: 'viewer' } })),
+  rpc('svc.management.v1.ManagementService/ListApiTokens', noTokens(admin('org')), ORG, ({ world }) => ({ message: { org_id: world.orgId } })),
+  rpc('svc.management.v1.ManagementService/DeleteApiToken', noTokens(admin('org')), ORG, async (c) => ({
+    message: { org_id: c.world.orgId, api_token_id: await freshIfAllowed(c, async (world) => (await freshApiToken(world))!, c.shared.apiTokenId) },
+  })),
+  rpc('svc.management.v1.ManagementService/GetRoleBindings', noTokens(admin('org')), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, user_id: shared.memberId } })),
+  rpc('svc.management.v1.ManagementService/SetRoleBindings', noTokens(admin('org')), ORG, ({ world, shared }) => ({
+    message: { org_id: world.orgId, user_id: shared.memberId, bindings: [{ role: 'viewer', project_id: world.projects.Q }] },
+  })),
+  rpc('svc.management.v1.ManagementService/ResetRoleBindings', noTokens(admin('org')), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, user_id: shared.memberId } })),
   rpc('svc.management.v1.ManagementService/ListEnvironments', viewer('project'), PROJECT_P, ({ world }) => ({ message: { project_id: world.projects.P } })),
   rpc('svc.management.v1.ManagementService/CreateSdkKey', admin('environment'), STAGING, ({ world }) => ({ message: { environment_id: world.environments.staging } })),
   rpc('svc.management.v1.ManagementService/ListSdkKeys', viewer('environment'), STAGING, ({ world }) => ({ message: { environment_id: world.environments.staging } })),

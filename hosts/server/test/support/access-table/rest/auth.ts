@@ -16,14 +16,14 @@ export const authDescriptors: RestDescriptor[] = [
   rest('GET /healthz', PUBLIC, OWN_ORG, 200, () => ({ path: '/healthz' })),
   rest('GET /readyz', PUBLIC, OWN_ORG, 200, () => ({ path: '/readyz' })),
   rest('GET /metrics', PUBLIC, OWN_ORG, 200, () => ({ path: '/metrics' })),
-  rest('POST /v1/auth/login', PUBLIC, OWN_ORG, 200, ({ world }) => ({ path: '/v1/auth/login', body: { email: world.secondAdmin.email, password: world.secondAdmin.password } })),
+  rest('POST /v1/auth/login', PUBLIC, OWN_ORG, 200, ({ world }) => ({ path: '/v1/auth/login', body: { email: world.secondAdmin.email, password: world.secondAdmin.password } }), { checksPassword: true }),
   // The refresh token is the credential; an unknown one is 401 for every caller.
   rest('POST /v1/auth/refresh', PUBLIC, OWN_ORG, 401, () => ({ path: '/v1/auth/refresh', body: { refresh_token: `unknown-${unique()}` } })),
   rest('POST /v1/auth/password-reset', PUBLIC, OWN_ORG, 202, () => ({ path: '/v1/auth/password-reset', body: { email: `nobody-${unique()}@example.com` } })),
   rest('POST /v1/auth/password-reset/confirm', PUBLIC, OWN_ORG, 404, () => ({ path: '/v1/auth/password-reset/confirm', body: { token: `unknown-${unique()}`, new_password: 'a-new-password-123' } })),
   rest('POST /v1/auth/email-verification/confirm', PUBLIC, OWN_ORG, 404, () => ({ path: '/v1/auth/email-verification/confirm', body: { token: `unknown-${unique()}`, new_password: 'a-new-password-123' } })),
   // A bearer or nothing (then the new account's fields); an unknown invitation is 404 either way.
-  rest('POST /v1/auth/invitations/accept', PUBLIC, OWN_ORG, 404, () => ({
+  rest('POST /v1/auth/invitations/accept', { kind: 'public', tokens: 401 }, OWN_ORG, 404, () => ({
     path: '/v1/auth/invitations/accept',
     body: { token: `inv_unknown${unique()}`, display_name: 'newcomer', password: `pw-${unique()}-secret` },
   })),
@@ -39,14 +39,14 @@ export const authDescriptors: RestDescriptor[] = [
   rest('GET /v1/auth/orgs', SESSION, OWN_ORG, 200, () => ({ path: '/v1/auth/orgs' })),
   rest('GET /v1/auth/me', SESSION, OWN_ORG, 200, () => ({ path: '/v1/auth/me' })),
   rest('GET /v1/auth/sessions', SESSION, OWN_ORG, 200, () => ({ path: '/v1/auth/sessions' })),
-  rest('GET /v1/console/settings', SESSION, OWN_ORG, 200, () => ({ path: '/v1/console/settings' })),
+  // "Any signed-in user" (docs/contract.md): not a session route, so a token reads it too.
+  rest('GET /v1/console/settings', { kind: 'credential' }, OWN_ORG, 200, () => ({ path: '/v1/console/settings' })),
   rest('POST /v1/auth/switch-org', SESSION, OWN_ORG, 200, async ({ world, principal }) => {
     // Switching to the org the caller is in (the system admin: its system org, from /v1/auth/me).
     const me = principal.bearer ? await world.client.get('/v1/auth/me', { token: principal.bearer }) : undefined;
     return { path: '/v1/auth/switch-org', body: { org_id: me?.body?.org_id ?? world.orgId } };
   }),
   rest('POST /v1/auth/logout', SESSION, OWN_ORG, 204, async (context) => ({ path: '/v1/auth/logout', ...(await fresh(context)) })),
-  rest('POST /v1/auth/sessions/revoke-others', SESSION, OWN_ORG, 200, async (context) => ({ path: '/v1/auth/sessions/revoke-others', ...(await fresh(context)) }), { last: true }),
   rest('DELETE /v1/auth/sessions/{session_id}', SESSION, OWN_ORG, 204, async (context) => {
     // The caller ends a fresh session of its own (the current one of that fresh bearer).
     const { bearer } = await fresh(context);
@@ -54,8 +54,7 @@ export const authDescriptors: RestDescriptor[] = [
     const current = (listed?.body?.sessions ?? []).find((session: { current: boolean }) => session.current);
     return { path: `/v1/auth/sessions/${current?.session_id ?? UNKNOWN_ID}`, bearer };
   }),
-  // Changes the password to itself-plus-nothing is refused; to a new one ends the other sessions:
-  // run last, on a fresh session, and keep the new password for later logins.
+  // A new password ends the other sessions: run last, on a fresh session.
   rest(
     'POST /v1/auth/password',
     SESSION,
@@ -63,10 +62,14 @@ export const authDescriptors: RestDescriptor[] = [
     204,
     async (context) => {
       const { bearer } = await fresh(context);
+      // The change ends every other session, the principal's own included: the fresh one goes on.
+      if (context.principal.caller.kind !== 'token') context.principal.bearer = bearer;
       const person = context.principal.person;
       const body = person ? { current_password: person.password, new_password: `${person.password}-2` } : { current_password: 'x', new_password: 'a-new-password-123' };
       return { path: '/v1/auth/password', body, bearer };
     },
-    { last: true },
+    { last: true, checksPassword: true },
   ),
+  // Ends every other session of the account (the principal's included): the very last row.
+  rest('POST /v1/auth/sessions/revoke-others', SESSION, OWN_ORG, 200, async (context) => ({ path: '/v1/auth/sessions/revoke-others', ...(await fresh(context)) }), { last: true }),
 ];

@@ -1,5 +1,5 @@
 import { unique } from '../../rest-client.ts';
-import { freshDomain, freshInvitation, freshMember, freshPendingProvider, freshProvider, freshSdkKey, freshSigningSecret, providerBody } from '../fixtures.ts';
+import { freshApiToken, freshDomain, freshInvitation, freshMember, freshPendingProvider, freshProvider, freshSdkKey, freshSigningSecret, providerBody } from '../fixtures.ts';
 import { ORG, OWN_ORG, PRODUCTION, PROJECT_P, STAGING, admin, freshIfAllowed, noTokens, rest, viewer, type RestDescriptor } from '../rest-descriptor.ts';
 
 /**
@@ -41,6 +41,11 @@ export const managementDescriptors: RestDescriptor[] = [
     path: orgPath(c.world.orgId, `/invitations/${await freshIfAllowed(c, freshInvitation, c.shared.invitationId)}`),
   })),
 
+  // Lifting protections that are not there: harmless to every other row (a critical staging would not be).
+  rest('PATCH /v1/management/environments/{environment_id}', admin('environment'), PRODUCTION, 200, ({ world }) => ({
+    path: `/v1/management/environments/${world.environments.production}`,
+    body: { critical: false, require_comment: false },
+  })),
   rest('POST /v1/management/projects/{project_id}/environments', admin('project'), PROJECT_P, 201, ({ world }) => ({
     path: `/v1/management/projects/${world.projects.P}/environments`,
     body: { name: `acc-${unique()}` },
@@ -66,6 +71,21 @@ export const managementDescriptors: RestDescriptor[] = [
   rest('DELETE /v1/management/environments/{environment_id}/context-signing-secrets/{kid}', admin('environment'), PRODUCTION, 204, async (c) => ({
     path: `/v1/management/environments/${c.world.environments.production}/context-signing-secrets/${await freshIfAllowed(c, freshSigningSecret, c.shared.kid)}`,
   })),
+
+  // API tokens: org admins; a token never manages tokens (no escalation).
+  rest('POST /v1/management/orgs/{org_id}/api-tokens', noTokens(admin('org')), ORG, 201, ({ world }) => ({ path: orgPath(world.orgId, '/api-tokens'), body: { name: `acc-${unique()}`, role: 'viewer' } })),
+  rest('GET /v1/management/orgs/{org_id}/api-tokens', noTokens(admin('org')), ORG, 200, ({ world }) => ({ path: orgPath(world.orgId, '/api-tokens') })),
+  rest('DELETE /v1/management/orgs/{org_id}/api-tokens/{token_id}', noTokens(admin('org')), ORG, 204, async (c) => ({
+    path: orgPath(c.world.orgId, `/api-tokens/${await freshIfAllowed(c, async (world) => (await freshApiToken(world))!, c.shared.apiTokenId)}`),
+  })),
+
+  // A member's bindings: org admins (a person may read its own; the shared member is nobody's self here).
+  rest('GET /v1/management/orgs/{org_id}/members/{user_id}/role-bindings', MANAGE_MEMBERS, ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/members/${shared.memberId}/role-bindings`) })),
+  rest('PUT /v1/management/orgs/{org_id}/members/{user_id}/role-bindings', MANAGE_MEMBERS, ORG, 200, ({ world, shared }) => ({
+    path: orgPath(world.orgId, `/members/${shared.memberId}/role-bindings`),
+    body: { bindings: [{ role: 'viewer', project_id: world.projects.Q }] },
+  })),
+  rest('DELETE /v1/management/orgs/{org_id}/members/{user_id}/role-bindings', MANAGE_MEMBERS, ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/members/${shared.memberId}/role-bindings`) })),
 
   // The org's change history is decided at org level (docs/access.md "Where the services check").
   rest('GET /v1/management/orgs/{org_id}/audit-log', viewer('org'), ORG, 200, ({ world }) => ({ path: orgPath(world.orgId, '/audit-log') })),
