@@ -60,8 +60,10 @@ export const SESSION: Access = { kind: 'session' };
 export const SYSTEM: Access = { kind: 'system' };
 /** Keys only; a bearer is answered 401 (it is no key at all)... */
 export const KEY_ONLY: Access = { kind: 'key_only', bearer: 401 };
-/** ...or, OFREP, authenticated first and refused as not a key: 403 (`OFREP needs an SDK key`). */
+/** ...or authenticated first and refused as not a key: 403 (client-key streams). */
 export const KEY_ONLY_AUTHENTICATED: Access = { kind: 'key_only', bearer: 403 };
+/** OFREP: a person's bearer is refused as not a key (403); an API token is taken for an unknown key (401). */
+export const OFREP: Access = { kind: 'key_only', bearer: 403, tokens: 401 };
 export const viewer = (level: 'org' | 'anywhere' | 'project' | 'environment'): Access => ({ kind: 'role', role: 'viewer', level });
 export const editor = (level: 'org' | 'anywhere' | 'project' | 'environment'): Access => ({ kind: 'role', role: 'editor', level });
 export const admin = (level: 'org' | 'anywhere' | 'project' | 'environment'): Access => ({ kind: 'role', role: 'admin', level });

@@ -48,7 +48,7 @@ export function expected(access: Access, caller: Caller, target: Target): Expect
   if (access.kind === 'public') return access.tokens !== undefined && caller.kind === 'token' ? { allowed: false, status: access.tokens } : { allowed: true };
   if (caller.kind === 'anonymous') return { allowed: false, status: 401 };
   if (caller.kind === 'token' && caller.state !== 'valid') return { allowed: false, status: 401 };
-  if (access.kind === 'key_only') return { allowed: false, status: caller.kind === 'token' ? 401 : access.bearer };
+  if (access.kind === 'key_only') return { allowed: false, status: caller.kind === 'token' ? (access.tokens ?? access.bearer) : access.bearer };
   if (access.kind === 'credential') return { allowed: true };
   if (access.kind === 'session') return caller.kind === 'token' ? { allowed: false, status: TOKEN_ON_SESSION_ROUTE } : { allowed: true };
   if (access.kind === 'system') return caller.kind === 'system' ? { allowed: true } : { allowed: false, status: 403 };

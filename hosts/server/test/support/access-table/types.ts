@@ -64,8 +64,8 @@ export type Access =
   | { kind: 'credential' }
   | { kind: 'system' }
   /** SDK or client key (or a channel token) only: no bearer is one, so every principal gets 401. */
-  /** `bearer`: what a person's valid bearer gets; an API token is read as an unknown key: 401. */
-  | { kind: 'key_only'; bearer: 401 | 403 }
+  /** `bearer`: what a valid bearer gets; `tokens: 401` where an API token is read as a key (OFREP's `Bearer <key>`): an unknown one. */
+  | { kind: 'key_only'; bearer: 401 | 403; tokens?: 401 }
   | { kind: 'role'; role: Role; level: 'org' | 'anywhere' | 'project' | 'environment'; tokens?: 'never'; systemAdmin?: 'allowed' };
 
 /**

@@ -1,8 +1,9 @@
 import { unique } from '../../rest-client.ts';
-import { KEY_ONLY, KEY_ONLY_AUTHENTICATED, STAGING, editor, noTokens, rest, viewer, type RestDescriptor, type RowContext } from '../rest-descriptor.ts';
+import { KEY_ONLY, OFREP, STAGING, editor, noTokens, rest, viewer, type RestDescriptor, type RowContext } from '../rest-descriptor.ts';
 
 /**
- * SDK traffic in staging. Evaluate and OFREP take keys only (a bearer is no key: 401); events,
+ * SDK traffic in staging. Evaluate and OFREP take keys only (evaluate: a bearer is no key, 401;
+ * OFREP: a person is authenticated and refused as no key, 403, a token read as an unknown key); events,
  * exposures and list-checks take a key or a person's bearer (viewer to check, editor to ingest),
  * never an API token (docs/access.md "API tokens").
  */
@@ -14,8 +15,8 @@ const check = (c: RowContext) => ({ segment_key: c.shared.segmentKey, context_ke
 
 export const sdkTrafficDescriptors: RestDescriptor[] = [
   rest('POST /v1/environments/{env_id}/evaluate', KEY_ONLY, STAGING, 200, (c) => ({ path: environment(c, '/evaluate'), body: { context_key: 'u1', context_type: 'user' } })),
-  rest('POST /ofrep/v1/evaluate/flags/{key}', KEY_ONLY_AUTHENTICATED, STAGING, 200, (c) => ({ path: `/ofrep/v1/evaluate/flags/${c.shared.flagKey}`, body: { context: { targetingKey: 'u1' } } })),
-  rest('POST /ofrep/v1/evaluate/flags', KEY_ONLY_AUTHENTICATED, STAGING, 200, () => ({ path: '/ofrep/v1/evaluate/flags', body: { context: { targetingKey: 'u1' } } })),
+  rest('POST /ofrep/v1/evaluate/flags/{key}', OFREP, STAGING, 200, (c) => ({ path: `/ofrep/v1/evaluate/flags/${c.shared.flagKey}`, body: { context: { targetingKey: 'u1' } } })),
+  rest('POST /ofrep/v1/evaluate/flags', OFREP, STAGING, 200, () => ({ path: '/ofrep/v1/evaluate/flags', body: { context: { targetingKey: 'u1' } } })),
   rest('GET /ofrep/v1/event-stream', KEY_ONLY, STAGING, 200, () => ({ path: `/ofrep/v1/event-stream?channel=unknown-${unique()}` })),
 
   rest('POST /v1/environments/{env_id}/events', noTokens(editor('environment')), STAGING, 202, (c) => ({ path: environment(c, '/events'), body: event() })),
