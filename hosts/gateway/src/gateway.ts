@@ -113,7 +113,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
         scopes: { environment: (principal, id) => environmentScope(remote, principal, id) },
         verifier,
         // A gateway cannot ask the sessions table: a bearer stream ends when its user's sessions change.
-        sessions: { onChanged: (listener) => verifier.onSessionChanged(listener), currentRole: () => Promise.reject(unauthenticated('the session has changed')) },
+        sessions: { onChanged: (listener) => verifier.onSessionChanged(listener), currentAccess: () => Promise.reject(unauthenticated('the session has changed')) },
         // After a resync, the keys still active, asked as the caller that opened the environment.
         sdkKeys: { list: async (scope) => (await remote.management.activeSdkKeyIds(actorOf(scope), scope.environmentId)).map((id) => ({ id })) },
       },

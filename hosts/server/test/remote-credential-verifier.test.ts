@@ -267,6 +267,33 @@ describe('RemoteCredentialVerifier', () => {
     assert.equal((await verifier.verifyBearer(tenant.admin.token)).kind, 'user');
   });
 
+  test("a member's role bindings: a gateway's cached principal gives way to the announced change and carries them exactly", async () => {
+    const member = await login(client, tenant.member.email, tenant.member.password);
+    const path = `/v1/management/orgs/${tenant.orgId}/members/${tenant.member.userId}/role-bindings`;
+    assert.equal('bindings' in (await verifier.verifyBearer(member.token)), false, 'cached without bindings');
+    const changed: Array<string | null> = [];
+    const unsubscribe = verifier.onSessionChanged((userId) => changed.push(userId));
+    try {
+      expectStatus(await client.request('PUT', path, { token: tenant.admin.token, body: { bindings: [{ role: 'viewer', environment_id: tenant.environmentId }, { role: 'editor', project_id: tenant.projectId }] } }), 200);
+      await eventually('the change to reach the gateway', async () => changed.includes(tenant.member.userId), 10_000);
+      const principal = await verifier.verifyBearer(member.token);
+      assert.deepEqual(principal, await services.services.verifier.verifyBearer(member.token));
+      assert.deepEqual(principal.kind === 'user' && principal.bindings, [
+        { role: 'viewer', projectId: tenant.projectId, environmentId: tenant.environmentId },
+        { role: 'editor', projectId: tenant.projectId },
+      ]);
+      expectStatus(await client.request('PUT', path, { token: tenant.admin.token, body: { bindings: [] } }), 200);
+      await eventually('the empty list to reach the gateway', async () => {
+        const next = await verifier.verifyBearer(member.token);
+        return next.kind === 'user' && next.bindings?.length === 0;
+      }, 10_000);
+    } finally {
+      unsubscribe();
+      expectStatus(await client.delete(path, { token: tenant.admin.token }), 200);
+    }
+    await eventually('the default again', async () => !('bindings' in (await verifier.verifyBearer(member.token))), 10_000);
+  });
+
   test('answers expire after cacheTtlMs', async () => {
     let clock = Date.now();
     const timed = await remoteVerifier({ now: () => clock, cacheTtlMs: 10_000 });

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import { auditLogPath } from './support/audit-log.ts';
+import { bearer } from './support/grpc-clients.ts';
+import { endsWith, flagKeys, openInternalSync } from './support/sync-client.ts';
 import { createFlag, envFlags, onOffFlag, projectFlags, put } from './support/flag-client.ts';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type ApiResponse, type Json, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
@@ -168,6 +171,18 @@ describe('who may', () => {
     assert.equal(expectStatus(await client.get(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200).default, true);
   });
 
+  test('a removed admin (401) and a demoted admin (403) change nothing with the tokens they kept', async () => {
+    const member = await newMember('target');
+    const removed = await seedUser(client, root.token, a.orgId, 'org_admin', `removed-${unique()}`);
+    const demoted = await seedUser(client, root.token, a.orgId, 'org_admin', `demoted-${unique()}`);
+    expectStatus(await client.delete(`${orgUsers(a.orgId)}/${removed.userId}`, { token: a.admin.token }), 204);
+    expectStatus(await client.request('PATCH', `${orgUsers(a.orgId)}/${demoted.userId}`, { token: a.admin.token, body: { org_role: 'org_member' } }), 200);
+    expectError(await put(client, bindingsOf(a.orgId, member.userId), { token: removed.token, body: { bindings: [] } }), 401, 'UNAUTHENTICATED');
+    expectError(await put(client, bindingsOf(a.orgId, member.userId), { token: demoted.token, body: { bindings: [] } }), 403, 'PERMISSION_DENIED');
+    expectError(await client.delete(bindingsOf(a.orgId, member.userId), { token: demoted.token }), 403, 'PERMISSION_DENIED');
+    assert.equal(expectStatus(await client.get(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200).default, true);
+  });
+
   test('a project admin binding does not manage members (user.manage is org-level)', async () => {
     const member = await newMember('project-admin');
     const other = await newMember('victim');
@@ -246,6 +261,25 @@ describe('what bindings give a token already issued (no new login)', () => {
     expectStatus(await put(other, rulesOf(staging, key), { token: member.token, body: RULES }), 202);
     expectStatus(await client.delete(bindingsOf(a.orgId, member.userId), { token: a.admin.token }), 200);
     await eventually(() => put(other, rulesOf(a.environmentId, key), { token: member.token, body: RULES }), 202, 'production again on the other instance');
+  });
+
+  test("a bearer sync stream ends when the bindings leave its environment; its other streams go on", async () => {
+    const member = await newMember('streams');
+    const production = openInternalSync(ts.server.grpcPort, { environment_id: a.environmentId }, bearer(member.token));
+    const kept = openInternalSync(ts.server.grpcPort, { environment_id: staging }, bearer(member.token));
+    try {
+      for (const stream of [production, kept]) assert.equal((await stream.next()).sequence_number, 1);
+      await setBindings(member.userId, [{ role: 'viewer', environment_id: staging }]);
+      const ended = await endsWith(production, grpc.status.PERMISSION_DENIED);
+      assert.match(ended.details, /bindings/);
+      const key = await newFlag('after-bindings');
+      assert.ok(flagKeys(await kept.until((message) => flagKeys(message).includes(key))).includes(key));
+      // And a new stream on production is refused.
+      await endsWith(openInternalSync(ts.server.grpcPort, { environment_id: a.environmentId }, bearer(member.token)), grpc.status.PERMISSION_DENIED);
+    } finally {
+      production.cancel();
+      kept.cancel();
+    }
   });
 
   test('DELETE restores editor everywhere at once', async () => {

@@ -90,9 +90,9 @@ function newHub(maxStallMs = 10_000, maxStreamsPerKey?: number): SyncHub {
           sessionListeners.add(listener);
           return () => sessionListeners.delete(listener);
         },
-        currentRole: async (claims) => {
+        currentAccess: async (claims) => {
           if (!liveSessions.has(claims.sessionId)) throw new Error('the session has ended');
-          return 'org_member';
+          return { role: 'org_member', bindings: null };
         },
       },
     },

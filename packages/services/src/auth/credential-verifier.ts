@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { unauthenticated, type ApiTokenPrincipal, type ApiTokenRepository, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository, type UserPrincipal } from '@switchyard/core';
+import { unauthenticated, type ApiTokenPrincipal, type ApiTokenRepository, type ChangeNotifier, type KeyPrincipal, type Principal, type SdkKeyRepository } from '@switchyard/core';
 import type { ApiTokenThrottle } from './api-token-throttle.ts';
 import type { ApiTokenUseRecorder } from './api-token-uses.ts';
 import { SdkKeyCache } from './sdk-key-cache.ts';
 import { API_TOKEN_PREFIX, sha256Hex } from './secrets.ts';
-import type { SessionRegistry } from './session-registry.ts';
+import { userPrincipalOf, type SessionRegistry } from './session-registry.ts';
 import type { TokenService } from './token-service.ts';
 
 /**
@@ -152,11 +152,7 @@ export class CredentialVerifier {
   async verifyBearer(token: string, clientAddress?: string): Promise<Principal> {
     if (isApiToken(token)) return this.verifyApiToken(token, clientAddress);
     const claims = await this.tokens.verify(token);
-    const { role, bindings } = await this.sessions.currentAccess(claims);
-    const principal: UserPrincipal = { kind: 'user', userId: claims.userId, orgId: claims.orgId, role, isSystem: claims.isSystem, sessionId: claims.sessionId };
-    // An org_admin is admin everywhere (promotion drops bindings; storage refuses them for admins).
-    if (bindings !== null && role === 'org_member') principal.bindings = bindings.map((binding) => ({ ...binding }));
-    return principal;
+    return userPrincipalOf(claims, await this.sessions.currentAccess(claims));
   }
 
   /** The SDK-key principal from memory, or undefined when the database must be asked. */

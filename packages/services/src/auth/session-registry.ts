@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { unauthenticated, type ChangeNotifier, type OrgRole, type Repositories, type RoleBinding } from '@switchyard/core';
+import { unauthenticated, type ChangeNotifier, type OrgRole, type Repositories, type RoleBinding, type UserPrincipal } from '@switchyard/core';
 
 /** The channel on which every instance hears that a user's sessions or roles changed (payload: user id). */
 export const SESSION_CHANGED_CHANNEL = 'switchyard_session_changed';
@@ -36,6 +36,17 @@ interface UserSessionState {
   liveSessions: Map<string, string>;
   access: Map<string, OrgAccess>;
   loadedAtMs: number;
+}
+
+/**
+ * A bearer token's person with its rights now: `bindings` only for an org_member whose membership
+ * stores some, so without them the principal is exactly the org role's (effectiveBindings),
+ * refusal messages included. An org_admin is admin everywhere (a promotion drops bindings).
+ */
+export function userPrincipalOf(claims: { userId: string; orgId: string; isSystem: boolean; sessionId: string }, access: OrgAccess): UserPrincipal {
+  const principal: UserPrincipal = { kind: 'user', userId: claims.userId, orgId: claims.orgId, role: access.role, isSystem: claims.isSystem, sessionId: claims.sessionId };
+  if (access.bindings !== null && access.role === 'org_member') principal.bindings = access.bindings.map((binding) => ({ ...binding }));
+  return principal;
 }
 
 /** What a bearer token says about its session. */

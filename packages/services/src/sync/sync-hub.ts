@@ -1,6 +1,6 @@
-import { invalidArgument, isKeyPrincipal, permissionDenied, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
+import { authorize, invalidArgument, isKeyPrincipal, permissionDenied, type EnvironmentScope, type Principal, type SdkKey } from '@switchyard/core';
 import type { CredentialVerifier } from '../auth/credential-verifier.ts';
-import type { SessionRegistry } from '../auth/session-registry.ts';
+import { userPrincipalOf, type SessionRegistry } from '../auth/session-registry.ts';
 import { requireAllowed } from '../authorization.ts';
 import type { DefinitionSnapshots } from '../evaluation/definition-snapshots.ts';
 import type { ScopeResolver } from '../scopes.ts';
@@ -12,8 +12,11 @@ export interface SyncHubDeps {
   snapshots: Pick<DefinitionSnapshots, 'get' | 'onChange'>;
   scopes: Pick<ScopeResolver, 'environment'>;
   verifier: Pick<CredentialVerifier, 'onRevoked'>;
-  /** Ends bearer-token streams whose session ended (logout, password change, removal). */
-  sessions: Pick<SessionRegistry, 'onChanged' | 'currentRole'>;
+  /**
+   * Ends bearer-token streams whose session ended (logout, password change, removal) or whose
+   * rights no longer reach the environment (a role or bindings change).
+   */
+  sessions: Pick<SessionRegistry, 'onChanged' | 'currentAccess'>;
   /** The active keys of an environment (only their ids are read). */
   sdkKeys: { list(scope: EnvironmentScope): Promise<ReadonlyArray<Pick<SdkKey, 'id'>>> };
 }
@@ -69,6 +72,8 @@ export class SyncHub {
   private readonly streamsByKey = new Map<string, Set<SyncStream>>();
   /** Bearer-token streams by user id. */
   private readonly streamsByUser = new Map<string, Set<SyncStream>>();
+  /** The environment each bearer-token stream syncs, re-authorized when its user's rights change. */
+  private readonly scopeOf = new WeakMap<SyncStream, EnvironmentScope>();
   private readonly unsubscribers: Array<() => void> = [];
   private readonly recentlyRevoked = new Map<string, number>();
   private readonly maxStallMs: number;
@@ -106,15 +111,25 @@ export class SyncHub {
     );
   }
 
-  /** Ends a bearer-token stream whose session has ended or whose user left the org. */
+  /**
+   * Ends a bearer-token stream whose session has ended or whose user left the org
+   * (UNAUTHENTICATED), or whose role and bindings no longer allow syncing its environment
+   * (PERMISSION_DENIED: an `{editor, staging}` binding stops a production stream at once).
+   */
   private async recheckSession(stream: SyncStream): Promise<void> {
     const session = stream.holder.session;
     if (!session) return;
+    let access;
     try {
       // issuedAtMs 0: the token is older than any state, so only the stored sessions decide.
-      await this.deps.sessions.currentRole({ ...session, issuedAtMs: 0 });
+      access = await this.deps.sessions.currentAccess({ ...session, issuedAtMs: 0 });
     } catch {
       stream.close('UNAUTHENTICATED', 'the session has ended');
+      return;
+    }
+    const scope = this.scopeOf.get(stream);
+    if (scope && !authorize(userPrincipalOf({ ...session, isSystem: false }, access), 'flag.sync', scope).allowed) {
+      stream.close('PERMISSION_DENIED', 'the role bindings no longer allow syncing this environment');
     }
   }
 
@@ -158,7 +173,10 @@ export class SyncHub {
       return stream;
     }
     if (holder.sdkKeyId !== undefined) addTo(this.streamsByKey, holder.sdkKeyId, stream);
-    if (holder.session !== undefined) addTo(this.streamsByUser, holder.session.userId, stream);
+    if (holder.session !== undefined) {
+      addTo(this.streamsByUser, holder.session.userId, stream);
+      this.scopeOf.set(stream, scope);
+    }
     owner.add(stream);
     return stream;
   }
