@@ -197,7 +197,7 @@ export class SegmentService {
    * @throws RESOURCE_EXHAUSTED (Retry-After) beyond the list-check rate limits: a batch counts as its queries.
    */
   async checkMembership(principal: Principal, scope: EnvironmentScope, queries: MembershipQuery[]): Promise<boolean[]> {
-    requireAllowed(principal, principal.kind === 'sdk_key' ? 'segment.check' : 'segment.read', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
+    requireAllowed(principal, principal.kind === 'sdk_key' || principal.kind === 'api_token' ? 'segment.check' : 'segment.read', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     this.limiter.admit('list_check', principal, scope, queries.length);
     const segments = new Map((await this.repos.segments.list(scope)).map((s) => [s.key, s]));
     for (const query of queries) if (!segments.has(query.segment_key)) throw notFound('segment', query.segment_key);

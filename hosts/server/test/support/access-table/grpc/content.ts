@@ -1,0 +1,86 @@
+import { unique } from '../../rest-client.ts';
+import { freshEventDefinition, freshExperiment, freshFlag } from '../fixtures.ts';
+import { rpc, type GrpcDescriptor } from '../grpc-descriptor.ts';
+import { KEY_ONLY, KEY_ONLY_AUTHENTICATED, PRODUCTION, PROJECT_P, STAGING, editor, freshIfAllowed, noTokens, viewer } from '../rest-descriptor.ts';
+import type { RowContext } from '../rest-descriptor.ts';
+
+/**
+ * Flags, segments, events, experiments and stats over gRPC: the REST decisions (flags' definitions
+ * on project P, their state and the rest in staging, event definitions in production; SDK traffic
+ * never a token's; FlagSyncService an SDK key's only).
+ */
+
+const staging = ({ world }: RowContext) => world.environments.staging;
+const production = ({ world }: RowContext) => world.environments.production;
+const stringFlag = (key: string) => ({
+  key,
+  value_type: 'FLAG_VALUE_TYPE_STRING',
+  variants: [{ key: 'on', value: { string_value: 'ON' } }, { key: 'off', value: { string_value: 'OFF' } }],
+  off_variant_key: 'off',
+});
+const SYNC = (c: RowContext) => ({ message: { environment_id: staging(c), contexts: [] } });
+
+export const contentRpcs: GrpcDescriptor[] = [
+  rpc('svc.flags.v1.FlagService/GetFlag', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), flag_key: c.shared.flagKey } })),
+  rpc('svc.flags.v1.FlagService/ListFlags', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
+  // Creating a flag defines it in project P (editor on the project, also through staging).
+  rpc('svc.flags.v1.FlagService/MutateFlag', editor('project'), PROJECT_P, (c) => ({
+    message: { environment_id: staging(c), kind: 'MUTATION_KIND_CREATE', flag: stringFlag(`acc-grpc-${unique()}`) },
+  })),
+  rpc('svc.flags.v1.FlagService/UpdateFlagHashing', editor('environment'), STAGING, async (c) => ({
+    message: { environment_id: staging(c), flag_key: await freshIfAllowed(c, freshFlag, c.shared.flagKey), configs: [] },
+  })),
+  rpc('svc.flags.v1.FlagService/GetFlagDefinitions', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
+  rpc('svc.flags.v1.FlagService/Sync', noTokens(viewer('environment')), STAGING, SYNC),
+  // Client keys only: a person's bearer is authenticated, then refused ("this stream is for client keys").
+  rpc('svc.flags.v1.FlagService/SyncForClientEvaluation', KEY_ONLY_AUTHENTICATED, STAGING, SYNC),
+  // An SDK key's service (x-sdk-key) on the public sync port: a bearer is no key.
+  rpc('svc.flags.v1.FlagSyncService/SyncDefinitions', KEY_ONLY, STAGING, SYNC),
+
+  rpc('svc.segments.v1.SegmentationService/GetSegment', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), segment_key: c.shared.segmentKey } })),
+  rpc('svc.segments.v1.SegmentationService/ListSegments', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
+  rpc('svc.segments.v1.SegmentationService/EvaluateMembership', noTokens(viewer('environment')), STAGING, (c) => ({
+    message: { environment_id: staging(c), segment_key: c.shared.segmentKey, context_key: 'u1', context_type: 'user' },
+  })),
+  rpc('svc.segments.v1.SegmentationService/MutateSegment', editor('environment'), STAGING, (c) => ({
+    message: { environment_id: staging(c), kind: 'SEGMENT_MUTATION_KIND_CREATE', list_segment: { key: `acc-grpc-${unique()}`, context_type: 'user' } },
+  })),
+
+  rpc('svc.events.v1.EventService/Ingest', noTokens(editor('environment')), STAGING, (c) => ({
+    message: { environment_id: staging(c), events: [{ metric_key: 'purchase', context_type: 'user', context_key: `u-${unique()}`, value: { bool_value: true } }] },
+  })),
+  rpc('svc.events.v1.EventIngestionService/IngestEvent', noTokens(editor('environment')), STAGING, (c) => ({
+    message: { environment_id: staging(c), events: [{ metric_key: 'purchase', context_type: 'user', context_key: `u-${unique()}`, value: { bool_value: true } }] },
+  })),
+  rpc('svc.events.v1.EventService/CreateEventDefinition', editor('environment'), PRODUCTION, (c) => ({
+    message: { environment_id: production(c), key: `acc_grpc_${unique()}`, value_type: 'METRIC_VALUE_TYPE_INT' },
+  })),
+  rpc('svc.events.v1.EventService/GetEventDefinition', viewer('environment'), PRODUCTION, (c) => ({ message: { environment_id: production(c), key: c.shared.eventKey } })),
+  rpc('svc.events.v1.EventService/ListEventDefinitions', viewer('environment'), PRODUCTION, (c) => ({ message: { environment_id: production(c) } })),
+  rpc('svc.events.v1.EventService/UpdateEventDefinition', editor('environment'), PRODUCTION, (c) => ({
+    message: { environment_id: production(c), key: c.shared.eventKey, description: `d ${unique()}` },
+  })),
+  rpc('svc.events.v1.EventService/DeleteEventDefinition', editor('environment'), PRODUCTION, async (c) => ({
+    message: { environment_id: production(c), key: await freshIfAllowed(c, freshEventDefinition, c.shared.eventKey) },
+  })),
+
+  rpc('svc.experiments.v1.ExperimentationService/CreateExperiment', editor('environment'), STAGING, (c) => ({
+    message: { experiment: { environment_id: staging(c), name: `acc grpc ${unique()}`, flag_key: 'acc-checkout' } },
+  })),
+  rpc('svc.experiments.v1.ExperimentationService/UpdateExperiment', editor('environment'), STAGING, (c) => ({
+    message: { experiment: { id: c.shared.experimentId, environment_id: staging(c), description: `d ${unique()}` }, update_mask: ['description'] },
+  })),
+  rpc('svc.experiments.v1.ExperimentationService/GetExperiment', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), experiment_id: c.shared.experimentId } })),
+  rpc('svc.experiments.v1.ExperimentationService/DeleteExperiment', editor('environment'), STAGING, async (c) => ({
+    message: { environment_id: staging(c), experiment_id: await freshIfAllowed(c, freshExperiment, c.shared.experimentId) },
+  })),
+  rpc('svc.experiments.v1.ExperimentationService/ListExperiments', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
+  rpc('svc.experiments.v1.ExperimentationService/TransitionExperiment', editor('environment'), STAGING, async (c) => ({
+    message: { environment_id: staging(c), experiment_id: await freshIfAllowed(c, freshExperiment, c.shared.experimentId), new_status: 'EXPERIMENT_STATUS_ACTIVE' },
+  })),
+  rpc('svc.experiments.v1.ExperimentationService/ListIterations', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), experiment_id: c.shared.experimentId } })),
+  rpc('svc.experiments.v1.ExperimentationService/GetResults', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), experiment_id: c.shared.experimentId } })),
+
+  rpc('svc.stats.v1.StatsService/TriggerRecompute', editor('environment'), STAGING, (c) => ({ message: { experiment_id: c.shared.experimentId } })),
+  rpc('svc.stats.v1.StatsService/GetJobStatus', viewer('environment'), STAGING, (c) => ({ message: { job_id: c.shared.jobId } })),
+];
