@@ -104,7 +104,7 @@ const TABLE: ReadonlyArray<[string, Principal, readonly string[]]> = [
   ['org_member (no bindings)', user('org_member'), ['org.read@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...PERSON_EDIT_ENV]],
   ['viewer at org', bound({ role: 'viewer' }), ['org.read@org', ...VIEW_P1, ...PERSON_VIEW_ENV]],
   ['editor at org', bound({ role: 'editor' }), ['org.read@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...PERSON_EDIT_ENV]],
-  ['admin at org', bound({ role: 'admin' }), ['org.read@org', ...ORG_ADMIN_ONLY, ...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...PERSON_ADMIN_ENV]],
+  ['admin at org (no people or token management: org_admin only)', bound({ role: 'admin' }), ['org.read@org', 'project.create@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...PERSON_ADMIN_ENV]],
   // an org_admin whose bindings say less: the bindings decide
   ['org_admin with a viewer binding at org', user('org_admin', [{ role: 'viewer' }]), ['org.read@org', ...VIEW_P1, ...PERSON_VIEW_ENV]],
   ['viewer on P1', bound({ role: 'viewer', projectId: P1 }), [...VIEW_P1, ...PERSON_VIEW_ENV]],
@@ -185,7 +185,8 @@ test('authorizeSomewhere: the role held anywhere in the org (org-level actions: 
     ['admin on E1a may try a key creation', bound({ role: 'admin', projectId: P1, environmentId: E1a }), 'sdk_key.create', true],
     ['admin on P1 may not create projects', bound({ role: 'admin', projectId: P1 }), 'project.create', false],
     ['admin on P1 may not manage members', bound({ role: 'admin', projectId: P1 }), 'user.manage', false],
-    ['admin at org manages members', bound({ role: 'admin' }), 'user.manage', true],
+    ['admin at org creates projects', bound({ role: 'admin' }), 'project.create', true],
+    ['admin at org never manages members (org_admin only)', bound({ role: 'admin' }), 'user.manage', false],
     ['no bindings: nothing', bound(), 'org.read', false],
     ['token on P1 lists the org', token('viewer', { projectIds: [P1] }), 'org.read', true],
     ['token on P1 may not create projects', token('admin', { projectIds: [P1] }), 'project.create', false],

@@ -262,12 +262,24 @@ function refuseKeyAction(principal: KeyPrincipal, action: Action): Decision | nu
   return deny(principal.kind === 'sdk_key' ? 'an SDK key cannot perform this action' : 'a client key cannot perform this action');
 }
 
+/**
+ * What only an `org_admin` does, never a role binding, even an org-level `admin` one: who belongs to
+ * the org, with which role and bindings, how people sign in and which tokens exist. A binding
+ * (set by hand or from an identity provider's groups) gives rights over projects and environments;
+ * it must not let its holder promote itself, rebind others or mint credentials.
+ */
+export const ORG_ADMIN_ROLE_ACTIONS: ReadonlySet<Action> = new Set<Action>(['user.create', 'user.manage', 'auth_provider.manage', 'api_token.manage']);
+
 /** The checks before any role (people and tokens): system users, what a token never does, admin.manage, another org. null: go on to the role. */
 function precheck(principal: Principal, action: Action, orgId: string): Decision | null {
   if (principal.kind === 'user' && principal.isSystem) {
     return action === 'admin.manage' ? ALLOW : deny('system-org users may only use /v1/admin routes');
   }
   if (principal.kind === 'api_token' && API_TOKEN_REFUSED_ACTIONS.has(action)) return deny(`an API token cannot perform ${action}`);
+  // Only a member without bindings can be an org_admin (bindings are refused for them).
+  if (principal.kind === 'user' && principal.bindings !== undefined && ORG_ADMIN_ROLE_ACTIONS.has(action) && orgId === principal.orgId) {
+    return deny(`insufficient permissions: ${action} requires org_admin`);
+  }
   if (action === 'admin.manage') return deny('admin routes require a system-org user');
   if (orgId !== principal.orgId) return hidden;
   return null;
