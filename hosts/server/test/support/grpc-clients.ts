@@ -90,7 +90,7 @@ export interface User {
   bindings?: RoleBindingMessage[];
   bindings_set?: boolean;
 }
-/** svc.management.v1.RoleBinding: empty ids are absent. */
+/** svc.common.v1.RoleBinding: empty ids are absent. */
 export interface RoleBindingMessage {
   role: string;
   project_id?: string;

@@ -81,7 +81,7 @@ const apiTokenMessage = (token: ApiTokenRecord) => ({
   last_used_at_ms: token.last_used_at_ms ?? 0,
 });
 
-/** svc.management.v1.RoleBinding: empty ids are absent. */
+/** svc.common.v1.RoleBinding: empty ids are absent. */
 interface RoleBindingMessage {
   role: string;
   project_id: string;
