@@ -268,7 +268,7 @@ describe('OIDC sign-in in the browser', () => {
     const first = await signInSession(provider.id, alice.login);
     assert.equal(first.org_id, a.orgId);
     const member = (await membersOf(a)).find((user) => user.email === alice.email);
-    assert.deepEqual(member, { user_id: first.user_id, email: alice.email, display_name: 'Alice Example', org_id: a.orgId, org_role: 'org_member' });
+    assert.deepEqual(member, { user_id: first.user_id, email: alice.email, display_name: 'Alice Example', org_id: a.orgId, org_role: 'org_member', bindings: null });
     const second = await signInSession(provider.id, alice.login);
     assert.equal(second.user_id, first.user_id, 'the same account');
     assert.notEqual(second.token, first.token);

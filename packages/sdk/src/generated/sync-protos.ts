@@ -563,6 +563,69 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "client_key": {
                       "type": "ClientKeySettings",
                       "id": 10
+                    },
+                    "has_bindings": {
+                      "type": "bool",
+                      "id": 11
+                    },
+                    "bindings": {
+                      "rule": "repeated",
+                      "type": "RoleBinding",
+                      "id": 12
+                    },
+                    "api_token": {
+                      "type": "ApiTokenGrant",
+                      "id": 13
+                    }
+                  }
+                },
+                "RoleBinding": {
+                  "fields": {
+                    "role": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "project_id": {
+                      "type": "string",
+                      "id": 2
+                    },
+                    "environment_id": {
+                      "type": "string",
+                      "id": 3
+                    }
+                  }
+                },
+                "ApiTokenGrant": {
+                  "fields": {
+                    "name": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "role": {
+                      "type": "string",
+                      "id": 2
+                    },
+                    "has_project_ids": {
+                      "type": "bool",
+                      "id": 3
+                    },
+                    "project_ids": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 4
+                    },
+                    "has_environment_ids": {
+                      "type": "bool",
+                      "id": 5
+                    },
+                    "environment_ids": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 6
+                    },
+                    "expires_at_ms": {
+                      "type": "int64",
+                      "id": 7
                     }
                   }
                 },
@@ -600,7 +663,8 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "PRINCIPAL_KIND_UNSPECIFIED": 0,
                     "PRINCIPAL_KIND_USER": 1,
                     "PRINCIPAL_KIND_SDK_KEY": 2,
-                    "PRINCIPAL_KIND_CLIENT_KEY": 3
+                    "PRINCIPAL_KIND_CLIENT_KEY": 3,
+                    "PRINCIPAL_KIND_API_TOKEN": 4
                   }
                 }
               }

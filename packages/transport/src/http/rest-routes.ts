@@ -17,7 +17,7 @@ import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
 import { registerContextAttributeRoutes } from '../domains/flags/context-attribute-rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
-import { registerRoleBindingRoutes } from '../domains/management/role-binding-routes.ts';
+import { registerRoleBindingRoutes } from '../domains/management/rest-role-binding-routes.ts';
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
