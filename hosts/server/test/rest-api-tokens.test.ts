@@ -80,6 +80,10 @@ describe('API tokens: create, list, revoke', () => {
       [{ name: 'ok', role: 'editor', scope: { projects: [a.projectId] } }, /projects/],
       [{ name: 'ok', role: 'editor', expires_at_ms: Date.now() - 1000 }, /expires_at_ms/],
       [{ name: 'ok', role: 'editor', expires_at_ms: 'tomorrow' }, /expires_at_ms/],
+      // A safe integer past JavaScript's last Date would be a database error (500) if stored;
+      // like client keys, at most ten years ahead.
+      [{ name: 'ok', role: 'editor', expires_at_ms: 8_700_000_000_000_000 }, /ten years/],
+      [{ name: 'ok', role: 'editor', expires_at_ms: Date.now() + 11 * 365 * 24 * 3_600_000 }, /ten years/],
       [{ name: 'ok', role: 'editor', admin: true }, /admin/],
     ];
     for (const [body, field] of cases) {

@@ -1,4 +1,5 @@
 import { BINDING_ROLES, invalidArgument, type ApiTokenScope, type BindingRole } from '@switchyard/core';
+import { MAX_EXPIRY_AHEAD_MS } from '../client/client-key-input.ts';
 
 /** The longest name a token may have, and how many ids each scope list may hold (docs/access.md "API tokens"). */
 export const MAX_TOKEN_NAME_LENGTH = 100;
@@ -66,5 +67,7 @@ function parseExpiry(value: unknown, nowMs: number): number | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalidArgument('expires_at_ms must be a whole number of milliseconds', 'expires_at_ms');
   if (value <= nowMs) throw invalidArgument('expires_at_ms must be in the future', 'expires_at_ms');
+  // As for client keys; it also keeps the instant a Date the database can store.
+  if (value > nowMs + MAX_EXPIRY_AHEAD_MS) throw invalidArgument('expires_at_ms is at most ten years ahead', 'expires_at_ms');
   return value;
 }

@@ -25,7 +25,8 @@ export interface SdkKeyBody {
 
 export const MAX_KEY_NAME = 200;
 /** How far ahead an expiry may be set: ten years (a typo of a few zeros is refused). */
-const MAX_EXPIRY_AHEAD_MS = 10 * 365 * 24 * 3_600_000;
+/** How far ahead a credential's expiry may be set (client keys, API tokens). */
+export const MAX_EXPIRY_AHEAD_MS = 10 * 365 * 24 * 3_600_000;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
