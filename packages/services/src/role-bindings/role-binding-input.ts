@@ -1,4 +1,5 @@
-import { BINDING_ROLES, invalidArgument, type BindingRole, type Environment, type Project, type Repositories, type RoleBinding } from '@switchyard/core';
+import { BINDING_ROLES, invalidArgument, type BindingRole, type Repositories, type RoleBinding } from '@switchyard/core';
+import { bindingLookups, dedupeBindings } from './binding-lookups.ts';
 
 /** At most this many bindings per member: one per environment of a large org, with room. */
 export const MAX_ROLE_BINDINGS = 100;
@@ -58,12 +59,8 @@ export async function resolveRoleBindings(
   orgId: string,
   sent: readonly SentBinding[],
 ): Promise<RoleBinding[]> {
-  const projects = new Map<string, Promise<Project | null>>();
-  const environments = new Map<string, Promise<Environment | null>>();
-  const project = (id: string) => projects.get(id) ?? projects.set(id, repos.projects.get({ orgId }, id)).get(id)!;
-  const environment = (id: string) => environments.get(id) ?? environments.set(id, repos.environments.get({ orgId }, id)).get(id)!;
+  const { project, environment } = bindingLookups(repos, orgId);
   const resolved: RoleBinding[] = [];
-  const seen = new Set<string>();
   for (const [index, binding] of sent.entries()) {
     const at = `bindings[${index}]`;
     let projectId = binding.projectId;
@@ -76,15 +73,11 @@ export async function resolveRoleBindings(
       }
       projectId = found.projectId;
     }
-    const stored: RoleBinding = {
+    resolved.push({
       role: binding.role,
       ...(projectId === undefined ? {} : { projectId }),
       ...(binding.environmentId === undefined ? {} : { environmentId: binding.environmentId }),
-    };
-    const identity = `${stored.role}\u0000${stored.projectId ?? ''}\u0000${stored.environmentId ?? ''}`;
-    if (seen.has(identity)) continue;
-    seen.add(identity);
-    resolved.push(stored);
+    });
   }
-  return resolved;
+  return dedupeBindings(resolved);
 }

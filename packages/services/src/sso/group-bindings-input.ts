@@ -1,4 +1,6 @@
 import { BINDING_ROLES, invalidArgument, type BindingRole, type GroupBinding, type Repositories, type RoleBinding } from '@switchyard/core';
+import { bindingLookups, dedupeBindings } from '../role-bindings/binding-lookups.ts';
+import { roleBindingRecord, type RoleBindingRecord } from '../role-bindings/role-binding-records.ts';
 
 /** A group mapping entry as written (REST body or gRPC message; "" and null mean absent). */
 export interface GroupBindingBody {
@@ -86,17 +88,9 @@ export async function resolveGroupBindings(
   orgId: string,
   mapping: GroupBinding[],
 ): Promise<GroupBinding[]> {
-  const scope = { orgId };
-  const projects = new Map<string, boolean>();
-  const environments = new Map<string, string | null>();
-  const projectExists = async (id: string) => {
-    if (!projects.has(id)) projects.set(id, (await repos.projects.get(scope, id)) !== null);
-    return projects.get(id) as boolean;
-  };
-  const projectOfEnvironment = async (id: string) => {
-    if (!environments.has(id)) environments.set(id, (await repos.environments.get(scope, id))?.projectId ?? null);
-    return environments.get(id) as string | null;
-  };
+  const lookups = bindingLookups(repos, orgId);
+  const projectExists = async (id: string) => (await lookups.project(id)) !== null;
+  const projectOfEnvironment = async (id: string) => (await lookups.environment(id))?.projectId ?? null;
   const resolved: GroupBinding[] = [];
   for (const [i, entry] of mapping.entries()) {
     const bindings: RoleBinding[] = [];
@@ -121,35 +115,6 @@ export async function resolveGroupBindings(
   return resolved;
 }
 
-const bindingKey = (binding: RoleBinding): string => `${binding.role}\u0000${binding.projectId ?? ''}\u0000${binding.environmentId ?? ''}`;
-
-/** The bindings with duplicates dropped, in first-seen order. */
-export function dedupeBindings(bindings: Iterable<RoleBinding>): RoleBinding[] {
-  const seen = new Map<string, RoleBinding>();
-  for (const binding of bindings) if (!seen.has(bindingKey(binding))) seen.set(bindingKey(binding), binding);
-  return [...seen.values()];
-}
-
-/** Whether two binding lists give the same (order and duplicates aside); null is the default. */
-export function sameBindings(a: readonly RoleBinding[] | null, b: readonly RoleBinding[] | null): boolean {
-  if (a === null || b === null) return a === b;
-  const keys = (list: readonly RoleBinding[]) => [...new Set(list.map(bindingKey))].sort().join('\u0001');
-  return keys(a) === keys(b);
-}
-
-/** A binding on the wire (snake_case, as every record). */
-export interface BindingRecord {
-  role: RoleBinding['role'];
-  project_id?: string;
-  environment_id?: string;
-}
-
-export const bindingRecord = (binding: RoleBinding): BindingRecord => ({
-  role: binding.role,
-  ...(binding.projectId !== undefined ? { project_id: binding.projectId } : {}),
-  ...(binding.environmentId !== undefined ? { environment_id: binding.environmentId } : {}),
-});
-
 /** The mapping on the wire: `{group, bindings: [{role, project_id?, environment_id?}]}`. */
-export const groupBindingRecords = (mapping: readonly GroupBinding[]): Array<{ group: string; bindings: BindingRecord[] }> =>
-  mapping.map((entry) => ({ group: entry.group, bindings: entry.bindings.map(bindingRecord) }));
+export const groupBindingRecords = (mapping: readonly GroupBinding[]): Array<{ group: string; bindings: RoleBindingRecord[] }> =>
+  mapping.map((entry) => ({ group: entry.group, bindings: entry.bindings.map(roleBindingRecord) }));

@@ -1,7 +1,9 @@
 import { isDomainError, type AuthProvider, type ChangeNotifier, type GroupBinding, type Repositories, type RoleBinding } from '@switchyard/core';
 import { recordChange } from '../audit/audit-trail.ts';
 import { announceSessionChange } from '../auth/session-registry.ts';
-import { ANY_GROUP, MAX_GROUP_NAME_LENGTH, bindingRecord, dedupeBindings, sameBindings } from './group-bindings-input.ts';
+import { dedupeBindings, sameBindings } from '../role-bindings/binding-lookups.ts';
+import { roleBindingRecord } from '../role-bindings/role-binding-records.ts';
+import { ANY_GROUP, MAX_GROUP_NAME_LENGTH } from './group-bindings-input.ts';
 
 /** Group values read from one sign-in: an identity provider's answer is not ours to size. */
 export const MAX_GROUPS_READ = 1_000;
@@ -66,8 +68,8 @@ export class GroupMapping {
         action: 'sso.group_bindings_applied',
         resourceType: 'user',
         resourceId: userId,
-        before: { bindings: membership.bindings?.map(bindingRecord) ?? null },
-        after: { bindings: next?.map(bindingRecord) ?? null },
+        before: { bindings: membership.bindings?.map(roleBindingRecord) ?? null },
+        after: { bindings: next?.map(roleBindingRecord) ?? null },
         details: {
           provider_id: provider.id,
           matched_groups: provider.groupBindings.filter((entry) => entry.group !== ANY_GROUP && held.has(entry.group)).map((entry) => entry.group),

@@ -1,6 +1,7 @@
 import type { AuthProvider, Author } from '@switchyard/core';
 import { parseIdpMetadata } from './saml-metadata.ts';
-import { DEFAULT_GROUPS_CLAIM, groupBindingRecords, type BindingRecord } from './group-bindings-input.ts';
+import { type RoleBindingRecord } from '../role-bindings/role-binding-records.ts';
+import { DEFAULT_GROUPS_CLAIM, groupBindingRecords } from './group-bindings-input.ts';
 import { ssoUrls } from './sso-options.ts';
 
 /**
@@ -20,7 +21,7 @@ export interface AuthProviderRecord {
   link_existing_accounts: boolean;
   redirect_uris: string[];
   /** Role bindings per identity-provider group, applied at each sign-in of an org_member (docs/sso.md "Group mapping"). */
-  group_bindings: Array<{ group: string; bindings: BindingRecord[] }>;
+  group_bindings: Array<{ group: string; bindings: RoleBindingRecord[] }>;
   /** Who asked to enable it, while `status` is `pending_confirmation`. */
   enable_requested_by: AuthorRecord | null;
   /** Null for providers saved before authors were recorded. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { GroupBinding } from '@switchyard/core';
-import { checkGroupBindings, sameBindings } from '../../src/sso/group-bindings-input.ts';
+import { sameBindings } from '../../src/role-bindings/binding-lookups.ts';
+import { checkGroupBindings } from '../../src/sso/group-bindings-input.ts';
 import { bindingsForGroups, groupsOf } from '../../src/sso/group-mapping.ts';
 
 // Group mapping (docs/sso.md "Group mapping") as pure rules: what a sign-in's groups give.
