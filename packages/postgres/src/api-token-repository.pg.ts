@@ -92,6 +92,15 @@ export class PgApiTokenRepository implements ApiTokenRepository {
     return toApiToken(row);
   }
 
+  async pruneEnded(beforeMs: number, limit: number): Promise<number> {
+    if (limit < 1) return 0;
+    const before = new Date(beforeMs);
+    const result = await this.sql`
+      DELETE FROM api_tokens WHERE id IN (
+        SELECT id FROM api_tokens WHERE revoked_at < ${before} OR expires_at < ${before} LIMIT ${limit})`;
+    return result.count;
+  }
+
   async recordUses(tokenIds: readonly string[], minIntervalMs: number): Promise<number> {
     const valid = tokenIds.filter(isUuid);
     if (valid.length === 0) return 0;

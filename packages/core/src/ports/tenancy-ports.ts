@@ -72,6 +72,11 @@ export interface ApiTokenRepository {
   revoke(scope: OrgScope, tokenId: string, nowMs: number): Promise<ApiToken>;
   /** Sets lastUsedAtMs to now on each token whose last use is unknown or at least `minIntervalMs` old. Returns how many changed. */
   recordUses(tokenIds: readonly string[], minIntervalMs: number): Promise<number>;
+  /**
+   * Deletes up to `limit` tokens revoked or expired before `beforeMs` (they authenticate nothing
+   * and are listed nowhere; the change history keeps their creation and revocation). Returns how many.
+   */
+  pruneEnded(beforeMs: number, limit: number): Promise<number>;
 }
 
 export interface ProjectRepository {

@@ -54,6 +54,18 @@ export class InMemoryApiTokenRepository implements ApiTokenRepository {
     return copy(entry.token);
   }
 
+  async pruneEnded(beforeMs: number, limit: number): Promise<number> {
+    let deleted = 0;
+    for (const [id, { token }] of this.state.apiTokens) {
+      if (deleted >= limit) break;
+      const ended = (token.revokedAtMs !== null && token.revokedAtMs < beforeMs) || (token.expiresAtMs !== null && token.expiresAtMs < beforeMs);
+      if (!ended) continue;
+      this.state.apiTokens.delete(id);
+      deleted++;
+    }
+    return deleted;
+  }
+
   async recordUses(tokenIds: readonly string[], minIntervalMs: number): Promise<number> {
     const now = this.state.now();
     let changed = 0;

@@ -47,7 +47,15 @@ export interface PruneReport {
   ssoLogins: number;
   /** Change history entries past the retention period or beyond their org's cap. */
   auditEntries: number;
+  /** API tokens revoked or expired more than API_TOKEN_KEPT_AFTER_END_MS ago. */
+  apiTokens: number;
 }
+
+/**
+ * How long a revoked or expired API token stays in the table (not listed, authenticating nothing):
+ * an org admin creating and revoking tokens in a loop must not grow the shared database for ever.
+ */
+export const API_TOKEN_KEPT_AFTER_END_MS = 30 * 24 * 3_600_000;
 
 export const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60_000;
 export const DEFAULT_PRUNE_BATCH_SIZE = 1_000;
@@ -60,7 +68,8 @@ const DAY_MS = 24 * 60 * 60_000;
  * Deletes rows that can never matter again, so these tables stop growing without bound:
  * Idempotency-Key answers past their expiry, refresh tokens past theirs (spent or not), sessions
  * ended or expired (with their refresh tokens), invitations past their expiry, login failures
- * older than the throttle window, and single sign-on logins and codes past their expiry. It also
+ * older than the throttle window, single sign-on logins and codes past their expiry, and API
+ * tokens revoked or expired more than 30 days ago. It also
  * bounds the change history: entries older than the retention period go, and so do each org's
  * oldest entries beyond the per-org cap (the org's `auditMaxEntriesPerOrg` most recently appended
  * stay). Between two runs an org may go over the cap by what it writes in one interval.
@@ -93,7 +102,7 @@ export class Pruner {
   private wakeFromPause: (() => void) | null = null;
 
   constructor(
-    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit'>,
+    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit' | 'apiTokens'>,
     private readonly lock: ExclusiveLock,
     options: PrunerOptions = {},
   ) {
@@ -144,13 +153,14 @@ export class Pruner {
   private async run(): Promise<PruneReport | null> {
     const outcome = await this.lock.tryRun(async () => {
       const nowMs = this.now();
-      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0 };
+      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0 };
       report.idempotencyKeys = await this.drain((limit) => this.repos.idempotency.pruneExpired(nowMs, limit));
       report.refreshTokens = await this.drain((limit) => this.repos.refreshTokens.pruneExpired(nowMs, limit));
       report.sessions = await this.drain((limit) => this.repos.sessions.pruneExpired(nowMs, limit));
       report.invitations = await this.drain((limit) => this.repos.invitations.pruneExpired(nowMs, limit));
       report.loginFailures = await this.drain((limit) => this.repos.loginThrottle.pruneOlderThan(nowMs - this.loginWindowMs, limit));
       report.ssoLogins = await this.drain((limit) => this.repos.ssoLogins.pruneExpired(nowMs, limit));
+      report.apiTokens = await this.drain((limit) => this.repos.apiTokens.pruneEnded(nowMs - API_TOKEN_KEPT_AFTER_END_MS, limit));
       // Retention first: what it deletes no longer counts towards any org's cap.
       report.auditEntries = await this.drain((limit) => this.repos.audit.pruneOlderThan(nowMs - this.auditRetentionMs, limit));
       report.auditEntries += await this.pruneAuditOverCap();

@@ -66,6 +66,28 @@ export function apiTokenRepositoryContract(name: string, makeRepos: MakeTenancyR
       await rejectsWithCode(repos().apiTokens.revoke({ orgId: org.id }, token.id, nowMs), 'NOT_FOUND');
     });
 
+    test('pruneEnded deletes tokens revoked or expired before the cut-off, in batches; live ones and recently ended ones stay', async () => {
+      const org = await repos().orgs.create({ name: unique('org') });
+      const nowMs = Date.now();
+      const live = await repos().apiTokens.create({ orgId: org.id }, input('hash-p1'));
+      const expiring = await repos().apiTokens.create({ orgId: org.id }, input('hash-p2', { expiresAtMs: nowMs + 60_000 }));
+      const revokedEarly = await repos().apiTokens.create({ orgId: org.id }, input('hash-p3'));
+      const revokedLate = await repos().apiTokens.create({ orgId: org.id }, input('hash-p4'));
+      await repos().apiTokens.revoke({ orgId: org.id }, revokedEarly.id, nowMs - 3_600_000);
+      await repos().apiTokens.revoke({ orgId: org.id }, revokedLate.id, nowMs + 10_000);
+      // By hand: the cut-off an half hour ago is after the early revocation (an hour ago) only; the
+      // store's other tokens (earlier tests) were revoked after it. nowMs + 120 s is after the
+      // expiry (+60 s) and the late revocation (+10 s) too.
+      assert.equal(await repos().apiTokens.pruneEnded(nowMs - 1_800_000, 10), 1);
+      assert.equal(await repos().apiTokens.get({ orgId: org.id }, revokedEarly.id), null);
+      assert.equal(await repos().apiTokens.pruneEnded(nowMs + 120_000, 1), 1, 'a batch is at most the limit');
+      while ((await repos().apiTokens.pruneEnded(nowMs + 120_000, 10)) > 0);
+      assert.equal(await repos().apiTokens.get({ orgId: org.id }, expiring.id), null);
+      assert.equal(await repos().apiTokens.get({ orgId: org.id }, revokedLate.id), null);
+      assert.notEqual(await repos().apiTokens.get({ orgId: org.id }, live.id), null, 'a token without end stays');
+      assert.equal(await repos().apiTokens.pruneEnded(nowMs + 120_000, 0), 0);
+    });
+
     test('recordUses sets the last use once per interval, never on a revoked token, and ignores malformed ids', async () => {
       const org = await repos().orgs.create({ name: unique('org') });
       const used = await repos().apiTokens.create({ orgId: org.id }, input('hash-u1'));
