@@ -1,24 +1,55 @@
 /**
- * `npm test`: runs every *.test.ts file with node:test.
+ * `npm test`: runs every *.test.ts file with node:test, each file in a process of its own.
  *
  * Integration tests need a PostgreSQL server: TEST_DATABASE_URL when set, otherwise an embedded
  * PostgreSQL started here for the run (throwaway data directory) and stopped afterwards. Each test
- * file creates its own database on that server (packages/postgres/src/testing/test-database.ts).
+ * file creates its own databases on that server, copied from a template migrated once here
+ * (packages/postgres/src/testing/test-database.ts).
  *
- * The integration suites (every file that starts a server with startTestServer or a wrapper of it) then run a second
- * time against the split topology: a gateway process in front of the services (docs/architecture.md),
- * except files marked `// topologies: single`.
- * TEST_TOPOLOGIES=single skips that second pass (CI does on its extra Node versions).
+ * The integration suites (every file that starts a server with startTestServer or a wrapper of it)
+ * also run against the split topology: a gateway process in front of the services
+ * (docs/architecture.md), except files marked `// topologies: single`. TEST_TOPOLOGIES=single skips
+ * those runs (CI does on its extra Node versions).
+ *
+ * Both topologies' runs share one pool of TEST_CONCURRENCY workers, longest file first (durations
+ * recorded in scripts/test-durations.json), so the run ends when its longest file can, not when the
+ * last file that happened to start late does. Each file's output is printed whole when it ends
+ * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, and the slowest
+ * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
 import { freePort } from '../packages/postgres/src/testing/free-port.ts';
+import { dropTemplateDatabase, prepareTemplateDatabase } from '../packages/postgres/src/testing/test-database.ts';
 import { chromiumExecutable } from '../hosts/server/test/support/browser.ts';
+import { compileTests, compiledPath } from './compile-tests.ts';
 
 const ROOTS = ['packages', 'hosts', 'test'];
+const REPO_ROOT = path.join(import.meta.dirname, '..');
+/** Prints the file's CPU time when its process exits (see the file). */
+const REPORT_CPU = ['--import', path.join(import.meta.dirname, 'test-support', 'report-cpu.mjs')];
+const DURATIONS_FILE = path.join(import.meta.dirname, 'test-durations.json');
+/** A file still running after this long is killed and counted as failed (it hangs). */
+const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 10 * 60_000);
+
+type Topology = 'single' | 'split';
+
+interface Job {
+  file: string;
+  topology: Topology;
+}
+
+interface JobResult extends Job {
+  ms: number;
+  /** CPU time of the file's process and the children it reaped, when /proc told. */
+  cpuMs: number;
+  passed: boolean;
+  counts: Record<string, number>;
+  output: string;
+}
 
 function findTestFiles(): string[] {
   const files: string[] = [];
@@ -36,29 +67,57 @@ function findTestFiles(): string[] {
   return files.sort();
 }
 
+/**
+ * startTestServer( itself, or a wrapper named start<Something>TestServer( (e.g. startSsoTestServer),
+ * unless the file says it runs on one topology only (a line `// topologies: single`, with its reason).
+ */
+function runsOnSplitTopology(file: string): boolean {
+  const text = readFileSync(file, 'utf8');
+  return /\bstart\w*TestServer\(/.test(text) && !/^\/\/ topologies: single\b/m.test(text);
+}
+
+const jobKey = (job: Job) => `${job.file} ${job.topology}`;
+
+function readDurations(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
 async function main(): Promise<number> {
+  const started = Date.now();
   const filter = process.argv.slice(2);
   const files = findTestFiles().filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
   if (files.length === 0) {
     console.error('no test files found');
     return 1;
   }
+  const jobs: Job[] = files.map((file) => ({ file, topology: 'single' as const }));
+  if (process.env.TEST_TOPOLOGIES !== 'single') {
+    for (const file of files) if (runsOnSplitTopology(file)) jobs.push({ file, topology: 'split' });
+  }
+  const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 6));
+  console.log(`# node ${process.version} (${process.execPath}), ${files.length} test files, ${jobs.length} runs (split topology: ${jobs.length - files.length}), ${concurrency} at a time`);
 
-  console.log(`# node ${process.version} (${process.execPath}), ${files.length} test files`);
   let stopDatabase: (() => Promise<void>) | undefined;
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env };
   if (!env.TEST_DATABASE_URL) {
     const runDir = mkdtempSync(path.join(tmpdir(), 'switchyard-test-'));
     // When we run as root the server runs as the `postgres` user, which must reach its directory.
     chmodSync(runDir, 0o755);
     const dataDir = path.join(runDir, 'postgres');
     const port = await freePort();
-    const started = Date.now();
+    const dbStarted = Date.now();
     const embedded = await startEmbeddedPostgres({ dataDir, port, persistent: false });
-    console.log(`# TEST_DATABASE_URL unset: embedded PostgreSQL on 127.0.0.1:${port} (started in ${Date.now() - started} ms)`);
+    console.log(`# TEST_DATABASE_URL unset: embedded PostgreSQL on 127.0.0.1:${port} (started in ${Date.now() - dbStarted} ms)`);
     env.TEST_DATABASE_URL = embedded.url;
     stopDatabase = () => embedded.stop();
   }
+  // Migrated once; every test database is a copy of it (CREATE DATABASE ... TEMPLATE).
+  const template = await prepareTemplateDatabase(env.TEST_DATABASE_URL);
+  env.TEST_TEMPLATE_DATABASE = template;
 
   // Chromium is found (or installed) once here, not by each browser test file: parallel files
   // racing for apt-get's lock made all but one skip their tests.
@@ -68,29 +127,137 @@ async function main(): Promise<number> {
     else env.CHROMIUM_UNAVAILABLE = chromium.reason;
   }
 
-  let code = await runFiles(files, { ...env, TEST_TOPOLOGY: 'single' });
-  // startTestServer( itself, or a wrapper named start<Something>TestServer( (e.g. startSsoTestServer),
-  // unless the file says it runs on one topology only (a line `// topologies: single`, with its reason).
-  const splitFiles = files.filter((file) => {
-    const text = readFileSync(file, 'utf8');
-    return /\bstart\w*TestServer\(/.test(text) && !/^\/\/ topologies: single\b/m.test(text);
-  });
-  if (env.TEST_TOPOLOGIES !== 'single' && splitFiles.length > 0) {
-    console.log(`# again on the split topology (gateway + services): ${splitFiles.length} test files`);
-    code = (await runFiles(splitFiles, { ...env, TEST_TOPOLOGY: 'split' })) || code;
+  // TEST_COMPILE=0 runs the TypeScript under tsx instead (slower; what a single file run does).
+  let compiledDir: string | undefined;
+  if (process.env.TEST_COMPILE !== '0') {
+    // Inside the repository, so that the compiled files find node_modules as the sources do.
+    const cacheDir = path.join(REPO_ROOT, 'node_modules', '.cache', 'switchyard-tests');
+    mkdirSync(cacheDir, { recursive: true });
+    compiledDir = mkdtempSync(path.join(cacheDir, 'run-'));
+    const compileStarted = Date.now();
+    await compileTests(REPO_ROOT, files, compiledDir);
+    console.log(`# compiled ${files.length} test files in ${seconds(Date.now() - compileStarted)} (scripts/compile-tests.ts)`);
+    env.TEST_COMPILED_DIR = compiledDir;
   }
+
+  // Longest first; a file with no recorded duration is assumed long (it is new, or renamed).
+  const durations = readDurations();
+  const unknown = 60_000;
+  jobs.sort((a, b) => (durations[jobKey(b)] ?? unknown) - (durations[jobKey(a)] ?? unknown));
+
+  const results = await runPool(jobs, concurrency, env, compiledDir);
+  if (compiledDir) rmSync(compiledDir, { recursive: true, force: true });
+  await dropTemplateDatabase(env.TEST_DATABASE_URL, template);
   await stopDatabase?.();
-  return code;
+  return report(results, started, durations);
 }
 
-async function runFiles(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const concurrency = Number(env.TEST_CONCURRENCY ?? 4);
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
-    { stdio: 'inherit', env },
-  );
-  return new Promise<number>((resolve) => child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0))));
+async function runPool(jobs: Job[], concurrency: number, env: NodeJS.ProcessEnv, compiledDir: string | undefined): Promise<JobResult[]> {
+  const results: JobResult[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++];
+      let result = await runFile(job, env, [...REPORT_CPU, ...(compiledDir ? [compiledPath(compiledDir, job.file)] : ['--import', 'tsx', job.file])]);
+      if (!result.passed && compiledDir) {
+        // Once more with source maps, so the failure's stack names the TypeScript lines; a file
+        // that failed stays failed whatever its second run does.
+        const again = await runFile(job, env, ['--enable-source-maps', compiledPath(compiledDir, job.file)]);
+        result = { ...result, output: `${result.output}\n# ---- the same file again, with source maps (${again.passed ? 'it passed this time' : 'failed again'}) ----\n${again.output}` };
+      }
+      results.push(result);
+      printResult(result);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return results;
+}
+
+function runFile(job: Job, env: NodeJS.ProcessEnv, args: string[]): Promise<JobResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    // A process group of its own, so that whatever the file started (a gateway, Chromium) goes
+    // with it when it ends or hangs.
+    const child = spawn(process.execPath, ['--test-reporter=spec', ...args], {
+      env: { ...env, TEST_TOPOLOGY: job.topology, FORCE_COLOR: '0', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, FILE_TIMEOUT_MS);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      killGroup(child.pid);
+      let output = Buffer.concat(chunks).toString('utf8');
+      let cpuMs = 0;
+      output = output.replace(/\n# test-file-cpu-ms (\d+)\n/, (_line, ms: string) => {
+        cpuMs = Number(ms);
+        return '\n';
+      });
+      if (timedOut) output += `\n# killed: still running after ${FILE_TIMEOUT_MS / 1000} s (TEST_FILE_TIMEOUT_MS)\n`;
+      else if (signal) output += `\n# ended by ${signal}\n`;
+      const counts = summaryCounts(output);
+      const passed = status === 0 && !timedOut && (counts.fail ?? 0) === 0 && (counts.cancelled ?? 0) === 0;
+      resolve({ ...job, ms: Date.now() - started, cpuMs, passed, counts, output });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** The spec reporter's closing lines: `ℹ tests 12`, `ℹ pass 11`, ... */
+function summaryCounts(output: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const match of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[match[1]] = Number(match[2]);
+  return counts;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const label = (job: Job) => (job.topology === 'split' ? `${job.file} [split]` : job.file);
+
+function printResult(result: JobResult): void {
+  const { counts } = result;
+  const tally = `${counts.pass ?? 0} passed${counts.fail ? `, ${counts.fail} failed` : ''}${counts.skipped ? `, ${counts.skipped} skipped` : ''}${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}`;
+  if (!result.passed || process.env.TEST_VERBOSE === '1') {
+    console.log(`\n# ---- ${label(result)} ----\n${result.output.trimEnd()}`);
+  }
+  console.log(`${result.passed ? 'ok    ' : 'FAILED'} ${label(result)}: ${tally} (${seconds(result.ms)}, CPU ${seconds(result.cpuMs)})`);
+}
+
+function report(results: JobResult[], started: number, durations: Record<string, number>): number {
+  const total = (key: string) => results.reduce((sum, result) => sum + (result.counts[key] ?? 0), 0);
+  const failed = results.filter((result) => !result.passed);
+  console.log('\n# slowest files (wall time, CPU time):');
+  for (const result of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`#   ${seconds(result.ms).padStart(8)} ${seconds(result.cpuMs).padStart(8)}  ${label(result)}`);
+  const cpuMs = results.reduce((sum, result) => sum + result.cpuMs, 0);
+  const cores = availableParallelism();
+  console.log(`# CPU time of the test files: ${seconds(cpuMs)}; on ${cores} cores no schedule could take less than ${seconds(cpuMs / cores)}`);
+  console.log(`# ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('skipped')} skipped, ${total('cancelled')} cancelled, in ${results.length} runs of files, ${seconds(Date.now() - started)}`);
+  if (failed.length > 0) {
+    console.log(`# FAILED (${failed.length}):`);
+    for (const result of failed) console.log(`#   ${label(result)}`);
+  }
+  if (process.env.TEST_RECORD_DURATIONS === '1') {
+    const recorded = { ...durations };
+    for (const result of results) recorded[jobKey(result)] = result.ms;
+    const sorted = Object.fromEntries(Object.entries(recorded).sort(([a], [b]) => a.localeCompare(b)));
+    writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 1)}\n`);
+    console.log(`# durations written to ${path.relative(process.cwd(), DURATIONS_FILE)}`);
+  }
+  return failed.length > 0 ? 1 : 0;
 }
 
 main().then(

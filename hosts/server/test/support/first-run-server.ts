@@ -31,7 +31,7 @@ export interface FirstRunServer {
  * (startServer's `firstRun` option). No BOOTSTRAP_ADMIN_*: that would turn first run off.
  */
 export async function startFirstRunServer(env: Record<string, string> = {}, reuse?: { db: TestDatabase; dataDir: string }): Promise<FirstRunServer> {
-  const db = reuse?.db ?? (await createTestDatabase({ migrate: false }));
+  const db = reuse?.db ?? (await createTestDatabase());
   const dataDir = reuse?.dataDir ?? mkdtempSync(path.join(tmpdir(), 'switchyard-first-run-'));
   chmodSync(dataDir, 0o755);
   const logs: string[] = [];

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The three hosts' entry points (`npm start`, `npm run start:gateway`, `npm run start:services`). */
@@ -8,6 +10,17 @@ const ENTRIES = {
   services: fileURLToPath(new URL('../../../services/src/main.ts', import.meta.url)),
 } as const;
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * The JavaScript `npm test` compiled of a host's entry point (scripts/compile-tests.ts), when this
+ * run has one: a split topology's gateway then starts without tsx's second or two of loading.
+ */
+export function compiledEntry(entry: keyof typeof ENTRIES): string | undefined {
+  const dir = process.env.TEST_COMPILED_DIR;
+  if (!dir) return undefined;
+  const compiled = path.join(dir, path.relative(REPO_ROOT, ENTRIES[entry]).replace(/\.ts$/, '.js'));
+  return existsSync(compiled) ? compiled : undefined;
+}
 
 export interface ServerProcess {
   child: ChildProcess;

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/test
 import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
+import { compiledEntry, spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -44,7 +44,7 @@ export interface TestServer {
  */
 export async function startTestServer(env: Record<string, string> = {}, options: { topology?: Topology } = {}): Promise<TestServer> {
   const topology = options.topology ?? TOPOLOGY;
-  const db = await createTestDatabase({ migrate: false });
+  const db = await createTestDatabase();
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -131,7 +131,7 @@ async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<str
       // A TLS certificate names the host (the test certificates: localhost), not the address.
       SERVICES_URL: `${config.grpcTls ? 'localhost' : '127.0.0.1'}:${services.grpcPort}`,
     },
-    { entry: 'gateway', onLine: (line) => logs.push(line) },
+    { entry: 'gateway', main: compiledEntry('gateway'), onLine: (line) => logs.push(line) },
   );
   let ports: { httpPort: number; syncGrpcPort: number };
   try {

@@ -15,6 +15,18 @@ export const PROTO_ROOT = fileURLToPath(
  * in our JSON; int64 values are JS numbers (all are counts, versions or epoch ms, below 2^53).
  */
 export function loadProto(relativePath: string): grpc.GrpcObject {
+  // Several modules load the same file (and every file loads its imports): parse each once.
+  let loaded = loadedProtos.get(relativePath);
+  if (!loaded) {
+    loaded = parseProto(relativePath);
+    loadedProtos.set(relativePath, loaded);
+  }
+  return loaded;
+}
+
+const loadedProtos = new Map<string, grpc.GrpcObject>();
+
+function parseProto(relativePath: string): grpc.GrpcObject {
   const definition = protoLoader.loadSync(relativePath, {
     includeDirs: [PROTO_ROOT],
     keepCase: true,

@@ -122,5 +122,16 @@ function allServices(pkg: protoLoader.PackageDefinition): string[] {
  */
 export function addReflection(server: grpc.Server, include: (service: string) => boolean): void {
   definition ??= withDependencies(protoLoader.loadSync(protoFiles(), { includeDirs: [PROTO_ROOT], keepCase: true }));
-  new ReflectionService(definition, { services: allServices(definition).filter(include) }).addToServer(server);
+  const services = allServices(definition).filter(include);
+  // A ReflectionService indexes every descriptor when it is made (tens of milliseconds); its
+  // handlers keep no per-server state, so servers announcing the same services share one.
+  const key = services.join(',');
+  let reflection = reflectionServices.get(key);
+  if (!reflection) {
+    reflection = new ReflectionService(definition, { services });
+    reflectionServices.set(key, reflection);
+  }
+  reflection.addToServer(server);
 }
+
+const reflectionServices = new Map<string, ReflectionService>();
