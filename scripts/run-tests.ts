@@ -156,8 +156,7 @@ async function runPool(jobs: Job[], concurrency: number, env: NodeJS.ProcessEnv,
   const results: JobResult[] = [];
   let next = 0;
   const worker = async () => {
-    while (next < jobs.length) {
-      const job = jobs[next++];
+    for (let job = jobs[next++]; job !== undefined; job = jobs[next++]) {
       let result = await runFile(job, env, [...REPORT_CPU, ...(compiledDir ? [compiledPath(compiledDir, job.file)] : ['--import', 'tsx', job.file])]);
       if (!result.passed && compiledDir) {
         // Once more with source maps, so the failure's stack names the TypeScript lines; a file
@@ -221,7 +220,7 @@ function killGroup(pid: number | undefined): void {
 /** The spec reporter's closing lines: `ℹ tests 12`, `ℹ pass 11`, ... */
 function summaryCounts(output: string): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const match of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[match[1]] = Number(match[2]);
+  for (const match of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[match[1]!] = Number(match[2]);
   return counts;
 }
 
