@@ -193,7 +193,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
   });
 
   try {
-    const hasher = new BcryptPasswordHasher();
+    const hasher = new BcryptPasswordHasher(config.passwordHashCost);
     const jwtSecret = config.jwtSecret ?? developmentJwtSecret(config.dataDir);
     const tokens = new TokenService({ secret: jwtSecret, ttlSeconds: config.tokenTtlSeconds });
     const channelTokenKey = deriveChannelTokenKey(jwtSecret);

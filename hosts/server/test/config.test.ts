@@ -64,6 +64,16 @@ describe('loadConfig', () => {
     assert.deepEqual(config.bootstrapAdmin, { email: 'root@example.com', password: 'correct horse' });
   });
 
+  test('PASSWORD_HASH_COST: 10 by default, 4-15, never below 10 in production', () => {
+    assert.equal(loadConfig({}).passwordHashCost, 10);
+    assert.equal(loadConfig({ PASSWORD_HASH_COST: '4' }).passwordHashCost, 4);
+    assert.equal(loadConfig({ PASSWORD_HASH_COST: '12', APP_ENV: 'production', DATABASE_URL: 'postgres://db/x', JWT_SECRET: 'x'.repeat(32) }).passwordHashCost, 12);
+    const production = { APP_ENV: 'production', DATABASE_URL: 'postgres://db/x', JWT_SECRET: 'x'.repeat(32) };
+    assert.throws(() => loadConfig({ ...production, PASSWORD_HASH_COST: '9' }), /PASSWORD_HASH_COST must be at least 10 when APP_ENV=production/);
+    assert.throws(() => loadConfig({ PASSWORD_HASH_COST: '3' }), ConfigError);
+    assert.throws(() => loadConfig({ PASSWORD_HASH_COST: '16' }), ConfigError);
+  });
+
   test('LOG_LEVEL is an alias of RUST_LOG, which wins', () => {
     assert.equal(loadConfig({ LOG_LEVEL: 'debug' }).logFilter, 'debug');
     assert.equal(loadConfig({ LOG_LEVEL: 'debug', RUST_LOG: 'error' }).logFilter, 'error');

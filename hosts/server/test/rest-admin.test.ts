@@ -46,6 +46,11 @@ const newUser = (label: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+test('password hashes carry the configured bcrypt cost (PASSWORD_HASH_COST; the test servers set 4)', async () => {
+  const [admin] = await ts.db.sql<Array<{ password_hash: string }>>`SELECT password_hash FROM users WHERE email = 'root@example.com'`;
+  assert.match(admin?.password_hash ?? '', /^\$2[aby]\$04\$/);
+});
+
 describe('POST /v1/admin/orgs', () => {
   test('201 with {org_id, org_name, created_at}', async () => {
     const name = `org-${unique()}`;

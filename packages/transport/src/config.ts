@@ -42,6 +42,8 @@ export interface Config {
   /** null in development: a random secret kept in the data directory. */
   jwtSecret: string | null;
   tokenTtlSeconds: number;
+  /** bcrypt cost of new password hashes (PASSWORD_HASH_COST): 10 unless set; below 10 never in production. */
+  passwordHashCost: number;
   dbPoolSize: number;
   bootstrapAdmin: { email: string; password: string } | null;
   /**
@@ -415,6 +417,20 @@ function clientLimits(env: Env): ClientRateLimits {
   return limits;
 }
 
+/**
+ * bcrypt's cost: each step doubles the work of a hash and of every login's comparison. 10 (about
+ * 70 ms in pure JS here) is the OWASP minimum and the default; up to 15 for operators who want
+ * more. Below 10 only outside production: the test servers use 4 (about 1 ms), since the suite
+ * signs in thousands of times and only the throttling tests measure a comparison's time.
+ */
+function passwordHashCost(env: Env, appEnv: AppEnv): number {
+  const cost = integer(env, 'PASSWORD_HASH_COST', 10, 4, 15);
+  if (cost < 10 && appEnv === 'production') {
+    throw new ConfigError(`PASSWORD_HASH_COST must be at least 10 when APP_ENV=production (got ${cost})`);
+  }
+  return cost;
+}
+
 /** Reads and checks the configuration. @throws ConfigError with a one-line message. */
 export function loadConfig(env: Env = process.env, defaults: { httpPort?: number } = {}): Config {
   const rawAppEnv = (text(env, 'APP_ENV') ?? 'development').toLowerCase();
@@ -445,6 +461,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     logFilter: logFilter(env),
     jwtSecret: jwtSecret(env, appEnv),
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 86400, 60, 31_536_000),
+    passwordHashCost: passwordHashCost(env, appEnv),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     bootstrapAdmin: bootstrapAdmin(env),
     trustProxy: trustProxy(env),

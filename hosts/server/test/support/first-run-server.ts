@@ -41,7 +41,7 @@ export async function startFirstRunServer(env: Record<string, string> = {}, reus
       callback();
     },
   });
-  const config = loadConfig({ DATABASE_URL: db.url, HTTP_PORT: '0', GRPC_PORT: '0', SYNC_GRPC_PORT: '0', DATA_DIR: dataDir, JWT_SECRET: TEST_JWT_SECRET, ...env });
+  const config = loadConfig({ DATABASE_URL: db.url, HTTP_PORT: '0', GRPC_PORT: '0', SYNC_GRPC_PORT: '0', DATA_DIR: dataDir, JWT_SECRET: TEST_JWT_SECRET, PASSWORD_HASH_COST: '4', ...env });
   let server: RunningServer;
   try {
     server = await startServer(config, createLogger({ filter: 'debug', json: true, destination: sink }), 'all', { firstRun: true });
