@@ -16,6 +16,11 @@
  * last file that happened to start late does. Each file's output is printed whole when it ends
  * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, and the slowest
  * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file.
+ *
+ * A file still running after TEST_FILE_TIMEOUT_MS (10 minutes) is killed and fails: that is the
+ * guard against a hang, so a suite carries no timeout on its total time, which a busy machine
+ * would trip (single waits keep theirs). Files run compiled (scripts/compile-tests.ts; TEST_COMPILE=0:
+ * under tsx); a failed file runs once more with source maps, so its stack names TypeScript lines.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

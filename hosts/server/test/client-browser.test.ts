@@ -25,7 +25,7 @@ const ROOT = path.resolve(path.dirname(PAGE_ENTRY), '../../../../..');
 /** The per-(client key, address) evaluation bucket of this server: small, so a flood reaches it quickly. */
 const EVALUATION_BURST = 40;
 
-describe('browser apps with the stock OpenFeature packages, in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 300_000 }, () => {
+describe('browser apps with the stock OpenFeature packages, in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

@@ -18,7 +18,7 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 
 const chromiumCheck = chromiumExecutable();
 
-describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 180_000 }, () => {
+describe('access pages in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

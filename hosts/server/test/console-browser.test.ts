@@ -22,7 +22,7 @@ const chromiumCheck = chromiumExecutable();
 /** The flag page's on/off switch (its other switch is "Visible to client keys"). */
 const ON_OFF = /^(On|Off) in /;
 
-describe('web console in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 240_000 }, () => {
+describe('web console in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

@@ -21,7 +21,7 @@ const chromiumCheck = chromiumExecutable();
 /** The server answers with `field` in this record: the part of issue 32 that adds it is merged. */
 const hasField = (record: unknown, field: string): boolean => typeof record === 'object' && record !== null && field in record;
 
-describe('console: client keys, signing secrets, visibility and client events in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 180_000 }, () => {
+describe('console: client keys, signing secrets, visibility and client events in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

@@ -23,7 +23,7 @@ const BOOL_VARIANTS = [
   { key: 'off', value: false },
 ];
 
-describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 180_000 }, () => {
+describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

@@ -17,7 +17,7 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 
 const chromiumCheck = chromiumExecutable();
 
-describe('console: getting-started checklist in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 180_000 }, () => {
+describe('console: getting-started checklist in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

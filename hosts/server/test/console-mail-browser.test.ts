@@ -15,7 +15,7 @@ import { TEST_ADMIN, type TestServer } from './support/test-server.ts';
 
 const chromiumCheck = chromiumExecutable();
 
-describe('mailed links in the console', { skip: chromiumCheck.reason ?? false, timeout: 120_000 }, () => {
+describe('mailed links in the console', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer & { publicUrl: string };
   let client: ApiClient;
   let root: LoggedInUser;

@@ -16,7 +16,7 @@ import { startTestServer, TEST_ADMIN, type TestServer } from './support/test-ser
 
 const chromiumCheck = chromiumExecutable();
 
-describe('team pages in Chromium', { skip: chromiumCheck.reason ?? false, timeout: 180_000 }, () => {
+describe('team pages in Chromium', { skip: chromiumCheck.reason ?? false }, () => {
   let ts: TestServer;
   let client: ApiClient;
   let tenant: Tenant;

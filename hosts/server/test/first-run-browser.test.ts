@@ -19,7 +19,7 @@ import { api, expectStatus, login, type ApiClient } from './support/rest-client.
 
 const chromiumCheck = chromiumExecutable();
 
-describe('first run in the console', { skip: chromiumCheck.reason ?? false, timeout: 240_000 }, () => {
+describe('first run in the console', { skip: chromiumCheck.reason ?? false }, () => {
   let fr: FirstRunServer;
   let client: ApiClient;
   let browser: Browser;

@@ -24,7 +24,7 @@ import { api, expectStatus, login, type ApiClient } from './support/rest-client.
 
 const read = (file: string): string => readFileSync(file, 'utf8').trim();
 
-describe('first run on a fresh database', { timeout: 120_000 }, () => {
+describe('first run on a fresh database', () => {
   let fr: FirstRunServer;
   let client: ApiClient;
   let created: Extract<FirstRunResult, { kind: 'created' }>;
@@ -130,7 +130,7 @@ describe('first run on a fresh database', { timeout: 120_000 }, () => {
   });
 });
 
-describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed write', { timeout: 120_000 }, () => {
+describe('first run: data directories from before, BOOTSTRAP_ADMIN_*, a failed write', () => {
   let db: TestDatabase;
   const dirs: string[] = [];
   const hasher = new BcryptPasswordHasher();

@@ -16,7 +16,7 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
  * `*GatewayService`s against a real server's internal port, with principals linked to real
  * credentials the way a gateway's verifier links them.
  */
-describe('gateway hop: service interfaces over gRPC', { timeout: 120_000 }, () => {
+describe('gateway hop: service interfaces over gRPC', () => {
   let ts: TestServer;
   let client: ApiClient;
   let a: Tenant;

@@ -63,7 +63,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 
 const readyStatus = async (port: number): Promise<number> => (await fetch(`http://127.0.0.1:${port}/readyz`)).status;
 
-describe('split topology, real processes: two gateways and two services processes on one database', { timeout: 240_000 }, () => {
+describe('split topology, real processes: two gateways and two services processes on one database', () => {
   let db: TestDatabase;
   const processes: ServerProcess[] = [];
   let gateways: Running[];
@@ -149,7 +149,7 @@ describe('split topology, real processes: two gateways and two services processe
   });
 });
 
-describe('split topology, real processes: outages of the services', { timeout: 240_000 }, () => {
+describe('split topology, real processes: outages of the services', () => {
   let db: TestDatabase;
   let servicesPort: number;
   let services: Running | undefined;
