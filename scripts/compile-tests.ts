@@ -10,8 +10,8 @@
  * (keepNames, as tsx), packages from node_modules (left as imports), and every module's own
  * `import.meta.url`, `dirname` and `filename`, which are replaced by the source file's, so a module
  * finds its migrations, protos and fixtures where it did. Child processes the tests spawn still run
- * the TypeScript under tsx, except a split topology's gateway (support/server-process.ts), which
- * runs its compiled entry point when TEST_COMPILED_DIR names one.
+ * the TypeScript under tsx, except the hosts started by support/server-process.ts, which run their
+ * compiled entry points when TEST_COMPILED_DIR names them.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 /** Entry points the tests start as processes, compiled beside the test files. */
-export const COMPILED_HOST_ENTRIES = ['hosts/gateway/src/main.ts'];
+export const COMPILED_HOST_ENTRIES = ['hosts/server/src/main.ts', 'hosts/services/src/main.ts', 'hosts/gateway/src/main.ts'];
 
 /** Bare imports from node_modules stay imports; the workspace's own packages are compiled in. */
 const externalPackages: Plugin = {

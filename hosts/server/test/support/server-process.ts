@@ -13,7 +13,8 @@ const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /**
  * The JavaScript `npm test` compiled of a host's entry point (scripts/compile-tests.ts), when this
- * run has one: a split topology's gateway then starts without tsx's second or two of loading.
+ * run has one: spawned hosts then start without tsx's second or two of loading. The same sources,
+ * bundled; a test that means to run the TypeScript entry under tsx passes `main` itself.
  */
 export function compiledEntry(entry: keyof typeof ENTRIES): string | undefined {
   const dir = process.env.TEST_COMPILED_DIR;
@@ -43,7 +44,9 @@ export function spawnServer(
   env: Record<string, string>,
   options: { detached?: boolean; main?: string; cwd?: string; entry?: keyof typeof ENTRIES; onLine?: (line: string) => void } = {},
 ): ServerProcess {
-  const args = options.main === undefined ? ['--import', 'tsx', ENTRIES[options.entry ?? 'server']] : [options.main];
+  const entry = options.entry ?? 'server';
+  const main = options.main ?? compiledEntry(entry);
+  const args = main === undefined ? ['--import', 'tsx', ENTRIES[entry]] : [main];
   const child = spawn(process.execPath, args, {
     // A process-group leader, like a shell's foreground job: `process.kill(-pid, signal)` then
     // signals it and every child in its group, as a terminal's Ctrl-C does.
@@ -81,7 +84,8 @@ export function spawnServer(
     child,
     lines,
     exited,
-    waitForLine(pattern, timeoutMs = 30_000) {
+    // Generous: a process starting on a machine busy with other test files can take half a minute.
+    waitForLine(pattern, timeoutMs = 90_000) {
       const seen = lines.find((line) => pattern.test(line));
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/test
 import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { compiledEntry, spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
+import { spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -133,7 +133,7 @@ async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<str
       // A TLS certificate names the host (the test certificates: localhost), not the address.
       SERVICES_URL: `${config.grpcTls ? 'localhost' : '127.0.0.1'}:${services.grpcPort}`,
     },
-    { entry: 'gateway', main: compiledEntry('gateway'), onLine: (line) => logs.push(line) },
+    { entry: 'gateway', onLine: (line) => logs.push(line) },
   );
   let ports: { httpPort: number; syncGrpcPort: number };
   try {

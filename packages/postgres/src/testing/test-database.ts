@@ -84,6 +84,10 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   const url = withDatabase(serverUrl(), name);
   const sql = connect(url, { poolSize: 5 });
   if (migrated && !template) await migrate(sql);
+  // postgres.js learns the server's array types on a pool's first connection; a query racing
+  // that (several at once on a new pool) sends a JS array as a plain string. A server never
+  // meets it (its first query is the migration), so neither does a copy of the template.
+  else await sql`SELECT 1`;
   return {
     url,
     sql,
