@@ -24,6 +24,11 @@ import { buildPackages, packPackages } from '../scripts/build-packages.ts';
  * packages, and its declarations fit theirs.
  */
 
+// topologies: single
+// (The packages are under test here, not the deployment: the SDK's sync stream, events and
+// provider through a gateway run in both topologies in packages/sdk/test. A second pass would
+// build, pack and install every package again, the suite's costliest minute, for nothing new.)
+
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
