@@ -10,6 +10,9 @@ import { hostileString, hostileUrlString, hostileValue, withBadCharacter } from 
  * fields. `known` offers real ids and keys by field name, so calls also reach existing rows.
  */
 
+/** Built once: fc.stringMatching parses its pattern into arbitraries on every call (~100 ms). */
+const KEY_SHAPED = fc.stringMatching(/^[a-z][a-z0-9_-]{0,15}$/);
+
 interface FieldDescriptor {
   name: string;
   label: string;
@@ -98,7 +101,7 @@ export class ProtoValues {
 
   private string(name: string): fc.Arbitrary<string> {
     const known = this.known[name] ?? [];
-    const clean = known.length > 0 ? fc.oneof(fc.constantFrom(...known), fc.stringMatching(/^[a-z][a-z0-9_-]{0,15}$/)) : fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_-]{0,15}$/), fc.string({ maxLength: 20 }));
+    const clean = known.length > 0 ? fc.oneof(fc.constantFrom(...known), KEY_SHAPED) : fc.oneof(KEY_SHAPED, fc.string({ maxLength: 20 }));
     // Long strings (up to 100,000 characters) rarely: a repeated field can hold a thousand copies.
     return fc.oneof(
       { weight: 12, arbitrary: clean },

@@ -22,17 +22,32 @@ const MAX_DEPTH = 6;
 const types = (schema: Schema): string[] => (Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type]);
 
 /** A string for `schema`: an enum value, the pattern's language, a uuid, a known fixture value or plain text within the bounds. */
+/**
+ * `fc.stringMatching` parses its pattern into arbitraries each time it is called: ~100 ms for a
+ * key-shaped pattern, and cleanString runs per field of every fuzzed request (most of the REST
+ * fuzzer's CPU). An arbitrary holds no state between samples, so one per pattern serves them all.
+ */
+const matchingArbitraries = new Map<string, fc.Arbitrary<string>>();
+function stringMatching(pattern: string): fc.Arbitrary<string> {
+  let arbitrary = matchingArbitraries.get(pattern);
+  if (!arbitrary) {
+    arbitrary = fc.stringMatching(new RegExp(pattern));
+    matchingArbitraries.set(pattern, arbitrary);
+  }
+  return arbitrary;
+}
+
 function cleanString(schema: Schema, field: string, values: SchemaValues): fc.Arbitrary<string> {
   if (Array.isArray(schema.enum)) {
     const strings = (schema.enum as unknown[]).filter((value): value is string => typeof value === 'string');
     if (strings.length > 0) return fc.constantFrom(...strings);
   }
-  if (typeof schema.pattern === 'string') return fc.stringMatching(new RegExp(schema.pattern));
+  if (typeof schema.pattern === 'string') return stringMatching(schema.pattern);
   if (schema.format === 'uuid') return fc.uuid();
   const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const maxLength = Math.max(Math.min(typeof schema.maxLength === 'number' ? schema.maxLength : 24, 24), minLength);
   // Key-shaped text (what most fields accept) and any text, both within the bounds.
-  const keyShaped = maxLength === 0 ? fc.constant('') : fc.stringMatching(new RegExp(`^[a-z][a-z0-9_-]{${Math.max(minLength - 1, 0)},${maxLength - 1}}$`));
+  const keyShaped = maxLength === 0 ? fc.constant('') : stringMatching(`^[a-z][a-z0-9_-]{${Math.max(minLength - 1, 0)},${maxLength - 1}}$`);
   const text = fc.oneof(keyShaped, fc.string({ minLength, maxLength }));
   if (schema.format === 'email') return fc.emailAddress();
   const known = values.known[field];
@@ -110,7 +125,7 @@ function objectValues(schema: Schema, values: SchemaValues, mutate: boolean, dep
   const declared = fc.record(shape, { requiredKeys });
   const additional =
     typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null
-      ? fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/), valuesFor(schema.additionalProperties as Schema, '', values, mutate, depth + 1), { maxKeys: 3 })
+      ? fc.dictionary(stringMatching('^[a-z][a-z0-9_]{0,10}$'), valuesFor(schema.additionalProperties as Schema, '', values, mutate, depth + 1), { maxKeys: 3 })
       : fc.constant({});
   const unknown = mutate ? fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.dictionary(hostileString, hostileValue, { maxKeys: 3 }) }) : fc.constant({});
   return fc.tuple(declared, additional, unknown).map(([own, extra, stray]) => ({ ...stray, ...extra, ...own }));
