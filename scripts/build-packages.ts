@@ -66,8 +66,8 @@ ${manifest.description ?? ''}
 
 The evaluation engine of Switchyard, shared by the server and the SDKs: \`evaluate(flag, context,
 env)\` never throws and returns \`{variant_key, value, is_enabled, reason, error_code?}\`;
-\`bucketFor\` is the versioned murmur3 bucketing. It depends on three small pure libraries
-(murmurhash, re2js, semver) and nothing else: the statistics behind experiment results live in the
+\`bucketFor\` is the versioned murmur3 bucketing (its own MurmurHash3). It depends on two small pure
+libraries (re2js, semver) and nothing else: the statistics behind experiment results live in the
 server's own package (@switchyard/stats), not here.
 
 \`\`\`js

@@ -16,7 +16,7 @@ import { buildPackages, packPackages } from '../scripts/build-packages.ts';
  * The published packages are real packages: `npm run pack` builds @switchyard/core and
  * @switchyard/sdk to JavaScript with declarations, the tarballs install in an empty project, and
  * plain `node` (no tsx) runs an ES module and a CommonJS script that use both: core runs its own
- * shipped conformance vectors (murmurhash, re2js and semver through the built code), the
+ * shipped conformance vectors (its own murmur3, re2js and semver through the built code), the
  * SDK serves a TestData flag and then a real server's flag over the sync stream, and reports its
  * event delivery with `stats()`. The SDK alone installs small: at most 40 packages and 12.5 MB
  * (docs/sdk.md "Packages"); experiment statistics (@switchyard/stats) are not in it. @switchyard/web
@@ -236,8 +236,8 @@ describe('packages', () => {
       // The Node versions .ci/run tests, as the repository's own manifest names them.
       assert.equal(manifest.engines.node, JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).engines.node);
     }
-    // Evaluation needs these three; experiment statistics (@stdlib) live in @switchyard/stats, which is not published.
-    assert.deepEqual(Object.keys(core.dependencies).sort(), ['murmurhash', 're2js', 'semver']);
+    // Evaluation needs these two (murmur3 is core's own); experiment statistics (@stdlib) live in @switchyard/stats, which is not published.
+    assert.deepEqual(Object.keys(core.dependencies).sort(), ['re2js', 'semver']);
     // The sync stream is read with grpc-js (its .proto descriptor generated at build time, loaded by proto-loader).
     assert.deepEqual(Object.keys(sdk.dependencies).sort(), ['@grpc/grpc-js', '@grpc/proto-loader', '@switchyard/core']);
     assert.equal(sdk.dependencies['@switchyard/core'], core.version);

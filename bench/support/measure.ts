@@ -58,7 +58,7 @@ export async function measure(workload: Workload, options: { rounds: number; rou
 }
 
 /** Measures every workload (the first is the baseline) and prints the table and the JSON line. */
-export async function runBenchmark(bench: string, workloads: Workload[]): Promise<Result[]> {
+export async function runBenchmark(bench: string, workloads: Workload[], labels: { ratio?: string } = {}): Promise<Result[]> {
   const rounds = option('rounds', 7);
   const roundMs = option('round-ms', 300);
   const warmupMs = 1000;
@@ -70,7 +70,7 @@ export async function runBenchmark(bench: string, workloads: Workload[]): Promis
   const baseline = results[0]!.median;
   const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
   const rows = results.map((r) => [r.name, fmt(r.median), fmt(r.min), fmt(r.max), `${(1e9 / r.median).toFixed(0)} ns`, `${(r.median / baseline).toFixed(2)}x`]);
-  const header = ['workload', 'median ops/s', 'min', 'max', 'per op', 'vs baseline'];
+  const header = ['workload', 'median ops/s', 'min', 'max', 'per op', labels.ratio ?? 'vs baseline'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(`${bench}: node ${process.version}, ${rounds} rounds of ${roundMs} ms after ${warmupMs} ms warm-up, median reported`);

@@ -88,7 +88,7 @@ describe('murmur3', () => {
     assert.equal(murmur3('\udc00'), referenceMurmur3(Uint8Array.of(0xef, 0xbf, 0xbd)));
   });
 
-  test('inputs longer than the scratch buffer take the library path and agree', () => {
+  test('long inputs and long suffixes agree', () => {
     const long = 'ü€😀'.repeat(800);
     assert.equal(murmur3(long), referenceMurmur3(utf8(long)));
     assert.equal(bucketFor(long, 'f', 'p', 'e'), referenceBucket(long, 'f', 'p', 'e'));

@@ -1,6 +1,8 @@
-import murmurhash from 'murmurhash';
 import type { EvaluationContext, ParameterValue } from '../model/context.ts';
 import type { AllocationBucket, HashingConfig, PercentageAllocation } from '../model/definitions.ts';
+import { murmur3WithSuffix, prepareSuffix, type HashSuffix } from './murmur3.ts';
+
+export { murmur3 } from './murmur3.ts';
 
 /** Number of buckets a hash falls into: 0..99999, so a weight_milli unit is 100 buckets. */
 export const BUCKET_COUNT = 100_000;
@@ -8,107 +10,29 @@ export const BUCKET_COUNT = 100_000;
 /** `weight_milli` is in units of 0.1 percent; this many buckets make one unit. */
 export const BUCKETS_PER_MILLI = BUCKET_COUNT / 1000;
 
-/**
- * Scratch space for UTF-8 encoding. `murmurhash.v3(string)` runs `new TextEncoder().encode()` on
- * every call, which costs more than the hash itself; writing the bytes into one reused buffer and
- * handing the library a cached view of the right length hashes exactly the same bytes without
- * allocating (evaluation is synchronous, so the buffer is never shared between two calls).
- */
-const SCRATCH_BYTES = 4096;
-const scratch = new Uint8Array(SCRATCH_BYTES);
-const scratchViews: Uint8Array[] = [];
-// Looked up once rather than on the CommonJS module object in every call of the hot path.
-const murmurV3 = murmurhash.v3;
-
-function scratchView(length: number): Uint8Array {
-  let view = scratchViews[length];
-  if (view === undefined) {
-    view = scratch.subarray(0, length);
-    scratchViews[length] = view;
-  }
-  return view;
-}
-
-/**
- * Writes the UTF-8 bytes of `text` into the scratch buffer at `offset`; returns the end offset.
- * Same bytes as the WHATWG TextEncoder the library uses: a lone surrogate becomes U+FFFD (EF BF BD).
- * The caller guarantees room: a UTF-16 code unit never needs more than 3 bytes.
- */
-function writeUtf8(text: string, offset: number): number {
-  let at = offset;
-  for (let i = 0; i < text.length; i++) {
-    let code = text.charCodeAt(i);
-    if (code < 0x80) {
-      scratch[at++] = code;
-    } else if (code < 0x800) {
-      scratch[at++] = 0xc0 | (code >> 6);
-      scratch[at++] = 0x80 | (code & 0x3f);
-    } else {
-      if (code >= 0xd800 && code <= 0xdfff) {
-        const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
-        if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-          code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
-          i++;
-          scratch[at++] = 0xf0 | (code >> 18);
-          scratch[at++] = 0x80 | ((code >> 12) & 0x3f);
-          scratch[at++] = 0x80 | ((code >> 6) & 0x3f);
-          scratch[at++] = 0x80 | (code & 0x3f);
-          continue;
-        }
-        code = 0xfffd;
-      }
-      scratch[at++] = 0xe0 | (code >> 12);
-      scratch[at++] = 0x80 | ((code >> 6) & 0x3f);
-      scratch[at++] = 0x80 | (code & 0x3f);
-    }
-  }
-  return at;
-}
-
-const SLASH = 0x2f;
-
-/**
- * MurmurHash3 x86 32-bit with seed 0 over the UTF-8 bytes of `input` (the npm `murmurhash`
- * package's v3, which every SDK must reproduce).
- */
-export function murmur3(input: string): number {
-  if (input.length * 3 > SCRATCH_BYTES) return murmurV3(input, 0);
-  return murmurV3(scratchView(writeUtf8(input, 0)), 0);
-}
-
-/** The UTF-8 bytes of "/flag_key/project_id/environment_id": the fixed end of a flag's hash input in one environment. */
-export function hashSuffix(flagKey: string, projectId: string, environmentId: string): Uint8Array {
-  if ((flagKey.length + projectId.length + environmentId.length + 3) * 3 > SCRATCH_BYTES) {
-    return new TextEncoder().encode(`/${flagKey}/${projectId}/${environmentId}`);
-  }
-  let at = 0;
-  scratch[at++] = SLASH;
-  at = writeUtf8(flagKey, at);
-  scratch[at++] = SLASH;
-  at = writeUtf8(projectId, at);
-  scratch[at++] = SLASH;
-  at = writeUtf8(environmentId, at);
-  return scratch.slice(0, at);
+/** "/flag_key/project_id/environment_id" prepared for hashing (murmur3.ts): the fixed end of a flag's hash input in one environment. */
+export function hashSuffix(flagKey: string, projectId: string, environmentId: string): HashSuffix {
+  return prepareSuffix(`/${flagKey}/${projectId}/${environmentId}`);
 }
 
 /**
  * The suffix for the last flag and environment bucketed: an SDK evaluates the same flag for many
- * users in a row, so it is usually reused and only the hash input itself has to be encoded.
+ * users in a row, so it is usually reused and only the hash input itself has to be read.
  * (Evaluation keeps each flag's suffix with its compiled form and calls bucketWithSuffix.)
  */
 let suffixFlag = '';
 let suffixProject = '';
 let suffixEnvironment = '';
-let suffixBytes: Uint8Array = new Uint8Array(0);
+let suffixPrepared: HashSuffix = hashSuffix('', '', '');
 
-function suffixFor(flagKey: string, projectId: string, environmentId: string): Uint8Array {
+function suffixFor(flagKey: string, projectId: string, environmentId: string): HashSuffix {
   if (flagKey !== suffixFlag || projectId !== suffixProject || environmentId !== suffixEnvironment) {
-    suffixBytes = hashSuffix(flagKey, projectId, environmentId);
+    suffixPrepared = hashSuffix(flagKey, projectId, environmentId);
     suffixFlag = flagKey;
     suffixProject = projectId;
     suffixEnvironment = environmentId;
   }
-  return suffixBytes;
+  return suffixPrepared;
 }
 
 /**
@@ -122,24 +46,12 @@ export function bucketFor(hashInput: string, flagKey: string, projectId: string,
 }
 
 /**
- * bucketFor with the suffix already encoded (hashSuffix of the flag key, project and environment).
- * The hash input is encoded into the scratch buffer ahead of the suffix rather than concatenated
- * first: no string is built. The separators are ASCII, so this is byte-for-byte the encoding of the
- * joined string.
+ * bucketFor with the suffix already prepared (hashSuffix of the flag key, project and
+ * environment): the hash input's code units are hashed, then the suffix's ready blocks; no string
+ * is built. The separators are ASCII, so this is byte-for-byte the hash of the joined string.
  */
-export function bucketWithSuffix(hashInput: string, suffix: Uint8Array): number {
-  if (hashInput.length * 3 + suffix.length > SCRATCH_BYTES) {
-    // Rare (a hash input of over a thousand characters): encoded the library's way, then joined.
-    const encoded = new TextEncoder().encode(hashInput);
-    const joined = new Uint8Array(encoded.length + suffix.length);
-    joined.set(encoded);
-    joined.set(suffix, encoded.length);
-    return murmurV3(joined, 0) % BUCKET_COUNT;
-  }
-  let at = writeUtf8(hashInput, 0);
-  scratch.set(suffix, at);
-  at += suffix.length;
-  return murmurV3(scratchView(at), 0) % BUCKET_COUNT;
+export function bucketWithSuffix(hashInput: string, suffix: HashSuffix): number {
+  return murmur3WithSuffix(hashInput, suffix) % BUCKET_COUNT;
 }
 
 /**

@@ -206,34 +206,42 @@ export function matchesProgramSize(conditions: readonly Condition[]): number {
 }
 
 /**
+ * Up to this many string values, a string is compared with each in turn: for a short list that is
+ * faster than a hash lookup (eq has one value, in usually a handful).
+ */
+const SCAN_LIMIT = 8;
+
+/**
  * `eq`/`in`: equal to any of the values. Same JS types compare with `===`; a number equals a
  * numeric string with the same value (see toNumber); a boolean equals the string "true"/"false".
  */
 function equalsAny(values: readonly ConditionValue[]): Predicate {
   const exact = new Set<unknown>(values);
   const numbersFromStrings = new Set<number>();
+  const strings: string[] = [];
   for (const value of values) {
     if (typeof value === 'string') {
+      strings.push(value);
       const n = toNumber(value);
       if (n !== undefined) numbersFromStrings.add(n);
     }
   }
+  const scanned = strings.length <= SCAN_LIMIT ? strings : undefined;
   // Without a number among the values, no string can equal one: skip converting strings.
   const hasNumbers = values.some((value) => typeof value === 'number');
   return (value) => {
-    if (exact.has(value)) return true;
-    switch (typeof value) {
-      case 'number':
-        return numbersFromStrings.has(value);
-      case 'string': {
-        if (value === 'true' || value === 'false') return exact.has(value === 'true');
-        if (!hasNumbers) return false;
-        const n = toNumber(value);
-        return n !== undefined && exact.has(n);
-      }
-      default:
-        return exact.has(value ? 'true' : 'false');
+    if (typeof value === 'string') {
+      if (scanned !== undefined) {
+        for (let i = 0; i < scanned.length; i++) if (scanned[i] === value) return true;
+      } else if (exact.has(value)) return true;
+      if (value === 'true' || value === 'false') return exact.has(value === 'true');
+      if (!hasNumbers) return false;
+      const n = toNumber(value);
+      return n !== undefined && exact.has(n);
     }
+    if (exact.has(value)) return true;
+    if (typeof value === 'number') return numbersFromStrings.has(value);
+    return exact.has(value ? 'true' : 'false');
   };
 }
 

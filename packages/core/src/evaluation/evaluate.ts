@@ -32,6 +32,7 @@ import {
   variantValue,
   type CompiledFlag,
 } from './compiled-flag.ts';
+import type { HashSuffix } from './murmur3.ts';
 import { allConditionsHold, compiledConditionHolds, newConditionRun, type CompiledCondition } from './conditions.ts';
 import { BUDGET_EXHAUSTED, budget, budgetUsedUp } from './evaluation-budget.ts';
 import { clearOutcome, setOutcome, type Outcomes } from './outcomes.ts';
@@ -217,7 +218,7 @@ function compiledFlagOf(flag: Flag): CompiledFlag {
 
 /** The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept in its compiled form). */
 function flagBucket(compiled: CompiledFlag, flagKey: string, hashInput: string, env: EvaluationEnvironment): number {
-  let suffix = compiled[SUFFIX] as Uint8Array | undefined;
+  let suffix = compiled[SUFFIX] as HashSuffix | undefined;
   if (suffix === undefined || compiled[SUFFIX_PROJECT] !== env.projectId || compiled[SUFFIX_ENVIRONMENT] !== env.environmentId) {
     suffix = hashSuffix(flagKey, env.projectId, env.environmentId);
     compiled[SUFFIX] = suffix;
