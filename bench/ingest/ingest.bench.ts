@@ -32,6 +32,7 @@ import { openBenchDatabase } from '../support/bench-database.ts';
 import { startBenchServer } from '../support/bench-server.ts';
 import { median, option } from '../support/measure.ts';
 import type { IngestLoadJob, IngestLoadSummary } from './load-generator.ts';
+import { backendCpu, cpuSpent } from './database-cpu.ts';
 import { rawCopy, rawInsert, type RawTarget } from './raw-baselines.ts';
 import { buildBodies, seedIngestEnvironment, type EventBody } from './seed.ts';
 
@@ -56,12 +57,16 @@ interface RestRound extends IngestLoadSummary {
   acknowledgedPerSecond: number;
   /** CPU time (user + system) of this process, where the server runs, per committed event. */
   serverCpuUsPerEvent: number;
+  /** CPU time of the database's PostgreSQL backends per committed event (null: not measurable here). */
+  dbCpuUsPerEvent: number | null;
 }
 
 interface RawRound {
   rows: number;
   ms: number;
   rowsPerSecond: number;
+  /** As RestRound.dbCpuUsPerEvent. */
+  dbCpuUsPerRow: number | null;
 }
 
 // --- the load generator (a child process) ---
@@ -89,7 +94,8 @@ const pickMedian = <T>(runs: T[], by: (run: T) => number): T => [...runs].sort((
 
 function printReport(rest: RestRound, copy: RawRound, insert: RawRound | null, all: { rest: RestRound[]; copy: RawRound[]; insert: RawRound[] }, meta: Record<string, unknown>): void {
   const ratio = (rate: number): string => `${(rate / copy.rowsPerSecond).toFixed(2)}x`;
-  const header = ['path', 'events/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'non-2xx', 'errors', 'CPU/event', 'vs COPY'];
+  const header = ['path', 'events/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'non-2xx', 'errors', 'CPU/event', 'DB CPU/row', 'vs COPY'];
+  const us = (value: number | null): string => (value === null ? 'n/a' : `${value.toFixed(2)} µs`);
   const rows: string[][] = [
     [
       `REST events/batch (${BATCH}/request, ${CONNECTIONS} conn.)`,
@@ -101,11 +107,12 @@ function printReport(rest: RestRound, copy: RawRound, insert: RawRound | null, a
       String(rest.non2xx),
       String(rest.errors),
       `${rest.serverCpuUsPerEvent.toFixed(2)} µs`,
+      us(rest.dbCpuUsPerEvent),
       ratio(rest.committedPerSecond),
     ],
-    [`baseline: raw COPY (${COPY_STREAMS} connection${COPY_STREAMS > 1 ? 's' : ''})`, fmt(copy.rowsPerSecond), '', '', '', '', '', '', '', '1.00x'],
+    [`baseline: raw COPY (${COPY_STREAMS} connection${COPY_STREAMS > 1 ? 's' : ''})`, fmt(copy.rowsPerSecond), '', '', '', '', '', '', '', us(copy.dbCpuUsPerRow), '1.00x'],
   ];
-  if (insert) rows.push([`raw multi-row INSERT (${BATCH} rows, ${INSERT_LANES} conn.)`, fmt(insert.rowsPerSecond), '', '', '', '', '', '', '', ratio(insert.rowsPerSecond)]);
+  if (insert) rows.push([`raw multi-row INSERT (${BATCH} rows, ${INSERT_LANES} conn.)`, fmt(insert.rowsPerSecond), '', '', '', '', '', '', '', us(insert.dbCpuUsPerRow), ratio(insert.rowsPerSecond)]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (c: string[]): string => c.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(
@@ -159,13 +166,15 @@ function printReport(rest: RestRound, copy: RawRound, insert: RawRound | null, a
         timeouts: rest.timeouts,
         status_counts: rest.statusCounts,
         server_cpu_us_per_event: Number(rest.serverCpuUsPerEvent.toFixed(3)),
+        db_cpu_us_per_event: rest.dbCpuUsPerEvent === null ? null : Number(rest.dbCpuUsPerEvent.toFixed(3)),
         rounds_events_per_s: all.rest.map((r) => Math.round(r.committedPerSecond)),
       },
-      copy: { streams: COPY_STREAMS, rows: copy.rows, ms: Math.round(copy.ms), rows_per_s: Math.round(copy.rowsPerSecond), rounds_rows_per_s: all.copy.map((r) => Math.round(r.rowsPerSecond)) },
+      copy: { streams: COPY_STREAMS, rows: copy.rows, ms: Math.round(copy.ms), rows_per_s: Math.round(copy.rowsPerSecond), db_cpu_us_per_row: copy.dbCpuUsPerRow === null ? null : Number(copy.dbCpuUsPerRow.toFixed(3)), rounds_rows_per_s: all.copy.map((r) => Math.round(r.rowsPerSecond)) },
       insert: insert
         ? { rows: insert.rows, ms: Math.round(insert.ms), rows_per_s: Math.round(insert.rowsPerSecond), lanes: INSERT_LANES, rounds_rows_per_s: all.insert.map((r) => Math.round(r.rowsPerSecond)) }
         : null,
       ratio_to_copy: Number(ratioToCopy.toFixed(3)),
+      rounds_ratio_to_copy: all.rest.map((r, i) => Number((r.committedPerSecond / all.copy[i]!.rowsPerSecond).toFixed(3))),
       target_met: met,
     }),
   );
@@ -176,6 +185,7 @@ function printReport(rest: RestRound, copy: RawRound, insert: RawRound | null, a
 async function restRound(server: RunningServer, sql: Sql, load: LoadGenerator, job: Omit<IngestLoadJob, 'id'>): Promise<RestRound> {
   await resetTable(sql);
   const before = await countEvents(sql);
+  const dbBefore = await backendCpu(sql);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const summary = await load.run(job);
@@ -191,6 +201,7 @@ async function restRound(server: RunningServer, sql: Sql, load: LoadGenerator, j
   } while (writer.stats.requests !== handed);
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
+  const dbCpu = cpuSpent(dbBefore, await backendCpu(sql));
   const committedEvents = (await countEvents(sql)) - before;
   return {
     ...summary,
@@ -198,11 +209,13 @@ async function restRound(server: RunningServer, sql: Sql, load: LoadGenerator, j
     committedPerSecond: committedEvents / (elapsedMs / 1000),
     acknowledgedPerSecond: summary.acceptedEvents / (summary.elapsedMs / 1000),
     serverCpuUsPerEvent: (cpu.user + cpu.system) / Math.max(1, committedEvents),
+    dbCpuUsPerEvent: dbCpu === null ? null : dbCpu / Math.max(1, committedEvents),
   };
 }
 
 async function rawRound(sql: Sql, rows: number, write: () => Promise<number>): Promise<RawRound> {
   await resetTable(sql);
+  const dbBefore = await backendCpu(sql);
   const elapsed = await write();
   let stored = await countEvents(sql);
   // A stream finishes at the COPY's CommandComplete; its commit may land a moment later.
@@ -211,7 +224,8 @@ async function rawRound(sql: Sql, rows: number, write: () => Promise<number>): P
     stored = await countEvents(sql);
   }
   if (stored !== rows) throw new Error(`the baseline stored ${stored} rows, not ${rows}`);
-  return { rows, ms: elapsed, rowsPerSecond: rows / (elapsed / 1000) };
+  const dbCpu = cpuSpent(dbBefore, await backendCpu(sql));
+  return { rows, ms: elapsed, rowsPerSecond: rows / (elapsed / 1000), dbCpuUsPerRow: dbCpu === null ? null : dbCpu / rows };
 }
 
 async function main(): Promise<void> {

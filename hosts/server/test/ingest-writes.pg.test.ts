@@ -62,6 +62,25 @@ describe('PgIngestWrites', () => {
     assert.deepEqual(row, { n: 20_000, total: (19_999 * 20_000) / 2 });
   });
 
+  test('rows in any order are all stored, and the caller\'s list keeps its order (the write sorts a copy)', async () => {
+    const rows = [
+      { metricKey: 'zeta', contextType: 'user', contextKey: 'b', value: 1, timestampMs: 3 },
+      { metricKey: 'alpha', contextType: 'user', contextKey: 'z', value: 2, timestampMs: 2 },
+      { metricKey: 'alpha', contextType: 'device', contextKey: 'a', value: 3, timestampMs: 1 },
+      { metricKey: 'zeta', contextType: 'user', contextKey: 'b', value: 4, timestampMs: 3 },
+    ];
+    const given = rows.map((row) => row.value);
+    assert.equal(await writes.insertEvents(other, rows), 4);
+    assert.deepEqual(rows.map((row) => row.value), given);
+    const stored = await db.sql<Array<{ metric_key: string; context_key: string; value: number }>>`
+      SELECT metric_key, context_key, value FROM events
+      WHERE org_id = ${other.orgId} AND environment_id = ${other.environmentId} AND metric_key IN ('alpha', 'zeta') ORDER BY value`;
+    assert.deepEqual(
+      stored.map((row) => [row.metric_key, row.context_key, row.value]),
+      [['zeta', 'b', 1], ['alpha', 'z', 2], ['alpha', 'a', 3], ['zeta', 'b', 4]],
+    );
+  });
+
   test('insertExposures stores every field', async () => {
     assert.equal(await writes.insertExposures(env, [{ flagKey: 'f', variantKey: 'on', contextType: 'user', contextKey: 'u1', timestampMs: 7 }]), 1);
     const stored = await db.sql<Array<Record<string, unknown>>>`

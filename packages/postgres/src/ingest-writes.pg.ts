@@ -51,6 +51,28 @@ export function insertExposuresStatement(
     WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${condition}`;
 }
 
+/**
+ * The rows in the order of the table's btree index (events_by_metric / exposures_by_flag: metric or
+ * flag, then context), on a copy. A group commit's rows come from many requests in no order;
+ * inserted sorted, consecutive index inserts land on the same or neighbouring leaf pages while
+ * they are hot in the CPU caches, instead of each one on a random page (bench/README.md
+ * "## ingest": 20-35% less PostgreSQL CPU per row for ~1 µs of Node's per row). Any consistent order
+ * gives the locality, so JavaScript's string order stands in for the database collation.
+ */
+function inIndexOrder<Row extends { contextType: string; contextKey: string }>(rows: readonly Row[], first: (row: Row) => string): Row[] {
+  return [...rows].sort((a, b) => {
+    const x = first(a);
+    const y = first(b);
+    if (x !== y) return x < y ? -1 : 1;
+    if (a.contextType !== b.contextType) return a.contextType < b.contextType ? -1 : 1;
+    if (a.contextKey !== b.contextKey) return a.contextKey < b.contextKey ? -1 : 1;
+    return 0;
+  });
+}
+
+const byMetric = (row: EventRow): string => row.metricKey;
+const byFlag = (row: ExposureRow): string => row.flagKey;
+
 /** Session-termination codes: admin shutdown, crash shutdown, cannot connect now. */
 const STALE_SESSION_CODES: ReadonlySet<string> = new Set(['57P01', '57P02', '57P03']);
 
@@ -87,7 +109,8 @@ export class PgIngestWrites {
     if (rows.length === 0) return 0;
     if (!validScope(scope)) throw notFound('environment', scope.environmentId);
     // The server clock stamps receipt: clients' clocks decide nothing about staleness.
-    const result = await retryingStaleSession(() => insertEventsStatement(this.sql, scope, rows, Date.now()));
+    const sorted = inIndexOrder(rows, byMetric);
+    const result = await retryingStaleSession(() => insertEventsStatement(this.sql, scope, sorted, Date.now()));
     if (result.count === 0) throw notFound('environment', scope.environmentId);
     return result.count;
   }
@@ -96,7 +119,8 @@ export class PgIngestWrites {
   async insertExposures(scope: EnvironmentScope, rows: readonly ExposureRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     if (!validScope(scope)) throw notFound('environment', scope.environmentId);
-    const result = await retryingStaleSession(() => insertExposuresStatement(this.sql, scope, rows, Date.now()));
+    const sorted = inIndexOrder(rows, byFlag);
+    const result = await retryingStaleSession(() => insertExposuresStatement(this.sql, scope, sorted, Date.now()));
     if (result.count === 0) throw notFound('environment', scope.environmentId);
     return result.count;
   }
