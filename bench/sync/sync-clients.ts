@@ -36,7 +36,8 @@ type RawStream = (request: unknown, metadata: grpc.Metadata) => grpc.ClientReada
 /** The same clock in both processes: wall-clock origin plus the monotonic offset. */
 const nowMs = (): number => performance.timeOrigin + performance.now();
 const send = (message: unknown): void => {
-  process.send?.(message);
+  // The parent may be gone (it failed): nothing left to tell.
+  if (process.connected) process.send?.(message);
 };
 
 let clients: grpc.Client[] = [];
@@ -58,8 +59,13 @@ function onMessage(index: number, message: Message): void {
 async function open(command: Extract<Command, { type: 'open' }>): Promise<void> {
   const started = nowMs();
   const connections = Math.ceil(command.streams / command.perConnection);
-  // A local subchannel pool per client: one HTTP/2 connection each, not one shared by all.
-  clients = Array.from({ length: connections }, () => new RawClient(`127.0.0.1:${command.port}`, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
+  // A local subchannel pool per client: one HTTP/2 connection each, not one shared by all. The
+  // connection's receive window is what `perConnection` SDKs with a connection each would have
+  // together (64 KiB each): with the default 64 KiB for all of them, a change or a snapshot to 100
+  // streams would wait for this process to hand back window many times over, which is the bench's
+  // multiplexing, not the server.
+  const options = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': command.perConnection * 65_535 };
+  clients = Array.from({ length: connections }, () => new RawClient(`127.0.0.1:${command.port}`, grpc.credentials.createInsecure(), options));
   const metadata = new grpc.Metadata();
   metadata.set('x-sdk-key', command.sdkKey);
   // Opened in batches, each waiting for its snapshots: a burst of 10,000 snapshots at once would
