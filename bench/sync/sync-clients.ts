@@ -6,7 +6,8 @@
  *   → {type: 'open', port, streams, perConnection, sdkKey, environmentId}
  *   ← {type: 'opened', ms}                       every stream has its first message
  *   → {type: 'expect', marker}                    a change is about to be made
- *   ← {type: 'delivered', times}                  epoch ms (sub-ms) at which each stream got it
+ *   ← {type: 'delivered', times, lost}            epoch ms (sub-ms) at which each stream got it
+ *                                                 (NaN for streams lost: ended by an error after opening)
  *   → {type: 'close'}  ← {type: 'closed'}
  */
 import * as grpc from '@grpc/grpc-js';
@@ -43,6 +44,23 @@ const send = (message: unknown): void => {
 let clients: grpc.Client[] = [];
 let calls: grpc.ClientReadableStream<Message>[] = [];
 let expectation: { marker: Buffer; times: number[]; pending: number } | null = null;
+/** Streams that ended with an error after opening (e.g. the server dropped their connection). */
+let lost = new Set<number>();
+
+function finish(waiting: { times: number[]; pending: number }): void {
+  if (waiting.pending > 0) return;
+  expectation = null;
+  send({ type: 'delivered', times: waiting.times, lost: lost.size });
+}
+
+function onLost(index: number): void {
+  if (lost.has(index)) return;
+  lost.add(index);
+  const waiting = expectation;
+  if (!waiting || !Number.isNaN(waiting.times[index]!)) return;
+  waiting.pending -= 1;
+  finish(waiting);
+}
 
 function onMessage(index: number, message: Message): void {
   const waiting = expectation;
@@ -50,10 +68,7 @@ function onMessage(index: number, message: Message): void {
   if (!message.includes(waiting.marker)) return;
   waiting.times[index] = nowMs();
   waiting.pending -= 1;
-  if (waiting.pending === 0) {
-    expectation = null;
-    send({ type: 'delivered', times: waiting.times });
-  }
+  finish(waiting);
 }
 
 async function open(command: Extract<Command, { type: 'open' }>): Promise<void> {
@@ -84,7 +99,7 @@ async function open(command: Extract<Command, { type: 'open' }>): Promise<void> 
         }),
       );
       call.on('data', (message: Message) => onMessage(index, message));
-      call.on('error', () => {});
+      call.on('error', () => onLost(index));
     }
     await Promise.all(opened);
   }
@@ -96,6 +111,7 @@ function close(): void {
   for (const client of clients) client.close();
   calls = [];
   clients = [];
+  lost = new Set();
   send({ type: 'closed' });
 }
 
@@ -107,7 +123,7 @@ process.on('message', (command: Command) => {
       });
       break;
     case 'expect':
-      expectation = { marker: Buffer.from(command.marker, 'utf8'), times: new Array<number>(calls.length).fill(Number.NaN), pending: calls.length };
+      expectation = { marker: Buffer.from(command.marker, 'utf8'), times: new Array<number>(calls.length).fill(Number.NaN), pending: calls.length - lost.size };
       send({ type: 'expecting' });
       break;
     case 'close':

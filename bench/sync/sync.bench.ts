@@ -48,6 +48,8 @@ const ROUNDS = option('rounds', 5);
 const PER_CONNECTION = option('per-connection', 100);
 const FANOUT_FLAGS = option('fanout-flags', 100);
 const SNAPSHOT_FLAGS = option('snapshot-flags', 1000);
+const NO_BASELINE = process.argv.includes('--no-baseline');
+const NO_RESYNC = process.argv.includes('--no-resync');
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-1' };
 
 /** Progress on stderr (the results go to stdout). */
@@ -146,6 +148,8 @@ class ClientProcess {
 const CLIENT_PROCESSES = option('client-processes', 0);
 const processesFor = (streams: number): number => CLIENT_PROCESSES || (streams >= 20_000 ? 4 : 1);
 const pool: ClientProcess[] = [];
+/** Streams of the current stream count that ended with an error after opening. */
+let lostStreams = 0;
 let clients: ClientProcess[] = [];
 
 /**
@@ -156,6 +160,7 @@ async function openStreams(port: number, streams: number, sdkKey: string, enviro
   const count = Math.min(processesFor(streams), streams);
   while (pool.length < count) pool.push(new ClientProcess());
   clients = pool.slice(0, count);
+  lostStreams = 0;
   const cpu = process.cpuUsage();
   const started = nowMs();
   await Promise.all(
@@ -174,8 +179,15 @@ const closeStreams = (): Promise<unknown> => Promise.all(clients.map((client) =>
 /** Tells every client process the marker to look for; resolves with the delivery times of all streams. */
 async function expect(marker: string): Promise<{ delivered: Promise<number[]> }> {
   await Promise.all(clients.map((client) => client.ask({ type: 'expect', marker })));
-  const reports = clients.map((client) => client.next() as Promise<{ times: number[] }>);
-  return { delivered: Promise.all(reports).then((all) => all.flatMap((report) => report.times)) };
+  const reports = clients.map((client) => client.next() as Promise<{ times: number[]; lost?: number }>);
+  return {
+    delivered: Promise.all(reports).then((all) => {
+      const lostNow = all.reduce((sum, report) => sum + (report.lost ?? 0), 0);
+      if (lostNow > lostStreams) progress(`${lostNow} streams lost (ended by an error after opening): not counted from now on`);
+      lostStreams = lostNow;
+      return all.flatMap((report) => report.times).filter((t) => !Number.isNaN(t));
+    }),
+  };
 }
 
 interface Delivery {
@@ -351,13 +363,15 @@ try {
     const memory = process.memoryUsage();
     progress(`switchyard: ${streams} streams open in ${Math.round(openMs)} ms, RSS ${mib(memory.rss)} MiB; delivery rounds`);
     const ours = await deliver(ROUNDS, changeFlag);
-    progress('switchyard: resync');
-    const resynced = await resync(server, ours.lastMarker);
+    progress(`switchyard delivery: p50 ${percentile(ours.latencies, 50).toFixed(1)} p99 ${percentile(ours.latencies, 99).toFixed(1)} max ${Math.max(...ours.roundMaxima).toFixed(1)} ms, server CPU per round ${ours.cpuMs.map((ms) => ms.toFixed(0)).join(', ')} ms, event-loop delay max ${ours.loopDelayMaxMs.toFixed(0)} ms, load ${(loadavg()[0] ?? 0).toFixed(1)}; resync`);
+    const resynced = NO_RESYNC ? null : await resync(server, ours.lastMarker);
+    const lostInRun = lostStreams;
     await closeStreams();
-    progress(`switchyard row done: ${JSON.stringify({ openMs, openCpuMs, rss: mib(memory.rss), heap: mib(memory.heapUsed), p50: percentile(ours.latencies, 50), p99: percentile(ours.latencies, 99), max: Math.max(...ours.roundMaxima), cpuMs: ours.cpuMs, loopDelayMaxMs: ours.loopDelayMaxMs, resynced, load: loadavg()[0] })}`);
+    progress(`switchyard row done: ${JSON.stringify({ openMs, openCpuMs, rss: mib(memory.rss), heap: mib(memory.heapUsed), p50: percentile(ours.latencies, 50), p99: percentile(ours.latencies, 99), max: Math.max(...ours.roundMaxima), cpuMs: ours.cpuMs, loopDelayMaxMs: ours.loopDelayMaxMs, resynced, lost: lostInRun, load: loadavg()[0] })}`);
     rows.push({ streams, server: 'switchyard', resync: resynced, openMs, openCpuMs, rssMiB: mib(memory.rss), heapMiB: mib(memory.heapUsed), p50: percentile(ours.latencies, 50), p99: percentile(ours.latencies, 99), max: Math.max(...ours.roundMaxima), clientProcesses: clients.length, cpuMs: median(ours.cpuMs), loopDelayMaxMs: ours.loopDelayMaxMs });
     await sleep(500);
 
+    if (NO_BASELINE) continue;
     // Baseline: the same snapshot and change messages from a bare grpc-js server.
     const flags = await server.services.flags.list(seeded.principal, await server.services.flags.target(seeded.principal, fanout.environmentId, 'environment'));
     const template = flags[0]!;
