@@ -17,8 +17,10 @@ export interface BareSyncServer {
 
 export async function startBareSyncServer(snapshot: object): Promise<BareSyncServer> {
   const calls = new Set<grpc.ServerWritableStream<unknown, unknown>>();
-  // The same keepalive settings as the product's servers.
-  const server = new grpc.Server({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000, 'grpc.keepalive_permit_without_calls': 1 });
+  // The product's keepalive settings, but a longer wait for a ping's answer: this server encodes the
+  // snapshot for every new call, and on a busy machine opening tens of thousands of streams kept
+  // its event loop from reading the answers for 10 s, which dropped whole connections mid-run.
+  const server = new grpc.Server({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 120_000, 'grpc.keepalive_permit_without_calls': 1 });
   server.addService(Service.service, {
     syncDefinitions: (call: grpc.ServerWritableStream<unknown, unknown>) => {
       calls.add(call);

@@ -6,7 +6,8 @@
  *   → {type: 'open', port, streams, perConnection, sdkKey, environmentId}
  *   ← {type: 'opened', ms}                       every stream has its first message
  *   → {type: 'expect', marker}                    a change is about to be made
- *   ← {type: 'delivered', times}                  epoch ms (sub-ms) at which each stream got it
+ *   ← {type: 'delivered', times, lost}            epoch ms (sub-ms) at which each stream got it
+ *                                                 (NaN for streams lost: ended by an error after opening)
  *   → {type: 'close'}  ← {type: 'closed'}
  */
 import * as grpc from '@grpc/grpc-js';
@@ -36,12 +37,30 @@ type RawStream = (request: unknown, metadata: grpc.Metadata) => grpc.ClientReada
 /** The same clock in both processes: wall-clock origin plus the monotonic offset. */
 const nowMs = (): number => performance.timeOrigin + performance.now();
 const send = (message: unknown): void => {
-  process.send?.(message);
+  // The parent may be gone (it failed): nothing left to tell.
+  if (process.connected) process.send?.(message);
 };
 
 let clients: grpc.Client[] = [];
 let calls: grpc.ClientReadableStream<Message>[] = [];
 let expectation: { marker: Buffer; times: number[]; pending: number } | null = null;
+/** Streams that ended with an error after opening (e.g. the server dropped their connection). */
+let lost = new Set<number>();
+
+function finish(waiting: { times: number[]; pending: number }): void {
+  if (waiting.pending > 0) return;
+  expectation = null;
+  send({ type: 'delivered', times: waiting.times, lost: lost.size });
+}
+
+function onLost(index: number): void {
+  if (lost.has(index)) return;
+  lost.add(index);
+  const waiting = expectation;
+  if (!waiting || !Number.isNaN(waiting.times[index]!)) return;
+  waiting.pending -= 1;
+  finish(waiting);
+}
 
 function onMessage(index: number, message: Message): void {
   const waiting = expectation;
@@ -49,17 +68,19 @@ function onMessage(index: number, message: Message): void {
   if (!message.includes(waiting.marker)) return;
   waiting.times[index] = nowMs();
   waiting.pending -= 1;
-  if (waiting.pending === 0) {
-    expectation = null;
-    send({ type: 'delivered', times: waiting.times });
-  }
+  finish(waiting);
 }
 
 async function open(command: Extract<Command, { type: 'open' }>): Promise<void> {
   const started = nowMs();
   const connections = Math.ceil(command.streams / command.perConnection);
-  // A local subchannel pool per client: one HTTP/2 connection each, not one shared by all.
-  clients = Array.from({ length: connections }, () => new RawClient(`127.0.0.1:${command.port}`, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
+  // A local subchannel pool per client: one HTTP/2 connection each, not one shared by all. The
+  // connection's receive window is what `perConnection` SDKs with a connection each would have
+  // together (64 KiB each): with the default 64 KiB for all of them, a change or a snapshot to 100
+  // streams would wait for this process to hand back window many times over, which is the bench's
+  // multiplexing, not the server.
+  const options = { 'grpc.use_local_subchannel_pool': 1, 'grpc-node.flow_control_window': command.perConnection * 65_535 };
+  clients = Array.from({ length: connections }, () => new RawClient(`127.0.0.1:${command.port}`, grpc.credentials.createInsecure(), options));
   const metadata = new grpc.Metadata();
   metadata.set('x-sdk-key', command.sdkKey);
   // Opened in batches, each waiting for its snapshots: a burst of 10,000 snapshots at once would
@@ -78,7 +99,7 @@ async function open(command: Extract<Command, { type: 'open' }>): Promise<void> 
         }),
       );
       call.on('data', (message: Message) => onMessage(index, message));
-      call.on('error', () => {});
+      call.on('error', () => onLost(index));
     }
     await Promise.all(opened);
   }
@@ -90,6 +111,7 @@ function close(): void {
   for (const client of clients) client.close();
   calls = [];
   clients = [];
+  lost = new Set();
   send({ type: 'closed' });
 }
 
@@ -101,7 +123,7 @@ process.on('message', (command: Command) => {
       });
       break;
     case 'expect':
-      expectation = { marker: Buffer.from(command.marker, 'utf8'), times: new Array<number>(calls.length).fill(Number.NaN), pending: calls.length };
+      expectation = { marker: Buffer.from(command.marker, 'utf8'), times: new Array<number>(calls.length).fill(Number.NaN), pending: calls.length - lost.size };
       send({ type: 'expecting' });
       break;
     case 'close':

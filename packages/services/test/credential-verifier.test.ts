@@ -217,6 +217,39 @@ describe('CredentialVerifier: SDK keys', () => {
   });
 });
 
+describe('CredentialVerifier: many streams of one key at once', () => {
+  test('1,000 concurrent checks of an uncached key make one lookup; an unknown key likewise', async () => {
+    const key = await newKey();
+    const expected = { kind: 'sdk_key', sdkKeyId: key.id, ...scope };
+    const answers = await Promise.all(Array.from({ length: 1_000 }, () => verifier.verifySdkKey(key.rawKey)));
+    assert.ok(answers.every((answer) => JSON.stringify(answer) === JSON.stringify(expected)));
+    assert.equal(sdkKeys.lookups, 1, 'one repository call for all of them');
+
+    const refused = await Promise.allSettled(Array.from({ length: 100 }, () => verifier.verifySdkKey('sdk_guessed-key')));
+    assert.ok(refused.every((r) => r.status === 'rejected' && isDomainError(r.reason) && r.reason.code === 'UNAUTHENTICATED'));
+    assert.equal(sdkKeys.lookups, 2);
+  });
+
+  test('a check that starts after a revocation does not join a lookup started before it', async () => {
+    const key = await newKey();
+    await newKey();
+    let release = (): void => {};
+    sdkKeys.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const before = verifier.verifySdkKey(key.rawKey); // reads the still-active row, then waits
+    await new Promise((resolve) => setImmediate(resolve));
+    await sdkKeys.revoke(scope, key.id);
+    verifier.evict(key.id);
+    sdkKeys.gate = null;
+    const after = verifier.verifySdkKey(key.rawKey);
+    release();
+    await before.catch(() => undefined); // either answer is acceptable for the concurrent call
+    await rejectsUnauthenticated(after);
+    assert.equal(sdkKeys.lookups, 2);
+  });
+});
+
 describe('CredentialVerifier: credentials', () => {
   test('a bearer token becomes its user principal, with the role the session registry says it has now', async () => {
     const { token } = await tokens.issue({ userId: 'u1', orgId: 'o1', role: 'org_admin', isSystem: false, sessionId: 'live-session' });

@@ -215,6 +215,65 @@ describe('snapshot and increments', () => {
   });
 });
 
+describe('fan-out to thousands of streams', () => {
+  // More than two slices of the hub's (1,000 streams per event-loop turn).
+  const COUNT = 2_500;
+
+  /** How many sinks satisfy `got` at each turn of the event loop, until all do. */
+  async function turnsUntilAll(sinks: FakeSink[], got: (sink: FakeSink) => boolean): Promise<number[]> {
+    const seen: number[] = [];
+    for (let turn = 0; turn < 1_000; turn++) {
+      const count = sinks.filter(got).length;
+      seen.push(count);
+      if (count === sinks.length) return seen;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    throw new Error(`not delivered to every stream: ${seen.at(-1)} of ${sinks.length}`);
+  }
+
+  /** Opened in one go (no key: the per-key cap is not what this is about), as after a restart. */
+  const openMany = (): FakeSink[] =>
+    Array.from({ length: COUNT }, () => {
+      const sink = new FakeSink();
+      sink.handle = hub.open(SCOPE, {}, sink);
+      return sink;
+    });
+
+  const partial = (seen: number[]): number[] => seen.filter((n) => n > 0 && n < COUNT);
+
+  test('a change reaches the streams over several event-loop turns, so other work runs in between', async () => {
+    const sinks = openMany();
+    await turnsUntilAll(sinks, (sink) => sink.messages.length >= 1);
+    snapshots.data.get(SCOPE.environmentId)!.flags.push(flag('d'));
+    snapshots.change({ environmentId: SCOPE.environmentId });
+    const seen = await turnsUntilAll(sinks, (sink) => sink.messages.length >= 2);
+    assert.ok(partial(seen).length >= 2, `turns that saw part of the streams served: ${partial(seen).join(', ')}`);
+    assert.ok(sinks.every((sink) => sink.messages[1]?.sequenceNumber === 2 && sink.messages[1].payload.flags.map((f) => f.key).join() === 'd'));
+  });
+
+  test('the first snapshots of thousands of streams opened together go out over several turns too', async () => {
+    const sinks = openMany();
+    const seen = await turnsUntilAll(sinks, (sink) => sink.messages.length >= 1);
+    assert.ok(partial(seen).length >= 2, `turns that saw part of the streams served: ${partial(seen).join(', ')}`);
+    assert.ok(sinks.every((sink) => sink.messages.length === 1 && sink.messages[0]!.payload.fullSnapshot));
+  });
+
+  test('a change announced while first snapshots are going out follows them, in order, on every stream', async () => {
+    const sinks = openMany();
+    // Wait until part of the streams have their snapshot, then change.
+    for (let turn = 0; turn < 1_000 && !sinks.some((sink) => sink.messages.length > 0); turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(sinks.some((sink) => sink.messages.length === 0), 'the change is announced mid-way');
+    snapshots.data.get(SCOPE.environmentId)!.flags.push(flag('d'));
+    snapshots.change({ environmentId: SCOPE.environmentId });
+    await turnsUntilAll(sinks, (sink) => sink.messages.length >= 2);
+    for (const sink of sinks) {
+      assert.deepEqual(sink.messages.map((m) => [m.sequenceNumber, m.payload.fullSnapshot]), [[1, true], [2, false]]);
+      assert.deepEqual(sink.messages[0]!.payload.flags.map((f) => f.key), ['a', 'b']);
+      assert.deepEqual(sink.messages[1]!.payload.flags.map((f) => f.key), ['d']);
+    }
+  });
+});
+
 describe('resync after a lost notification connection', () => {
   test('every stream gets a full snapshot; streams of keys revoked meanwhile end with UNAUTHENTICATED', async () => {
     const kept = await openStream(SCOPE, 'key-1');

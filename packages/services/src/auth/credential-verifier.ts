@@ -96,6 +96,8 @@ export class CredentialVerifier {
    * stale (the key was revoked while the lookup was in flight), so it is returned but not cached.
    */
   private generation = 0;
+  /** SDK keys being looked up in the database, with the generation each look-up started in. */
+  private readonly sdkKeyLookups = new Map<string, { generation: number; principal: Promise<KeyPrincipal> }>();
 
   constructor(
     private readonly tokens: TokenService,
@@ -164,6 +166,22 @@ export class CredentialVerifier {
     const cached = this.cache.get(rawKey);
     if (cached) return refuseExpiredKey(cached, this.now());
     if (cached === null || rawKey.length === 0 || rawKey.length > MAX_KEY_LENGTH) throw unauthenticated('invalid SDK key');
+    // One database look-up per key at a time: the streams of 50,000 SDKs sharing a key that
+    // reconnect together (a restarted instance, an expired cache entry) would otherwise all miss
+    // the cache at once and queue that many identical queries for the pool. A look-up started
+    // before a revocation or a lost notification connection is not joined (its answer may be stale).
+    const pending = this.sdkKeyLookups.get(rawKey);
+    if (pending && pending.generation === this.generation) return refuseExpiredKey(await pending.principal, this.now());
+    const lookup = { generation: this.generation, principal: this.lookUpSdkKey(rawKey) };
+    this.sdkKeyLookups.set(rawKey, lookup);
+    try {
+      return refuseExpiredKey(await lookup.principal, this.now());
+    } finally {
+      if (this.sdkKeyLookups.get(rawKey) === lookup) this.sdkKeyLookups.delete(rawKey);
+    }
+  }
+
+  private async lookUpSdkKey(rawKey: string): Promise<KeyPrincipal> {
     const generation = this.generation;
     const key = await this.sdkKeys.findActiveByHash(sha256Hex(rawKey));
     if (!key) {
@@ -175,7 +193,7 @@ export class CredentialVerifier {
         ? { kind: 'client_key', sdkKeyId: key.id, orgId: key.orgId, projectId: key.projectId, environmentId: key.environmentId, client: key.settings }
         : { kind: 'sdk_key', sdkKeyId: key.id, orgId: key.orgId, projectId: key.projectId, environmentId: key.environmentId };
     if (generation === this.generation) this.cache.remember(rawKey, principal);
-    return refuseExpiredKey(principal, this.now());
+    return principal;
   }
 
   /**

@@ -10,6 +10,17 @@ import type { SyncPayload } from './sync-types.ts';
  */
 const BROADCAST_SLICE = 1000;
 
+/**
+ * Hands a message to each stream (`send` answers whether it did), yielding to the event loop after
+ * every BROADCAST_SLICE streams served.
+ */
+async function inSlices(streams: readonly SyncStream[], send: (stream: SyncStream) => boolean): Promise<void> {
+  let sent = 0;
+  for (const stream of streams) {
+    if (send(stream) && ++sent % BROADCAST_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 export interface ChannelDeps {
   snapshots: Pick<DefinitionSnapshots, 'get'>;
   /** The active keys of an environment (only their ids are read). */
@@ -93,12 +104,15 @@ export class EnvironmentChannel {
         const newcomers = this.waiting;
         this.waiting = [];
         if (newcomers.length === 0) continue;
+        // Sliced like a broadcast: thousands of clients reconnecting together (a restarted
+        // instance) all join during the first load.
         const snapshot = this.snapshotPayload();
-        for (const stream of newcomers) {
-          if (stream.closed) continue;
+        await inSlices(newcomers, (stream) => {
+          if (stream.closed) return false;
           stream.live = true;
           stream.deliver(snapshot);
-        }
+          return true;
+        });
       }
     } catch (error) {
       this.deps.onError(error, this.scope);
@@ -151,12 +165,11 @@ export class EnvironmentChannel {
    * twice leaves the same state.
    */
   private async broadcast(payload: SyncPayload): Promise<void> {
-    let sent = 0;
-    for (const stream of [...this.streams]) {
-      if (!stream.live) continue;
+    await inSlices([...this.streams], (stream) => {
+      if (!stream.live) return false;
       stream.deliver(payload);
-      if (++sent % BROADCAST_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-    }
+      return true;
+    });
   }
 
   /** Revocations announced while the notification connection was down were missed: ask the database. */

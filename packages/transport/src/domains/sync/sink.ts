@@ -18,7 +18,15 @@ export const DEFAULT_SYNC_WRITE_BUDGET_BYTES = 128 * 1024 * 1024;
  */
 export class WriteBudget {
   private inFlight = 0;
-  /** Sinks holding a message until there is room, in arrival order. */
+  /**
+   * Sinks holding a message until there is room, in arrival order: a queue read from `head`, with
+   * `waiting` telling which entries still wait (a sink that left is skipped when reached). Not one
+   * Set iterated from its start: deleted entries stay in a Set's storage until it is rehashed, so
+   * each room made would walk past every sink resumed before it, O(n²) when a resync holds back a
+   * message for each of 50,000 streams.
+   */
+  private queue: Array<GrpcSyncSink | undefined> = [];
+  private head = 0;
   private readonly waiting = new Set<GrpcSyncSink>();
 
   constructor(readonly maxBytes: number = DEFAULT_SYNC_WRITE_BUDGET_BYTES) {}
@@ -31,21 +39,40 @@ export class WriteBudget {
     return this.inFlight;
   }
 
+  /** Sinks holding a message for room in the budget. */
+  get waitingSinks(): number {
+    return this.waiting.size;
+  }
+
   take(bytes: number): void {
     this.inFlight += bytes;
   }
 
   give(bytes: number): void {
     this.inFlight -= bytes;
-    for (const sink of this.waiting) {
-      if (this.exhausted) break;
-      this.waiting.delete(sink);
+    while (!this.exhausted && this.head < this.queue.length) {
+      const sink = this.queue[this.head];
+      // Cleared, so a resumed sink is not kept alive by the queue.
+      this.queue[this.head] = undefined;
+      this.head += 1;
+      // Gone from `waiting`: the sink left (its stream ended) after it queued.
+      if (sink === undefined || !this.waiting.delete(sink)) continue;
+      // May queue the sink again (its next message) or give bytes back (re-entering this loop).
       sink.resume();
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
     }
   }
 
   wait(sink: GrpcSyncSink): void {
+    if (this.waiting.has(sink)) return;
     this.waiting.add(sink);
+    this.queue.push(sink);
   }
 
   leave(sink: GrpcSyncSink): void {
