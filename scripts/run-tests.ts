@@ -76,8 +76,7 @@ function findTestFiles(): string[] {
  * startTestServer( itself, or a wrapper named start<Something>TestServer( (e.g. startSsoTestServer),
  * unless the file says it runs on one topology only (a line `// topologies: single`, with its reason).
  */
-function runsOnSplitTopology(file: string): boolean {
-  const text = readFileSync(file, 'utf8');
+function runsOnSplitTopology(text: string): boolean {
   return /\bstart\w*TestServer\(/.test(text) && !/^\/\/ topologies: single\b/m.test(text);
 }
 
@@ -99,9 +98,10 @@ async function main(): Promise<number> {
     console.error('no test files found');
     return 1;
   }
+  const texts = new Map(files.map((file) => [file, readFileSync(file, 'utf8')]));
   const jobs: Job[] = files.map((file) => ({ file, topology: 'single' as const }));
   if (process.env.TEST_TOPOLOGIES !== 'single') {
-    for (const file of files) if (runsOnSplitTopology(file)) jobs.push({ file, topology: 'split' });
+    for (const file of files) if (runsOnSplitTopology(texts.get(file)!)) jobs.push({ file, topology: 'split' });
   }
   const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 6));
   console.log(`# node ${process.version} (${process.execPath}), ${files.length} test files, ${jobs.length} runs (split topology: ${jobs.length - files.length}), ${concurrency} at a time`);
@@ -126,7 +126,7 @@ async function main(): Promise<number> {
 
   // Chromium is found (or installed) once here, not by each browser test file: parallel files
   // racing for apt-get's lock made all but one skip their tests.
-  if (files.some((file) => readFileSync(file, 'utf8').includes('launchChromium('))) {
+  if ([...texts.values()].some((text) => text.includes('launchChromium('))) {
     const chromium = chromiumExecutable();
     if (chromium.path) env.CHROMIUM_PATH = chromium.path;
     else env.CHROMIUM_UNAVAILABLE = chromium.reason;
@@ -139,6 +139,9 @@ async function main(): Promise<number> {
     const cacheDir = path.join(REPO_ROOT, 'node_modules', '.cache', 'switchyard-tests');
     mkdirSync(cacheDir, { recursive: true });
     compiledDir = mkdtempSync(path.join(cacheDir, 'run-'));
+    // An interrupted run (Ctrl-C) takes its ~13 MB of compiled files with it.
+    const built = compiledDir;
+    onInterrupt.push(() => rmSync(built, { recursive: true, force: true }));
     const compileStarted = Date.now();
     await compileTests(REPO_ROOT, files, compiledDir);
     console.log(`# compiled ${files.length} test files in ${seconds(Date.now() - compileStarted)} (scripts/compile-tests.ts)`);
@@ -155,6 +158,19 @@ async function main(): Promise<number> {
   await dropTemplateDatabase(env.TEST_DATABASE_URL, template);
   await stopDatabase?.();
   return report(results, started, durations);
+}
+
+/** Process groups of the files running now. */
+const runningGroups = new Set<number>();
+/** Clean-ups of an interrupted run, after the running files' groups are killed. */
+const onInterrupt: Array<() => void> = [];
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // The files run in process groups of their own, which a terminal's Ctrl-C does not reach.
+  process.once(signal, () => {
+    for (const pid of runningGroups) killGroup(pid);
+    for (const cleanUp of onInterrupt) cleanUp();
+    process.exit(130);
+  });
 }
 
 async function runPool(jobs: Job[], concurrency: number, env: NodeJS.ProcessEnv, compiledDir: string | undefined): Promise<JobResult[]> {
@@ -187,6 +203,7 @@ function runFile(job: Job, env: NodeJS.ProcessEnv, args: string[]): Promise<JobR
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    if (child.pid !== undefined) runningGroups.add(child.pid);
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -198,6 +215,7 @@ function runFile(job: Job, env: NodeJS.ProcessEnv, args: string[]): Promise<JobR
     child.on('close', (status, signal) => {
       clearTimeout(timer);
       killGroup(child.pid);
+      if (child.pid !== undefined) runningGroups.delete(child.pid);
       let output = Buffer.concat(chunks).toString('utf8');
       let cpuMs = 0;
       output = output.replace(/\n# test-file-cpu-ms (\d+)\n/, (_line, ms: string) => {

@@ -104,7 +104,7 @@ export function murmur3WithSuffix(input: string, suffix: HashSuffix): number {
   const length = input.length;
   let i = 0;
   while (i < length) {
-    let unit = input.charCodeAt(i++);
+    const unit = input.charCodeAt(i++);
     if (unit < 0x80) {
       block |= unit << (pending << 3);
       byteLength++;
@@ -115,29 +115,29 @@ export function murmur3WithSuffix(input: string, suffix: HashSuffix): number {
       }
       continue;
     }
+    // The code point: the unit itself, a surrogate pair's, or U+FFFD for a lone surrogate.
+    let point = unit;
+    if ((unit & 0xf800) === 0xd800) {
+      const next = i < length ? input.charCodeAt(i) : 0;
+      if (unit < 0xdc00 && (next & 0xfc00) === 0xdc00) {
+        i++;
+        point = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
+      } else {
+        point = 0xfffd;
+      }
+    }
+    // Its 2-4 UTF-8 bytes, packed little-endian.
     let bytes: number;
     let count: number;
-    if (unit < 0x800) {
-      bytes = (0xc0 | (unit >> 6)) | ((0x80 | (unit & 0x3f)) << 8);
+    if (point < 0x800) {
+      bytes = (0xc0 | (point >> 6)) | ((0x80 | (point & 0x3f)) << 8);
       count = 2;
+    } else if (point < 0x10000) {
+      bytes = (0xe0 | (point >> 12)) | ((0x80 | ((point >> 6) & 0x3f)) << 8) | ((0x80 | (point & 0x3f)) << 16);
+      count = 3;
     } else {
-      if ((unit & 0xf800) === 0xd800) {
-        // A surrogate: with the low one after it, one 4-byte character; alone, U+FFFD.
-        const next = i < length ? input.charCodeAt(i) : 0;
-        if (unit < 0xdc00 && (next & 0xfc00) === 0xdc00) {
-          i++;
-          const point = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
-          bytes = (0xf0 | (point >> 18)) | ((0x80 | ((point >> 12) & 0x3f)) << 8) | ((0x80 | ((point >> 6) & 0x3f)) << 16) | ((0x80 | (point & 0x3f)) << 24);
-          count = 4;
-        } else {
-          unit = 0xfffd;
-          bytes = (0xe0 | (unit >> 12)) | ((0x80 | ((unit >> 6) & 0x3f)) << 8) | ((0x80 | (unit & 0x3f)) << 16);
-          count = 3;
-        }
-      } else {
-        bytes = (0xe0 | (unit >> 12)) | ((0x80 | ((unit >> 6) & 0x3f)) << 8) | ((0x80 | (unit & 0x3f)) << 16);
-        count = 3;
-      }
+      bytes = (0xf0 | (point >> 18)) | ((0x80 | ((point >> 12) & 0x3f)) << 8) | ((0x80 | ((point >> 6) & 0x3f)) << 16) | ((0x80 | (point & 0x3f)) << 24);
+      count = 4;
     }
     byteLength += count;
     block |= bytes << (pending << 3);

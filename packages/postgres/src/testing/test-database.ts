@@ -26,6 +26,9 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
+/** A database name no other test run picks: the prefix, the time and random hex. */
+const uniqueDatabaseName = (prefix: string): string => `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+
 /**
  * Creates a migrated template database for a test run and answers its name: `npm test` calls it
  * once and passes the name to every test file as TEST_TEMPLATE_DATABASE, so that each test
@@ -35,7 +38,7 @@ export function withDatabase(url: string, database: string): string {
  */
 export async function prepareTemplateDatabase(url: string): Promise<string> {
   const admin = connect(url, { poolSize: 1 });
-  const name = `t_template_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const name = uniqueDatabaseName('t_template');
   try {
     await admin.unsafe(`CREATE DATABASE ${name}`);
     const sql = connect(withDatabase(url, name), { poolSize: 1 });
@@ -68,7 +71,7 @@ export async function dropTemplateDatabase(url: string, name: string): Promise<v
  */
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
   const admin = connect(serverUrl(), { poolSize: 1 });
-  const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const name = uniqueDatabaseName('t');
   const migrated = options.migrate ?? true;
   const template = migrated ? process.env.TEST_TEMPLATE_DATABASE : undefined;
   if (template !== undefined && !/^[a-z0-9_]+$/.test(template)) {
