@@ -152,6 +152,19 @@ describe('the write budget with tens of thousands of held messages', () => {
     assert.equal(budget.waitingSinks, 0);
   });
 
+  test('streams that end while the budget stays full do not pile up in its queue', () => {
+    // A key holder opening and closing streams in a loop while nothing drains: each waits, then ends.
+    const budget = new WriteBudget(1);
+    budget.take(1);
+    const resumed: number[] = [];
+    heldSinks(budget, 1, resumed);
+    for (let i = 0; i < 50_000; i++) budget.leave(heldSinks(budget, 1, [])[0]!);
+    assert.ok(budget.queuedEntries <= 2_000, `${budget.queuedEntries} entries queued for ${budget.waitingSinks} waiting`);
+    budget.give(1);
+    assert.deepEqual(resumed, [0], 'the stream still waiting is served first');
+    assert.equal(budget.waitingSinks, 0);
+  });
+
   test('100,000 held messages (a resync of as many streams) are released in linear time', () => {
     // Each flush makes room for one held message. A Set iterated from its start walks past every
     // sink resumed before (deleted entries stay in its storage until a rehash): ~5·10⁹ steps here,

@@ -76,7 +76,19 @@ export class WriteBudget {
   }
 
   leave(sink: GrpcSyncSink): void {
-    this.waiting.delete(sink);
+    if (!this.waiting.delete(sink)) return;
+    // An ended sink stays queued, with its held message, until the queue reaches it: while the
+    // budget stays exhausted, streams opened and closed in a loop would grow the queue without
+    // bound. Compacted once the ended entries outnumber the waiting ones (amortised O(1)).
+    if (this.queue.length - this.head > 2 * this.waiting.size + 1024) {
+      this.queue = this.queue.slice(this.head).filter((queued) => queued !== undefined && this.waiting.has(queued));
+      this.head = 0;
+    }
+  }
+
+  /** Entries in the queue, ended sinks not yet skipped included (tests bound it). */
+  get queuedEntries(): number {
+    return this.queue.length - this.head;
   }
 }
 
