@@ -15,7 +15,8 @@
  * recorded in scripts/test-durations.json), so the run ends when its longest file can, not when the
  * last file that happened to start late does. Each file's output is printed whole when it ends
  * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, and the slowest
- * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file.
+ * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file;
+ * TEST_CPU_PROF=DIR writes each file's V8 CPU profile (.cpuprofile) into DIR.
  *
  * A file still running after TEST_FILE_TIMEOUT_MS (10 minutes) is killed and fails: that is the
  * guard against a hang, so a suite carries no timeout on its total time, which a busy machine
@@ -35,7 +36,12 @@ import { compileTests, compiledPath } from './compile-tests.ts';
 const ROOTS = ['packages', 'hosts', 'test'];
 const REPO_ROOT = path.join(import.meta.dirname, '..');
 /** Prints the file's CPU time when its process exits (see the file). */
-const REPORT_CPU = ['--import', path.join(import.meta.dirname, 'test-support', 'report-cpu.mjs')];
+/** Each file reports its CPU time; TEST_CPU_PROF=DIR also writes a V8 CPU profile of each file's process there. */
+const REPORT_CPU = [
+  '--import',
+  path.join(import.meta.dirname, 'test-support', 'report-cpu.mjs'),
+  ...(process.env.TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.TEST_CPU_PROF)}`] : []),
+];
 const DURATIONS_FILE = path.join(import.meta.dirname, 'test-durations.json');
 /** A file still running after this long is killed and counted as failed (it hangs). */
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 10 * 60_000);
@@ -123,6 +129,9 @@ async function main(): Promise<number> {
   // Migrated once; every test database is a copy of it (CREATE DATABASE ... TEMPLATE).
   const template = await prepareTemplateDatabase(env.TEST_DATABASE_URL);
   env.TEST_TEMPLATE_DATABASE = template;
+  // Node 22 and later keep the code they compile here, so the ~250 processes of a run (and the
+  // hosts they spawn) compile the same bundles and node_modules once; Node 20 ignores it.
+  env.NODE_COMPILE_CACHE ??= path.join(REPO_ROOT, 'node_modules', '.cache', 'switchyard-tests', 'v8-compile-cache');
 
   // Chromium is found (or installed) once here, not by each browser test file: parallel files
   // racing for apt-get's lock made all but one skip their tests.

@@ -115,23 +115,64 @@ function allServices(pkg: protoLoader.PackageDefinition): string[] {
     .map(([name]) => name);
 }
 
+/** A service a ReflectionService registers: its definition and its handlers by method name. */
+interface Registration {
+  definition: grpc.ServiceDefinition;
+  handlers: Record<string, grpc.UntypedHandleCall>;
+}
+
+/** What `reflection.addToServer` registers, recorded instead of added to a server. */
+function registrationsOf(reflection: ReflectionService): Registration[] {
+  const registrations: Registration[] = [];
+  const recorder = {
+    addService: (definition: grpc.ServiceDefinition, handlers: Record<string, grpc.UntypedHandleCall>) => {
+      registrations.push({ definition, handlers });
+    },
+  };
+  reflection.addToServer(recorder as unknown as grpc.Server);
+  return registrations;
+}
+
+/** The reflection services' definitions (v1 and v1alpha), from a ReflectionService of nothing. */
+let shape: Registration[] | undefined;
+
 /**
  * Adds gRPC server reflection (grpc.reflection.v1 and v1alpha), so tools such as grpcurl and
  * Postman can list the services of this port and fetch their descriptors without the .proto
  * files. `include` decides which of the services defined under proto/ this port announces.
+ *
+ * The index behind it is built on the first reflection request, not here: parsing every .proto
+ * and decoding every descriptor (twice, once per reflection version) took about 0.6 s of CPU, a
+ * third of a server's start, for a service most deployments never call.
  */
 export function addReflection(server: grpc.Server, include: (service: string) => boolean): void {
+  shape ??= registrationsOf(new ReflectionService({}, { services: [] }));
+  let built: Registration[] | undefined;
+  const handlersFor = (index: number): Record<string, grpc.UntypedHandleCall> => {
+    built ??= registrationsOf(reflectionFor(include));
+    return built[index]!.handlers;
+  };
+  shape.forEach(({ definition, handlers }, index) => {
+    const lazy = Object.fromEntries(
+      Object.keys(handlers).map((method) => [method, (call: unknown) => (handlersFor(index)[method] as (call: unknown) => void)(call)]),
+    );
+    server.addService(definition, lazy as grpc.UntypedServiceImplementation);
+  });
+}
+
+/** The ReflectionService announcing the services `include` picks (built once per such list). */
+function reflectionFor(include: (service: string) => boolean): ReflectionService {
   definition ??= withDependencies(protoLoader.loadSync(protoFiles(), { includeDirs: [PROTO_ROOT], keepCase: true }));
   const services = allServices(definition).filter(include);
-  // A ReflectionService indexes every descriptor when it is made (tens of milliseconds); its
-  // handlers keep no per-server state, so servers announcing the same services share one.
+  // A ReflectionService indexes every descriptor when it is made; its handlers keep no
+  // per-server state, so servers announcing the same services share one.
   const key = services.join(',');
   let reflection = reflectionServices.get(key);
   if (!reflection) {
     reflection = new ReflectionService(definition, { services });
     reflectionServices.set(key, reflection);
   }
-  reflection.addToServer(server);
+  return reflection;
 }
 
 const reflectionServices = new Map<string, ReflectionService>();
