@@ -24,6 +24,7 @@ export * from './flags/validate-flag.ts';
 export * from './flags/variant-uses.ts';
 export * from './flags/context-attribute-ports.ts';
 export * from './experiments/transitions.ts';
+export * from './experiments/analysis-model.ts';
 export * from './limits/token-bucket.ts';
 export * from './ports/ingest-storage-ports.ts';
 export * from './client/origin-patterns.ts';

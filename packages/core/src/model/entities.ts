@@ -1,3 +1,4 @@
+import type { AnalysisSettings, EffectEstimate, MetricVerdict } from '../experiments/analysis-model.ts';
 import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 /**
  * Tenancy, identity and experimentation records. These are internal records (camelCase);
@@ -171,6 +172,21 @@ export interface MetricStats {
   ci_low: number | null;
   ci_high: number | null;
   p_value: number | null;
+  /**
+   * The fields below come with metric definitions (docs/statistics.md); results stored before
+   * them lack them. For the control: absolute, relative, adjusted_p_value and cuped are null and
+   * the verdict is absent.
+   */
+  /** Treatment − control (CUPED-adjusted when CUPED is on). */
+  absolute?: EffectEstimate | null;
+  /** (treatment − control) / |control| (CUPED-adjusted when CUPED is on). */
+  relative?: EffectEstimate | null;
+  /** The relative effect's p-value after the experiment's multiple-testing correction. */
+  adjusted_p_value?: number | null;
+  capped_mean?: number;
+  uncapped_mean?: number;
+  cuped?: { theta: number; variance_reduction: number; balance_p_value: number | null } | null;
+  verdict?: MetricVerdict;
 }
 
 export interface VariantResult {
@@ -187,6 +203,10 @@ export interface ExperimentResults {
   iterationId: string | null;
   variantResults: VariantResult[];
   srmPValue: number | null;
+  /** SRM p-value below the threshold with enough participants expected (absent in results stored before it). */
+  srmWarning?: boolean;
+  /** The settings the results were computed with (absent in results stored before them). */
+  analysis?: AnalysisSettings;
   computedAtMs: number;
   nextRunAtMs: number;
   computationStatus: string;

@@ -1,3 +1,4 @@
+import type { ArmMetricData, ExperimentMetric } from '../experiments/analysis-model.ts';
 import type { MetricValueType, StatsJob } from '../model/entities.ts';
 import type { EnvironmentScope } from './scopes.ts';
 
@@ -44,6 +45,28 @@ export interface VariantTotals {
   metrics: Record<string, MetricTotals>;
 }
 
+/** What `ExperimentDataRepository.aggregateMetrics` reads (docs/statistics.md "Attribution"). */
+export interface MetricAggregateQuery {
+  flagKey: string;
+  /** The experiment's variants; exposures to other variants of the flag are ignored. */
+  variantKeys: readonly string[];
+  metrics: readonly ExperimentMetric[];
+  /** The value type of every event key the metrics read (a missing key counts as `double`). */
+  valueTypes: Readonly<Record<string, MetricValueType>>;
+  /** The iteration's window on exposures' and events' `timestamp_ms`: from (inclusive) ... */
+  fromMs: number;
+  /** ... to (exclusive); null while the iteration runs. */
+  toMs: number | null;
+}
+
+/** One arm's participants and, by metric key, its sufficient statistics (every metric present). */
+export interface ArmTotals {
+  variantKey: string;
+  /** Distinct contexts whose first exposure in the window was to this variant. */
+  participants: number;
+  metrics: Record<string, ArmMetricData>;
+}
+
 /**
  * Reads the raw experiment data. Aggregation happens in the store (SQL GROUP BY in PostgreSQL):
  * only a few numbers per variant and metric come back, never the events themselves.
@@ -58,6 +81,13 @@ export interface ExperimentDataRepository {
    *    true), then n, mean, sample variance and non-zero count over those with events.
    */
   aggregate(scope: EnvironmentScope, query: AggregateQuery): Promise<VariantTotals[]>;
+  /**
+   * Per variant (in `variantKeys` order, every key present) its participants (as `aggregate`) and
+   * for each metric the ArmMetricData of its participants: each participant's events counted from
+   * its first exposure (within the metric's window), aggregated per participant, capped, with the
+   * CUPED covariates over the lookback before the first exposure (docs/statistics.md).
+   */
+  aggregateMetrics?(scope: EnvironmentScope, query: MetricAggregateQuery): Promise<ArmTotals[]>;
   /**
    * Whether any exposure of the flag or event of the metrics was RECEIVED after `sinceMs`
    * (server receipt time, `received_at_ms > sinceMs`): results computed at `sinceMs` are stale.
