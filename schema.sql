@@ -251,11 +251,14 @@ CREATE TABLE IF NOT EXISTS exposures (
   context_type    text NOT NULL,
   context_key     text NOT NULL,
   timestamp_ms    bigint NOT NULL,
-  received_at_ms  bigint NOT NULL
+  received_at_ms  bigint NOT NULL,
+  -- The rule whose percentage allocation served the variant; '' when none did; NULL when the
+  -- client did not say (older SDKs): such exposures count for any experiment on the flag.
+  rule_id         text
 ) PARTITION BY RANGE (received_at_ms);
 CREATE TABLE IF NOT EXISTS exposures_default PARTITION OF exposures DEFAULT;
 -- Covering too: each context's first exposure (ties broken by variant key) straight from index order.
-CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms, variant_key) INCLUDE (org_id);
+CREATE INDEX IF NOT EXISTS exposures_by_flag ON exposures (environment_id, flag_key, context_type, context_key, timestamp_ms, variant_key) INCLUDE (org_id, rule_id);
 CREATE INDEX IF NOT EXISTS exposures_by_receipt ON exposures USING brin (received_at_ms);
 
 -- Rows per environment per partition of events and exposures, as last counted by the

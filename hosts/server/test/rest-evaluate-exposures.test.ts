@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ACTIVE, PAUSED, createExperiment, moveThrough, prepareEnvironment } from './support/experiment-fixtures.ts';
+import { createFlag } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -72,5 +73,56 @@ describe('exposures recorded by evaluate', () => {
     await moveThrough(client, a, String(experiment.id), [PAUSED]);
     await evaluateUsers('paused', 10);
     assert.equal(await exposureCount(), 41, 'a paused experiment records nothing');
+  });
+});
+
+describe('the rule of an exposure', () => {
+  // beta users are targeted to treatment by rule `beta`; everyone else is split 50/50 by rule
+  // `split`: only the split's exposures name a rule (docs/statistics.md "Who is in an experiment").
+  const targetedFlag = {
+    flag: {
+      key: 'targeted',
+      value_type: 'string',
+      variants: [{ key: 'control', value: 'old' }, { key: 'treatment', value: 'new' }],
+      off_variant_key: 'control',
+      rules: [
+        { id: 'beta', conditions: [{ attribute: 'beta', op: 'eq', values: [true] }], variant_key: 'treatment' },
+        { id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'control', weight_milli: 500 }, { variant_key: 'treatment', weight_milli: 500 }] } },
+      ],
+    },
+    enabled: true,
+  };
+
+  test('evaluate records the allocation\'s rule for split users and \'\' for targeted ones; an SDK\'s own rule_id is stored as sent, absent as NULL', async () => {
+    await createFlag(client, a.admin.token, a.environmentId, targetedFlag);
+    await moveThrough(client, a, String((await createExperiment(client, a, { flag_key: 'targeted' })).id), [ACTIVE]);
+    for (const [key, beta] of [['beta-1', true], ['beta-2', true], ['split-1', false], ['split-2', false]] as const) {
+      expectStatus(
+        await client.post(`/v1/environments/${a.environmentId}/evaluate`, {
+          sdkKey: a.rawKey,
+          body: { context_key: key, context_type: 'user', flag_key: 'targeted', attributes: { beta } },
+        }),
+        200,
+        `evaluate ${key}`,
+      );
+    }
+    expectStatus(
+      await client.post(`/v1/environments/${a.environmentId}/exposures`, {
+        sdkKey: a.rawKey,
+        body: [
+          { flag_key: 'targeted', variant_key: 'control', context_type: 'user', context_key: 'sdk-split', rule_id: 'split' },
+          { flag_key: 'targeted', variant_key: 'treatment', context_type: 'user', context_key: 'sdk-targeted', rule_id: '' },
+          { flag_key: 'targeted', variant_key: 'treatment', context_type: 'user', context_key: 'old-sdk' },
+        ],
+      }),
+      202,
+      'ingest exposures',
+    );
+    const rows = await ts.db.sql<{ context_key: string; rule_id: string | null }[]>`
+      SELECT context_key, rule_id FROM exposures WHERE environment_id = ${a.environmentId} AND flag_key = 'targeted' ORDER BY context_key`;
+    assert.deepEqual(
+      rows.map((row) => [row.context_key, row.rule_id]),
+      [['beta-1', ''], ['beta-2', ''], ['old-sdk', null], ['sdk-split', 'split'], ['sdk-targeted', ''], ['split-1', 'split'], ['split-2', 'split']],
+    );
   });
 });

@@ -42,12 +42,13 @@ export function insertExposuresStatement(
   condition: postgres.Fragment = sql``,
 ) {
   return sql`
-    INSERT INTO exposures (org_id, environment_id, flag_key, variant_key, context_type, context_key, timestamp_ms, received_at_ms)
-    SELECT e.org_id, e.id, r.flag_key, r.variant_key, r.context_type, r.context_key, r.timestamp_ms, ${receivedAtMs}::int8
+    INSERT INTO exposures (org_id, environment_id, flag_key, variant_key, context_type, context_key, timestamp_ms, received_at_ms, rule_id)
+    SELECT e.org_id, e.id, r.flag_key, r.variant_key, r.context_type, r.context_key, r.timestamp_ms, ${receivedAtMs}::int8, r.rule_id
     FROM environments e,
       unnest(${rows.map((row) => row.flagKey)}::text[], ${rows.map((row) => row.variantKey)}::text[],
              ${rows.map((row) => row.contextType)}::text[], ${rows.map((row) => row.contextKey)}::text[],
-             ${rows.map((row) => row.timestampMs)}::int8[]) AS r(flag_key, variant_key, context_type, context_key, timestamp_ms)
+             ${rows.map((row) => row.timestampMs)}::int8[], ${rows.map((row) => row.ruleId ?? null)}::text[])
+        AS r(flag_key, variant_key, context_type, context_key, timestamp_ms, rule_id)
     WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${condition}`;
 }
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { evaluate, type EvaluationContext, type EvaluationEnvironment, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
+import { evaluate, exposureRuleOf, type EvaluationContext, type EvaluationEnvironment, type EvaluationResult, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
 import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
 import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
@@ -374,7 +374,7 @@ export class SwitchyardClient {
       if (!hasType(result.value, expected)) {
         return failure(fallback, 'TYPE_MISMATCH', `flag "${flagKey}" is of type ${flag.value_type}; ${expected === 'object' ? 'an object' : `a ${expected}`} was asked for`);
       }
-      if (recordExposure) this.recordExposure(flag, result.variant_key, result.is_enabled, contexts);
+      if (recordExposure) this.recordExposure(flag, result, contexts);
       const detail: EvaluationDetail = { value: result.value, variant_key: result.variant_key, reason: result.reason };
       if (result.error_code !== undefined) {
         detail.error_code = result.error_code as SdkErrorCode;
@@ -465,10 +465,17 @@ export class SwitchyardClient {
    * A flag under an ACTIVE experiment that served a variant records who saw it: the first
    * context of the evaluation, as the server's evaluate route does (docs/sdk.md "Exposures").
    */
-  private recordExposure(flag: Flag, variantKey: string, isEnabled: boolean, contexts: EvaluationContext[]): void {
-    if (!this.delivery || !isEnabled || variantKey === '' || !this.store.experimentFlagKeys.has(flag.key)) return;
+  private recordExposure(flag: Flag, result: EvaluationResult, contexts: EvaluationContext[]): void {
+    if (!this.delivery || !result.is_enabled || result.variant_key === '' || !this.store.experimentFlagKeys.has(flag.key)) return;
     const first = contexts[0]!;
-    this.delivery.recordExposure({ flag_key: flag.key, variant_key: variantKey, context_type: first.context_type, context_key: first.key, timestamp_ms: this.options.now() });
+    this.delivery.recordExposure({
+      flag_key: flag.key,
+      variant_key: result.variant_key,
+      context_type: first.context_type,
+      context_key: first.key,
+      timestamp_ms: this.options.now(),
+      rule_id: exposureRuleOf(result),
+    });
   }
 
   private onUpdate(update: DefinitionUpdate): void {

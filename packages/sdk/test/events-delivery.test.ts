@@ -391,6 +391,16 @@ describe('EventDelivery: exposures', () => {
     assert.equal(exposures.stats().droppedExposures, 0, 'a deduplicated exposure is not a dropped one');
   });
 
+  test('the rule is part of an exposure: the same variant served by a targeting rule, then by an allocation, is sent twice, with its rule_id', async () => {
+    const exposures = delivery();
+    exposures.recordExposure({ ...exposure('user-1'), rule_id: '' });
+    exposures.recordExposure({ ...exposure('user-1'), rule_id: '' });
+    exposures.recordExposure({ ...exposure('user-1'), rule_id: 'split' });
+    exposures.recordExposure({ ...exposure('user-1'), rule_id: 'split' });
+    await exposures.flush();
+    assert.deepEqual(ingest.received[0]!.body.exposures.map((sent: { rule_id?: string }) => sent.rule_id), ['', 'split']);
+  });
+
   test('dedup entries expire after the TTL and the least recently seen go first when full', async () => {
     let now = 1_000_000;
     const exposures = delivery({ now: () => now, exposureDedup: { maxEntries: 2, ttlMs: 60_000 } });

@@ -20,6 +20,8 @@ let ts: TestServer;
 let rest: ApiClient;
 let tenant: Tenant;
 let sdk: SwitchyardClient;
+/** The id of the split rule of experiment-fixtures.ts's splitFlag. */
+const SPLIT_RULE_ID = 'split';
 
 before(async () => {
   ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '60000' });
@@ -88,4 +90,8 @@ test('exposures from local evaluation and tracked events make the experiment res
   const [row] = await ts.server.database.sql<{ n: string }[]>`
     SELECT count(*) AS n FROM exposures WHERE environment_id = ${tenant.environmentId}`;
   assert.equal(Number(row?.n), 30, 'one exposure per user, none for allFlags');
+  // Each names the rule whose allocation served it (the flag's only rule).
+  const rules = await ts.server.database.sql<{ rule_id: string | null }[]>`
+    SELECT DISTINCT rule_id FROM exposures WHERE environment_id = ${tenant.environmentId}`;
+  assert.deepEqual(rules.map((rule) => rule.rule_id), [SPLIT_RULE_ID]);
 });

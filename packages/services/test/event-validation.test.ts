@@ -178,8 +178,28 @@ describe('validateExposures', () => {
     const { rows, answer } = validateExposures([exposure(), exposure({ variant_key: 'control', timestamp_ms: 5 })], flags, NOW);
     assert.deepEqual(answer, { accepted_count: 2, rejected_keys: [], rejected: [] });
     assert.deepEqual(rows, [
-      { flagKey: 'checkout', variantKey: 'treatment', contextType: 'user', contextKey: 'u1', timestampMs: NOW },
-      { flagKey: 'checkout', variantKey: 'control', contextType: 'user', contextKey: 'u1', timestampMs: 5 },
+      { flagKey: 'checkout', variantKey: 'treatment', contextType: 'user', contextKey: 'u1', timestampMs: NOW, ruleId: null },
+      { flagKey: 'checkout', variantKey: 'control', contextType: 'user', contextKey: 'u1', timestampMs: 5, ruleId: null },
+    ]);
+  });
+
+  test('rule_id is kept as sent (\'\' = no allocation served it; absent or null = not reported); a non-string or one over 128 characters rejects the exposure', () => {
+    const { rows, answer } = validateExposures(
+      [
+        exposure({ rule_id: 'split-rule' }),
+        exposure({ rule_id: '' }),
+        exposure({ rule_id: null }),
+        exposure({ rule_id: 7 }),
+        exposure({ rule_id: 'r'.repeat(129) }),
+        exposure({ rule_id: 'r'.repeat(128) }),
+      ],
+      flags,
+      NOW,
+    );
+    assert.deepEqual(rows.map((row) => row.ruleId), ['split-rule', '', null, 'r'.repeat(128)]);
+    assert.deepEqual(answer.rejected, [
+      { index: 3, key: 'checkout', reason: 'invalid_field', field: 'rule_id' },
+      { index: 4, key: 'checkout', reason: 'field_too_long', field: 'rule_id' },
     ]);
   });
 

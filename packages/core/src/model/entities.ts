@@ -129,6 +129,12 @@ export interface Exposure {
   contextType: string;
   contextKey: string;
   timestampMs: number;
+  /**
+   * The rule whose percentage allocation served the variant ('' when none did: a targeted
+   * variant, the default, the off variant); null or absent when the client did not say (older
+   * SDKs), and then the exposure counts for any experiment on the flag.
+   */
+  ruleId?: string | null;
 }
 
 export const EXPERIMENT_STATUSES = [

@@ -27,6 +27,7 @@ export class InMemoryExposureRepository implements ExposureRepository {
         contextType: exposure.contextType,
         contextKey: exposure.contextKey,
         timestampMs: exposure.timestampMs,
+        ruleId: exposure.ruleId ?? null,
         receivedAtMs,
       });
     }

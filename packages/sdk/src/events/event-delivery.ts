@@ -50,6 +50,8 @@ export interface RecordedExposure {
   context_type: string;
   context_key: string;
   timestamp_ms: number;
+  /** The rule whose percentage allocation served the variant; '' when none did (exposureRuleOf). */
+  rule_id?: string;
 }
 
 export interface EventDeliveryStats {
@@ -154,7 +156,7 @@ export class EventDelivery {
         this.exposures.dropped++;
         return;
       }
-      const key = ExposureDedup.keyOf(exposure.flag_key, String(exposure.context_type), String(exposure.context_key), exposure.variant_key);
+      const key = ExposureDedup.keyOf(exposure.flag_key, String(exposure.context_type), String(exposure.context_key), exposure.variant_key, exposure.rule_id);
       if (this.dedup.seen(key)) return;
       const entry = {
         flag_key: exposure.flag_key,
@@ -162,6 +164,7 @@ export class EventDelivery {
         context_type: exposure.context_type,
         context_key: exposure.context_key,
         timestamp_ms: exposure.timestamp_ms,
+        ...(exposure.rule_id === undefined ? {} : { rule_id: exposure.rule_id }),
       };
       if (!this.exposures.enqueue(entry, key)) this.dedup.forget(key);
     } catch {

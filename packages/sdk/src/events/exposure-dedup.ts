@@ -15,9 +15,13 @@ export class ExposureDedup {
     private readonly now: () => number,
   ) {}
 
-  /** The key of one exposure; NUL cannot occur in any of the four (it is not valid in keys). */
-  static keyOf(flagKey: string, contextType: string, contextKey: string, variantKey: string): string {
-    return `${flagKey}\u0000${contextType}\u0000${contextKey}\u0000${variantKey}`;
+  /**
+   * The key of one exposure; NUL cannot occur in any of the five (it is not valid in keys). The
+   * rule is part of it: a context first served a variant by a targeting rule, then the same
+   * variant by an experiment's allocation, is a new exposure that experiment counts.
+   */
+  static keyOf(flagKey: string, contextType: string, contextKey: string, variantKey: string, ruleId = ''): string {
+    return `${flagKey}\u0000${contextType}\u0000${contextKey}\u0000${variantKey}\u0000${ruleId}`;
   }
 
   /** True when `key` was seen within the TTL (then nothing is recorded); otherwise remembers it. */

@@ -1,5 +1,6 @@
 import {
   applyContextBinding,
+  exposureRuleOf,
   invalidArgument,
   type EnvironmentScope,
   type ParameterValue,
@@ -184,13 +185,16 @@ export class ClientIngestGuard {
     }
     // 3. the variant the server itself serves that context now (never "unknown_variant": a public
     //    key learns the variant it is served, not the flag's list)
+    //    and the rule whose allocation served it (a client's own rule_id is not taken on trust)
+    let ruleId: string;
     try {
       const [result] = await this.deps.recheck.evaluate(scope, { contexts: [{ key: context.key!, context_type: contextType, parameters: context.parameters }], flagKey });
       if (result === undefined || !result.is_enabled || result.variant_key === '' || result.variant_key !== variantKey) return { reason: 'variant_not_served' };
+      ruleId = exposureRuleOf(result);
     } catch {
       return { reason: 'invalid_context' }; // a context evaluation refuses (too long, too many attributes) exposes nothing
     }
-    return { flagKey, variantKey, contextType, contextKey: context.key!, timestampMs };
+    return { flagKey, variantKey, contextType, contextKey: context.key!, timestampMs, ruleId };
   }
 
   /** The running iteration (its id) of each flag under an ACTIVE experiment, read once per snapshot. */

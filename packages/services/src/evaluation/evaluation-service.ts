@@ -3,6 +3,7 @@ import {
   MAX_ATTRIBUTE_STRING_LENGTH,
   compileFlagToKeep,
   documentOfCompiled,
+  exposureRuleOf,
   evaluateAll,
   evaluateCompiled,
   invalidArgument,
@@ -270,7 +271,8 @@ export class EvaluationService {
   /**
    * docs/decisions.md "Exposures recorded by evaluate": evaluating a flag under an ACTIVE experiment records who saw which variant. The
    * exposure is of the first context of the request (the SDK's primary context) and of the variant
-   * served, whatever the reason; the results computation ignores variants outside the experiment.
+   * served, whatever the reason, with the rule whose allocation served it (exposureRuleOf); the
+   * results computation ignores variants outside the experiment and other rules' exposures.
    */
   private async expose(scope: EnvironmentScope, snapshot: EnvironmentSnapshot, results: EvaluationResult[], contexts: EvaluationContext[]): Promise<void> {
     const context = contexts[0];
@@ -278,7 +280,7 @@ export class EvaluationService {
     const timestampMs = this.now();
     const exposures = results
       .filter((result) => snapshot.experimentFlagKeys.has(result.flag_key) && result.is_enabled && result.variant_key !== '')
-      .map((result) => ({ flagKey: result.flag_key, variantKey: result.variant_key, contextType: context.context_type, contextKey: context.key, timestampMs }));
+      .map((result) => ({ flagKey: result.flag_key, variantKey: result.variant_key, contextType: context.context_type, contextKey: context.key, timestampMs, ruleId: exposureRuleOf(result) }));
     if (exposures.length > 0) await this.recordExposures(scope, exposures);
   }
 

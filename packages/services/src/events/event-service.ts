@@ -16,6 +16,7 @@ import type { EventDefinitionCache } from './event-definition-cache.ts';
 import type { ClientIngestGuard } from '../client/client-ingest-guard.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
+  MAX_RULE_ID_LENGTH,
   firstWithoutMetricKey,
   validateEvents,
   validateExposures,
@@ -187,10 +188,14 @@ export class IngestService {
         typeof exposure === 'object' && exposure !== null &&
         typeof exposure.flagKey === 'string' && typeof exposure.variantKey === 'string' &&
         typeof exposure.contextType === 'string' && typeof exposure.contextKey === 'string' &&
-        Number.isSafeInteger(exposure.timestampMs);
-      if (!valid) throw invalidArgument('an evaluation exposure needs flagKey, variantKey, contextType, contextKey and timestampMs', 'exposures');
+        Number.isSafeInteger(exposure.timestampMs) &&
+        (exposure.ruleId === undefined || exposure.ruleId === null || (typeof exposure.ruleId === 'string' && exposure.ruleId.length <= MAX_RULE_ID_LENGTH));
+      if (!valid) throw invalidArgument('an evaluation exposure needs flagKey, variantKey, contextType, contextKey and timestampMs, and ruleId at most 128 characters', 'exposures');
     }
-    await this.exposureWriter.write(scope, exposures.map(({ flagKey, variantKey, contextType, contextKey, timestampMs }) => ({ flagKey, variantKey, contextType, contextKey, timestampMs })));
+    await this.exposureWriter.write(
+      scope,
+      exposures.map(({ flagKey, variantKey, contextType, contextKey, timestampMs, ruleId }) => ({ flagKey, variantKey, contextType, contextKey, timestampMs, ruleId: ruleId ?? null })),
+    );
     // Counted, never refused: an evaluation does not fail on the quota (docs/security.md).
     this.deps.quota?.added(scope, exposures.length);
   }

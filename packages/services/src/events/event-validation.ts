@@ -8,6 +8,8 @@ export const MAX_EVENTS_PER_REQUEST = 10_000;
 /** Longest context type and context key stored; longer ones reject the event. */
 export const MAX_CONTEXT_TYPE_LENGTH = 64;
 export const MAX_CONTEXT_KEY_LENGTH = 512;
+/** Rule ids are keys of at most 128 characters (validate-flag.ts checkKey). */
+export const MAX_RULE_ID_LENGTH = 128;
 
 /**
  * One event as a client sent it (REST JSON or a decoded gRPC message). Nothing is trusted: every
@@ -29,6 +31,8 @@ export interface IncomingExposure {
   context_type?: unknown;
   context_key?: unknown;
   timestamp_ms?: unknown;
+  /** The rule whose allocation served the variant, '' when none did; absent from older SDKs. */
+  rule_id?: unknown;
 }
 
 export type EventRow = Omit<MetricEvent, 'environmentId'>;
@@ -141,7 +145,21 @@ function checkExposure(exposure: IncomingExposure, flags: FlagVariants, received
   if (fieldProblem !== null) return fieldProblem;
   const timestampMs = receiptTimestamp(exposure.timestamp_ms, receivedAtMs);
   if (timestampMs === null) return { reason: 'invalid_field', field: 'timestamp_ms' };
-  return { flagKey, variantKey, contextType: exposure.context_type as string, contextKey: exposure.context_key as string, timestampMs };
+  const ruleId = exposureRuleId(exposure.rule_id);
+  if (typeof ruleId === 'object' && ruleId !== null) return ruleId;
+  return { flagKey, variantKey, contextType: exposure.context_type as string, contextKey: exposure.context_key as string, timestampMs, ruleId };
+}
+
+/**
+ * An exposure's `rule_id`: a string of at most MAX_RULE_ID_LENGTH ('' allowed: no allocation
+ * served it), or null when absent. It is stored as sent, not checked against the flag's rules:
+ * rules change, and an exposure names the rule of its own moment.
+ */
+export function exposureRuleId(value: unknown): string | null | Problem {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') return { reason: 'invalid_field', field: 'rule_id' };
+  if (value.length > MAX_RULE_ID_LENGTH) return { reason: 'field_too_long', field: 'rule_id' };
+  return value;
 }
 
 /**
