@@ -55,6 +55,7 @@ OUT = Path(__file__).resolve().parent
 GB = None  # the gbstats modules, when available
 GB_INFO = None
 GB_CHECKS = {"compared": 0, "worst": (0.0, "")}
+CUPED_GRADIENT_DIFF = []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,6 +134,14 @@ def ttest(t_vals, c_vals, sides, direction):
     return float(r.statistic), float(r.pvalue)
 
 
+def check_fieller_vs_test(rel, p_abs, alpha, name):
+    """The Fieller interval excludes 0 exactly when the absolute Welch test rejects (§3)."""
+    lo, hi = rel["ci_low"], rel["ci_high"]
+    excludes = (lo is not None and lo > 0) or (hi is not None and hi < 0)
+    if abs(p_abs - alpha) > 1e-9:
+        assert excludes == (p_abs < alpha), (name, lo, hi, p_abs)
+
+
 def fieller(m_t, v_t, m_c, v_c, q, sides, direction):
     """Fieller interval for the lift (§3). v_* are variances of the means. (lo, hi) or None."""
     a = m_c ** 2 - q ** 2 * v_c
@@ -152,6 +161,10 @@ def fieller(m_t, v_t, m_c, v_c, q, sides, direction):
         assert math.isclose(x, y, rel_tol=1e-10, abs_tol=1e-12), (r1, r2, alt)
     # Use the closed form (last-bit stable) for the fixture values.
     r1, r2 = alt
+    # Each bound is where the t statistic of mean_T - rho*mean_C reaches the quantile exactly.
+    for rho in (r1, r2):
+        lhs, rhs = (m_t - rho * m_c) ** 2, q ** 2 * (v_t + rho ** 2 * v_c)
+        assert math.isclose(lhs, rhs, rel_tol=1e-8), (rho, lhs, rhs)
     if m_c > 0:
         lo, hi = r1 - 1, r2 - 1
     else:
@@ -225,6 +238,13 @@ def expected_event(case):
         se_r2 = st2 / (nt * mc_raw ** 2) + (
             var1(yc) * mt_raw ** 2 / mc_raw ** 2 - 2 * theta * s_yx_c * mt_raw / mc_raw
             + theta ** 2 * var1(xc)) / (nc * mc_raw ** 2)
+        # Diagnostic only: the exact delta-method gradient of (ybar'_T - ybar'_C)/|ybar_C| in the
+        # control's (ybar_C, xbar_C) has ybar'_T + theta*xbar_C where §5 (gbstats) has ybar_T;
+        # they differ by theta*(xbar_T - xbar_C), i.e. by the covariate imbalance.
+        s_c = math.copysign(1.0, mc_raw)
+        g = np.array([-1 / abs(mc_raw) - s_c * delta / mc_raw ** 2, theta / abs(mc_raw)])
+        exact = st2 / (nt * mc_raw ** 2) + float(g @ np.cov(np.vstack([yc, xc]), ddof=1) @ g) / nc
+        CUPED_GRADIENT_DIFF.append((abs(math.sqrt(exact / se_r2) - 1) if se_r2 > 0 else 0.0, case["name"]))
     else:
         se_r2 = st2 / (nt * mc ** 2) + mt ** 2 * sc2 / (nc * mc ** 4)
     if not se_r2 > 0:
@@ -235,6 +255,7 @@ def expected_event(case):
         ci = fieller(mt, vt, mc, vc, quantile_for(alpha, sides, df), sides, direction)
         if ci is not None:
             rel["ci_low"], rel["ci_high"] = ci
+            check_fieller_vs_test(rel, p_abs, alpha, case["name"])
         out["relative"] = rel
     else:
         out["relative"] = effect(r, se_r, df, alpha, sides, direction)
@@ -342,6 +363,7 @@ def expected_ratio(case):
         ci = fieller(mt, vt, mc, vc, quantile_for(alpha, sides, df), sides, direction)
         if ci is not None:
             rel["ci_low"], rel["ci_high"] = ci
+            check_fieller_vs_test(rel, p_abs, alpha, case["name"])
         out["relative"] = rel
     else:
         out["relative"] = effect(r, se_r, df, alpha, sides, direction)
@@ -570,7 +592,7 @@ def event_cases():
     add_grid("control mean few se from 0", "event", c, t, grid=GRID)
     # Negative control means.
     c = {"y": rnd(rng.normal(-8.0, 2.0, 70), 3)}
-    t = {"y": rnd(rng.normal(-7.0, 2.5, 80), 3)}
+    t = {"y": rnd(rng.normal(-6.8, 2.5, 80), 3)}
     add_grid("negative means, treatment less negative", "event", c, t)
     c = {"y": rnd(rng.normal(-1.0, 3.0, 90), 3)}
     t = {"y": rnd(rng.normal(0.8, 3.0, 90), 3)}
@@ -617,11 +639,13 @@ def cuped_cases():
     c = {"y": rnd(rng.normal(4.0, 1.0, 30), 3), "x": [2.0] * 30}
     t = {"y": rnd(rng.normal(4.4, 1.0, 35), 3), "x": [2.0] * 35}
     add("cuped covariate constant (theta 0)", "event", c, t, cuped=True)
-    # Covariate constant within each arm but different between arms: theta from the pooled
-    # between-arm difference only; the balance check is not computable (se 0) -> null.
+    # Covariate constant in the control arm only (its s_X^2 and s_YX are 0; pooled Var(X) > 0).
+    # (Constant per arm but different between arms is left out on purpose: the pooled theta then
+    # absorbs the whole effect, the estimate is 0 up to rounding, see README.)
     c = {"y": rnd(rng.normal(4.0, 1.0, 30), 3), "x": [1.0] * 30}
-    t = {"y": rnd(rng.normal(4.6, 1.0, 35), 3), "x": [2.0] * 35}
-    add("cuped covariate constant per arm, different between arms", "event", c, t, cuped=True)
+    xt_ = rnd(rng.normal(1.0, 0.5, 35), 3)
+    t = {"y": rnd(4.6 + 0.8 * (np.asarray(xt_) - 1.0) + rng.normal(0, 0.6, 35), 3), "x": xt_}
+    add("cuped covariate constant in control", "event", c, t, cuped=True)
     # Imbalanced covariate: small balance p.
     yc, xc = correlated(150, 10.0, 10.0, 2.0, 2.5, 0.8)
     yt, xt = correlated(150, 11.0, 10.8, 2.0, 2.5, 0.8)
@@ -856,6 +880,10 @@ def main():
     for name, doc in docs.items():
         size = dump(OUT / name, doc)
         print(f"{name}: {len(doc['cases'])} cases, {size} bytes")
+    if CUPED_GRADIENT_DIFF:
+        worst = max(CUPED_GRADIENT_DIFF)
+        print(f"event CUPED relative se, §5/gbstats formula vs exact gradient: worst relative "
+              f"difference {worst[0]:.3g} ({worst[1]})")
     if GB is not None:
         print(f"gbstats: {GB_CHECKS['compared']} values compared, worst scaled difference "
               f"{GB_CHECKS['worst'][0]:.3g} ({GB_CHECKS['worst'][1]})")
