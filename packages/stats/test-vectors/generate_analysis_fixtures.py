@@ -609,7 +609,12 @@ def event_cases():
     # Huge p-value range: a very clear effect (small p).
     c = {"y": rnd(rng.normal(10.0, 1.0, 200), 3)}
     t = {"y": rnd(rng.normal(10.6, 1.0, 200), 3)}
-    add_grid("clear effect p ~ 1e-9", "event", c, t, grid=[(0.05, "two", "increase"), (0.05, "one", "increase"), (0.05, "one", "decrease")])
+    add_grid("clear effect p ~ 1e-7", "event", c, t, grid=[(0.05, "two", "increase"), (0.05, "one", "increase"), (0.05, "one", "decrease")])
+    # Deep tail: p ~ 1e-30 (SciPy's p is 2*stdtr(df, -|t|), accurate there; gbstats' 2*(1 - cdf) is 0).
+    c = {"y": rnd(rng.normal(10.0, 1.0, 300), 3)}
+    t = {"y": rnd(rng.normal(11.0, 1.0, 300), 3)}
+    add_grid("very clear effect, tiny p", "event", c, t, grid=[(0.05, "two", "increase"), (0.05, "one", "increase")],
+             intervals=("delta",))
 
 
 def cuped_cases():
