@@ -5,7 +5,7 @@
  */
 import type { JointMoments } from '@switchyard/core';
 import { jointCovariance, jointMean, jointVariance, mergeJointMoments } from './joint-moments.ts';
-import { deltaCovariance, deltaVariance, ratioGradient } from './ratio-metric.ts';
+import { belowRoundingToZero, deltaCovariance, deltaVariance, ratioGradient } from './ratio-metric.ts';
 import type { ArmSummary, TEstimate } from './effects.ts';
 import { welchDf } from './effects.ts';
 
@@ -34,11 +34,14 @@ export function cupedEvent(control: JointMoments, treatment: JointMoments): Cupe
   const pooled = mergeJointMoments(control, treatment);
   const varX = jointVariance(pooled, 1);
   const theta = varX === 0 ? 0 : jointCovariance(pooled, 0, 1) / varX;
-  const adjust = (m: JointMoments): ArmSummary => ({
-    n: m.n,
-    mean: jointMean(m, 0) - theta * jointMean(m, 1),
-    variance: Math.max(0, jointVariance(m, 0) + theta * theta * jointVariance(m, 1) - 2 * theta * jointCovariance(m, 0, 1)),
-  });
+  const adjust = (m: JointMoments): ArmSummary => {
+    const terms = [jointVariance(m, 0), theta * theta * jointVariance(m, 1), -2 * theta * jointCovariance(m, 0, 1)];
+    return {
+      n: m.n,
+      mean: jointMean(m, 0) - theta * jointMean(m, 1),
+      variance: belowRoundingToZero(terms[0]! + terms[1]! + terms[2]!, Math.abs(terms[0]!) + Math.abs(terms[1]!) + Math.abs(terms[2]!)),
+    };
+  };
   const yC = jointMean(control, 0);
   const yT = jointMean(treatment, 0);
   let relativeVariance: number | null = null;
@@ -86,7 +89,7 @@ export function cupedRatio(control: JointMoments, treatment: JointMoments): Cupe
   const adjust = (arm: NonNullable<typeof c>): ArmSummary => ({
     n: arm.m.n,
     mean: arm.r - theta * arm.rX,
-    variance: Math.max(0, deltaVariance(arm.m, [0, 1, 2, 3], gradient(arm))),
+    variance: deltaVariance(arm.m, [0, 1, 2, 3], gradient(arm)),
   });
   const adjustedC = adjust(c);
   const adjustedT = adjust(t);

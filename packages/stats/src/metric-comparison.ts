@@ -83,7 +83,8 @@ export function compareMetric(
       absolute: absoluteEstimate(adjustment.control, adjustment.treatment),
       relative: cupedRelativeEstimate(adjustment),
       fieller: null,
-      cuped: { theta: adjustment.theta, variance_reduction: 1 - adjustedVariance / (unadjusted.se * unadjusted.se) },
+      // 1 − se'²/se², both squared standard errors summed the same way (θ = 0 gives exactly 0).
+      cuped: { theta: adjustment.theta, variance_reduction: 1 - adjustedVariance / (c.variance / c.n + t.variance / t.n) },
       balancePValue: balance === null ? null : tInference(balance, { alpha: settings.alpha, sides: 'two', direction: 'increase' }).p_value,
     };
   }

@@ -14,7 +14,28 @@ import type { ArmSummary } from './effects.ts';
  * multivariate form). Var(f(means)) ≈ gᵀΣg / n.
  */
 export function deltaVariance(moments: JointMoments, indices: readonly number[], gradient: readonly number[]): number {
-  return deltaCovariance(moments, indices, gradient, indices, gradient);
+  let total = 0;
+  let magnitude = 0;
+  for (let i = 0; i < indices.length; i++) {
+    for (let j = 0; j < indices.length; j++) {
+      const term = (gradient[i] as number) * (gradient[j] as number) * jointCovariance(moments, indices[i] as number, indices[j] as number);
+      total += term;
+      magnitude += Math.abs(term);
+    }
+  }
+  return belowRoundingToZero(total, magnitude);
+}
+
+/**
+ * A variance computed as a sum of terms that cancel (gᵀΣg, s²_Y + θ²s²_X − 2θs_YX) carries a
+ * rounding error of a few ε times the sum of the terms' magnitudes (Higham, "Accuracy and Stability
+ * of Numerical Algorithms", 2nd ed., §4.2). A result within that bound is indistinguishable from 0
+ * and is reported as 0 — e.g. a ratio whose numerator is exactly proportional to its denominator
+ * has no variance, not 1e-33 of rounding noise (which would make its test "computable"). Negative
+ * results are clamped to 0 as well.
+ */
+export function belowRoundingToZero(value: number, magnitude: number): number {
+  return value <= 64 * Number.EPSILON * magnitude ? 0 : value;
 }
 
 /** gᵀ·Σ_{AB}·h: the per-unit covariance of two linear combinations (same delta method). */
@@ -49,6 +70,6 @@ export function ratioSummary(moments: JointMoments, numerator: number, denominat
   const y = jointMean(moments, numerator);
   const d = jointMean(moments, denominator);
   if (d === 0 || !Number.isFinite(d) || !Number.isFinite(y)) return null;
-  const variance = moments.n < 2 ? 0 : Math.max(0, deltaVariance(moments, [numerator, denominator], ratioGradient(y, d)));
+  const variance = moments.n < 2 ? 0 : (deltaVariance(moments, [numerator, denominator], ratioGradient(y, d)));
   return { n: moments.n, mean: y / d, variance };
 }
