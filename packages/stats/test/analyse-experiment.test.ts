@@ -7,6 +7,7 @@ import {
   adjustPValues, analyseExperiment, compareMetric, comparisonEffects, computeVariantResults, jointMomentsFromRows, leadPValue,
 } from '../src/index.ts';
 import type { AnalysisArm } from '../src/index.ts';
+import { seededNormals as normals } from './support/seeded-normals.ts';
 
 const eventMetric = (key: string, extra: Partial<EventMetric> = {}): EventMetric => ({
   kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false, ...extra,
@@ -24,19 +25,6 @@ const fromSummary = (n: number, mean: number, variance: number): ArmMetricData =
   moments: { n, means: [mean], comoments: [[variance * (n - 1)]] }, uncappedMean: mean,
 });
 const settings = (extra: Partial<AnalysisSettings> = {}): AnalysisSettings => ({ ...DEFAULT_ANALYSIS, ...extra });
-
-/** A seeded generator of normal samples (mulberry32 + Box–Muller), so the data are fixed. */
-function normals(seed: number): (mean: number, sd: number) => number {
-  let state = seed >>> 0;
-  const uniform = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
-  return (mean, sd) => mean + sd * Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
-}
 
 describe('analyseExperiment', () => {
   const arms: AnalysisArm[] = [
