@@ -9,6 +9,9 @@ import { belowRoundingToZero, deltaCovariance, deltaVariance, ratioGradient } fr
 import type { ArmSummary, TEstimate } from './effects.ts';
 import { welchDf } from './effects.ts';
 
+/** |θ| below this drops a ratio metric's adjustment, as gbstats does. */
+const RATIO_THETA_FLOOR = 1e-8;
+
 /** Both arms adjusted, with what the relative effect's variance needs. */
 export interface CupedAdjustment {
   theta: number;
@@ -61,7 +64,8 @@ export function cupedEvent(control: JointMoments, treatment: JointMoments): Cupe
  * 1. Per arm R = ȳ/d̄, R_X = x̄_Y/x̄_D, ∇R = (1/d̄, −ȳ/d̄²), ∇R_X = (1/x̄_D, −x̄_Y/x̄_D²), Λ the
  *    4 × 4 sample covariance matrix.
  * 2. θ = Σ_arms ∇Rᵀ·Λ_{(Y,D),(X_Y,X_D)}·∇R_X / Σ_arms ∇R_Xᵀ·Λ_{(X_Y,X_D)}·∇R_X — the per-unit
- *    delta-method covariances summed over the two arms; 0 when the denominator is 0.
+ *    delta-method covariances summed over the two arms; 0 when the denominator is 0 or |θ| < 1e-8
+ *    (gbstats' rule: below that the adjustment is dropped).
  * 3. Adjusted arm: mean R − θ·R_X, per-unit variance ∇ᵀΛ∇ with ∇ = (∇R, −θ·∇R_X).
  * 4. Relative r = (M_T − M_C)/|R_C| (R_C unadjusted), variance ∇_Cᵀ Λ_C ∇_C/n_C + ∇_Tᵀ Λ_T ∇_T/n_T,
  *    ∇_T = ∇(treatment)/|R_C| and, with g = M_T − M_C and s = sign(R_C),
@@ -84,7 +88,9 @@ export function cupedRatio(control: JointMoments, treatment: JointMoments): Cupe
   const [c, t] = arms;
   if (c == null || t == null) return null;
   const varX = c.varX + t.varX;
-  const theta = varX === 0 ? 0 : (c.covRX + t.covRX) / varX;
+  // gbstats (EffectMoments.initialize_theta) drops the adjustment when |θ| < 1e-8; so does the engine.
+  const raw = varX === 0 ? 0 : (c.covRX + t.covRX) / varX;
+  const theta = Math.abs(raw) < RATIO_THETA_FLOOR ? 0 : raw;
   const gradient = (arm: NonNullable<typeof c>): number[] => [...arm.gradR, -theta * arm.gradX[0], -theta * arm.gradX[1]];
   const adjust = (arm: NonNullable<typeof c>): ArmSummary => ({
     n: arm.m.n,
