@@ -54,10 +54,11 @@ interface Cell {
  *    unadjusted difference; `pValue` is that p-value for the first metric.
  * 6. SRM p-value and warning (§7).
  *
- * @throws RangeError when `controlVariantKey` is not among the arms (a caller bug)
+ * No arms: no results. @throws RangeError when `controlVariantKey` is not among the arms (a caller bug)
  */
 export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperimentOutput {
   const { arms, metrics, settings } = input;
+  if (arms.length === 0) return { variantResults: [], srmPValue: null, srmWarning: false };
   const control = arms.find((arm) => arm.variantKey === input.controlVariantKey);
   if (control === undefined) {
     throw new RangeError(`analyseExperiment: control variant ${input.controlVariantKey} is not among the arms`);

@@ -1,7 +1,9 @@
 /**
  * The engine against packages/stats/test-vectors/analysis.json and corrections.json: expected values
  * computed from the raw per-participant arrays by NumPy/SciPy/statsmodels (and GrowthBook's gbstats
- * where given) — see /packages/stats/test-vectors/README.md and docs/statistics.md.
+ * where given) — see packages/stats/test-vectors/README.md and docs/statistics.md. The JSON files
+ * are written by packages/stats/test-vectors/generate_analysis_fixtures.py; while they are absent
+ * the two suites skip with a message.
  * Tolerances: 1e-9 relative against "expected", 1e-7 against "gbstats".
  */
 import assert from 'node:assert/strict';
