@@ -139,9 +139,12 @@ export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperim
         stats.absolute = effectEstimate(effects.absolute);
         stats.relative = effectEstimate(effects.relative);
         stats.adjusted_p_value = cell.adjustedP;
-        if (metric.cuped !== null && cell.comparison.cuped !== null) {
+        const cuped = cell.comparison.cuped;
+        // MetricStats.cuped.variance_reduction is a number: with no unadjusted variance to reduce
+        // (outcomes constant within each arm) the adjusted effects are reported without it.
+        if (metric.cuped !== null && cuped !== null && cuped.variance_reduction !== null) {
           const balance = cell.comparison.balancePValue;
-          stats.cuped = { ...cell.comparison.cuped, balance_p_value: balance === null ? null : Math.min(1, checks * balance) };
+          stats.cuped = { theta: cuped.theta, variance_reduction: cuped.variance_reduction, balance_p_value: balance === null ? null : Math.min(1, checks * balance) };
         }
         stats.verdict = verdict(metric, cell, settings.alpha);
       }

@@ -20,8 +20,11 @@ export interface MetricComparison {
   relative: TEstimate | null;
   /** Set when the relative interval is Fieller's (requested, and no CUPED): the arms it needs. */
   fieller: { control: ArmSummary; treatment: ArmSummary } | null;
-  /** CUPED's θ and variance reduction, null without CUPED (or when not computable). */
-  cuped: { theta: number; variance_reduction: number } | null;
+  /**
+   * CUPED's θ and variance reduction (null when the unadjusted se is 0), null without CUPED (or
+   * when it is not computable).
+   */
+  cuped: { theta: number; variance_reduction: number | null } | null;
   /** The balance check's p-value BEFORE the Bonferroni correction over the experiment; null without CUPED. */
   balancePValue: number | null;
 }
@@ -70,11 +73,14 @@ export function compareMetric(
   const withCovariates = metric.cuped !== null && control !== undefined && treatment !== undefined
     && control.moments.means.length >= variables && treatment.moments.means.length >= variables;
   let adjustment: CupedAdjustment | null = null;
-  if (withCovariates && unadjusted !== null) {
+  // CUPED needs 2 participants per arm, not an unadjusted test: outcomes constant within each arm
+  // (se = 0 unadjusted) can still vary once adjusted by a covariate that differs between them.
+  if (withCovariates && c.n >= 2 && t.n >= 2) {
     adjustment = metric.kind === 'ratio' ? cupedRatio(control.moments, treatment.moments) : cupedEvent(control.moments, treatment.moments);
   }
-  if (adjustment !== null && unadjusted !== null && control !== undefined && treatment !== undefined) {
+  if (adjustment !== null && control !== undefined && treatment !== undefined) {
     const adjustedVariance = adjustment.control.variance / adjustment.control.n + adjustment.treatment.variance / adjustment.treatment.n;
+    const unadjustedVariance = c.variance / c.n + t.variance / t.n;
     const xC = covariateSummary(metric, control);
     const xT = covariateSummary(metric, treatment);
     const balance = xC === null || xT === null ? null : absoluteEstimate(xC, xT);
@@ -83,8 +89,9 @@ export function compareMetric(
       absolute: absoluteEstimate(adjustment.control, adjustment.treatment),
       relative: cupedRelativeEstimate(adjustment),
       fieller: null,
-      // 1 − se'²/se², both squared standard errors summed the same way (θ = 0 gives exactly 0).
-      cuped: { theta: adjustment.theta, variance_reduction: 1 - adjustedVariance / (c.variance / c.n + t.variance / t.n) },
+      // 1 − se'²/se², both squared standard errors summed the same way (θ = 0 gives exactly 0);
+      // null when the unadjusted se is 0 (nothing to reduce).
+      cuped: { theta: adjustment.theta, variance_reduction: unadjustedVariance > 0 ? 1 - adjustedVariance / unadjustedVariance : null },
       balancePValue: balance === null ? null : tInference(balance, { alpha: settings.alpha, sides: 'two', direction: 'increase' }).p_value,
     };
   }

@@ -71,6 +71,17 @@ describe('CUPED, event metric', () => {
     assert.equal(comparison.balancePValue, null, 'the covariate test is not computable');
   });
 
+  test('outcomes constant within each arm: no unadjusted test, but the adjusted one exists', () => {
+    // Control Y = 1 with X = 0, 2; treatment Y = 3 with X = 1, 3. Pooled: means (2, 1.5);
+    // dY = −1, −1, 1, 1; dX = −1.5, .5, −.5, 1.5; Cov = (1.5 − .5 − .5 + 1.5)/3 = 2/3, Var X = 5/3 → θ = 0.4.
+    // Adjusted: control 1 − 0.4·1 = 0.6, treatment 3 − 0.4·2 = 2.2; s'² = 0.16·2 = 0.32 per arm.
+    const comparison = compareMetric(metric, data([[1, 0], [1, 2]]), data([[3, 1], [3, 3]]), { alpha: 0.05, sides: 'two', relativeInterval: 'delta' });
+    close(comparison.cuped?.theta, 0.4, 'theta');
+    assert.equal(comparison.cuped?.variance_reduction, null, 'nothing to reduce');
+    close(comparison.absolute?.estimate, 1.6);
+    close(comparison.absolute?.se, Math.sqrt(0.32));
+  });
+
   test('without the covariate in the moments the metric is analysed unadjusted', () => {
     const comparison = compareMetric(metric, data([[1], [3]]), data([[4], [6]]), { alpha: 0.05, sides: 'two', relativeInterval: 'delta' });
     assert.equal(comparison.cuped, null);
