@@ -127,6 +127,20 @@ describe('analyseExperiment', () => {
         }
       }
     }
+    // Fieller's interval at α' agrees with the adjusted p-value as well (its p-value is the absolute one).
+    const fieller = analyseExperiment({ arms: many, controlVariantKey: 'v0', metrics: ms, settings: settings({ correction: 'holm', relativeInterval: 'fieller' }) });
+    let significant = 0;
+    for (const variant of fieller.variantResults.slice(1)) {
+      for (const key of keys) {
+        const stats = variant.metricStats[key];
+        assert.ok(stats?.relative && stats.absolute && typeof stats.adjusted_p_value === 'number');
+        assert.equal(stats.relative.p_value, stats.absolute.p_value);
+        const excludes = (stats.relative.ci_low as number) > 0 || (stats.relative.ci_high as number) < 0;
+        assert.equal(excludes, stats.adjusted_p_value < 0.05, `fieller ${variant.variantKey} ${key}`);
+        if (excludes) significant++;
+      }
+    }
+    assert.ok(significant > 0 && significant < 9);
     // The data make every verdict appear: v2 up on a (increase: better) and b (decrease: worse), v3 the reverse.
     const verdicts = new Set(raw.variantResults.slice(1).flatMap((v) => keys.map((key) => v.metricStats[key]?.verdict)));
     assert.deepEqual([...verdicts].sort(), ['better', 'inconclusive', 'worse']);
