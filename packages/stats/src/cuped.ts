@@ -26,8 +26,8 @@ export interface CupedAdjustment {
 
 /**
  * Event metric, variables [Y, X] in each arm's moments.
- * 1. θ = Cov(Y, X)/Var(X) over the UNION of both arms (merged moments, n − 1; Deng et al. 2013
- *    eq. (3)); θ = 0 when Var(X) = 0.
+ * 1. θ = Cov(Y, X)/Var(X) over the UNION of both arms (merged moments, n − 1; Deng et al. 2013,
+ *    §3.2, the control-variate coefficient); θ = 0 when Var(X) = 0.
  * 2. Per arm: ȳ' = ȳ − θ·x̄, s'² = s²_Y + θ²·s²_X − 2θ·s_YX (the arm's own moments; Var(Y − θX)).
  * 3. Relative: r = (ȳ'_T − ȳ'_C)/|ȳ_C| with delta-method variance, θ fixed (gbstats
  *    `frequentist_variance_relative_cuped`):

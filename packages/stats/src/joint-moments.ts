@@ -5,9 +5,9 @@
  *
  * References:
  * - Chan, Golub & LeVeque, "Updating formulae and a pairwise algorithm for computing sample
- *   variances" (Stanford CS report STAN-CS-79-773, 1979), eq. 2.1 — the pairwise merge of M2.
+ *   variances" (Stanford CS report STAN-CS-79-773, 1979) — the pairwise merge of M2 (their "pairwise algorithm").
  * - Pébay, "Formulas for robust, one-pass parallel computation of covariances and arbitrary-order
- *   statistical moments" (Sandia report SAND2008-6212, 2008), eq. 3.12 — the same merge for the
+ *   statistical moments" (Sandia report SAND2008-6212, 2008) — the same merge for the
  *   co-moment Σ(x − x̄)(y − ȳ).
  */
 import type { JointMoments } from '@switchyard/core';
@@ -46,8 +46,8 @@ export function jointMomentsFromRows(rows: readonly (readonly number[])[], k = r
 }
 
 /**
- * The moments of the union of two disjoint sets of participants, exactly (Chan et al. 1979 eq. 2.1,
- * Pébay 2008 eq. 3.12): with n = nA + nB and δ = meanB − meanA,
+ * The moments of the union of two disjoint sets of participants, exactly (Chan et al. 1979,
+ * Pébay 2008): with n = nA + nB and δ = meanB − meanA,
  *   mean = meanA + δ·nB/n,   C_ij = CA_ij + CB_ij + δ_i·δ_j·nA·nB/n.
  *
  * @throws RangeError when the two have different numbers of variables (a caller bug)

@@ -1,7 +1,7 @@
 /**
  * Ratio metrics (numerator and denominator per participant, e.g. revenue per session) by the delta
  * method: Deng, Knoblich & Lu, "Applying the Delta Method in Metric Analytics: A Practical Guide
- * with Novel Ideas", KDD 2018, §3 eq. (3)–(4). docs/statistics.md §4.
+ * with Novel Ideas", KDD 2018, §3. docs/statistics.md §4.
  */
 import type { JointMoments } from '@switchyard/core';
 import { jointCovariance, jointMean } from './joint-moments.ts';
@@ -10,7 +10,7 @@ import type { ArmSummary } from './effects.ts';
 /**
  * gᵀ·Σ·g for the sample covariance matrix Σ of the variables `indices` of `moments` (n − 1
  * denominators): the per-unit variance of the linear combination with coefficients `gradient`,
- * i.e. the first-order delta method (Casella & Berger, "Statistical Inference", Thm 5.5.24,
+ * i.e. the first-order delta method (Casella & Berger, "Statistical Inference", 2nd ed., §5.5.4,
  * multivariate form). Var(f(means)) ≈ gᵀΣg / n.
  */
 export function deltaVariance(moments: JointMoments, indices: readonly number[], gradient: readonly number[]): number {
@@ -60,7 +60,7 @@ export function ratioGradient(numeratorMean: number, denominatorMean: number): [
 
 /**
  * One arm of a ratio metric as an ArmSummary: mean R = ȳ/d̄ and per-unit variance
- * σ²_R = s²_Y/d̄² − 2·ȳ·s_YD/d̄³ + ȳ²·s²_D/d̄⁴ (Deng et al. 2018 eq. (3)), so Var(R̂) = σ²_R/n.
+ * σ²_R = s²_Y/d̄² − 2·ȳ·s_YD/d̄³ + ȳ²·s²_D/d̄⁴ (Deng et al. 2018, §3), so Var(R̂) = σ²_R/n.
  * Null when d̄ = 0 (the ratio is undefined). The variance is clamped at 0 against rounding.
  *
  * @param numerator index of Y in `moments`
