@@ -56,3 +56,25 @@ function sum(values: readonly number[]): number {
   for (const value of values) total += value;
   return total;
 }
+
+/**
+ * Whether to warn of a sample ratio mismatch (docs/statistics.md §7): the p-value of `srmPValue` is
+ * below `threshold` AND every variant planned at a positive weight expects at least `minExpected`
+ * participants (N·w_i/W) — below that the chi-squared approximation is poor (Cochran, "Some methods
+ * for strengthening the common χ² tests", Biometrics 10, 1954: expected counts of at least 5).
+ * Variants planned at weight 0 expect nobody and are not counted (srmPValue already returns 0 when
+ * one of them has participants). False when the p-value is null.
+ */
+export function srmWarning(
+  observed: readonly number[],
+  expectedWeights: readonly number[],
+  pValue: number | null,
+  threshold: number,
+  minExpected: number,
+): boolean {
+  if (pValue === null || !(pValue < threshold)) return false;
+  const total = sum(observed);
+  const totalWeight = sum(expectedWeights);
+  if (!(totalWeight > 0)) return false;
+  return expectedWeights.every((weight) => weight === 0 || (total * weight) / totalWeight >= minExpected);
+}

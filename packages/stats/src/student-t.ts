@@ -45,3 +45,22 @@ export function studentTUpperQuantile(tailProbability: number, df: number): numb
   }
   return findRootBracketed(g, 0, hi);
 }
+
+/**
+ * P(T <= t) with `df` degrees of freedom, straight from stdlib's CDF. The lower tail is computed
+ * directly, so `studentTCdf(t, df)` keeps full relative precision for very negative t, and the upper
+ * tail P(T >= t) is `studentTCdf(-t, df)` by symmetry — never `1 - cdf` (which cancels below 1e-16).
+ *
+ * @returns a probability in [0, 1]; NaN when `t` or `df` is NaN or `df <= 0`
+ */
+export function studentTCdf(t: number, df: number): number {
+  return tCdf(t, df);
+}
+
+/**
+ * One-sided p-value of a t statistic: P(T >= t) for the alternative `increase` (effect > 0) and
+ * P(T <= t) for `decrease` (effect < 0), both lower tails by the symmetry of t (see `studentTCdf`).
+ */
+export function studentTOneSidedPValue(t: number, df: number, direction: 'increase' | 'decrease'): number {
+  return direction === 'increase' ? tCdf(-t, df) : tCdf(t, df);
+}

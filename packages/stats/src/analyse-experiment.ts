@@ -1,0 +1,182 @@
+/**
+ * The experiment statistics engine: from the store's per-arm moments (ArmTotals) to the
+ * VariantResult rows of ExperimentResults, with metric definitions and analysis settings
+ * (docs/statistics.md). Pure arithmetic, no I/O.
+ */
+import type {
+  AnalysisSettings, ArmTotals, EffectEstimate, ExperimentMetric, MetricStats, MetricVerdict, VariantResult,
+} from '@switchyard/core';
+import { adjustedAlpha, adjustPValues } from './corrections.ts';
+import type { EffectDetail } from './effects.ts';
+import { comparisonEffects, compareMetric, leadEstimate, leadPValue, outcomeSummary } from './metric-comparison.ts';
+import type { MetricComparison } from './metric-comparison.ts';
+import { srmPValue, srmWarning } from './srm.ts';
+import { welchTTest } from './welch.ts';
+
+/** One arm: the store's totals and its planned share of traffic (any unit, e.g. summed `weight_milli`). */
+export type AnalysisArm = ArmTotals & { plannedWeight: number };
+
+export interface AnalyseExperimentInput {
+  /** In the experiment's `variant_keys` order. */
+  arms: readonly AnalysisArm[];
+  controlVariantKey: string;
+  /** In the experiment's order; the first is the primary metric (`pValue`). */
+  metrics: readonly ExperimentMetric[];
+  settings: AnalysisSettings;
+}
+
+export interface AnalyseExperimentOutput {
+  variantResults: VariantResult[];
+  srmPValue: number | null;
+  srmWarning: boolean;
+}
+
+interface Cell {
+  treatment: number;
+  metric: number;
+  comparison: MetricComparison;
+  leadP: number | null;
+  adjustedP: number | null;
+  /** The level of the reported intervals (α, or α' under a correction). */
+  alpha: number;
+}
+
+/**
+ * Results per variant and metric:
+ * 1. Each (treatment, metric) pair is compared with the control (metric-comparison.ts: §1–§5).
+ * 2. The lead p-values (relative, else absolute) are corrected within their families (§6); the
+ *    effects' intervals are then recomputed at α' = α·p/p_adj.
+ * 3. The balance checks' p-values are Bonferroni-corrected over every check of the experiment (§5).
+ * 4. Verdicts from the corrected lead p-value and the sign of the effect (§8).
+ * 5. The pre-existing MetricStats fields keep their meaning (docs/contract.md "Experiments and
+ *    statistics"): mean and variance of the arm's outcome (R and σ²_R for a ratio), lift =
+ *    (mean − control mean)/control mean, and the 95 % two-sided Welch interval and p-value of the
+ *    unadjusted difference; `pValue` is that p-value for the first metric.
+ * 6. SRM p-value and warning (§7).
+ *
+ * No arms: no results. @throws RangeError when `controlVariantKey` is not among the arms (a caller bug)
+ */
+export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperimentOutput {
+  const { arms, metrics, settings } = input;
+  if (arms.length === 0) return { variantResults: [], srmPValue: null, srmWarning: false };
+  const control = arms.find((arm) => arm.variantKey === input.controlVariantKey);
+  if (control === undefined) {
+    throw new RangeError(`analyseExperiment: control variant ${input.controlVariantKey} is not among the arms`);
+  }
+  const treatments = arms.filter((arm) => arm !== control);
+
+  // 1. Compare.
+  const cells: Cell[] = [];
+  treatments.forEach((arm, treatment) => {
+    metrics.forEach((metric, m) => {
+      const comparison = compareMetric(metric, control.metrics[metric.key], arm.metrics[metric.key], settings);
+      cells.push({ treatment, metric: m, comparison, leadP: leadPValue(comparison), adjustedP: null, alpha: settings.alpha });
+    });
+  });
+
+  // 2. Correct within families; only computable p-values take part.
+  const families = new Map<string, Cell[]>();
+  for (const cell of cells) {
+    if (cell.leadP === null) continue;
+    const key = settings.correctionFamily === 'per_metric' ? `m${cell.metric}` : settings.correctionFamily === 'per_variant' ? `t${cell.treatment}` : 'all';
+    const family = families.get(key) ?? [];
+    family.push(cell);
+    families.set(key, family);
+  }
+  for (const family of families.values()) {
+    const adjusted = adjustPValues(family.map((cell) => cell.leadP as number), settings.correction);
+    family.forEach((cell, i) => {
+      cell.adjustedP = adjusted[i] as number;
+      if (settings.correction !== 'none') cell.alpha = adjustedAlpha(settings.alpha, cell.leadP as number, cell.adjustedP, family.length);
+    });
+  }
+
+  // 3. Balance checks, Bonferroni over the experiment.
+  const checks = cells.filter((cell) => cell.comparison.balancePValue !== null).length;
+
+  const cellOf = (treatment: number, metric: number): Cell => cells[treatment * metrics.length + metric] as Cell;
+  const variantResults = arms.map((arm): VariantResult => {
+    const treatment = treatments.indexOf(arm);
+    const metricValues: Record<string, number> = {};
+    const metricStats: Record<string, MetricStats> = {};
+    let pValue = 0;
+    let pValuePresent = false;
+    metrics.forEach((metric, m) => {
+      const data = arm.metrics[metric.key];
+      const own = outcomeSummary(metric, data);
+      const stats: MetricStats = {
+        mean: own?.mean ?? 0,
+        variance: own?.variance ?? 0,
+        lift: null,
+        ci_low: null,
+        ci_high: null,
+        p_value: null,
+        absolute: null,
+        relative: null,
+        adjusted_p_value: null,
+        capped_mean: data !== undefined && data.moments.n > 0 ? (data.moments.means[0] ?? 0) : 0,
+        uncapped_mean: data?.uncappedMean ?? 0,
+        cuped: null,
+      };
+      if (treatment >= 0) {
+        // 5. The pre-existing fields, as computeVariantResults computes them.
+        const base = outcomeSummary(metric, control.metrics[metric.key]);
+        if (base !== null && own !== null) {
+          stats.lift = base.mean === 0 ? null : (own.mean - base.mean) / base.mean;
+          const test = welchTTest(base, own);
+          if (test !== null) {
+            stats.ci_low = test.ciLow;
+            stats.ci_high = test.ciHigh;
+            stats.p_value = test.pValue;
+            if (m === 0) {
+              pValue = test.pValue;
+              pValuePresent = true;
+            }
+          }
+        }
+        const cell = cellOf(treatment, m);
+        const effects = comparisonEffects(cell.comparison, cell.alpha);
+        stats.absolute = effectEstimate(effects.absolute);
+        stats.relative = effectEstimate(effects.relative);
+        stats.adjusted_p_value = cell.adjustedP;
+        const cuped = cell.comparison.cuped;
+        // MetricStats.cuped.variance_reduction is a number: with no unadjusted variance to reduce
+        // (outcomes constant within each arm) the adjusted effects are reported without it.
+        if (metric.cuped !== null && cuped !== null && cuped.variance_reduction !== null) {
+          const balance = cell.comparison.balancePValue;
+          stats.cuped = { theta: cuped.theta, variance_reduction: cuped.variance_reduction, balance_p_value: balance === null ? null : Math.min(1, checks * balance) };
+        }
+        stats.verdict = verdict(metric, cell, settings.alpha);
+      }
+      metricValues[metric.key] = stats.mean;
+      metricStats[metric.key] = stats;
+    });
+    return { variantKey: arm.variantKey, participantCount: arm.participants, metricValues, metricStats, pValue, pValuePresent };
+  });
+
+  // 6. SRM.
+  const counts = arms.map((arm) => arm.participants);
+  const weights = arms.map((arm) => arm.plannedWeight);
+  const srm = arms.length === 0 ? null : srmPValue(counts, weights);
+  return {
+    variantResults,
+    srmPValue: srm,
+    srmWarning: srmWarning(counts, weights, srm, settings.srmThreshold, settings.srmMinExpected),
+  };
+}
+
+/**
+ * §8: `not_enough_data` without a lead test; else significant (p_adj < α) → `better` when the
+ * effect goes the metric's way, `worse` when against it; otherwise `inconclusive`.
+ */
+function verdict(metric: ExperimentMetric, cell: Cell, alpha: number): MetricVerdict {
+  const estimate = leadEstimate(cell.comparison);
+  if (cell.adjustedP === null || estimate === null) return 'not_enough_data';
+  if (!(cell.adjustedP < alpha) || estimate === 0) return 'inconclusive';
+  return (estimate > 0) === (metric.direction === 'increase') ? 'better' : 'worse';
+}
+
+function effectEstimate(detail: EffectDetail | null): EffectEstimate | null {
+  if (detail === null) return null;
+  return { estimate: detail.estimate, ci_low: detail.ci_low, ci_high: detail.ci_high, p_value: detail.p_value };
+}
