@@ -142,7 +142,7 @@ export class PgExperimentDataRepository implements ExperimentDataRepository {
       const k = variableCount(metric);
       const at = (column: `m${number}` | `c${number}`): number => row[column] ?? 0;
       const means = Array.from({ length: k }, (_, i) => at(`m${i}`));
-      const comoments = means.map((_, i) => means.map((__, j) => at(`c${10 * Math.min(i, j) + Math.max(i, j)}`)));
+      const comoments = means.map((_, i) => means.map((__, j) => at(`c${Math.min(i, j)}${Math.max(i, j)}` as `c${number}`)));
       arm.metrics[metric.key] = { moments: { n: row.n, means, comoments }, uncappedMean: row.uncapped ?? 0 };
     }
     return [...arms.values()];
