@@ -48,7 +48,7 @@ function jointMomentsOf(rows: number[][], k: number): JointMoments {
 const clamp = (value: number, lower: number | null, upper: number | null): number =>
   Math.min(Math.max(value, lower ?? -Infinity), upper ?? Infinity);
 
-/** The event keys a metric reads, in its variables' order: [value] or [numerator, denominator]. */
+/** The sources a metric reads, in its variables' order: [value] or [numerator, denominator]. */
 const sourcesOf = (metric: ExperimentMetric): MetricSource[] =>
   metric.kind === 'event' ? [metric] : [metric.numerator, metric.denominator];
 
@@ -119,7 +119,9 @@ export class InMemoryExperimentDataRepository implements ExperimentDataRepositor
       const byContext = eventsOf.get(event.metricKey) ?? new Map<string, Array<{ value: number; timestampMs: number }>>();
       eventsOf.set(event.metricKey, byContext);
       const context = JSON.stringify([event.contextType, event.contextKey]);
-      byContext.set(context, [...(byContext.get(context) ?? []), { value: event.value, timestampMs: event.timestampMs }]);
+      const rows = byContext.get(context) ?? [];
+      rows.push({ value: event.value, timestampMs: event.timestampMs });
+      byContext.set(context, rows);
     }
 
     // 2. A source aggregated over one participant's events in [from, to); null: `mean` without events.
