@@ -215,6 +215,7 @@ export function metricAggregationContract(name: string, makeRepos: MakeExperimen
           capped('upper_only', { kind: 'absolute', lower: null, upper: 25, ignoreZeros: false }),
           capped('percentile', { kind: 'percentile', lower: 0.3, upper: 0.9, ignoreZeros: false }),
           capped('percentile_nonzero', { kind: 'percentile', lower: 0.3, upper: 0.9, ignoreZeros: true }),
+          eventMetric('mean_median', 'revenue', 'mean', { capping: { kind: 'percentile', lower: null, upper: 0.5, ignoreZeros: false } }),
         ]));
         // Uncapped [10, 30, 0 | 60, 12, 0 | 7]. Absolute [2, 25]: [10, 25, 2 | 25, 12, 2 | 7].
         assertMetric(totals, 'control', 'absolute', one(3, 37 / 3, 818 / 3, 40 / 3));
@@ -233,6 +234,11 @@ export function metricAggregationContract(name: string, makeRepos: MakeExperimen
         assertMetric(totals, 'control', 'percentile_nonzero', one(3, 50.8 / 3, (2 * 19.6 ** 2 + 39.2 ** 2) / 9, 40 / 3));
         assertMetric(totals, 'treatment', 'percentile_nonzero', one(3, 70.4 / 3, (73.6 ** 2 + 34.4 ** 2 + 39.2 ** 2) / 9, 24));
         assertMetric(totals, 'b', 'percentile_nonzero', { ...single(10.4), uncapped: 7 });
+        // A mean's pool holds only the participants it keeps: [5, 30 | 20, 12, 0 | 7] (F is out),
+        // median at 2.5 of [0, 5, 7, 12, 20, 30] → 9.5 (with F's 0 it would be 7). [5, 9.5 | 9.5, 9.5, 0 | 7].
+        assertMetric(totals, 'control', 'mean_median', one(2, 7.25, 2 * 2.25 ** 2, 17.5));
+        assertMetric(totals, 'treatment', 'mean_median', one(3, 19 / 3, 2 * 9.5 ** 2 - 361 / 3, 32 / 3));
+        assertMetric(totals, 'b', 'mean_median', single(7));
       }));
 
     test('CUPED: the covariate is the same source over [t0 − lookback, t0), before the iteration window too', () =>
