@@ -45,7 +45,7 @@ export interface VariantTotals {
   metrics: Record<string, MetricTotals>;
 }
 
-/** What `ExperimentDataRepository.aggregateMetrics` reads (docs/statistics.md "Attribution"). */
+/** What `ExperimentDataRepository.aggregateMetrics` reads (docs/statistics.md "Attribution and aggregation"). */
 export interface MetricAggregateQuery {
   flagKey: string;
   /** The experiment's variants; exposures to other variants of the flag are ignored. */
@@ -83,11 +83,13 @@ export interface ExperimentDataRepository {
   aggregate(scope: EnvironmentScope, query: AggregateQuery): Promise<VariantTotals[]>;
   /**
    * Per variant (in `variantKeys` order, every key present) its participants (as `aggregate`) and
-   * for each metric the ArmMetricData of its participants: each participant's events counted from
-   * its first exposure (within the metric's window), aggregated per participant, capped, with the
-   * CUPED covariates over the lookback before the first exposure (docs/statistics.md).
+   * for each metric the ArmMetricData of its participants (docs/statistics.md "Attribution and
+   * aggregation"): each participant's events counted from its first exposure t0 (within the
+   * source's window and the iteration's), aggregated per participant, capped, with the CUPED
+   * covariates over [t0 − lookback, t0). An arm without participants in a metric has n 0, means,
+   * co-moments and uncappedMean 0.
    */
-  aggregateMetrics?(scope: EnvironmentScope, query: MetricAggregateQuery): Promise<ArmTotals[]>;
+  aggregateMetrics(scope: EnvironmentScope, query: MetricAggregateQuery): Promise<ArmTotals[]>;
   /**
    * Whether any exposure of the flag or event of the metrics was RECEIVED after `sinceMs`
    * (server receipt time, `received_at_ms > sinceMs`): results computed at `sinceMs` are stale.

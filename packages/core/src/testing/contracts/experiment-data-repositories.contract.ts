@@ -5,6 +5,7 @@ import type { AggregateQuery, VariantTotals } from '../../ports/experiment-data-
 import type { Repositories } from '../../ports/repositories.ts';
 import type { EnvironmentScope } from '../../ports/scopes.ts';
 import { foreignOrgScope, type EventExperimentRepositories, type EventExperimentWorld } from './event-experiment-fixture.ts';
+import { metricAggregationContract } from './metric-aggregation.contract.ts';
 
 /** The ports these suites exercise, with the event and experiment ports they set data up through. */
 export type ExperimentDataRepositories = EventExperimentRepositories & Pick<Repositories, 'experimentData' | 'statsSchedule'>;
@@ -168,6 +169,8 @@ export function experimentDataRepositoryContract(name: string, makeRepos: MakeEx
         assert.equal(await arrived('checkout', ['purchase'], before, foreignOrgScope(scopes.env, scopes.otherOrgEnv)), false, 'another org');
       }));
   });
+  // aggregateMetrics has its own dataset and suite (metric-aggregation.contract.ts).
+  metricAggregationContract(name, makeRepos);
 }
 
 /** The behaviour every StatsScheduleRepository must show; run against the fake and PostgreSQL. */
