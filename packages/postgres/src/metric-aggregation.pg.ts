@@ -101,7 +101,10 @@ export function metricAggregationStatement(sql: TransactionSql, scope: Environme
           : sql`percentile_cont(${q}::float8) WITHIN GROUP (ORDER BY v.v0) ${capping.ignoreZeros ? sql`FILTER (WHERE v.v0 <> 0)` : sql``}`;
       ctes.push(sql`${sql(`m${i}b`)} AS (SELECT ${quantile(capping.lower)} AS lower, ${quantile(capping.upper)} AS upper FROM ${values} v)`);
       // GREATEST and LEAST skip NULL: a bound not asked for, or over an empty pool, does not cap.
-      capped = sql`LEAST(GREATEST(m.v0, b.lower), b.upper)`;
+      capped = capping.ignoreZeros
+        ? // Zeros left out of the quantiles are left as they are: no lower bound lifts them.
+          sql`CASE WHEN m.v0 = 0 THEN 0::float8 ELSE LEAST(GREATEST(m.v0, b.lower), b.upper) END`
+        : sql`LEAST(GREATEST(m.v0, b.lower), b.upper)`;
       bounds = sql`CROSS JOIN ${sql(`m${i}b`)} b`;
     }
 

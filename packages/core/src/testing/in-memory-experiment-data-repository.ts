@@ -156,7 +156,8 @@ export class InMemoryExperimentDataRepository implements ExperimentDataRepositor
         rows.push({ variantKey, values: [...(outcome as number[]), ...covariates] });
       }
       // 4. Capping of an event metric's value: absolute bounds, or percentiles of the values pooled
-      //    over every arm (zeros left out when ignoreZeros); then every value is clamped.
+      //    over every arm (zeros left out when ignoreZeros); then every value is clamped, except
+      //    zeros under ignoreZeros (a participant without events is not lifted to the lower bound).
       let lower: number | null = null;
       let upper: number | null = null;
       const capping = metric.kind === 'event' ? metric.capping : null;
@@ -174,7 +175,8 @@ export class InMemoryExperimentDataRepository implements ExperimentDataRepositor
       const data: Record<string, ArmMetricData> = {};
       for (const { metric, rows, lower, upper, width } of metrics) {
         const arm = rows.filter((row) => row.variantKey === variantKey).map((row) => row.values);
-        const capped = arm.map(([value = 0, ...rest]) => [clamp(value, lower, upper), ...rest]);
+        const keepZeros = metric.kind === 'event' && metric.capping?.ignoreZeros === true;
+        const capped = arm.map(([value = 0, ...rest]) => [keepZeros && value === 0 ? 0 : clamp(value, lower, upper), ...rest]);
         const uncapped = jointMomentsOf(arm.map((values) => values.slice(0, 1)), 1);
         data[metric.key] = { moments: jointMomentsOf(capped, width), uncappedMean: uncapped.means[0] ?? 0 };
       }

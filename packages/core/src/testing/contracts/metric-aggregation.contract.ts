@@ -230,9 +230,10 @@ export function metricAggregationContract(name: string, makeRepos: MakeExperimen
         assertMetric(totals, 'treatment', 'percentile', one(3, 59.6 / 3, (66.4 ** 2 + 23.6 ** 2 + 42.8 ** 2) / 9, 24));
         assertMetric(totals, 'b', 'percentile', single(7));
         // Without zeros [7, 10, 12, 30, 60]: q 0.3 at 1.2 → 10 + 0.2·2 = 10.4; q 0.9 at 3.6 → 30 +
-        // 0.6·30 = 48. Every value is clamped, zeros too: [10.4, 30, 10.4 | 48, 12, 10.4 | 10.4].
-        assertMetric(totals, 'control', 'percentile_nonzero', one(3, 50.8 / 3, (2 * 19.6 ** 2 + 39.2 ** 2) / 9, 40 / 3));
-        assertMetric(totals, 'treatment', 'percentile_nonzero', one(3, 70.4 / 3, (73.6 ** 2 + 34.4 ** 2 + 39.2 ** 2) / 9, 24));
+        // 0.6·30 = 48. Zeros are left as they are (a participant without revenue is not lifted to
+        // the lower bound): [10.4, 30, 0 | 48, 12, 0 | 10.4].
+        assertMetric(totals, 'control', 'percentile_nonzero', one(3, 40.4 / 3, 10.4 ** 2 + 30 ** 2 - 40.4 ** 2 / 3, 40 / 3));
+        assertMetric(totals, 'treatment', 'percentile_nonzero', one(3, 20, 48 ** 2 + 12 ** 2 - 60 ** 2 / 3, 24));
         assertMetric(totals, 'b', 'percentile_nonzero', { ...single(10.4), uncapped: 7 });
         // A mean's pool holds only the participants it keeps: [5, 30 | 20, 12, 0 | 7] (F is out),
         // median at 2.5 of [0, 5, 7, 12, 20, 30] → 9.5 (with F's 0 it would be 7). [5, 9.5 | 9.5, 9.5, 0 | 7].
