@@ -138,6 +138,7 @@ export function metricAggregationStatement(sql: TransactionSql, scope: Environme
       WHERE p.org_id = ${scope.orgId} AND p.environment_id = ${scope.environmentId} AND p.flag_key = ${query.flagKey}
         AND p.variant_key IN ${sql(query.variantKeys as string[])}
         AND p.timestamp_ms >= ${query.fromMs}::int8 ${upTo(sql`p.timestamp_ms`)}
+        ${query.ruleId === null ? sql`` : sql`AND (p.rule_id IS NULL OR p.rule_id = ${query.ruleId})`}
       ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key
     ) ${ctes.reduce((all, cte) => sql`${all}, ${cte}`, sql``)}
     SELECT x.variant_key, NULL::int4 AS metric, count(*)::int8 AS n, NULL::float8 AS uncapped, ${list(sql, nothing)}

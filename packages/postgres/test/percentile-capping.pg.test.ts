@@ -69,7 +69,7 @@ for (const [index, fixtureCase] of fixture.cases.entries()) {
       capping: { kind: 'percentile', lower: fixtureCase.lower, upper: fixtureCase.upper, ignoreZeros: fixtureCase.ignore_zeros },
     };
     const totals = await new PgExperimentDataRepository(db.sql).aggregateMetrics(scope, {
-      flagKey: 'checkout', variantKeys: arms.map(([key]) => key), metrics: [metric], valueTypes: { revenue: 'double' }, fromMs: 0, toMs: null,
+      flagKey: 'checkout', ruleId: null, variantKeys: arms.map(([key]) => key), metrics: [metric], valueTypes: { revenue: 'double' }, fromMs: 0, toMs: null,
     });
     for (const [variantKey, want] of Object.entries(fixtureCase.expected.arms)) {
       const data = totals.find((arm) => arm.variantKey === variantKey)?.metrics.revenue;

@@ -48,6 +48,12 @@ export interface VariantTotals {
 /** What `ExperimentDataRepository.aggregateMetrics` reads (docs/statistics.md "Attribution and aggregation"). */
 export interface MetricAggregateQuery {
   flagKey: string;
+  /**
+   * The rule whose allocation the experiment studies: exposures that name another rule (or ''
+   * for no allocation) are not participants. Exposures that name none (NULL: older clients)
+   * still count. Null: every exposure of the flag counts.
+   */
+  ruleId: string | null;
   /** The experiment's variants; exposures to other variants of the flag are ignored. */
   variantKeys: readonly string[];
   metrics: readonly ExperimentMetric[];

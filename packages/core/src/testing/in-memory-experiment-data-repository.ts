@@ -105,6 +105,8 @@ export class InMemoryExperimentDataRepository implements ExperimentDataRepositor
     for (const exposure of this.state.exposures) {
       if (!inScope(exposure, scope) || exposure.flagKey !== query.flagKey) continue;
       if (!query.variantKeys.includes(exposure.variantKey) || !inWindow(exposure.timestampMs, query)) continue;
+      // Another rule's exposure (or no allocation's) is no participant; an unreported rule is.
+      if (query.ruleId !== null && exposure.ruleId != null && exposure.ruleId !== query.ruleId) continue;
       const context = JSON.stringify([exposure.contextType, exposure.contextKey]);
       const seen = first.get(context);
       if (!seen || exposure.timestampMs < seen.t0 || (exposure.timestampMs === seen.t0 && exposure.variantKey < seen.variantKey)) {

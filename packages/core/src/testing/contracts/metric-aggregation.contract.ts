@@ -91,6 +91,7 @@ const ratioMetric = (key: string, numerator: MetricSource, denominator: MetricSo
 
 const query = (metrics: ExperimentMetric[], extra: Partial<MetricAggregateQuery> = {}): MetricAggregateQuery => ({
   flagKey: 'checkout',
+  ruleId: null,
   variantKeys: ['control', 'treatment', 'b', 'empty'],
   metrics,
   valueTypes: { purchase: 'bool', revenue: 'double', pageview: 'int' },
@@ -149,6 +150,29 @@ export function metricAggregationContract(name: string, makeRepos: MakeExperimen
         // D's exposures: treatment is not an experiment variant here, so its control exposure at 5000 counts.
         assert.deepEqual(reordered.map((arm) => [arm.variantKey, arm.participants, arm.metrics]), [['b', 1, {}], ['control', 4, {}]]);
         assert.deepEqual(await repos.experimentData.aggregateMetrics(scopes.env, query([revenue], { variantKeys: [] })), []);
+      }));
+
+    test('the studied rule: exposures naming another rule (or \'\': no allocation) are no participants; unreported ones are; t0 is the first qualifying exposure', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        await repos.exposures.insert(scopes.env, [
+          exposure('R1', 'control', 2000, { ruleId: 'split' }),
+          exposure('R2', 'treatment', 2000, { ruleId: '' }),
+          exposure('R3', 'treatment', 2000, { ruleId: 'other-rule' }),
+          exposure('R4', 'treatment', 2000, { ruleId: null }),
+          exposure('R5', 'control', 2000, { ruleId: '' }),
+          exposure('R5', 'treatment', 3000, { ruleId: 'split' }),
+        ]);
+        // R5's revenue at 2500 came before the allocation served it (t0 = 3000): it does not count.
+        await repos.events.insert(scopes.env, [event('R5', 'revenue', 5, 2500), event('R5', 'revenue', 7, 3500)]);
+        const revenue = eventMetric('revenue', 'revenue', 'sum');
+        const studied = await repos.experimentData.aggregateMetrics(scopes.env, query([revenue], { ruleId: 'split', variantKeys: ['control', 'treatment'] }));
+        // control [R1: 0]; treatment [R4: 0, R5: 7].
+        assert.deepEqual(studied.map((arm) => [arm.variantKey, arm.participants]), [['control', 1], ['treatment', 2]]);
+        assertMetric(studied, 'treatment', 'revenue', one(2, 3.5, 24.5));
+        // Without a rule every exposure counts, each context in the arm of its first: control [R1, R5: 12], treatment [R2, R3, R4].
+        const any = await repos.experimentData.aggregateMetrics(scopes.env, query([revenue], { ruleId: null, variantKeys: ['control', 'treatment'] }));
+        assert.deepEqual(any.map((arm) => [arm.variantKey, arm.participants]), [['control', 2], ['treatment', 3]]);
+        assertMetric(any, 'control', 'revenue', one(2, 6, 72));
       }));
 
     test('attribution: events from the first exposure t0 (inclusive) to the window end, within window_ms after t0', () =>
