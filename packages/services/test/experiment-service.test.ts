@@ -37,6 +37,10 @@ describe('ExperimentService.create', () => {
 describe('ExperimentService.update', () => {
   test('a new flag without variant_keys takes all its variants; only in DRAFT', async () => {
     await w.repos.flags.createDefinition(w.scope, { key: 'banner', description: '', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }] });
+    // Starting needs a rule splitting traffic between the arms.
+    await w.repos.flags.updateState(w.scope, 'banner', {
+      rules: [{ id: 'half', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'on', weight_milli: 500 }, { variant_key: 'off', weight_milli: 500 }] } }],
+    });
     const created = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', variant_keys: ['control', 'treatment'] });
     const moved = await w.experiments.update(w.admin, w.scope, created.id, { flag_key: 'banner' });
     assert.deepEqual([moved.flagKey, moved.variantKeys, moved.version], ['banner', ['on', 'off'], 2]);

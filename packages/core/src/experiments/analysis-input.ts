@@ -78,7 +78,8 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 function objectAt(value: unknown, field: string, allowed: readonly string[]): Record<string, unknown> {
   if (!isObject(value)) throw invalidArgument(`${field} must be an object`, field);
-  const unknown = Object.keys(value).find((name) => !allowed.includes(name));
+  // A field set to null (JSON) or undefined (a mapped gRPC message) is not sent.
+  const unknown = Object.keys(value).find((name) => !allowed.includes(name) && present(value[name]));
   if (unknown !== undefined) throw invalidArgument(`${field}.${unknown} is not a field (allowed: ${allowed.join(', ')})`, `${field}.${unknown}`);
   return value;
 }
