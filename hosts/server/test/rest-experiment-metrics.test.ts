@@ -138,7 +138,7 @@ describe('validation: 400 INVALID_ARGUMENT naming the field, never a 500', () =>
       [{ key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' } } }, /metrics\[0\]\.ratio\.denominator must be an object/],
       [{ key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' }, denominator: { event_key: 'sessions', aggregation: 'sum' } }, capping: { kind: 'absolute', upper: 1 } }, /capping applies to event metrics only/],
       [{ aggregation: 'sum' }, /metrics\[0\] needs event_key/],
-      ['revenue', /metrics\/0 must be object|metrics\[0\] must be an object/],
+      ['revenue', /body\.metrics\.0: must be object/],
     ];
     for (const [value, message] of cases) expectError(await metric(value), 400, 'INVALID_ARGUMENT', message);
     expectError(await post({ flag_key: 'checkout', metrics: [{ event_key: 'revenue', aggregation: 'sum' }, { event_key: 'revenue', aggregation: 'mean' }] }), 400, 'INVALID_ARGUMENT', /metrics\[1\]\.key: 'revenue' names two metrics/);
@@ -202,9 +202,16 @@ describe('update', () => {
     // rule_id null is a value: back to the default rule.
     const reset = expectStatus(await patch(client, path(created.id), { token: a.admin.token, body: { rule_id: null } }), 200);
     assert.deepEqual([reset.rule_id, reset.control_variant_key], [null, 'treatment']);
-    // New variant_keys without control_variant_key: their first is the control, as before the field.
+    // variant_keys sent back unchanged keep the control; new variant_keys without
+    // control_variant_key make their first the control, as before the field existed.
+    const unchanged = expectStatus(await patch(client, path(created.id), { token: a.admin.token, body: { variant_keys: ['control', 'treatment'] } }), 200);
+    assert.equal(unchanged.control_variant_key, 'treatment');
+    const swapped = expectStatus(await patch(client, path(created.id), { token: a.admin.token, body: { variant_keys: ['treatment', 'control'] } }), 200);
+    assert.deepEqual([swapped.variant_keys, swapped.control_variant_key], [['treatment', 'control'], 'treatment']);
     const reordered = expectStatus(await patch(client, path(created.id), { token: a.admin.token, body: { variant_keys: ['control', 'treatment'] } }), 200);
     assert.equal(reordered.control_variant_key, 'control');
+    const explicit = expectStatus(await patch(client, path(created.id), { token: a.admin.token, body: { variant_keys: ['treatment', 'control'], control_variant_key: 'control' } }), 200);
+    assert.deepEqual([explicit.variant_keys, explicit.control_variant_key], [['treatment', 'control'], 'control']);
     await moveThrough(client, a, created.id, [ACTIVE]);
     expectError(await patch(client, path(created.id), { token: a.admin.token, body: { control_variant_key: 'treatment' } }), 409, 'FAILED_PRECONDITION', /rule_id and control_variant_key can change only in EXPERIMENT_STATUS_DRAFT/);
     expectError(await patch(client, path(created.id), { token: a.admin.token, body: { rule_id: 'split' } }), 409, 'FAILED_PRECONDITION', /only in EXPERIMENT_STATUS_DRAFT/);
