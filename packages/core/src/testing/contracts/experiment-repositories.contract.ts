@@ -290,6 +290,19 @@ export function resultsRepositoryContract(name: string, makeRepos: MakeEventExpe
         assert.deepEqual(await repos.results.get(scopes.env, experiment.id), full);
       }));
 
+    test('srmWarning and analysis round-trip; a save without them reads back without them', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const experiment = await repos.experiments.create(scopes.env, input());
+        const withSettings: ExperimentResults = { ...resultsFor(experiment.id, null), srmWarning: true, analysis: RICH_ANALYSIS };
+        await repos.results.save(scopes.env, withSettings);
+        assert.deepEqual(await repos.results.get(scopes.env, experiment.id), withSettings);
+        const without = resultsFor(experiment.id, null);
+        await repos.results.save(scopes.env, without);
+        const read = await repos.results.get(scopes.env, experiment.id);
+        assert.deepEqual(read, without);
+        assert.ok(read && !('srmWarning' in read) && !('analysis' in read));
+      }));
+
     test('results are invisible outside the scope and cannot be saved for a foreign experiment', () =>
       inWorld(makeRepos, async ({ repos, scopes }) => {
         const experiment = await repos.experiments.create(scopes.env, input());
