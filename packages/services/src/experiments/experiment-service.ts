@@ -223,8 +223,11 @@ export class ExperimentService {
       const studied = studiedRule(flag, current);
       if ('reason' in studied) throw failedPrecondition(`${studied.reason}: the experiment cannot run`);
     }
+    // Entering ACTIVE was checked against the experiment read above (its rule and control): guard
+    // the move with that version, so a change in between makes it fail (ABORTED) instead of slipping through.
+    const guard = version ?? (to === ACTIVE ? current.version : undefined);
     const moved = await this.repos.unitOfWork.run(async (tx) => {
-      const after = await tx.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, version);
+      const after = await tx.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, guard);
       await this.record(tx, principal, scope, 'experiment.transition', experimentId, current, after, { from: current.status, to, reason });
       return after;
     });
