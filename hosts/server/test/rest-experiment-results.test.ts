@@ -113,7 +113,9 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     // 2. Events: purchase converts 120 controls and 150 treatments (c-120..c-199 send false);
     //    revenue as above; plus events of a non-participant, which must not count.
     const events: Json[] = [];
-    const event = (contextKey: string, metricKey: string, value: unknown) => events.push({ metric_key: metricKey, context_type: 'user', context_key: contextKey, value, timestamp_ms: t + 10 });
+    // Every event comes after its participant's first exposure (t + i, i < 1000) ...
+    const event = (contextKey: string, metricKey: string, value: unknown, timestampMs = t + 2000) =>
+      events.push({ metric_key: metricKey, context_type: 'user', context_key: contextKey, value, timestamp_ms: timestampMs });
     for (let i = 0; i < 200; i += 1) event(controlKey(i), 'purchase', i < 120);
     for (let i = 0; i < 150; i += 1) event(treatmentKey(i), 'purchase', true);
     for (let i = 0; i < 10; i += 1) event(treatmentKey(i), 'purchase', true); // repeat buyers still count once
@@ -121,6 +123,12 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     for (let i = 0; i < PER_VARIANT; i += 1) for (const value of treatmentRevenue(i)) event(treatmentKey(i), 'revenue', value);
     event('stranger', 'purchase', true);
     event('stranger', 'revenue', 1000);
+    // ... except these, before c-500's and t-500's first exposures (t + 500): they do not count
+    // (docs/statistics.md "Attribution and aggregation"; before, they would have).
+    for (const key of [controlKey(500), treatmentKey(500)]) {
+      event(key, 'purchase', true, t + 100);
+      event(key, 'revenue', 1000, t + 100);
+    }
     await post('events/batch', { events });
 
     // 3. Recompute through the REST route; the server's worker loop runs the job.
@@ -176,7 +184,7 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
       values.forEach((parts, i) => {
         const contextKey = `pricing-${variant}-${i}`;
         exposures.push({ flag_key: 'pricing', variant_key: variant, context_type: 'user', context_key: contextKey, timestamp_ms: t + i });
-        for (const value of parts) events.push({ metric_key: 'revenue', context_type: 'user', context_key: contextKey, value, timestamp_ms: t + 10 });
+        for (const value of parts) events.push({ metric_key: 'revenue', context_type: 'user', context_key: contextKey, value, timestamp_ms: t + 10 + i });
       });
     }
     events.push({ metric_key: 'revenue', context_type: 'user', context_key: 'pricing-stranger', value: 100, timestamp_ms: t + 10 });

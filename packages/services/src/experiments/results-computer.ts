@@ -1,12 +1,15 @@
 import {
   DomainError,
   isDomainError,
+  studiedRule,
+  type ArmTotals,
   type ExperimentIteration,
   type ExperimentResults,
-  type MetricSpec,
+  type MetricValueType,
   type Repositories,
+  type Rule,
 } from '@switchyard/core';
-import { computeVariantResults, experimentAllocation, plannedWeights, variantAggregates } from '@switchyard/stats';
+import { analyseExperiment, plannedWeights } from '@switchyard/stats';
 
 /** computation_status of results computed over an iteration. */
 export const COMPUTATION_COMPLETED = 'completed';
@@ -32,11 +35,14 @@ const latest = (iterations: ExperimentIteration[]): ExperimentIteration | null =
  * One recomputation of an experiment's results:
  * 1. the experiment (by id within the job's org) and its current iteration — the window is
  *    [started_at_ms, ended_at_ms), open-ended while it runs;
- * 2. the aggregation, in the database (ExperimentDataRepository.aggregate): participants per
- *    variant and per-metric totals, a few rows whatever the number of events;
- * 3. core's arithmetic: zeros folded in, Welch's test of each variant against the first
- *    (control), the sample-ratio test against the flag's planned split;
- * 4. save, stamped with the instant the computation STARTED: anything received after it makes the
+ * 2. the studied rule (the experiment's `rule_id`, or the flag's first rule allocating over its
+ *    arms): only its exposures make participants, and its weights are the planned split;
+ * 3. the aggregation, in the database (ExperimentDataRepository.aggregateMetrics): participants
+ *    per variant and per metric the joint moments of its participants' values (counted from
+ *    their first exposure, capped, with CUPED covariates), a few rows whatever the number of events;
+ * 4. the statistics (@switchyard/stats analyseExperiment, docs/statistics.md): each variant
+ *    against the control per metric, corrections, verdicts, the sample-ratio test;
+ * 5. save, stamped with the instant the computation STARTED: anything received after it makes the
  *    results stale, including rows that landed while the aggregation ran.
  */
 export class ResultsComputer implements ResultsComputation {
@@ -59,29 +65,41 @@ export class ResultsComputer implements ResultsComputation {
     const iteration = latest(await this.repos.experiments.listIterations(scope, experimentId));
 
     const [flag, definitions] = await Promise.all([this.repos.flags.get(scope, experiment.flagKey), this.repos.eventDefinitions.list(scope)]);
-    const valueTypes = new Map(definitions.map((definition) => [definition.key, definition.valueType]));
     // A metric whose definition was deleted after the experiment was made: its stored events are
-    // still numbers, summed as a double metric would be.
-    const metrics: MetricSpec[] = experiment.metricKeys.map((key) => ({ key, valueType: valueTypes.get(key) ?? 'double' }));
-    const totals = iteration === null
+    // still numbers, aggregated as a double metric's would be.
+    const valueTypes: Record<string, MetricValueType> = Object.fromEntries(definitions.map((definition) => [definition.key, definition.valueType]));
+    const studied = flag === null ? null : studiedRule(flag, experiment);
+    const rule: Rule | null = studied !== null && 'rule' in studied ? studied.rule : null;
+    const arms: ArmTotals[] = iteration === null
       ? experiment.variantKeys.map((variantKey) => ({ variantKey, participants: 0, metrics: {} }))
-      : await this.repos.experimentData.aggregate(scope, {
+      : await this.repos.experimentData.aggregateMetrics(scope, {
         flagKey: experiment.flagKey,
+        // A rule removed since the start (the flag changed under a paused experiment): its id
+        // still names the exposures it made.
+        ruleId: rule?.id ?? experiment.ruleId,
         variantKeys: experiment.variantKeys,
-        metrics,
+        metrics: experiment.metrics,
+        valueTypes,
         fromMs: iteration.startedAtMs,
         toMs: iteration.endedAtMs === 0 ? null : iteration.endedAtMs,
       });
 
-    const buckets = experimentAllocation(flag, experiment.variantKeys);
+    const buckets = rule?.allocation?.buckets ?? null;
     const weights = buckets === null ? experiment.variantKeys.map(() => 0) : plannedWeights(buckets, experiment.variantKeys);
-    const computed = computeVariantResults({ variants: variantAggregates(totals, metrics, weights), metricKeys: experiment.metricKeys });
+    const computed = analyseExperiment({
+      arms: arms.map((arm, i) => ({ ...arm, plannedWeight: weights[i] ?? 0 })),
+      controlVariantKey: experiment.controlVariantKey,
+      metrics: experiment.metrics,
+      settings: experiment.analysis,
+    });
     const results: ExperimentResults = {
       experimentId,
       iterationId: iteration?.id ?? null,
       variantResults: computed.variantResults,
       // Without a planned split there is nothing to test the counts against.
       srmPValue: buckets === null ? null : computed.srmPValue,
+      srmWarning: buckets === null ? false : computed.srmWarning,
+      analysis: experiment.analysis,
       computedAtMs,
       // Only running experiments are on the schedule.
       nextRunAtMs: experiment.status === 'EXPERIMENT_STATUS_ACTIVE' ? computedAtMs + this.intervalMs : 0,
