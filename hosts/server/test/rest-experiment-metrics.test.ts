@@ -307,3 +307,34 @@ describe("another org's member", () => {
     assert.deepEqual(expectStatus(await client.get(path(created.id), { token: a.member.token }), 200), created);
   });
 });
+
+describe('the rules of an ACTIVE experiment\'s flag keep its studied rule', () => {
+  const rulesPath = (flagKey: string) => `/v1/environments/${a.environmentId}/flags/${flagKey}/rules`;
+  const putRules = (flagKey: string, rules: unknown[]) => put(client, rulesPath(flagKey), { token: a.admin.token, body: { rules } });
+  const targeted = { id: 'beta', conditions: [{ attribute: 'beta', op: 'eq', values: [true] }], variant_key: 'treatment' };
+
+  test('removing it, taking its allocation off the arms, or putting another split first (default rule) is 409 naming the experiment; a new weight or a targeting rule is fine; paused, anything goes', async () => {
+    await createFlag(client, a.admin.token, a.environmentId, onOffFlag('guarded', [half('split', 'off', 'on')]));
+    const experiment = await createExperiment(client, a, { name: 'guarded test', flag_key: 'guarded' });
+    await moveThrough(client, a, String(experiment.id), [ACTIVE]);
+
+    expectError(await putRules('guarded', []), 409, 'FAILED_PRECONDITION', /guarded test.*rule 'split'/);
+    expectError(await putRules('guarded', [{ id: 'split', conditions: [], variant_key: 'on' }]), 409, 'FAILED_PRECONDITION', /guarded test/);
+    expectError(await putRules('guarded', [half('other', 'off', 'on'), half('split', 'off', 'on')]), 409, 'FAILED_PRECONDITION', /study rule 'other'/);
+    // The same through an update of the whole flag.
+    expectError(
+      await put(client, `/v1/environments/${a.environmentId}/flags/guarded`, { token: a.admin.token, body: { flag: { rules: [] } } }),
+      409,
+      'FAILED_PRECONDITION',
+      /guarded test/,
+    );
+    // Ramping the split, or targeting some users before it, keeps the studied rule.
+    const ramped = { ...half('split', 'off', 'on'), allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'off', weight_milli: 900 }, { variant_key: 'on', weight_milli: 100 }] } };
+    expectStatus(await putRules('guarded', [{ ...targeted, variant_key: 'on' }, ramped]), 202, 'a targeting rule before the split');
+
+    await moveThrough(client, a, String(experiment.id), [PAUSED]);
+    expectStatus(await putRules('guarded', []), 202, 'the experiment is paused');
+    // And it cannot start again without its rule.
+    expectError(await transition(client, a, String(experiment.id), ACTIVE), 409, 'FAILED_PRECONDITION');
+  });
+});

@@ -7,6 +7,7 @@ import {
   checkValueType,
   checkVariants,
   failedPrecondition,
+  studiedRule,
   variantUses,
   initialRulesFor,
   versionConflict,
@@ -91,7 +92,7 @@ type FlagLevel = { environment: EnvironmentScope } | 'definition';
  */
 export class FlagService {
   constructor(
-    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'environments' | 'unitOfWork'>,
+    private readonly repos: Pick<Repositories, 'flags' | 'segments' | 'environments' | 'experiments' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
@@ -190,6 +191,7 @@ export class FlagService {
       unwritten ? { ...shown, ...fields } : { ...shown, rules: shownRules, ...fields },
       unwritten ? 'default rule when absent' : 'none',
     );
+    await this.checkStudiedRules(target.environment, current, state.rules ?? current.rules);
     // The environment's version guards the whole update: the state is written first, under that
     // check, so of two concurrent writers the loser fails before it touches the definition.
     if (version !== undefined && version !== current.version) {
@@ -246,6 +248,7 @@ export class FlagService {
     const current = await this.get(principal, target, key);
     const checked = checkRules(new Set(current.variants.map((v) => v.key)), rules);
     await this.checkSegmentReferences(environment, checked);
+    await this.checkStudiedRules(environment, current, checked);
     const flag = await this.repos.unitOfWork.run(async (tx) => {
       const updated = await tx.flags.updateState(environment, key, { rules: checked }, version ?? current.version);
       servesOnlyItsVariants(updated);
@@ -337,6 +340,33 @@ export class FlagService {
    * before the write, as a segment's delete checks its users: a rule saved in the same instant,
    * against the variants it read just before, is not seen.
    */
+  /**
+   * An ACTIVE experiment on the flag keeps the rule it studies (docs/statistics.md "Who is in an
+   * experiment"): a change of rules that removes that rule, takes its allocation off the
+   * experiment's arms, or (for an experiment on the default rule) makes another rule the studied
+   * one is refused, naming the experiments. Pausing or concluding the experiment first lets the
+   * change through; refusing, rather than pausing the experiment behind the writer's back, keeps
+   * a flag edit from silently stopping an experiment someone else runs.
+   */
+  private async checkStudiedRules(environment: EnvironmentScope, current: Flag, rules: Rule[]): Promise<void> {
+    const active = (await this.repos.experiments.list(environment)).filter(
+      (experiment) => experiment.flagKey === current.key && experiment.status === 'EXPERIMENT_STATUS_ACTIVE',
+    );
+    const problems: string[] = [];
+    for (const experiment of active) {
+      const before = studiedRule(current, experiment);
+      const after = studiedRule({ key: current.key, rules }, experiment);
+      const beforeId = 'rule' in before ? before.rule.id : null;
+      if ('reason' in after) problems.push(`experiment '${experiment.name || experiment.id}' studies rule '${beforeId ?? '?'}': ${after.reason}`);
+      else if (beforeId !== null && after.rule.id !== beforeId) {
+        problems.push(`experiment '${experiment.name || experiment.id}' studies rule '${beforeId}', and the change would make it study rule '${after.rule.id}'`);
+      }
+    }
+    if (problems.length > 0) {
+      throw failedPrecondition(`the rules of an ACTIVE experiment's flag must keep its studied rule (pause or conclude it first): ${problems.join('; ')}`);
+    }
+  }
+
   private async checkRemovedVariants(project: ProjectScope, key: string, before: Variant[], after: Variant[]): Promise<void> {
     const kept = new Set(after.map((v) => v.key));
     const removed = before.map((v) => v.key).filter((k) => !kept.has(k));
