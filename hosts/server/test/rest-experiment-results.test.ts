@@ -199,5 +199,25 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     assertMatchesFixture(control, treatment, 'revenue', fixture);
     assertRelative(treatment.metric_stats.revenue.lift, 0.8, 'revenue lift by hand: (1.8 - 1.0) / 1.0');
     assert.equal(treatment.p_value, treatment.metric_stats.revenue.p_value, 'revenue is this experiment\'s primary metric');
+
+    // The analysis of metric definitions (docs/statistics.md), here the old-style metric's
+    // defaults: absolute = the Welch test above; relative by the delta method, whose values come
+    // from SciPy on the same samples: r = 0.8, se² = 0.49/3 + 1.8²·0.25/3 (se 0.6582805886043833),
+    // df 3.619299405155321, p = 2·t.sf(r/se, df) = 0.2975370491577691, CI r ± t.ppf(0.975, df)·se.
+    const stats = treatment.metric_stats.revenue;
+    assertRelative(stats.absolute.estimate, fixture.expected.diff, 'absolute estimate');
+    assertRelative(stats.absolute.p_value, fixture.expected.p_value, 'absolute p');
+    assertRelative(stats.absolute.ci_low, fixture.expected.ci_low, 'absolute ci_low');
+    assertRelative(stats.absolute.ci_high, fixture.expected.ci_high, 'absolute ci_high');
+    assertRelative(stats.relative.estimate, 0.8, 'relative estimate');
+    assertRelative(stats.relative.p_value, 0.2975370491577691, 'relative p', 1e-9);
+    // SciPy's t.ppf is good to ~1e-8 relative.
+    assertRelative(stats.relative.ci_low, -1.1060530810637172, 'relative ci_low', 1e-7);
+    assertRelative(stats.relative.ci_high, 2.7060530810637173, 'relative ci_high', 1e-7);
+    assert.equal(stats.adjusted_p_value, stats.relative.p_value, 'no correction by default');
+    assert.deepEqual([stats.verdict, stats.cuped, stats.capped_mean, stats.uncapped_mean], ['inconclusive', null, 1.8, 1.8]);
+    assert.equal(control.metric_stats.revenue.verdict, undefined, 'the control has no verdict');
+    assert.equal(results.srm_warning, false);
+    assert.deepEqual(results.analysis, { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
   });
 });
