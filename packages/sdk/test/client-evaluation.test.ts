@@ -125,7 +125,8 @@ describe('with bootstrap definitions (no server)', () => {
     await client.flush();
     const exposures = posted.filter((p) => p.path === '/v1/environments/env-1/exposures').flatMap((p) => p.body.exposures);
     assert.equal(exposures.length, 1, 'only the experiment flag');
-    assert.deepEqual({ ...exposures[0], timestamp_ms: 0 }, { flag_key: 'exp', variant_key: 'on', context_type: 'user', context_key: 'u1', timestamp_ms: 0 });
+    // rule_id '': no allocation served `on` (the flag has no rules; its off variant serves).
+    assert.deepEqual({ ...exposures[0], timestamp_ms: 0 }, { flag_key: 'exp', variant_key: 'on', context_type: 'user', context_key: 'u1', timestamp_ms: 0, rule_id: '' });
     const events = posted.filter((p) => p.path === '/v1/environments/env-1/events/batch').flatMap((p) => p.body.events ?? p.body);
     assert.equal(events.length, 1);
     assert.equal(events[0].metric_key, 'purchase');
