@@ -222,7 +222,7 @@ export interface MetricStats {
   capped_mean?: number;
   uncapped_mean?: number;
   cuped?: { theta: number; variance_reduction: number; balance_p_value: number | null } | null;
-  verdict?: MetricVerdict;
+  verdict?: MetricVerdict | null;
 }
 
 export interface VariantResult {
@@ -242,10 +242,10 @@ export interface Results {
   next_run_at_ms: number;
   computation_status: string;
   srm_p_value: number | null;
-  /** Whether SRM warns (the threshold and minimum expected counts of `analysis`); absent in older results. */
-  srm_warning?: boolean;
-  /** The settings the results were computed with; absent in older results. */
-  analysis?: AnalysisWire;
+  /** Whether SRM warns (the threshold and minimum expected counts of `analysis`); null or absent in older results. */
+  srm_warning?: boolean | null;
+  /** The settings the results were computed with; null or absent in older results. */
+  analysis?: AnalysisWire | null;
 }
 
 export interface AuditEntry {

@@ -20,6 +20,7 @@ const results = (stats: Record<string, MetricStats>[], extra: Partial<Results> =
 describe('reading results', () => {
   test('results with metric definitions are told from older ones by their fields', () => {
     assert.equal(isAnalysed(results([{ m: OLD_STATS }, { m: OLD_STATS }])), false);
+    assert.equal(isAnalysed(results([{ m: OLD_STATS }, { m: { ...OLD_STATS, relative: null } }], { srm_warning: null, analysis: null })), false, 'nulls are older results');
     assert.equal(isAnalysed(results([{ m: OLD_STATS }, { m: { ...OLD_STATS, relative: null, verdict: 'not_enough_data' } }])), true);
     assert.equal(isAnalysed(results([{}, {}], { analysis: { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 } })), true);
   });
@@ -30,6 +31,7 @@ describe('reading results', () => {
     assert.equal(srmWarns({ srm_p_value: 0.0009 }), true);
     assert.equal(srmWarns({ srm_p_value: 0.001 }), false);
     assert.equal(srmWarns({ srm_p_value: null }), false, 'no p-value, no warning');
+    assert.equal(srmWarns({ srm_warning: null, srm_p_value: 0.0002 }), true, 'null: the older rule');
   });
 
   test('pre-exposure imbalance: a balance p-value below alpha, per metric and variant', () => {

@@ -4,7 +4,7 @@ import { ForestPlot, type ForestRow } from './forest-plot.tsx';
 import { cappingChange, confidenceWords, correctionIsOn, CORRECTION_WORDS, formatNumber, formatP, formatPercent, intervalWords, VERDICT_WORDS } from './results-reading.ts';
 
 /** A verdict as a labelled badge: its colour and its word (the word alone carries the meaning). */
-export function VerdictBadge({ verdict }: { verdict: MetricVerdict | undefined }) {
+export function VerdictBadge({ verdict }: { verdict: MetricVerdict | null | undefined }) {
   if (!verdict) return <span class="muted">—</span>;
   return <span class={`badge verdict-${verdict}`}>{VERDICT_WORDS[verdict]}</span>;
 }
@@ -32,7 +32,7 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
   const treatments = results.variant_results.filter((v) => v.variant_key !== control);
   const rows: ForestRow[] = treatments.map((v) => {
     const stats = v.metric_stats[metric];
-    return { variant: v.variant_key, relative: stats?.relative ?? null, verdict: stats?.verdict };
+    return { variant: v.variant_key, relative: stats?.relative ?? null, verdict: stats?.verdict ?? undefined };
   });
   const cuped = treatments.flatMap((v) => {
     const c = v.metric_stats[metric]?.cuped;

@@ -9,14 +9,17 @@ import type { AnalysisWire, Effect, Experiment, MetricStats, MetricVerdict, Resu
 export const LEGACY_SRM_THRESHOLD = 0.001;
 const DEFAULT_ALPHA = 0.05;
 
-/** Results computed with metric definitions: a treatment's stats carry `relative` or a verdict. */
+/**
+ * Results computed with metric definitions: they name their settings, or a treatment's stats carry
+ * a relative effect or a verdict (older results have none of them, or nulls).
+ */
 export function isAnalysed(results: Results): boolean {
-  if (results.analysis !== undefined) return true;
-  return results.variant_results.some((v) => Object.values(v.metric_stats).some((s) => s.relative !== undefined || s.verdict !== undefined));
+  if (results.analysis) return true;
+  return results.variant_results.some((v) => Object.values(v.metric_stats).some((s) => (s.relative ?? s.verdict ?? null) !== null));
 }
 
 /** The settings the results were computed with, else the experiment's (else none: older results). */
-export const analysisOf = (results: Results, experiment: Pick<Experiment, 'analysis'>): AnalysisWire | undefined => results.analysis ?? experiment.analysis;
+export const analysisOf = (results: Results, experiment: Pick<Experiment, 'analysis'>): AnalysisWire | undefined => results.analysis ?? experiment.analysis ?? undefined;
 
 /** The results' SRM verdict; older results without `srm_warning`: a p-value below 0.001. */
 export function srmWarns(results: Pick<Results, 'srm_warning' | 'srm_p_value'>): boolean {
