@@ -33,7 +33,7 @@ export function SetupFields({ draft, onChange, variantKeys, flag, definitions, d
           <label>
             Control
             <select required value={draft.control} onChange={(e) => set({ control: valueOf(e) })}>
-              {variantKeys.length === 0 && <option value="">Choose a flag first</option>}
+              {variantKeys.length === 0 && <option value="">No variants yet</option>}
               {variantKeys.map((key) => (
                 <option value={key}>
                   {key}
