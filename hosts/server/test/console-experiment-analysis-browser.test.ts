@@ -322,6 +322,28 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     await page.context().close();
   });
 
+  test('a narrow screen: the results and the setup form in one column, no sideways scrolling', async () => {
+    const experiment = await createExperiment(client, tenant, {
+      name: 'Narrow colours',
+      flag_key: 'colours',
+      control_variant_key: 'baseline',
+      metrics: [
+        { event_key: 'purchase', aggregation: 'conversion' },
+        { event_key: 'revenue', aggregation: 'sum', capping: { kind: 'percentile', upper: 0.99, ignore_zeros: true }, cuped: {} },
+        { event_key: 'latency', aggregation: 'mean', direction: 'decrease', guardrail: true },
+      ],
+    });
+    await seedResults(experiment.id, ANALYSED_VARIANTS, 0.02, { srmWarning: true, analysis: STORED_ANALYSIS });
+    const page = await signInToConsole(browser, ts.base, tenant.admin, { viewport: { width: 390, height: 844 } });
+    await page.goto(experimentUrl(experiment.id));
+    await page.getByRole('figure', { name: /^revenue:/ }).waitFor();
+    await page.getByRole('form', { name: 'Experiment setup' }).getByRole('group', { name: 'Metric 3' }).waitFor();
+    const overflow = async () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok((await overflow()) <= 0, `the experiment page scrolls sideways by ${await overflow()}px`);
+    await page.screenshot({ path: artifactPath('experiment-analysis-narrow.png'), fullPage: true });
+    await page.context().close();
+  });
+
   test('results from before metric definitions render as they always have: the means chart, the old SRM rule, no verdicts', async () => {
     const experiment = await createExperiment(client, tenant, { name: 'Old colours', flag_key: 'colours', variant_keys: ['baseline', 'red'], metric_keys: ['purchase'] });
     const stats = (mean: number, lift: number | null, p: number | null) => ({ mean, variance: mean * (1 - mean), lift, ci_low: null, ci_high: null, p_value: p });

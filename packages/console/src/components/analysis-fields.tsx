@@ -32,7 +32,7 @@ export function AnalysisFields({ draft, onChange }: { draft: AnalysisDraft; onCh
           <option value="none">None</option>
           <option value="bonferroni">Bonferroni</option>
           <option value="holm">Holm</option>
-          <option value="benjamini_hochberg">Benjamini–Hochberg (false discovery rate)</option>
+          <option value="benjamini_hochberg">Benjamini–Hochberg (FDR)</option>
         </select>
       </label>
       <label>
