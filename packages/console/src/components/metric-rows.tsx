@@ -28,19 +28,20 @@ function EventSelect({ label, value, definitions, onChange }: { label: string; v
   );
 }
 
-/** An aggregated event: which event, how it is aggregated, and its window. */
-function SourceFields({ prefix, source, definitions, onChange }: { prefix: string; source: SourceDraft; definitions: EventDefinition[]; onChange: (source: SourceDraft) => void }) {
+/** An aggregated event: which event, how it is aggregated, and its window; `side` names a ratio's side. */
+function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerator' | 'Denominator'; source: SourceDraft; definitions: EventDefinition[]; onChange: (source: SourceDraft) => void }) {
+  const name = (words: string) => (side ? `${side} ${words}` : words.replace(/^./, (c) => c.toUpperCase()));
   return (
     <>
       <EventSelect
-        label={`${prefix}event`.replace(/^./, (c) => c.toUpperCase())}
+        label={name('event')}
         value={source.eventKey}
         definitions={definitions}
         // A new event takes its type's usual aggregation; it can be changed after.
         onChange={(eventKey) => onChange({ ...source, eventKey, aggregation: defaultAggregation(definitions.find((d) => d.key === eventKey)) })}
       />
       <label>
-        {`${prefix}aggregation`.replace(/^./, (c) => c.toUpperCase())}
+        {name('aggregation')}
         <select value={source.aggregation} onChange={(e) => onChange({ ...source, aggregation: valueOf(e) as MetricAggregation })}>
           {AGGREGATIONS.map(([value, words]) => (
             <option value={value}>{words}</option>
@@ -48,7 +49,7 @@ function SourceFields({ prefix, source, definitions, onChange }: { prefix: strin
         </select>
       </label>
       <label>
-        {`${prefix}window (days after exposure)`.replace(/^./, (c) => c.toUpperCase())}
+        {name('window (days after exposure)')}
         <input type="number" min="0" step="any" placeholder="to the end" value={source.windowDays} onInput={(e) => onChange({ ...source, windowDays: valueOf(e) })} />
       </label>
     </>
@@ -88,15 +89,15 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
       </div>
       {draft.kind === 'event' ? (
         <div class="condition">
-          <SourceFields prefix="" source={draft.event} definitions={definitions} onChange={(event) => set({ event })} />
+          <SourceFields source={draft.event} definitions={definitions} onChange={(event) => set({ event })} />
         </div>
       ) : (
         <>
           <div class="condition">
-            <SourceFields prefix="numerator " source={draft.numerator} definitions={definitions} onChange={(numerator) => set({ numerator })} />
+            <SourceFields side="Numerator" source={draft.numerator} definitions={definitions} onChange={(numerator) => set({ numerator })} />
           </div>
           <div class="condition">
-            <SourceFields prefix="denominator " source={draft.denominator} definitions={definitions} onChange={(denominator) => set({ denominator })} />
+            <SourceFields side="Denominator" source={draft.denominator} definitions={definitions} onChange={(denominator) => set({ denominator })} />
           </div>
         </>
       )}
