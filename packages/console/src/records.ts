@@ -221,7 +221,7 @@ export interface MetricStats {
   adjusted_p_value?: number | null;
   capped_mean?: number;
   uncapped_mean?: number;
-  cuped?: { theta: number; variance_reduction: number; balance_p_value: number | null } | null;
+  cuped?: { theta: number; variance_reduction: number | null; balance_p_value: number | null } | null;
   verdict?: MetricVerdict | null;
 }
 

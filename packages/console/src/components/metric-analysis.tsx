@@ -1,7 +1,9 @@
 import type { AnalysisWire, MetricVerdict, MetricWire, Results } from '../records.ts';
-import { DAY_MS } from './experiment-setup.ts';
+import { DAY_MS, DEFAULT_LOOKBACK_DAYS } from './experiment-setup.ts';
 import { ForestPlot, type ForestRow } from './forest-plot.tsx';
 import { cappingChange, confidenceWords, correctionIsOn, CORRECTION_WORDS, formatNumber, formatP, formatPercent, intervalWords, VERDICT_WORDS } from './results-reading.ts';
+
+const DEFAULT_LOOKBACK_MS = Number(DEFAULT_LOOKBACK_DAYS) * DAY_MS;
 
 /** A verdict as a labelled badge: its colour and its word (the word alone carries the meaning). */
 export function VerdictBadge({ verdict }: { verdict: MetricVerdict | null | undefined }) {
@@ -42,7 +44,8 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
     const change = cappingChange(v.metric_stats[metric]);
     return change ? [{ variant: v.variant_key, ...change }] : [];
   });
-  const lookback = definition?.cuped?.lookback_ms;
+  // Asked for by the definition; applied where a treatment's stats carry its adjustment.
+  const lookback = definition?.cuped ? (definition.cuped.lookback_ms ?? DEFAULT_LOOKBACK_MS) : undefined;
   return (
     <figure class="chart" aria-labelledby={captionId}>
       <figcaption id={captionId}>
@@ -62,9 +65,10 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
       </ul>
       <ForestPlot rows={rows} labelledBy={captionId} describedBy={summaryId} />
       <p class="muted">
-        CUPED: {cuped.length > 0 ? 'on' : 'off'}
-        {cuped.length > 0 && typeof lookback === 'number' ? ` (lookback ${Number((lookback / DAY_MS).toFixed(2))} days)` : ''}
-        {cuped.map((c) => ` · variance reduced by ${(c.reduction * 100).toFixed(1)} % for ${c.variant}`).join('')}
+        CUPED: {cuped.length > 0 || lookback ? 'on' : 'off'}
+        {typeof lookback === 'number' ? ` (lookback ${Number((lookback / DAY_MS).toFixed(2))} days)` : ''}
+        {lookback && cuped.length === 0 ? ', not applied to these results' : ''}
+        {cuped.map((c) => (typeof c.reduction === 'number' ? ` · variance reduced by ${(c.reduction * 100).toFixed(1)} % for ${c.variant}` : '')).join('')}
         {corrected && analysis ? ` · p-values adjusted (${CORRECTION_WORDS[analysis.correction]})` : ''}
       </p>
       {capped.length > 0 && (
