@@ -212,7 +212,7 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     assert.equal(await control.inputValue(), 'baseline');
     const rule = form.getByRole('combobox', { name: 'Studied rule' });
     assert.equal(await rule.inputValue(), '');
-    assert.deepEqual(await rule.locator('option').allInnerTexts(), ['First rule with an allocation (now split-eu)', 'split-eu — Europe', 'split-all'], 'the fixed rule "vip" is no choice');
+    assert.deepEqual(await rule.locator('option').allInnerTexts(), ['The first rule splitting the control with another variant (now split-eu)', 'split-eu — Europe', 'split-all'], 'the fixed rule "vip" is no choice');
     await rule.selectOption('split-all');
 
     for (let i = 0; i < 3; i++) await form.getByRole('button', { name: 'Add a metric' }).click();

@@ -5,6 +5,7 @@ import {
   analysisFromWire,
   analysisToWire,
   defaultControl,
+  defaultStudiedRule,
   metricFromWire,
   metricToWire,
   metricsOfExperiment,
@@ -12,6 +13,7 @@ import {
   newSetup,
   setupBody,
   setupOf,
+  splitsControl,
 } from '../src/components/experiment-setup.ts';
 import type { EventDefinition, Experiment, Rule } from '../src/records.ts';
 
@@ -40,6 +42,29 @@ describe('experiment setup', () => {
     ];
     assert.deepEqual(allocatingRules({ rules }).map((r) => r.id), ['split']);
     assert.deepEqual(allocatingRules(undefined), []);
+  });
+
+  test('the default studied rule: the first whose allocation weights the control and another of the variants', () => {
+    const split = (id: string, weights: Record<string, number>): Rule => ({
+      id,
+      conditions: [],
+      allocation: { context_hash_specs: {}, buckets: Object.entries(weights).map(([variant_key, weight_milli]) => ({ variant_key, weight_milli })) },
+    });
+    const rules: Rule[] = [
+      { id: 'fixed', conditions: [], variant_key: 'a' },
+      split('no-control', { b: 500, c: 500 }),
+      split('control-zero', { a: 0, b: 1000 }),
+      split('only-outsider', { a: 500, z: 500 }),
+      split('good', { a: 100, b: 900 }),
+      split('later', { a: 500, c: 500 }),
+    ];
+    const variants = ['a', 'b', 'c'];
+    assert.equal(splitsControl(rules[1]!, variants, 'a'), false, 'nobody gets the control');
+    assert.equal(splitsControl(rules[2]!, variants, 'a'), false, 'a zero weight is no traffic');
+    assert.equal(splitsControl(rules[3]!, variants, 'a'), false, 'z is not one of the experiment\'s variants');
+    assert.equal(defaultStudiedRule({ rules }, variants, 'a')?.id, 'good');
+    assert.equal(defaultStudiedRule({ rules }, variants, 'b')?.id, 'no-control', 'with control b, b and c split');
+    assert.equal(defaultStudiedRule({ rules: rules.slice(0, 4) }, variants, 'a'), undefined);
   });
 
   test('a new row takes its event type\'s aggregation: a bool event converts, a number sums', () => {

@@ -1,7 +1,7 @@
 import { ApiError } from '../api.ts';
 import type { EventDefinition, Flag } from '../records.ts';
 import { AnalysisFields } from './analysis-fields.tsx';
-import { allocatingRules, type SetupDraft } from './experiment-setup.ts';
+import { allocatingRules, defaultStudiedRule, splitsControl, type SetupDraft } from './experiment-setup.ts';
 import { MetricRows } from './metric-rows.tsx';
 
 const valueOf = (event: Event) => (event.target as HTMLSelectElement).value;
@@ -24,6 +24,9 @@ export interface SetupFieldsProps {
  */
 export function SetupFields({ draft, onChange, variantKeys, flag, definitions, design }: SetupFieldsProps) {
   const rules = allocatingRules(flag);
+  const fallback = defaultStudiedRule(flag, variantKeys, draft.control);
+  const chosen = rules.find((rule) => rule.id === draft.ruleId);
+  const studied = draft.ruleId === '' ? fallback : chosen && splitsControl(chosen, variantKeys, draft.control) ? chosen : undefined;
   const set = (patch: Partial<SetupDraft>) => onChange({ ...draft, ...patch });
   return (
     <>
@@ -45,16 +48,24 @@ export function SetupFields({ draft, onChange, variantKeys, flag, definitions, d
           <label>
             Studied rule
             <select value={draft.ruleId} onChange={(e) => set({ ruleId: valueOf(e) })}>
-              <option value="">First rule with an allocation{rules[0] ? ` (now ${rules[0].id})` : ''}</option>
+              <option value="">The first rule splitting the control with another variant ({fallback ? `now ${fallback.id}` : 'none yet'})</option>
+              {draft.ruleId !== '' && !chosen && <option value={draft.ruleId}>{draft.ruleId} (no longer a rule of the flag)</option>}
               {rules.map((rule) => (
                 <option value={rule.id}>
                   {rule.id}
                   {rule.description ? ` — ${rule.description}` : ''}
+                  {splitsControl(rule, variantKeys, draft.control) ? '' : ' (gives the control or the other variants no traffic)'}
                 </option>
               ))}
             </select>
           </label>
-          {flag && rules.length === 0 && <p class="warning-inline">The flag has no rule with an allocation: add one (a percentage split) before starting the experiment.</p>}
+          {flag && !studied && (
+            <p class="warning-inline">
+              {draft.ruleId === ''
+                ? 'No rule of the flag splits traffic between the control and another variant: add a percentage rollout that does before starting the experiment.'
+                : `Rule ${draft.ruleId} does not split traffic between the control and another variant: the experiment cannot start with it.`}
+            </p>
+          )}
         </fieldset>
       ) : (
         <p class="muted">The control and the studied rule are fixed once the experiment has started.</p>

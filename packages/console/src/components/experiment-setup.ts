@@ -22,6 +22,19 @@ export function defaultControl(variantKeys: string[], offVariantKey: string | nu
 /** The flag's rules an experiment can study: those that split traffic by an allocation. */
 export const allocatingRules = (flag: Pick<Flag, 'rules'> | undefined): Rule[] => (flag?.rules ?? []).filter((rule) => rule.allocation !== undefined);
 
+/**
+ * Whether a rule can be studied with this control: its allocation gives a positive weight to the
+ * control and to another of the experiment's variants (else there is nothing to compare).
+ */
+export function splitsControl(rule: Rule, variantKeys: readonly string[], control: string): boolean {
+  const weighted = (rule.allocation?.buckets ?? []).filter((b) => b.weight_milli > 0).map((b) => b.variant_key);
+  return weighted.includes(control) && weighted.some((key) => key !== control && variantKeys.includes(key));
+}
+
+/** The rule the API studies when none is named (rule_id null): the first that splits the control with another variant. */
+export const defaultStudiedRule = (flag: Pick<Flag, 'rules'> | undefined, variantKeys: readonly string[], control: string): Rule | undefined =>
+  (flag?.rules ?? []).find((rule) => splitsControl(rule, variantKeys, control));
+
 /** The control of an experiment as read from the API: explicit, or the first variant (servers before it). */
 export const controlOf = (experiment: Pick<Experiment, 'control_variant_key' | 'variant_keys'>): string => experiment.control_variant_key || experiment.variant_keys[0] || '';
 
