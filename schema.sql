@@ -297,6 +297,12 @@ CREATE TABLE IF NOT EXISTS experiments (
   version             bigint NOT NULL DEFAULT 1,
   created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- The flag rule the experiment studies; NULL: the flag's first rule allocating over the variants.
+  rule_id             text,
+  control_variant_key text NOT NULL,
+  -- core's ExperimentMetric[] (metric_keys are their keys) and AnalysisSettings, as jsonb.
+  metrics             jsonb NOT NULL,
+  analysis            jsonb NOT NULL,
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS experiments_by_env ON experiments (environment_id, created_at);
@@ -322,7 +328,10 @@ CREATE TABLE IF NOT EXISTS experiment_results (
   srm_p_value         double precision,
   computed_at_ms      bigint NOT NULL,
   next_run_at_ms      bigint NOT NULL DEFAULT 0,
-  computation_status  text NOT NULL
+  computation_status  text NOT NULL,
+  -- NULL in results computed before metric definitions.
+  srm_warning         boolean,
+  analysis            jsonb
 );
 
 -- Recompute jobs. No foreign key to experiments: a job for a deleted experiment must still be

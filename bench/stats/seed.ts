@@ -4,7 +4,7 @@
  * `INSERT ... SELECT ... FROM generate_series` — the database generates them, nothing is sent row by
  * row from Node.
  */
-import type { EnvironmentScope } from '../../packages/core/src/index.ts';
+import { DEFAULT_ANALYSIS, metricFromKey, type EnvironmentScope } from '../../packages/core/src/index.ts';
 import type { Sql } from '../../packages/postgres/src/connect.ts';
 import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
 
@@ -47,7 +47,8 @@ export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<Seeded
   await repos.eventDefinitions.create(scope, { key: 'clicks', description: '', valueType: 'int' });
   const experiment = await repos.experiments.create(scope, {
     name: 'bench', description: '', flagKey: 'checkout', variantKeys: ['control', 'treatment'],
-    metricKeys: ['purchase', 'revenue', 'clicks'], trafficAllocation: 1,
+    metrics: [metricFromKey('purchase', 'bool'), metricFromKey('revenue', 'double'), metricFromKey('clicks', 'int')], trafficAllocation: 1,
+    ruleId: null, controlVariantKey: 'control', analysis: DEFAULT_ANALYSIS,
   });
   await repos.experiments.transition(scope, experiment.id, { from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', atMs: T0 });
 

@@ -30,6 +30,9 @@ const planFlag = (key: string) => ({
     rules: [
       { id: 'enterprise', conditions: [{ attribute: 'plan', op: 'eq', values: ['enterprise'] }], variant_key: 'treatment' },
       { id: 'everyone', conditions: [], variant_key: 'control' },
+      // Starting an experiment needs a rule splitting traffic between its arms (docs/decisions.md
+      // "Experiments and statistics"); behind 'everyone', no context of these tests reaches it.
+      { id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'control', weight_milli: 500 }, { variant_key: 'treatment', weight_milli: 500 }] } },
     ],
   },
   enabled: true,

@@ -36,17 +36,24 @@ const asA = () => bearer(a.admin.token);
 const create = (fields: Record<string, unknown> = {}) =>
   experiments.createExperiment({ experiment: { environment_id: a.environmentId, name: 'grpc test', flag_key: 'checkout', ...fields } }, asA());
 const ref = (id: string) => ({ environment_id: a.environmentId, experiment_id: id });
-/** Without proto-loader's virtual `_field` members of proto3 optionals (oneofs: true). */
-const plain = (message: Record<string, unknown>) => Object.fromEntries(Object.entries(message).filter(([key]) => !key.startsWith('_')));
+/** Without proto-loader's virtual `_field` members of proto3 optionals (oneofs: true), recursively. */
+function plain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plain);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !key.startsWith('_')).map(([key, inner]) => [key, plain(inner)]));
+}
 
 describe('svc.experiments.v1.ExperimentationService', () => {
   test('CreateExperiment: DRAFT at version 1 with defaults; field errors are INVALID_ARGUMENT', async () => {
     const created = await create({ metric_keys: ['purchase'] });
     assert.deepEqual(
-      { ...plain(created), id: '', created_at_ms: 0, updated_at_ms: 0 },
+      { ...(plain(created) as object), id: '', created_at_ms: 0, updated_at_ms: 0 },
       {
         id: '', environment_id: a.environmentId, name: 'grpc test', description: '', flag_key: 'checkout', status: 'EXPERIMENT_STATUS_DRAFT',
         variant_keys: ['control', 'treatment'], metric_keys: ['purchase'], traffic_allocation: 1, version: 1, created_at_ms: 0, updated_at_ms: 0,
+        control_variant_key: 'control',
+        metrics: [{ key: 'purchase', event_key: 'purchase', aggregation: 'conversion', direction: 'increase', capping: null, cuped: null, guardrail: false, ratio: null }],
+        analysis: { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 },
       },
     );
     assert.ok(created.created_at_ms > 0);

@@ -177,7 +177,13 @@ describe('what each kind of write records', () => {
     expectStatus(
       await client.post(`/v1/environments/${env}/flags`, {
         token: a.admin.token,
-        body: { flag: { key: flag, value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], enabled: true } },
+        // Starting an experiment needs a rule splitting traffic between its arms.
+        body: {
+          flag: {
+            key: flag, value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], enabled: true,
+            rules: [{ id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'on', weight_milli: 500 }, { variant_key: 'off', weight_milli: 500 }] } }],
+          },
+        },
       }),
       201,
     );

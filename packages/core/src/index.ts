@@ -25,6 +25,8 @@ export * from './flags/variant-uses.ts';
 export * from './flags/context-attribute-ports.ts';
 export * from './experiments/transitions.ts';
 export * from './experiments/analysis-model.ts';
+export * from './experiments/analysis-input.ts';
+export * from './experiments/studied-rule.ts';
 export * from './limits/token-bucket.ts';
 export * from './ports/ingest-storage-ports.ts';
 export * from './client/origin-patterns.ts';

@@ -9,7 +9,10 @@ import {
   type ExperimentRepository,
   type ExperimentStatus,
   type OrgScope,
+  type AnalysisSettings,
+  type ExperimentMetric,
 } from '@switchyard/core';
+import type postgres from 'postgres';
 import type { Sql, TransactionSql } from './connect.ts';
 import { transaction } from './transaction.pg.ts';
 import { isUuid } from './pg-errors.ts';
@@ -28,6 +31,10 @@ interface ExperimentRow {
   variant_keys: string[];
   metric_keys: string[];
   traffic_allocation: number;
+  rule_id: string | null;
+  control_variant_key: string;
+  metrics: ExperimentMetric[];
+  analysis: AnalysisSettings;
   version: number;
   created_at_ms: number;
   updated_at_ms: number;
@@ -53,6 +60,10 @@ const toExperiment = (row: ExperimentRow): Experiment => ({
   variantKeys: row.variant_keys,
   metricKeys: row.metric_keys,
   trafficAllocation: row.traffic_allocation,
+  ruleId: row.rule_id,
+  controlVariantKey: row.control_variant_key,
+  metrics: row.metrics,
+  analysis: row.analysis,
   version: row.version,
   createdAtMs: row.created_at_ms,
   updatedAtMs: row.updated_at_ms,
@@ -86,7 +97,7 @@ export class PgExperimentRepository implements ExperimentRepository {
 
   private columns(sql: Sql | TransactionSql = this.sql) {
     return sql`id, org_id, project_id, environment_id, name, description, flag_key, status, variant_keys,
-      metric_keys, traffic_allocation, version,
+      metric_keys, traffic_allocation, rule_id, control_variant_key, metrics, analysis, version,
       floor(extract(epoch FROM created_at) * 1000)::int8 AS created_at_ms,
       floor(extract(epoch FROM updated_at) * 1000)::int8 AS updated_at_ms`;
   }
@@ -101,6 +112,15 @@ export class PgExperimentRepository implements ExperimentRepository {
       WITH ORDINALITY AS element(value, position) ORDER BY position)`;
   }
 
+  /** A jsonb parameter (metrics, analysis: core's shapes as they are). */
+  private jsonb(value: unknown) {
+    return this.sql`${this.sql.json(value as postgres.JSONValue)}::jsonb`;
+  }
+
+  private metricKeys(metrics: readonly ExperimentMetric[]): string[] {
+    return metrics.map((metric) => metric.key);
+  }
+
   async create(scope: EnvironmentScope, input: ExperimentInput): Promise<Experiment> {
     if (!isUuid(scope.orgId) || !isUuid(scope.projectId) || !isUuid(scope.environmentId)) {
       throw notFound('environment', scope.environmentId);
@@ -109,9 +129,10 @@ export class PgExperimentRepository implements ExperimentRepository {
     // nothing (NOT_FOUND). now() for both stamps, so updatedAtMs starts equal to createdAtMs.
     const [row] = await this.sql<ExperimentRow[]>`
       INSERT INTO experiments (org_id, project_id, environment_id, name, description, flag_key, variant_keys,
-        metric_keys, traffic_allocation, created_at, updated_at)
+        metric_keys, traffic_allocation, rule_id, control_variant_key, metrics, analysis, created_at, updated_at)
       SELECT e.org_id, e.project_id, e.id, ${input.name}::text, ${input.description}::text, ${input.flagKey}::text,
-        ${this.textArray(input.variantKeys)}, ${this.textArray(input.metricKeys)}, ${input.trafficAllocation}::float8,
+        ${this.textArray(input.variantKeys)}, ${this.textArray(this.metricKeys(input.metrics))}, ${input.trafficAllocation}::float8,
+        ${input.ruleId}::text, ${input.controlVariantKey}::text, ${this.jsonb(input.metrics)}, ${this.jsonb(input.analysis)},
         now(), now()
       FROM environments e
       WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
@@ -163,8 +184,12 @@ export class PgExperimentRepository implements ExperimentRepository {
         description = ${patch.description === undefined ? sql`description` : sql`${patch.description}`},
         flag_key = ${patch.flagKey === undefined ? sql`flag_key` : sql`${patch.flagKey}`},
         variant_keys = ${patch.variantKeys === undefined ? sql`variant_keys` : this.textArray(patch.variantKeys)},
-        metric_keys = ${patch.metricKeys === undefined ? sql`metric_keys` : this.textArray(patch.metricKeys)},
+        metric_keys = ${patch.metrics === undefined ? sql`metric_keys` : this.textArray(this.metricKeys(patch.metrics))},
+        metrics = ${patch.metrics === undefined ? sql`metrics` : this.jsonb(patch.metrics)},
         traffic_allocation = ${patch.trafficAllocation === undefined ? sql`traffic_allocation` : sql`${patch.trafficAllocation}::float8`},
+        rule_id = ${patch.ruleId === undefined ? sql`rule_id` : sql`${patch.ruleId}::text`},
+        control_variant_key = ${patch.controlVariantKey === undefined ? sql`control_variant_key` : sql`${patch.controlVariantKey}::text`},
+        analysis = ${patch.analysis === undefined ? sql`analysis` : this.jsonb(patch.analysis)},
         version = version + 1,
         updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
       WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND environment_id = ${scope.environmentId}

@@ -1,6 +1,7 @@
 import {
   notFound,
   type EnvironmentScope,
+  type AnalysisSettings,
   type ExperimentResults,
   type ResultsRepository,
   type VariantResult,
@@ -17,6 +18,8 @@ interface ResultsRow {
   computed_at_ms: number;
   next_run_at_ms: number;
   computation_status: string;
+  srm_warning: boolean | null;
+  analysis: AnalysisSettings | null;
 }
 
 const validIds = (scope: EnvironmentScope, experimentId: string): boolean =>
@@ -33,20 +36,22 @@ export class PgResultsRepository implements ResultsRepository {
   async save(scope: EnvironmentScope, results: ExperimentResults): Promise<void> {
     if (!validIds(scope, results.experimentId)) throw notFound('experiment', results.experimentId);
     const variantResults = this.sql.json(results.variantResults as unknown as postgres.JSONValue);
+    const analysis = results.analysis === undefined ? null : this.sql.json(results.analysis as unknown as postgres.JSONValue);
     const written = await translateErrors(
       () => this.sql`
         INSERT INTO experiment_results (experiment_id, org_id, environment_id, iteration_id, variant_results,
-          srm_p_value, computed_at_ms, next_run_at_ms, computation_status)
+          srm_p_value, computed_at_ms, next_run_at_ms, computation_status, srm_warning, analysis)
         SELECT x.id, x.org_id, x.environment_id, ${results.iterationId}::uuid, ${variantResults}::jsonb,
           ${results.srmPValue}::float8, ${results.computedAtMs}::int8, ${results.nextRunAtMs}::int8,
-          ${results.computationStatus}::text
+          ${results.computationStatus}::text, ${results.srmWarning ?? null}::boolean, ${analysis}::jsonb
         FROM experiments x
         WHERE x.org_id = ${scope.orgId} AND x.project_id = ${scope.projectId} AND x.environment_id = ${scope.environmentId}
           AND x.id = ${results.experimentId}
         ON CONFLICT (experiment_id) DO UPDATE SET
           iteration_id = EXCLUDED.iteration_id, variant_results = EXCLUDED.variant_results,
           srm_p_value = EXCLUDED.srm_p_value, computed_at_ms = EXCLUDED.computed_at_ms,
-          next_run_at_ms = EXCLUDED.next_run_at_ms, computation_status = EXCLUDED.computation_status`,
+          next_run_at_ms = EXCLUDED.next_run_at_ms, computation_status = EXCLUDED.computation_status,
+          srm_warning = EXCLUDED.srm_warning, analysis = EXCLUDED.analysis`,
       // A malformed iteration id is the only value the database can refuse here.
       { resource: 'results', parent: 'iteration' },
     );
@@ -57,7 +62,7 @@ export class PgResultsRepository implements ResultsRepository {
     if (!validIds(scope, experimentId)) return null;
     const [row] = await this.sql<ResultsRow[]>`
       SELECT r.experiment_id, r.iteration_id, r.variant_results, r.srm_p_value, r.computed_at_ms, r.next_run_at_ms,
-        r.computation_status
+        r.computation_status, r.srm_warning, r.analysis
       FROM experiment_results r
       JOIN experiments x ON x.id = r.experiment_id
       WHERE r.org_id = ${scope.orgId} AND r.environment_id = ${scope.environmentId} AND x.project_id = ${scope.projectId}
@@ -71,6 +76,9 @@ export class PgResultsRepository implements ResultsRepository {
       computedAtMs: row.computed_at_ms,
       nextRunAtMs: row.next_run_at_ms,
       computationStatus: row.computation_status,
+      // Absent, not null, in results computed before metric definitions (entities.ts).
+      ...(row.srm_warning === null ? {} : { srmWarning: row.srm_warning }),
+      ...(row.analysis === null ? {} : { analysis: row.analysis }),
     };
   }
 }

@@ -37,6 +37,10 @@ describe('ExperimentService.create', () => {
 describe('ExperimentService.update', () => {
   test('a new flag without variant_keys takes all its variants; only in DRAFT', async () => {
     await w.repos.flags.createDefinition(w.scope, { key: 'banner', description: '', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }] });
+    // Starting needs a rule splitting traffic between the arms.
+    await w.repos.flags.updateState(w.scope, 'banner', {
+      rules: [{ id: 'half', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'on', weight_milli: 500 }, { variant_key: 'off', weight_milli: 500 }] } }],
+    });
     const created = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', variant_keys: ['control', 'treatment'] });
     const moved = await w.experiments.update(w.admin, w.scope, created.id, { flag_key: 'banner' });
     assert.deepEqual([moved.flagKey, moved.variantKeys, moved.version], ['banner', ['on', 'off'], 2]);
@@ -74,5 +78,39 @@ describe('ExperimentService.transition and results', () => {
     await new Promise((resolve) => setTimeout(resolve, 2));
     await w.repos.exposures.insert(w.scope, [{ flagKey: 'checkout', variantKey: 'control', contextType: 'user', contextKey: 'u', timestampMs: 1 }]);
     assert.equal((await w.experiments.results(w.admin, w.scope, created.id)).isStale, true);
+  });
+});
+
+describe('metric definitions, the studied rule and the control', () => {
+  test('metric_keys become metrics by their event value type: bool converts, int and double sum', async () => {
+    const created = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', metric_keys: ['purchase', 'clicks', 'revenue'] });
+    assert.deepEqual(created.metrics.map((m) => (m.kind === 'event' ? [m.key, m.eventKey, m.aggregation] : [])), [
+      ['purchase', 'purchase', 'conversion'], ['clicks', 'clicks', 'sum'], ['revenue', 'revenue', 'sum'],
+    ]);
+    assert.deepEqual(created.metricKeys, ['purchase', 'clicks', 'revenue']);
+  });
+
+  test('is_stale watches the event keys the metrics read, not their keys', async () => {
+    const created = await w.experiments.create(w.admin, w.scope, {
+      flag_key: 'checkout',
+      metrics: [{ key: 'per-click', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' }, denominator: { event_key: 'clicks', aggregation: 'count' } } }],
+    });
+    const computedAtMs = Date.now();
+    await w.repos.results.save(w.scope, { experimentId: created.id, iterationId: null, variantResults: [], srmPValue: null, computedAtMs, nextRunAtMs: 0, computationStatus: 'completed' });
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await w.repos.events.insert(w.scope, [{ metricKey: 'purchase', contextType: 'user', contextKey: 'u', value: 1, timestampMs: 1 }]);
+    assert.equal((await w.experiments.results(w.admin, w.scope, created.id)).isStale, false, 'not an event the metrics read');
+    await w.repos.events.insert(w.scope, [{ metricKey: 'clicks', contextType: 'user', contextKey: 'u', value: 1, timestampMs: 1 }]);
+    assert.equal((await w.experiments.results(w.admin, w.scope, created.id)).isStale, true, 'the denominator event');
+  });
+
+  test('entering ACTIVE needs the studied rule; with it, the move happens', async () => {
+    // The fixture's rule gives control and treatment 50/50 and 'third' nothing.
+    const third = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', variant_keys: ['control', 'third'] });
+    await rejectsWith(w.experiments.transition(w.admin, w.scope, third.id, { new_status: 'active' }), 'FAILED_PRECONDITION', /no rule with a percentage allocation giving traffic to the control 'control'/);
+    const all = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', rule_id: 'split' });
+    assert.equal((await w.experiments.transition(w.admin, w.scope, all.id, { new_status: 'active' })).status, 'EXPERIMENT_STATUS_ACTIVE');
+    const thirdControl = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', control_variant_key: 'third' });
+    await rejectsWith(w.experiments.transition(w.admin, w.scope, thirdControl.id, { new_status: 'active' }), 'FAILED_PRECONDITION', /control 'third'/);
   });
 });

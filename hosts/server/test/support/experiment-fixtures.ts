@@ -8,7 +8,8 @@ export const experimentPath = (environmentId: string, experimentId: string): str
 
 /** Every field of an Experiment record (docs/contract.md "Records"). */
 export const EXPERIMENT_FIELDS = [
-  'created_at_ms', 'description', 'environment_id', 'flag_key', 'id', 'metric_keys', 'name', 'status', 'traffic_allocation', 'updated_at_ms', 'variant_keys', 'version',
+  'analysis', 'control_variant_key', 'created_at_ms', 'description', 'environment_id', 'flag_key', 'id', 'metric_keys', 'metrics', 'name', 'rule_id', 'status',
+  'traffic_allocation', 'updated_at_ms', 'variant_keys', 'version',
 ];
 export const ITERATION_FIELDS = ['ended_at_ms', 'experiment_id', 'id', 'iteration_number', 'metric_keys', 'started_at_ms', 'traffic_allocation'];
 export const JOB_FIELDS = ['completed_at_ms', 'created_at_ms', 'error', 'job_id', 'started_at_ms', 'status'];

@@ -1,4 +1,4 @@
-import type { AnalysisSettings, EffectEstimate, MetricVerdict } from '../experiments/analysis-model.ts';
+import type { AnalysisSettings, EffectEstimate, ExperimentMetric, MetricVerdict } from '../experiments/analysis-model.ts';
 import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 /**
  * Tenancy, identity and experimentation records. These are internal records (camelCase);
@@ -147,8 +147,19 @@ export interface Experiment {
   flagKey: string;
   status: ExperimentStatus;
   variantKeys: string[];
+  /** The keys of `metrics`, in order (what readers from before metric definitions read). */
   metricKeys: string[];
   trafficAllocation: number;
+  /**
+   * The flag rule whose allocation the experiment studies; null: the flag's first rule that
+   * allocates over the experiment's variants (experiments/studied-rule.ts).
+   */
+  ruleId: string | null;
+  /** One of variantKeys (by default the first): the arm every other is compared with. */
+  controlVariantKey: string;
+  /** How each metric is computed (docs/contract.md "Experiments"); the first is the primary metric. */
+  metrics: ExperimentMetric[];
+  analysis: AnalysisSettings;
   version: number;
   createdAtMs: number;
   updatedAtMs: number;

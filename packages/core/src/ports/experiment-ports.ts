@@ -1,3 +1,4 @@
+import type { AnalysisSettings, ExperimentMetric } from '../experiments/analysis-model.ts';
 import type {
   Experiment,
   ExperimentIteration,
@@ -12,8 +13,12 @@ export interface ExperimentInput {
   description: string;
   flagKey: string;
   variantKeys: string[];
-  metricKeys: string[];
+  /** The stored metric_keys are their keys. */
+  metrics: ExperimentMetric[];
   trafficAllocation: number;
+  ruleId: string | null;
+  controlVariantKey: string;
+  analysis: AnalysisSettings;
 }
 
 export interface ExperimentRepository {

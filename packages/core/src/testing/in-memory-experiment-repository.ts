@@ -6,10 +6,14 @@ import type { InMemoryState } from './in-memory-state.ts';
 
 const ACTIVE: ExperimentStatus = 'EXPERIMENT_STATUS_ACTIVE';
 
+/** Metrics and analysis travel through jsonb in PostgreSQL: copies here, so no caller shares the stored ones. */
+const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const copyExperiment = (experiment: Experiment): Experiment => ({
   ...experiment,
   variantKeys: [...experiment.variantKeys],
   metricKeys: [...experiment.metricKeys],
+  metrics: viaJson(experiment.metrics),
+  analysis: viaJson(experiment.analysis),
 });
 const copyIteration = (iteration: ExperimentIteration): ExperimentIteration => ({
   ...iteration,
@@ -40,8 +44,12 @@ export class InMemoryExperimentRepository implements ExperimentRepository {
       flagKey: input.flagKey,
       status: 'EXPERIMENT_STATUS_DRAFT',
       variantKeys: [...input.variantKeys],
-      metricKeys: [...input.metricKeys],
+      metricKeys: input.metrics.map((metric) => metric.key),
       trafficAllocation: input.trafficAllocation,
+      ruleId: input.ruleId,
+      controlVariantKey: input.controlVariantKey,
+      metrics: viaJson(input.metrics),
+      analysis: viaJson(input.analysis),
       version: 1,
       createdAtMs: nowMs,
       updatedAtMs: nowMs,
@@ -85,8 +93,12 @@ export class InMemoryExperimentRepository implements ExperimentRepository {
       description: patch.description ?? current.description,
       flagKey: patch.flagKey ?? current.flagKey,
       variantKeys: patch.variantKeys ? [...patch.variantKeys] : current.variantKeys,
-      metricKeys: patch.metricKeys ? [...patch.metricKeys] : current.metricKeys,
+      metricKeys: patch.metrics ? patch.metrics.map((metric) => metric.key) : current.metricKeys,
+      metrics: patch.metrics ? viaJson(patch.metrics) : current.metrics,
       trafficAllocation: patch.trafficAllocation ?? current.trafficAllocation,
+      ruleId: patch.ruleId === undefined ? current.ruleId : patch.ruleId,
+      controlVariantKey: patch.controlVariantKey ?? current.controlVariantKey,
+      analysis: patch.analysis ? viaJson(patch.analysis) : current.analysis,
       version: current.version + 1,
       updatedAtMs: this.state.now(),
     };

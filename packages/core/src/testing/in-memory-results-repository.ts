@@ -10,6 +10,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const viaJson = (results: ExperimentResults): ExperimentResults => ({
   ...results,
   variantResults: JSON.parse(JSON.stringify(results.variantResults)) as VariantResult[],
+  ...(results.analysis === undefined ? {} : { analysis: { ...results.analysis } }),
 });
 
 /** Latest results per experiment, in memory; saving needs the experiment to exist in the scope. */

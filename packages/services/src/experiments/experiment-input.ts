@@ -1,4 +1,4 @@
-import { invalidArgument } from '@switchyard/core';
+import { invalidArgument, type AnalysisWire, type MetricWire } from '@switchyard/core';
 
 /**
  * Field checks of the experiment bodies (docs/contract.md "Experiments and statistics"). Each names the offending field in its
@@ -12,7 +12,15 @@ export interface ExperimentBody {
   description?: string | null;
   flag_key?: string | null;
   variant_keys?: string[] | null;
+  /** Old style: each key means core's metricFromKey. Not with `metrics` (unless it lists exactly their keys). */
   metric_keys?: string[] | null;
+  metrics?: MetricWire[] | null;
+  /** Missing fields take the defaults (DEFAULT_ANALYSIS); the object replaces the stored settings. */
+  analysis?: AnalysisWire | null;
+  /** A rule id of the flag; null: the default rule (undefined: unchanged). DRAFT only. */
+  rule_id?: string | null;
+  /** One of the variant keys (default: the first). DRAFT only. */
+  control_variant_key?: string | null;
   traffic_allocation?: number | null;
   /** Expected version (optimistic locking); ignored on create. */
   version?: number | null;

@@ -1,4 +1,15 @@
-import type { Experiment, ExperimentIteration, ExperimentResults, MetricStats, StatsJob, StatsJobStatus } from '@switchyard/core';
+import {
+  analysisWire,
+  metricWire,
+  type AnalysisWire,
+  type Experiment,
+  type ExperimentIteration,
+  type ExperimentResults,
+  type MetricStats,
+  type MetricWire,
+  type StatsJob,
+  type StatsJobStatus,
+} from '@switchyard/core';
 
 /**
  * The wire records of experiments, iterations, results and stats jobs (docs/contract.md
@@ -14,8 +25,13 @@ export interface ExperimentRecord {
   flag_key: string;
   status: string;
   variant_keys: string[];
+  /** The keys of `metrics`, in order. */
   metric_keys: string[];
   traffic_allocation: number;
+  rule_id: string | null;
+  control_variant_key: string;
+  metrics: MetricWire[];
+  analysis: Required<AnalysisWire>;
   version: number;
   created_at_ms: number;
   updated_at_ms: number;
@@ -50,6 +66,10 @@ export interface ResultsRecord {
   computation_status: string;
   /** null when there is nothing to test (fewer than 2 variants with a planned weight, or nobody exposed). */
   srm_p_value: number | null;
+  /** null in results computed before metric definitions. */
+  srm_warning: boolean | null;
+  /** The settings the results were computed with; null in results computed before them. */
+  analysis: Required<AnalysisWire> | null;
 }
 
 /** A job as GET /v1/jobs/{job_id} shows it; the recompute answer is the first three fields. */
@@ -72,6 +92,10 @@ export const experimentRecord = (experiment: Experiment): ExperimentRecord => ({
   variant_keys: experiment.variantKeys,
   metric_keys: experiment.metricKeys,
   traffic_allocation: experiment.trafficAllocation,
+  rule_id: experiment.ruleId,
+  control_variant_key: experiment.controlVariantKey,
+  metrics: experiment.metrics.map(metricWire),
+  analysis: analysisWire(experiment.analysis),
   version: experiment.version,
   created_at_ms: experiment.createdAtMs,
   updated_at_ms: experiment.updatedAtMs,
@@ -102,6 +126,8 @@ export const resultsRecord = (results: ExperimentResults, isStale: boolean): Res
   next_run_at_ms: results.nextRunAtMs,
   computation_status: results.computationStatus,
   srm_p_value: results.srmPValue,
+  srm_warning: results.srmWarning ?? null,
+  analysis: results.analysis === undefined ? null : analysisWire(results.analysis),
 });
 
 export const jobRecord = (job: StatsJob): JobRecord => ({

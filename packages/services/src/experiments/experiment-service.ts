@@ -1,6 +1,12 @@
 import {
+  DEFAULT_ANALYSIS,
   DomainError,
   failedPrecondition,
+  metricEventKeys,
+  metricFromKey,
+  parseAnalysis,
+  parseMetrics,
+  studiedRule,
   invalidArgument,
   nextStatus,
   notFound,
@@ -10,8 +16,10 @@ import {
   type Experiment,
   type ExperimentInput,
   type ExperimentIteration,
+  type ExperimentMetric,
   type ExperimentResults,
   type Flag,
+  type MetricValueType,
   type Principal,
   type Repositories,
   type ChangeNotifier,
@@ -42,14 +50,38 @@ const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
 
 const sameKeys = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((key, i) => key === b[i]);
 
+function checkKeyText(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value === '' || value.length > 128) throw invalidArgument(`${field} must be a non-empty string of at most 128 characters`, field);
+  return value;
+}
+
+/** control_variant_key: one of the experiment's variants. */
+function checkControl(value: unknown, variantKeys: readonly string[]): string {
+  const key = checkKeyText(value, 'control_variant_key');
+  if (!variantKeys.includes(key)) throw invalidArgument(`control_variant_key '${key}' must be one of variant_keys (${variantKeys.join(', ')})`, 'control_variant_key');
+  return key;
+}
+
+/** rule_id: the id of one of the flag's rules (whether it allocates over the variants is checked on start). */
+function checkRule(flag: Flag, value: unknown): string {
+  const id = checkKeyText(value, 'rule_id');
+  if (!flag.rules.some((rule) => rule.id === id)) {
+    throw invalidArgument(`rule_id '${id}' is not a rule of flag '${flag.key}' (its rules: ${flag.rules.map((rule) => rule.id).join(', ') || 'none'})`, 'rule_id');
+  }
+  return id;
+}
+
 /**
  * ExperimentationService (svc.experiments.v1): experiments of an environment, their lifecycle
  * (core's transition rule; the repository opens and closes iterations in the same transaction)
  * and their latest results, with `is_stale` worked out on every read.
  *
  * Writes are validated against the environment: the flag must exist (and not be archived), the
- * variant keys must be its variants (default: all of them, at least two), the metric keys
- * registered event definitions. The flag and the variants change only in DRAFT.
+ * variant keys must be its variants (default: all of them, at least two), the control one of them,
+ * the rule a rule of the flag, the metrics' event keys registered event definitions (core's
+ * analysis-input.ts checks their shape). The flag, the variants, the rule and the control change
+ * only in DRAFT; metrics and analysis settings in any status (docs/decisions.md "Experiments and
+ * statistics"). Entering ACTIVE needs the studied rule (core's studied-rule.ts).
  */
 export class ExperimentService {
   constructor(
@@ -78,13 +110,17 @@ export class ExperimentService {
   async create(principal: Principal, scope: EnvironmentScope, body: ExperimentBody): Promise<Experiment> {
     this.authorize(principal, 'experiment.write', scope);
     const flag = await this.requireFlag(scope, checkFlagKey(body.flag_key));
+    const variantKeys = this.checkVariants(flag, body.variant_keys);
     const input: ExperimentInput = {
       name: optionalText(body.name, 'name', MAX_EXPERIMENT_NAME) ?? '',
       description: optionalText(body.description, 'description', MAX_EXPERIMENT_DESCRIPTION) ?? '',
       flagKey: flag.key,
-      variantKeys: this.checkVariants(flag, body.variant_keys),
-      metricKeys: present(body.metric_keys) ? await this.checkMetrics(scope, body.metric_keys) : [],
+      variantKeys,
+      metrics: (await this.checkMetrics(scope, body)) ?? [],
       trafficAllocation: present(body.traffic_allocation) ? checkTrafficAllocation(body.traffic_allocation) : 1,
+      ruleId: present(body.rule_id) ? checkRule(flag, body.rule_id) : null,
+      controlVariantKey: present(body.control_variant_key) ? checkControl(body.control_variant_key, variantKeys) : (variantKeys[0] ?? ''),
+      analysis: present(body.analysis) ? parseAnalysis(body.analysis) : { ...DEFAULT_ANALYSIS },
     };
     return this.repos.unitOfWork.run(async (tx) => {
       const experiment = await tx.experiments.create(scope, input);
@@ -104,26 +140,47 @@ export class ExperimentService {
     const description = optionalText(body.description, 'description', MAX_EXPERIMENT_DESCRIPTION);
     if (description !== undefined) patch.description = description;
     if (present(body.traffic_allocation)) patch.trafficAllocation = checkTrafficAllocation(body.traffic_allocation);
-    if (present(body.metric_keys)) patch.metricKeys = await this.checkMetrics(scope, body.metric_keys);
+    const metrics = await this.checkMetrics(scope, body);
+    if (metrics !== undefined) patch.metrics = metrics;
+    if (present(body.analysis)) patch.analysis = parseAnalysis(body.analysis);
 
     // 1. The flag and its variants: only in DRAFT, and only when they really change (a PUT may
     //    send them back unchanged). A new flag without variant_keys takes all its variants.
     const flagKey = present(body.flag_key) ? checkFlagKey(body.flag_key) : current.flagKey;
     const variantsGiven = present(body.variant_keys);
+    let flag: Flag | undefined;
     if (flagKey !== current.flagKey || (variantsGiven && !sameKeys(checkKeyList(body.variant_keys, 'variant_keys', MAX_VARIANT_KEYS), current.variantKeys))) {
       if (current.status !== DRAFT) {
         throw failedPrecondition(`flag_key and variant_keys can change only in ${DRAFT} (the experiment is ${current.status})`);
       }
-      const flag = await this.requireFlag(scope, flagKey);
+      flag = await this.requireFlag(scope, flagKey);
       patch.flagKey = flag.key;
       patch.variantKeys = this.checkVariants(flag, variantsGiven ? body.variant_keys : undefined);
     }
+    // 2. The rule and the control, also only in DRAFT when they really change. New variant_keys
+    //    without control_variant_key make their first the control (as before the field existed);
+    //    rule_id null is a value (the default rule), absent keeps it.
+    const variantKeys = patch.variantKeys ?? current.variantKeys;
+    const control = present(body.control_variant_key)
+      ? checkKeyText(body.control_variant_key, 'control_variant_key')
+      : patch.variantKeys !== undefined ? (patch.variantKeys[0] ?? '') : current.controlVariantKey;
+    const ruleId = body.rule_id === undefined ? current.ruleId : body.rule_id === null ? null : checkKeyText(body.rule_id, 'rule_id');
+    const controlChanges = control !== current.controlVariantKey;
+    const ruleChanges = ruleId !== current.ruleId;
+    if ((controlChanges || ruleChanges) && current.status !== DRAFT) {
+      throw failedPrecondition(`rule_id and control_variant_key can change only in ${DRAFT} (the experiment is ${current.status})`);
+    }
+    if (controlChanges || patch.variantKeys !== undefined) checkControl(control, variantKeys);
+    if (controlChanges) patch.controlVariantKey = control;
+    if (ruleId !== null && (ruleChanges || patch.flagKey !== undefined)) checkRule(flag ?? (await this.requireFlag(scope, flagKey)), ruleId);
+    if (ruleChanges) patch.ruleId = ruleId;
     if (version !== undefined && version !== current.version) {
       throw versionConflict('experiment', version, current.version);
     }
-    // 2. A flag change is checked against the status read above: guard the write with that
-    //    version, so a transition in between makes this write fail (ABORTED) instead of slipping through.
-    const guard = version ?? (patch.flagKey !== undefined || patch.variantKeys !== undefined ? current.version : undefined);
+    // 3. A change allowed only in DRAFT is checked against the status read above: guard the write
+    //    with that version, so a transition in between makes this write fail (ABORTED) instead of slipping through.
+    const draftOnly = patch.flagKey !== undefined || patch.variantKeys !== undefined || controlChanges || ruleChanges;
+    const guard = version ?? (draftOnly ? current.version : undefined);
     return this.repos.unitOfWork.run(async (tx) => {
       // Read again in the transaction: without a version guard another write may have come
       // between the checks above and this update.
@@ -161,9 +218,16 @@ export class ExperimentService {
     if (to === ACTIVE) {
       const flag = await this.repos.flags.get(scope, current.flagKey);
       if (!flag || flag.archived) throw failedPrecondition(`flag '${current.flagKey}' no longer exists in this environment: the experiment cannot run`);
+      // The rule whose allocation the experiment studies must be there, on every entry into ACTIVE:
+      // the flag's rules may have changed while it was paused.
+      const studied = studiedRule(flag, current);
+      if ('reason' in studied) throw failedPrecondition(`${studied.reason}: the experiment cannot run`);
     }
+    // Entering ACTIVE was checked against the experiment read above (its rule and control): guard
+    // the move with that version, so a change in between makes it fail (ABORTED) instead of slipping through.
+    const guard = version ?? (to === ACTIVE ? current.version : undefined);
     const moved = await this.repos.unitOfWork.run(async (tx) => {
-      const after = await tx.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, version);
+      const after = await tx.experiments.transition(scope, experimentId, { from: current.status, to, atMs: this.now() }, guard);
       await this.record(tx, principal, scope, 'experiment.transition', experimentId, current, after, { from: current.status, to, reason });
       return after;
     });
@@ -191,7 +255,8 @@ export class ExperimentService {
     }
     const isStale = await this.repos.experimentData.dataArrivedSince(scope, {
       flagKey: experiment.flagKey,
-      metricKeys: experiment.metricKeys,
+      // The event keys the metrics read (a metric's key need not be one).
+      metricKeys: [...new Set(experiment.metrics.flatMap(metricEventKeys))],
       sinceMs: results.computedAtMs,
     });
     return { results, isStale };
@@ -228,14 +293,39 @@ export class ExperimentService {
     return keys;
   }
 
-  /** Every key must be a registered event definition of the environment. */
-  private async checkMetrics(scope: EnvironmentScope, value: unknown): Promise<string[]> {
-    const keys = checkKeyList(value, 'metric_keys', MAX_METRIC_KEYS);
-    if (keys.length === 0) return keys;
-    const registered = new Set((await this.repos.eventDefinitions.list(scope)).map((definition) => definition.key));
-    const unknown = keys.filter((key) => !registered.has(key));
-    if (unknown.length > 0) throw invalidArgument(`metric_keys: ${unknown.join(', ')} not registered as event definitions of this environment`, 'metric_keys');
-    return keys;
+  /**
+   * The metrics a body sets, or undefined when it sets none: `metrics` parsed by core, or
+   * `metric_keys` each as metricFromKey (by the event's value type). Both at once only when
+   * metric_keys lists exactly the metrics' keys (a record sent back as it was answered). Every
+   * event key read must be a registered event definition of the environment.
+   */
+  private async checkMetrics(scope: EnvironmentScope, body: ExperimentBody): Promise<ExperimentMetric[] | undefined> {
+    const keys = present(body.metric_keys) ? checkKeyList(body.metric_keys, 'metric_keys', MAX_METRIC_KEYS) : undefined;
+    if (!present(body.metrics)) {
+      if (keys === undefined) return undefined;
+      if (keys.length === 0) return [];
+      const valueTypes = await this.valueTypes(scope);
+      const unknown = keys.filter((key) => !valueTypes.has(key));
+      if (unknown.length > 0) throw invalidArgument(`metric_keys: ${unknown.join(', ')} not registered as event definitions of this environment`, 'metric_keys');
+      return keys.map((key) => metricFromKey(key, valueTypes.get(key) ?? 'double'));
+    }
+    const metrics = parseMetrics(body.metrics);
+    if (keys !== undefined && !sameKeys(keys, metrics.map((metric) => metric.key))) {
+      throw invalidArgument('send metrics or metric_keys, not both (metric_keys may come with metrics only listing exactly their keys, in order)', 'metric_keys');
+    }
+    if (metrics.length === 0) return metrics;
+    const valueTypes = await this.valueTypes(scope);
+    metrics.forEach((metric, i) => {
+      const unknown = metricEventKeys(metric).find((key) => !valueTypes.has(key));
+      if (unknown === undefined) return;
+      const field = metric.kind === 'event' ? `metrics[${i}].event_key` : `metrics[${i}].ratio.${metric.numerator.eventKey === unknown ? 'numerator' : 'denominator'}.event_key`;
+      throw invalidArgument(`${field}: '${unknown}' is not registered as an event definition of this environment`, field);
+    });
+    return metrics;
+  }
+
+  private async valueTypes(scope: EnvironmentScope): Promise<Map<string, MetricValueType>> {
+    return new Map((await this.repos.eventDefinitions.list(scope)).map((definition) => [definition.key, definition.valueType]));
   }
 
   /** The evaluation snapshots carry the flags under ACTIVE experiments: refresh them everywhere. */

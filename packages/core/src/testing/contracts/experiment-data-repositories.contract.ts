@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DEFAULT_ANALYSIS } from '../../experiments/analysis-model.ts';
 import type { Exposure, MetricEvent } from '../../model/entities.ts';
 import type { AggregateQuery, VariantTotals } from '../../ports/experiment-data-ports.ts';
 import type { Repositories } from '../../ports/repositories.ts';
@@ -177,7 +178,8 @@ export function statsScheduleRepositoryContract(name: string, makeRepos: MakeExp
 
   async function activeExperiment(repos: ExperimentDataRepositories, scope: EnvironmentScope, label: string) {
     const created = await repos.experiments.create(scope, {
-      name: label, description: '', flagKey: 'checkout', variantKeys: ['a', 'b'], metricKeys: [], trafficAllocation: 1,
+      name: label, description: '', flagKey: 'checkout', variantKeys: ['a', 'b'], metrics: [], trafficAllocation: 1,
+      ruleId: null, controlVariantKey: 'a', analysis: DEFAULT_ANALYSIS,
     });
     return repos.experiments.transition(scope, created.id, { from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', atMs: T });
   }
@@ -187,7 +189,7 @@ export function statsScheduleRepositoryContract(name: string, makeRepos: MakeExp
       inWorld(makeRepos, async ({ repos, scopes }) => {
         const mine = await activeExperiment(repos, scopes.env, 'mine');
         const theirs = await activeExperiment(repos, scopes.otherOrgEnv, 'theirs');
-        await repos.experiments.create(scopes.env, { name: 'draft', description: '', flagKey: 'checkout', variantKeys: [], metricKeys: [], trafficAllocation: 1 });
+        await repos.experiments.create(scopes.env, { name: 'draft', description: '', flagKey: 'checkout', variantKeys: [], metrics: [], trafficAllocation: 1, ruleId: null, controlVariantKey: '', analysis: DEFAULT_ANALYSIS });
         const first = await repos.statsSchedule.enqueueDue(T, INTERVAL);
         assert.deepEqual(first.map((job) => job.experimentId).sort(), [mine.id, theirs.id].sort());
         const job = first.find((j) => j.experimentId === mine.id);

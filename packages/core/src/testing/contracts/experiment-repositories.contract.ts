@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DEFAULT_ANALYSIS, metricFromKey, type ExperimentMetric } from '../../experiments/analysis-model.ts';
 import type { ExperimentResults } from '../../model/entities.ts';
 import type { ExperimentInput } from '../../ports/experiment-ports.ts';
 import {
@@ -21,10 +22,29 @@ const input = (overrides: Partial<ExperimentInput> = {}): ExperimentInput => ({
   description: 'Does the new checkout sell more?',
   flagKey: 'checkout',
   variantKeys: ['control', 'treatment'],
-  metricKeys: ['purchase', 'revenue'],
+  metrics: [metricFromKey('purchase', 'bool'), metricFromKey('revenue', 'double')],
   trafficAllocation: 0.5,
+  ruleId: null,
+  controlVariantKey: 'control',
+  analysis: DEFAULT_ANALYSIS,
   ...overrides,
 });
+
+/** Every kind of metric definition and non-default settings: all of it must round-trip. */
+const RICH_METRICS: ExperimentMetric[] = [
+  {
+    kind: 'event', key: 'capped-revenue', eventKey: 'revenue', aggregation: 'mean', windowMs: 86_400_000, direction: 'decrease',
+    capping: { kind: 'percentile', lower: null, upper: 0.99, ignoreZeros: true }, cuped: { lookbackMs: 604_800_000 }, guardrail: true,
+  },
+  {
+    kind: 'ratio', key: 'revenue-per-click', numerator: { eventKey: 'revenue', aggregation: 'sum', windowMs: null },
+    denominator: { eventKey: 'clicks', aggregation: 'count', windowMs: 3_600_000 }, direction: 'increase', cuped: null, guardrail: false,
+  },
+];
+const RICH_ANALYSIS = { alpha: 0.1, sides: 'one', relativeInterval: 'fieller', correction: 'holm', correctionFamily: 'per_metric', srmThreshold: 0.01, srmMinExpected: 0 } as const;
+
+/** The stored form of an input: metricKeys are the metrics' keys. */
+const stored = (value: ExperimentInput) => ({ ...value, metricKeys: value.metrics.map((metric) => metric.key) });
 
 /** The behaviour every ExperimentRepository must show; run against the fake and PostgreSQL. */
 export function experimentRepositoryContract(name: string, makeRepos: MakeEventExperimentRepos): void {
@@ -35,12 +55,12 @@ export function experimentRepositoryContract(name: string, makeRepos: MakeEventE
         assert.match(created.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
         assert.deepEqual(
           { ...created, id: '', createdAtMs: 0, updatedAtMs: 0 },
-          { ...input(), id: '', environmentId: scopes.env.environmentId, status: DRAFT, version: 1, createdAtMs: 0, updatedAtMs: 0 },
+          { ...stored(input()), id: '', environmentId: scopes.env.environmentId, status: DRAFT, version: 1, createdAtMs: 0, updatedAtMs: 0 },
         );
         assert.ok(Number.isInteger(created.createdAtMs) && created.createdAtMs > 0);
         assert.equal(created.updatedAtMs, created.createdAtMs);
         assert.deepEqual(await repos.experiments.get(scopes.env, created.id), created);
-        const bare = await repos.experiments.create(scopes.env, input({ variantKeys: [], metricKeys: [], trafficAllocation: 1 }));
+        const bare = await repos.experiments.create(scopes.env, input({ variantKeys: [], metrics: [], trafficAllocation: 1 }));
         assert.deepEqual((await repos.experiments.get(scopes.env, bare.id))?.metricKeys, []);
         assert.equal(bare.trafficAllocation, 1);
       }));
@@ -79,11 +99,30 @@ export function experimentRepositoryContract(name: string, makeRepos: MakeEventE
         const renamed = await repos.experiments.update(scopes.env, created.id, { name: 'Renamed', description: '' });
         assert.deepEqual(renamed, { ...created, name: 'Renamed', description: '', version: 2, updatedAtMs: renamed.updatedAtMs });
         assert.ok(renamed.updatedAtMs > created.updatedAtMs);
-        const patch = { variantKeys: ['a', 'b', 'c'], metricKeys: ['clicks'], trafficAllocation: 0.25, flagKey: 'other' };
+        const patch = { variantKeys: ['a', 'b', 'c'], metrics: [metricFromKey('clicks', 'int')], trafficAllocation: 0.25, flagKey: 'other' };
         const reshaped = await repos.experiments.update(scopes.env, created.id, patch, 2);
-        assert.deepEqual(reshaped, { ...renamed, ...patch, version: 3, updatedAtMs: reshaped.updatedAtMs });
+        assert.deepEqual(reshaped, { ...renamed, ...patch, metricKeys: ['clicks'], version: 3, updatedAtMs: reshaped.updatedAtMs });
         await assertRejectsWithCode(repos.experiments.update(scopes.env, created.id, { name: 'stale' }, 2), 'ABORTED');
         assert.deepEqual(await repos.experiments.get(scopes.env, created.id), reshaped);
+      }));
+
+    test('metric definitions, analysis settings, the rule and the control round-trip through create and update', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const rich = input({ metrics: RICH_METRICS, analysis: RICH_ANALYSIS, ruleId: 'split', controlVariantKey: 'treatment' });
+        const created = await repos.experiments.create(scopes.env, rich);
+        assert.deepEqual({ ...created, id: '', createdAtMs: 0, updatedAtMs: 0 }, {
+          ...stored(rich), id: '', environmentId: scopes.env.environmentId, status: DRAFT, version: 1, createdAtMs: 0, updatedAtMs: 0,
+        });
+        assert.deepEqual(created.metricKeys, ['capped-revenue', 'revenue-per-click']);
+        assert.deepEqual(await repos.experiments.get(scopes.env, created.id), created);
+        // Each field on its own; the others keep their values. ruleId null is a value (the default rule), not "unchanged".
+        const cleared = await repos.experiments.update(scopes.env, created.id, { ruleId: null });
+        assert.deepEqual([cleared.ruleId, cleared.controlVariantKey, cleared.metrics, cleared.analysis], [null, 'treatment', RICH_METRICS, RICH_ANALYSIS]);
+        const reset = await repos.experiments.update(scopes.env, created.id, { metrics: [RICH_METRICS[1] as ExperimentMetric], analysis: DEFAULT_ANALYSIS, controlVariantKey: 'control' });
+        assert.deepEqual([reset.ruleId, reset.controlVariantKey, reset.metricKeys, reset.metrics, reset.analysis], [null, 'control', ['revenue-per-click'], [RICH_METRICS[1]], DEFAULT_ANALYSIS]);
+        assert.deepEqual(await repos.experiments.get(scopes.env, created.id), reset);
+        const [listed] = (await repos.experiments.list(scopes.env)).filter((experiment) => experiment.id === created.id);
+        assert.deepEqual(listed, reset);
       }));
 
     test('update of an unknown, malformed or foreign experiment is NOT_FOUND', () =>
@@ -137,7 +176,7 @@ export function experimentRepositoryContract(name: string, makeRepos: MakeEventE
         assert.equal(paused.version, 3);
         assert.deepEqual(await repos.experiments.listIterations(scopes.env, created.id), [{ ...opened, endedAtMs: 2_000 }]);
         // A change while paused is what the next iteration runs with; the closed one keeps its own.
-        await repos.experiments.update(scopes.env, created.id, { metricKeys: ['revenue'], trafficAllocation: 0.8 });
+        await repos.experiments.update(scopes.env, created.id, { metrics: [metricFromKey('revenue', 'double')], trafficAllocation: 0.8 });
         await repos.experiments.transition(scopes.env, created.id, { from: PAUSED, to: ACTIVE, atMs: 3_000 });
         const concluded = await repos.experiments.transition(scopes.env, created.id, { from: ACTIVE, to: CONCLUDED, atMs: 4_000 }, 5);
         assert.equal(concluded.status, CONCLUDED);
@@ -249,6 +288,19 @@ export function resultsRepositoryContract(name: string, makeRepos: MakeEventExpe
         const full = resultsFor(experiment.id, iteration?.id ?? null);
         await repos.results.save(scopes.env, full);
         assert.deepEqual(await repos.results.get(scopes.env, experiment.id), full);
+      }));
+
+    test('srmWarning and analysis round-trip; a save without them reads back without them', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const experiment = await repos.experiments.create(scopes.env, input());
+        const withSettings: ExperimentResults = { ...resultsFor(experiment.id, null), srmWarning: true, analysis: RICH_ANALYSIS };
+        await repos.results.save(scopes.env, withSettings);
+        assert.deepEqual(await repos.results.get(scopes.env, experiment.id), withSettings);
+        const without = resultsFor(experiment.id, null);
+        await repos.results.save(scopes.env, without);
+        const read = await repos.results.get(scopes.env, experiment.id);
+        assert.deepEqual(read, without);
+        assert.ok(read && !('srmWarning' in read) && !('analysis' in read));
       }));
 
     test('results are invisible outside the scope and cannot be saved for a foreign experiment', () =>

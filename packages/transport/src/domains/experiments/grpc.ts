@@ -1,5 +1,14 @@
 import type * as grpc from '@grpc/grpc-js';
-import { invalidArgument, type EnvironmentScope, type ExperimentResults, type MetricStats, type Principal } from '@switchyard/core';
+import {
+  analysisWire,
+  invalidArgument,
+  type AnalysisWire,
+  type EnvironmentScope,
+  type ExperimentResults,
+  type MetricStats,
+  type MetricWire,
+  type Principal,
+} from '@switchyard/core';
 import { experimentRecord, iterationRecord, jobRecord, type ExperimentBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateScoped } from '../../auth/presented-credentials.ts';
@@ -27,19 +36,84 @@ interface ExperimentMessage {
   variant_keys: string[];
   metric_keys: string[];
   traffic_allocation?: number;
+  rule_id?: string;
+  control_variant_key?: string;
+  metrics: MetricMessage[];
+  analysis: AnalysisMessage | null;
   version: number;
+}
+interface MetricSourceMessage {
+  event_key: string;
+  aggregation: string;
+  window_ms?: number;
+}
+/** svc.experiments.v1.Metric as decoded: unset message fields are null, unset optionals absent. */
+interface MetricMessage {
+  key: string;
+  event_key: string;
+  aggregation: string;
+  window_ms?: number;
+  direction: string;
+  capping: { kind: string; lower?: number; upper?: number; ignore_zeros: boolean } | null;
+  cuped: { lookback_ms?: number } | null;
+  guardrail: boolean;
+  ratio: { numerator: MetricSourceMessage | null; denominator: MetricSourceMessage | null } | null;
+}
+interface AnalysisMessage {
+  alpha?: number;
+  sides: string;
+  relative_interval: string;
+  correction: string;
+  correction_family: string;
+  srm_threshold?: number;
+  srm_min_expected?: number;
 }
 interface ExperimentRef {
   environment_id: string;
   experiment_id: string;
 }
 
-/** The gRPC Experiment carries the same fields as the REST record. */
+/** The gRPC Experiment carries the same fields as the REST record (nulls serialise as unset). */
 const experimentMessage = experimentRecord;
+
+/** proto3 strings are "" when unset: "" is "not sent" on the wire shape core parses. */
+const text = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
+
+const sourceWire = (source: MetricSourceMessage | null): unknown =>
+  source === null ? null : { event_key: text(source.event_key), aggregation: text(source.aggregation), window_ms: source.window_ms };
+
+/**
+ * A Metric message as the REST wire shape, so core's parser checks both transports alike (its
+ * INVALID_ARGUMENT messages name the same fields). The shape is unchecked here: the parser checks it.
+ */
+const metricWireOf = (metric: MetricMessage): MetricWire =>
+  ({
+    key: text(metric.key),
+    event_key: text(metric.event_key),
+    aggregation: text(metric.aggregation),
+    window_ms: metric.window_ms,
+    direction: text(metric.direction),
+    capping: metric.capping && { kind: text(metric.capping.kind), lower: metric.capping.lower, upper: metric.capping.upper, ignore_zeros: metric.capping.ignore_zeros },
+    cuped: metric.cuped && { lookback_ms: metric.cuped.lookback_ms },
+    guardrail: metric.guardrail,
+    ratio: metric.ratio && { numerator: sourceWire(metric.ratio.numerator), denominator: sourceWire(metric.ratio.denominator) },
+  }) as MetricWire;
+
+const analysisWireOf = (analysis: AnalysisMessage): AnalysisWire =>
+  ({
+    alpha: analysis.alpha,
+    sides: text(analysis.sides),
+    relative_interval: text(analysis.relative_interval),
+    correction: text(analysis.correction),
+    correction_family: text(analysis.correction_family),
+    srm_threshold: analysis.srm_threshold,
+    srm_min_expected: analysis.srm_min_expected,
+  }) as AnalysisWire;
 
 /** JSON nulls become unset `optional` fields. */
 const orUnset = (value: number | null): number | undefined => (value === null ? undefined : value);
 
+/** Results stored before metric definitions lack the fields after p_value: they stay unset. */
 const metricStatsMessage = (stats: MetricStats) => ({
   mean: stats.mean,
   variance: stats.variance,
@@ -47,6 +121,13 @@ const metricStatsMessage = (stats: MetricStats) => ({
   ci_low: orUnset(stats.ci_low),
   ci_high: orUnset(stats.ci_high),
   p_value: orUnset(stats.p_value),
+  absolute: stats.absolute ?? undefined,
+  relative: stats.relative ?? undefined,
+  adjusted_p_value: stats.adjusted_p_value ?? undefined,
+  capped_mean: stats.capped_mean,
+  uncapped_mean: stats.uncapped_mean,
+  cuped: stats.cuped ?? undefined,
+  verdict: stats.verdict ?? '',
 });
 
 const resultsMessage = (results: ExperimentResults, isStale: boolean) => ({
@@ -64,6 +145,8 @@ const resultsMessage = (results: ExperimentResults, isStale: boolean) => ({
   next_run_at_ms: results.nextRunAtMs,
   computation_status: results.computationStatus,
   srm_p_value: orUnset(results.srmPValue),
+  srm_warning: results.srmWarning,
+  analysis: results.analysis === undefined ? undefined : analysisWire(results.analysis),
 });
 
 /** The fields of a request's Experiment that are set (or named in `mask`), as the REST body. */
@@ -77,6 +160,12 @@ function bodyOf(message: ExperimentMessage | null | undefined, mask: readonly st
   if (given('variant_keys', message.variant_keys.length > 0)) body.variant_keys = message.variant_keys;
   if (given('metric_keys', message.metric_keys.length > 0)) body.metric_keys = message.metric_keys;
   if (given('traffic_allocation', message.traffic_allocation !== undefined)) body.traffic_allocation = message.traffic_allocation ?? 1;
+  if (given('metrics', message.metrics.length > 0)) body.metrics = message.metrics.map(metricWireOf);
+  if (message.analysis) body.analysis = analysisWireOf(message.analysis);
+  else if (mask.includes('analysis')) body.analysis = {};
+  // "" (or named in the mask) is the default rule; the service tells null from absent.
+  if (given('rule_id', message.rule_id !== undefined)) body.rule_id = text(message.rule_id) ?? null;
+  if (message.control_variant_key !== undefined) body.control_variant_key = message.control_variant_key;
   if (message.version > 0) body.version = message.version;
   return body;
 }

@@ -1,3 +1,10 @@
+import {
+  CORRECTION_FAMILIES,
+  MAX_METRICS,
+  METRIC_AGGREGATIONS,
+  METRIC_DIRECTIONS,
+  MULTIPLE_TESTING_CORRECTIONS,
+} from '@switchyard/core';
 import { MAX_EXPERIMENT_DESCRIPTION, MAX_EXPERIMENT_NAME, MAX_METRIC_KEYS, MAX_TRANSITION_REASON, MAX_VARIANT_KEYS } from '@switchyard/services';
 import { uuidParam } from '../../http/schemas.ts';
 
@@ -13,6 +20,71 @@ const keyList = (max: number, description: string) => ({ type: ['array', 'null']
 const nullableNumber = { type: ['number', 'null'] } as const;
 const STATUS_NAMES = ['EXPERIMENT_STATUS_DRAFT', 'EXPERIMENT_STATUS_ACTIVE', 'EXPERIMENT_STATUS_PAUSED', 'EXPERIMENT_STATUS_CONCLUDED'] as const;
 
+/**
+ * Metric definitions and analysis settings (docs/contract.md "Experiments"). The request schemas
+ * check the JSON types only: core's parser (analysis-input.ts) checks the meaning for REST and gRPC
+ * alike and names the field (`metrics[1].capping.lower`). The answer schemas list every field, as
+ * Fastify serialises with them.
+ */
+const metricSourceSchema = {
+  type: 'object',
+  required: ['event_key', 'aggregation', 'window_ms'],
+  properties: {
+    event_key: { type: 'string', description: 'A registered event definition key.' },
+    aggregation: { type: 'string', enum: [...METRIC_AGGREGATIONS], description: "How a participant's events become its value." },
+    window_ms: { type: ['integer', 'null'], description: 'Only events within this long after the first exposure count; null: to the iteration end.' },
+  },
+} as const;
+
+const metricRecordSchema = {
+  type: 'object',
+  required: ['key', 'direction', 'cuped', 'guardrail'],
+  description: 'An event metric (event_key, aggregation, window_ms, capping) or a ratio metric (ratio).',
+  properties: {
+    key: { type: 'string', description: 'Unique in the experiment; names the metric in results.' },
+    event_key: { type: 'string' },
+    aggregation: { type: 'string', enum: [...METRIC_AGGREGATIONS] },
+    window_ms: { type: ['integer', 'null'] },
+    direction: { type: 'string', enum: [...METRIC_DIRECTIONS] },
+    capping: {
+      type: ['object', 'null'],
+      required: ['kind', 'lower', 'upper', 'ignore_zeros'],
+      properties: { kind: { type: 'string', enum: ['absolute', 'percentile'] }, lower: nullableNumber, upper: nullableNumber, ignore_zeros: { type: 'boolean' } },
+    },
+    cuped: { type: ['object', 'null'], required: ['lookback_ms'], properties: { lookback_ms: { type: 'integer' } } },
+    guardrail: { type: 'boolean' },
+    ratio: { type: 'object', required: ['numerator', 'denominator'], properties: { numerator: metricSourceSchema, denominator: metricSourceSchema } },
+  },
+} as const;
+
+const analysisRecordSchema = {
+  type: 'object',
+  required: ['alpha', 'sides', 'relative_interval', 'correction', 'correction_family', 'srm_threshold', 'srm_min_expected'],
+  properties: {
+    alpha: { type: 'number' },
+    sides: { type: 'string', enum: ['two', 'one'] },
+    relative_interval: { type: 'string', enum: ['delta', 'fieller'] },
+    correction: { type: 'string', enum: [...MULTIPLE_TESTING_CORRECTIONS] },
+    correction_family: { type: 'string', enum: [...CORRECTION_FAMILIES] },
+    srm_threshold: { type: 'number' },
+    srm_min_expected: { type: 'number' },
+  },
+} as const;
+
+const metricBodySchema = {
+  type: 'object',
+  description:
+    '`{key?, event_key, aggregation, window_ms?, direction?, capping?: {kind, lower?, upper?, ignore_zeros?}, cuped?: {lookback_ms?}, guardrail?}` ' +
+    '(key defaults to event_key) or `{key, ratio: {numerator: {event_key, aggregation, window_ms?}, denominator: {...}}, direction?, cuped?, guardrail?}`.',
+} as const;
+
+const analysisBodySchema = {
+  type: ['object', 'null'],
+  description:
+    'Analysis settings; a missing field takes its default (alpha 0.05, sides two, relative_interval delta, correction none, correction_family all, ' +
+    'srm_threshold 0.001, srm_min_expected 5). Replaces the stored settings as a whole. Changes in any status.',
+} as const;
+
 export const experimentParams = {
   type: 'object',
   required: ['env_id', 'experiment_id'],
@@ -21,16 +93,23 @@ export const experimentParams = {
 
 export const experimentSchema = {
   type: 'object',
-  required: ['id', 'name', 'description', 'flag_key', 'status', 'variant_keys', 'metric_keys', 'traffic_allocation', 'version', 'created_at_ms', 'updated_at_ms', 'environment_id'],
+  required: [
+    'id', 'name', 'description', 'flag_key', 'status', 'variant_keys', 'metric_keys', 'traffic_allocation', 'rule_id', 'control_variant_key', 'metrics', 'analysis',
+    'version', 'created_at_ms', 'updated_at_ms', 'environment_id',
+  ],
   properties: {
     id: { type: 'string' },
     name: { type: 'string' },
     description: { type: 'string' },
     flag_key: { type: 'string' },
     status: { type: 'string', enum: [...STATUS_NAMES] },
-    variant_keys: { type: 'array', items: { type: 'string' }, description: 'The compared variants of the flag; the first is the control.' },
-    metric_keys: { type: 'array', items: { type: 'string' }, description: 'Event definition keys; the first is the primary metric (its p-value is `p_value`).' },
+    variant_keys: { type: 'array', items: { type: 'string' }, description: 'The compared variants of the flag.' },
+    metric_keys: { type: 'array', items: { type: 'string' }, description: 'The keys of `metrics`, in order; the first is the primary metric (its p-value is `p_value`).' },
     traffic_allocation: { type: 'number' },
+    rule_id: { type: ['string', 'null'], description: "The flag rule whose allocation the experiment studies; null: the flag's first rule allocating over the variants." },
+    control_variant_key: { type: 'string', description: 'The arm every other variant is compared with.' },
+    metrics: { type: 'array', items: metricRecordSchema },
+    analysis: analysisRecordSchema,
     version: { type: 'integer' },
     created_at_ms: { type: 'integer' },
     updated_at_ms: { type: 'integer' },
@@ -43,7 +122,11 @@ const bodyProperties = {
   description: { type: ['string', 'null'], maxLength: MAX_EXPERIMENT_DESCRIPTION },
   flag_key: { type: ['string', 'null'], maxLength: 128, description: 'A flag of the environment. Changes only in DRAFT.' },
   variant_keys: keyList(MAX_VARIANT_KEYS, "At least 2 of the flag's variant keys, the control first (default: all its variants). Change only in DRAFT."),
-  metric_keys: keyList(MAX_METRIC_KEYS, 'Registered event definition keys (default: none).'),
+  metric_keys: keyList(MAX_METRIC_KEYS, 'Old style: registered event definition keys, each summed per participant (a bool event: converted or not). Not with `metrics`, unless it lists exactly their keys.'),
+  metrics: { type: ['array', 'null'], maxItems: MAX_METRICS, items: metricBodySchema, description: 'Metric definitions (default: none). Change in any status.' },
+  analysis: analysisBodySchema,
+  rule_id: { type: ['string', 'null'], maxLength: 128, description: "A rule of the flag whose allocation the experiment studies; null: the flag's first rule allocating over the variants. Changes only in DRAFT." },
+  control_variant_key: { type: ['string', 'null'], maxLength: 128, description: 'One of variant_keys (default: the first). Changes only in DRAFT.' },
   traffic_allocation: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'Share of traffic in the experiment, 0..1 (default 1); frozen into each iteration.' },
 } as const;
 
@@ -89,11 +172,37 @@ export const iterationSchema = {
   },
 } as const;
 
+const effectSchema = {
+  type: ['object', 'null'],
+  required: ['estimate', 'ci_low', 'ci_high', 'p_value'],
+  properties: { estimate: { type: 'number' }, ci_low: nullableNumber, ci_high: nullableNumber, p_value: nullableNumber },
+} as const;
+
 const metricStatsSchema = {
   type: 'object',
   required: ['mean', 'variance', 'lift', 'ci_low', 'ci_high', 'p_value'],
-  description: "lift, the 95% CI of the difference to the control and Welch's p-value; null for the control and where not computable.",
-  properties: { mean: { type: 'number' }, variance: { type: 'number' }, lift: nullableNumber, ci_low: nullableNumber, ci_high: nullableNumber, p_value: nullableNumber },
+  description:
+    "lift, the 95% CI of the difference to the control and Welch's p-value; null for the control and where not computable. " +
+    'The other fields come with metric definitions and are absent from results computed before them.',
+  properties: {
+    mean: { type: 'number' },
+    variance: { type: 'number' },
+    lift: nullableNumber,
+    ci_low: nullableNumber,
+    ci_high: nullableNumber,
+    p_value: nullableNumber,
+    absolute: { ...effectSchema, description: 'Treatment − control (CUPED-adjusted with CUPED); null for the control.' },
+    relative: { ...effectSchema, description: '(treatment − control) / |control|; null for the control.' },
+    adjusted_p_value: { ...nullableNumber, description: "The relative effect's p-value after the multiple-testing correction." },
+    capped_mean: { type: 'number' },
+    uncapped_mean: { type: 'number' },
+    cuped: {
+      type: ['object', 'null'],
+      required: ['theta', 'variance_reduction', 'balance_p_value'],
+      properties: { theta: { type: 'number' }, variance_reduction: { type: 'number' }, balance_p_value: nullableNumber },
+    },
+    verdict: { type: 'string', enum: ['better', 'worse', 'inconclusive', 'not_enough_data'] },
+  },
 } as const;
 
 const variantResultSchema = {
@@ -111,7 +220,7 @@ const variantResultSchema = {
 
 export const resultsSchema = {
   type: 'object',
-  required: ['experiment_id', 'variant_results', 'computed_at_ms', 'is_stale', 'next_run_at_ms', 'computation_status', 'srm_p_value'],
+  required: ['experiment_id', 'variant_results', 'computed_at_ms', 'is_stale', 'next_run_at_ms', 'computation_status', 'srm_p_value', 'srm_warning', 'analysis'],
   properties: {
     experiment_id: { type: 'string' },
     variant_results: { type: 'array', items: variantResultSchema },
@@ -120,6 +229,8 @@ export const resultsSchema = {
     next_run_at_ms: { type: 'integer', description: 'When the schedule recomputes an ACTIVE experiment; 0 when not scheduled.' },
     computation_status: { type: 'string', description: '`completed`, or `no_iteration` for an experiment that never ran.' },
     srm_p_value: { ...nullableNumber, description: "Sample-ratio mismatch: chi-squared p of the participant counts against the flag's planned split." },
+    srm_warning: { type: ['boolean', 'null'], description: 'srm_p_value below the srm_threshold with enough participants expected; null in results computed before it.' },
+    analysis: { ...analysisRecordSchema, type: ['object', 'null'], description: 'The settings the results were computed with; null in results computed before them.' },
   },
 } as const;
 
