@@ -255,7 +255,8 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false }, () 
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/experiments`);
     await page.getByLabel('Name').fill('Checkout button');
     await page.getByLabel('Flag').selectOption('checkout');
-    await page.getByLabel('purchase').check();
+    await page.getByRole('button', { name: 'Add a metric' }).click();
+    await page.getByRole('group', { name: 'Metric 1' }).getByRole('combobox', { name: 'Event', exact: true }).selectOption('purchase');
     await page.getByRole('button', { name: 'Create experiment' }).click();
     await page.getByRole('heading', { name: 'Checkout button' }).waitFor();
     await page.getByRole('button', { name: 'Start' }).click();

@@ -1,6 +1,6 @@
 /** The API's records as the console reads them (docs/contract.md "Records"). */
-import type { Flag } from '@switchyard/core';
-export type { Condition, Flag, Rule, Segment, Variant } from '@switchyard/core';
+import type { CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection } from '@switchyard/core';
+export type { Condition, CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection, Rule, Segment, Variant } from '@switchyard/core';
 
 /**
  * A flag as the flag page reads it: `client_visible` (docs/client-side.md "What a client sees")
@@ -154,15 +154,75 @@ export interface Experiment {
   metric_keys: string[];
   traffic_allocation: number;
   version: number;
+  /**
+   * The fields below come with metric definitions (docs/contract.md "Experiments"); a server from
+   * before them leaves them out, and the pages then read `metric_keys` and the first variant as the control.
+   */
+  metrics?: MetricWire[];
+  analysis?: AnalysisWire;
+  /** The flag rule studied; null: the flag's first rule with an allocation. */
+  rule_id?: string | null;
+  control_variant_key?: string;
 }
 
+/** One aggregated event of a metric (an event metric, or either side of a ratio). */
+export interface MetricSourceWire {
+  event_key: string;
+  aggregation: MetricAggregation;
+  /** Only events this long after the participant's first exposure count; null or absent: to the end. */
+  window_ms?: number | null;
+}
+
+/** An event metric (`event_key` set) or a ratio metric (`ratio` set), as sent and answered. */
+export interface MetricWire {
+  key?: string | null;
+  event_key?: string | null;
+  aggregation?: MetricAggregation | null;
+  window_ms?: number | null;
+  direction?: MetricDirection | null;
+  capping?: { kind: 'absolute' | 'percentile'; lower?: number | null; upper?: number | null; ignore_zeros?: boolean | null } | null;
+  cuped?: { lookback_ms?: number | null } | null;
+  guardrail?: boolean | null;
+  ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
+}
+
+/** An experiment's analysis settings, as sent and answered. */
+export interface AnalysisWire {
+  alpha: number;
+  sides: 'two' | 'one';
+  relative_interval: 'delta' | 'fieller';
+  correction: MultipleTestingCorrection;
+  correction_family: CorrectionFamily;
+  srm_threshold: number;
+  srm_min_expected: number;
+}
+
+/** An effect with its interval and p-value; a null bound: that side of the interval is unbounded. */
+export interface Effect {
+  estimate: number;
+  ci_low: number | null;
+  ci_high: number | null;
+  p_value: number | null;
+}
+
+/**
+ * One metric's statistics for one variant. The fields after p_value come with metric definitions;
+ * results computed before them lack them (and the control's are null).
+ */
 export interface MetricStats {
   mean: number;
   variance: number;
-  lift: number;
-  ci_low: number;
-  ci_high: number;
-  p_value: number;
+  lift: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  p_value: number | null;
+  absolute?: Effect | null;
+  relative?: Effect | null;
+  adjusted_p_value?: number | null;
+  capped_mean?: number;
+  uncapped_mean?: number;
+  cuped?: { theta: number; variance_reduction: number | null; balance_p_value: number | null } | null;
+  verdict?: MetricVerdict | null;
 }
 
 export interface VariantResult {
@@ -181,7 +241,11 @@ export interface Results {
   is_stale: boolean;
   next_run_at_ms: number;
   computation_status: string;
-  srm_p_value: number;
+  srm_p_value: number | null;
+  /** Whether SRM warns (the threshold and minimum expected counts of `analysis`); null or absent in older results. */
+  srm_warning?: boolean | null;
+  /** The settings the results were computed with; null or absent in older results. */
+  analysis?: AnalysisWire | null;
 }
 
 export interface AuditEntry {

@@ -23,7 +23,7 @@ export function MetricChart({ metric, results }: { metric: string; results: Resu
     const mean = stats?.mean ?? v.metric_values[metric] ?? 0;
     const n = v.participant_count;
     const halfWidth = stats && n > 1 ? Z_95 * Math.sqrt(stats.variance / n) : 0;
-    return { variant: v.variant_key, mean, low: mean - halfWidth, high: mean + halfWidth, lift: i === 0 ? undefined : stats?.lift, pValue: i === 0 ? undefined : stats?.p_value };
+    return { variant: v.variant_key, mean, low: mean - halfWidth, high: mean + halfWidth, lift: i === 0 ? undefined : (stats?.lift ?? undefined), pValue: i === 0 ? undefined : (stats?.p_value ?? undefined) };
   });
   const min = Math.min(0, ...rows.map((r) => r.low));
   const max = Math.max(...rows.map((r) => r.high), min + 1e-9);

@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import { apiPath, ApiError } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
-import { MetricChart } from '../components/metric-chart.tsx';
+import { ExperimentResults } from '../components/experiment-results.tsx';
+import { SetupEditor } from '../components/experiment-setup-editor.tsx';
+import { controlOf } from '../components/experiment-setup.ts';
 import type { Experiment, Results } from '../records.ts';
 import { hrefOf } from '../router.ts';
 import { statusWords } from './experiments.tsx';
@@ -14,9 +16,6 @@ const MOVES: Record<string, Array<[string, string]>> = {
   EXPERIMENT_STATUS_PAUSED: [['ACTIVE', 'Resume'], ['CONCLUDED', 'Conclude']],
   EXPERIMENT_STATUS_CONCLUDED: [],
 };
-
-/** Below this, the participant counts are unlikely under the planned split: a sample ratio mismatch. */
-const SRM_THRESHOLD = 0.001;
 
 export function ExperimentPage({ workspace, environment, experimentId }: EnvironmentPageProps & { experimentId: string }) {
   const { api } = workspace;
@@ -51,7 +50,7 @@ export function ExperimentPage({ workspace, environment, experimentId }: Environ
       </p>
       <h1>{x.name || x.id}</h1>
       <p class="muted">
-        Flag <a href={hrefOf({ envId: environment.environment_id, page: 'flags', id: x.flag_key })}>{x.flag_key}</a> · {statusWords(x.status)} · variants {x.variant_keys.join(', ')} (first is the control) · metrics{' '}
+        Flag <a href={hrefOf({ envId: environment.environment_id, page: 'flags', id: x.flag_key })}>{x.flag_key}</a> · {statusWords(x.status)} · variants {x.variant_keys.join(', ')} · control {controlOf(x)} · metrics{' '}
         {x.metric_keys.join(', ') || 'none'}
       </p>
       <div class="row">
@@ -94,36 +93,11 @@ export function ExperimentPage({ workspace, environment, experimentId }: Environ
             {r.is_stale ? ' · stale: exposures or events arrived since; recompute for the latest' : ''}
             {r.next_run_at_ms > 0 ? ` · next run ${formatTime(r.next_run_at_ms)}` : ''}
           </p>
-          {r.srm_p_value < SRM_THRESHOLD && (
-            <p class="error" role="alert">
-              Sample ratio mismatch (p = {r.srm_p_value.toPrecision(3)}): the participants are not split as planned. Check the flag's targeting and exposures before trusting these results.
-            </p>
-          )}
-          <table class="list">
-            <thead>
-              <tr>
-                <th scope="col">Variant</th>
-                <th scope="col">Participants</th>
-                <th scope="col">p-value (primary metric)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.variant_results.map((v, i) => (
-                <tr>
-                  <td>
-                    {v.variant_key}
-                    {i === 0 ? ' (baseline)' : ''}
-                  </td>
-                  <td>{v.participant_count}</td>
-                  <td>{v.p_value_present ? v.p_value.toPrecision(3) : '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {x.metric_keys.map((metric) => (
-            <MetricChart metric={metric} results={r} />
-          ))}
+          <ExperimentResults experiment={x} results={r} />
         </>
+      )}
+      {x.status !== 'EXPERIMENT_STATUS_CONCLUDED' && (
+        <SetupEditor key={x.version} workspace={workspace} environment={environment} experiment={x} onSaved={(updated) => (experiment.set(updated), setStatus('Setup saved.'))} />
       )}
     </section>
   );

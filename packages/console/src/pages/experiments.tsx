@@ -2,6 +2,8 @@ import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import { newSetup, setupBody, type SetupDraft } from '../components/experiment-setup.ts';
+import { SetupFields, withCode } from '../components/experiment-setup-fields.tsx';
 import type { EventDefinition, Experiment, Flag } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -14,7 +16,8 @@ export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps
   const choices = useLoad(async () => ({ flags: await api.get<Flag[]>(`${envPath}/flags`), metrics: await api.get<EventDefinition[]>(`${envPath}/event-definitions`) }), [envPath]);
   const [name, setName] = useState('');
   const [flagKey, setFlagKey] = useState('');
-  const [metrics, setMetrics] = useState<string[]>([]);
+  const [setup, setSetup] = useState<SetupDraft>(() => newSetup(undefined));
+  const flag = choices.data?.flags.find((f) => f.key === flagKey);
   return (
     <section>
       <h1>Experiments</h1>
@@ -47,7 +50,9 @@ export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps
       <ActionForm
         label="New experiment"
         onSubmit={async () => {
-          const created = await api.post<Experiment>(`${envPath}/experiments`, { name, flag_key: flagKey, metric_keys: metrics });
+          const created = await api.post<Experiment>(`${envPath}/experiments`, { name, flag_key: flagKey, ...setupBody(setup, true) }).catch((error: unknown) => {
+            throw withCode(error);
+          });
           navigate({ envId: environment.environment_id, page: 'experiments', id: created.id });
         }}
       >
@@ -57,27 +62,24 @@ export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps
         </label>
         <label>
           Flag
-          <select required value={flagKey} onChange={(e) => setFlagKey((e.target as HTMLSelectElement).value)}>
+          <select
+            required
+            value={flagKey}
+            onChange={(e) => {
+              const key = (e.target as HTMLSelectElement).value;
+              setFlagKey(key);
+              // A new flag: its own default control and rule; the metrics and settings stay.
+              const { control, ruleId } = newSetup(choices.data?.flags.find((f) => f.key === key));
+              setSetup((previous) => ({ ...previous, control, ruleId }));
+            }}
+          >
             <option value="">Choose a flag</option>
             {(choices.data?.flags ?? []).filter((f) => !f.archived).map((f) => (
               <option value={f.key}>{f.key}</option>
             ))}
           </select>
         </label>
-        <fieldset>
-          <legend>Metrics (the first chosen is the primary one)</legend>
-          {(choices.data?.metrics ?? []).map((m) => (
-            <label>
-              <input
-                type="checkbox"
-                checked={metrics.includes(m.key)}
-                onChange={(e) => setMetrics((e.target as HTMLInputElement).checked ? [...metrics, m.key] : metrics.filter((k) => k !== m.key))}
-              />
-              {m.key}
-            </label>
-          ))}
-          {choices.data?.metrics.length === 0 && <p class="muted">No event definitions yet: create one under Event definitions first.</p>}
-        </fieldset>
+        <SetupFields draft={setup} onChange={setSetup} variantKeys={(flag?.variants ?? []).map((v) => v.key)} flag={flag} definitions={choices.data?.metrics ?? []} design />
         <button type="submit">Create experiment</button>
       </ActionForm>
     </section>

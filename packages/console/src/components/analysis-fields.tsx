@@ -1,0 +1,56 @@
+import type { AnalysisDraft } from './experiment-setup.ts';
+
+const valueOf = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;
+
+/** An experiment's analysis settings (docs/statistics.md): significance, sides, interval, correction, SRM. */
+export function AnalysisFields({ draft, onChange }: { draft: AnalysisDraft; onChange: (draft: AnalysisDraft) => void }) {
+  const set = (patch: Partial<AnalysisDraft>) => onChange({ ...draft, ...patch });
+  return (
+    <fieldset class="inline">
+      <legend>Analysis settings</legend>
+      <label>
+        Significance level (alpha)
+        <input type="number" required min="0.0001" max="0.5" step="any" value={draft.alpha} onInput={(e) => set({ alpha: valueOf(e) })} />
+      </label>
+      <label>
+        Test
+        <select value={draft.sides} onChange={(e) => set({ sides: valueOf(e) as AnalysisDraft['sides'] })}>
+          <option value="two">Two-sided</option>
+          <option value="one">One-sided (each metric's good direction)</option>
+        </select>
+      </label>
+      <label>
+        Relative interval
+        <select value={draft.relativeInterval} onChange={(e) => set({ relativeInterval: valueOf(e) as AnalysisDraft['relativeInterval'] })}>
+          <option value="delta">Delta method</option>
+          <option value="fieller">Fieller</option>
+        </select>
+      </label>
+      <label>
+        Multiple-testing correction
+        <select value={draft.correction} onChange={(e) => set({ correction: valueOf(e) as AnalysisDraft['correction'] })}>
+          <option value="none">None</option>
+          <option value="bonferroni">Bonferroni</option>
+          <option value="holm">Holm</option>
+          <option value="benjamini_hochberg">Benjamini–Hochberg (FDR)</option>
+        </select>
+      </label>
+      <label>
+        Corrected together
+        <select value={draft.correctionFamily} disabled={draft.correction === 'none'} onChange={(e) => set({ correctionFamily: valueOf(e) as AnalysisDraft['correctionFamily'] })}>
+          <option value="all">All metrics and variants</option>
+          <option value="per_metric">Each metric's variants</option>
+          <option value="per_variant">Each variant's metrics</option>
+        </select>
+      </label>
+      <label>
+        SRM warning below p
+        <input type="number" required min="0" max="1" step="any" value={draft.srmThreshold} onInput={(e) => set({ srmThreshold: valueOf(e) })} />
+      </label>
+      <label>
+        SRM needs expected participants per variant
+        <input type="number" required min="0" step="1" value={draft.srmMinExpected} onInput={(e) => set({ srmMinExpected: valueOf(e) })} />
+      </label>
+    </fieldset>
+  );
+}

@@ -1,0 +1,177 @@
+import type { EventDefinition, MetricAggregation } from '../records.ts';
+import { defaultAggregation, newMetricDraft, type MetricDraft, type SourceDraft } from './experiment-setup.ts';
+
+const AGGREGATIONS: Array<[MetricAggregation, string]> = [
+  ['conversion', 'Conversion (any event)'],
+  ['sum', 'Sum of values'],
+  ['count', 'Count of events'],
+  ['mean', 'Mean of values'],
+];
+
+const valueOf = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;
+const checkedOf = (event: Event) => (event.target as HTMLInputElement).checked;
+
+/** The event keys to choose from: the environment's definitions, plus one a metric names that is gone. */
+function EventSelect({ label, value, definitions, onChange }: { label: string; value: string; definitions: EventDefinition[]; onChange: (key: string) => void }) {
+  const keys = definitions.map((d) => d.key);
+  if (value !== '' && !keys.includes(value)) keys.push(value);
+  return (
+    <label>
+      {label}
+      <select required value={value} onChange={(e) => onChange(valueOf(e))}>
+        {value === '' && <option value="">Choose an event</option>}
+        {keys.map((key) => (
+          <option value={key}>{key}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** An aggregated event: which event, how it is aggregated, and its window; `side` names a ratio's side. */
+function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerator' | 'Denominator'; source: SourceDraft; definitions: EventDefinition[]; onChange: (source: SourceDraft) => void }) {
+  const name = (words: string) => (side ? `${side} ${words}` : words.replace(/^./, (c) => c.toUpperCase()));
+  return (
+    <>
+      <EventSelect
+        label={name('event')}
+        value={source.eventKey}
+        definitions={definitions}
+        // A new event takes its type's usual aggregation; it can be changed after.
+        onChange={(eventKey) => onChange({ ...source, eventKey, aggregation: defaultAggregation(definitions.find((d) => d.key === eventKey)) })}
+      />
+      <label>
+        {name('aggregation')}
+        <select value={source.aggregation} onChange={(e) => onChange({ ...source, aggregation: valueOf(e) as MetricAggregation })}>
+          {AGGREGATIONS.map(([value, words]) => (
+            <option value={value}>{words}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        {name('window (days after exposure)')}
+        <input type="number" min="0" step="any" placeholder="to the end" value={source.windowDays} onInput={(e) => onChange({ ...source, windowDays: valueOf(e) })} />
+      </label>
+    </>
+  );
+}
+
+/** One metric's row: its kind, events, direction, capping, CUPED and guardrail; `n` from 1. */
+function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; draft: MetricDraft; definitions: EventDefinition[]; onChange: (draft: MetricDraft) => void; onRemove: () => void }) {
+  const set = (patch: Partial<MetricDraft>) => onChange({ ...draft, ...patch });
+  return (
+    <fieldset class="rule metric-row">
+      <legend>Metric {n}</legend>
+      <div class="condition">
+        <label>
+          Type
+          <select value={draft.kind} onChange={(e) => set({ kind: valueOf(e) as MetricDraft['kind'] })}>
+            <option value="event">Event metric</option>
+            <option value="ratio">Ratio metric</option>
+          </select>
+        </label>
+        <label>
+          Key
+          <input
+            value={draft.key}
+            required={draft.kind === 'ratio'}
+            placeholder={draft.kind === 'event' ? draft.event.eventKey || 'the event key' : 'e.g. revenue-per-session'}
+            onInput={(e) => set({ key: valueOf(e) })}
+          />
+        </label>
+        <label>
+          Good direction
+          <select value={draft.direction} onChange={(e) => set({ direction: valueOf(e) as MetricDraft['direction'] })}>
+            <option value="increase">Higher is better</option>
+            <option value="decrease">Lower is better</option>
+          </select>
+        </label>
+      </div>
+      {draft.kind === 'event' ? (
+        <div class="condition">
+          <SourceFields source={draft.event} definitions={definitions} onChange={(event) => set({ event })} />
+        </div>
+      ) : (
+        <>
+          <div class="condition">
+            <SourceFields side="Numerator" source={draft.numerator} definitions={definitions} onChange={(numerator) => set({ numerator })} />
+          </div>
+          <div class="condition">
+            <SourceFields side="Denominator" source={draft.denominator} definitions={definitions} onChange={(denominator) => set({ denominator })} />
+          </div>
+        </>
+      )}
+      <div class="condition">
+        {draft.kind === 'event' && (
+          <>
+            <label>
+              Capping
+              <select value={draft.capping} onChange={(e) => set({ capping: valueOf(e) as MetricDraft['capping'] })}>
+                <option value="none">None</option>
+                <option value="absolute">Absolute values</option>
+                <option value="percentile">Percentiles (0 to 1)</option>
+              </select>
+            </label>
+            {draft.capping !== 'none' && (
+              <>
+                <label>
+                  Lower cap
+                  <input type="number" step="any" value={draft.capLower} onInput={(e) => set({ capLower: valueOf(e) })} />
+                </label>
+                <label>
+                  Upper cap
+                  <input type="number" step="any" value={draft.capUpper} onInput={(e) => set({ capUpper: valueOf(e) })} />
+                </label>
+              </>
+            )}
+            {draft.capping === 'percentile' && (
+              <label>
+                <input type="checkbox" checked={draft.ignoreZeros} onChange={(e) => set({ ignoreZeros: checkedOf(e) })} />
+                Ignore zeros in the percentiles
+              </label>
+            )}
+          </>
+        )}
+        <label>
+          <input type="checkbox" checked={draft.cuped} onChange={(e) => set({ cuped: checkedOf(e) })} />
+          CUPED (adjust by pre-exposure values)
+        </label>
+        {draft.cuped && (
+          <label>
+            Lookback (days)
+            <input type="number" min="0" step="any" required value={draft.lookbackDays} onInput={(e) => set({ lookbackDays: valueOf(e) })} />
+          </label>
+        )}
+        <label>
+          <input type="checkbox" checked={draft.guardrail} onChange={(e) => set({ guardrail: checkedOf(e) })} />
+          Guardrail (watched for harm)
+        </label>
+        <button type="button" class="danger" onClick={onRemove}>
+          Remove metric {n}
+        </button>
+      </div>
+    </fieldset>
+  );
+}
+
+/** The metric definitions of an experiment: rows to add, change and remove; the first is the primary metric. */
+export function MetricRows({ metrics, definitions, onChange }: { metrics: MetricDraft[]; definitions: EventDefinition[]; onChange: (metrics: MetricDraft[]) => void }) {
+  return (
+    <fieldset>
+      <legend>Metrics (the first is the primary one)</legend>
+      {metrics.map((draft, i) => (
+        <MetricRow
+          n={i + 1}
+          draft={draft}
+          definitions={definitions}
+          onChange={(next) => onChange(metrics.map((m, j) => (j === i ? next : m)))}
+          onRemove={() => onChange(metrics.filter((_, j) => j !== i))}
+        />
+      ))}
+      {definitions.length === 0 && <p class="muted">No event definitions yet: create one under Event definitions first.</p>}
+      <button type="button" disabled={definitions.length === 0} onClick={() => onChange([...metrics, newMetricDraft(definitions)])}>
+        Add a metric
+      </button>
+    </fieldset>
+  );
+}

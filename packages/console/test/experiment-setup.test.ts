@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  allocatingRules,
+  analysisFromWire,
+  analysisToWire,
+  defaultControl,
+  defaultStudiedRule,
+  metricFromWire,
+  metricToWire,
+  metricsOfExperiment,
+  newMetricDraft,
+  newSetup,
+  setupBody,
+  setupOf,
+  splitsControl,
+} from '../src/components/experiment-setup.ts';
+import type { EventDefinition, Experiment, Rule } from '../src/records.ts';
+
+// The experiment form's state and the bodies it sends (components/experiment-setup.ts), against
+// the wire shapes of docs/contract.md "Experiments" written out by hand.
+
+const definition = (key: string, value_type: EventDefinition['value_type']): EventDefinition => ({ key, value_type, description: '', created_at_ms: 0 });
+const DEFINITIONS = [definition('purchase', 'bool'), definition('revenue', 'double'), definition('session', 'int')];
+const DAY = 86_400_000;
+
+describe('experiment setup', () => {
+  test('the default control: the off variant when it is one of the variants, else the first', () => {
+    assert.equal(defaultControl(['a', 'b', 'off'], 'off'), 'off');
+    assert.equal(defaultControl(['a', 'b'], 'off'), 'a', 'the off variant is not compared');
+    assert.equal(defaultControl(['a', 'b'], null), 'a');
+    assert.equal(defaultControl([], 'off'), '');
+    const flag = { variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off' };
+    assert.equal(newSetup(flag).control, 'off');
+    assert.equal(newSetup(flag).ruleId, '', 'the default rule: the first with an allocation');
+  });
+
+  test('the rules an experiment can study: those with an allocation', () => {
+    const rules: Rule[] = [
+      { id: 'fixed', conditions: [], variant_key: 'on' },
+      { id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'on', weight_milli: 1000 }] } },
+    ];
+    assert.deepEqual(allocatingRules({ rules }).map((r) => r.id), ['split']);
+    assert.deepEqual(allocatingRules(undefined), []);
+  });
+
+  test('the default studied rule: the first whose allocation weights the control and another of the variants', () => {
+    const split = (id: string, weights: Record<string, number>): Rule => ({
+      id,
+      conditions: [],
+      allocation: { context_hash_specs: {}, buckets: Object.entries(weights).map(([variant_key, weight_milli]) => ({ variant_key, weight_milli })) },
+    });
+    const rules: Rule[] = [
+      { id: 'fixed', conditions: [], variant_key: 'a' },
+      split('no-control', { b: 500, c: 500 }),
+      split('control-zero', { a: 0, b: 1000 }),
+      split('only-outsider', { a: 500, z: 500 }),
+      split('good', { a: 100, b: 900 }),
+      split('later', { a: 500, c: 500 }),
+    ];
+    const variants = ['a', 'b', 'c'];
+    assert.equal(splitsControl(rules[1]!, variants, 'a'), false, 'nobody gets the control');
+    assert.equal(splitsControl(rules[2]!, variants, 'a'), false, 'a zero weight is no traffic');
+    assert.equal(splitsControl(rules[3]!, variants, 'a'), false, 'z is not one of the experiment\'s variants');
+    assert.equal(defaultStudiedRule({ rules }, variants, 'a')?.id, 'good');
+    assert.equal(defaultStudiedRule({ rules }, variants, 'b')?.id, 'no-control', 'with control b, b and c split');
+    assert.equal(defaultStudiedRule({ rules: rules.slice(0, 4) }, variants, 'a'), undefined);
+  });
+
+  test('a new row takes its event type\'s aggregation: a bool event converts, a number sums', () => {
+    assert.equal(newMetricDraft(DEFINITIONS).event.aggregation, 'conversion');
+    assert.equal(newMetricDraft(DEFINITIONS, 'revenue').event.aggregation, 'sum');
+    // A new row sends the event alone: the key defaults to it, the API fills the rest.
+    assert.deepEqual(metricToWire(newMetricDraft(DEFINITIONS, 'revenue')), {
+      event_key: 'revenue',
+      aggregation: 'sum',
+      window_ms: null,
+      direction: 'increase',
+      cuped: null,
+      guardrail: false,
+      capping: null,
+    });
+  });
+
+  test('an event metric with a window, capping and CUPED: days become milliseconds', () => {
+    const draft = {
+      ...newMetricDraft(DEFINITIONS, 'revenue'),
+      key: ' big-spend ',
+      event: { eventKey: 'revenue', aggregation: 'mean' as const, windowDays: '1.5' },
+      direction: 'decrease' as const,
+      capping: 'percentile' as const,
+      capLower: '',
+      capUpper: '0.99',
+      ignoreZeros: true,
+      cuped: true,
+      lookbackDays: '7',
+      guardrail: true,
+    };
+    const wire = metricToWire(draft);
+    assert.deepEqual(wire, {
+      key: 'big-spend',
+      event_key: 'revenue',
+      aggregation: 'mean',
+      window_ms: 1.5 * DAY,
+      direction: 'decrease',
+      capping: { kind: 'percentile', lower: null, upper: 0.99, ignore_zeros: true },
+      cuped: { lookback_ms: 7 * DAY },
+      guardrail: true,
+    });
+    // And back: what the form shows when it edits the metric.
+    assert.deepEqual(metricFromWire(wire, DEFINITIONS), { ...draft, key: 'big-spend' });
+  });
+
+  test('absolute capping sends no ignore_zeros', () => {
+    const wire = metricToWire({ ...newMetricDraft(DEFINITIONS, 'revenue'), capping: 'absolute', capLower: '0', capUpper: '500' });
+    assert.deepEqual(wire.capping, { kind: 'absolute', lower: 0, upper: 500 });
+  });
+
+  test('a ratio metric: numerator and denominator, no event fields, no capping', () => {
+    const draft = {
+      ...newMetricDraft(DEFINITIONS),
+      kind: 'ratio' as const,
+      key: 'revenue-per-session',
+      numerator: { eventKey: 'revenue', aggregation: 'sum' as const, windowDays: '' },
+      denominator: { eventKey: 'session', aggregation: 'count' as const, windowDays: '2' },
+      capping: 'absolute' as const,
+      capUpper: '5',
+    };
+    assert.deepEqual(metricToWire(draft), {
+      key: 'revenue-per-session',
+      direction: 'increase',
+      cuped: null,
+      guardrail: false,
+      ratio: { numerator: { event_key: 'revenue', aggregation: 'sum', window_ms: null }, denominator: { event_key: 'session', aggregation: 'count', window_ms: 2 * DAY } },
+    });
+  });
+
+  test('an answered metric named after its event shows an empty key; CUPED without lookback shows 14 days', () => {
+    const draft = metricFromWire({ key: 'purchase', event_key: 'purchase', aggregation: 'conversion', window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: false }, DEFINITIONS);
+    assert.equal(draft.key, '');
+    assert.equal(draft.cuped, false);
+    assert.equal(draft.lookbackDays, '14');
+  });
+
+  test('analysis settings: the defaults, and an empty number field left to the API', () => {
+    const draft = analysisFromWire(undefined);
+    assert.deepEqual(analysisToWire(draft), { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
+    assert.deepEqual(analysisToWire({ ...draft, alpha: '0.1', srmThreshold: '', correction: 'holm', correctionFamily: 'per_metric' }), {
+      alpha: 0.1,
+      sides: 'two',
+      relative_interval: 'delta',
+      correction: 'holm',
+      correction_family: 'per_metric',
+      srm_min_expected: 5,
+    });
+  });
+
+  test('the body: metrics and analysis, never metric_keys; control and rule only for the design (DRAFT)', () => {
+    const setup = { ...newSetup({ variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }], off_variant_key: 'b' }), metrics: [newMetricDraft(DEFINITIONS)] };
+    const draftBody = setupBody(setup, true);
+    assert.deepEqual(Object.keys(draftBody).sort(), ['analysis', 'control_variant_key', 'metrics', 'rule_id']);
+    assert.equal(draftBody.control_variant_key, 'b');
+    assert.equal(draftBody.rule_id, null);
+    assert.equal(setupBody({ ...setup, ruleId: 'split' }, true).rule_id, 'split');
+    assert.deepEqual(Object.keys(setupBody(setup, false)).sort(), ['analysis', 'metrics']);
+  });
+
+  test('an experiment from a server before metric definitions: its metric keys as default metrics, the first variant the control', () => {
+    const old: Experiment = {
+      id: 'x', environment_id: 'e', name: 'n', description: '', flag_key: 'f', status: 'EXPERIMENT_STATUS_DRAFT',
+      variant_keys: ['control', 'treatment'], metric_keys: ['purchase', 'revenue'], traffic_allocation: 1, version: 1,
+    };
+    assert.deepEqual(metricsOfExperiment(old, DEFINITIONS), [
+      { key: 'purchase', event_key: 'purchase', aggregation: 'conversion' },
+      { key: 'revenue', event_key: 'revenue', aggregation: 'sum' },
+    ]);
+    const setup = setupOf(old, DEFINITIONS);
+    assert.equal(setup.control, 'control');
+    assert.deepEqual(setup.metrics.map((m) => [m.event.eventKey, m.event.aggregation]), [['purchase', 'conversion'], ['revenue', 'sum']]);
+    assert.equal(setupOf({ ...old, control_variant_key: 'treatment', rule_id: 'r1' }).control, 'treatment');
+    assert.equal(setupOf({ ...old, control_variant_key: 'treatment', rule_id: 'r1' }).ruleId, 'r1');
+  });
+});
