@@ -1,10 +1,10 @@
-import type { AnalysisDraft } from './experiment-setup.ts';
+import type { AnalysisDraft, DraftUpdate } from './experiment-setup.ts';
 
 const valueOf = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;
 
 /** An experiment's analysis settings (docs/statistics.md): significance, sides, interval, correction, SRM. */
-export function AnalysisFields({ draft, onChange }: { draft: AnalysisDraft; onChange: (draft: AnalysisDraft) => void }) {
-  const set = (patch: Partial<AnalysisDraft>) => onChange({ ...draft, ...patch });
+export function AnalysisFields({ draft, onChange }: { draft: AnalysisDraft; onChange: DraftUpdate<AnalysisDraft> }) {
+  const set = (patch: Partial<AnalysisDraft>) => onChange((current) => ({ ...current, ...patch }));
   return (
     <fieldset class="inline">
       <legend>Analysis settings</legend>

@@ -1,14 +1,14 @@
 import { ApiError } from '../api.ts';
 import type { EventDefinition, Flag } from '../records.ts';
 import { AnalysisFields } from './analysis-fields.tsx';
-import { allocatingRules, defaultStudiedRule, splitsControl, type SetupDraft } from './experiment-setup.ts';
+import { allocatingRules, defaultStudiedRule, splitsControl, type DraftUpdate, type SetupDraft } from './experiment-setup.ts';
 import { MetricRows } from './metric-rows.tsx';
 
 const valueOf = (event: Event) => (event.target as HTMLSelectElement).value;
 
 export interface SetupFieldsProps {
   draft: SetupDraft;
-  onChange: (draft: SetupDraft) => void;
+  onChange: DraftUpdate<SetupDraft>;
   /** The variants the control is chosen from. */
   variantKeys: string[];
   /** The experiment's flag, for its rules (undefined while it loads or none is chosen). */
@@ -27,7 +27,7 @@ export function SetupFields({ draft, onChange, variantKeys, flag, definitions, d
   const fallback = defaultStudiedRule(flag, variantKeys, draft.control);
   const chosen = rules.find((rule) => rule.id === draft.ruleId);
   const studied = draft.ruleId === '' ? fallback : chosen && splitsControl(chosen, variantKeys, draft.control) ? chosen : undefined;
-  const set = (patch: Partial<SetupDraft>) => onChange({ ...draft, ...patch });
+  const set = (patch: Partial<SetupDraft>) => onChange((current) => ({ ...current, ...patch }));
   return (
     <>
       {design ? (
@@ -70,8 +70,8 @@ export function SetupFields({ draft, onChange, variantKeys, flag, definitions, d
       ) : (
         <p class="muted">The control and the studied rule are fixed once the experiment has started.</p>
       )}
-      <MetricRows metrics={draft.metrics} definitions={definitions} onChange={(metrics) => set({ metrics })} />
-      <AnalysisFields draft={draft.analysis} onChange={(analysis) => set({ analysis })} />
+      <MetricRows metrics={draft.metrics} definitions={definitions} onChange={(update) => onChange((current) => ({ ...current, metrics: update(current.metrics) }))} />
+      <AnalysisFields draft={draft.analysis} onChange={(update) => onChange((current) => ({ ...current, analysis: update(current.analysis) }))} />
     </>
   );
 }

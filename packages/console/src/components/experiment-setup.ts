@@ -244,3 +244,10 @@ export function setupBody(draft: SetupDraft, design: boolean): { metrics: Metric
     ...(design ? { control_variant_key: draft.control, rule_id: draft.ruleId === '' ? null : draft.ruleId } : {}),
   };
 }
+
+/**
+ * How a form part changes its draft: with a function of the CURRENT draft, never a copy of the one
+ * it rendered with. Two input events can arrive before the next render (a fast typist, a loaded
+ * machine); a part that spread its rendered draft would undo the other's change.
+ */
+export type DraftUpdate<T> = (update: (current: T) => T) => void;

@@ -1,5 +1,5 @@
 import type { EventDefinition, MetricAggregation } from '../records.ts';
-import { defaultAggregation, newMetricDraft, type MetricDraft, type SourceDraft } from './experiment-setup.ts';
+import { defaultAggregation, newMetricDraft, type DraftUpdate, type MetricDraft, type SourceDraft } from './experiment-setup.ts';
 
 const AGGREGATIONS: Array<[MetricAggregation, string]> = [
   ['conversion', 'Conversion (any event)'],
@@ -29,7 +29,7 @@ function EventSelect({ label, value, definitions, onChange }: { label: string; v
 }
 
 /** An aggregated event: which event, how it is aggregated, and its window; `side` names a ratio's side. */
-function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerator' | 'Denominator'; source: SourceDraft; definitions: EventDefinition[]; onChange: (source: SourceDraft) => void }) {
+function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerator' | 'Denominator'; source: SourceDraft; definitions: EventDefinition[]; onChange: DraftUpdate<SourceDraft> }) {
   const name = (words: string) => (side ? `${side} ${words}` : words.replace(/^./, (c) => c.toUpperCase()));
   return (
     <>
@@ -38,11 +38,14 @@ function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerat
         value={source.eventKey}
         definitions={definitions}
         // A new event takes its type's usual aggregation; it can be changed after.
-        onChange={(eventKey) => onChange({ ...source, eventKey, aggregation: defaultAggregation(definitions.find((d) => d.key === eventKey)) })}
+        onChange={(eventKey) => onChange((current) => ({ ...current, eventKey, aggregation: defaultAggregation(definitions.find((d) => d.key === eventKey)) }))}
       />
       <label>
         {name('aggregation')}
-        <select value={source.aggregation} onChange={(e) => onChange({ ...source, aggregation: valueOf(e) as MetricAggregation })}>
+        <select value={source.aggregation} onChange={(e) => {
+            const aggregation = valueOf(e) as MetricAggregation;
+            onChange((current) => ({ ...current, aggregation }));
+          }}>
           {AGGREGATIONS.map(([value, words]) => (
             <option value={value}>{words}</option>
           ))}
@@ -50,15 +53,18 @@ function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerat
       </label>
       <label>
         {name('window (days after exposure)')}
-        <input type="number" min="0" step="any" placeholder="to the end" value={source.windowDays} onInput={(e) => onChange({ ...source, windowDays: valueOf(e) })} />
+        <input type="number" min="0" step="any" placeholder="to the end" value={source.windowDays} onInput={(e) => {
+          const windowDays = valueOf(e);
+          onChange((current) => ({ ...current, windowDays }));
+        }} />
       </label>
     </>
   );
 }
 
 /** One metric's row: its kind, events, direction, capping, CUPED and guardrail; `n` from 1. */
-function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; draft: MetricDraft; definitions: EventDefinition[]; onChange: (draft: MetricDraft) => void; onRemove: () => void }) {
-  const set = (patch: Partial<MetricDraft>) => onChange({ ...draft, ...patch });
+function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; draft: MetricDraft; definitions: EventDefinition[]; onChange: DraftUpdate<MetricDraft>; onRemove: () => void }) {
+  const set = (patch: Partial<MetricDraft>) => onChange((current) => ({ ...current, ...patch }));
   return (
     <fieldset class="rule metric-row">
       <legend>Metric {n}</legend>
@@ -89,15 +95,15 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
       </div>
       {draft.kind === 'event' ? (
         <div class="condition">
-          <SourceFields source={draft.event} definitions={definitions} onChange={(event) => set({ event })} />
+          <SourceFields source={draft.event} definitions={definitions} onChange={(update) => onChange((current) => ({ ...current, event: update(current.event) }))} />
         </div>
       ) : (
         <>
           <div class="condition">
-            <SourceFields side="Numerator" source={draft.numerator} definitions={definitions} onChange={(numerator) => set({ numerator })} />
+            <SourceFields side="Numerator" source={draft.numerator} definitions={definitions} onChange={(update) => onChange((current) => ({ ...current, numerator: update(current.numerator) }))} />
           </div>
           <div class="condition">
-            <SourceFields side="Denominator" source={draft.denominator} definitions={definitions} onChange={(denominator) => set({ denominator })} />
+            <SourceFields side="Denominator" source={draft.denominator} definitions={definitions} onChange={(update) => onChange((current) => ({ ...current, denominator: update(current.denominator) }))} />
           </div>
         </>
       )}
@@ -155,7 +161,7 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
 }
 
 /** The metric definitions of an experiment: rows to add, change and remove; the first is the primary metric. */
-export function MetricRows({ metrics, definitions, onChange }: { metrics: MetricDraft[]; definitions: EventDefinition[]; onChange: (metrics: MetricDraft[]) => void }) {
+export function MetricRows({ metrics, definitions, onChange }: { metrics: MetricDraft[]; definitions: EventDefinition[]; onChange: DraftUpdate<MetricDraft[]> }) {
   return (
     <fieldset>
       <legend>Metrics (the first is the primary one)</legend>
@@ -164,12 +170,12 @@ export function MetricRows({ metrics, definitions, onChange }: { metrics: Metric
           n={i + 1}
           draft={draft}
           definitions={definitions}
-          onChange={(next) => onChange(metrics.map((m, j) => (j === i ? next : m)))}
-          onRemove={() => onChange(metrics.filter((_, j) => j !== i))}
+          onChange={(update) => onChange((current) => current.map((m, j) => (j === i ? update(m) : m)))}
+          onRemove={() => onChange((current) => current.filter((_, j) => j !== i))}
         />
       ))}
       {definitions.length === 0 && <p class="muted">No event definitions yet: create one under Event definitions first.</p>}
-      <button type="button" disabled={definitions.length === 0} onClick={() => onChange([...metrics, newMetricDraft(definitions)])}>
+      <button type="button" disabled={definitions.length === 0} onClick={() => onChange((current) => [...current, newMetricDraft(definitions)])}>
         Add a metric
       </button>
     </fieldset>
