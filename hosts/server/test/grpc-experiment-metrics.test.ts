@@ -3,8 +3,8 @@ import * as grpc from '@grpc/grpc-js';
 import { after, before, describe, test } from 'node:test';
 import { bearer, rejectsWithStatus } from './support/grpc-clients.ts';
 import { experimentClient, type ExperimentClient } from './support/grpc-experiment-clients.ts';
-import { put } from './support/flag-client.ts';
-import { defineMetric, experimentPath, prepareEnvironment } from './support/experiment-fixtures.ts';
+import { createFlag, put } from './support/flag-client.ts';
+import { defineMetric, experimentPath, prepareEnvironment, splitFlag } from './support/experiment-fixtures.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -151,18 +151,17 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
   });
 
   test('starting without the studied rule is FAILED_PRECONDITION with the reason', async () => {
-    const created = await create({ rule_id: 'split' });
-    expectStatus(await put(client, `/v1/environments/${a.environmentId}/flags/checkout/rules`, { token: a.admin.token, body: { rules: [] } }), 202);
-    try {
-      const error = await rejectsWithStatus(experiments.transitionExperiment({ ...ref(created.id), new_status: 'EXPERIMENT_STATUS_ACTIVE' }, asA()), grpc.status.FAILED_PRECONDITION);
-      assert.match(error.details, /rule 'split' is no longer a rule of flag 'checkout'/);
-      await update(created.id, { rule_id: '' });
-      const unnamed = await rejectsWithStatus(experiments.transitionExperiment({ ...ref(created.id), new_status: 'EXPERIMENT_STATUS_ACTIVE' }, asA()), grpc.status.FAILED_PRECONDITION);
-      assert.match(unnamed.details, /flag 'checkout' has no rule with a percentage allocation/);
-    } finally {
-      const split = { id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'control', weight_milli: 500 }, { variant_key: 'treatment', weight_milli: 500 }] } };
-      expectStatus(await put(client, `/v1/environments/${a.environmentId}/flags/checkout/rules`, { token: a.admin.token, body: { rules: [split] } }), 202);
-    }
+    // A flag of its own: an ACTIVE experiment on `checkout` would keep its rules from changing.
+    await createFlag(client, a.admin.token, a.environmentId, splitFlag('unstudied'));
+    const created = await create({ flag_key: 'unstudied', rule_id: 'split' });
+    expectStatus(await put(client, `/v1/environments/${a.environmentId}/flags/unstudied/rules`, { token: a.admin.token, body: { rules: [] } }), 202);
+    const error = await rejectsWithStatus(experiments.transitionExperiment({ ...ref(created.id), new_status: 'EXPERIMENT_STATUS_ACTIVE' }, asA()), grpc.status.FAILED_PRECONDITION);
+    assert.match(error.details, /rule 'split' is no longer a rule of flag 'unstudied'/);
+    await update(created.id, { rule_id: '' });
+    const unnamed = await rejectsWithStatus(experiments.transitionExperiment({ ...ref(created.id), new_status: 'EXPERIMENT_STATUS_ACTIVE' }, asA()), grpc.status.FAILED_PRECONDITION);
+    assert.match(unnamed.details, /flag 'unstudied' has no rule with a percentage allocation/);
+    const split = { id: 'split', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'control', weight_milli: 500 }, { variant_key: 'treatment', weight_milli: 500 }] } };
+    expectStatus(await put(client, `/v1/environments/${a.environmentId}/flags/unstudied/rules`, { token: a.admin.token, body: { rules: [split] } }), 202);
     const moved = await experiments.transitionExperiment({ ...ref(created.id), new_status: 'EXPERIMENT_STATUS_ACTIVE' }, asA());
     assert.equal(moved.status, 'EXPERIMENT_STATUS_ACTIVE');
   });

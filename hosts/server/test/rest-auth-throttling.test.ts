@@ -262,17 +262,18 @@ describe('login throttling', () => {
     await timed(`nobody-${unique()}@example.com`, []);
     await timed(user.email, []);
     await ts.db.sql`DELETE FROM login_failures`;
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 7; i++) {
       await timed(`nobody-${unique()}@example.com`, unknownMs);
       await timed(user.email, wrongMs);
     }
     // The fastest of each: a loaded machine only ever adds time, so the minimum is the attempt's
-    // own cost, where a median of 5 still moves with whatever else shares the 2 cores.
+    // own cost, where a median still moves with whatever else shares the 2 cores. Within a factor
+    // of 3: skipping bcrypt for an unknown email would make it ~20 times faster (one query).
     const unknownFastest = Math.min(...unknownMs);
     const wrongFastest = Math.min(...wrongMs);
     const ratio = unknownFastest / wrongFastest;
     assert.ok(
-      ratio > 0.5 && ratio < 2,
+      ratio > 1 / 3 && ratio < 3,
       `fastest unknown-email ${unknownFastest.toFixed(1)} ms vs wrong-password ${wrongFastest.toFixed(1)} ms (ratio ${ratio.toFixed(2)})`,
     );
     // Both paths really hash: far above a database round trip.
