@@ -4,7 +4,7 @@ percentiles.json) from seeded raw per-participant samples.
 
     python3 packages/stats/test-vectors/generate_analysis_fixtures.py [--gbstats DIR]
 
-The conventions are /work/stats-conventions.md's (summarised in README.md here). Every expected
+The conventions are docs/statistics.md's (summarised in README.md here). Every expected
 value is computed from the RAW arrays with NumPy/SciPy/statsmodels:
 
 - absolute effect: scipy.stats.ttest_ind(treatment, control, equal_var=False, alternative=...) on
