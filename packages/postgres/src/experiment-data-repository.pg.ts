@@ -1,27 +1,14 @@
 import type {
-  AggregateQuery,
   ArmMetricData,
   ArmTotals,
   EnvironmentScope,
   ExperimentDataRepository,
   ExperimentMetric,
   MetricAggregateQuery,
-  MetricTotals,
-  VariantTotals,
 } from '@switchyard/core';
 import type { Sql } from './connect.ts';
 import { metricAggregationStatement, type MetricMomentsRow } from './metric-aggregation.pg.ts';
 import { isUuid } from './pg-errors.ts';
-
-interface TotalsRow {
-  variant_key: string;
-  /** null on the participant-count rows. */
-  metric_key: string | null;
-  n: number;
-  mean: number | null;
-  variance: number | null;
-  non_zero: number;
-}
 
 /**
  * Memory for the aggregation's participants (the materialised first exposures, and per metric a
@@ -45,75 +32,11 @@ const validScope = (scope: EnvironmentScope): boolean =>
 
 /**
  * Experiment aggregation in ONE statement: PostgreSQL reads the exposures and events and returns a
- * few rows per variant and metric (see `aggregate`). Scoped by org and environment like every
+ * few rows per variant and metric (see `aggregateMetrics`). Scoped by org and environment like every
  * statement; the list parameters are sent as `IN ($1, $2, ...)` (scalars only, no array types).
  */
 export class PgExperimentDataRepository implements ExperimentDataRepository {
   constructor(private readonly sql: Sql) {}
-
-  async aggregate(scope: EnvironmentScope, query: AggregateQuery): Promise<VariantTotals[]> {
-    const totals = new Map<string, VariantTotals>(query.variantKeys.map((key) => [key, { variantKey: key, participants: 0, metrics: {} }]));
-    if (!validScope(scope) || query.variantKeys.length === 0) return [...totals.values()];
-    const sql = this.sql;
-    const window = (column: string) =>
-      sql`${sql(column)} >= ${query.fromMs}::int8 ${query.toMs === null ? sql`` : sql`AND ${sql(column)} < ${query.toMs}::int8`}`;
-
-    // One block per metric, so each reads its slice of events_by_metric in (context_type,
-    // context_key) order: an index-only scan feeding a streaming GroupAggregate, no sort and no
-    // hash table over millions of events; only the per-context sums meet the participants (hash join).
-    const perMetric = query.metrics.map((metric) => sql`
-      UNION ALL
-      SELECT x.variant_key, ${metric.key}::text AS metric_key, count(*)::int8 AS n, avg(v.value) AS mean,
-        var_samp(v.value) AS variance, (count(*) FILTER (WHERE v.value <> 0))::int8 AS non_zero
-      FROM (
-        SELECT e.context_type, e.context_key,
-          ${metric.valueType === 'bool' ? sql`CASE WHEN bool_or(e.value <> 0) THEN 1::float8 ELSE 0::float8 END` : sql`sum(e.value)`} AS value
-        FROM events e
-        WHERE e.org_id = ${scope.orgId} AND e.environment_id = ${scope.environmentId} AND e.metric_key = ${metric.key}
-          AND ${window('e.timestamp_ms')}
-        GROUP BY e.context_type, e.context_key
-      ) v
-      JOIN exposed x ON x.context_type = v.context_type AND x.context_key = v.context_key
-      GROUP BY x.variant_key`).reduce((all, block) => sql`${all} ${block}`, sql``);
-
-    // 1. exposed: one row per context, the variant of its first exposure. DISTINCT ON keeps the
-    //    first row of each context in index order (exposures_by_flag ends in timestamp_ms,
-    //    variant_key), so the earliest exposure wins and the variant key breaks ties.
-    // 2. participants per variant; then per metric the contributors' n / avg / var_samp / non-zero
-    //    count (each participant's events summed; bool: any true). Zeros are folded in by core.
-    const rows = await sql.begin(async (tx) => {
-      // For this transaction only: memory for the participants' hash tables; no JIT (compiling
-      // costs seconds and buys nothing for one pass); and the cost of reading an index in order
-      // as on SSDs, or the planner prefers a sequential scan with a hash aggregate of every
-      // context, several times slower at millions of events (docs/decisions.md has the figures).
-      await tx`SELECT set_config('work_mem', ${AGGREGATE_WORK_MEM}, true), set_config('jit', 'off', true),
-        set_config('random_page_cost', '1.1', true)`;
-      return tx<TotalsRow[]>`
-        WITH exposed AS MATERIALIZED (
-          SELECT DISTINCT ON (p.context_type, p.context_key) p.context_type, p.context_key, p.variant_key
-          FROM exposures p
-          WHERE p.org_id = ${scope.orgId} AND p.environment_id = ${scope.environmentId} AND p.flag_key = ${query.flagKey}
-            AND p.variant_key IN ${sql(query.variantKeys as string[])} AND ${window('p.timestamp_ms')}
-          ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key
-        )
-        SELECT x.variant_key, NULL::text AS metric_key, count(*)::int8 AS n, NULL::float8 AS mean, NULL::float8 AS variance,
-          0::int8 AS non_zero
-        FROM exposed x
-        GROUP BY x.variant_key
-        ${perMetric}`;
-    });
-
-    for (const row of rows) {
-      const variant = totals.get(row.variant_key);
-      if (!variant) continue;
-      if (row.metric_key === null) variant.participants = row.n;
-      else {
-        const metric: MetricTotals = { contributors: row.n, mean: row.mean, variance: row.variance, nonZero: row.non_zero };
-        variant.metrics[row.metric_key] = metric;
-      }
-    }
-    return [...totals.values()];
-  }
 
   /**
    * One statement too (metricAggregationStatement): participants, each participant's attributed
@@ -127,7 +50,8 @@ export class PgExperimentDataRepository implements ExperimentDataRepository {
     }
     if (!validScope(scope) || query.variantKeys.length === 0) return [...arms.values()];
     const rows = await this.sql.begin(async (tx) => {
-      // As `aggregate`, and no hash joins: the participants are a CTE, whose columns have no
+      // Memory for the participants' sorts, no JIT (compiling costs seconds and buys nothing for
+      // one pass), index reads priced as on SSDs, and no hash joins: the participants are a CTE, whose columns have no
       // statistics, so the planner guesses the join of participants and events hundreds of times
       // too small and (measured at 100,000 participants and 700,000 events per key) hashes the
       // events to probe with the participants, then sorts the joined rows: a hash table of every

@@ -5,7 +5,6 @@ export * from './experiment-results.ts';
 export * from './student-t.ts';
 export * from './chi-squared.ts';
 export * from './find-root.ts';
-export * from './experiment-aggregates.ts';
 export * from './joint-moments.ts';
 export * from './effects.ts';
 export * from './ratio-metric.ts';

@@ -2,49 +2,6 @@ import type { ArmMetricData, ExperimentMetric } from '../experiments/analysis-mo
 import type { MetricValueType, StatsJob } from '../model/entities.ts';
 import type { EnvironmentScope } from './scopes.ts';
 
-/** A metric of an experiment and how its events add up per participant. */
-export interface MetricSpec {
-  key: string;
-  valueType: MetricValueType;
-}
-
-/** What `ExperimentDataRepository.aggregate` reads: one flag's exposures and some metrics' events. */
-export interface AggregateQuery {
-  flagKey: string;
-  /** The experiment's variants; exposures to other variants of the flag are ignored. */
-  variantKeys: readonly string[];
-  metrics: readonly MetricSpec[];
-  /** Window on the rows' own `timestamp_ms`: from (inclusive) ... */
-  fromMs: number;
-  /** ... to (exclusive); null for a running iteration (no upper bound). */
-  toMs: number | null;
-}
-
-/**
- * One metric over the participants of one variant that had at least one event of it in the window
- * ("contributors"). A participant's value is the sum of its events' values, for a bool metric 1 if
- * any event was true (else 0). Participants without events are NOT in these figures: they count as
- * 0, which `variantAggregates` (packages/stats/src/experiment-aggregates.ts) folds in exactly.
- */
-export interface MetricTotals {
-  contributors: number;
-  /** Mean of the contributors' values; null with no contributor. */
-  mean: number | null;
-  /** Sample variance (n - 1) of the contributors' values; null below 2 contributors. */
-  variance: number | null;
-  /** Contributors whose value is not 0 (for a bool metric: who converted). */
-  nonZero: number;
-}
-
-/** Participants of one variant and their metric totals. */
-export interface VariantTotals {
-  variantKey: string;
-  /** Distinct contexts whose first exposure in the window was to this variant. */
-  participants: number;
-  /** By metric key; a metric nobody had an event of is absent. */
-  metrics: Record<string, MetricTotals>;
-}
-
 /** What `ExperimentDataRepository.aggregateMetrics` reads (docs/statistics.md "Attribution and aggregation"). */
 export interface MetricAggregateQuery {
   flagKey: string;
@@ -79,16 +36,7 @@ export interface ArmTotals {
  */
 export interface ExperimentDataRepository {
   /**
-   * Per variant (in `variantKeys` order, every key present, 0 participants included):
-   * 1. participants: distinct (context_type, context_key) exposed to the flag in the window; a
-   *    context exposed to several of the variants belongs to the one of its FIRST exposure
-   *    (earliest `timestamp_ms`; ties broken by variant key), so each context counts once;
-   * 2. per metric: each participant's events of the metric in the window summed (bool: 1 if any
-   *    true), then n, mean, sample variance and non-zero count over those with events.
-   */
-  aggregate(scope: EnvironmentScope, query: AggregateQuery): Promise<VariantTotals[]>;
-  /**
-   * Per variant (in `variantKeys` order, every key present) its participants (as `aggregate`) and
+   * Per variant (in `variantKeys` order, every key present) its participants (distinct contexts whose first exposure by the studied rule in the window was to it) and
    * for each metric the ArmMetricData of its participants (docs/statistics.md "Attribution and
    * aggregation"): each participant's events counted from its first exposure t0 (within the
    * source's window and the iteration's), aggregated per participant, capped, with the CUPED
