@@ -154,6 +154,11 @@ describe('gateway hop: service interfaces over gRPC', () => {
       remote.ingest.recordEvaluationExposures(keyOfA, own, [{ ...exposure, timestampMs: 'yesterday' } as never]),
       (error: unknown) => error instanceof DomainError && error.code === 'INVALID_ARGUMENT',
     );
+    // A rule id is bounded as on the exposures route: a caller cannot store an unbounded string.
+    await assert.rejects(
+      remote.ingest.recordEvaluationExposures(keyOfA, own, [{ ...exposure, ruleId: 'r'.repeat(129) }]),
+      (error: unknown) => error instanceof DomainError && error.code === 'INVALID_ARGUMENT',
+    );
     assert.equal(await countIn(a.environmentId), 0);
     await remote.ingest.recordEvaluationExposures(keyOfA, own, [exposure]);
     assert.equal(await countIn(a.environmentId), 1, 'a well-formed exposure of its own environment is committed');

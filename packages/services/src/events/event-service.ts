@@ -16,7 +16,7 @@ import type { EventDefinitionCache } from './event-definition-cache.ts';
 import type { ClientIngestGuard } from '../client/client-ingest-guard.ts';
 import {
   MAX_EVENTS_PER_REQUEST,
-  MAX_RULE_ID_LENGTH,
+  isAcceptableRuleId,
   firstWithoutMetricKey,
   validateEvents,
   validateExposures,
@@ -189,7 +189,7 @@ export class IngestService {
         typeof exposure.flagKey === 'string' && typeof exposure.variantKey === 'string' &&
         typeof exposure.contextType === 'string' && typeof exposure.contextKey === 'string' &&
         Number.isSafeInteger(exposure.timestampMs) &&
-        (exposure.ruleId === undefined || exposure.ruleId === null || (typeof exposure.ruleId === 'string' && exposure.ruleId.length <= MAX_RULE_ID_LENGTH));
+        isAcceptableRuleId(exposure.ruleId);
       if (!valid) throw invalidArgument('an evaluation exposure needs flagKey, variantKey, contextType, contextKey and timestampMs, and ruleId at most 128 characters', 'exposures');
     }
     await this.exposureWriter.write(

@@ -146,7 +146,7 @@ function checkExposure(exposure: IncomingExposure, flags: FlagVariants, received
   const timestampMs = receiptTimestamp(exposure.timestamp_ms, receivedAtMs);
   if (timestampMs === null) return { reason: 'invalid_field', field: 'timestamp_ms' };
   const ruleId = exposureRuleId(exposure.rule_id);
-  if (typeof ruleId === 'object' && ruleId !== null) return ruleId;
+  if (ruleId !== null && typeof ruleId === 'object') return ruleId;
   return { flagKey, variantKey, contextType: exposure.context_type as string, contextKey: exposure.context_key as string, timestampMs, ruleId };
 }
 
@@ -160,6 +160,12 @@ export function exposureRuleId(value: unknown): string | null | Problem {
   if (typeof value !== 'string') return { reason: 'invalid_field', field: 'rule_id' };
   if (value.length > MAX_RULE_ID_LENGTH) return { reason: 'field_too_long', field: 'rule_id' };
   return value;
+}
+
+/** Whether `value` is an acceptable exposure `rule_id` (exposureRuleId's rule), absent included. */
+export function isAcceptableRuleId(value: unknown): boolean {
+  const checked = exposureRuleId(value);
+  return checked === null || typeof checked === 'string';
 }
 
 /**
