@@ -110,6 +110,12 @@ describe('exposures from client keys', () => {
     // The attributes as evaluated decide: enterprise is served treatment.
     expectStatus(await post('exposures', open.raw, [exposure('u-ent', 'treatment', 'enterprise')]), 202);
     assert.deepEqual((await storedExposures('u-ent')).map((row) => row.variant_key), ['treatment']);
+    // A client cannot name the rule either (to join an experiment's split): the server's own
+    // evaluation decides, and a targeting rule served this one: no allocation, ''.
+    expectStatus(await post('exposures', open.raw, [exposure('u-forger', 'control', 'free', { rule_id: 'split' })]), 202);
+    const [forged] = await ts.server.database.sql<Array<{ rule_id: string | null }>>`
+      SELECT rule_id FROM exposures WHERE environment_id = ${a.environmentId} AND context_key = 'u-forger'`;
+    assert.equal(forged?.rule_id, '');
   });
 
   test('only client-visible flags under an ACTIVE experiment; a hidden flag is as unknown as a missing one', async () => {
