@@ -62,11 +62,14 @@ export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<Seeded
   // Exposures: each participant u twice (g and g + P), the variant by u's parity; 1% of them see
   // the other variant on their second exposure (first exposure wins). Time order = heap order.
   const participants = Math.max(1, Math.floor(sizes.exposures / 2));
+  // Received over the days before the run (client timestamps are in 2030): older than any
+  // recompute's late-arrival margin, as an experiment's history is.
+  const received = Date.now() - 3 * 86_400_000;
   await sql`
     INSERT INTO exposures (org_id, environment_id, flag_key, variant_key, context_type, context_key, timestamp_ms, received_at_ms)
     SELECT ${org.id}::uuid, ${environment.id}::uuid, 'checkout',
       CASE WHEN (x.u % 2 = 0) <> (x.g > ${participants} AND x.u % 100 = 0) THEN 'control' ELSE 'treatment' END,
-      'user', 'user-' || x.u, ${T0}::int8 + x.g, ${T0}::int8 + x.g
+      'user', 'user-' || x.u, ${T0}::int8 + x.g, ${received}::int8 + x.g
     FROM (SELECT g, (g - 1) % ${participants} AS u FROM generate_series(1, ${sizes.exposures}::int8) AS g) x`;
 
   // Events after the exposures: 10% purchase (bool; treatment converts 12%, control 10%), 30% revenue
@@ -83,7 +86,7 @@ export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<Seeded
       CASE WHEN x.g % 10 = 0 THEN (CASE WHEN (x.g / 10) % 100 < (CASE WHEN x.c % 2 = 1 THEN 12 ELSE 10 END) THEN 1 ELSE 0 END)
            WHEN x.g % 10 < 4 THEN ((x.g * 31) % 10000) / 100.0
            ELSE 1 + x.g % 3 END,
-      ${start}::int8 + x.g / 10, ${start}::int8 + x.g / 10
+      ${start}::int8 + x.g / 10, ${received + sizes.exposures + 1}::int8 + x.g / 10
     FROM (SELECT g, ((g * 2654435761) % 4294967291) % ${contexts} AS c FROM generate_series(1, ${sizes.events}::int8) AS g) x`;
   if (rebuilt.length > 0) {
     await sql.begin(async (tx) => {
@@ -93,4 +96,32 @@ export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<Seeded
     });
   }
   return { scope, experimentId: experiment.id, participants };
+}
+
+/**
+ * What arrives between two recomputes: `events` new events over existing contexts (the same
+ * scattering as the seed's) and `exposures` first exposures of new contexts, received now, with
+ * client timestamps after everything seeded. `round` makes each call's rows different.
+ */
+export async function arriveMore(sql: Sql, seeded: SeededExperiment, sizes: SeedSizes, more: { events: number; exposures: number; round: number }): Promise<void> {
+  const { orgId, environmentId } = seeded.scope;
+  const at = T0 + sizes.exposures + sizes.events + 1_000_000 * (more.round + 1);
+  const contexts = Math.ceil(seeded.participants * 1.2);
+  await sql`
+    INSERT INTO exposures (org_id, environment_id, flag_key, variant_key, context_type, context_key, timestamp_ms, received_at_ms)
+    SELECT ${orgId}::uuid, ${environmentId}::uuid, 'checkout', CASE WHEN g % 2 = 0 THEN 'control' ELSE 'treatment' END,
+      'user', 'new-' || ${more.round}::int4 || '-' || g, ${at}::int8 + g, ${Date.now()}::int8
+    FROM generate_series(1, ${more.exposures}::int8) AS g`;
+  await sql`
+    INSERT INTO events (org_id, environment_id, metric_key, context_type, context_key, value, timestamp_ms, received_at_ms)
+    SELECT ${orgId}::uuid, ${environmentId}::uuid, CASE WHEN g % 3 = 0 THEN 'purchase' WHEN g % 3 = 1 THEN 'revenue' ELSE 'clicks' END,
+      'user', 'user-' || ((g * 2654435761 + ${more.round}::int8 * 7919) % 4294967291) % ${contexts}, 1, ${at}::int8 + g, ${Date.now()}::int8
+    FROM generate_series(1, ${more.events}::int8) AS g`;
+}
+
+/** Moves rows received in the last hour a day back, out of any recompute's late-arrival margin. */
+export async function ageArrivals(sql: Sql): Promise<void> {
+  const recent = Date.now() - 3_600_000;
+  await sql`UPDATE events SET received_at_ms = received_at_ms - 86400000 WHERE received_at_ms > ${recent}::int8`;
+  await sql`UPDATE exposures SET received_at_ms = received_at_ms - 86400000 WHERE received_at_ms > ${recent}::int8`;
 }

@@ -7,19 +7,17 @@ import type {
   MetricAggregateQuery,
 } from '@switchyard/core';
 import type { Sql } from './connect.ts';
-import { metricAggregationStatement, type MetricMomentsRow } from './metric-aggregation.pg.ts';
+import { armMomentsStatement, type ArmMomentsRow } from './metric-aggregation.pg.ts';
+import { dropParticipants, LATE_ARRIVAL_MARGIN_MS, refreshParticipants } from './participant-sets.pg.ts';
+import { participantValuesQuery, planParticipantValues, variableCount } from './participant-values.pg.ts';
 import { isUuid } from './pg-errors.ts';
 
 /**
- * Memory for the aggregation's participants (the materialised first exposures, and per metric a
- * hash table of the contexts' sums: ~40 MB at 600,000 contexts), for that one transaction only.
- * The default 4 MB would spill them to disk. One stats job runs at a time per worker, so this is
- * paid at most once per process.
+ * Memory for the aggregation (the participants' values when computed in the statement, the sorts
+ * of percentile capping), for that one transaction only. The default 4 MB would spill them to
+ * disk. One stats job runs at a time per worker, so this is paid at most once per process.
  */
 const AGGREGATE_WORK_MEM = '128MB';
-
-/** A metric's variables: [value] or [numerator, denominator], and their pre-exposure versions with CUPED. */
-const variableCount = (metric: ExperimentMetric): number => (metric.kind === 'event' ? 1 : 2) * (metric.cuped === null ? 1 : 2);
 
 /** An arm without participants in the metric: n 0, everything else 0 (the port's convention). */
 function emptyMetricData(metric: ExperimentMetric): ArmMetricData {
@@ -31,17 +29,24 @@ const validScope = (scope: EnvironmentScope): boolean =>
   isUuid(scope.orgId) && isUuid(scope.projectId) && isUuid(scope.environmentId);
 
 /**
- * Experiment aggregation in ONE statement: PostgreSQL reads the exposures and events and returns a
- * few rows per variant and metric (see `aggregateMetrics`). Scoped by org and environment like every
+ * Experiment aggregation in PostgreSQL: it reads the exposures and events and returns a few rows
+ * per variant and metric (see `aggregateMetrics`). Scoped by org and environment like every
  * statement; the list parameters are sent as `IN ($1, $2, ...)` (scalars only, no array types).
  */
 export class PgExperimentDataRepository implements ExperimentDataRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly lateArrivalMarginMs: number;
+
+  /** `lateArrivalMarginMs`: see LATE_ARRIVAL_MARGIN_MS (tests set 0 to see what a pass reuses). */
+  constructor(private readonly sql: Sql, options: { lateArrivalMarginMs?: number } = {}) {
+    this.lateArrivalMarginMs = options.lateArrivalMarginMs ?? LATE_ARRIVAL_MARGIN_MS;
+  }
 
   /**
-   * One statement too (metricAggregationStatement): participants, each participant's attributed
-   * events per metric, capping bounds and the moments per arm all in PostgreSQL; a few rows per arm
-   * and metric come back.
+   * Participants and their values per metric (participantValuesQuery), then the moments per arm
+   * and metric over them (armMomentsStatement), in one transaction; a few rows per arm and metric
+   * come back. A running iteration's participants are kept in experiment_participants and brought
+   * up to date (refreshParticipants), so a recompute reads again only the participants with
+   * something new; without an iteration, or once it has ended, they are computed in the statement.
    */
   async aggregateMetrics(scope: EnvironmentScope, query: MetricAggregateQuery): Promise<ArmTotals[]> {
     const arms = new Map<string, ArmTotals>(query.variantKeys.map((key) => [key, { variantKey: key, participants: 0, metrics: {} }]));
@@ -49,39 +54,35 @@ export class PgExperimentDataRepository implements ExperimentDataRepository {
       for (const metric of query.metrics) arm.metrics[metric.key] = emptyMetricData(metric);
     }
     if (!validScope(scope) || query.variantKeys.length === 0) return [...arms.values()];
+    const iterationId = query.iterationId !== undefined && query.iterationId !== null && isUuid(query.iterationId) ? query.iterationId : null;
     const rows = await this.sql.begin(async (tx) => {
-      // Memory for the participants' sorts, no JIT (compiling costs seconds and buys nothing for
-      // one pass), index reads priced as on SSDs, and no hash joins: the participants are a CTE, whose columns have no
-      // statistics, so the planner guesses the join of participants and events hundreds of times
-      // too small and (measured at 100,000 participants and 700,000 events per key) hashes the
-      // events to probe with the participants, then sorts the joined rows: a hash table of every
-      // event of the key, which outgrows work_mem at millions of events (~60 bytes each; that size
-      // was not measured). Without hash joins it sorts the
-      // participants and merge-joins them to events_by_metric read in (context_type, context_key)
-      // order, feeding a streaming GroupAggregate: only the participants are ever sorted or held.
-      // No nested loops either: with the same too-small guesses (a table not yet analysed, as
-      // every test database and a fresh install are) the planner re-ran the per-participant
-      // aggregate once per participant, quadratic: 287 s for 2,000 participants where the merge
-      // join takes milliseconds. The bounds of percentile capping (one row, no join condition)
-      // are still cross-joined: a join with nothing else to choose keeps its nested loop.
+      // Memory for the participants and the percentile sorts, no JIT (compiling costs seconds and
+      // buys nothing for one pass), index reads priced as on SSDs.
       await tx`SELECT set_config('work_mem', ${AGGREGATE_WORK_MEM}, true), set_config('jit', 'off', true),
-        set_config('random_page_cost', '1.1', true), set_config('enable_hashjoin', 'off', true),
-        set_config('enable_nestloop', 'off', true)`;
-      return tx<MetricMomentsRow[]>`${metricAggregationStatement(tx, scope, query)}`;
+        set_config('random_page_cost', '1.1', true)`;
+      if (iterationId !== null && query.toMs === null) {
+        await refreshParticipants(tx, scope, query, iterationId, this.lateArrivalMarginMs);
+        return tx<ArmMomentsRow[]>`${armMomentsStatement(tx, query.metrics, tx`participants AS NOT MATERIALIZED (
+          SELECT variant_key, vals FROM experiment_participants WHERE iteration_id = ${iterationId})`)}`;
+      }
+      if (iterationId !== null) await dropParticipants(tx, scope, iterationId);
+      await planParticipantValues(tx, 'every participant');
+      return tx<ArmMomentsRow[]>`${armMomentsStatement(tx, query.metrics, tx`participants AS MATERIALIZED (
+        ${participantValuesQuery(tx, scope, query, null)})`)}`;
     });
     for (const row of rows) {
       const arm = arms.get(row.variant_key);
       if (!arm) continue;
-      const metric = row.metric === null ? undefined : query.metrics[row.metric];
-      if (!metric) {
-        arm.participants = row.n;
-        continue;
-      }
-      const k = variableCount(metric);
-      const at = (column: `m${number}` | `c${number}`): number => row[column] ?? 0;
-      const means = Array.from({ length: k }, (_, i) => at(`m${i}`));
-      const comoments = means.map((_, i) => means.map((__, j) => at(`c${Math.min(i, j)}${Math.max(i, j)}` as `c${number}`)));
-      arm.metrics[metric.key] = { moments: { n: row.n, means, comoments }, uncappedMean: row.uncapped ?? 0 };
+      arm.participants = Number(row.n);
+      query.metrics.forEach((metric, i) => {
+        const n = Number(row[`n${i}`] ?? 0);
+        if (n === 0) return;
+        const k = variableCount(metric);
+        const at = (column: string): number => Number(row[column] ?? 0);
+        const means = Array.from({ length: k }, (_, a) => at(`m${i}_${a}`));
+        const comoments = means.map((_, a) => means.map((__, b) => at(`c${i}_${Math.min(a, b)}${Math.max(a, b)}`)));
+        arm.metrics[metric.key] = { moments: { n, means, comoments }, uncappedMean: at(`u${i}`) };
+      });
     }
     return [...arms.values()];
   }

@@ -20,6 +20,13 @@ export interface MetricAggregateQuery {
   fromMs: number;
   /** ... to (exclusive); null while the iteration runs. */
   toMs: number | null;
+  /**
+   * The iteration the window belongs to, when the caller computes an experiment's results. While
+   * it runs (toMs null) a store may keep its participants' values between calls and bring them up
+   * to date from what arrived since the last call (PostgreSQL does, docs/statistics.md
+   * "Incremental aggregation"); the answer is the same as a computation from scratch.
+   */
+  iterationId?: string | null;
 }
 
 /** One arm's participants and, by metric key, its sufficient statistics (every metric present). */

@@ -39,7 +39,9 @@ const latest = (iterations: ExperimentIteration[]): ExperimentIteration | null =
  *    arms): only its exposures make participants, and its weights are the planned split;
  * 3. the aggregation, in the database (ExperimentDataRepository.aggregateMetrics): participants
  *    per variant and per metric the joint moments of its participants' values (counted from
- *    their first exposure, capped, with CUPED covariates), a few rows whatever the number of events;
+ *    their first exposure, capped, with CUPED covariates), a few rows whatever the number of
+ *    events; the store keeps a running iteration's participants and re-reads only those with
+ *    something new;
  * 4. the statistics (@switchyard/stats analyseExperiment, docs/statistics.md): each variant
  *    against the control per metric, corrections, verdicts, the sample-ratio test;
  * 5. save, stamped with the instant the computation STARTED: anything received after it makes the
@@ -82,6 +84,8 @@ export class ResultsComputer implements ResultsComputation {
         valueTypes,
         fromMs: iteration.startedAtMs,
         toMs: iteration.endedAtMs === 0 ? null : iteration.endedAtMs,
+        // A running iteration's participants are kept by the store between recomputes.
+        iterationId: iteration.id,
       });
 
     const buckets = rule?.allocation?.buckets ?? null;

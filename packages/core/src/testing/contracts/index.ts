@@ -31,6 +31,7 @@ export type { ChangeNotifierFixture, MakeChangeNotifiers } from './change-notifi
 export { changeNotifierContract } from './change-notifier.contract.ts';
 export type { ExperimentDataRepositories, ExperimentDataWorld, MakeExperimentDataRepos } from './experiment-data-repositories.contract.ts';
 export { experimentDataRepositoryContract, statsScheduleRepositoryContract } from './experiment-data-repositories.contract.ts';
+export { metricAggregationContract } from './metric-aggregation.contract.ts';
 export type { MakeExclusiveLocks } from './exclusive-lock.contract.ts';
 export { exclusiveLockContract } from './exclusive-lock.contract.ts';
 export type { MakeSsoRepositories, SsoRepositories } from './sso-repositories.contract.ts';

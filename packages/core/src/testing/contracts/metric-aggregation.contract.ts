@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { EventMetric, ExperimentMetric, MetricSource, RatioMetric } from '../../experiments/analysis-model.ts';
+import { DEFAULT_ANALYSIS, type EventMetric, type ExperimentMetric, type MetricSource, type RatioMetric } from '../../experiments/analysis-model.ts';
 import type { Exposure, MetricEvent } from '../../model/entities.ts';
 import type { ArmTotals, MetricAggregateQuery } from '../../ports/experiment-data-ports.ts';
 import type { EnvironmentScope } from '../../ports/scopes.ts';
@@ -133,6 +133,16 @@ const single = (...values: number[]): Expected => ({ n: 1, means: values, comome
 /** One variable over participants whose mean and M2 = Σ(v − mean)² are given. */
 const one = (n: number, mean: number, m2: number, uncapped?: number): Expected => ({ n, means: [mean], comoments: [[m2]], ...(uncapped === undefined ? {} : { uncapped }) });
 const nothing = (k: number): Expected => ({ n: 0, means: new Array<number>(k).fill(0), comoments: Array.from({ length: k }, () => new Array<number>(k).fill(0)) });
+
+/** The same answer as `expected` (a computation from scratch), each number within 1e-12 relative. */
+function assertSameTotals(actual: ArmTotals[], expected: ArmTotals[], what: string): void {
+  assert.deepEqual(actual.map((arm) => [arm.variantKey, arm.participants]), expected.map((arm) => [arm.variantKey, arm.participants]), what);
+  for (const arm of expected) {
+    for (const [metricKey, data] of Object.entries(arm.metrics)) {
+      assertMetric(actual, arm.variantKey, metricKey, { n: data.moments.n, means: data.moments.means, comoments: data.moments.comoments, uncapped: data.uncappedMean });
+    }
+  }
+}
 
 /** The behaviour of ExperimentDataRepository.aggregateMetrics; run against the fake and PostgreSQL. */
 export function metricAggregationContract(name: string, makeRepos: MakeExperimentDataRepos): void {
@@ -332,6 +342,46 @@ export function metricAggregationContract(name: string, makeRepos: MakeExperimen
         // same_key (one event key for both): [10, 30, 0 | 60, 12, 0] over revenue counts [2, 1, 0 | 3, 1, 1].
         assertMetric(totals, 'control', 'same_key', { n: 3, means: [40 / 3, 1], comoments: [[1400 / 3, 10], [10, 2]] });
         assertMetric(totals, 'treatment', 'same_key', { n: 3, means: [24, 5 / 3], comoments: [[2016, 72], [72, 8 / 3]] });
+      }));
+
+    test('an iteration\'s results brought up to date call after call equal a computation from scratch: late exposures, late events, new participants, changed definitions, the end', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const created = await repos.experiments.create(scopes.env, {
+          name: 'incremental', description: '', flagKey: 'checkout', variantKeys: ['control', 'treatment'], metrics: [], trafficAllocation: 1,
+          ruleId: null, controlVariantKey: 'control', analysis: { ...DEFAULT_ANALYSIS },
+        });
+        await repos.experiments.transition(scopes.env, created.id, { from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', atMs: 1000 });
+        const [iteration] = await repos.experiments.listIterations(scopes.env, created.id);
+        assert.ok(iteration);
+        await seedDataset(repos, scopes);
+        let metrics: ExperimentMetric[] = [
+          eventMetric('revenue', 'revenue', 'sum', { capping: { kind: 'percentile', lower: null, upper: 0.9, ignoreZeros: false } }),
+          eventMetric('purchase', 'purchase', 'conversion', { windowMs: 2000 }),
+          eventMetric('revenue_mean', 'revenue', 'mean', { cuped: { lookbackMs: 1000 } }),
+          ratioMetric('revenue_per_view', { eventKey: 'revenue', aggregation: 'sum', windowMs: null }, { eventKey: 'pageview', aggregation: 'count', windowMs: null }),
+        ];
+        const same = async (what: string, extra: Partial<MetricAggregateQuery> = {}) => {
+          const kept = await repos.experimentData.aggregateMetrics(scopes.env, query(metrics, { toMs: null, iterationId: iteration.id, ...extra }));
+          const fresh = await repos.experimentData.aggregateMetrics(scopes.env, query(metrics, { toMs: null, ...extra }));
+          assertSameTotals(kept, fresh, what);
+          return kept;
+        };
+        await same('first call');
+        await same('nothing new');
+        // B is exposed earlier (to treatment, at 2500: its t0 and arm change); Z, new, has events
+        // from before its exposure and after; A buys again; N, never exposed, too.
+        await repos.events.insert(scopes.env, [event('Z', 'revenue', 3, 1500), event('Z', 'revenue', 4, 2600), event('Z', 'pageview', 1, 2700)]);
+        await repos.exposures.insert(scopes.env, [exposure('B', 'treatment', 2500), exposure('Z', 'control', 2600)]);
+        await repos.events.insert(scopes.env, [event('A', 'revenue', 50, 3000), event('A', 'purchase', 1, 3000), event('N', 'revenue', 1, 3000)]);
+        const later = await same('late exposures and events');
+        assert.deepEqual(later.map((arm) => arm.participants), [3, 4, 1, 0]);
+        // A definition changes: another window, another lookback.
+        metrics = [eventMetric('revenue', 'revenue', 'sum', { windowMs: 700, cuped: { lookbackMs: 2000 } })];
+        await same('changed definition');
+        await repos.events.insert(scopes.env, [event('C', 'revenue', 1, 2100)]);
+        await same('after the change');
+        // The iteration ends: its window closes at 3000.
+        await same('ended', { toMs: 3000 });
       }));
 
     test('scope: another environment\'s or org\'s rows never count; other scopes see only their own', () =>
