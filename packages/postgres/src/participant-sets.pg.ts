@@ -17,9 +17,10 @@ export const LATE_ARRIVAL_MARGIN_MS = 2 * 60_000;
  * for `query`, inside the caller's transaction (READ COMMITTED: each statement sees what was
  * committed before it started):
  * 1. the pass's horizon, read before any data: the database clock, or the start of the oldest
- *    transaction of another session that has written and not yet committed, if earlier (its rows,
- *    invisible to this pass, may be stamped before the clock; however long it stays open, the
- *    next pass reads from before it began). Saved as the set's watermark;
+ *    open transaction of another client session, if earlier (its rows, invisible to this pass,
+ *    may be stamped before the clock; however long it stays open, the next pass reads from
+ *    before it began). Any open transaction, not only those that have written: an insert waiting
+ *    for a lock has not written yet. Saved as the set's watermark;
  * 2. the iteration's set row is created if missing and locked: two passes over one iteration
  *    take turns, the second sees the first's rows;
  * 3. a set computed for another definition (or new) is rebuilt: every participant from scratch;
@@ -43,7 +44,7 @@ export async function refreshParticipants(
   const [horizon] = await tx<{ ms: string }[]>`
     SELECT (extract(epoch FROM least(clock_timestamp(), (
       SELECT min(a.xact_start) FROM pg_stat_activity a
-      WHERE a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid() AND a.datname = current_database()
+      WHERE a.backend_type = 'client backend' AND a.xact_start IS NOT NULL AND a.pid <> pg_backend_pid() AND a.datname = current_database()
     ))) * 1000)::int8 AS ms`;
   const watermark = Number(horizon?.ms ?? 0);
   // Only an iteration of an experiment in the scope gets a set.
