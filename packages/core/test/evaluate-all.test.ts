@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { evaluate, evaluateAll } from '../src/evaluation/index.ts';
 import { compileCondition, conditionMemoEntries, sharedConditionEntries } from '../src/evaluation/conditions.ts';
 import type { Condition, EvaluationContext, Flag, Segment } from '../src/index.ts';
-import { load, type EvaluationCase } from './support/test-vector-cases.ts';
+import { environmentOf, load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // evaluateAll tests equal conditions once per call and reads the answer back for every other flag
 // that carries them (docs/decisions.md "Evaluate route performance"). These tests hold it to the
@@ -38,14 +38,7 @@ const user = (key: string, parameters: Record<string, string | number | boolean>
 describe('evaluateAll', () => {
   test('gives every test vector its hand-derived answer, for the flag and for copies evaluated in the same call', () => {
     for (const c of cases) {
-      const members = c.list_members ?? {};
-      const env = {
-        projectId: c.project_id,
-        environmentId: c.environment_id,
-        segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
-        isListMember: (segmentKey: string, contextKey: string) =>
-          (members[segmentKey]?.included.includes(contextKey) ?? false) && !(members[segmentKey]?.excluded.includes(contextKey) ?? false),
-      };
+      const env = environmentOf(c);
       const results = evaluateAll([c.flag, copy(c.flag), copy(c.flag)], c.contexts, env);
       assert.equal(results.length, 3);
       for (const result of results) {
@@ -55,6 +48,7 @@ describe('evaluateAll', () => {
         assert.equal(result.reason, c.expected.reason, c.name);
         assert.equal(result.bucket, c.expected.bucket, c.name);
         assert.equal(result.error_code, c.expected.error_code, c.name);
+        assert.equal(result.prerequisite_key, c.expected.prerequisite_key, c.name);
       }
     }
   });

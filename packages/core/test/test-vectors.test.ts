@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bucketFor, evaluate } from '../src/evaluation/index.ts';
-import { load, type EvaluationCase } from './support/test-vector-cases.ts';
+import { flagsOf, load, type EvaluationCase } from './support/test-vector-cases.ts';
 
 // The conformance contract (test-vectors/README.md): every SDK runs these same files.
 interface BucketingCase {
@@ -64,7 +64,7 @@ describe('evaluation.json', () => {
     const kinds = new Set(evaluationCases.flatMap((c) => (c.segments ?? []).map((s) => s.kind)));
     assert.deepEqual([...kinds].sort(), ['list', 'rule']);
     const reasons = new Set(evaluationCases.map((c) => c.expected.reason));
-    assert.deepEqual([...reasons].sort(), ['DEFAULT', 'DISABLED', 'ERROR', 'SPLIT', 'TARGETING_MATCH']);
+    assert.deepEqual([...reasons].sort(), ['DEFAULT', 'DISABLED', 'ERROR', 'PREREQUISITE_FAILED', 'SPLIT', 'TARGETING_MATCH']);
   });
 
   for (const c of evaluationCases) {
@@ -74,6 +74,7 @@ describe('evaluation.json', () => {
         projectId: c.project_id,
         environmentId: c.environment_id,
         segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
+        flags: flagsOf(c),
         // Excluded wins over included (docs/contract.md "Segments").
         isListMember: (segmentKey, contextKey) => {
           const list = members[segmentKey];
@@ -87,6 +88,7 @@ describe('evaluation.json', () => {
       assert.equal(result.reason, c.expected.reason);
       assert.equal(result.bucket, c.expected.bucket);
       assert.equal(result.error_code, c.expected.error_code);
+      assert.equal(result.prerequisite_key, c.expected.prerequisite_key);
     });
   }
 });

@@ -14,8 +14,8 @@ export interface SdkContext {
 
 export type SdkContextInput = SdkContext | SdkContext[];
 
-/** Why a value was served. ERROR: the caller's fallback (see error_code). */
-export type SdkEvaluationReason = 'DISABLED' | 'TARGETING_MATCH' | 'SPLIT' | 'DEFAULT' | 'ERROR';
+/** Why a value was served. ERROR: the caller's fallback (see error_code). PREREQUISITE_FAILED: the flag's off variant, because a prerequisite flag did not hold. */
+export type SdkEvaluationReason = 'DISABLED' | 'TARGETING_MATCH' | 'SPLIT' | 'DEFAULT' | 'PREREQUISITE_FAILED' | 'ERROR';
 
 /**
  * Why an evaluation fell back to the caller's default:

@@ -1,4 +1,4 @@
-import type { Condition, Flag, FlagValue, PercentageAllocation, Rule } from '../model/definitions.ts';
+import type { Condition, Flag, FlagValue, PercentageAllocation, Prerequisite, Rule } from '../model/definitions.ts';
 import { BUCKETS_PER_MILLI, appendHashInputPlan } from './bucketing.ts';
 import { compileCondition } from './conditions.ts';
 
@@ -22,7 +22,8 @@ import { compileCondition } from './conditions.ts';
  *           again), the encoded end of the hash input for the environment last bucketed in, the
  *           off variant and its value, the number of rules, the offset of the off variant's
  *           outcome stores (DEFAULT there, DISABLED right after), the document itself, its key
- *           and whether it is enabled (what evaluateCompiled reads instead of the document);
+ *           and whether it is enabled (what evaluateCompiled reads instead of the document), its
+ *           prerequisites (undefined: none) and the offset of their outcome stores;
  *   each rule, in order: the offset of the next rule, its condition count, what it serves
  *           (SERVES_*), its id, its segment keys (undefined: none), its compiled conditions, then
  *     SERVES_VARIANT: the variant key and its value, then the outcome's stores;
@@ -30,7 +31,8 @@ import { compileCondition } from './conditions.ts';
  *                     its end (cumulative weight in buckets: bucket b is served by the first with
  *                     b < end), variant key and value, then the hash input plan
  *                     (appendHashInputPlan), then each bucket's outcome stores in bucket order;
- *   the off variant's outcome stores (DEFAULT, then DISABLED).
+ *   the off variant's outcome stores (DEFAULT, then DISABLED), then one outcome's stores per
+ *   prerequisite (PREREQUISITE_FAILED naming it).
  *
  * Outcome stores (outcomes.ts): OUTCOME_STORES empty slots per outcome, where a host keeps what it
  * derives from the outcome's results (a transport, their JSON). They sit with the data the
@@ -57,7 +59,12 @@ export const OFF_OUTCOME = 10;
 export const DOCUMENT = 11;
 export const DOCUMENT_KEY = 12;
 export const DOCUMENT_ENABLED = 13;
-export const FIRST_RULE = 14;
+export const SOURCE_PREREQUISITES = 14;
+/** The prerequisites to check before the rules (checked well-formed), or undefined when there are none. */
+export const PREREQUISITES = 15;
+/** The offset of the first prerequisite's PREREQUISITE_FAILED outcome stores (one outcome per prerequisite, in order). */
+export const PREREQUISITE_OUTCOMES = 16;
+export const FIRST_RULE = 17;
 
 /**
  * Slots per outcome for hosts to keep derived data in (outcomes.ts): one per consumer, the
@@ -146,6 +153,7 @@ export function compileFlag(flag: Flag): CompiledFlag {
   // condition list must never turn into "matches everyone".
   if (!Array.isArray(rules)) throw new TypeError('rules must be an array');
   const offKey = flag.off_variant_key;
+  const prerequisites = checkedPrerequisites(flag.prerequisites);
   const out: unknown[] = [
     rules,
     flag.variants,
@@ -161,16 +169,35 @@ export function compileFlag(flag: Flag): CompiledFlag {
     flag,
     flag.key,
     flag.enabled,
+    flag.prerequisites,
+    prerequisites,
+    0,
   ];
   for (let i = 0; i < rules.length; i++) appendRule(out, flag, rules[i]!, i);
   out[OFF_OUTCOME] = out.length;
   appendOutcomeStores(out, 2);
+  out[PREREQUISITE_OUTCOMES] = out.length;
+  appendOutcomeStores(out, prerequisites?.length ?? 0);
   return out;
 }
 
-/** Whether `compiled` was compiled from the flag's current rules, variants, hashing configs and off variant. */
+/** A flag's prerequisites if it has any, each checked well-formed (else it throws, as for rules). */
+function checkedPrerequisites(prerequisites: unknown): Prerequisite[] | undefined {
+  if (prerequisites === undefined || prerequisites === null) return undefined;
+  if (!Array.isArray(prerequisites)) throw new TypeError('prerequisites must be an array');
+  for (const prerequisite of prerequisites as unknown[]) {
+    const p = prerequisite as Prerequisite | null;
+    if (typeof p !== 'object' || p === null || typeof p.flag_key !== 'string' || !Array.isArray(p.variant_keys)) {
+      throw new TypeError('each prerequisite must have a flag_key and a list of variant_keys');
+    }
+  }
+  return prerequisites.length === 0 ? undefined : (prerequisites as Prerequisite[]);
+}
+
+/** Whether `compiled` was compiled from the flag's current rules, variants, hashing configs, off variant and prerequisites. */
 export function isCompiledFrom(compiled: CompiledFlag, flag: Flag): boolean {
   return (
+    compiled[SOURCE_PREREQUISITES] === flag.prerequisites &&
     compiled[SOURCE_RULES] === flag.rules &&
     compiled[SOURCE_VARIANTS] === flag.variants &&
     compiled[SOURCE_HASHING] === flag.hashing &&

@@ -1,5 +1,5 @@
 import type { EvaluationContext } from '../model/context.ts';
-import type { Flag, FlagValue, Segment } from '../model/definitions.ts';
+import type { Flag, FlagValue, Prerequisite, Segment } from '../model/definitions.ts';
 import type { EvaluationErrorCode, EvaluationResult } from '../model/evaluation.ts';
 import { bucketWithSuffix, findContext, hashInputAt, hashSuffix } from './bucketing.ts';
 import {
@@ -12,6 +12,8 @@ import {
   OFF_VALUE,
   OFF_VARIANT_KEY,
   OUTCOME_STORES,
+  PREREQUISITES,
+  PREREQUISITE_OUTCOMES,
   RULE_CONDITIONS,
   RULE_CONDITION_COUNT,
   RULE_COUNT,
@@ -44,6 +46,11 @@ export interface EvaluationEnvironment {
   /** The environment's segments by key. */
   segments?: ReadonlyMap<string, Segment>;
   /**
+   * The environment's flags by key, where prerequisites are found. Absent, or without the flag a
+   * prerequisite names: that prerequisite does not hold (the dependent serves its off variant).
+   */
+  flags?: ReadonlyMap<string, Flag>;
+  /**
    * Membership of a list segment, excluded keys winning over included ones. Absent: no context
    * is a member of any list segment.
    */
@@ -60,6 +67,23 @@ export interface EvaluationEnvironment {
 /** Answers of the segments evaluated so far in one call: each segment is evaluated at most once per call. */
 type SegmentAnswers = Map<Segment, boolean>;
 
+/**
+ * Longest chain of prerequisites evaluated (a flag, its prerequisite, that one's, ...): writes
+ * refuse longer ones (validate-flag.ts); this bounds the recursion for documents that did not go
+ * through them. A longer chain's last link does not hold.
+ */
+export const MAX_PREREQUISITE_DEPTH = 16;
+
+/**
+ * The prerequisites of one call: each flag evaluated as a prerequisite is evaluated once per call
+ * (null: it did not give a result to check: missing, in a cycle, past the depth, not evaluable),
+ * and the chain being evaluated, where meeting a flag again is a cycle.
+ */
+class PrerequisiteCall {
+  readonly results = new Map<string, EvaluationResult | null>();
+  readonly chain = new Set<string>();
+}
+
 const NO_SEGMENTS: ReadonlyMap<string, Segment> = new Map();
 const NO_CONDITIONS: readonly never[] = [];
 
@@ -68,7 +92,7 @@ function offResult(
   offVariantKey: string,
   offValue: FlagValue,
   isEnabled: boolean,
-  reason: 'DISABLED' | 'DEFAULT' | 'ERROR',
+  reason: 'DISABLED' | 'DEFAULT' | 'PREREQUISITE_FAILED' | 'ERROR',
   errorCode?: EvaluationErrorCode,
   errorMessage?: string,
 ): EvaluationResult {
@@ -130,6 +154,7 @@ function evaluateUnchecked(
   index: number,
   kept: CompiledFlag | undefined,
   answers: SegmentAnswers | undefined,
+  call: PrerequisiteCall | undefined,
 ): EvaluationResult {
   // 0. Something that is not a flag document at all is a GENERAL error (see evaluate()). A kept
   //    compiled form was made of a document with a string key (compileFlagToKeep).
@@ -152,8 +177,82 @@ function evaluateUnchecked(
   }
 
   // The kept form is read instead of the document and its lookup: one object where there were three.
-  if (kept !== undefined) return evaluateRules(kept, kept[DOCUMENT_KEY] as string, contexts, env, run, outcomes, index, answers);
-  return evaluateRules(compiledFlagOf(flag), flag.key, contexts, env, run, outcomes, index, answers);
+  const compiled = kept ?? compiledFlagOf(flag);
+  const flagKey = kept === undefined ? flag.key : (kept[DOCUMENT_KEY] as string);
+
+  // 3. Prerequisites, in order: each must be on and serve one of its listed variants for the same
+  //    input, else the flag serves its off variant, PREREQUISITE_FAILED, naming the first that
+  //    failed (an outcome per prerequisite).
+  const prerequisites = compiled[PREREQUISITES] as readonly Prerequisite[] | undefined;
+  if (prerequisites !== undefined) {
+    const failed = failedPrerequisite(flagKey, prerequisites, contexts, env, run, answers, call ?? new PrerequisiteCall());
+    if (failed !== -1) {
+      const result = offResult(flagKey, compiled[OFF_VARIANT_KEY] as string, compiled[OFF_VALUE] as FlagValue, true, 'PREREQUISITE_FAILED');
+      result.prerequisite_key = prerequisites[failed]!.flag_key;
+      if (outcomes !== undefined) setOutcome(outcomes, index, compiled, (compiled[PREREQUISITE_OUTCOMES] as number) + failed * OUTCOME_STORES);
+      return result;
+    }
+  }
+  return evaluateRules(compiled, flagKey, contexts, env, run, outcomes, index, answers);
+}
+
+/** The index of the first of the flag's prerequisites that does not hold for the input, or -1 when all hold. */
+function failedPrerequisite(
+  flagKey: string,
+  prerequisites: readonly Prerequisite[],
+  contexts: readonly EvaluationContext[],
+  env: EvaluationEnvironment,
+  run: number,
+  answers: SegmentAnswers | undefined,
+  call: PrerequisiteCall,
+): number {
+  // The flag is on the chain while its prerequisites are evaluated: one of them leading back to it is a cycle.
+  const outermost = !call.chain.has(flagKey);
+  if (outermost) call.chain.add(flagKey);
+  try {
+    for (let i = 0; i < prerequisites.length; i++) {
+      const prerequisite = prerequisites[i]!;
+      const result = prerequisiteResult(prerequisite.flag_key, contexts, env, run, answers, call);
+      if (result === null || !result.is_enabled || result.reason === 'ERROR' || !prerequisite.variant_keys.includes(result.variant_key)) {
+        return i;
+      }
+    }
+    return -1;
+  } finally {
+    if (outermost) call.chain.delete(flagKey);
+  }
+}
+
+/**
+ * A prerequisite's result for the input, evaluated once per call (no outcome, so no exposure or
+ * kept answer comes of it), or null when there is none to check: the flag is missing, already on
+ * the chain (a cycle), past MAX_PREREQUISITE_DEPTH, or cannot be evaluated. An evaluation budget
+ * used up inside it ends the whole call, as anywhere else.
+ */
+function prerequisiteResult(
+  flagKey: string,
+  contexts: readonly EvaluationContext[],
+  env: EvaluationEnvironment,
+  run: number,
+  answers: SegmentAnswers | undefined,
+  call: PrerequisiteCall,
+): EvaluationResult | null {
+  const known = call.results.get(flagKey);
+  if (known !== undefined) return known;
+  const flag = env.flags?.get(flagKey);
+  if (flag === undefined || call.chain.has(flagKey) || call.chain.size >= MAX_PREREQUISITE_DEPTH) return null;
+  call.chain.add(flagKey);
+  let result: EvaluationResult | null;
+  try {
+    result = evaluateUnchecked(flag, contexts as EvaluationContext[], env, run, undefined, 0, undefined, answers, call);
+  } catch (err) {
+    if (err === BUDGET_EXHAUSTED) throw err;
+    result = null;
+  } finally {
+    call.chain.delete(flagKey);
+  }
+  call.results.set(flagKey, result);
+  return result;
 }
 
 /**
@@ -284,7 +383,7 @@ function evaluateRules(
   index: number,
   sharedAnswers: SegmentAnswers | undefined,
 ): EvaluationResult {
-  // 3. Rules in order; the first that matches decides. A rule matches when
+  // 4. Rules in order; the first that matches decides. A rule matches when
   //    a. every segment it names exists (else it is skipped and the first such problem is kept
   //       as error details, which survive onto the result even when a later rule matches),
   //    b. all its conditions hold,
@@ -315,7 +414,7 @@ function evaluateRules(
     if (!conditionsHold(compiled, rule + RULE_CONDITIONS, conditionCount, contexts, run)) continue;
     if (segmentKeys !== undefined && !inAllSegments(segmentKeys, segments, contexts, env, (answers ??= new Map()))) continue;
 
-    // 4. A fixed variant: TARGETING_MATCH. 5. A split: hash the input into 0..99999 and serve the weight it lands in: SPLIT.
+    // 5. A fixed variant: TARGETING_MATCH. 6. A split: hash the input into 0..99999 and serve the weight it lands in: SPLIT.
     const served = rule + RULE_CONDITIONS + conditionCount;
     const serves = compiled[rule + RULE_SERVES] as number;
     let result: EvaluationResult | undefined;
@@ -333,7 +432,7 @@ function evaluateRules(
     return result;
   }
 
-  // 6. No rule matched: the off variant, DEFAULT, or ERROR when a rule was skipped for a missing segment.
+  // 7. No rule matched: the off variant, DEFAULT, or ERROR when a rule was skipped for a missing segment.
   const offKey = compiled[OFF_VARIANT_KEY] as string;
   const offValue = compiled[OFF_VALUE] as FlagValue;
   if (errorMessage !== undefined) return offResult(flagKey, offKey, offValue, true, 'ERROR', 'SEGMENT_NOT_FOUND', errorMessage);
@@ -467,9 +566,11 @@ export function evaluateAll(
   // One flag has nobody to share answers with: the memo would only cost.
   const run = flags.length > 1 ? newConditionRun() : 0;
   const answers: SegmentAnswers = new Map();
+  // Prerequisites shared by several flags of the call are evaluated once.
+  const call = new PrerequisiteCall();
   const results = new Array<EvaluationResult>(flags.length);
   if (!startsBudget(env)) {
-    for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined, answers);
+    for (let i = 0; i < flags.length; i++) results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined, answers, call);
     return results;
   }
   try {
@@ -480,7 +581,7 @@ export function evaluateAll(
         if (outcomes !== undefined) clearOutcome(outcomes, i);
         results[i] = budgetResult(flags[i]!);
       } else {
-        results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined, answers);
+        results[i] = evaluateGuarded(flags[i]!, contexts, env, run, outcomes, i, undefined, answers, call);
       }
     }
   } finally {
@@ -501,12 +602,13 @@ function evaluateGuarded(
   index: number,
   kept: CompiledFlag | undefined,
   answers: SegmentAnswers | undefined,
+  call?: PrerequisiteCall,
 ): EvaluationResult {
   // No outcome until the evaluation names one, which it does only once its result is built (an
   // error with a message never names one), so nothing thrown can leave one behind.
   if (outcomes !== undefined) clearOutcome(outcomes, index);
   try {
-    return evaluateUnchecked(flag, contexts, env, run, outcomes, index, kept, answers);
+    return evaluateUnchecked(flag, contexts, env, run, outcomes, index, kept, answers, call);
   } catch (err) {
     if (err === BUDGET_EXHAUSTED) return budgetResult(flag);
     let enabled = false;

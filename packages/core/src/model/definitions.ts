@@ -84,6 +84,15 @@ export interface Rule {
   allocation?: PercentageAllocation;
 }
 
+/**
+ * A flag this one depends on, in the same environment (docs/contract.md "Prerequisites"): it
+ * holds when that flag is on and serves one of `variant_keys` for the same input.
+ */
+export interface Prerequisite {
+  flag_key: string;
+  variant_keys: string[];
+}
+
 /** Flag-level default hash input: `parameter_type` names the context type. */
 export interface HashingConfig {
   parameter_key: string;
@@ -103,6 +112,8 @@ export interface Flag {
   enabled: boolean;
   off_variant_key: string | null;
   rules: Rule[];
+  /** Checked in order after the on/off check and before the rules; absent: none. */
+  prerequisites?: Prerequisite[];
   hashing: HashingConfig[];
   version: number;
   archived: boolean;

@@ -1,6 +1,6 @@
 import type { FlagValue } from './definitions.ts';
 
-export type EvaluationReason = 'DISABLED' | 'TARGETING_MATCH' | 'SPLIT' | 'DEFAULT' | 'ERROR';
+export type EvaluationReason = 'DISABLED' | 'TARGETING_MATCH' | 'SPLIT' | 'DEFAULT' | 'PREREQUISITE_FAILED' | 'ERROR';
 
 export type EvaluationErrorCode = 'FLAG_NOT_FOUND' | 'SEGMENT_NOT_FOUND' | 'INVALID_CONTEXT' | 'GENERAL';
 
@@ -16,6 +16,8 @@ export interface EvaluationResult {
   rule_id?: string;
   /** The 0..99999 bucket used by the split, when a split decided. */
   bucket?: number;
+  /** With reason PREREQUISITE_FAILED: the first prerequisite that did not hold. */
+  prerequisite_key?: string;
   error_code?: EvaluationErrorCode;
   error_message?: string;
 }

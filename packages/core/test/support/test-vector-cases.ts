@@ -7,6 +7,8 @@ export interface EvaluationCase {
   /** How `expected` was derived by hand (test-vectors/README.md); documentation, not an input. */
   why: string;
   flag: Flag;
+  /** The environment's other flags (prerequisites name them); the case's flag is in the environment too. */
+  flags?: Flag[];
   segments?: Segment[];
   list_members?: Record<string, { included: string[]; excluded: string[] }>;
   contexts: EvaluationContext[];
@@ -19,7 +21,13 @@ export interface EvaluationCase {
     reason: string;
     bucket?: number;
     error_code?: string;
+    prerequisite_key?: string;
   };
+}
+
+/** The flags of a case's environment by key: its other flags and its own. */
+export function flagsOf(c: EvaluationCase): Map<string, Flag> {
+  return new Map([...(c.flags ?? []), c.flag].map((flag) => [flag.key, flag]));
 }
 
 /** The cases of one test-vectors file. */
@@ -35,6 +43,7 @@ export function environmentOf(c: EvaluationCase) {
     projectId: c.project_id,
     environmentId: c.environment_id,
     segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
+    flags: flagsOf(c),
     isListMember: (segmentKey: string, contextKey: string) =>
       (members[segmentKey]?.included.includes(contextKey) ?? false) && !(members[segmentKey]?.excluded.includes(contextKey) ?? false),
   };
