@@ -68,7 +68,7 @@ async function main(core, sdk, openfeature, vectorPath) {
     if (bucket !== c.bucket) failures.push('bucket ' + c.hash_input + ': ' + bucket + ' != ' + c.bucket);
   }
   out.vectors = { evaluation: evaluation.length, bucketing: bucketing.length, failures };
-  out.statistics = ['srmPValue', 'welchTTest', 'computeVariantResults'].filter((name) => name in core);
+  out.statistics = ['srmPValue', 'welchTTest', 'analyseExperiment'].filter((name) => name in core);
 
   // The SDK with a test data source: no server, no network.
   const td = new sdk.TestData();

@@ -119,7 +119,7 @@ export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperim
         cuped: null,
       };
       if (treatment >= 0) {
-        // 5. The pre-existing fields, as computeVariantResults computes them.
+        // 5. The pre-existing fields.
         const base = outcomeSummary(metric, control.metrics[metric.key]);
         if (base !== null && own !== null) {
           stats.lift = base.mean === 0 ? null : (own.mean - base.mean) / base.mean;

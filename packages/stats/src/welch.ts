@@ -3,7 +3,7 @@
  */
 import { studentTTwoSidedPValue, studentTUpperQuantile } from './student-t.ts';
 
-/** Summary statistics of one sample, as SQL aggregates deliver them (see summaries.ts). */
+/** Summary statistics of one sample (e.g. an arm's outcome, metric-comparison.ts `outcomeSummary`). */
 export interface SampleSummary {
   /** Number of observations (participants). */
   n: number;

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
+import { DEFAULT_ANALYSIS } from '@switchyard/core';
+import type { ArmMetricData } from '@switchyard/core';
 import {
+  analyseExperiment,
   srmPValue,
   studentTUpperQuantile,
-  summaryFromConversions,
-  summaryFromSums,
   welchTTest,
 } from '../src/index.ts';
 import type { SampleSummary } from '../src/index.ts';
@@ -95,40 +96,35 @@ describe('Welch t-test against SciPy', () => {
   }
 });
 
-describe('summaries against NumPy', () => {
+describe('conversions against NumPy and SciPy', () => {
+  /** A bool metric's arm as the store delivers it: mean c/n and M2 = c(1 − c/n). */
+  const arm = (variantKey: string, input: { n: number; conversions: number }) => {
+    const mean = input.n === 0 ? 0 : input.conversions / input.n;
+    const data: ArmMetricData = { moments: { n: input.n, means: [mean], comoments: [[input.conversions * (1 - mean)]] }, uncappedMean: mean };
+    return { variantKey, participants: input.n, plannedWeight: 1, metrics: { m: data } };
+  };
+
   for (const c of welchCases.filter((x) => x.conversions !== undefined)) {
     test(`conversions: ${c.name}`, () => {
-      for (const side of ['control', 'treatment'] as const) {
-        const input = c.conversions?.[side];
-        assert.ok(input !== undefined);
-        const summary = summaryFromConversions(input.conversions, input.n);
-        assert.equal(summary.n, c[side].n);
-        assertClose(summary.mean, c[side].mean, `${c.name} ${side} mean`);
-        assertClose(summary.variance, c[side].variance, `${c.name} ${side} variance`);
-      }
-      // The whole bool path, counts in and SciPy's p out.
       const control = c.conversions?.control;
       const treatment = c.conversions?.treatment;
       assert.ok(control !== undefined && treatment !== undefined);
-      const result = welchTTest(
-        summaryFromConversions(control.conversions, control.n),
-        summaryFromConversions(treatment.conversions, treatment.n),
-      );
-      if (c.expected === null) assert.equal(result, null);
-      else assertClose(result?.pValue ?? Number.NaN, c.expected.p_value, `${c.name} p from conversions`);
-    });
-  }
-
-  for (const c of welchCases.filter((x) => x.sums !== undefined)) {
-    test(`power sums: ${c.name}`, () => {
-      for (const side of ['control', 'treatment'] as const) {
-        const input = c.sums?.[side];
-        assert.ok(input !== undefined);
-        const summary = summaryFromSums(input.n, input.sum, input.sum_of_squares);
-        assert.equal(summary.n, c[side].n);
-        assertClose(summary.mean, c[side].mean, `${c.name} ${side} mean from sums`);
-        assertClose(summary.variance, c[side].variance, `${c.name} ${side} variance from sums`);
+      // The whole bool path, counts in and NumPy's summaries and SciPy's p out.
+      const result = analyseExperiment({
+        arms: [arm('control', control), arm('treatment', treatment)],
+        controlVariantKey: 'control',
+        metrics: [{ kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false }],
+        settings: DEFAULT_ANALYSIS,
+      });
+      for (const [i, side] of (['control', 'treatment'] as const).entries()) {
+        const stats = result.variantResults[i]?.metricStats.m;
+        assert.ok(stats !== undefined);
+        assertClose(stats.mean, c[side].mean, `${c.name} ${side} mean`);
+        assertClose(stats.variance, c[side].variance, `${c.name} ${side} variance`);
       }
+      const p = result.variantResults[1]?.metricStats.m?.p_value ?? null;
+      if (c.expected === null) assert.equal(p, null);
+      else assertClose(p ?? Number.NaN, c.expected.p_value, `${c.name} p from conversions`);
     });
   }
 });

@@ -1,4 +1,6 @@
 import type { ClientKeySettingsBody, ContextSigning, SdkKey } from '../records.ts';
+import type { DraftUpdate } from './experiment-setup.ts';
+import { withChange } from './draft-updates.ts';
 
 /**
  * The settings of a client key as its form holds them (docs/client-side.md "Keys"): origins as
@@ -86,8 +88,9 @@ export function changesOf(key: SdkKey, draft: ClientKeyDraft): ClientKeySettings
 }
 
 /** The fields of a client key's form (inside the caller's form, which names it). */
-export function ClientKeyFields({ draft, onChange }: { draft: ClientKeyDraft; onChange: (next: ClientKeyDraft) => void }) {
-  const edit = (change: Partial<ClientKeyDraft>) => onChange({ ...draft, ...change });
+export function ClientKeyFields({ draft, onChange }: { draft: ClientKeyDraft; onChange: DraftUpdate<ClientKeyDraft> }) {
+  // Each change applies to the draft as it is then, not as rendered (see `DraftUpdate`).
+  const edit = (change: Partial<ClientKeyDraft>) => onChange(withChange(change));
   return (
     <>
       <label>

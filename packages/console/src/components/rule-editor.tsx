@@ -1,4 +1,6 @@
 import type { Condition, Flag, Rule, Segment } from '../records.ts';
+import type { DraftUpdate } from './experiment-setup.ts';
+import { atIndex, withChange, withWeight } from './draft-updates.ts';
 
 /** The condition operators (docs/contract.md "Flags and evaluation"), with words for people. */
 export const OPERATORS: Array<[Condition['op'], string]> = [
@@ -75,7 +77,8 @@ interface RuleEditorProps {
   attributeListIdFor?: (contextType: string) => string | undefined;
   /** The flag's default rule: no conditions or segments, shown last, cannot move. */
   isDefault?: boolean;
-  onChange: (rule: Rule) => void;
+  /** Changes the rule as it is when the change applies (see `DraftUpdate`). */
+  onChange: DraftUpdate<Rule>;
   onRemove: () => void;
   onMove: (delta: number) => void;
 }
@@ -98,7 +101,7 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
         <>
           <label>
             Description
-            <input value={rule.description ?? ''} onInput={(e) => onChange({ ...rule, description: (e.target as HTMLInputElement).value })} />
+            <input value={rule.description ?? ''} onInput={(e) => onChange(withChange<Rule>({ description: (e.target as HTMLInputElement).value }))} />
           </label>
           <p class="muted">{rule.conditions.length === 0 && (rule.segment_keys ?? []).length === 0 ? 'No conditions: every context matches, and the rules below it are not reached.' : 'Every condition must hold.'}</p>
           <ConditionsEditor
@@ -106,9 +109,9 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
             conditions={rule.conditions}
             attributeListId={attributeListId}
             {...(attributeListIdFor ? { attributeListIdFor } : {})}
-            onChange={(conditions) => onChange({ ...rule, conditions })}
+            onChange={(update) => onChange((current) => ({ ...current, conditions: update(current.conditions) }))}
           />
-          <SegmentPicker name={name} chosen={rule.segment_keys ?? []} segments={segments} onChange={(segment_keys) => onChange({ ...rule, segment_keys })} />
+          <SegmentPicker name={name} chosen={rule.segment_keys ?? []} segments={segments} onChange={(update) => onChange((current) => ({ ...current, segment_keys: update(current.segment_keys ?? []) }))} />
         </>
       )}
       <div role="radiogroup" aria-label={`${name} serves`} class="serve">
@@ -117,7 +120,7 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
             type="radio"
             name={`${id}-serve`}
             checked={!weights}
-            onChange={() => onChange({ id: rule.id, description: rule.description, conditions: rule.conditions, segment_keys: rule.segment_keys, variant_key: flag.variants[0]?.key ?? '' })}
+            onChange={() => onChange((current) => ({ id: current.id, description: current.description, conditions: current.conditions, segment_keys: current.segment_keys, variant_key: flag.variants[0]?.key ?? '' }))}
           />
           A variant
         </label>
@@ -129,7 +132,7 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
             onChange={() => {
               const even = Math.floor(1000 / flag.variants.length);
               const buckets = flag.variants.map((v, i) => ({ variant_key: v.key, weight_milli: i === 0 ? 1000 - even * (flag.variants.length - 1) : even }));
-              onChange({ id: rule.id, description: rule.description, conditions: rule.conditions, segment_keys: rule.segment_keys, allocation: { context_hash_specs: rule.allocation?.context_hash_specs ?? {}, buckets } });
+              onChange((current) => ({ id: current.id, description: current.description, conditions: current.conditions, segment_keys: current.segment_keys, allocation: { context_hash_specs: current.allocation?.context_hash_specs ?? {}, buckets } }));
             }}
           />
           A percentage rollout
@@ -138,7 +141,7 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
       {!weights && (
         <label>
           Variant
-          <select value={rule.variant_key} onChange={(e) => onChange({ ...rule, variant_key: (e.target as HTMLSelectElement).value })}>
+          <select value={rule.variant_key} onChange={(e) => onChange(withChange<Rule>({ variant_key: (e.target as HTMLSelectElement).value }))}>
             {flag.variants.map((v) => (
               <option value={v.key}>{v.key}</option>
             ))}
@@ -156,14 +159,7 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
                 max="100"
                 step="0.1"
                 value={weights[v.key] ?? 0}
-                onInput={(e) => {
-                  const percent = Number((e.target as HTMLInputElement).value);
-                  const others = rule.allocation!.buckets.filter((b) => b.variant_key !== v.key);
-                  const buckets = flag.variants.map((variant) =>
-                    variant.key === v.key ? { variant_key: v.key, weight_milli: Math.round(percent * 10) } : (others.find((b) => b.variant_key === variant.key) ?? { variant_key: variant.key, weight_milli: 0 }),
-                  );
-                  onChange({ ...rule, allocation: { ...rule.allocation!, buckets } });
-                }}
+                onInput={(e) => onChange(withWeight(flag.variants.map((variant) => variant.key), v.key, Number((e.target as HTMLInputElement).value)))}
               />
             </label>
           ))}
@@ -196,7 +192,7 @@ export function RuleEditor({ flag, rule, index, count, segments, attributeListId
  * button, and a select of the environment's other segments to add one. A chosen key that is not
  * in the environment (deleted meanwhile) stays listed, marked, so saving says so in the API's words.
  */
-function SegmentPicker({ name, chosen, segments, onChange }: { name: string; chosen: string[]; segments: Segment[] | undefined; onChange: (keys: string[]) => void }) {
+function SegmentPicker({ name, chosen, segments, onChange }: { name: string; chosen: string[]; segments: Segment[] | undefined; onChange: DraftUpdate<string[]> }) {
   const known = new Set((segments ?? []).map((s) => s.key));
   const available = (segments ?? []).filter((s) => !chosen.includes(s.key));
   return (
@@ -208,7 +204,7 @@ function SegmentPicker({ name, chosen, segments, onChange }: { name: string; cho
             <li>
               <code>{key}</code>
               {segments && !known.has(key) ? ' (not in this environment)' : ''}{' '}
-              <button type="button" class="link" onClick={() => onChange(chosen.filter((k) => k !== key))}>
+              <button type="button" class="link" onClick={() => onChange((current) => current.filter((k) => k !== key))}>
                 Remove segment {key}
               </button>
             </li>
@@ -222,7 +218,7 @@ function SegmentPicker({ name, chosen, segments, onChange }: { name: string; cho
           disabled={available.length === 0}
           onChange={(e) => {
             const key = (e.target as HTMLSelectElement).value;
-            if (key) onChange([...chosen, key]);
+            if (key) onChange((current) => [...current, key]);
           }}
         >
           <option value="">{segments === undefined ? 'Loading segments…' : available.length === 0 ? 'No other segment in this environment' : 'Choose a segment'}</option>
@@ -250,24 +246,25 @@ export function ConditionsEditor({
   conditions: Condition[];
   attributeListId?: string;
   attributeListIdFor?: (contextType: string) => string | undefined;
-  onChange: (conditions: Condition[]) => void;
+  /** Changes the conditions as they are when the change applies (see `DraftUpdate`). */
+  onChange: DraftUpdate<Condition[]>;
 }) {
-  const setCondition = (i: number, condition: Condition) => onChange(conditions.map((c, j) => (j === i ? condition : c)));
+  const setCondition = (i: number, change: Partial<Condition>) => onChange(atIndex(i, withChange<Condition>(change)));
   return (
     <>
       {conditions.map((condition, i) => (
         <div class="condition" role="group" aria-label={`${label}, condition ${i + 1}`}>
           <label>
             Attribute
-            <input required list={(condition.context_type ? attributeListIdFor?.(condition.context_type) : undefined) ?? attributeListId} value={condition.attribute} onInput={(e) => setCondition(i, { ...condition, attribute: (e.target as HTMLInputElement).value })} />
+            <input required list={(condition.context_type ? attributeListIdFor?.(condition.context_type) : undefined) ?? attributeListId} value={condition.attribute} onInput={(e) => setCondition(i, { attribute: (e.target as HTMLInputElement).value })} />
           </label>
           <label>
-            <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { ...condition, negate: (e.target as HTMLInputElement).checked })} />
+            <input type="checkbox" checked={condition.negate === true} onChange={(e) => setCondition(i, { negate: (e.target as HTMLInputElement).checked })} />
             not
           </label>
           <label>
             Operator
-            <select value={condition.op} onChange={(e) => setCondition(i, { ...condition, op: (e.target as HTMLSelectElement).value as Condition['op'] })}>
+            <select value={condition.op} onChange={(e) => setCondition(i, { op: (e.target as HTMLSelectElement).value as Condition['op'] })}>
               {OPERATORS.map(([op, words]) => (
                 <option value={op}>{words}</option>
               ))}
@@ -276,15 +273,18 @@ export function ConditionsEditor({
           {condition.op !== 'exists' && (
             <label>
               Values (comma-separated)
-              <input required value={valuesText(condition)} onChange={(e) => setCondition(i, { ...condition, values: parseValues(condition.op, (e.target as HTMLInputElement).value) })} />
+              <input required value={valuesText(condition)} onChange={(e) => {
+                  const text = (e.target as HTMLInputElement).value;
+                  onChange(atIndex(i, (current: Condition) => ({ ...current, values: parseValues(current.op, text) })));
+                }} />
             </label>
           )}
-          <button type="button" class="link" onClick={() => onChange(conditions.filter((_, j) => j !== i))}>
+          <button type="button" class="link" onClick={() => onChange((current) => current.filter((_, j) => j !== i))}>
             Remove condition {i + 1}
           </button>
         </div>
       ))}
-      <button type="button" onClick={() => onChange([...conditions, { attribute: '', op: 'eq', values: [] }])}>
+      <button type="button" onClick={() => onChange((current) => [...current, { attribute: '', op: 'eq', values: [] }])}>
         Add condition
       </button>
     </>

@@ -7,6 +7,7 @@ import { ClientVisibility, ConflictMessage, DeleteFlag, Hashing, Settings } from
 import { VariantsTab } from '../components/flag-variants.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
+import { atIndex } from '../components/draft-updates.ts';
 import { Tabs } from '../components/tabs.tsx';
 import type { AuditEntry, ConsoleFlag, ContextAttributeRecord, Flag, Rule, Segment } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
@@ -112,6 +113,11 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
     setDraft(next);
     setSaved('');
   };
+  /** An edit inside a rule: applied to the draft as it is then (see `DraftUpdate`). */
+  const updateRules = (update: (current: Rule[]) => Rule[]) => {
+    setDraft((pending) => update(pending ?? current.rules));
+    setSaved('');
+  };
   const saveRules = async () => {
     setSaveError(undefined);
     try {
@@ -208,7 +214,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
                   segments={segments.data}
                   attributeListId={attributeListId}
                   attributeListIdFor={attributeListIdFor}
-                  onChange={(next) => setRules(withDefault(ordinary.map((r, j) => (j === i ? next : r))))}
+                  onChange={(update) => updateRules(atIndex(i, update))}
                   onRemove={() => setRules(withDefault(ordinary.filter((_, j) => j !== i)))}
                   onMove={(delta) => {
                     const next = [...ordinary];
@@ -233,7 +239,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
                   count={rules.length}
                   segments={segments.data}
                   isDefault
-                  onChange={(next) => setRules([...ordinary, next])}
+                  onChange={(update) => updateRules((list) => list.map((r, j) => (j === list.length - 1 ? update(r) : r)))}
                   onRemove={() => {
                     setDraftDefaultId(null);
                     setRules(ordinary);

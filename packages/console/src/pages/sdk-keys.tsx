@@ -218,9 +218,9 @@ function EditClientKey({ sdkKey, onSave, onCancel }: { sdkKey: SdkKey; onSave: (
       >
         <ClientKeyFields
           draft={draft}
-          onChange={(next) => {
+          onChange={(update) => {
             setUnchanged(false);
-            setDraft(next);
+            setDraft(update);
           }}
         />
         <div class="row">

@@ -167,7 +167,7 @@ function RuleSegmentConditions({ base, segment, api, onSaved }: { base: string; 
       }}
     >
       <p class="muted">A {segment.context_type} context is in {segment.key} when every condition holds.</p>
-      <ConditionsEditor label={segment.key} conditions={conditions} onChange={setDraft} />
+      <ConditionsEditor label={segment.key} conditions={conditions} onChange={(update) => setDraft((current) => update(current ?? segment.conditions))} />
       <button type="submit" disabled={draft === undefined}>
         Save conditions of {segment.key}
       </button>

@@ -1,0 +1,21 @@
+/**
+ * Pure updaters for the rule and client-key forms (see `DraftUpdate` in experiment-setup.ts): each
+ * change is a function of the CURRENT draft, so two input events before a re-render both apply.
+ */
+import type { Rule } from '../records.ts';
+
+/** Replaces the fields `change` names, keeping the current draft's others. */
+export const withChange = <T>(change: Partial<T>) => (current: T): T => ({ ...current, ...change });
+
+/** Applies `update` to the item at index `i` of the current list. */
+export const atIndex = <T>(i: number, update: (current: T) => T) => (list: T[]): T[] => list.map((item, j) => (j === i ? update(item) : item));
+
+/** The rule's split with `variantKey` at `percent` (0.1 % steps), the other variants' weights kept; buckets in the flag's variant order. */
+export const withWeight = (flagVariantKeys: readonly string[], variantKey: string, percent: number) => (rule: Rule): Rule => {
+  if (!rule.allocation) return rule;
+  const others = rule.allocation.buckets.filter((b) => b.variant_key !== variantKey);
+  const buckets = flagVariantKeys.map((key) =>
+    key === variantKey ? { variant_key: key, weight_milli: Math.round(percent * 10) } : (others.find((b) => b.variant_key === key) ?? { variant_key: key, weight_milli: 0 }),
+  );
+  return { ...rule, allocation: { ...rule.allocation, buckets } };
+};
