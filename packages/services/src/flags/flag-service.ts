@@ -2,6 +2,7 @@ import {
   checkHashing,
   checkKey,
   checkOffVariant,
+  checkPrerequisites,
   checkFlagMatchesBudget,
   checkRules,
   checkValueType,
@@ -135,9 +136,9 @@ export class FlagService {
     const clientVisible = optionalClientVisible(fields.client_visible);
     const project = this.projectScope(target);
     let state: FlagEnvironmentStateInput | null = null;
-    if ('environment' in target) state = await this.checkState(target.environment, variants, fields, 'default rule when absent');
-    else if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
-      throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
+    if ('environment' in target) state = await this.checkState(target.environment, key, variants, fields, 'default rule when absent');
+    else if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key) || present(fields.prerequisites)) {
+      throw invalidArgument('a project-level flag has no rules, prerequisites, enabled or off_variant_key: set them on an environment', 'flag');
     }
 
     const flag = await this.repos.unitOfWork.run(async (tx) => {
@@ -170,8 +171,8 @@ export class FlagService {
     if (variants !== current.variants) await this.checkRemovedVariants(this.projectScope(target), key, current.variants, variants);
 
     if ('project' in target) {
-      if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
-        throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
+      if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key) || present(fields.prerequisites)) {
+        throw invalidArgument('a project-level flag has no rules, prerequisites, enabled or off_variant_key: set them on an environment', 'flag');
       }
       const flag = await this.repos.unitOfWork.run(async (tx) => {
         const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants, client_visible: clientVisible }, version);
@@ -183,10 +184,13 @@ export class FlagService {
     }
     // An environment that never wrote the flag (version 0) shows a derived default rule: unless the
     // body sets rules, its first write derives it again from the variants and off variant it leaves.
-    const { rules: shownRules, ...shown } = current;
+    // Prerequisites left out keep the current list (the repository checks a given one's references
+    // and cycles under its lock), so they are not merged in from what the flag shows.
+    const { rules: shownRules, prerequisites: _shownPrerequisites, ...shown } = current;
     const unwritten = current.version === 0;
     const state = await this.checkState(
       target.environment,
+      key,
       variants,
       unwritten ? { ...shown, ...fields } : { ...shown, rules: shownRules, ...fields },
       unwritten ? 'default rule when absent' : 'none',
@@ -391,6 +395,7 @@ export class FlagService {
    */
   private async checkState(
     environment: EnvironmentScope,
+    key: string,
     variants: Variant[],
     fields: Record<string, unknown>,
     absentRules: 'none' | 'default rule when absent' = 'none',
@@ -400,10 +405,14 @@ export class FlagService {
     const offVariantKey = checkOffVariant(variantKeys, fields.off_variant_key);
     const rules: Rule[] = given ?? initialRulesFor(variants, offVariantKey);
     await this.checkSegmentReferences(environment, rules);
+    // Absent: the current list (none on a first write). Given: its shape here; its references,
+    // cycles and chain length in the repository's write, under the environment's prerequisite lock.
+    const prerequisites = present(fields.prerequisites) ? checkPrerequisites(key, fields.prerequisites) : undefined;
     return {
       enabled: optionalEnabled(fields.enabled) ?? false,
       off_variant_key: offVariantKey,
       rules,
+      ...(prerequisites === undefined ? {} : { prerequisites }),
       hashing: checkHashing(fields.hashing ?? []),
     };
   }
