@@ -49,7 +49,6 @@ export function definitionFromRow(row: FlagDefinitionRow): Flag {
     enabled: false,
     off_variant_key: null,
     rules: [],
-    prerequisites: [],
     hashing: [],
     version: row.version,
     archived: row.archived,
@@ -77,7 +76,8 @@ export function mergedFromRows(definition: FlagDefinitionRow, state: FlagStateRo
     enabled: state?.enabled ?? false,
     off_variant_key: state?.off_variant_key ?? null,
     rules: state ? state.rules : unwrittenRules(definition.variants),
-    prerequisites: state?.prerequisites ?? [],
+    // Absent when none, as core's documents and the sync stream's decoded flags have it.
+    ...(state !== undefined && state.prerequisites.length > 0 ? { prerequisites: state.prerequisites } : {}),
     hashing: state?.hashing ?? [],
     version: state?.version ?? 0,
     // A change to either half changes what the environment sees.

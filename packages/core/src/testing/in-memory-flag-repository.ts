@@ -210,7 +210,7 @@ const stateKey = (scope: EnvironmentScope, stored: StoredFlagDefinition): string
 
 /** The project's view: definition version, environment fields at their defaults. */
 function definitionView(stored: StoredFlagDefinition): Flag {
-  return viaJson({ ...stored.flag, enabled: false, off_variant_key: null, rules: [], prerequisites: [], hashing: [] });
+  return viaJson({ ...stored.flag, enabled: false, off_variant_key: null, rules: [], hashing: [] });
 }
 
 /** One environment's view: definition fields, that environment's state and state version. */
@@ -220,7 +220,8 @@ function mergedView(stored: StoredFlagDefinition, state: StoredFlagState): Flag 
     enabled: state.enabled,
     off_variant_key: state.off_variant_key,
     rules: state.rules,
-    prerequisites: state.prerequisites ?? [],
+    // Absent when none, as PostgreSQL's view has it.
+    ...(state.prerequisites.length > 0 ? { prerequisites: state.prerequisites } : {}),
     hashing: state.hashing,
     version: state.version,
     // A change to either half changes what the environment sees.

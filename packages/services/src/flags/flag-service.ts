@@ -107,10 +107,16 @@ export class FlagService {
 
   async list(principal: Principal, target: FlagTarget): Promise<Flag[]> {
     this.authorize(principal, 'flag.read', target);
-    return 'environment' in target ? this.repos.flags.list(target.environment) : this.repos.flags.listDefinitions(target.project);
+    const flags = 'environment' in target ? await this.repos.flags.list(target.environment) : await this.repos.flags.listDefinitions(target.project);
+    return flags.map(asShown);
   }
 
   async get(principal: Principal, target: FlagTarget, key: string): Promise<Flag> {
+    return asShown(await this.find(principal, target, key));
+  }
+
+  /** The stored document (prerequisites absent when none), for the writes' checks and audit entries. */
+  private async find(principal: Principal, target: FlagTarget, key: string): Promise<Flag> {
     this.authorize(principal, 'flag.read', target);
     const flag = 'environment' in target ? await this.repos.flags.get(target.environment, key) : await this.repos.flags.getDefinition(target.project, key);
     if (!flag) throw notFound('flag', key);
@@ -151,7 +157,7 @@ export class FlagService {
       return created;
     });
     await this.announce(target);
-    return flag;
+    return asShown(flag);
   }
 
   /** Replaces the fields present in the body; `version` (if given) must match. */
@@ -160,7 +166,7 @@ export class FlagService {
     const fields = mergeBody(body);
     if (present(fields.key) && fields.key !== key) throw invalidArgument('key cannot change', 'key');
     const version = optionalVersion(fields.version);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const valueType = present(fields.value_type) ? checkValueType(fields.value_type) : current.value_type;
     const variants = present(fields.variants) || valueType !== current.value_type ? checkVariants(valueType, fields.variants ?? current.variants) : current.variants;
     const description = optionalDescription(fields.description);
@@ -180,7 +186,7 @@ export class FlagService {
         return updated;
       });
       await this.announce(target);
-      return flag;
+      return asShown(flag);
     }
     // An environment that never wrote the flag (version 0) shows a derived default rule: unless the
     // body sets rules, its first write derives it again from the variants and off variant it leaves.
@@ -215,7 +221,7 @@ export class FlagService {
       return updated;
     });
     await this.announce(target, definitionChanged ? 'project' : 'environment');
-    return flag;
+    return asShown(flag);
   }
 
   async remove(principal: Principal, target: FlagTarget, key: string, version?: number): Promise<void> {
@@ -249,7 +255,7 @@ export class FlagService {
   async replaceRules(principal: Principal, target: FlagTarget, key: string, rules: unknown, version?: number): Promise<Flag> {
     const environment = this.requireEnvironment(target, 'rules');
     this.authorize(principal, 'flag.write', target);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const checked = checkRules(new Set(current.variants.map((v) => v.key)), rules);
     await this.checkSegmentReferences(environment, checked);
     await this.checkStudiedRules(environment, current, checked);
@@ -260,14 +266,14 @@ export class FlagService {
       return updated;
     });
     await this.announce(target, 'environment');
-    return flag;
+    return asShown(flag);
   }
 
   /** `POST .../variants`: adds variants; an existing key gets the new value. */
   async upsertVariants(principal: Principal, target: FlagTarget, key: string, variants: unknown): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
     this.authorizeDefinitionWrite(principal, target);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const incoming = checkVariants(current.value_type, variants);
     const merged: Variant[] = current.variants.map((v) => incoming.find((n) => n.key === v.key) ?? v);
     for (const variant of incoming) if (!merged.some((v) => v.key === variant.key)) merged.push(variant);
@@ -287,14 +293,14 @@ export class FlagService {
     const environment = this.requireEnvironment(target, 'hashing');
     this.authorize(principal, 'flag.write', target);
     const checked = checkHashing(configs);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const flag = await this.repos.unitOfWork.run(async (tx) => {
       const updated = await tx.flags.updateState(environment, key, { hashing: checked }, version ?? current.version);
       await this.record(tx, principal, environment, key, 'flag.hashing', { environment }, current, updated);
       return updated;
     });
     await this.announce(target, 'environment');
-    return { flag, configs: flag.hashing };
+    return { flag: asShown(flag), configs: flag.hashing };
   }
 
   // --- helpers ---
@@ -331,7 +337,7 @@ export class FlagService {
    */
   private async definitionVersionFor(principal: Principal, target: FlagTarget, key: string, version?: number): Promise<number | undefined> {
     if (!('environment' in target) || version === undefined) return version;
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     if (current.version !== version) {
       throw versionConflict('flag', version, current.version);
     }
@@ -460,6 +466,12 @@ export class FlagService {
     );
   }
 }
+
+/**
+ * A flag as the API shows it: `prerequisites` always present, [] when none (the stored
+ * documents, the evaluation snapshots and the change history leave it out then, as core does).
+ */
+const asShown = (flag: Flag): Flag => (flag.prerequisites === undefined ? { ...flag, prerequisites: [] } : flag);
 
 /**
  * After a state write, inside its unit of work: the written rules and off variant name only the
