@@ -2,20 +2,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { apiPath, ApiError } from '../api.ts';
 import type { Flag, Prerequisite } from '../records.ts';
 import { ErrorMessage, useLoad } from './common.tsx';
-import { atIndex, withChange } from './draft-updates.ts';
+import { atIndex, withChange, withVariant } from './draft-updates.ts';
 import type { DraftUpdate } from './experiment-setup.ts';
 import { ConflictMessage, type FlagApi } from './flag-settings.tsx';
 
 /** At most this many per flag and environment (docs/contract.md "Prerequisites"). */
 const MAX_PREREQUISITES = 50;
-
-/** Ticks or unticks `variantKey` in the prerequisite's variant list, in the prerequisite flag's variant order. */
-export const withVariant = (order: readonly string[], variantKey: string, on: boolean) => (current: Prerequisite): Prerequisite => {
-  const chosen = new Set(current.variant_keys);
-  if (on) chosen.add(variantKey);
-  else chosen.delete(variantKey);
-  return { ...current, variant_keys: [...order.filter((key) => chosen.has(key)), ...[...chosen].filter((key) => !order.includes(key))] };
-};
 
 /**
  * The flag's prerequisites in this environment (checked before its rules): each names another flag
