@@ -194,6 +194,22 @@ describe('a flag other flags name', () => {
     expectStatus(await client.delete(path(parent), { token: a.admin.token }), 204, 'delete once free');
   });
 
+  test('archiving a flag while another write names it: never both', async () => {
+    for (let round = 0; round < 5; round++) {
+      const parent = await flag('race-parent');
+      const child = await flag('race-child');
+      const [archive, write] = await Promise.all([client.post(`${path(parent)}/archive`, { token: a.admin.token, body: {} }), setPrerequisites(child, [on(parent)])]);
+      const detail = `round ${round}: archive ${archive.status} ${JSON.stringify(archive.body)} / write ${write.status} ${JSON.stringify(write.body)}`;
+      if (archive.status === 200) expectError(write, 400, 'INVALID_ARGUMENT', /archived/);
+      else {
+        expectError(archive, 409, 'FAILED_PRECONDITION', new RegExp(child));
+        assert.equal(write.status, 200, detail);
+      }
+      const stored = await get(child);
+      assert.equal((await get(parent)).archived && stored.prerequisites.length > 0, false, detail);
+    }
+  });
+
   test('removing a variant a dependent lists is refused with 409 naming it; other variants may go', async () => {
     const parent = await flag('variant-parent');
     const child = await flag('variant-child', [on(parent, ['on', 'extra'])]);
