@@ -167,6 +167,8 @@ CREATE TABLE IF NOT EXISTS flag_environment_states (
   hashing          jsonb NOT NULL DEFAULT '[]',
   version          bigint NOT NULL DEFAULT 1,
   updated_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- [{flag_key, variant_keys}]: the flags this one depends on here (docs/contract.md "Prerequisites").
+  prerequisites    jsonb NOT NULL DEFAULT '[]',
   PRIMARY KEY (environment_id, flag_id),
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );

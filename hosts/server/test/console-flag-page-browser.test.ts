@@ -235,6 +235,32 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false }, (
     await page.context().close();
   });
 
+  test('prerequisites: a flag picked from the list, its variants ticked, saved with the flag; the stored list is shown again', async () => {
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'gate', enabled: true, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'gated', enabled: true, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
+    const page = await signedIn();
+    await page.goto(flagUrl('gated'));
+    const form = page.getByRole('form', { name: 'Prerequisites' });
+    await form.getByText('No prerequisites.').waitFor();
+    await form.getByRole('button', { name: 'Add prerequisite' }).click();
+    const entry = form.getByRole('group', { name: 'Prerequisite 1' });
+    const picker = entry.getByLabel('Flag');
+    // Every other flag of the environment, not the flag itself.
+    const options = await picker.locator('option').allInnerTexts();
+    assert.ok(options.includes('gate') && !options.includes('gated'), JSON.stringify(options));
+    await picker.selectOption('gate');
+    await entry.getByRole('checkbox', { name: 'on' }).check();
+    await form.getByRole('button', { name: 'Save prerequisites' }).click();
+    await page.getByText('Prerequisites saved.').waitFor();
+    assert.deepEqual((await stored('gated')).prerequisites, [{ flag_key: 'gate', variant_keys: ['on'] }]);
+    await page.reload();
+    assert.equal(await page.getByRole('form', { name: 'Prerequisites' }).getByRole('group', { name: 'Prerequisite 1' }).getByLabel('Flag').inputValue(), 'gate');
+    // The named flag cannot be deleted meanwhile: the API's 409 names the dependent.
+    expectStatus(await client.delete(flagPath('gate'), { token: tenant.admin.token }), 409);
+    await page.screenshot({ path: artifactPath('flag-prerequisites.png'), fullPage: true });
+    await page.context().close();
+  });
+
   test('history: what happened in words, who by name, and the changed lines marked in before and after', async () => {
     await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'storied', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
     const page = await signedIn();

@@ -1,6 +1,6 @@
 /** The API's records as the console reads them (docs/contract.md "Records"). */
 import type { CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection } from '@switchyard/core';
-export type { Condition, CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection, Rule, Segment, Variant } from '@switchyard/core';
+export type { Condition, CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection, Prerequisite, Rule, Segment, Variant } from '@switchyard/core';
 
 /**
  * A flag as the flag page reads it: `client_visible` (docs/client-side.md "What a client sees")

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { atIndex, withChange, withWeight } from '../src/components/draft-updates.ts';
+import { atIndex, withChange, withVariant, withWeight } from '../src/components/draft-updates.ts';
 import type { Rule } from '../src/records.ts';
 
 /** A state hook's setter, as Preact's: updates queued before a re-render each see the previous one's result. */
@@ -41,5 +41,17 @@ describe('rule and client-key updaters', () => {
   test('a weight change to a rule that serves a fixed variant leaves it alone', () => {
     const fixed: Rule = { id: 'r2', conditions: [], variant_key: 'on' };
     assert.equal(withWeight(['on', 'off'], 'on', 50)(fixed), fixed);
+  });
+});
+
+describe('prerequisite updaters', () => {
+  test('two variant ticks before a re-render both apply, kept in the prerequisite flag\'s variant order; an untick removes one', () => {
+    const draft = state([{ flag_key: 'gate', variant_keys: [] as string[] }]);
+    const order = ['control', 'treatment', 'holdout'];
+    draft.update(atIndex(0, withVariant(order, 'holdout', true)));
+    draft.update(atIndex(0, withVariant(order, 'control', true)));
+    assert.deepEqual(draft.get(), [{ flag_key: 'gate', variant_keys: ['control', 'holdout'] }]);
+    draft.update(atIndex(0, withVariant(order, 'holdout', false)));
+    assert.deepEqual(draft.get(), [{ flag_key: 'gate', variant_keys: ['control'] }]);
   });
 });

@@ -1,8 +1,19 @@
 import type postgres from 'postgres';
-import { failedPrecondition, notFound, variantUses, versionConflict } from '@switchyard/core';
+import {
+  checkPrerequisiteGraph,
+  failedPrecondition,
+  notFound,
+  refuseRemovingPrerequisiteVariants,
+  refuseWhilePrerequisite,
+  variantUses,
+  versionConflict,
+} from '@switchyard/core';
 import type {
   EnvironmentScope,
   Flag,
+  Prerequisite,
+  PrerequisiteHolder,
+  PrerequisiteNode,
   FlagDefinitionInput,
   FlagEnvironmentStateInput,
   FlagRepository,
@@ -91,6 +102,8 @@ export class PgFlagRepository implements FlagRepository {
           SELECT rules, off_variant_key FROM flag_environment_states WHERE flag_id = ${locked.id}`;
         const served = removed.filter((variantKey) => states.some((state) => variantUses(state, variantKey).length > 0));
         if (served.length > 0) throw failedPrecondition(`a variant that is served cannot be removed: ${served.map((v) => `'${v}'`).join(', ')}`);
+        // A dependent's prerequisite listing it: a writer adding one holds this row FOR SHARE to its commit.
+        refuseRemovingPrerequisiteVariants(key, removed, await this.prerequisiteHolders(tx, scope, key));
       }
       return this.writeDefinition(tx, scope, key, patch, expectedVersion);
     });
@@ -121,30 +134,56 @@ export class PgFlagRepository implements FlagRepository {
 
   async deleteDefinition(scope: ProjectScope, key: string, expectedVersion?: number): Promise<void> {
     if (!validProject(scope)) throw notFound('flag', key);
-    // Environment states go by ON DELETE CASCADE, in the same statement.
-    const [row] = await this.sql<{ id: string }[]>`
-      DELETE FROM flags
-      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
-        AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
-      RETURNING id`;
-    if (!row) await this.explainMiss(scope, key, expectedVersion);
+    await transaction(this.sql, async (tx) => {
+      // The flag's lock first: a writer naming it as a prerequisite holds it FOR SHARE to its
+      // commit, so the dependents read next include every such write (or that writer, coming
+      // later, finds the flag gone).
+      await tx`SELECT 1 FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key} FOR UPDATE`;
+      refuseWhilePrerequisite(key, await this.prerequisiteHolders(tx, scope, key), 'deleted');
+      // Environment states go by ON DELETE CASCADE, in the same statement.
+      const [row] = await tx<{ id: string }[]>`
+        DELETE FROM flags
+        WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
+          AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
+        RETURNING id`;
+      if (!row) await this.explainMiss(scope, key, expectedVersion, tx);
+    });
   }
 
   async setArchived(scope: ProjectScope, key: string, archived: boolean, expectedVersion?: number): Promise<Flag> {
     if (!validProject(scope)) throw notFound('flag', key);
-    const [row] = await this.sql<FlagDefinitionRow[]>`
-      UPDATE flags SET archived = ${archived}, version = version + 1, updated_at = clock_timestamp()
-      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
-        AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
-      RETURNING *`;
-    if (!row) return this.explainMiss(scope, key, expectedVersion);
-    return definitionFromRow(row);
+    return transaction(this.sql, async (tx) => {
+      if (archived) {
+        // As deleteDefinition: under the flag's lock, so a prerequisite written meanwhile is seen.
+        await tx`SELECT 1 FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key} FOR UPDATE`;
+        refuseWhilePrerequisite(key, await this.prerequisiteHolders(tx, scope, key), 'archived');
+      }
+      const [row] = await tx<FlagDefinitionRow[]>`
+        UPDATE flags SET archived = ${archived}, version = version + 1, updated_at = clock_timestamp()
+        WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}
+          AND (${expectedVersion ?? null}::bigint IS NULL OR version = ${expectedVersion ?? null}::bigint)
+        RETURNING *`;
+      if (!row) return this.explainMiss(scope, key, expectedVersion, tx);
+      return definitionFromRow(row);
+    });
+  }
+
+  /** The written states of the project (any environment) whose prerequisites name `key`. */
+  private async prerequisiteHolders(sql: Sql | TransactionSql, scope: ProjectScope, key: string): Promise<PrerequisiteHolder[]> {
+    return sql<PrerequisiteHolder[]>`
+      SELECT f.key AS flag_key, e.name AS environment, s.prerequisites
+      FROM flag_environment_states s
+      JOIN flags f ON f.id = s.flag_id
+      JOIN environments e ON e.id = s.environment_id
+      WHERE s.org_id = ${scope.orgId} AND s.project_id = ${scope.projectId}
+        AND s.prerequisites @> ${this.json([{ flag_key: key }])}
+      ORDER BY f.key COLLATE "C", e.name`;
   }
 
   async get(scope: EnvironmentScope, key: string): Promise<Flag | null> {
     if (!validEnvironment(scope)) return null;
     const [row] = await this.sql<MergedFlagRow[]>`
-      SELECT f.*, s.enabled AS state_enabled, s.off_variant_key AS state_off_variant_key, s.rules AS state_rules,
+      SELECT f.*, s.enabled AS state_enabled, s.off_variant_key AS state_off_variant_key, s.rules AS state_rules, s.prerequisites AS state_prerequisites,
              s.hashing AS state_hashing, s.version AS state_version, s.updated_at AS state_updated_at
       FROM flags f
       JOIN environments e ON e.project_id = f.project_id AND e.org_id = f.org_id
@@ -157,7 +196,7 @@ export class PgFlagRepository implements FlagRepository {
   async list(scope: EnvironmentScope): Promise<Flag[]> {
     if (!validEnvironment(scope)) return [];
     const rows = await this.sql<MergedFlagRow[]>`
-      SELECT f.*, s.enabled AS state_enabled, s.off_variant_key AS state_off_variant_key, s.rules AS state_rules,
+      SELECT f.*, s.enabled AS state_enabled, s.off_variant_key AS state_off_variant_key, s.rules AS state_rules, s.prerequisites AS state_prerequisites,
              s.hashing AS state_hashing, s.version AS state_version, s.updated_at AS state_updated_at
       FROM flags f
       JOIN environments e ON e.project_id = f.project_id AND e.org_id = f.org_id
@@ -174,7 +213,13 @@ export class PgFlagRepository implements FlagRepository {
     expectedVersion?: number,
   ): Promise<Flag> {
     if (!validEnvironment(scope)) throw notFound('flag', key);
+    const prerequisites = patch.prerequisites;
+    const checkGraph = prerequisites !== undefined && prerequisites.length > 0;
     return transaction(this.sql, async (tx) => {
+      // 0. Writes that add prerequisites queue per environment, before any row lock: of two that
+      //    would close a cycle between them, the second sees the first's committed list.
+      if (checkGraph) await tx`SELECT pg_advisory_xact_lock(${PREREQUISITE_LOCK_CLASS}::int4, hashtext(${scope.environmentId}))`;
+
       // 1. Lock the flag (found only when the environment belongs to the scope's project and org):
       //    concurrent state writers of this flag queue here, so the version read next is current.
       //    NO KEY UPDATE, not UPDATE: it does not block inserts of rows referencing the flag.
@@ -196,6 +241,10 @@ export class PgFlagRepository implements FlagRepository {
         throw versionConflict('flag state', expectedVersion, currentVersion);
       }
 
+      // 2b. Prerequisites: the flags they name are held FOR SHARE to the commit (a delete, archive
+      //     or variant removal of one waits, then sees this list), then the environment's graph is read.
+      if (checkGraph) await this.checkPrerequisites(tx, scope, key, prerequisites);
+
       // 3. Write the merged state with the next version. An environment's first write that leaves
       //    rules out stores its default rule (unwrittenRules), not [].
       // null is a value here (no off variant); only an absent field keeps the current one.
@@ -204,6 +253,7 @@ export class PgFlagRepository implements FlagRepository {
         enabled: patch.enabled ?? current?.enabled ?? false,
         offVariantKey,
         rules: this.json(patch.rules ?? current?.rules ?? unwrittenRules(flag.variants, offVariantKey)),
+        prerequisites: this.json(prerequisites ?? current?.prerequisites ?? []),
         hashing: this.json(patch.hashing ?? current?.hashing ?? []),
       };
       const written = current ? await this.updateStateRow(tx, scope, flag.id, next) : await this.insertStateRow(tx, scope, flag.id, next);
@@ -211,10 +261,24 @@ export class PgFlagRepository implements FlagRepository {
     });
   }
 
+  private async checkPrerequisites(tx: TransactionSql, scope: EnvironmentScope, key: string, prerequisites: Prerequisite[]): Promise<void> {
+    const keys = prerequisites.map((p) => p.flag_key);
+    await tx`
+      SELECT 1 FROM flags WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ANY(${keys}::text[])
+      ORDER BY key COLLATE "C" FOR SHARE`;
+    const rows = await tx<Array<{ key: string; variants: FlagDefinitionRow['variants']; archived: boolean; prerequisites: Prerequisite[] | null }>>`
+      SELECT f.key, f.variants, f.archived, s.prerequisites
+      FROM flags f
+      LEFT JOIN flag_environment_states s ON s.flag_id = f.id AND s.environment_id = ${scope.environmentId}
+      WHERE f.org_id = ${scope.orgId} AND f.project_id = ${scope.projectId}`;
+    const nodes = new Map<string, PrerequisiteNode>(rows.map((row) => [row.key, { variants: row.variants, archived: row.archived, prerequisites: row.prerequisites ?? [] }]));
+    checkPrerequisiteGraph(key, prerequisites, nodes);
+  }
+
   private async updateStateRow(tx: TransactionSql, scope: EnvironmentScope, flagId: string, next: NextState): Promise<FlagStateRow> {
     const [row] = await tx<FlagStateRow[]>`
       UPDATE flag_environment_states SET
-        enabled = ${next.enabled}, off_variant_key = ${next.offVariantKey}, rules = ${next.rules}, hashing = ${next.hashing},
+        enabled = ${next.enabled}, off_variant_key = ${next.offVariantKey}, rules = ${next.rules}, prerequisites = ${next.prerequisites}, hashing = ${next.hashing},
         version = version + 1, updated_at = clock_timestamp()
       WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId}
         AND environment_id = ${scope.environmentId} AND flag_id = ${flagId}
@@ -227,9 +291,9 @@ export class PgFlagRepository implements FlagRepository {
     // The first write of this environment: the row starts at version 1.
     const [row] = await tx<FlagStateRow[]>`
       INSERT INTO flag_environment_states
-        (flag_id, org_id, project_id, environment_id, enabled, off_variant_key, rules, hashing, version)
+        (flag_id, org_id, project_id, environment_id, enabled, off_variant_key, rules, prerequisites, hashing, version)
       SELECT f.id, f.org_id, f.project_id, ${scope.environmentId}, ${next.enabled}, ${next.offVariantKey},
-             ${next.rules}, ${next.hashing}, 1
+             ${next.rules}, ${next.prerequisites}, ${next.hashing}, 1
       FROM flags f
       WHERE f.id = ${flagId} AND f.org_id = ${scope.orgId} AND f.project_id = ${scope.projectId}
       RETURNING *`;
@@ -255,5 +319,13 @@ interface NextState {
   enabled: boolean;
   offVariantKey: string | null;
   rules: postgres.Parameter;
+  prerequisites: postgres.Parameter;
   hashing: postgres.Parameter;
 }
+
+/**
+ * First key of the transaction-level advisory lock that serializes, per environment, the state
+ * writes that set prerequisites (the second key hashes the environment id). Distinct from
+ * advisory-lock.pg.ts' class.
+ */
+const PREREQUISITE_LOCK_CLASS = 7244;

@@ -1,4 +1,4 @@
-import { initialRulesFor, type Flag, type FlagValueType, type HashingConfig, type Rule, type Variant } from '@switchyard/core';
+import { initialRulesFor, type Flag, type FlagValueType, type HashingConfig, type Prerequisite, type Rule, type Variant } from '@switchyard/core';
 
 /** A `flags` row as `SELECT f.*` / `RETURNING *` gives it (jsonb parsed, timestamptz as Date). */
 export interface FlagDefinitionRow {
@@ -19,6 +19,7 @@ export interface FlagStateRow {
   enabled: boolean;
   off_variant_key: string | null;
   rules: Rule[];
+  prerequisites: Prerequisite[];
   hashing: HashingConfig[];
   version: number;
   updated_at: Date;
@@ -29,6 +30,7 @@ export interface MergedFlagRow extends FlagDefinitionRow {
   state_enabled: boolean | null;
   state_off_variant_key: string | null;
   state_rules: Rule[] | null;
+  state_prerequisites: Prerequisite[] | null;
   state_hashing: HashingConfig[] | null;
   state_version: number | null;
   state_updated_at: Date | null;
@@ -74,6 +76,8 @@ export function mergedFromRows(definition: FlagDefinitionRow, state: FlagStateRo
     enabled: state?.enabled ?? false,
     off_variant_key: state?.off_variant_key ?? null,
     rules: state ? state.rules : unwrittenRules(definition.variants),
+    // Absent when none, as core's documents and the sync stream's decoded flags have it.
+    ...(state !== undefined && state.prerequisites.length > 0 ? { prerequisites: state.prerequisites } : {}),
     hashing: state?.hashing ?? [],
     version: state?.version ?? 0,
     // A change to either half changes what the environment sees.
@@ -90,6 +94,7 @@ export function mergedFromJoinedRow(row: MergedFlagRow): Flag {
           enabled: row.state_enabled ?? false,
           off_variant_key: row.state_off_variant_key,
           rules: row.state_rules ?? [],
+          prerequisites: row.state_prerequisites ?? [],
           hashing: row.state_hashing ?? [],
           version: row.state_version,
           updated_at: row.state_updated_at ?? row.updated_at,

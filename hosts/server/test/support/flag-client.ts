@@ -21,6 +21,7 @@ export const FLAG_FIELDS = [
   'hashing',
   'key',
   'off_variant_key',
+  'prerequisites',
   'rules',
   'updated_at_ms',
   'value_type',

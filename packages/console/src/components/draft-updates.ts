@@ -1,8 +1,8 @@
 /**
- * Pure updaters for the rule and client-key forms (see `DraftUpdate` in experiment-setup.ts): each
+ * Pure updaters for the rule, prerequisite and client-key forms (see `DraftUpdate` in experiment-setup.ts): each
  * change is a function of the CURRENT draft, so two input events before a re-render both apply.
  */
-import type { Rule } from '../records.ts';
+import type { Prerequisite, Rule } from '../records.ts';
 
 /** Replaces the fields `change` names, keeping the current draft's others. */
 export const withChange = <T>(change: Partial<T>) => (current: T): T => ({ ...current, ...change });
@@ -18,4 +18,12 @@ export const withWeight = (flagVariantKeys: readonly string[], variantKey: strin
     key === variantKey ? { variant_key: key, weight_milli: Math.round(percent * 10) } : (others.find((b) => b.variant_key === key) ?? { variant_key: key, weight_milli: 0 }),
   );
   return { ...rule, allocation: { ...rule.allocation, buckets } };
+};
+
+/** Ticks or unticks `variantKey` in the prerequisite's variant list, in the prerequisite flag's variant order. */
+export const withVariant = (order: readonly string[], variantKey: string, on: boolean) => (current: Prerequisite): Prerequisite => {
+  const chosen = new Set(current.variant_keys);
+  if (on) chosen.add(variantKey);
+  else chosen.delete(variantKey);
+  return { ...current, variant_keys: [...order.filter((key) => chosen.has(key)), ...[...chosen].filter((key) => !order.includes(key))] };
 };

@@ -5,6 +5,7 @@ import { ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { hasDefaultRule, isUnconditional, needsDefaultRuleWarning, newDefaultRule } from '../components/default-rule.ts';
 import { ClientVisibility, ConflictMessage, DeleteFlag, Hashing, Settings } from '../components/flag-settings.tsx';
 import { VariantsTab } from '../components/flag-variants.tsx';
+import { Prerequisites } from '../components/flag-prerequisites.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
 import { atIndex } from '../components/draft-updates.ts';
@@ -184,6 +185,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
       <Tabs label={`${current.key}`} tabs={TABS} selected={selected} onSelect={(id) => navigate({ envId: environment.environment_id, page: 'flags', id: flagKey, tab: id })}>
         {selected === 'targeting' && (
           <>
+            <Prerequisites path={path} flag={current} api={api} environmentId={environment.environment_id} onSaved={flag.set} onReload={flag.reload} />
             <h2>Rules</h2>
             <p class="muted">Rules are tried in order; the first that matches decides. The default rule, at the bottom, serves every context that no rule above matches.</p>
             <datalist id={attributeListId}>

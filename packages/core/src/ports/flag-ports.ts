@@ -1,4 +1,4 @@
-import type { Condition, Flag, FlagValueType, HashingConfig, Rule, Segment, SegmentKind, Variant } from '../model/definitions.ts';
+import type { Condition, Flag, FlagValueType, HashingConfig, Prerequisite, Rule, Segment, SegmentKind, Variant } from '../model/definitions.ts';
 import type { EnvironmentScope, Page, ProjectScope } from './scopes.ts';
 
 /** The project-level part of a flag. */
@@ -16,6 +16,8 @@ export interface FlagEnvironmentStateInput {
   enabled?: boolean;
   off_variant_key?: string | null;
   rules?: Rule[];
+  /** Checked by the repository against the environment's flags (checkPrerequisiteGraph) under its prerequisite lock. */
+  prerequisites?: Prerequisite[];
   hashing?: HashingConfig[];
 }
 
@@ -40,16 +42,23 @@ export interface FlagRepository {
     patch: Partial<Omit<FlagDefinitionInput, 'key'>>,
     expectedVersion?: number,
   ): Promise<Flag>;
-  /** Deletes the definition and every environment's state. @throws NOT_FOUND, ABORTED. */
+  /**
+   * Deletes the definition and every environment's state. @throws NOT_FOUND, ABORTED;
+   * FAILED_PRECONDITION while another flag names it as a prerequisite (refuseWhilePrerequisite).
+   */
   deleteDefinition(scope: ProjectScope, key: string, expectedVersion?: number): Promise<void>;
-  /** @throws NOT_FOUND, ABORTED. */
+  /** @throws NOT_FOUND, ABORTED; archiving: FAILED_PRECONDITION while another flag names it as a prerequisite. */
   setArchived(scope: ProjectScope, key: string, archived: boolean, expectedVersion?: number): Promise<Flag>;
 
   /** The flag merged with this environment's state. */
   get(scope: EnvironmentScope, key: string): Promise<Flag | null>;
   /** Every flag of the environment, merged, ordered by key. */
   list(scope: EnvironmentScope): Promise<Flag[]>;
-  /** @throws NOT_FOUND, ABORTED (against the environment state's version). */
+  /**
+   * @throws NOT_FOUND, ABORTED (against the environment state's version); INVALID_ARGUMENT when
+   * non-empty `prerequisites` fail checkPrerequisiteGraph against the environment's flags, checked
+   * under a lock that serializes such writes per environment.
+   */
   updateState(
     scope: EnvironmentScope,
     key: string,

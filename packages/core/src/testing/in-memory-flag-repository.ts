@@ -1,6 +1,7 @@
 import { alreadyExists, failedPrecondition, notFound, versionConflict } from '../errors/domain-error.ts';
 import { initialRulesFor } from '../flags/default-rule.ts';
 import { variantUses } from '../flags/variant-uses.ts';
+import { checkPrerequisiteGraph, refuseRemovingPrerequisiteVariants, refuseWhilePrerequisite, type PrerequisiteHolder, type PrerequisiteNode } from '../flags/prerequisites.ts';
 import type { Flag } from '../model/definitions.ts';
 import type { FlagDefinitionInput, FlagEnvironmentStateInput, FlagRepository } from '../ports/flag-ports.ts';
 import type { EnvironmentScope, ProjectScope } from '../ports/scopes.ts';
@@ -21,6 +22,7 @@ const absentState = (stored: StoredFlagDefinition): StoredFlagState => ({
   enabled: false,
   off_variant_key: null,
   rules: initialRulesFor(stored.flag.variants, null),
+  prerequisites: [],
   hashing: [],
   version: 0,
   updated_at_ms: 0,
@@ -82,6 +84,7 @@ export class InMemoryFlagRepository implements FlagRepository {
       const states = [...this.state.flagStates.entries()].filter(([k]) => k.endsWith(`/${stored.id}`)).map(([, state]) => state);
       const served = removed.filter((variantKey) => states.some((state) => variantUses(state, variantKey).length > 0));
       if (served.length > 0) throw failedPrecondition(`a variant that is served cannot be removed: ${served.map((v) => `'${v}'`).join(', ')}`);
+      refuseRemovingPrerequisiteVariants(key, removed, this.prerequisiteHolders(scope));
     }
     if (patch.description !== undefined) flag.description = patch.description;
     if (patch.value_type !== undefined) flag.value_type = patch.value_type;
@@ -93,6 +96,7 @@ export class InMemoryFlagRepository implements FlagRepository {
 
   async deleteDefinition(scope: ProjectScope, key: string, expectedVersion?: number): Promise<void> {
     const stored = this.requireDefinition(scope, key, expectedVersion);
+    refuseWhilePrerequisite(key, this.prerequisiteHolders(scope), 'deleted');
     this.state.flags.delete(stored.id);
     // As ON DELETE CASCADE does: every environment's state goes with the definition.
     const suffix = `/${stored.id}`;
@@ -103,6 +107,7 @@ export class InMemoryFlagRepository implements FlagRepository {
 
   async setArchived(scope: ProjectScope, key: string, archived: boolean, expectedVersion?: number): Promise<Flag> {
     const stored = this.requireDefinition(scope, key, expectedVersion);
+    if (archived) refuseWhilePrerequisite(key, this.prerequisiteHolders(scope), 'archived');
     stored.flag.archived = archived;
     this.touchDefinition(stored);
     return definitionView(stored);
@@ -132,6 +137,12 @@ export class InMemoryFlagRepository implements FlagRepository {
     if (expectedVersion !== undefined && expectedVersion !== current.version) {
       throw versionConflict('flag state', expectedVersion, current.version);
     }
+    if (patch.prerequisites !== undefined && patch.prerequisites.length > 0) {
+      const nodes = new Map<string, PrerequisiteNode>(
+        this.definitionsOf(scope).map((other) => [other.flag.key, { variants: other.flag.variants, archived: other.flag.archived, prerequisites: this.stateOf(scope, other).prerequisites }]),
+      );
+      checkPrerequisiteGraph(key, patch.prerequisites, nodes);
+    }
     // null is a value here (no off variant); only an absent field keeps the current one.
     const offVariantKey = patch.off_variant_key === undefined ? current.off_variant_key : patch.off_variant_key;
     // A first write that leaves rules out stores the default rule for the off variant it leaves.
@@ -140,6 +151,7 @@ export class InMemoryFlagRepository implements FlagRepository {
       enabled: patch.enabled ?? current.enabled,
       off_variant_key: offVariantKey,
       rules: patch.rules === undefined ? keptRules : viaJson(patch.rules),
+      prerequisites: patch.prerequisites === undefined ? current.prerequisites : viaJson(patch.prerequisites),
       hashing: patch.hashing === undefined ? current.hashing : viaJson(patch.hashing),
       version: current.version + 1,
       updated_at_ms: this.state.now(),
@@ -176,6 +188,19 @@ export class InMemoryFlagRepository implements FlagRepository {
     stored.flag.updated_at_ms = this.state.now();
   }
 
+  /** Every written state of the project's flags, with its flag key and environment name. */
+  private prerequisiteHolders(scope: ProjectScope): PrerequisiteHolder[] {
+    const holders: PrerequisiteHolder[] = [];
+    for (const stored of this.definitionsOf(scope)) {
+      for (const [k, state] of this.state.flagStates) {
+        if (!k.endsWith(`/${stored.id}`) || state.prerequisites.length === 0) continue;
+        const environmentId = k.slice(0, k.indexOf('/'));
+        holders.push({ flag_key: stored.flag.key, environment: this.state.environments.get(environmentId)?.name ?? environmentId, prerequisites: state.prerequisites });
+      }
+    }
+    return holders;
+  }
+
   private stateOf(scope: EnvironmentScope, stored: StoredFlagDefinition): StoredFlagState {
     return this.state.flagStates.get(stateKey(scope, stored)) ?? absentState(stored);
   }
@@ -195,6 +220,8 @@ function mergedView(stored: StoredFlagDefinition, state: StoredFlagState): Flag 
     enabled: state.enabled,
     off_variant_key: state.off_variant_key,
     rules: state.rules,
+    // Absent when none, as PostgreSQL's view has it.
+    ...(state.prerequisites.length > 0 ? { prerequisites: state.prerequisites } : {}),
     hashing: state.hashing,
     version: state.version,
     // A change to either half changes what the environment sees.

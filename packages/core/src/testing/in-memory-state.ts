@@ -19,7 +19,7 @@ import type {
   StatsJob,
   User,
 } from '../model/entities.ts';
-import type { Flag, HashingConfig, Rule, Segment } from '../model/definitions.ts';
+import type { Flag, HashingConfig, Prerequisite, Rule, Segment } from '../model/definitions.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.ts';
 import type { Invitation, RefreshTokenRecord, SessionRecord } from '../ports/session-ports.ts';
 import type { AccountToken, OutboxMail } from '../ports/mail-ports.ts';
@@ -39,6 +39,7 @@ export interface StoredFlagState {
   enabled: boolean;
   off_variant_key: string | null;
   rules: Rule[];
+  prerequisites: Prerequisite[];
   hashing: HashingConfig[];
   version: number;
   updated_at_ms: number;

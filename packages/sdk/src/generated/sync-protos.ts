@@ -278,6 +278,19 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     }
                   }
                 },
+                "FlagPrerequisite": {
+                  "fields": {
+                    "flag_key": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "variant_keys": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 2
+                    }
+                  }
+                },
                 "FeatureFlag": {
                   "oneofs": {
                     "_client_visible": {
@@ -344,6 +357,11 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "options": {
                         "proto3_optional": true
                       }
+                    },
+                    "prerequisites": {
+                      "rule": "repeated",
+                      "type": "FlagPrerequisite",
+                      "id": 14
                     }
                   }
                 },

@@ -2,6 +2,7 @@ import {
   checkHashing,
   checkKey,
   checkOffVariant,
+  checkPrerequisites,
   checkFlagMatchesBudget,
   checkRules,
   checkValueType,
@@ -106,10 +107,16 @@ export class FlagService {
 
   async list(principal: Principal, target: FlagTarget): Promise<Flag[]> {
     this.authorize(principal, 'flag.read', target);
-    return 'environment' in target ? this.repos.flags.list(target.environment) : this.repos.flags.listDefinitions(target.project);
+    const flags = 'environment' in target ? await this.repos.flags.list(target.environment) : await this.repos.flags.listDefinitions(target.project);
+    return flags.map(asShown);
   }
 
   async get(principal: Principal, target: FlagTarget, key: string): Promise<Flag> {
+    return asShown(await this.find(principal, target, key));
+  }
+
+  /** The stored document (prerequisites absent when none), for the writes' checks and audit entries. */
+  private async find(principal: Principal, target: FlagTarget, key: string): Promise<Flag> {
     this.authorize(principal, 'flag.read', target);
     const flag = 'environment' in target ? await this.repos.flags.get(target.environment, key) : await this.repos.flags.getDefinition(target.project, key);
     if (!flag) throw notFound('flag', key);
@@ -135,9 +142,9 @@ export class FlagService {
     const clientVisible = optionalClientVisible(fields.client_visible);
     const project = this.projectScope(target);
     let state: FlagEnvironmentStateInput | null = null;
-    if ('environment' in target) state = await this.checkState(target.environment, variants, fields, 'default rule when absent');
-    else if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
-      throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
+    if ('environment' in target) state = await this.checkState(target.environment, key, variants, fields, 'default rule when absent');
+    else if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key) || present(fields.prerequisites)) {
+      throw invalidArgument('a project-level flag has no rules, prerequisites, enabled or off_variant_key: set them on an environment', 'flag');
     }
 
     const flag = await this.repos.unitOfWork.run(async (tx) => {
@@ -150,7 +157,7 @@ export class FlagService {
       return created;
     });
     await this.announce(target);
-    return flag;
+    return asShown(flag);
   }
 
   /** Replaces the fields present in the body; `version` (if given) must match. */
@@ -159,7 +166,7 @@ export class FlagService {
     const fields = mergeBody(body);
     if (present(fields.key) && fields.key !== key) throw invalidArgument('key cannot change', 'key');
     const version = optionalVersion(fields.version);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const valueType = present(fields.value_type) ? checkValueType(fields.value_type) : current.value_type;
     const variants = present(fields.variants) || valueType !== current.value_type ? checkVariants(valueType, fields.variants ?? current.variants) : current.variants;
     const description = optionalDescription(fields.description);
@@ -170,8 +177,8 @@ export class FlagService {
     if (variants !== current.variants) await this.checkRemovedVariants(this.projectScope(target), key, current.variants, variants);
 
     if ('project' in target) {
-      if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key)) {
-        throw invalidArgument('a project-level flag has no rules, enabled or off_variant_key: set them on an environment', 'flag');
+      if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key) || present(fields.prerequisites)) {
+        throw invalidArgument('a project-level flag has no rules, prerequisites, enabled or off_variant_key: set them on an environment', 'flag');
       }
       const flag = await this.repos.unitOfWork.run(async (tx) => {
         const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants, client_visible: clientVisible }, version);
@@ -179,14 +186,17 @@ export class FlagService {
         return updated;
       });
       await this.announce(target);
-      return flag;
+      return asShown(flag);
     }
     // An environment that never wrote the flag (version 0) shows a derived default rule: unless the
     // body sets rules, its first write derives it again from the variants and off variant it leaves.
-    const { rules: shownRules, ...shown } = current;
+    // Prerequisites left out keep the current list (the repository checks a given one's references
+    // and cycles under its lock), so they are not merged in from what the flag shows.
+    const { rules: shownRules, prerequisites: _shownPrerequisites, ...shown } = current;
     const unwritten = current.version === 0;
     const state = await this.checkState(
       target.environment,
+      key,
       variants,
       unwritten ? { ...shown, ...fields } : { ...shown, rules: shownRules, ...fields },
       unwritten ? 'default rule when absent' : 'none',
@@ -211,7 +221,7 @@ export class FlagService {
       return updated;
     });
     await this.announce(target, definitionChanged ? 'project' : 'environment');
-    return flag;
+    return asShown(flag);
   }
 
   async remove(principal: Principal, target: FlagTarget, key: string, version?: number): Promise<void> {
@@ -245,7 +255,7 @@ export class FlagService {
   async replaceRules(principal: Principal, target: FlagTarget, key: string, rules: unknown, version?: number): Promise<Flag> {
     const environment = this.requireEnvironment(target, 'rules');
     this.authorize(principal, 'flag.write', target);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const checked = checkRules(new Set(current.variants.map((v) => v.key)), rules);
     await this.checkSegmentReferences(environment, checked);
     await this.checkStudiedRules(environment, current, checked);
@@ -256,14 +266,14 @@ export class FlagService {
       return updated;
     });
     await this.announce(target, 'environment');
-    return flag;
+    return asShown(flag);
   }
 
   /** `POST .../variants`: adds variants; an existing key gets the new value. */
   async upsertVariants(principal: Principal, target: FlagTarget, key: string, variants: unknown): Promise<Flag> {
     this.authorize(principal, 'flag.write', target);
     this.authorizeDefinitionWrite(principal, target);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const incoming = checkVariants(current.value_type, variants);
     const merged: Variant[] = current.variants.map((v) => incoming.find((n) => n.key === v.key) ?? v);
     for (const variant of incoming) if (!merged.some((v) => v.key === variant.key)) merged.push(variant);
@@ -283,14 +293,14 @@ export class FlagService {
     const environment = this.requireEnvironment(target, 'hashing');
     this.authorize(principal, 'flag.write', target);
     const checked = checkHashing(configs);
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     const flag = await this.repos.unitOfWork.run(async (tx) => {
       const updated = await tx.flags.updateState(environment, key, { hashing: checked }, version ?? current.version);
       await this.record(tx, principal, environment, key, 'flag.hashing', { environment }, current, updated);
       return updated;
     });
     await this.announce(target, 'environment');
-    return { flag, configs: flag.hashing };
+    return { flag: asShown(flag), configs: flag.hashing };
   }
 
   // --- helpers ---
@@ -327,7 +337,7 @@ export class FlagService {
    */
   private async definitionVersionFor(principal: Principal, target: FlagTarget, key: string, version?: number): Promise<number | undefined> {
     if (!('environment' in target) || version === undefined) return version;
-    const current = await this.get(principal, target, key);
+    const current = await this.find(principal, target, key);
     if (current.version !== version) {
       throw versionConflict('flag', version, current.version);
     }
@@ -391,6 +401,7 @@ export class FlagService {
    */
   private async checkState(
     environment: EnvironmentScope,
+    key: string,
     variants: Variant[],
     fields: Record<string, unknown>,
     absentRules: 'none' | 'default rule when absent' = 'none',
@@ -400,10 +411,14 @@ export class FlagService {
     const offVariantKey = checkOffVariant(variantKeys, fields.off_variant_key);
     const rules: Rule[] = given ?? initialRulesFor(variants, offVariantKey);
     await this.checkSegmentReferences(environment, rules);
+    // Absent: the current list (none on a first write). Given: its shape here; its references,
+    // cycles and chain length in the repository's write, under the environment's prerequisite lock.
+    const prerequisites = present(fields.prerequisites) ? checkPrerequisites(key, fields.prerequisites) : undefined;
     return {
       enabled: optionalEnabled(fields.enabled) ?? false,
       off_variant_key: offVariantKey,
       rules,
+      ...(prerequisites === undefined ? {} : { prerequisites }),
       hashing: checkHashing(fields.hashing ?? []),
     };
   }
@@ -451,6 +466,12 @@ export class FlagService {
     );
   }
 }
+
+/**
+ * A flag as the API shows it: `prerequisites` always present, [] when none (the stored
+ * documents, the evaluation snapshots and the change history leave it out then, as core does).
+ */
+const asShown = (flag: Flag): Flag => (flag.prerequisites === undefined ? { ...flag, prerequisites: [] } : flag);
 
 /**
  * After a state write, inside its unit of work: the written rules and off variant name only the

@@ -400,5 +400,43 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
         await rejectsWith(repos.flags.deleteDefinition(project, 'real'), 'NOT_FOUND');
       }
     });
+
+    check('prerequisites: stored per environment, checked against the environment graph, and they hold their flags', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      for (const key of ['base', 'mid', 'top', 'spare']) await repos.flags.createDefinition(project, boolFlag(key));
+      const on = (flag_key: string) => ({ flag_key, variant_keys: [boolFlag(flag_key).variants[0]!.key] });
+      const mid = await repos.flags.updateState(scopes.env, 'mid', { prerequisites: [on('base')] });
+      assert.deepEqual(mid.prerequisites, [on('base')]);
+      assert.deepEqual((await repos.flags.get(scopes.env, 'mid'))?.prerequisites, [on('base')]);
+      assert.deepEqual((await repos.flags.list(scopes.env)).find((f) => f.key === 'mid')?.prerequisites, [on('base')]);
+      // Absent when none (the API shows []).
+      assert.equal((await repos.flags.get(scopes.otherEnvSameProject, 'mid'))?.prerequisites, undefined);
+      assert.equal((await repos.flags.getDefinition(project, 'mid'))?.prerequisites, undefined);
+      // A write leaving them out keeps them.
+      assert.deepEqual((await repos.flags.updateState(scopes.env, 'mid', { enabled: true })).prerequisites, [on('base')]);
+      // Diamond allowed; a cycle, a missing flag and a missing variant refused.
+      await repos.flags.updateState(scopes.env, 'top', { prerequisites: [on('mid'), on('base')] });
+      await rejectsWith(repos.flags.updateState(scopes.env, 'base', { prerequisites: [on('top')] }), 'INVALID_ARGUMENT');
+      await rejectsWith(repos.flags.updateState(scopes.env, 'spare', { prerequisites: [on('absent')] }), 'INVALID_ARGUMENT');
+      await rejectsWith(repos.flags.updateState(scopes.env, 'spare', { prerequisites: [{ flag_key: 'base', variant_keys: ['nope'] }] }), 'INVALID_ARGUMENT');
+      // Another environment has its own graph.
+      await repos.flags.updateState(scopes.otherEnvSameProject, 'base', { prerequisites: [on('top')] });
+      // Named flags: no delete, no archive, no removal of a listed variant.
+      await rejectsWith(repos.flags.deleteDefinition(project, 'base'), 'FAILED_PRECONDITION');
+      await rejectsWith(repos.flags.setArchived(project, 'mid', true), 'FAILED_PRECONDITION');
+      // A variant a prerequisite lists (of a flag no environment ever wrote: no rule serves it).
+      const abc = [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }, { key: 'c', value: 'C' }];
+      await repos.flags.createDefinition(project, { key: 'three', description: '', value_type: 'string', variants: abc });
+      await repos.flags.updateState(scopes.otherEnvSameProject, 'spare', { prerequisites: [{ flag_key: 'three', variant_keys: ['c'] }] });
+      await rejectsWith(repos.flags.updateDefinition(project, 'three', { variants: abc.slice(0, 2) }), 'FAILED_PRECONDITION');
+      assert.equal((await repos.flags.updateDefinition(project, 'three', { variants: [abc[0]!, abc[2]!] })).variants.length, 2);
+      assert.equal((await repos.flags.getDefinition(project, 'mid'))?.archived, false);
+      // Unarchiving is never refused; once nothing names it, a flag may go.
+      await repos.flags.setArchived(project, 'spare', true);
+      await rejectsWith(repos.flags.updateState(scopes.env, 'mid', { prerequisites: [on('spare')] }), 'INVALID_ARGUMENT');
+      await repos.flags.setArchived(project, 'spare', false);
+      await repos.flags.updateState(scopes.env, 'top', { prerequisites: [] });
+      await repos.flags.setArchived(project, 'mid', true);
+    });
   });
 }

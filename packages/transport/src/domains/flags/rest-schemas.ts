@@ -68,6 +68,16 @@ export const ruleSchema = {
   },
 } as const;
 
+export const prerequisiteSchema = {
+  type: 'object',
+  description: 'A flag this one depends on in the environment: it must be on and serve one of variant_keys (docs/contract.md "Prerequisites").',
+  required: ['flag_key', 'variant_keys'],
+  properties: {
+    flag_key: key,
+    variant_keys: { type: 'array', items: key },
+  },
+} as const;
+
 const hashingConfigSchema = {
   type: 'object',
   required: ['parameter_key', 'parameter_type', 'order'],
@@ -90,6 +100,7 @@ export const flagSchema = {
     enabled: { type: 'boolean' },
     off_variant_key: { type: ['string', 'null'] },
     rules: { type: 'array', items: ruleSchema },
+    prerequisites: { type: 'array', items: prerequisiteSchema, description: 'Per environment; [] when none (always present).' },
     hashing: { type: 'array', items: hashingConfigSchema },
     version: int64,
     archived: { type: 'boolean' },
@@ -113,6 +124,11 @@ const flagInputSchema = {
       type: 'array',
       items: ruleSchema,
       description: 'Per environment. Absent on create (environment route): the default rule, serving the first non-off variant (docs/contract.md "Default rule"); [] stays empty.',
+    },
+    prerequisites: {
+      type: ['array', 'null'],
+      items: { type: 'object' },
+      description: 'Per environment, at most 50 {flag_key, variant_keys}. Absent or null: unchanged (none on create); [] removes them all.',
     },
     hashing: { type: 'array', items: hashingConfigSchema },
     client_visible: { type: ['boolean', 'null'] },
