@@ -28,6 +28,7 @@ const payload = (full: boolean, flags: Flag[], extra: Partial<SyncPayload> = {})
   environmentId: 'env',
   projectId: 'p',
   experimentFlagKeys: [],
+  features: [],
   fullSnapshot: full,
   serverTimestampMs: 1,
   flags,

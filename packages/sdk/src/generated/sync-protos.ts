@@ -143,6 +143,11 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "rule": "repeated",
                       "type": "string",
                       "id": 12
+                    },
+                    "features": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 13
                     }
                   }
                 },
@@ -344,6 +349,24 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "options": {
                         "proto3_optional": true
                       }
+                    },
+                    "prerequisites": {
+                      "rule": "repeated",
+                      "type": "FlagPrerequisite",
+                      "id": 14
+                    }
+                  }
+                },
+                "FlagPrerequisite": {
+                  "fields": {
+                    "flag_key": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "variant_keys": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 2
                     }
                   }
                 },

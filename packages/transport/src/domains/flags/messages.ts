@@ -53,6 +53,12 @@ export interface FeatureFlagMessage {
   updated_at_ms: number;
   /** proto3 `optional`: absent when the sender did not set it. */
   client_visible?: boolean;
+  /** Empty: none (docs/contract.md "Prerequisites"). */
+  prerequisites?: FlagPrerequisiteMessage[];
+}
+export interface FlagPrerequisiteMessage {
+  flag_key: string;
+  variant_keys: string[];
 }
 
 const ENUM_BY_VALUE_TYPE: Record<FlagValueType, string> = {
@@ -151,6 +157,7 @@ export function featureFlagMessage(flag: Flag): FeatureFlagMessage {
     created_at_ms: flag.created_at_ms,
     updated_at_ms: flag.updated_at_ms,
     client_visible: flag.client_visible,
+    prerequisites: (flag.prerequisites ?? []).map((p) => ({ flag_key: p.flag_key, variant_keys: [...p.variant_keys] })),
   };
 }
 
