@@ -283,6 +283,19 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     }
                   }
                 },
+                "FlagPrerequisite": {
+                  "fields": {
+                    "flag_key": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "variant_keys": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 2
+                    }
+                  }
+                },
                 "FeatureFlag": {
                   "oneofs": {
                     "_client_visible": {
@@ -354,19 +367,6 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "rule": "repeated",
                       "type": "FlagPrerequisite",
                       "id": 14
-                    }
-                  }
-                },
-                "FlagPrerequisite": {
-                  "fields": {
-                    "flag_key": {
-                      "type": "string",
-                      "id": 1
-                    },
-                    "variant_keys": {
-                      "rule": "repeated",
-                      "type": "string",
-                      "id": 2
                     }
                   }
                 },

@@ -1,4 +1,4 @@
-import { invalidArgument, type Flag, type FlagValueType, type HashingConfig, type Rule } from '@switchyard/core';
+import { invalidArgument, type Flag, type FlagValueType, type HashingConfig, type Prerequisite, type Rule } from '@switchyard/core';
 
 /**
  * svc.flags.v1 messages (as proto-loader hands them over: snake_case, defaults filled in, enums as
@@ -37,6 +37,10 @@ export interface FlagHashingConfigMessage {
   parameter_type: string;
   order: number;
 }
+export interface FlagPrerequisiteMessage {
+  flag_key: string;
+  variant_keys: string[];
+}
 export interface FeatureFlagMessage {
   key: string;
   enabled: boolean;
@@ -53,12 +57,8 @@ export interface FeatureFlagMessage {
   updated_at_ms: number;
   /** proto3 `optional`: absent when the sender did not set it. */
   client_visible?: boolean;
-  /** Empty: none (docs/contract.md "Prerequisites"). */
+  /** Absent from messages of senders built before the field (read as none). */
   prerequisites?: FlagPrerequisiteMessage[];
-}
-export interface FlagPrerequisiteMessage {
-  flag_key: string;
-  variant_keys: string[];
 }
 
 const ENUM_BY_VALUE_TYPE: Record<FlagValueType, string> = {
@@ -157,9 +157,12 @@ export function featureFlagMessage(flag: Flag): FeatureFlagMessage {
     created_at_ms: flag.created_at_ms,
     updated_at_ms: flag.updated_at_ms,
     client_visible: flag.client_visible,
-    prerequisites: (flag.prerequisites ?? []).map((p) => ({ flag_key: p.flag_key, variant_keys: [...p.variant_keys] })),
+    prerequisites: prerequisiteMessages(flag.prerequisites ?? []),
   };
 }
+
+export const prerequisiteMessages = (prerequisites: readonly Prerequisite[]): FlagPrerequisiteMessage[] =>
+  prerequisites.map((p) => ({ flag_key: p.flag_key, variant_keys: [...p.variant_keys] }));
 
 // --- messages → core JSON (unchecked: the FlagService validates) ---
 
