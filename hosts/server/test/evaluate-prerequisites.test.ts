@@ -5,6 +5,7 @@ import { createClientKey, markClientVisible } from './support/client-fixtures.ts
 import { ACTIVE, createExperiment, moveThrough, prepareEnvironment, splitFlag } from './support/experiment-fixtures.ts';
 import { createFlag, createSegment, envFlags, evaluate, onOffFlag, put } from './support/flag-client.ts';
 import { eventually, seedPrerequisites } from './support/prerequisite-seeding.ts';
+import { openInternalSync, openSync, sdkKeyMetadata } from './support/sync-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -168,6 +169,27 @@ describe('OFREP', () => {
     assert.deepEqual(single.body, { key: 'feature', value: 'OFF', variant: 'off', reason: 'PREREQUISITE_FAILED' });
     const hidden = await ofrep('/gate', key.raw, { targetingKey: 'u-c', plan: 'pro' });
     assert.equal(hidden.status, 404, 'the server-only prerequisite does not exist for a client key');
+  });
+});
+
+describe('the sync streams', () => {
+  test('flags carry their prerequisites and every message names the features the definitions use', async () => {
+    await seeded();
+    for (const [name, stream] of [
+      ['public', openSync(ts.server.syncGrpcPort, {}, sdkKeyMetadata(a.rawKey))],
+      ['internal', openInternalSync(ts.server.grpcPort, {}, sdkKeyMetadata(a.rawKey))],
+    ] as const) {
+      try {
+        const first = await stream.next();
+        assert.equal(first.full_snapshot, true);
+        assert.deepEqual(first.features, ['prerequisites'], `${name}: features`);
+        const feature = first.flags.find((flag) => flag.key === 'feature')!;
+        assert.deepEqual(feature.prerequisites, [{ flag_key: 'gate', variant_keys: ['on'] }], `${name}: FeatureFlag.prerequisites`);
+        assert.deepEqual(first.flags.find((flag) => flag.key === 'gate')!.prerequisites, [], `${name}: none`);
+      } finally {
+        stream.cancel();
+      }
+    }
   });
 });
 
