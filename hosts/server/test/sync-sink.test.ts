@@ -31,6 +31,7 @@ const payload = (environmentId: string): SyncPayload => ({
   environmentId,
   projectId: 'project-1',
   experimentFlagKeys: [],
+  features: [],
   fullSnapshot: true,
   serverTimestampMs: 1,
   flags: [],

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { evaluate, exposureRuleOf, type EvaluationContext, type EvaluationEnvironment, type EvaluationResult, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
+import { evaluate, exposureRuleOf, prerequisiteKeysOf, type EvaluationContext, type EvaluationEnvironment, type EvaluationResult, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
 import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
 import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
@@ -44,6 +44,8 @@ export class SwitchyardClient {
   private streamDelivered = false;
   private unsubscribeTestData: (() => void) | undefined;
   private warnedNoProject = false;
+  /** The unknown features last logged (logged once per set the server names). */
+  private loggedUnknownFeatures = '';
   /** See cachedEnvironment. */
   private syncEnvironment: EvaluationEnvironment | undefined;
   private evaluating: EvaluationContext[] = [];
@@ -293,7 +295,8 @@ export class SwitchyardClient {
         return { flags: [] };
       }
       if (!this.store.hasDefinitions) return { flags: [] };
-      return ofrepBootstrapOf(this.store.flags.values(), contexts, this.cachedEnvironment(contexts), options);
+      // Definitions using a feature this SDK does not know: every flag a GENERAL error (the browser's defaults).
+      return ofrepBootstrapOf(this.store.flags.values(), contexts, this.cachedEnvironment(contexts), options, this.store.unknownFeatures.length > 0);
     } catch (error) {
       this.options.logger.error('ofrepBootstrap failed', { error: String(error) });
       return { flags: [] };
@@ -365,6 +368,9 @@ export class SwitchyardClient {
       if (!contexts) return failure(fallback, 'INVALID_CONTEXT', 'a context is {key: non-empty string, type?: string, attributes?: {name: string | number | boolean}} or a non-empty array of them');
       const flag = this.store.flag(flagKey);
       if (!flag) return failure(fallback, 'FLAG_NOT_FOUND', `no flag "${String(flagKey)}"`);
+      // Fail closed: definitions using a feature this SDK does not know would be evaluated wrongly.
+      const unknown = this.store.unknownFeatures;
+      if (unknown.length > 0) return failure(fallback, 'GENERAL', `the definitions use evaluation features this SDK does not know (${unknown.join(', ')}): upgrade the SDK`);
       const result = evaluate(flag, contexts, membership ? this.environment(membership) : this.cachedEnvironment(contexts));
       if (result.reason === 'ERROR') return failure(fallback, (result.error_code as SdkErrorCode | undefined) ?? 'GENERAL', result.error_message ?? 'evaluation failed');
       if (result.value === null) {
@@ -376,6 +382,7 @@ export class SwitchyardClient {
       }
       if (recordExposure) this.recordExposure(flag, result, contexts);
       const detail: EvaluationDetail = { value: result.value, variant_key: result.variant_key, reason: result.reason };
+      if (result.prerequisite_key !== undefined) detail.prerequisite_key = result.prerequisite_key;
       if (result.error_code !== undefined) {
         detail.error_code = result.error_code as SdkErrorCode;
         if (result.error_message !== undefined) detail.error_message = result.error_message;
@@ -395,7 +402,7 @@ export class SwitchyardClient {
   private cachedEnvironment(contexts: EvaluationContext[]): EvaluationEnvironment {
     this.evaluating = contexts;
     const env = this.syncEnvironment;
-    if (env && env.segments === this.store.segments && env.projectId === this.store.projectId && env.environmentId === (this.store.environmentId ?? '')) return env;
+    if (env && env.segments === this.store.segments && env.flags === this.store.flags && env.projectId === this.store.projectId && env.environmentId === (this.store.environmentId ?? '')) return env;
     this.syncEnvironment = this.environment(this.cachedMembership());
     return this.syncEnvironment;
   }
@@ -409,6 +416,8 @@ export class SwitchyardClient {
       projectId: this.store.projectId,
       environmentId: this.store.environmentId ?? '',
       segments: this.store.segments,
+      // Where prerequisites are found (the store replaces its map on every change).
+      flags: this.store.flags,
       isListMember,
       budgetMs: this.options.evaluationBudgetMs,
     };
@@ -436,7 +445,7 @@ export class SwitchyardClient {
     return contextType ? { segment_key: segmentKey, context_key: contextKey, context_type: contextType } : undefined;
   }
 
-  /** Asks (batched) every list-segment membership the flag's rules could need for these contexts. */
+  /** Asks (batched) every list-segment membership the flag's rules, and its prerequisites' (transitively), could need for these contexts. */
   private async resolveMemberships(flagKey: string, context: SdkContextInput): Promise<Membership | undefined> {
     const flag = this.store.flag(flagKey);
     const contexts = toCoreContexts(context);
@@ -444,7 +453,12 @@ export class SwitchyardClient {
     const testData = this.options.testData;
     if (testData) return (segmentKey, contextKey) => testData.isListMember(segmentKey, contextKey);
     const answers = new Map<string, Promise<boolean | undefined>>();
-    for (const rule of flag.rules) {
+    const rules = [...flag.rules];
+    for (const key of prerequisiteKeysOf(flag, this.store.flags)) {
+      const prerequisite = this.store.flag(key);
+      if (prerequisite && Array.isArray(prerequisite.rules)) rules.push(...prerequisite.rules);
+    }
+    for (const rule of rules) {
       for (const segmentKey of rule.segment_keys ?? []) {
         const segment = this.store.segments.get(segmentKey);
         if (segment?.kind !== 'list') continue;
@@ -491,6 +505,11 @@ export class SwitchyardClient {
 
   /** After definitions changed: drop list answers that may be outdated, tell the listeners. */
   private applied(change: AppliedChange, first: boolean): void {
+    const unknown = this.store.unknownFeatures.join(', ');
+    if (unknown !== this.loggedUnknownFeatures) {
+      this.loggedUnknownFeatures = unknown;
+      if (unknown !== '') this.options.logger.error('the definitions use evaluation features this SDK does not know; every evaluation serves its default until the SDK is upgraded', { features: unknown });
+    }
     if (change.allListSegments) this.listChecker?.invalidate('all');
     else if (change.changedListSegmentKeys.length > 0) this.listChecker?.invalidate(change.changedListSegmentKeys);
     if (!first && change.changedFlagKeys.length > 0) this.emit('change', { flag_keys: change.changedFlagKeys });

@@ -19,3 +19,9 @@ export type {
 } from './types.ts';
 export type { Flag, Segment, FlagValue } from '@switchyard/core';
 export { signContext, DEFAULT_CONTEXT_TOKEN_TTL_MS, MAX_CONTEXT_TOKEN_TTL_MS, type ContextSigner, type SignableContext } from './client-side/sign-context.ts';
+/**
+ * The evaluation features this SDK knows (docs/sdk.md "Evaluation features"): when the sync
+ * stream names one that is not in this list, the SDK refuses to evaluate (callers get their
+ * defaults with an error) instead of ignoring what it cannot read.
+ */
+export { KNOWN_EVALUATION_FEATURES } from '@switchyard/core';

@@ -34,6 +34,8 @@ export interface EvaluationDetail<T = FlagValue> {
   /** The variant served; "" when the fallback was served. */
   variant_key: string;
   reason: SdkEvaluationReason;
+  /** With reason PREREQUISITE_FAILED: the first prerequisite flag that did not hold. */
+  prerequisite_key?: string;
   error_code?: SdkErrorCode;
   error_message?: string;
 }

@@ -15,6 +15,7 @@ const update = (fields: Partial<DefinitionUpdate>): DefinitionUpdate => ({
   removedFlagKeys: [],
   removedSegmentKeys: [],
   experimentFlagKeys: [],
+  features: [],
   problems: [],
   ...fields,
 });

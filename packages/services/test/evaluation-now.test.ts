@@ -142,3 +142,33 @@ describe('EvaluationService.evaluateNow (the evaluate route without an await)', 
     );
   });
 });
+
+describe('prerequisites (issue 37)', () => {
+  const list: Segment = testSegment('beta', 'list');
+  // root reads the list segment; mid needs root = on; top needs mid = on (hand-derived below).
+  const root = proFlag('root', { rules: [{ id: 'beta', conditions: [], segment_keys: ['beta'], variant_key: 'on' }] });
+  const mid = proFlag('mid', { rules: [{ id: 'all', conditions: [], variant_key: 'on' }], prerequisites: [{ flag_key: 'root', variant_keys: ['on'] }] });
+  const top = proFlag('top', { rules: [{ id: 'all', conditions: [], variant_key: 'on' }], prerequisites: [{ flag_key: 'mid', variant_keys: ['on'] }] });
+
+  test('a dependent reads its prerequisites’ list segments, transitively: evaluateNow declines and the membership is queried', async () => {
+    const snapshot = snapshotOf([root, mid, top], [list]);
+    assert.deepEqual(snapshot.listSegmentKeysByFlag.get('top'), ['beta']);
+    assert.deepEqual(snapshot.features, ['prerequisites']);
+    const { service, calls } = serviceOver(snapshot);
+    assert.equal(service.evaluateNow(scope, { contexts: user('member'), flagKey: 'top' }), undefined, 'a list-segment lookup is needed');
+    const member = await service.evaluateFlags(scope, { contexts: user('member'), flagKey: 'top' });
+    assert.deepEqual([member.results[0]!.variant_key, member.results[0]!.reason], ['on', 'TARGETING_MATCH']);
+    const other = await service.evaluateFlags(scope, { contexts: user('other'), flagKey: 'top' });
+    assert.deepEqual([other.results[0]!.variant_key, other.results[0]!.reason, other.results[0]!.prerequisite_key], ['off', 'PREREQUISITE_FAILED', 'mid']);
+    assert.equal(calls.membershipQueries, 2);
+    assert.deepEqual(snapshotOf([root, proFlag('plain')], [list]).features, [], 'no prerequisites: no features');
+  });
+
+  test('a snapshot naming an evaluation feature this evaluator does not know (a gateway behind its services) is refused, flag by flag', async () => {
+    const snapshot = buildEnvironmentSnapshot(scope, [proFlag('a')], [], [], 0, ['prerequisites', 'quantum-rollouts']);
+    const { service } = serviceOver(snapshot);
+    const [result] = (await service.evaluateFlags(scope, { contexts: user(), flagKey: 'a' })).results;
+    assert.deepEqual([result!.reason, result!.error_code, result!.value, result!.variant_key], ['ERROR', 'GENERAL', null, '']);
+    assert.match(result!.error_message ?? '', /quantum-rollouts/);
+  });
+});

@@ -27,7 +27,7 @@ class FakeSnapshots {
     const segments = new Map(data.segments.map((s) => [s.key, structuredClone(s)]));
     if (this.gate) await this.gate;
     if (this.failing) throw new Error('database down');
-    return { scope, flags, flagList: [...flags.values()], segments, listSegmentKeysByFlag: new Map(), experimentFlagKeys: new Set(), loadedAtMs: Date.now(), compiledFlags: new Map() };
+    return { scope, flags, flagList: [...flags.values()], segments, listSegmentKeysByFlag: new Map(), features: [], experimentFlagKeys: new Set(), loadedAtMs: Date.now(), compiledFlags: new Map() };
   }
 
   onChange(listener: (change: { environmentId?: string; projectId?: string }) => void): () => void {

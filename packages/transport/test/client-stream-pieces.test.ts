@@ -28,6 +28,7 @@ const payload = (full: boolean, flags: Flag[], extra: Partial<SyncPayload> = {})
   environmentId: 'env',
   projectId: 'p',
   experimentFlagKeys: [],
+  features: [],
   fullSnapshot: full,
   serverTimestampMs: 1,
   flags,
@@ -57,6 +58,18 @@ describe('what a change means for client keys (ClientViewChanges)', () => {
     assert.equal(view.changesClientView(payload(false, [], { segments: [segment('beta')] })), false, 'its segment no longer counts');
     assert.equal(view.changesClientView(payload(false, [], { removedFlagKeys: ['hidden'] })), true, 'a visible flag removed');
     assert.equal(view.changesClientView(payload(false, [flag('new-hidden', false)])), false, 'a new hidden flag');
+  });
+
+  test('a hidden flag that a visible one depends on (a prerequisite, transitively) is news, and so are its segments', () => {
+    const view = new ClientViewChanges();
+    const needs = (f: Flag, on: string): Flag => ({ ...f, prerequisites: [{ flag_key: on, variant_keys: ['on'] }] });
+    view.changesClientView(payload(true, [needs(flag('shown', true), 'gate'), needs(flag('gate', false), 'root'), flag('root', false, ['staff']), flag('unrelated', false, ['other'])]));
+    assert.equal(view.changesClientView(payload(false, [needs(flag('gate', false, [], 2), 'root')])), true, 'the hidden prerequisite changed');
+    assert.equal(view.changesClientView(payload(false, [flag('root', false, ['staff'], 2)])), true, 'its own prerequisite changed');
+    assert.equal(view.changesClientView(payload(false, [], { segments: [segment('staff')] })), true, 'a segment the prerequisite of a prerequisite uses');
+    assert.equal(view.changesClientView(payload(false, [flag('unrelated', false, ['other'], 2)])), false, 'a hidden flag nothing visible depends on');
+    assert.equal(view.changesClientView(payload(false, [], { segments: [segment('other')] })), false, 'its segment');
+    assert.equal(view.changesClientView(payload(false, [], { removedFlagKeys: ['root'] })), true, 'a prerequisite removed');
   });
 
   test('one decision per payload, whichever stream asks', () => {

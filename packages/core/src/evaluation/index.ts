@@ -10,3 +10,4 @@ export type { CompiledFlag } from './compiled-flag.ts';
 export type { EvaluationEnvironment } from './evaluate.ts';
 export { keepForOutcome, keptForOutcome, newOutcomes, reserveOutcomeStore } from './outcomes.ts';
 export type { Outcomes } from './outcomes.ts';
+export { KNOWN_EVALUATION_FEATURES, evaluationFeaturesOf, prerequisiteKeysOf, unknownEvaluationFeatures } from './features.ts';

@@ -143,6 +143,11 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "rule": "repeated",
                       "type": "string",
                       "id": 12
+                    },
+                    "features": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 13
                     }
                   }
                 },

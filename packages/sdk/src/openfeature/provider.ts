@@ -103,6 +103,8 @@ export class SwitchyardProvider implements Provider {
     const detail = (await this.client.variationDetailAsync(flagKey, sdkContext, defaultValue as never)) as EvaluationDetail<T>;
     const resolution: ResolutionDetails<T> = { value: detail.value, reason: detail.reason };
     if (detail.variant_key !== '') resolution.variant = detail.variant_key;
+    // PREREQUISITE_FAILED is passed on as it is (OpenFeature's reasons are open strings), naming the prerequisite.
+    if (detail.prerequisite_key !== undefined) resolution.flagMetadata = { prerequisite_key: detail.prerequisite_key };
     if (detail.reason === 'ERROR' && detail.error_code !== undefined) {
       resolution.errorCode = ERROR_CODES[detail.error_code];
       if (detail.error_message !== undefined) resolution.errorMessage = detail.error_message;

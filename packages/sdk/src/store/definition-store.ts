@@ -1,4 +1,4 @@
-import type { Flag, Segment } from '@switchyard/core';
+import { unknownEvaluationFeatures, type Flag, type Segment } from '@switchyard/core';
 import type { DefinitionUpdate } from '../sync/decode-sync-message.ts';
 
 /** What applying one update changed. */
@@ -21,6 +21,8 @@ export interface StoreSnapshot {
   flags: Flag[];
   segments: Segment[];
   experimentFlagKeys: string[];
+  /** The evaluation features the definitions use, as the server named them (absent: none). */
+  features?: string[];
   serverTimestampMs: number;
 }
 
@@ -36,6 +38,8 @@ export class DefinitionStore {
   private flagMap = new Map<string, Flag>();
   private segmentMap = new Map<string, Segment>();
   private experimentKeys: ReadonlySet<string> = new Set();
+  private featureList: readonly string[] = [];
+  private unknownFeatureList: readonly string[] = [];
   private loaded = false;
   environmentId: string | undefined;
   projectId = '';
@@ -62,12 +66,29 @@ export class DefinitionStore {
     return this.experimentKeys;
   }
 
+  /** The evaluation features the server said the definitions use (docs/contract.md "Sync stream"). */
+  get features(): readonly string[] {
+    return this.featureList;
+  }
+
+  /**
+   * The features named that this SDK does not know (core's KNOWN_EVALUATION_FEATURES): while
+   * there is one, the definitions mean something this SDK cannot evaluate, and it refuses to.
+   */
+  get unknownFeatures(): readonly string[] {
+    return this.unknownFeatureList;
+  }
+
   flag(key: string): Flag | undefined {
     return this.flagMap.get(key);
   }
 
   /** Applies one sync message (or a snapshot from elsewhere, as a full update). */
-  apply(update: Pick<DefinitionUpdate, 'fullSnapshot' | 'environmentId' | 'projectId' | 'flags' | 'segments' | 'removedFlagKeys' | 'removedSegmentKeys' | 'experimentFlagKeys' | 'serverTimestampMs'>): AppliedChange {
+  apply(
+    update: Pick<DefinitionUpdate, 'fullSnapshot' | 'environmentId' | 'projectId' | 'flags' | 'segments' | 'removedFlagKeys' | 'removedSegmentKeys' | 'experimentFlagKeys' | 'serverTimestampMs'> & {
+      features?: readonly string[] | undefined;
+    },
+  ): AppliedChange {
     const beforeFlags = this.flagMap;
     const beforeSegments = this.segmentMap;
     const flags = update.fullSnapshot ? new Map<string, Flag>() : new Map(beforeFlags);
@@ -105,10 +126,31 @@ export class DefinitionStore {
       else if (changedSegments.size > 0 && flag.rules.some((rule) => rule.segment_keys?.some((s) => changedSegments.has(s)))) changedFlags.add(key);
     }
     for (const key of beforeFlags.keys()) if (!flags.has(key)) changedFlags.add(key);
+    // A flag evaluates its prerequisites: it changes with them, and with theirs (to a fixed point;
+    // a cycle ends because a flag is added once).
+    for (let grew = changedFlags.size > 0; grew; ) {
+      grew = false;
+      for (const [key, flag] of flags) {
+        if (changedFlags.has(key) || !Array.isArray(flag.prerequisites)) continue;
+        if (flag.prerequisites.some((p) => changedFlags.has(p.flag_key))) {
+          changedFlags.add(key);
+          grew = true;
+        }
+      }
+    }
+    // Features every message names in full: a change in what this SDK cannot evaluate changes every flag.
+    const features = [...(update.features ?? [])].sort();
+    const unknownFeatures = unknownEvaluationFeatures(features);
+    if (unknownFeatures.join('\u0000') !== this.unknownFeatureList.join('\u0000')) {
+      for (const key of flags.keys()) changedFlags.add(key);
+      for (const key of beforeFlags.keys()) changedFlags.add(key);
+    }
 
     this.flagMap = flags;
     this.segmentMap = segments;
     this.experimentKeys = new Set(update.experimentFlagKeys);
+    this.featureList = features;
+    this.unknownFeatureList = unknownFeatures;
     if (update.environmentId) this.environmentId = update.environmentId;
     if (update.projectId) this.projectId = update.projectId;
     if (update.serverTimestampMs > 0) this.serverTimestampMs = update.serverTimestampMs;
@@ -132,6 +174,7 @@ export class DefinitionStore {
       flags: [...this.flagMap.values()],
       segments: [...this.segmentMap.values()],
       experimentFlagKeys: [...this.experimentKeys].sort(),
+      features: [...this.featureList],
       serverTimestampMs: this.serverTimestampMs,
     };
   }

@@ -47,7 +47,7 @@ export class FileCache {
         this.logger.warn('cache file is of another environment; ignored', { file: this.file });
         return undefined;
       }
-      return {
+      const snapshot: StoreSnapshot = {
         environmentId: String(body.environmentId ?? ''),
         projectId: String(body.projectId ?? ''),
         flags: body.flags,
@@ -55,6 +55,9 @@ export class FileCache {
         experimentFlagKeys: Array.isArray(body.experimentFlagKeys) ? body.experimentFlagKeys : [],
         serverTimestampMs: Number(body.serverTimestampMs ?? 0),
       };
+      // Kept with the definitions: a feature this SDK does not know is refused from the file too.
+      if (Array.isArray(body.features)) snapshot.features = body.features.map(String);
+      return snapshot;
     } catch (error) {
       this.logger.warn('cache file is not a definitions cache; ignored', { file: this.file, error: String(error) });
       return undefined;

@@ -1,4 +1,4 @@
-import type { Condition, Flag, FlagValueType, HashingConfig, Rule, Segment } from '@switchyard/core';
+import type { Condition, Flag, FlagValueType, HashingConfig, Prerequisite, Rule, Segment } from '@switchyard/core';
 
 /**
  * svc.flags.v1.SyncResponse as the SDK's grpc-js client hands it over (snake_case, defaults
@@ -36,6 +36,8 @@ export interface FeatureFlagMessage {
   client_visible?: boolean;
   created_at_ms?: number;
   updated_at_ms?: number;
+  /** Empty or absent: none. */
+  prerequisites?: Array<{ flag_key?: string; variant_keys?: string[] }>;
 }
 interface RuleSegmentMessage {
   key: string;
@@ -66,6 +68,7 @@ export interface SyncResponseMessage {
   full_snapshot?: boolean;
   project_id?: string;
   experiment_flag_keys?: string[];
+  features?: string[];
 }
 
 /** One sync message in core shapes. Definitions that could not be decoded are listed in `problems` and left out. */
@@ -80,6 +83,8 @@ export interface DefinitionUpdate {
   removedFlagKeys: string[];
   removedSegmentKeys: string[];
   experimentFlagKeys: string[];
+  /** The evaluation features the environment's definitions use (the complete set; empty: none). */
+  features: string[];
   problems: string[];
 }
 
@@ -137,7 +142,11 @@ export function flagFromMessage(message: FeatureFlagMessage): Flag {
   const valueType = typeof message.value_type === 'string' ? VALUE_TYPE_BY_ENUM[message.value_type] : undefined;
   if (valueType === undefined) throw new Error(`flag "${message.key}" has an unknown value_type ${String(message.value_type)}`);
   const hashing: HashingConfig[] = (message.hashing ?? []).map((c) => ({ parameter_key: c.parameter_key, parameter_type: c.parameter_type, order: c.order }));
-  return {
+  const prerequisites: Prerequisite[] = (message.prerequisites ?? []).map((p) => {
+    if (typeof p.flag_key !== 'string' || p.flag_key === '') throw new Error(`flag "${message.key}" has a prerequisite without a flag_key`);
+    return { flag_key: p.flag_key, variant_keys: [...(p.variant_keys ?? [])] };
+  });
+  const flag: Flag = {
     key: message.key,
     description: message.description ?? '',
     value_type: valueType,
@@ -152,6 +161,9 @@ export function flagFromMessage(message: FeatureFlagMessage): Flag {
     created_at_ms: Number(message.created_at_ms ?? 0),
     updated_at_ms: Number(message.updated_at_ms ?? 0),
   };
+  // Absent when there are none, as in the server's documents.
+  if (prerequisites.length > 0) flag.prerequisites = prerequisites;
+  return flag;
 }
 
 /** A Segment message (rule in full, list as metadata) as a core Segment. */
@@ -201,6 +213,7 @@ export function decodeSyncMessage(message: SyncResponseMessage): DefinitionUpdat
     removedFlagKeys: [...(message.removed_flag_keys ?? [])],
     removedSegmentKeys: [...(message.removed_segment_keys ?? [])],
     experimentFlagKeys: [...(message.experiment_flag_keys ?? [])],
+    features: [...(message.features ?? [])],
     problems,
   };
 }

@@ -1,4 +1,4 @@
-import type { ChangeNotifier, CompiledFlag, EnvironmentScope, Flag, Repositories, Segment } from '@switchyard/core';
+import { evaluationFeaturesOf, prerequisiteKeysOf, type ChangeNotifier, type CompiledFlag, type EnvironmentScope, type Flag, type Repositories, type Segment } from '@switchyard/core';
 
 const ACTIVE = 'EXPERIMENT_STATUS_ACTIVE';
 import { DEFINITIONS_CHANGED_CHANNEL, decodeChange } from '../flags/definition-events.ts';
@@ -22,8 +22,16 @@ export interface EnvironmentSnapshot {
   /** The same flags as a list, in the same order: an all-flags evaluation reads it without copying. */
   flagList: readonly Flag[];
   segments: ReadonlyMap<string, Segment>;
-  /** List segments that some flag rule references (their membership needs a database lookup). */
+  /**
+   * The list segments each flag's evaluation may read (their membership needs a database lookup):
+   * those its rules name and those of its prerequisites, transitively. Flags that read none are absent.
+   */
   listSegmentKeysByFlag: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The evaluation features the definitions use (core's evaluationFeaturesOf, plus those the
+   * upstream named in a gateway), sorted: the sync stream's `features` (docs/contract.md "Sync stream").
+   */
+  features: readonly string[];
   /** Flags under an ACTIVE experiment: evaluating them records an exposure. */
   experimentFlagKeys: ReadonlySet<string>;
   loadedAtMs: number;
@@ -150,15 +158,34 @@ export function buildEnvironmentSnapshot(
   segments: Iterable<Segment>,
   experimentFlagKeys: Iterable<string>,
   loadedAtMs: number,
+  upstreamFeatures: Iterable<string> = [],
 ): EnvironmentSnapshot {
   const segmentMap = new Map<string, Segment>();
   for (const segment of segments) segmentMap.set(segment.key, segment);
   const activeFlags = new Map<string, Flag>();
   for (const flag of flags) if (!flag.archived) activeFlags.set(flag.key, flag);
+  const ownListSegments = (flag: Flag | undefined): string[] =>
+    flag === undefined ? [] : flag.rules.flatMap((rule) => rule.segment_keys ?? []).filter((key) => segmentMap.get(key)?.kind === 'list');
   const listSegmentKeysByFlag = new Map<string, string[]>();
   for (const flag of activeFlags.values()) {
-    const keys = [...new Set(flag.rules.flatMap((rule) => rule.segment_keys ?? []))].filter((key) => segmentMap.get(key)?.kind === 'list');
+    // A prerequisite is evaluated for the same input: the list segments it reads are read too.
+    const read = ownListSegments(flag);
+    if (flag.prerequisites !== undefined && flag.prerequisites.length > 0) {
+      for (const key of prerequisiteKeysOf(flag, activeFlags)) read.push(...ownListSegments(activeFlags.get(key)));
+    }
+    const keys = [...new Set(read)];
     if (keys.length > 0) listSegmentKeysByFlag.set(flag.key, keys);
   }
-  return { scope, flags: activeFlags, flagList: [...activeFlags.values()], segments: segmentMap, listSegmentKeysByFlag, experimentFlagKeys: new Set(experimentFlagKeys), loadedAtMs, compiledFlags: new Map() };
+  const features = [...new Set([...evaluationFeaturesOf(activeFlags.values()), ...upstreamFeatures])].sort();
+  return {
+    scope,
+    flags: activeFlags,
+    flagList: [...activeFlags.values()],
+    segments: segmentMap,
+    listSegmentKeysByFlag,
+    features,
+    experimentFlagKeys: new Set(experimentFlagKeys),
+    loadedAtMs,
+    compiledFlags: new Map(),
+  };
 }

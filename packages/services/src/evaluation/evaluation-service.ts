@@ -9,6 +9,7 @@ import {
   invalidArgument,
   newOutcomes,
   notFound,
+  unknownEvaluationFeatures,
   type CompiledFlag,
   type EnvironmentScope,
   type EvaluationContext,
@@ -262,8 +263,16 @@ export class EvaluationService {
     contexts: EvaluationContext[],
     isListMember: ((segmentKey: string, contextKey: string) => boolean) | undefined,
   ): Evaluation {
-    const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, isListMember, budgetMs: this.budgetMs };
+    // Every flag of the environment, client-visible or not: prerequisites are looked up there (a
+    // client-visible flag's prerequisite may be server-only; its result is used, never returned).
+    const environment = { projectId: scope.projectId, environmentId: scope.environmentId, segments: snapshot.segments, flags: snapshot.flags, isListMember, budgetMs: this.budgetMs };
     const outcomes = newOutcomes(flags.length);
+    if (snapshot.features.length > 0) {
+      // A gateway older than its services may be handed definitions using a feature it does not
+      // know: it refuses to evaluate rather than ignore it (docs/contract.md "Sync stream").
+      const unknown = unknownEvaluationFeatures(snapshot.features);
+      if (unknown.length > 0) return { snapshot, flags, results: flags.map((flag) => refusedResult(flag, unknown)), outcomes };
+    }
     const results = kept ? [evaluateCompiled(kept, contexts, environment, outcomes)] : evaluateAll(flags, contexts, environment, outcomes);
     return { snapshot, flags, results, outcomes };
   }
@@ -290,6 +299,12 @@ export class EvaluationService {
     const members = new Set(pairs.filter((_, i) => answers[i] === true).map((p) => `${p.segmentKey}\u0000${p.contextKey}`));
     return (segmentKey, contextKey) => members.has(`${segmentKey}\u0000${contextKey}`);
   }
+}
+
+/** A flag not evaluated because the definitions use evaluation features this evaluator does not know. */
+function refusedResult(flag: Flag, unknown: readonly string[]): EvaluationResult {
+  const message = `not evaluated: the definitions use evaluation features this server does not know (${unknown.join(', ')})`;
+  return { flag_key: flag.key, variant_key: '', value: null, is_enabled: flag.enabled === true, reason: 'ERROR', error_code: 'GENERAL', error_message: message };
 }
 
 /**
@@ -337,7 +352,10 @@ interface MembershipPair {
   contextKey: string;
 }
 
-/** Every (list segment, context key) pair the flags' rules could ask about, once each. */
+/**
+ * Every (list segment, context key) pair the flags' evaluation could ask about, once each: their
+ * rules' and their prerequisites' (transitively; listSegmentKeysByFlag has both).
+ */
 function membershipPairs(snapshot: EnvironmentSnapshot, flags: readonly Flag[], contexts: EvaluationContext[]): MembershipPair[] {
   const pairs: MembershipPair[] = [];
   if (snapshot.listSegmentKeysByFlag.size === 0) return pairs;

@@ -15,6 +15,8 @@ export interface DefinitionState {
   loadedAtMs: number;
   /** Flags under an ACTIVE experiment, in key order. */
   experimentFlagKeys: readonly string[];
+  /** The evaluation features the definitions use, sorted (EnvironmentSnapshot.features). */
+  features: readonly string[];
 }
 
 export interface DefinitionChanges {
@@ -24,6 +26,8 @@ export interface DefinitionChanges {
   removedSegmentKeys: string[];
   /** The set of flags under an ACTIVE experiment differs (payloads always carry the whole set). */
   experimentFlagKeysChanged: boolean;
+  /** The features differ (they follow the flags, so a flag changed too; payloads carry the whole set). */
+  featuresChanged: boolean;
 }
 
 const byKey = <T extends { key: string }>(a: T, b: T): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
@@ -41,6 +45,7 @@ export function definitionState(snapshot: EnvironmentSnapshot): DefinitionState 
     segments: entries(snapshot.segments.values()),
     loadedAtMs: snapshot.loadedAtMs,
     experimentFlagKeys: [...snapshot.experimentFlagKeys].sort(),
+    features: snapshot.features,
   };
 }
 
@@ -64,9 +69,10 @@ export function diffStates(before: DefinitionState, after: DefinitionState): Def
     removedFlagKeys: removed(before.flags, after.flags),
     removedSegmentKeys: removed(before.segments, after.segments),
     experimentFlagKeysChanged: before.experimentFlagKeys.join('\u0000') !== after.experimentFlagKeys.join('\u0000'),
+    featuresChanged: before.features.join('\u0000') !== after.features.join('\u0000'),
   };
 }
 
 export const isEmptyChange = (changes: DefinitionChanges): boolean =>
   changes.flags.length === 0 && changes.segments.length === 0 && changes.removedFlagKeys.length === 0 && changes.removedSegmentKeys.length === 0 &&
-  !changes.experimentFlagKeysChanged;
+  !changes.experimentFlagKeysChanged && !changes.featuresChanged;

@@ -11,6 +11,11 @@ export interface SyncPayload {
   projectId: string;
   /** Flags under an ACTIVE experiment, in key order: the complete set in every payload. */
   experimentFlagKeys: readonly string[];
+  /**
+   * The evaluation features the environment's definitions use (core's evaluationFeaturesOf),
+   * sorted: the complete set in every payload (docs/contract.md "Sync stream", `features`).
+   */
+  features: readonly string[];
   /** True: the complete state, which replaces whatever the client held. */
   fullSnapshot: boolean;
   /** When the definitions this payload reflects were read (epoch ms). */

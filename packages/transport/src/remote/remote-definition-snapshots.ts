@@ -237,7 +237,7 @@ export class RemoteDefinitionSnapshots {
     const flags = [...entry.store.flags.values()].sort(byKey);
     const loadedAtMs = update.serverTimestampMs > 0 ? update.serverTimestampMs : this.now();
     // A new snapshot per message: a reader holding the previous one never sees half of a change.
-    const snapshot = buildEnvironmentSnapshot(entry.scope, flags, entry.store.segments.values(), entry.store.experimentFlagKeys, loadedAtMs);
+    const snapshot = buildEnvironmentSnapshot(entry.scope, flags, entry.store.segments.values(), entry.store.experimentFlagKeys, loadedAtMs, entry.store.features);
     const isFirst = entry.snapshot === undefined;
     entry.snapshot = snapshot;
     if (isFirst) {

@@ -133,7 +133,7 @@ export class ClientAnswers {
     const { snapshot, flags, results, outcomes } = this.evaluation.evaluateForClientNow(scope, asked) ?? (await this.evaluation.evaluateForClient(scope, asked));
     const entries = clientEntries.items(results, outcomes);
     if (!request.hasTargetingKey) {
-      for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i])) entries[i] = missingKeyItem(flags[i]!);
+      for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i], snapshot.flags)) entries[i] = missingKeyItem(flags[i]!);
     }
     const etag = etagOfItems(entries);
     rememberEtag(snapshot, key, etag);
@@ -147,7 +147,7 @@ export class ClientAnswers {
     const snapshot = this.evaluation.currentSnapshot(scope) ?? (await this.evaluation.snapshot(scope));
     const flag = snapshot.flags.get(flagKey);
     if (!isClientVisible(flag)) return { status: 404, json: notFoundJson(flagKey) };
-    if (!request.hasTargetingKey && needsTargetingKey(flag)) return { status: 400, json: missingKeyItem(flag).text };
+    if (!request.hasTargetingKey && needsTargetingKey(flag, snapshot.flags)) return { status: 400, json: missingKeyItem(flag).text };
     let results: EvaluationResult[];
     try {
       const asked = { contexts: [request.context], flagKey };

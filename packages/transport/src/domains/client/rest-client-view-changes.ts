@@ -1,31 +1,47 @@
-import type { Flag, Segment } from '@switchyard/core';
+import { prerequisiteKeysOf, type Flag, type Segment } from '@switchyard/core';
 import { isClientVisible } from '@switchyard/services';
 import type { SyncPayload } from '@switchyard/services';
 
 /** Whether a flag exists for client keys: the services' one rule (docs/client-side.md "3. What a client sees"). */
 export { isClientVisible };
 
-/** What clients of one environment can see change: its visible flags and the segments they use. */
+/**
+ * What clients of one environment can see change: its visible flags, the flags they depend on
+ * (prerequisites, transitively, hidden ones included: their answers decide the visible flags') and
+ * the segments all of those use.
+ */
 interface EnvironmentView {
   flags: Map<string, Flag>;
   visible: Set<string>;
+  /** Keys of the visible flags' prerequisites, transitively (named ones that do not exist included: their creation is news). */
+  usedFlags: Set<string>;
   usedSegments: Set<string>;
 }
 
-function usedSegmentsOf(flags: Iterable<Flag>, isVisible: (flag: Flag) => boolean): Set<string> {
-  const used = new Set<string>();
-  for (const flag of flags) {
+function usedOf(flags: Map<string, Flag>, isVisible: (flag: Flag) => boolean): { usedFlags: Set<string>; usedSegments: Set<string> } {
+  const usedFlags = new Set<string>();
+  const usedSegments = new Set<string>();
+  const addSegments = (flag: Flag | undefined): void => {
+    if (flag !== undefined) for (const rule of flag.rules) for (const key of rule.segment_keys ?? []) usedSegments.add(key);
+  };
+  for (const flag of flags.values()) {
     if (!isVisible(flag)) continue;
-    for (const rule of flag.rules) for (const key of rule.segment_keys ?? []) used.add(key);
+    addSegments(flag);
+    if (flag.prerequisites === undefined || flag.prerequisites.length === 0) continue;
+    for (const key of prerequisiteKeysOf(flag, flags)) {
+      if (usedFlags.has(key)) continue;
+      usedFlags.add(key);
+      addSegments(flags.get(key));
+    }
   }
-  return used;
+  return { usedFlags, usedSegments };
 }
 
 /**
  * Decides, once per sync payload, whether it changes what a client key of the environment may
- * see: a client-visible flag changed, appeared, disappeared or became hidden, or a segment that
- * a client-visible flag uses changed. Payloads of one environment come in the channel's order
- * (environment-channel.ts); the first stream to see a payload decides for all (a WeakMap, so a
+ * see: a client-visible flag changed, appeared, disappeared or became hidden, a flag one depends
+ * on (a prerequisite, transitively, hidden or not) changed, or a segment that any of those uses
+ * changed. Payloads of one environment come in the channel's order (environment-channel.ts); the first stream to see a payload decides for all (a WeakMap, so a
  * decision lives as long as its payload). Full snapshots reset the environment's view; what they
  * mean for a stream is the stream's business (its first one is no news, later ones may be).
  */
@@ -70,12 +86,12 @@ export class ClientViewChanges {
   private viewOf(flags: Map<string, Flag>): EnvironmentView {
     const visible = new Set<string>();
     for (const flag of flags.values()) if (this.isVisible(flag)) visible.add(flag.key);
-    return { flags, visible, usedSegments: usedSegmentsOf(flags.values(), this.isVisible) };
+    return { flags, visible, ...usedOf(flags, this.isVisible) };
   }
 
   private touchesView(view: EnvironmentView, flags: readonly Flag[], removedFlags: readonly string[], segments: readonly Segment[], removedSegments: readonly string[]): boolean {
-    if (flags.some((flag) => this.isVisible(flag) || view.visible.has(flag.key))) return true;
-    if (removedFlags.some((key) => view.visible.has(key))) return true;
+    if (flags.some((flag) => this.isVisible(flag) || view.visible.has(flag.key) || view.usedFlags.has(flag.key))) return true;
+    if (removedFlags.some((key) => view.visible.has(key) || view.usedFlags.has(key))) return true;
     if (segments.some((segment) => view.usedSegments.has(segment.key))) return true;
     return removedSegments.some((key) => view.usedSegments.has(key));
   }

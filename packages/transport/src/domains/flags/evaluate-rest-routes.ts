@@ -26,6 +26,7 @@ function answer(result: EvaluationResult) {
     is_enabled: result.is_enabled,
     value: result.value,
     reason: result.reason,
+    prerequisite_key: result.prerequisite_key,
     error_code: result.error_code,
     error_message: result.error_message,
   };

@@ -12,10 +12,23 @@ export const NO_TARGETING_KEY = 'ofrep:no-targeting-key';
  * Whether the flag's answer can depend on the context key. A disabled flag serves its off
  * variant, an enabled flag without rules its default, and a rule with no conditions, no segments
  * and one variant (a default rule) serves everyone alike, whatever the context; any other rule may
- * compare, hash or look up the key.
+ * compare, hash or look up the key. An enabled flag's prerequisites are evaluated for the same
+ * context: it needs the key when one of them does (looked up in `flags`, the environment's; a
+ * prerequisite missing there fails whatever the context). Without `flags`, any prerequisite counts.
  */
-export const needsTargetingKey = (flag: Flag | undefined): boolean =>
-  flag === undefined || (flag.enabled && flag.rules.some((rule) => !isUnconditionalRule(rule) || rule.allocation !== undefined));
+export function needsTargetingKey(flag: Flag | undefined, flags?: ReadonlyMap<string, Flag>, depth = 0): boolean {
+  if (flag === undefined) return true;
+  if (!flag.enabled) return false;
+  if (flag.rules.some((rule) => !isUnconditionalRule(rule) || rule.allocation !== undefined)) return true;
+  const prerequisites = flag.prerequisites;
+  if (prerequisites === undefined || prerequisites.length === 0) return false;
+  // Past core's depth bound the chain fails anyway; a cycle lands here too.
+  if (flags === undefined || depth >= 16) return true;
+  return prerequisites.some((p) => {
+    const prerequisite = flags.get(p.flag_key);
+    return prerequisite !== undefined && needsTargetingKey(prerequisite, flags, depth + 1);
+  });
+}
 
 export interface MappedContext {
   targetingKey: string | undefined;

@@ -74,7 +74,7 @@ const successSchema = {
   properties: {
     key: { type: 'string' },
     value: { description: 'The variant value; absent when the variant has none (use the code default)' },
-    reason: { type: 'string', enum: ['TARGETING_MATCH', 'SPLIT', 'DEFAULT', 'DISABLED', 'ERROR'] },
+    reason: { type: 'string', enum: ['TARGETING_MATCH', 'SPLIT', 'DEFAULT', 'DISABLED', 'PREREQUISITE_FAILED', 'ERROR'] },
     variant: { type: 'string' },
     metadata: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
   },
@@ -171,6 +171,8 @@ function toOfrep(result: EvaluationResult): OfrepSuccess | OfrepFailure {
   }
   const metadata: OfrepSuccess['metadata'] = {};
   if (result.rule_id) metadata.rule_id = result.rule_id;
+  // PREREQUISITE_FAILED is passed on as it is (OFREP's reasons are open strings), naming the prerequisite.
+  if (result.prerequisite_key) metadata.prerequisite_key = result.prerequisite_key;
   if (result.error_code) metadata.error_code = result.error_code;
   const entry: OfrepSuccess = { key: result.flag_key, reason: result.reason, metadata };
   if (result.value !== null) entry.value = result.value;
@@ -396,7 +398,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const snapshot = await evaluation.snapshot(scope);
       const flag = snapshot.flags.get(key);
       if (flag === undefined) return sendFailure(reply, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `flag '${key}' not found` });
-      if (targetingKey === undefined && needsTargetingKey(flag)) return sendFailure(reply, 400, targetingKeyMissing(key));
+      if (targetingKey === undefined && needsTargetingKey(flag, snapshot.flags)) return sendFailure(reply, 400, targetingKeyMissing(key));
       const [result] = await evaluation.evaluate(scope, { contexts: [context], flagKey: key });
       if (result === undefined) return sendFailure(reply, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `flag '${key}' not found` });
       const entry = toOfrep(result);
@@ -433,7 +435,7 @@ export function registerOfrepRoutes(app: FastifyInstance, services: GatewayServi
       const { snapshot, flags, results, outcomes } = await evaluation.evaluateFlags(scope, { contexts: [context] });
       const entries = bulkEntries.items(results, outcomes);
       if (targetingKey === undefined) {
-        for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i])) entries[i] = missingKeyItem(flags[i]!);
+        for (let i = 0; i < entries.length; i++) if (needsTargetingKey(flags[i], snapshot.flags)) entries[i] = missingKeyItem(flags[i]!);
       }
       // The ETag follows the answer's content: it changes exactly when a flag, a segment or the
       // context changes what this caller would see, on every instance alike.

@@ -212,7 +212,8 @@ const evaluationProperties = {
   variant_key: { type: 'string', description: 'Empty when no variant applies (e.g. disabled without an off variant).' },
   is_enabled: { type: 'boolean' },
   value: { description: "The variant's value (null when no variant applies)." },
-  reason: { type: 'string', enum: ['DISABLED', 'TARGETING_MATCH', 'SPLIT', 'DEFAULT', 'ERROR'] },
+  reason: { type: 'string', enum: ['DISABLED', 'TARGETING_MATCH', 'SPLIT', 'DEFAULT', 'PREREQUISITE_FAILED', 'ERROR'] },
+  prerequisite_key: { type: 'string', description: 'With reason PREREQUISITE_FAILED: the first prerequisite flag that did not hold (the off variant is served).' },
   error_code: { type: 'string', enum: ['FLAG_NOT_FOUND', 'SEGMENT_NOT_FOUND', 'INVALID_CONTEXT', 'GENERAL'] },
   error_message: { type: 'string' },
 } as const;

@@ -37,6 +37,7 @@ export interface SyncResponseMessage {
   list_segments: ListSegmentMetaMessage[];
   project_id: string;
   experiment_flag_keys: string[];
+  features: string[];
 }
 
 /** A message whose payload is already encoded: only the sequence number is per stream. */
@@ -76,6 +77,7 @@ export function syncBody(payload: SyncPayload, shape: SyncShape): Record<string,
     full_snapshot: payload.fullSnapshot,
     project_id: payload.projectId,
     experiment_flag_keys: payload.experimentFlagKeys,
+    features: payload.features,
   };
   if (shape === 'public') {
     body.segments = payload.segments.map(segmentMessage);
