@@ -10,6 +10,7 @@ import {
   checkValueType,
   checkVariants,
   evaluate,
+  type Condition,
   type EvaluationContext,
   type EvaluationEnvironment,
   type Flag,
@@ -318,7 +319,7 @@ describe('LaunchDarkly import: targets, rules and rollouts', () => {
 
   test('every clause operator: the condition each maps to (operator-matrix, production)', () => {
     const rules = flagOf('operator-matrix').environments.prod!.rules;
-    const u = (attribute: string, op: string, values: unknown[], negate?: boolean) => ({ context_type: 'user', attribute, op, values, ...(negate ? { negate } : {}) });
+    const u = (attribute: string, op: Condition['op'], values: Condition['values'], negate?: boolean): Condition => ({ context_type: 'user', attribute, op, values, ...(negate ? { negate } : {}) });
     const expected: Rule[] = [
       { id: 'op-in', conditions: [u('plan', 'in', ['gold', 'platinum'])], variant_key: 'true' },
       { id: 'op-ends-with', conditions: [u('email', 'ends_with', ['@corp.example'])], variant_key: 'true' },
