@@ -551,6 +551,7 @@ describe('LaunchDarkly import: options and inputs', () => {
     // Segments unknown: segmentMatch names the LaunchDarkly key as it is.
     const rule = result.flags.find((f) => f.definition.key === 'new-checkout')!.environments.production!.rules[4]!;
     assert.deepEqual(rule.segment_keys, ['beta-testers']);
+    assert.ok(result.report.some((e) => e.severity === 'info' && e.flag_key === 'new-checkout' && e.environment === 'production' && /no segments of LaunchDarkly environment "production"/.test(e.message)));
   });
 
   test('context kinds can be renamed', () => {

@@ -754,7 +754,7 @@ export function convertLaunchDarkly(input: LaunchDarklyExport, options: LaunchDa
       const ctx: FlagContext = { flagKey: flag.key, environment, variantKeys, report: flagReport, kind };
       const ids = new Set<string>();
       const rules = [...convertTargets(env, ctx, ids), ...convertRules(env, ctx, alternativesByEnv.get(ldKey), ids)];
-      if (input.segments !== undefined && input.segments[ldKey] === undefined && (env.rules ?? []).some((r) => (r.clauses ?? []).some((c) => c.op === 'segmentMatch'))) {
+      if (input.segments?.[ldKey] === undefined && (env.rules ?? []).some((r) => (r.clauses ?? []).some((c) => c.op === 'segmentMatch'))) {
         flagReport('info', `the export has no segments of LaunchDarkly environment "${ldKey}": segmentMatch clauses name the segments by their LaunchDarkly keys`);
       }
       if (env.fallthrough) {
