@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
+  MAX_MATCHES_PROGRAM_SIZE,
   checkConditions,
   checkHashing,
   checkKey,
@@ -10,6 +11,7 @@ import {
   checkValueType,
   checkVariants,
   evaluate,
+  matchesProgramSize,
   type Condition,
   type EvaluationContext,
   type EvaluationEnvironment,
@@ -594,5 +596,22 @@ describe('LaunchDarkly import: options and inputs', () => {
       { id: 'default', conditions: [], variant_key: 'false' },
     ]);
     assert.ok(result.report.some((e) => e.severity === 'dropped' && /rule 2 was dropped: its "startsWith" clause on age has no value LaunchDarkly can match/.test(e.message)));
+  });
+
+  test("rules with patterns past Switchyard's per-flag budget are dropped from the last, so the flag can be written", () => {
+    const rules = Array.from({ length: 20 }, (_, i) => ({ _id: `re-${i + 1}`, clauses: [{ attribute: 'email', op: 'matches', values: [`^[a-z]{40}@x${i}\\.example$`] }], variation: 0 }));
+    const result = convertLaunchDarkly({
+      flags: [{ key: 'f', kind: 'boolean', variations: [{ value: true }, { value: false }], environments: { production: { on: true, offVariation: 1, fallthrough: { variation: 1 }, rules } } }],
+    });
+    const kept = result.flags[0]!.environments.production!.rules;
+    const size = kept.reduce((sum, rule) => sum + matchesProgramSize(rule.conditions), 0);
+    assert.ok(size <= MAX_MATCHES_PROGRAM_SIZE, `kept patterns compile to ${size}`);
+    assert.doesNotThrow(() => checkRules(new Set(['true', 'false']), kept));
+    const ids = kept.map((r) => r.id);
+    // A prefix of the rules is kept (the last ones go first), then the default rule.
+    assert.ok(ids.length > 1 && ids.length < 21);
+    assert.deepEqual(ids, [...rules.slice(0, ids.length - 1).map((r) => r._id), 'default']);
+    const dropped = result.report.filter((e) => e.severity === 'dropped' && /exceed Switchyard's budget/.test(e.message));
+    assert.equal(dropped.length, 20 - (ids.length - 1));
   });
 });

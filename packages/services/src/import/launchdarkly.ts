@@ -1,4 +1,6 @@
 import {
+  MAX_MATCHES_PROGRAM_SIZE,
+  matchesProgramSize,
   patternProblem,
   type Condition,
   type ConditionOp,
@@ -656,6 +658,23 @@ function convertSegment(segment: LdSegment, kind: (k: string | undefined) => str
   return { documents };
 }
 
+/**
+ * Switchyard refuses a flag whose `matches` patterns together compile to more than
+ * MAX_MATCHES_PROGRAM_SIZE RE2 instructions (docs/security.md "Cost budget per definition"). Rules
+ * with patterns are dropped from the end until the rest fit, each reported, so that the flag can
+ * be written. (Patterns of rule segments the flag names count too; the write reports those.)
+ */
+function trimToMatchesBudget(rules: Rule[], report: (severity: ImportSeverity, message: string) => void): void {
+  let size = rules.reduce((sum, rule) => sum + matchesProgramSize(rule.conditions), 0);
+  for (let i = rules.length - 1; i >= 0 && size > MAX_MATCHES_PROGRAM_SIZE; i--) {
+    const cost = matchesProgramSize(rules[i]!.conditions);
+    if (cost === 0) continue;
+    report('dropped', `rule ${rules[i]!.id} was dropped: the flag's "matches" patterns together exceed Switchyard's budget of ${MAX_MATCHES_PROGRAM_SIZE} RE2 instructions per flag (rules with patterns are dropped from the last)`);
+    rules.splice(i, 1);
+    size -= cost;
+  }
+}
+
 /** Converts a LaunchDarkly export. Pure: the same input gives the same output. */
 export function convertLaunchDarkly(input: LaunchDarklyExport, options: LaunchDarklyImportOptions = {}): LaunchDarklyImport {
   const report: ImportReportEntry[] = [];
@@ -762,6 +781,7 @@ export function convertLaunchDarkly(input: LaunchDarklyExport, options: LaunchDa
         if ('dropped' in serve) flagReport('dropped', `${serve.dropped}: the flag has no default rule and serves its off variant when no rule matches`);
         else rules.push({ id: uniqueKey('default', ids), conditions: [], ...serve });
       }
+      trimToMatchesBudget(rules, flagReport);
       let offVariantKey: string | null = null;
       if (typeof env.offVariation === 'number') {
         offVariantKey = variantKeys[env.offVariation] ?? null;
