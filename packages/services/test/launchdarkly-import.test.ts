@@ -614,4 +614,66 @@ describe('LaunchDarkly import: options and inputs', () => {
     const dropped = result.report.filter((e) => e.severity === 'dropped' && /exceed Switchyard's budget/.test(e.message));
     assert.equal(dropped.length, 20 - (ids.length - 1));
   });
+
+  test('a segment of another kind: lists and a 100% rule split in parts, excluded keys kept out of the rule, a segmentMatch inside it dropped', () => {
+    const result = convertLaunchDarkly({
+      flags: [
+        {
+          key: 'f',
+          kind: 'boolean',
+          variations: [{ value: true }, { value: false }],
+          environments: { production: { on: true, offVariation: 1, fallthrough: { variation: 1 }, rules: [{ _id: 'r', clauses: [{ attribute: 'segmentMatch', op: 'segmentMatch', values: ['orgs'] }], variation: 0 }] } },
+        },
+      ],
+      segments: {
+        production: [
+          {
+            key: 'orgs',
+            name: 'Organisations',
+            includedContexts: [{ contextKind: 'organization', values: ['o1'] }],
+            excludedContexts: [{ contextKind: 'organization', values: ['o2'] }],
+            rules: [
+              // weight 100000 = every matching context: no weight at all.
+              { clauses: [{ attribute: 'tier', op: 'in', values: ['gold'], contextKind: 'organization' }], weight: 100000 },
+              { clauses: [{ attribute: '', op: 'segmentMatch', values: ['other'] }] },
+            ],
+          },
+        ],
+      },
+    });
+    const docs: ImportedSegment[] = result.segments.production ?? [];
+    assert.deepEqual(result.segments, {
+      production: [
+        { key: 'orgs', context_type: 'organization', kind: 'list', description: 'Organisations', included_keys: ['o1'], excluded_keys: ['o2'] },
+        {
+          key: 'orgs--rule-1',
+          context_type: 'organization',
+          kind: 'rule',
+          description: 'Organisations',
+          conditions: [
+            { context_type: 'organization', attribute: 'tier', op: 'in', values: ['gold'] },
+            { context_type: 'organization', attribute: 'key', op: 'in', values: ['o2'], negate: true },
+          ],
+        },
+      ],
+    });
+    assert.ok(result.report.some((e) => e.severity === 'dropped' && e.segment_key === 'orgs' && /segment rule 2 was dropped: .*segmentMatch clause inside a segment rule/.test(e.message)));
+    assert.deepEqual(result.flags[0]!.environments.production!.rules, [
+      { id: 'r-1', conditions: [], segment_keys: ['orgs'], variant_key: 'true' },
+      { id: 'r-2', conditions: [], segment_keys: ['orgs--rule-1'], variant_key: 'true' },
+      { id: 'default', conditions: [], variant_key: 'false' },
+    ]);
+    // o2 has tier gold but is excluded (LaunchDarkly: not included, excluded → not a member); o3 with tier gold is a member through the rule.
+    const env: EvaluationEnvironment = {
+      projectId: 'p',
+      environmentId: 'e',
+      segments: new Map(docs.map((d) => [d.key, toSegment(d)])),
+      isListMember: (key, contextKey) => key === 'orgs' && contextKey === 'o1',
+    };
+    const flag = toFlag(result.flags[0]!, 'production');
+    assert.equal(evaluate(flag, ctx('organization', 'o1'), env).variant_key, 'true');
+    assert.equal(evaluate(flag, ctx('organization', 'o2', { tier: 'gold' }), env).variant_key, 'false');
+    assert.equal(evaluate(flag, ctx('organization', 'o3', { tier: 'gold' }), env).variant_key, 'true');
+    assert.equal(evaluate(flag, ctx('organization', 'o4', { tier: 'silver' }), env).variant_key, 'false');
+  });
 });

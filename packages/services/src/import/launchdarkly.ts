@@ -372,7 +372,7 @@ function convertClause(clause: LdClause, scope: Scope): ClauseResult {
   switch (op) {
     case 'in': {
       kept = values.filter(isScalar);
-      if (values.some((v) => typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && (NUMERIC_TEXT.test(v) || v === 'true' || v === 'false')))) {
+      if (attribute !== 'key' && values.some((v) => typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && (NUMERIC_TEXT.test(v) || v === 'true' || v === 'false')))) {
         notes.push(`"in" on ${attribute}: Switchyard also equals a number to a numeric string and a boolean to "true"/"false", LaunchDarkly only the same JSON type`);
       }
       break;
@@ -776,7 +776,9 @@ export function convertLaunchDarkly(input: LaunchDarklyExport, options: LaunchDa
       if (input.segments?.[ldKey] === undefined && (env.rules ?? []).some((r) => (r.clauses ?? []).some((c) => c.op === 'segmentMatch'))) {
         flagReport('info', `the export has no segments of LaunchDarkly environment "${ldKey}": segmentMatch clauses name the segments by their LaunchDarkly keys`);
       }
-      if (env.fallthrough) {
+      if (!env.fallthrough) {
+        flagReport('info', 'no fallthrough (LaunchDarkly answers such a flag with an error and the fallback value): no default rule, so the off variant is served when no rule matches');
+      } else {
         const serve = convertServe(env.fallthrough, 'the default rule (fallthrough)', ctx);
         if ('dropped' in serve) flagReport('dropped', `${serve.dropped}: the flag has no default rule and serves its off variant when no rule matches`);
         else rules.push({ id: uniqueKey('default', ids), conditions: [], ...serve });
