@@ -2,6 +2,7 @@ import {
   MAX_MATCHES_PROGRAM_SIZE,
   matchesProgramSize,
   patternProblem,
+  validateConditions,
   type Condition,
   type ConditionOp,
   type ConditionValue,
@@ -416,6 +417,8 @@ function convertClause(clause: LdClause, scope: Scope): ClauseResult {
       notes.push(`"${op}" on ${attribute}: LaunchDarkly reads a context version "2" or "2.1" as 2.0.0 or 2.1.0, Switchyard needs all three parts (such contexts no longer match)`);
     }
   }
+  // A value Switchyard's write-time check refuses (an impossible date, a version with leading zeros) is one LaunchDarkly never matches either.
+  kept = kept.filter((v) => validateConditions([{ attribute, op: mapped, values: [v] }]) === null);
   const removed = values.length - kept.length;
   if (removed > 0 && op !== 'matches') notes.push(`${removed} value(s) of the "${op}" clause on ${attribute} that LaunchDarkly never matches were removed`);
   if (kept.length === 0) {
