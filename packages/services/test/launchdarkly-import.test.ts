@@ -239,7 +239,7 @@ describe('LaunchDarkly import: environments', () => {
     // staging: on in LaunchDarkly, but its prerequisite legacy-payments is not in the export.
     assert.equal(flagOf('new-checkout').environments.stage!.enabled, false);
     assert.deepEqual(flagOf('new-checkout').environments.stage!.prerequisites, []);
-    assertReported({ severity: 'dropped', flag_key: 'new-checkout', environment: 'stage' }, /prerequisite "legacy-payments".*not in the export.*switched off/);
+    assertReported({ severity: 'dropped', flag_key: 'new-checkout', environment: 'stage' }, /prerequisite "legacy-payments".*not imported.*switched off/);
   });
 });
 

@@ -800,7 +800,7 @@ export function convertLaunchDarkly(input: LaunchDarklyExport, options: LaunchDa
         const keys = variantKeysByFlag.get(p.key);
         const variantKey = keys?.[p.variation];
         if (variantKey === undefined) {
-          flagReport('dropped', `prerequisite "${p.key}" (variation ${p.variation}) ${keys === undefined ? 'is not in the export' : 'names a variation that does not exist'}: the flag is imported switched off here, so that it does not serve more than in LaunchDarkly`);
+          flagReport('dropped', `prerequisite "${p.key}" (variation ${p.variation}) ${keys === undefined ? 'is not imported (not in the export, or archived)' : 'names a variation that does not exist'}: the flag is imported switched off here, so that it does not serve more than in LaunchDarkly`);
           enabled = false;
           continue;
         }
