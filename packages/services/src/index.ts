@@ -91,3 +91,4 @@ export * from './api-tokens/api-token-records.ts';
 export * from './api-tokens/api-token-input.ts';
 export * from './auth/api-token-throttle.ts';
 export * from './auth/api-token-uses.ts';
+export * from './import/launchdarkly.ts';
