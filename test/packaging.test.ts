@@ -53,13 +53,14 @@ async function main(core, sdk, openfeature, vectorPath) {
       projectId: c.project_id,
       environmentId: c.environment_id,
       segments: new Map((c.segments ?? []).map((s) => [s.key, s])),
+      flags: new Map([...(c.flags ?? []), c.flag].map((f) => [f.key, f])),
       isListMember: (segment, key) => {
         const list = members[segment];
         return list !== undefined && !list.excluded.includes(key) && list.included.includes(key);
       },
     });
-    const got = JSON.stringify([result.variant_key, result.value, result.is_enabled, result.reason, result.bucket, result.error_code]);
-    const want = JSON.stringify([c.expected.variant_key, c.expected.value, c.expected.is_enabled, c.expected.reason, c.expected.bucket, c.expected.error_code]);
+    const got = JSON.stringify([result.variant_key, result.value, result.is_enabled, result.reason, result.bucket, result.error_code, result.prerequisite_key]);
+    const want = JSON.stringify([c.expected.variant_key, c.expected.value, c.expected.is_enabled, c.expected.reason, c.expected.bucket, c.expected.error_code, c.expected.prerequisite_key]);
     if (got !== want) failures.push(c.name + ': ' + got + ' != ' + want);
   }
   const bucketing = read('bucketing.json').cases;
