@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { apiPath, ApiError } from '../api.ts';
+import { apiPath } from '../api.ts';
 import type { Flag, Prerequisite } from '../records.ts';
 import { ErrorMessage, useLoad } from './common.tsx';
 import { atIndex, withChange, withVariant } from './draft-updates.ts';
 import type { DraftUpdate } from './experiment-setup.ts';
-import { ConflictMessage, type FlagApi } from './flag-settings.tsx';
+import { SaveProblem, type FlagApi } from './flag-settings.tsx';
 
 /** At most this many per flag and environment (docs/contract.md "Prerequisites"). */
 const MAX_PREREQUISITES = 50;
@@ -44,7 +44,6 @@ export function Prerequisites({
   const variantsOf = (key: string): string[] => (others.data ?? []).find((other) => other.key === key)?.variants.map((v) => v.key) ?? [];
   const unused = candidates.filter((candidate) => !list.some((p) => p.flag_key === candidate.key));
   const incomplete = list.some((p) => p.flag_key === '' || p.variant_keys.length === 0);
-  const conflict = error instanceof ApiError && error.isConflict;
 
   const save = async () => {
     setError(undefined);
@@ -134,17 +133,14 @@ export function Prerequisites({
             </button>
           )}
         </div>
-        {conflict ? (
-          <ConflictMessage
-            onReload={() => {
-              setError(undefined);
-              setDraft(undefined);
-              onReload();
-            }}
-          />
-        ) : (
-          <ErrorMessage error={error} />
-        )}
+        <SaveProblem
+          error={error}
+          onReload={() => {
+            setError(undefined);
+            setDraft(undefined);
+            onReload();
+          }}
+        />
         <ErrorMessage error={others.error} />
         <p role="status">{saved}</p>
       </form>

@@ -60,6 +60,11 @@ export function ConflictMessage({ onReload }: { onReload: () => void }) {
   );
 }
 
+/** A failed save's message: a version conflict offers the reload, anything else is shown as it is. */
+export function SaveProblem({ error, onReload }: { error: unknown; onReload: () => void }) {
+  return error instanceof ApiError && error.isConflict ? <ConflictMessage onReload={onReload} /> : <ErrorMessage error={error} />;
+}
+
 /**
  * Whether client keys (browsers and apps) may evaluate the flag: `client_visible`, shared by every
  * environment of the project (docs/client-side.md "What a client sees"). Saved at once with the
@@ -105,16 +110,13 @@ export function ClientVisibility({ path, flag, api, onSaved, onReload }: { path:
           ? 'Web pages and apps holding a client key of this project may evaluate this flag (its value, variant and reason only; never its rules). This holds in every environment of the project.'
           : 'Hidden: for a client key this flag does not exist, in every environment of the project. Server keys are not affected.'}
       </p>
-      {error instanceof ApiError && error.isConflict ? (
-        <ConflictMessage
-          onReload={() => {
-            setError(undefined);
-            onReload();
-          }}
-        />
-      ) : (
-        <ErrorMessage error={error} />
-      )}
+      <SaveProblem
+        error={error}
+        onReload={() => {
+          setError(undefined);
+          onReload();
+        }}
+      />
     </>
   );
 }
@@ -167,7 +169,6 @@ export function Settings({
       setBusy(false);
     }
   };
-  const conflict = error instanceof ApiError && error.isConflict;
   return (
     <>
       <h2>Settings</h2>
@@ -228,17 +229,14 @@ export function Settings({
           {flag.archived ? 'Unarchive the flag' : 'Archive the flag'}
         </button>
       </div>
-      {conflict ? (
-        <ConflictMessage
-          onReload={() => {
-            setError(undefined);
-            setDraft(undefined);
-            onReload();
-          }}
-        />
-      ) : (
-        <ErrorMessage error={error} />
-      )}
+      <SaveProblem
+        error={error}
+        onReload={() => {
+          setError(undefined);
+          setDraft(undefined);
+          onReload();
+        }}
+      />
       <p role="status">{done}</p>
     </>
   );

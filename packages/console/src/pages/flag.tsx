@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { apiPath, ApiError } from '../api.ts';
+import { apiPath } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { hasDefaultRule, isUnconditional, needsDefaultRuleWarning, newDefaultRule } from '../components/default-rule.ts';
-import { ClientVisibility, ConflictMessage, DeleteFlag, Hashing, Settings } from '../components/flag-settings.tsx';
+import { ClientVisibility, DeleteFlag, Hashing, SaveProblem, Settings } from '../components/flag-settings.tsx';
 import { VariantsTab } from '../components/flag-variants.tsx';
 import { Prerequisites } from '../components/flag-prerequisites.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
@@ -100,7 +100,6 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
   const current = flag.data;
   const rules = draft ?? current.rules;
   const dirty = draft !== undefined;
-  const conflict = saveError instanceof ApiError && saveError.isConflict;
   const invalidSplit = rules.some((r) => r.allocation && totalPercent(r) !== 100);
   // The default rule is the last rule when it is unconditional; the others are listed above it.
   const savedDefaultId = hasDefaultRule(current.rules) ? current.rules[current.rules.length - 1]!.id : null;
@@ -275,17 +274,14 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
                   </button>
                 )}
               </div>
-              {conflict ? (
-                <ConflictMessage
-                  onReload={() => {
-                    setSaveError(undefined);
-                    setDraft(undefined);
-                    flag.reload();
-                  }}
-                />
-              ) : (
-                <ErrorMessage error={saveError} />
-              )}
+              <SaveProblem
+                error={saveError}
+                onReload={() => {
+                  setSaveError(undefined);
+                  setDraft(undefined);
+                  flag.reload();
+                }}
+              />
               <p role="status">{saved}</p>
             </form>
             <ErrorMessage error={segments.error} />
