@@ -80,8 +80,17 @@ export const MAX_PREREQUISITE_DEPTH = 16;
  * and the chain being evaluated, where meeting a flag again is a cycle.
  */
 class PrerequisiteCall {
-  readonly results = new Map<string, EvaluationResult | null>();
-  readonly chain = new Set<string>();
+  // Made on first use: every evaluateAll call makes a PrerequisiteCall, few meet a prerequisite.
+  private knownResults: Map<string, EvaluationResult | null> | undefined;
+  private evaluating: Set<string> | undefined;
+
+  get results(): Map<string, EvaluationResult | null> {
+    return (this.knownResults ??= new Map());
+  }
+
+  get chain(): Set<string> {
+    return (this.evaluating ??= new Set());
+  }
 }
 
 const NO_SEGMENTS: ReadonlyMap<string, Segment> = new Map();
