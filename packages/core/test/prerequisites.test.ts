@@ -63,3 +63,31 @@ test('evaluating a prerequisite records nothing for it: only the flags asked for
   const results = evaluateAll([flags.get('f0')!], user, { projectId: 'p', environmentId: 'e', flags });
   assert.deepEqual(results.map((r) => [r.flag_key, r.variant_key]), [['f0', 'on']]);
 });
+
+test('a dense graph of shared prerequisites costs one evaluation per flag, not one per path (10 layers of 10: 10^10 paths)', () => {
+  // Layer i's flags each need every flag of layer i + 1 (serving "on"); the last layer needs none.
+  const layers = 10;
+  const width = 10;
+  const flags = new Map<string, Flag>();
+  for (let layer = 0; layer < layers; layer++) {
+    for (let i = 0; i < width; i++) {
+      const next = layer + 1 < layers ? Array.from({ length: width }, (_, j) => ({ flag_key: `l${layer + 1}-${j}`, variant_keys: ['on'] })) : undefined;
+      flags.set(`l${layer}-${i}`, flag(`l${layer}-${i}`, next));
+    }
+  }
+  let lookups = 0;
+  const counted = new Map(flags);
+  const originalGet = counted.get.bind(counted);
+  counted.get = (key: string) => {
+    lookups += 1;
+    return originalGet(key);
+  };
+  const env = { projectId: 'p', environmentId: 'e', flags: counted };
+  assert.equal(evaluate(flags.get('l0-0')!, user, env).reason, 'TARGETING_MATCH');
+  // Each of the 90 flags below the top is looked up (and evaluated) once.
+  assert.equal(lookups, (layers - 1) * width);
+  lookups = 0;
+  const all = evaluateAll([...flags.values()], user, env);
+  assert.ok(all.every((result) => result.reason === 'TARGETING_MATCH'));
+  assert.ok(lookups <= (layers - 1) * width, `${lookups} look-ups for one call over every flag`);
+});
