@@ -28,6 +28,8 @@ export * from './client/project-settings-input.ts';
 export * from './scopes.ts';
 export * from './flags/definition-events.ts';
 export * from './flags/flag-service.ts';
+export * from './flags-as-code/flags-as-code-service.ts';
+export * from './flags-as-code/import-outcome.ts';
 export * from './segments/segment-service.ts';
 export * from './evaluation/definition-snapshots.ts';
 export * from './evaluation/evaluation-service.ts';

@@ -28,6 +28,15 @@ export class ScopeResolver {
     return { orgId: environment.orgId, projectId: environment.projectId, environmentId: environment.id };
   }
 
+  /** A project of the caller's org (SDK and client keys belong to one environment: refused). */
+  async project(principal: Principal, projectId: string): Promise<ProjectScope> {
+    refuseSystemUser(principal);
+    if (principal.kind === 'sdk_key' || principal.kind === 'client_key') throw permissionDenied('an SDK or client key grants one environment, not a project');
+    const project = await this.repos.projects.get({ orgId: principal.orgId }, projectId);
+    if (!project) throw notFound('project', projectId);
+    return { orgId: project.orgId, projectId: project.id };
+  }
+
   /** A project id, or (as /v1/projects/{id}/flags allows, docs/contract.md "Flags") an environment id. */
   async projectOrEnvironment(principal: Principal, id: string): Promise<{ project: ProjectScope } | { environment: EnvironmentScope }> {
     refuseSystemUser(principal);

@@ -15,6 +15,7 @@ import type {
   EventDefinitionService,
   ExperimentService,
   FlagService,
+  FlagsAsCodeService,
   IngestService,
   InvitationService,
   KeyUsageRecorder,
@@ -63,6 +64,8 @@ export interface GatewayServices {
   authProviders: AuthProviderService;
   sso: SsoLoginService;
   flags: FlagService;
+  /** Flags as code: a project's export and import (docs/flags-as-code.md). */
+  flagsAsCode: FlagsAsCodeService;
   segments: SegmentService;
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;

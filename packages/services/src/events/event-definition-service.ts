@@ -75,7 +75,8 @@ export class EventDefinitionService {
   constructor(
     private readonly repos: Pick<Repositories, 'eventDefinitions' | 'unitOfWork'>,
     private readonly scopes: ScopeResolver,
-    private readonly cache: EventDefinitionCache,
+    /** Told after each commit (an import defers it to its own commit: FlagsAsCodeService). */
+    private readonly cache: Pick<EventDefinitionCache, 'changed'>,
     private readonly now: () => number = Date.now,
   ) {}
 

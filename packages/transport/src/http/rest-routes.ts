@@ -14,6 +14,7 @@ import { registerStatsRoutes } from '../domains/experiments/stats-rest-routes.ts
 import { registerEvaluateRoutes } from '../domains/flags/evaluate-rest-routes.ts';
 import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
 import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
+import { registerFlagsAsCodeRoutes } from '../domains/flags-as-code/rest-routes.ts';
 import { registerContextAttributeRoutes } from '../domains/flags/context-attribute-rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
@@ -41,6 +42,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerOrgDomainRoutes(http, services);
   registerApiTokenRoutes(http, services);
   registerFlagRoutes(http, services);
+  registerFlagsAsCodeRoutes(http, services);
   registerContextAttributeRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEvaluateRoutes(http, services);

@@ -106,6 +106,13 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { list: scoped },
   },
   {
+    member: 'flagsAsCode',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.FlagsAsCodeGatewayService',
+    scopeMethod: 'scope',
+    methods: { export: scoped, import: scopedDefinitionsWrite },
+  },
+  {
     member: 'apiTokens',
     proto: 'svc/management/v1/management_gateway.proto',
     service: 'svc.management.v1.ApiTokenGatewayService',
