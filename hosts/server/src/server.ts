@@ -69,6 +69,7 @@ import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.
 import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
 import { addAuditGrpcService } from '@switchyard/transport/domains/audit/grpc.ts';
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
+import { addFlagsAsCodeGrpcService } from '@switchyard/transport/domains/flags-as-code/grpc.ts';
 import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-answers.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
@@ -437,6 +438,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addAuditGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
+        addFlagsAsCodeGrpcService(server, { services, logger });
         addSegmentGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
