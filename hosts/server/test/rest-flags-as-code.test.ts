@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
@@ -178,6 +179,89 @@ describe('POST /v1/projects/{id}/import and GET .../export', () => {
   });
 });
 
+describe('flags as code: changes that need an order', () => {
+  test('a document that reverses a prerequisite, drops a served variant and replaces list members applies in one go', async () => {
+    const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-order');
+    const twoFlags = (first: string[], second: string[], variants: Array<{ key: string; value: boolean }>) => ({
+      format: FORMAT,
+      flags: [
+        { key: 'first', value_type: 'bool', variants },
+        { key: 'second', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }] },
+      ],
+      environments: {
+        production: {
+          flags: {
+            first: { enabled: true, off_variant_key: variants[variants.length - 1]!.key, prerequisites: first.map((key) => ({ flag_key: key, variant_keys: ['on'] })), rules: [{ id: 'all', conditions: [], variant_key: variants[0]!.key }] },
+            second: { enabled: true, off_variant_key: 'off', prerequisites: second.map((key) => ({ flag_key: key, variant_keys: [variants[0]!.key] })), rules: [{ id: 'all', conditions: [], variant_key: 'on' }] },
+          },
+          segments: [{ key: 'beta', kind: 'list', context_type: 'user', included_keys: ['u1', 'u2', 'u3'] }],
+        },
+      },
+    });
+    // first depends on second; first serves on/off.
+    const onOff = [{ key: 'on', value: true }, { key: 'off', value: false }];
+    expectStatus(await importAs(tenant, twoFlags(['second'], [], onOff)), 200, 'seed');
+    // Now second depends on first (a cycle if written in the document's order), and first's
+    // variants become yes/no (on and off are served by its configuration until it is rewritten).
+    const yesNo = [{ key: 'yes', value: true }, { key: 'no', value: false }];
+    const reversed = twoFlags([], ['first'], yesNo);
+    reversed.environments.production.segments[0]!.included_keys = ['u2', 'u3', 'u4', 'u5'];
+    const outcome = expectStatus(await importAs(tenant, reversed), 200, 'reverse');
+    assert.deepEqual(summary(outcome).refused, []);
+    const definition = outcome.changed.find((c: Json) => c.kind === 'flag' && c.key === 'first');
+    assert.deepEqual(definition.before.variants, onOff);
+    assert.deepEqual(definition.after.variants, yesNo, 'one change from the first state to the last');
+    const segment = outcome.changed.find((c: Json) => c.kind === 'segment');
+    // Hand count: {u1,u2,u3} -> {u2,u3,u4,u5}: u4 and u5 added, u1 removed.
+    assert.deepEqual(segment.before.included_keys, { count: 3 });
+    assert.deepEqual(segment.after.included_keys, { count: 4, added: 2, removed: 1 });
+    const second = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/second`, { token: tenant.admin.token }), 200);
+    assert.deepEqual(second.prerequisites, [{ flag_key: 'first', variant_keys: ['yes'] }]);
+  });
+
+  test('a cycle the document itself makes is refused, and nothing is written', async () => {
+    const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-cycle');
+    const flag = (key: string) => ({ key, value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }] });
+    const config = (needs: string) => ({ enabled: true, off_variant_key: 'off', prerequisites: [{ flag_key: needs, variant_keys: ['on'] }] });
+    const response = await importAs(tenant, { format: FORMAT, flags: [flag('x'), flag('y')], environments: { production: { flags: { x: config('y'), y: config('x') } } } });
+    assert.equal(response.status, 409);
+    const refused = (response.body as Json).refused;
+    assert.equal(refused.length, 1);
+    assert.equal(refused[0].kind, 'flag_environment');
+    assert.match(refused[0].error, /cycle/);
+    assert.equal(expectStatus(await client.get(`/v1/projects/${tenant.projectId}/flags`, { token: tenant.admin.token }), 200).length, 0);
+  });
+
+  test('a critical environment: a person confirms it (X-Confirm-Environment); the refusal says how', async () => {
+    const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-critical');
+    expectStatus(await client.request('PATCH', `/v1/management/environments/${tenant.environmentId}`, { token: tenant.admin.token, body: { critical: true } }), 200, 'critical');
+    const unconfirmed = await importAs(tenant, documentV1);
+    assert.equal(unconfirmed.status, 409);
+    // Each write into production is refused for want of the confirmation (and a rule naming a segment
+    // that could not be created, for want of that segment).
+    const reasons = (unconfirmed.body as Json).refused as Json[];
+    assert.ok(reasons.filter((r) => /X-Confirm-Environment/.test(r.error)).length >= 3, JSON.stringify(reasons));
+    assert.ok(reasons.every((r) => r.environment === 'production'));
+    const confirmed = await client.post(importPath(tenant), { token: tenant.admin.token, body: documentV1, headers: { 'x-confirm-environment': tenant.environmentId } });
+    assert.equal(expectStatus(confirmed, 200, 'confirmed').applied, true);
+  });
+
+  test('someone who reads one environment exports that one only', async () => {
+    const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-partial');
+    expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201);
+    const staging = (expectStatus(await client.get(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token }), 200) as Json[]).find((e) => e.name === 'staging' || e.environment_name === 'staging');
+    const stagingId = staging.environment_id ?? staging.id;
+    const person = await seedUser(client, (await loginAdmin(client)).token, tenant.orgId, 'org_member', `fac-staging-${unique()}`);
+    expectStatus(
+      await client.request('PUT', `/v1/management/orgs/${tenant.orgId}/members/${person.userId}/role-bindings`, { token: tenant.admin.token, body: { bindings: [{ role: 'editor', environment_id: stagingId }] } }),
+      200,
+    );
+    const exported = expectStatus(await client.get(exportPath(tenant), { token: person.token }), 200, 'export');
+    assert.deepEqual(Object.keys(exported.environments), ['staging']);
+    expectError(await client.get(exportPath(tenant, `?environment_ids=${tenant.environmentId}`), { token: person.token }), 403, 'PERMISSION_DENIED');
+  });
+});
+
 describe('flags as code: who may and what is refused', () => {
   test("another org's project is not found; an SDK key and no credential are refused", async () => {
     expectError(await client.get(exportPath(a), { token: b.admin.token }), 404, 'NOT_FOUND');
@@ -186,13 +270,22 @@ describe('flags as code: who may and what is refused', () => {
     expectError(await client.post(importPath(a), { sdkKey: a.rawKey, body: documentV1 }), 401, 'UNAUTHENTICATED');
   });
 
-  test('a viewer can export, and every change it imports is refused', async () => {
+  test('a viewer can export, and may not import (403)', async () => {
     const viewer = await seedUser(client, (await loginAdmin(client)).token, a.orgId, 'org_member', `fac-viewer-${unique()}`);
     expectStatus(await client.request('PUT', `/v1/management/orgs/${a.orgId}/members/${viewer.userId}/role-bindings`, { token: a.admin.token, body: { bindings: [{ role: 'viewer' }] } }), 200, 'make viewer');
     expectStatus(await client.get(exportPath(a), { token: viewer.token }), 200, 'a viewer exports');
-    const response = await importAs(a, { format: FORMAT, flags: [{ key: 'by-viewer', value_type: 'bool', variants: [{ key: 'on', value: true }] }] }, '', viewer.token);
-    assert.equal(response.status, 409);
-    assert.deepEqual((response.body as Json).refused.map((r: Json) => r.code), ['PERMISSION_DENIED']);
+    expectError(await importAs(a, { format: FORMAT, flags: [{ key: 'by-viewer', value_type: 'bool', variants: [{ key: 'on', value: true }] }] }, '', viewer.token), 403, 'PERMISSION_DENIED');
+    expectError(await importAs(a, documentV1, '?dry_run=true', viewer.token), 403, 'PERMISSION_DENIED');
+  });
+
+  test('an editor of one environment only may not import (a document defines the project\'s flags)', async () => {
+    const envEditor = await seedUser(client, (await loginAdmin(client)).token, a.orgId, 'org_member', `fac-enveditor-${unique()}`);
+    expectStatus(
+      await client.request('PUT', `/v1/management/orgs/${a.orgId}/members/${envEditor.userId}/role-bindings`, { token: a.admin.token, body: { bindings: [{ role: 'editor', environment_id: a.environmentId }] } }),
+      200,
+      'environment editor',
+    );
+    expectError(await importAs(a, documentV1, '', envEditor.token), 403, 'PERMISSION_DENIED');
   });
 
   test('bad documents: 400 naming the problem, before any work', async () => {
@@ -206,7 +299,32 @@ describe('flags as code: who may and what is refused', () => {
   });
 
   test('a document over the size limit is refused with 413', async () => {
-    const huge = { format: FORMAT, flags: [{ key: 'big', description: 'x'.repeat(4 * 1024 * 1024) }] };
-    expectError(await importAs(a, huge), 413, 'RESOURCE_EXHAUSTED');
+    const huge = Buffer.from(JSON.stringify({ format: FORMAT, flags: [{ key: 'big', description: 'x'.repeat(4 * 1024 * 1024) }] }));
+    const answer = await postRaw(`${ts.base}${importPath(a)}`, a.admin.token, huge);
+    assert.equal(answer.status, 413, answer.body);
+    assert.equal(JSON.parse(answer.body).code, 'RESOURCE_EXHAUSTED');
   });
 });
+
+/**
+ * A POST whose answer is read even when the server answers before reading the whole body and
+ * closes the connection (fetch reports that as a failure, whichever comes first).
+ */
+function postRaw(url: string, token: string, body: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const request = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': body.length } });
+    request.on('response', (response) => {
+      answered = true;
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      response.on('error', reject);
+    });
+    request.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    request.end(body);
+  });
+}

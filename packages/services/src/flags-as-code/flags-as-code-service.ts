@@ -1,4 +1,5 @@
 import {
+  authorize,
   FLAGS_DOCUMENT_LIMITS,
   invalidArgument,
   isDomainError,
@@ -14,6 +15,7 @@ import {
   type ProjectScope,
   type Repositories,
 } from '@switchyard/core';
+import { requireAllowed } from '../authorization.ts';
 import type { EventDefinitionCache } from '../events/event-definition-cache.ts';
 import { EventDefinitionService } from '../events/event-definition-service.ts';
 import { FlagService, type FlagTarget } from '../flags/flag-service.ts';
@@ -69,13 +71,20 @@ export class FlagsAsCodeService {
     return this.scopes.project(principal, projectId);
   }
 
+  /** Needs read access to the project's flags (a viewer of the project), then each list's own read permission. */
   async export(principal: Principal, project: ProjectScope, options: ExportOptions = {}): Promise<FlagsDocument> {
-    const environments = await this.chosenEnvironments(project, options.environmentIds);
+    requireAllowed(principal, 'flag.read', project);
+    const environments = await this.chosenEnvironments(principal, project, options.environmentIds);
     const services = this.servicesOn(this.repos, this.notifier, this.eventDefinitionCache);
     return exportDocument(services, principal, project, environments, options.includeVersions ?? false);
   }
 
+  /**
+   * Needs write access to the project's flags (an editor of the project: a document defines flags),
+   * checked before anything is read; each change then checks its own permission as the API would.
+   */
   async import(principal: Principal, project: ProjectScope, input: unknown, options: ImportOptions): Promise<ImportOutcome> {
+    requireAllowed(principal, 'flag.write', project);
     const document = parseFlagsDocument(input);
     const announcements = new Map<string, [string, string]>();
     const cacheChanges = new Map<string, EnvironmentScope>();
@@ -99,9 +108,16 @@ export class FlagsAsCodeService {
     return ledger.outcome(false, true);
   }
 
-  private async chosenEnvironments(project: ProjectScope, ids: readonly string[] | undefined): Promise<Environment[]> {
+  /**
+   * The environments asked for, or (none asked for) every environment whose flags the caller may
+   * read: someone who edits staging only exports staging. Asked for by id, one the caller may not
+   * read is refused by its reads (PERMISSION_DENIED) rather than left out unsaid.
+   */
+  private async chosenEnvironments(principal: Principal, project: ProjectScope, ids: readonly string[] | undefined): Promise<Environment[]> {
     const all = await this.repos.environments.list(project);
-    if (ids === undefined || ids.length === 0) return all;
+    if (ids === undefined || ids.length === 0) {
+      return all.filter((environment) => authorize(principal, 'flag.read', { orgId: environment.orgId, projectId: environment.projectId, environmentId: environment.id }).allowed);
+    }
     const byId = new Map(all.map((environment) => [environment.id, environment]));
     const chosen: Environment[] = [];
     for (const id of new Set(ids)) {

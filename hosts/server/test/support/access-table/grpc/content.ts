@@ -30,6 +30,13 @@ export const contentRpcs: GrpcDescriptor[] = [
   rpc('svc.flags.v1.FlagService/UpdateFlagHashing', editor('environment'), STAGING, async (c) => ({
     message: { environment_id: staging(c), flag_key: await freshIfAllowed(c, freshFlag, c.shared.flagKey), configs: [] },
   })),
+  rpc('svc.flags.v1.FlagsAsCodeService/ExportFlags', viewer('project'), PROJECT_P, ({ world }) => ({ message: { project_id: world.projects.P } })),
+  rpc('svc.flags.v1.FlagsAsCodeService/ImportFlags', editor('project'), PROJECT_P, ({ world }) => ({
+    message: {
+      project_id: world.projects.P,
+      document_json: JSON.stringify({ format: 'switchyard.flags/v1', flags: [{ key: `acc-fac-grpc-${unique()}`, value_type: 'bool', variants: [{ key: 'on', value: true }] }] }),
+    },
+  })),
   rpc('svc.flags.v1.FlagService/GetFlagDefinitions', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
   rpc('svc.flags.v1.FlagService/Sync', noTokens(viewer('environment')), STAGING, SYNC),
   // Client keys only: a person's bearer is authenticated, then refused ("this stream is for client keys").

@@ -55,6 +55,12 @@ export const flagDescriptors: RestDescriptor[] = [
   rest('GET /v1/environments/{env_id}/flags/{flag_id}/history', viewer('environment'), STAGING, 200, (c) => ({ path: env(c, `/${c.shared.flagKey}/history`) })),
   rest('GET /v1/environments/{env_id}/context-attributes', viewer('environment'), STAGING, 200, ({ world }) => ({ path: `/v1/environments/${world.environments.staging}/context-attributes` })),
 
+  // Flags as code: reading the document is a project viewer's; importing one defines flags in P.
+  rest('GET /v1/projects/{project_id}/export', viewer('project'), PROJECT_P, 200, ({ world }) => ({ path: `/v1/projects/${world.projects.P}/export` })),
+  rest('POST /v1/projects/{project_id}/import', definition, PROJECT_P, 200, ({ world }) => ({
+    path: `/v1/projects/${world.projects.P}/import`,
+    body: { format: 'switchyard.flags/v1', flags: [{ key: `acc-fac-${unique()}`, value_type: 'bool', variants: [{ key: 'on', value: true }] }] },
+  })),
   rest('GET /v1/projects/{project_id}/flags', viewer('project'), PROJECT_P, 200, (c) => ({ path: project(c) })),
   rest('GET /v1/projects/{project_id}/flags/{flag_id}', viewer('project'), PROJECT_P, 200, (c) => ({ path: project(c, `/${c.shared.flagKey}`) })),
   ...definitionOperations(project, '/v1/projects/{project_id}/flags', projectFlagBody),
