@@ -307,24 +307,28 @@ describe('flags as code: who may and what is refused', () => {
 });
 
 /**
- * A POST whose answer is read even when the server answers before reading the whole body and
- * closes the connection (fetch reports that as a failure, whichever comes first).
+ * A POST of a body larger than the limit, as a careful client sends it: the headers first (the
+ * server refuses on Content-Length alone), the body only if no answer came within a second. Sending
+ * it at once races the server's early answer and close (EPIPE before the 413 is read).
  */
 function postRaw(url: string, token: string, body: Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    let answered = false;
     const request = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': body.length } });
+    const sendBody = setTimeout(() => request.end(body), 1_000);
     request.on('response', (response) => {
-      answered = true;
+      clearTimeout(sendBody);
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-      response.on('error', reject);
+      response.on('end', () => {
+        request.destroy();
+        resolve({ status: response.statusCode ?? 0, body: text });
+      });
     });
     request.on('error', (error) => {
-      if (!answered) reject(error);
+      clearTimeout(sendBody);
+      reject(error);
     });
-    request.end(body);
+    request.flushHeaders();
   });
 }
