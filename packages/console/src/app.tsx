@@ -10,6 +10,7 @@ import { ExperimentPage } from './pages/experiment.tsx';
 import { ExperimentsPage } from './pages/experiments.tsx';
 import { FlagPage } from './pages/flag.tsx';
 import { FlagsPage } from './pages/flags.tsx';
+import { FlagsAsCodePage } from './pages/flags-as-code.tsx';
 import { HistoryPage } from './pages/history.tsx';
 import { MAILED_LINK_PAGES, MailedLinkPage } from './pages/mailed-link.tsx';
 import { MembersPage } from './pages/members.tsx';
@@ -66,6 +67,7 @@ const ENVIRONMENT_PAGES: Array<[string, string]> = [
   ['experiments', 'Experiments'],
   ['events', 'Event definitions'],
   ['sdk-keys', 'SDK keys'],
+  ['flags-as-code', 'Flags as code'],
 ];
 const ORG_PAGES: Array<[string, string]> = [
   ['projects', 'Projects'],
@@ -203,6 +205,8 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
       return route.id ? <ExperimentPage {...props} experimentId={route.id} /> : <ExperimentsPage {...props} />;
     case 'events':
       return <EventDefinitionsPage {...props} />;
+    case 'flags-as-code':
+      return <FlagsAsCodePage {...props} />;
     case 'sdk-keys':
       // Keyed by environment: a key shown once in one environment is not shown on another's page.
       return <SdkKeysPage key={environment.environment_id} {...props} />;
