@@ -38,6 +38,8 @@ export interface FeatureFlagMessage {
   updated_at_ms?: number;
   /** Empty or absent: none. */
   prerequisites?: Array<{ flag_key?: string; variant_keys?: string[] }>;
+  /** FlagBucketBy as an enum name (a number for a value this proto does not know); absent or UNSPECIFIED: ENVIRONMENT. */
+  bucket_by?: string | number;
 }
 interface RuleSegmentMessage {
   key: string;
@@ -163,6 +165,13 @@ export function flagFromMessage(message: FeatureFlagMessage): Flag {
   };
   // Absent when there are none, as in the server's documents.
   if (prerequisites.length > 0) flag.prerequisites = prerequisites;
+  // Only what evaluation reads: tags, lifetime and maintainer are not kept. A bucket_by this SDK
+  // does not know makes the flag unreadable rather than bucketed another way.
+  const bucketBy = message.bucket_by;
+  if (bucketBy === 'FLAG_BUCKET_BY_PROJECT') flag.bucket_by = 'project';
+  else if (bucketBy !== undefined && bucketBy !== null && bucketBy !== 'FLAG_BUCKET_BY_ENVIRONMENT' && bucketBy !== 'FLAG_BUCKET_BY_UNSPECIFIED' && bucketBy !== 0) {
+    throw new Error(`flag "${message.key}" has an unknown bucket_by ${String(bucketBy)}`);
+  }
   return flag;
 }
 
