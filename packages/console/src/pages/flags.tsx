@@ -70,7 +70,7 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
       </label>
       {(tagChoices.length > 0 || tag !== '') && (
         <label class="search">
-          Tag
+          Filter by tag
           <select value={tag} onChange={(e) => setTag((e.target as HTMLSelectElement).value)}>
             <option value="">any tag</option>
             {[...new Set([...tagChoices, ...(tag === '' ? [] : [tag])])].map((t) => (
