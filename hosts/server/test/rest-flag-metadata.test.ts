@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { flagHistoryPath, readAll } from './support/audit-log.ts';
 import { FLAG_FIELDS, createFlag, envFlags, evaluate, inChunks, onOffFlag, projectFlags, put } from './support/flag-client.ts';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, unique, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
+import { openInternalSync, openSync, sdkKeyMetadata } from './support/sync-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
@@ -170,5 +171,26 @@ describe('bucket_by and evaluation', () => {
   test('environment (the default): the environments pick independently, so some of 40 users differ (all agreeing: chance 2^-40)', async () => {
     const pairs = await variantsInBothEnvironments('environment');
     assert.ok(pairs.some(([production, stagingVariant]) => production !== stagingVariant));
+  });
+});
+
+describe('the sync streams', () => {
+  test('carry the metadata and bucket_by in FeatureFlag, and name bucket_by_project among the features while a flag uses it', async () => {
+    const key = newKey('synced');
+    await createFlag(client, a.admin.token, staging, onOffFlag(key, [], { tags: ['sync-tag'], lifetime: 'temporary', maintainer: 'team sync', bucket_by: 'project' }));
+    for (const [name, open] of [
+      ['public', () => openSync(ts.server.syncGrpcPort, {}, sdkKeyMetadata(stagingKey))],
+      ['internal', () => openInternalSync(ts.server.grpcPort, {}, sdkKeyMetadata(stagingKey))],
+    ] as const) {
+      const stream = open();
+      try {
+        const first = await stream.next();
+        assert.ok(first.features.includes('bucket_by_project'), `${name}: features ${JSON.stringify(first.features)}`);
+        const flag = first.flags.find((f: Json) => f.key === key) as Json;
+        assert.deepEqual([flag.tags, flag.lifetime, flag.maintainer, flag.bucket_by], [['sync-tag'], 'FLAG_LIFETIME_TEMPORARY', 'team sync', 'FLAG_BUCKET_BY_PROJECT'], name);
+      } finally {
+        stream.cancel();
+      }
+    }
   });
 });
