@@ -228,6 +228,7 @@ export class FlagService {
       description !== undefined || present(fields.variants) || valueType !== current.value_type || clientVisible !== undefined || Object.keys(metadata).length > 0;
     if (definitionChanged) this.authorizeDefinitionWrite(principal, target);
     if (variants !== current.variants) await this.checkRemovedVariants(this.projectScope(target), key, current.variants, variants);
+    if (metadata.bucket_by !== undefined) await this.checkNoActiveExperiment(this.projectScope(target), key);
 
     if ('project' in target) {
       if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key) || present(fields.prerequisites)) {
@@ -427,6 +428,25 @@ export class FlagService {
     }
     if (problems.length > 0) {
       throw failedPrecondition(`the rules of an ACTIVE experiment's flag must keep its studied rule (pause or conclude it first): ${problems.join('; ')}`);
+    }
+  }
+
+  /**
+   * A change of bucket_by reshuffles every split of the flag (docs/decisions.md "bucket_by"): under
+   * an ACTIVE experiment that would move participants between arms mid-run, so it is refused
+   * (409 FAILED_PRECONDITION naming the experiments), in every environment of the project since
+   * bucket_by is project-level. Pausing or concluding the experiment first lets it through.
+   */
+  private async checkNoActiveExperiment(project: ProjectScope, key: string): Promise<void> {
+    const running: string[] = [];
+    for (const environment of await this.repos.environments.list(project)) {
+      const scope = { ...project, environmentId: environment.id };
+      for (const experiment of await this.repos.experiments.list(scope)) {
+        if (experiment.flagKey === key && experiment.status === 'EXPERIMENT_STATUS_ACTIVE') running.push(`'${experiment.name || experiment.id}' in ${environment.name}`);
+      }
+    }
+    if (running.length > 0) {
+      throw failedPrecondition(`bucket_by cannot change while an experiment on the flag is ACTIVE (it would move participants between arms; pause or conclude it first): ${running.join(', ')}`);
     }
   }
 
