@@ -151,6 +151,12 @@ CREATE TABLE IF NOT EXISTS flags (
   updated_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
   -- Whether client keys may evaluate it (docs/client-side.md).
   client_visible boolean NOT NULL DEFAULT false,
+  -- Project-level metadata (docs/contract.md "Flags and evaluation"): tags sorted and de-duplicated.
+  tags         jsonb NOT NULL DEFAULT '[]',
+  lifetime     text NOT NULL DEFAULT 'permanent' CHECK (lifetime IN ('temporary', 'permanent')),
+  maintainer   text,
+  -- What a split's bucket depends on: 'project' leaves the environment id out of the hash input.
+  bucket_by    text NOT NULL DEFAULT 'environment' CHECK (bucket_by IN ('environment', 'project')),
   UNIQUE (project_id, key),
   FOREIGN KEY (project_id, org_id) REFERENCES projects (id, org_id) ON DELETE CASCADE
 );

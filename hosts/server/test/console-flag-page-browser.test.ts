@@ -261,6 +261,51 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false }, (
     await page.context().close();
   });
 
+  test('tags and ownership: edited on Settings (a bucket_by change warns first), saved; the list shows tags, the temporary marker and filters by tag', async () => {
+    const split = [{ id: 'half', conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: 'on', weight_milli: 500 }, { variant_key: 'off', weight_milli: 500 }] } }];
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'tagged', enabled: true, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: split } });
+    await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'untagged', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', tags: ['other-tag'] } });
+    const page = await signedIn();
+    await page.goto(flagUrl('tagged', 'settings'));
+    const form = page.getByRole('form', { name: 'Tags and ownership' });
+    await form.getByLabel('Tags').fill('web team:payments, web');
+    await form.getByLabel('Lifetime').selectOption('temporary');
+    await form.getByLabel('Maintainer').fill('ana@example.com');
+    assert.equal(await form.getByRole('note').count(), 0, 'no warning before bucket_by changes');
+    await form.getByLabel('Bucket users by').selectOption('project');
+    assert.match(await form.getByRole('note').innerText(), /reshuffles the users of every percentage rollout.*this one has a rollout/);
+    const request = page.waitForRequest((r) => r.method() === 'PUT' && r.url().endsWith(flagPath('tagged')));
+    await form.getByRole('button', { name: 'Save tags and ownership' }).click();
+    assert.deepEqual((await request).postDataJSON().flag, { tags: ['team:payments', 'web'], lifetime: 'temporary', maintainer: 'ana@example.com', bucket_by: 'project' });
+    await page.getByText('Tags and ownership saved.').waitFor();
+    const saved = await stored('tagged');
+    assert.deepEqual([saved.tags, saved.lifetime, saved.maintainer, saved.bucket_by], [['team:payments', 'web'], 'temporary', 'ana@example.com', 'project']);
+    await page.reload();
+    assert.equal(await page.getByRole('form', { name: 'Tags and ownership' }).getByLabel('Tags').inputValue(), 'team:payments, web');
+
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'tagged', exact: true }) });
+    await row.getByText('temporary', { exact: true }).waitFor();
+    assert.deepEqual(await row.getByRole('list', { name: 'Tags of tagged' }).getByRole('listitem').allInnerTexts(), ['team:payments', 'web']);
+    /** The flags the table lists, once they are `expected` (the list re-renders after a filter change). */
+    const listed = async (expected: string[]) => {
+      const links = () => page.getByRole('table').getByRole('link').allInnerTexts();
+      for (let i = 0; i < 100 && JSON.stringify((await links()).filter((k) => expected.includes(k) || ['tagged', 'untagged'].includes(k))) !== JSON.stringify(expected); i++) await page.waitForTimeout(50);
+      assert.deepEqual((await links()).filter((k) => expected.includes(k) || ['tagged', 'untagged'].includes(k)), expected);
+    };
+    await listed(['tagged', 'untagged']);
+    await page.getByLabel('Filter by tag').selectOption('web');
+    await listed(['tagged']);
+    await page.getByLabel('Filter by tag').selectOption('');
+    await listed(['tagged', 'untagged']);
+    // A tag in a row filters by it too.
+    await page.getByRole('list', { name: 'Tags of untagged' }).getByRole('button', { name: 'other-tag' }).click();
+    await listed(['untagged']);
+    assert.equal(await page.getByLabel('Filter by tag').inputValue(), 'other-tag');
+    await page.screenshot({ path: artifactPath('flag-tags.png'), fullPage: true });
+    await page.context().close();
+  });
+
   test('history: what happened in words, who by name, and the changed lines marked in before and after', async () => {
     await createFlag(client, tenant.admin.token, tenant.environmentId, { key: 'storied', enabled: false, flag: { value_type: 'bool', variants: BOOL_VARIANTS, off_variant_key: 'off', rules: [] } });
     const page = await signedIn();

@@ -424,3 +424,57 @@ describe('FlagService over gRPC: credentials and tenancy', () => {
     assert.equal(answer.flag?.key, 'by-member');
   });
 });
+
+describe('FlagService over gRPC: tags, lifetime, maintainer, bucket_by and the list filter', () => {
+  const metadataOf = (flag: FeatureFlagMessage | null | undefined) => ({ tags: flag?.tags, lifetime: flag?.lifetime, maintainer: flag?.maintainer, bucket_by: flag?.bucket_by });
+
+  test('CREATE carries them (tags sorted, de-duplicated); unset: [], PERMANENT, no maintainer, ENVIRONMENT; REST shows the same', async () => {
+    const plain = await create(simpleFlag('meta-plain'));
+    assert.deepEqual(metadataOf(plain.flag), { tags: [], lifetime: 'FLAG_LIFETIME_PERMANENT', maintainer: undefined, bucket_by: 'FLAG_BUCKET_BY_ENVIRONMENT' });
+    const set = await create({ ...simpleFlag('meta-set'), tags: ['web', 'team:a', 'web'], lifetime: 'FLAG_LIFETIME_TEMPORARY', maintainer: 'ana@example.com', bucket_by: 'FLAG_BUCKET_BY_PROJECT' });
+    const expected = { tags: ['team:a', 'web'], lifetime: 'FLAG_LIFETIME_TEMPORARY', maintainer: 'ana@example.com', bucket_by: 'FLAG_BUCKET_BY_PROJECT' };
+    assert.deepEqual(metadataOf(set.flag), expected);
+    assert.deepEqual(metadataOf(await flags.getFlag({ environment_id: env, flag_key: 'meta-set' }, admin)), expected);
+    const body = expectStatus(await rest.get(`/v1/environments/${env}/flags/meta-set`, { token: tenant.admin.token }), 200);
+    assert.deepEqual([body.tags, body.lifetime, body.maintainer, body.bucket_by], [['team:a', 'web'], 'temporary', 'ana@example.com', 'project']);
+  });
+
+  test('UPDATE: UNSPECIFIED enums and an unset maintainer keep them, tags are replaced, "" removes the maintainer', async () => {
+    const read = await flags.getFlag({ environment_id: env, flag_key: 'meta-set' }, admin);
+    const { maintainer: _maintainer, ...withoutMaintainer } = read;
+    const kept = await flags.mutateFlag(
+      { environment_id: env, kind: 'MUTATION_KIND_UPDATE', flag: { ...withoutMaintainer, lifetime: 'FLAG_LIFETIME_UNSPECIFIED', bucket_by: 'FLAG_BUCKET_BY_UNSPECIFIED', tags: ['web'] }, version: read.version },
+      admin,
+    );
+    assert.deepEqual(metadataOf(kept.flag), { tags: ['web'], lifetime: 'FLAG_LIFETIME_TEMPORARY', maintainer: 'ana@example.com', bucket_by: 'FLAG_BUCKET_BY_PROJECT' });
+    const cleared = await flags.mutateFlag(
+      { environment_id: env, kind: 'MUTATION_KIND_UPDATE', flag: { ...kept.flag!, maintainer: '', lifetime: 'FLAG_LIFETIME_PERMANENT', bucket_by: 'FLAG_BUCKET_BY_ENVIRONMENT' }, version: kept.version },
+      admin,
+    );
+    assert.deepEqual(metadataOf(cleared.flag), { tags: ['web'], lifetime: 'FLAG_LIFETIME_PERMANENT', maintainer: undefined, bucket_by: 'FLAG_BUCKET_BY_ENVIRONMENT' });
+  });
+
+  test('bad values are INVALID_ARGUMENT naming the field', async () => {
+    const bad = async (flag: FeatureFlagInput, field: RegExp) => assert.match((await rejectsWithStatus(create(flag), grpc.status.INVALID_ARGUMENT)).details, field);
+    await bad({ ...simpleFlag('meta-bad-1'), tags: ['has space'] }, /tags\[0\]/);
+    await bad({ ...simpleFlag('meta-bad-2'), tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }, /tags/);
+    await bad({ ...simpleFlag('meta-bad-3'), maintainer: 'x'.repeat(201) }, /maintainer/);
+    await bad({ ...simpleFlag('meta-bad-4'), lifetime: 7 }, /lifetime/);
+    await bad({ ...simpleFlag('meta-bad-5'), bucket_by: 9 }, /bucket_by/);
+    await rejectsWithStatus(flags.getFlag({ environment_id: env, flag_key: 'meta-bad-1' }, admin), grpc.status.NOT_FOUND);
+  });
+
+  test('ListFlags filters by every tag given and by lifetime; bad filter values are INVALID_ARGUMENT', async () => {
+    await create({ ...simpleFlag('meta-list-a'), tags: ['list-x', 'list-y'] });
+    await create({ ...simpleFlag('meta-list-b'), tags: ['list-x'], lifetime: 'FLAG_LIFETIME_TEMPORARY' });
+    const keys = async (request: { tags?: string[]; lifetime?: string | number }) =>
+      (await flags.listFlags({ environment_id: env, ...request }, admin)).flags.map((flag) => flag.key).filter((key) => key.startsWith('meta-list-'));
+    assert.deepEqual(await keys({ tags: ['list-x'] }), ['meta-list-a', 'meta-list-b']);
+    assert.deepEqual(await keys({ tags: ['list-x', 'list-y'] }), ['meta-list-a']);
+    assert.deepEqual(await keys({ tags: ['list-x'], lifetime: 'FLAG_LIFETIME_TEMPORARY' }), ['meta-list-b']);
+    assert.deepEqual(await keys({ lifetime: 'FLAG_LIFETIME_PERMANENT', tags: ['list-y'] }), ['meta-list-a']);
+    assert.deepEqual(await keys({}), ['meta-list-a', 'meta-list-b']);
+    assert.match((await rejectsWithStatus(flags.listFlags({ environment_id: env, tags: ['bad tag'] }, admin), grpc.status.INVALID_ARGUMENT)).details, /tag/);
+    assert.match((await rejectsWithStatus(flags.listFlags({ environment_id: env, lifetime: 5 }, admin), grpc.status.INVALID_ARGUMENT)).details, /lifetime/);
+  });
+});

@@ -20,6 +20,8 @@ let a: Tenant;
 let clientKey: string;
 let clientKeyWithDisabled: string;
 
+const SECRET_TAG = 'team:tag-secret-91a';
+const SECRET_MAINTAINER = 'maint-secret-42@example.com';
 const SINGLE = (key: string) => `/ofrep/v1/evaluate/flags/${key}`;
 const BULK = '/ofrep/v1/evaluate/flags';
 const BETA_RULE = { id: 'beta-rule-7f3', conditions: [{ attribute: 'plan', op: 'eq', values: ['beta'] }], variant_key: 'on' };
@@ -66,7 +68,8 @@ before(async () => {
   a = await seedTenant(client, root.token, 'client-visible');
   clientKey = await createClientKey(a, false);
   clientKeyWithDisabled = await createClientKey(a, true);
-  await createFlag(a, boolFlag('shown'), { client_visible: true });
+  // Its metadata (tags, maintainer) is for the team, never for a client key (test below).
+  await createFlag(a, boolFlag('shown', { tags: [SECRET_TAG], maintainer: SECRET_MAINTAINER, lifetime: 'temporary' }), { client_visible: true });
   await createFlag(a, boolFlag('hidden')); // the project default: hidden
   await createFlag(a, boolFlag('archived-shown', { client_visible: true }));
   expectStatus(await client.post(`${envFlags(a.environmentId)}/archived-shown/archive`, { token: a.admin.token }), 200, 'archive');
@@ -120,6 +123,19 @@ describe('what a client key sees', () => {
     const shown = (response.body.flags as Json[]).find((entry) => entry.key === 'shown');
     assert.deepEqual(shown.metadata, { rule_id: 'beta-rule-7f3' });
     assert.equal(response.headers.get('cache-control'), null);
+  });
+
+  test("a client key's answers carry none of a flag's metadata: no tags, maintainer or lifetime", async () => {
+    const bulk = await post(BULK, clientKey, { targetingKey: 'u1', plan: 'beta' });
+    const single = await post(SINGLE('shown'), clientKey, { targetingKey: 'u1', plan: 'beta' });
+    for (const response of [bulk, single]) {
+      assert.equal(response.status, 200, response.text);
+      assert.doesNotMatch(response.text, /tag-secret-91a|maint-secret-42|tags|maintainer|lifetime|temporary|bucket_by/);
+    }
+    assert.deepEqual(Object.keys(single.body).sort(), ['key', 'reason', 'value', 'variant']);
+    // The flag has them: a bearer's read shows them.
+    const flag = expectStatus(await client.get(`${envFlags(a.environmentId)}/shown`, { token: a.admin.token }), 200);
+    assert.deepEqual([flag.tags, flag.maintainer], [[SECRET_TAG], SECRET_MAINTAINER]);
   });
 
   test('include_disabled: the disabled flag is answered with its off variant', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { atIndex, withChange, withVariant, withWeight } from '../src/components/draft-updates.ts';
+import { allTags, atIndex, metadataBody, parseTags, tagsText, withChange, withEveryTag, withVariant, withWeight, type MetadataDraft } from '../src/components/draft-updates.ts';
 import type { Rule } from '../src/records.ts';
 
 /** A state hook's setter, as Preact's: updates queued before a re-render each see the previous one's result. */
@@ -53,5 +53,30 @@ describe('prerequisite updaters', () => {
     assert.deepEqual(draft.get(), [{ flag_key: 'gate', variant_keys: ['control', 'holdout'] }]);
     draft.update(atIndex(0, withVariant(order, 'holdout', false)));
     assert.deepEqual(draft.get(), [{ flag_key: 'gate', variant_keys: ['control'] }]);
+  });
+});
+
+describe('flag metadata helpers', () => {
+  test('tags typed with commas or spaces: each once, in code-point order, empty parts dropped', () => {
+    assert.deepEqual(parseTags(' web, team:a  ui,,web\tBeta '), ['Beta', 'team:a', 'ui', 'web']);
+    assert.deepEqual(parseTags(''), []);
+    assert.equal(tagsText(['a', 'b/c']), 'a, b/c');
+    assert.equal(tagsText(undefined), '');
+  });
+
+  test('the save body: tags parsed, an empty maintainer is null, the rest as chosen', () => {
+    const draft = state<MetadataDraft>({ tags: 'b a', lifetime: 'permanent', maintainer: '', bucketBy: 'environment' });
+    draft.update(withChange<MetadataDraft>({ lifetime: 'temporary' }));
+    draft.update(withChange<MetadataDraft>({ bucketBy: 'project' }));
+    assert.deepEqual(metadataBody(draft.get()), { tags: ['a', 'b'], lifetime: 'temporary', maintainer: null, bucket_by: 'project' });
+    assert.equal(metadataBody({ ...draft.get(), maintainer: '  ana@example.com ' }).maintainer, 'ana@example.com');
+  });
+
+  test('the list filter keeps flags carrying every chosen tag; the choices are every tag once', () => {
+    const flags = [{ key: 'a', tags: ['web', 'ui'] }, { key: 'b', tags: ['web'] }, { key: 'c' }];
+    assert.deepEqual(withEveryTag(flags, []).map((f) => f.key), ['a', 'b', 'c']);
+    assert.deepEqual(withEveryTag(flags, ['web']).map((f) => f.key), ['a', 'b']);
+    assert.deepEqual(withEveryTag(flags, ['web', 'ui']).map((f) => f.key), ['a']);
+    assert.deepEqual(allTags(flags), ['ui', 'web']);
   });
 });

@@ -54,9 +54,11 @@ export class PgFlagRepository implements FlagRepository {
     // clock reading for both timestamps, so a new flag's updated_at equals its created_at.
     const [row] = await translateErrors(
       () => this.sql<FlagDefinitionRow[]>`
-        INSERT INTO flags (org_id, project_id, key, description, value_type, variants, client_visible, created_at, updated_at)
+        INSERT INTO flags (org_id, project_id, key, description, value_type, variants, client_visible, tags, lifetime, maintainer, bucket_by, created_at, updated_at)
         SELECT p.org_id, p.id, ${input.key}, ${input.description}, ${input.value_type}, ${this.json(input.variants)},
-               COALESCE(${input.client_visible ?? null}::boolean, p.client_visible_default), t.now, t.now
+               COALESCE(${input.client_visible ?? null}::boolean, p.client_visible_default),
+               ${this.json(input.tags ?? [])}, ${input.lifetime ?? 'permanent'}, ${input.maintainer ?? null}, ${input.bucket_by ?? 'environment'},
+               t.now, t.now
         FROM projects p CROSS JOIN (SELECT clock_timestamp() AS now) t
         WHERE p.id = ${scope.projectId} AND p.org_id = ${scope.orgId}
         RETURNING *`,
@@ -123,6 +125,11 @@ export class PgFlagRepository implements FlagRepository {
         value_type = COALESCE(${patch.value_type ?? null}::text, value_type),
         variants = COALESCE(${variants}::jsonb, variants),
         client_visible = COALESCE(${patch.client_visible ?? null}::boolean, client_visible),
+        tags = COALESCE(${patch.tags === undefined ? null : this.json(patch.tags)}::jsonb, tags),
+        lifetime = COALESCE(${patch.lifetime ?? null}::text, lifetime),
+        -- null is a value here (no maintainer): only an absent field keeps the current one.
+        maintainer = CASE WHEN ${patch.maintainer !== undefined} THEN ${patch.maintainer ?? null}::text ELSE maintainer END,
+        bucket_by = COALESCE(${patch.bucket_by ?? null}::text, bucket_by),
         version = version + 1,
         updated_at = clock_timestamp()
       WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND key = ${key}

@@ -1,4 +1,4 @@
-import { initialRulesFor, type Flag, type FlagValueType, type HashingConfig, type Prerequisite, type Rule, type Variant } from '@switchyard/core';
+import { initialRulesFor, type Flag, type FlagBucketBy, type FlagLifetime, type FlagValueType, type HashingConfig, type Prerequisite, type Rule, type Variant } from '@switchyard/core';
 
 /** A `flags` row as `SELECT f.*` / `RETURNING *` gives it (jsonb parsed, timestamptz as Date). */
 export interface FlagDefinitionRow {
@@ -9,6 +9,10 @@ export interface FlagDefinitionRow {
   variants: Variant[];
   archived: boolean;
   client_visible: boolean;
+  tags: string[];
+  lifetime: FlagLifetime;
+  maintainer: string | null;
+  bucket_by: FlagBucketBy;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -53,6 +57,10 @@ export function definitionFromRow(row: FlagDefinitionRow): Flag {
     version: row.version,
     archived: row.archived,
     client_visible: row.client_visible,
+    tags: row.tags,
+    lifetime: row.lifetime,
+    maintainer: row.maintainer,
+    bucket_by: row.bucket_by,
     created_at_ms: row.created_at.getTime(),
     updated_at_ms: row.updated_at.getTime(),
   };

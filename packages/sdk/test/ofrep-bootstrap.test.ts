@@ -42,6 +42,10 @@ const td = new TestData()
     version: 1,
     archived: false,
     client_visible: true,
+    // Metadata for the team (issue 37), never for a page.
+    tags: ['tag-never-sent'],
+    lifetime: 'temporary',
+    maintainer: 'maintainer-never-sent@example.com',
     created_at_ms: 0,
     updated_at_ms: 0,
   })
@@ -65,7 +69,7 @@ describe('ofrepBootstrap', () => {
     });
     // The property order of the server's client answers.
     assert.deepEqual(Object.keys(answer.flags[0]!), ['key', 'value', 'variant', 'reason']);
-    assert.doesNotMatch(JSON.stringify(answer), /beta-rule|never sent|metadata/);
+    assert.doesNotMatch(JSON.stringify(answer), /beta-rule|never sent|never-sent|metadata|tags|maintainer|lifetime/);
   });
 
   test('another context: the rule and the list do not match', () => {

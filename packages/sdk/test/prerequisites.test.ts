@@ -75,7 +75,7 @@ describe('prerequisites from the sync stream', () => {
   });
 
   test('a feature the SDK does not know: every evaluation serves the default with an error, logged once, until it goes away', async () => {
-    assert.deepEqual([...KNOWN_EVALUATION_FEATURES], ['prerequisites']);
+    assert.deepEqual([...KNOWN_EVALUATION_FEATURES], ['bucket_by_project', 'prerequisites']);
     const { server, client, errors } = await setup();
     const stream = await server.nextStream();
     stream.send(snapshotMessage(1, FLAGS, { features: ['prerequisites', 'quantum-rollouts'] }));

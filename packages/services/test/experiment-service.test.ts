@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
+import { InMemoryChangeNotifier } from '@switchyard/core/testing';
+import { FlagService, ScopeResolver } from '../src/index.ts';
 import { experimentWorld, rejectsWith, type ExperimentWorld } from './experiment-fixture.ts';
 
 let w: ExperimentWorld;
@@ -112,5 +114,23 @@ describe('metric definitions, the studied rule and the control', () => {
     assert.equal((await w.experiments.transition(w.admin, w.scope, all.id, { new_status: 'active' })).status, 'EXPERIMENT_STATUS_ACTIVE');
     const thirdControl = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', control_variant_key: 'third' });
     await rejectsWith(w.experiments.transition(w.admin, w.scope, thirdControl.id, { new_status: 'active' }), 'FAILED_PRECONDITION', /control 'third'/);
+  });
+});
+
+describe('bucket_by under an ACTIVE experiment', () => {
+  test('a change of the flag\'s bucket_by is refused (409) while an experiment on it is ACTIVE, in any environment of the project; other metadata is not', async () => {
+    const flags = new FlagService(w.repos, new ScopeResolver(w.repos), new InMemoryChangeNotifier());
+    const created = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', variant_keys: ['control', 'treatment'] });
+    await w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'active' });
+    const project = await flags.target(w.admin, w.scope.projectId, 'project');
+    await rejectsWith(flags.update(w.admin, project, 'checkout', { flag: { bucket_by: 'project' } }), 'FAILED_PRECONDITION', /bucket_by cannot change while an experiment on the flag is ACTIVE.* in prod/);
+    // Another environment's route reaches the same project-level field: refused too.
+    const staging = await w.repos.environments.create({ orgId: w.scope.orgId, projectId: w.scope.projectId }, { name: 'staging' });
+    await rejectsWith(flags.update(w.admin, await flags.target(w.admin, staging.id, 'environment'), 'checkout', { flag: { bucket_by: 'project' } }), 'FAILED_PRECONDITION');
+    assert.equal((await flags.get(w.admin, project, 'checkout')).bucket_by, 'environment');
+    // The same value is no change; tags are no reshuffle.
+    assert.deepEqual((await flags.update(w.admin, project, 'checkout', { flag: { bucket_by: 'environment', tags: ['exp'] } })).tags, ['exp']);
+    await w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'paused' });
+    assert.equal((await flags.update(w.admin, project, 'checkout', { flag: { bucket_by: 'project' } })).bucket_by, 'project');
   });
 });

@@ -70,6 +70,28 @@ describe('flags: environment writes need the environment, definition writes the 
     await refused(flags.update(editor, project, 'checkout', { flag: { description: 'changed' } }), 'PERMISSION_DENIED');
   });
 
+  test('tags, lifetime, maintainer and bucket_by are the definition: an environment editor changes none of them, a project editor does', async () => {
+    const envEditor = bound({ role: 'editor', projectId: p1, environmentId: e1a });
+    const staging = await flags.target(envEditor, e1a, 'environment');
+    for (const flag of [{ tags: ['web'] }, { lifetime: 'temporary' }, { maintainer: 'ana@example.com' }, { bucket_by: 'project' }]) {
+      await refused(flags.update(envEditor, staging, 'checkout', { flag }), 'PERMISSION_DENIED');
+    }
+    const viewer = bound({ role: 'viewer', projectId: p1 });
+    await refused(flags.update(viewer, await flags.target(viewer, p1, 'project'), 'checkout', { flag: { tags: ['web'] } }), 'PERMISSION_DENIED');
+    // Sending the values the flag already has is no definition change: the environment editor may.
+    const same = await flags.update(envEditor, staging, 'checkout', { flag: { enabled: true, tags: [], lifetime: 'permanent', maintainer: null, bucket_by: 'environment' } });
+    assert.equal(same.enabled, true);
+    const projectEditor = bound({ role: 'editor', projectId: p1 });
+    const changed = await flags.update(projectEditor, await flags.target(projectEditor, e1a, 'environment'), 'checkout', {
+      flag: { tags: ['web', 'checkout', 'web'], lifetime: 'temporary', maintainer: 'team payments', bucket_by: 'project' },
+    });
+    assert.deepEqual([changed.tags, changed.lifetime, changed.maintainer, changed.bucket_by], [['checkout', 'web'], 'temporary', 'team payments', 'project']);
+    // Project-level: production shows them too. Put back for the other tests.
+    const production = await flags.get(projectEditor, await flags.target(projectEditor, e1b, 'environment'), 'checkout');
+    assert.deepEqual([production.tags, production.bucket_by], [['checkout', 'web'], 'project']);
+    await flags.update(projectEditor, await flags.target(projectEditor, p1, 'project'), 'checkout', { flag: { tags: [], lifetime: 'permanent', maintainer: null, bucket_by: 'environment' } });
+  });
+
   test('editor on the project writes its definitions and every environment of it, not another project', async () => {
     const editor = bound({ role: 'editor', projectId: p1 });
     const project = await flags.target(editor, p1, 'project');

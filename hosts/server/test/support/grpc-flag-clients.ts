@@ -33,7 +33,7 @@ export interface MutateFlagInput {
 
 export interface FlagClient {
   getFlag: Unary<{ environment_id: string; flag_key: string }, FeatureFlagMessage>;
-  listFlags: Unary<{ environment_id: string }, { flags: FeatureFlagMessage[] }>;
+  listFlags: Unary<{ environment_id: string; tags?: string[]; lifetime?: string | number }, { flags: FeatureFlagMessage[] }>;
   mutateFlag: Unary<MutateFlagInput, { flag: FeatureFlagMessage | null; version: number }>;
   updateFlagHashing: Unary<
     { environment_id: string; flag_key: string; configs: FlagHashingConfigMessage[] },

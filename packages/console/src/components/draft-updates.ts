@@ -27,3 +27,36 @@ export const withVariant = (order: readonly string[], variantKey: string, on: bo
   else chosen.delete(variantKey);
   return { ...current, variant_keys: [...order.filter((key) => chosen.has(key)), ...[...chosen].filter((key) => !order.includes(key))] };
 };
+
+/**
+ * The tags typed into the flag settings' field: separated by commas or white space, empty parts
+ * dropped, each once, in code-point order (the order the API stores them in; docs/contract.md
+ * "Flag metadata"). Invalid tags are kept for the API to refuse by name.
+ */
+export const parseTags = (text: string): string[] => [...new Set(text.split(/[\s,]+/).filter((part) => part !== ''))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** The tags as the field shows them: comma-separated. */
+export const tagsText = (tags: readonly string[] | undefined): string => (tags ?? []).join(', ');
+
+/** The flag settings' metadata draft (tags as typed). */
+export interface MetadataDraft {
+  tags: string;
+  lifetime: 'temporary' | 'permanent';
+  maintainer: string;
+  bucketBy: 'environment' | 'project';
+}
+
+/** The `flag` object of the `PUT` that saves the draft: an empty maintainer removes it. */
+export const metadataBody = (draft: MetadataDraft) => ({
+  tags: parseTags(draft.tags),
+  lifetime: draft.lifetime,
+  maintainer: draft.maintainer.trim() === '' ? null : draft.maintainer.trim(),
+  bucket_by: draft.bucketBy,
+});
+
+/** The flags carrying every tag in `wanted` (none wanted: all), for the flags list's tag filter. */
+export const withEveryTag = <F extends { tags?: string[] }>(flags: readonly F[], wanted: readonly string[]): F[] =>
+  wanted.length === 0 ? [...flags] : flags.filter((flag) => wanted.every((tag) => (flag.tags ?? []).includes(tag)));
+
+/** Every tag the flags carry, once each, in code-point order (the filter's choices). */
+export const allTags = (flags: ReadonlyArray<{ tags?: string[] }>): string[] => parseTags(flags.flatMap((flag) => flag.tags ?? []).join(' '));

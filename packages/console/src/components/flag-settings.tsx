@@ -3,6 +3,7 @@ import { ApiError } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import type { ConsoleFlag, Flag } from '../records.ts';
 import { ErrorMessage, ActionForm } from './common.tsx';
+import { metadataBody, tagsText, withChange, type MetadataDraft } from './draft-updates.ts';
 
 /** The API client the flag page's parts are given. */
 export type FlagApi = EnvironmentPageProps['workspace']['api'];
@@ -117,6 +118,106 @@ export function ClientVisibility({ path, flag, api, onSaved, onReload }: { path:
           onReload();
         }}
       />
+    </>
+  );
+}
+
+/**
+ * The flag's tags, lifetime, maintainer and bucket_by: project-level, shared by every environment
+ * (docs/contract.md "Flag metadata"), saved together through `PUT /{flag_id}` with the version
+ * the page shows. A change of bucket_by says what it does to running splits.
+ */
+export function FlagMetadata({ path, flag, api, onSaved, onReload }: { path: string; flag: Flag; api: FlagApi; onSaved: (flag: Flag) => void; onReload: () => void }) {
+  const [draft, setDraft] = useState<MetadataDraft | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState('');
+  const stored: MetadataDraft = {
+    tags: tagsText(flag.tags),
+    lifetime: flag.lifetime ?? 'permanent',
+    maintainer: flag.maintainer ?? '',
+    bucketBy: flag.bucket_by ?? 'environment',
+  };
+  const shown = draft ?? stored;
+  const edit = (change: Partial<MetadataDraft>) => {
+    setDraft((current) => withChange<MetadataDraft>(change)(current ?? stored));
+    setDone('');
+  };
+  const hasSplit = flag.rules.some((rule) => rule.allocation !== undefined);
+  return (
+    <>
+      <h2>Tags and ownership</h2>
+      <form
+        aria-label="Tags and ownership"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          setDone('');
+          try {
+            const updated = await api.put<Flag>(path, { flag: metadataBody(shown), version: flag.version });
+            setDraft(undefined);
+            setDone('Tags and ownership saved.');
+            onSaved(updated);
+          } catch (caught) {
+            setError(caught);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <fieldset disabled={busy}>
+          <label>
+            Tags
+            <input class="wide" value={shown.tags} placeholder="checkout, team:payments" onInput={(e) => edit({ tags: (e.target as HTMLInputElement).value })} />
+          </label>
+          <p class="muted">Separated by commas or spaces; letters, digits and . _ : / - (at most 50, each up to 64 characters).</p>
+          <label>
+            Lifetime
+            <select value={shown.lifetime} onChange={(e) => edit({ lifetime: (e.target as HTMLSelectElement).value as MetadataDraft['lifetime'] })}>
+              <option value="permanent">permanent (stays in the code)</option>
+              <option value="temporary">temporary (to be removed once rolled out)</option>
+            </select>
+          </label>
+          <label>
+            Maintainer
+            <input value={shown.maintainer} maxLength={200} placeholder="an email or a team" onInput={(e) => edit({ maintainer: (e.target as HTMLInputElement).value })} />
+          </label>
+          <label>
+            Bucket users by
+            <select value={shown.bucketBy} onChange={(e) => edit({ bucketBy: (e.target as HTMLSelectElement).value as MetadataDraft['bucketBy'] })}>
+              <option value="environment">environment (each environment picks its own users)</option>
+              <option value="project">project (the same users in every environment)</option>
+            </select>
+          </label>
+          {shown.bucketBy !== stored.bucketBy ? (
+            <p class="warning-inline" role="note">
+              Changing this reshuffles the users of every percentage rollout of this flag, in every environment{hasSplit ? ' (this one has a rollout)' : ''}: users may get another variant than before.
+            </p>
+          ) : (
+            <p class="muted">These are the flag's in every environment of the project.</p>
+          )}
+          <div class="row">
+            <button type="submit" disabled={draft === undefined}>
+              Save tags and ownership
+            </button>
+            {draft !== undefined && (
+              <button type="button" onClick={() => setDraft(undefined)}>
+                Discard tag changes
+              </button>
+            )}
+          </div>
+        </fieldset>
+      </form>
+      <SaveProblem
+        error={error}
+        onReload={() => {
+          setError(undefined);
+          setDraft(undefined);
+          onReload();
+        }}
+      />
+      <p role="status">{done}</p>
     </>
   );
 }

@@ -81,6 +81,14 @@ function flagUpdateWords(before: unknown, after: unknown): string {
         return 'Changed hashing';
       case 'value_type':
         return 'Changed the type';
+      case 'tags':
+        return 'Changed tags';
+      case 'lifetime':
+        return a.lifetime === 'temporary' ? 'Marked temporary' : 'Marked permanent';
+      case 'maintainer':
+        return a.maintainer ? `Made ${String(a.maintainer)} the maintainer` : 'Removed the maintainer';
+      case 'bucket_by':
+        return a.bucket_by === 'project' ? 'Bucketed users by project' : 'Bucketed users by environment';
       default:
         return `Changed ${field.replace(/_/g, ' ')}`;
     }

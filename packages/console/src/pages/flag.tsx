@@ -3,7 +3,7 @@ import { apiPath } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { hasDefaultRule, isUnconditional, needsDefaultRuleWarning, newDefaultRule } from '../components/default-rule.ts';
-import { ClientVisibility, DeleteFlag, Hashing, SaveProblem, Settings } from '../components/flag-settings.tsx';
+import { ClientVisibility, DeleteFlag, FlagMetadata, Hashing, SaveProblem, Settings } from '../components/flag-settings.tsx';
 import { VariantsTab } from '../components/flag-variants.tsx';
 import { Prerequisites } from '../components/flag-prerequisites.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
@@ -298,6 +298,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
         {selected === 'settings' && (
           <>
             <Settings path={path} flag={current} api={api} onSaved={flag.set} onReload={flag.reload} environmentName={environment.environment_name} />
+            <FlagMetadata path={path} flag={current} api={api} onSaved={flag.set} onReload={flag.reload} />
             <ClientVisibility path={path} flag={current as ConsoleFlag} api={api} onSaved={flag.set} onReload={flag.reload} />
             <Hashing path={path} flag={current} api={api} onSaved={flag.set} />
             <DeleteFlag path={path} flag={current} api={api} onDeleted={() => navigate({ envId: environment.environment_id, page: 'flags' })} />

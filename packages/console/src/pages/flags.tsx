@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { needsDefaultRuleWarning } from '../components/default-rule.ts';
+import { allTags, withEveryTag } from '../components/draft-updates.ts';
 import { GettingStarted } from '../components/getting-started.tsx';
 import type { Flag } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
@@ -35,6 +36,8 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
     return { here: lists[0]!, states };
   }, [base, environments.length]);
   const [search, setSearch] = useState('');
+  // The tag filter: the flags carrying this tag ('' = any).
+  const [tag, setTag] = useState('');
   const [toggleError, setToggleError] = useState<unknown>(undefined);
   // Switches being saved ("env/flag"): shown in their new state until the list is back.
   const [switching, setSwitching] = useState<Record<string, boolean>>({});
@@ -42,7 +45,9 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
   const [key, setKey] = useState('');
   const [valueType, setValueType] = useState('bool');
   const needle = search.trim().toLowerCase();
-  const shown = (flags.data?.here ?? []).filter((f) => !f.archived && (needle === '' || f.key.toLowerCase().includes(needle) || f.description.toLowerCase().includes(needle)));
+  const active = (flags.data?.here ?? []).filter((f) => !f.archived);
+  const tagChoices = allTags(active);
+  const shown = withEveryTag(active, tag === '' ? [] : [tag]).filter((f) => needle === '' || f.key.toLowerCase().includes(needle) || f.description.toLowerCase().includes(needle));
   const toggle = async (envId: string, flag: Flag) => {
     const id = `${envId}/${flag.key}`;
     if (switching[id] !== undefined) return;
@@ -63,6 +68,17 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
         Search flags
         <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
       </label>
+      {(tagChoices.length > 0 || tag !== '') && (
+        <label class="search">
+          Filter by tag
+          <select value={tag} onChange={(e) => setTag((e.target as HTMLSelectElement).value)}>
+            <option value="">any tag</option>
+            {[...new Set([...tagChoices, ...(tag === '' ? [] : [tag])])].map((t) => (
+              <option value={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+      )}
       <ErrorMessage error={flags.error ?? toggleError} />
       {flags.loading && !flags.data && <Loading what="flags" />}
       {flags.data && (
@@ -83,7 +99,26 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
               <tr>
                 <td>
                   <a href={hrefOf({ envId: environment.environment_id, page: 'flags', id: flag.key })}>{flag.key}</a>
+                  {flag.lifetime === 'temporary' && (
+                    <>
+                      {' '}
+                      <span class="badge" title="Temporary: to be removed once rolled out">
+                        temporary
+                      </span>
+                    </>
+                  )}
                   {flag.description && <div class="muted">{flag.description}</div>}
+                  {(flag.tags ?? []).length > 0 && (
+                    <ul class="tags" aria-label={`Tags of ${flag.key}`}>
+                      {(flag.tags ?? []).map((t) => (
+                        <li>
+                          <button type="button" class="link" title={`Show the flags tagged ${t}`} onClick={() => setTag(t)}>
+                            {t}
+                          </button>
+                        </li>
+                      ))}
+                    </ul>
+                  )}
                 </td>
                 <td>{flag.value_type}</td>
                 <td>{flag.rules.length}</td>
@@ -111,7 +146,7 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
           </tbody>
         </table>
       )}
-      {flags.data && shown.length === 0 && <p>{needle ? 'No flag matches your search.' : 'No flags yet: create the first one below.'}</p>}
+      {flags.data && shown.length === 0 && <p>{needle || tag ? 'No flag matches your search.' : 'No flags yet: create the first one below.'}</p>}
       <h2>New flag</h2>
       <ActionForm
         label="New flag"

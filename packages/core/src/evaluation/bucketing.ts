@@ -10,9 +10,13 @@ export const BUCKET_COUNT = 100_000;
 /** `weight_milli` is in units of 0.1 percent; this many buckets make one unit. */
 export const BUCKETS_PER_MILLI = BUCKET_COUNT / 1000;
 
-/** "/flag_key/project_id/environment_id" prepared for hashing (murmur3.ts): the fixed end of a flag's hash input in one environment. */
-export function hashSuffix(flagKey: string, projectId: string, environmentId: string): HashSuffix {
-  return prepareSuffix(`/${flagKey}/${projectId}/${environmentId}`);
+/**
+ * "/flag_key/project_id/environment_id" prepared for hashing (murmur3.ts): the fixed end of a
+ * flag's hash input in one environment. `environmentId` null (a flag with `bucket_by: project`):
+ * "/flag_key/project_id", the same end in every environment of the project.
+ */
+export function hashSuffix(flagKey: string, projectId: string, environmentId: string | null): HashSuffix {
+  return prepareSuffix(environmentId === null ? `/${flagKey}/${projectId}` : `/${flagKey}/${projectId}/${environmentId}`);
 }
 
 /**
@@ -22,10 +26,10 @@ export function hashSuffix(flagKey: string, projectId: string, environmentId: st
  */
 let suffixFlag = '';
 let suffixProject = '';
-let suffixEnvironment = '';
+let suffixEnvironment: string | null = '';
 let suffixPrepared: HashSuffix = hashSuffix('', '', '');
 
-function suffixFor(flagKey: string, projectId: string, environmentId: string): HashSuffix {
+function suffixFor(flagKey: string, projectId: string, environmentId: string | null): HashSuffix {
   if (flagKey !== suffixFlag || projectId !== suffixProject || environmentId !== suffixEnvironment) {
     suffixPrepared = hashSuffix(flagKey, projectId, environmentId);
     suffixFlag = flagKey;
@@ -39,9 +43,10 @@ function suffixFor(flagKey: string, projectId: string, environmentId: string): H
  * The bucket (0..99999) of a hash input for one flag in one environment (docs/contract.md "Flags and evaluation"):
  * murmur3_x86_32(seed 0) of the UTF-8 bytes of `hash_input/flag_key/project_id/environment_id`,
  * modulo 100000. Flag, project and environment are part of the input so that one user lands in
- * independent buckets for different flags and environments.
+ * independent buckets for different flags and environments. `environmentId` null is a flag with
+ * `bucket_by: project`: `hash_input/flag_key/project_id`, one bucket in every environment.
  */
-export function bucketFor(hashInput: string, flagKey: string, projectId: string, environmentId: string): number {
+export function bucketFor(hashInput: string, flagKey: string, projectId: string, environmentId: string | null): number {
   return bucketWithSuffix(hashInput, suffixFor(flagKey, projectId, environmentId));
 }
 

@@ -324,14 +324,20 @@ function compiledFlagOf(flag: Flag): CompiledFlag {
   return compiled;
 }
 
-/** The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept in its compiled form). */
+/**
+ * The flag's bucket for a hash input in this environment (bucketFor, with the flag's suffix kept in
+ * its compiled form). A flag with `bucket_by: project` leaves the environment out of the suffix
+ * (kept as null in SUFFIX_ENVIRONMENT, which no environment id equals). bucket_by is read from the
+ * document each time, so a document whose bucket_by was changed in place is bucketed by its new value.
+ */
 function flagBucket(compiled: CompiledFlag, flagKey: string, hashInput: string, env: EvaluationEnvironment): number {
+  const environmentId = (compiled[DOCUMENT] as Flag).bucket_by === 'project' ? null : env.environmentId;
   let suffix = compiled[SUFFIX] as HashSuffix | undefined;
-  if (suffix === undefined || compiled[SUFFIX_PROJECT] !== env.projectId || compiled[SUFFIX_ENVIRONMENT] !== env.environmentId) {
-    suffix = hashSuffix(flagKey, env.projectId, env.environmentId);
+  if (suffix === undefined || compiled[SUFFIX_PROJECT] !== env.projectId || compiled[SUFFIX_ENVIRONMENT] !== environmentId) {
+    suffix = hashSuffix(flagKey, env.projectId, environmentId);
     compiled[SUFFIX] = suffix;
     compiled[SUFFIX_PROJECT] = env.projectId;
-    compiled[SUFFIX_ENVIRONMENT] = env.environmentId;
+    compiled[SUFFIX_ENVIRONMENT] = environmentId;
   }
   return bucketWithSuffix(hashInput, suffix);
 }

@@ -8,15 +8,24 @@ import type { Flag } from '../model/definitions.ts';
  * rather than ignore it (fails closed: the caller's default, with an error).
  *
  * - `prerequisites`: some flag lists prerequisites (Flag.prerequisites).
+ * - `bucket_by_project`: some flag has `bucket_by: project` (its splits hash without the
+ *   environment id; an evaluator that ignored it would put users in other buckets than the server).
  */
-export const KNOWN_EVALUATION_FEATURES: readonly string[] = Object.freeze(['prerequisites']);
+export const KNOWN_EVALUATION_FEATURES: readonly string[] = Object.freeze(['bucket_by_project', 'prerequisites']);
 
 /** The features the flags use, sorted (empty when they use none). */
 export function evaluationFeaturesOf(flags: Iterable<Flag>): string[] {
+  let prerequisites = false;
+  let bucketByProject = false;
   for (const flag of flags) {
-    if (Array.isArray(flag.prerequisites) && flag.prerequisites.length > 0) return ['prerequisites'];
+    if (!prerequisites && Array.isArray(flag.prerequisites) && flag.prerequisites.length > 0) prerequisites = true;
+    if (!bucketByProject && flag.bucket_by === 'project') bucketByProject = true;
+    if (prerequisites && bucketByProject) break;
   }
-  return [];
+  const features: string[] = [];
+  if (bucketByProject) features.push('bucket_by_project');
+  if (prerequisites) features.push('prerequisites');
+  return features;
 }
 
 /** The names in `features` that this evaluator does not know (KNOWN_EVALUATION_FEATURES), in order. */

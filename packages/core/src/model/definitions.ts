@@ -100,6 +100,18 @@ export interface HashingConfig {
   order: number;
 }
 
+export const FLAG_LIFETIMES = ['temporary', 'permanent'] as const;
+/** Whether a flag is meant to be removed once rolled out (`temporary`) or to stay (`permanent`). */
+export type FlagLifetime = (typeof FLAG_LIFETIMES)[number];
+
+export const FLAG_BUCKET_BYS = ['environment', 'project'] as const;
+/**
+ * What a percentage split's bucket depends on besides the hash input and the flag key:
+ * `environment` (the project and the environment: one user lands in independent buckets in each
+ * environment) or `project` (the project only: the same bucket in every environment of the project).
+ */
+export type FlagBucketBy = (typeof FLAG_BUCKET_BYS)[number];
+
 /**
  * A flag as one environment sees it: the project-level definition (key, description, value_type,
  * variants) merged with that environment's state (enabled, off_variant_key, rules, hashing, version).
@@ -122,6 +134,20 @@ export interface Flag {
    * project's `client_visible_default` (docs/client-side.md "What a client sees").
    */
   client_visible: boolean;
+  /**
+   * Project-level metadata (docs/contract.md "Flags and evaluation"): labels, sorted and
+   * de-duplicated; whether the flag is meant to go; who looks after it. Always present in what the
+   * repositories and the API return; absent in a document (a test vector, an SDK's decoded flag):
+   * `[]`, `permanent`, null. They never change what evaluation serves.
+   */
+  tags?: string[];
+  lifetime?: FlagLifetime;
+  maintainer?: string | null;
+  /**
+   * Project-level: what a split's bucket depends on (FlagBucketBy). Absent: `environment`.
+   * `project` is an evaluation feature (`bucket_by_project`, evaluation/features.ts).
+   */
+  bucket_by?: FlagBucketBy;
   created_at_ms: number;
   updated_at_ms: number;
 }

@@ -1,4 +1,4 @@
-import type { Condition, Flag, FlagValueType, HashingConfig, Prerequisite, Rule, Segment, SegmentKind, Variant } from '../model/definitions.ts';
+import type { Condition, Flag, FlagBucketBy, FlagLifetime, FlagValueType, HashingConfig, Prerequisite, Rule, Segment, SegmentKind, Variant } from '../model/definitions.ts';
 import type { EnvironmentScope, Page, ProjectScope } from './scopes.ts';
 
 /** The project-level part of a flag. */
@@ -9,6 +9,11 @@ export interface FlagDefinitionInput {
   variants: Variant[];
   /** Absent on create: the project's `client_visible_default`; absent on update: unchanged. */
   client_visible?: boolean;
+  /** Project-level metadata (checked: flag-metadata.ts). Absent on create: [], `permanent`, null, `environment`; absent on update: unchanged (maintainer null clears it). */
+  tags?: string[];
+  lifetime?: FlagLifetime;
+  maintainer?: string | null;
+  bucket_by?: FlagBucketBy;
 }
 
 /** The per-environment part of a flag. */

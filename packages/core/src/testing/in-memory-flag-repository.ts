@@ -51,6 +51,10 @@ export class InMemoryFlagRepository implements FlagRepository {
         variants: viaJson(input.variants),
         archived: false,
         client_visible: input.client_visible ?? project.clientVisibleDefault,
+        tags: viaJson(input.tags ?? []),
+        lifetime: input.lifetime ?? 'permanent',
+        maintainer: input.maintainer ?? null,
+        bucket_by: input.bucket_by ?? 'environment',
         version: 1,
         created_at_ms: now,
         updated_at_ms: now,
@@ -90,6 +94,10 @@ export class InMemoryFlagRepository implements FlagRepository {
     if (patch.value_type !== undefined) flag.value_type = patch.value_type;
     if (patch.variants !== undefined) flag.variants = viaJson(patch.variants);
     if (patch.client_visible !== undefined) flag.client_visible = patch.client_visible;
+    if (patch.tags !== undefined) flag.tags = viaJson(patch.tags);
+    if (patch.lifetime !== undefined) flag.lifetime = patch.lifetime;
+    if (patch.maintainer !== undefined) flag.maintainer = patch.maintainer;
+    if (patch.bucket_by !== undefined) flag.bucket_by = patch.bucket_by;
     this.touchDefinition(stored);
     return definitionView(stored);
   }

@@ -161,6 +161,20 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "FLAG_VALUE_TYPE_JSON": 5
                   }
                 },
+                "FlagLifetime": {
+                  "values": {
+                    "FLAG_LIFETIME_UNSPECIFIED": 0,
+                    "FLAG_LIFETIME_TEMPORARY": 1,
+                    "FLAG_LIFETIME_PERMANENT": 2
+                  }
+                },
+                "FlagBucketBy": {
+                  "values": {
+                    "FLAG_BUCKET_BY_UNSPECIFIED": 0,
+                    "FLAG_BUCKET_BY_ENVIRONMENT": 1,
+                    "FLAG_BUCKET_BY_PROJECT": 2
+                  }
+                },
                 "VariantValue": {
                   "oneofs": {
                     "value": {
@@ -302,6 +316,11 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "oneof": [
                         "client_visible"
                       ]
+                    },
+                    "_maintainer": {
+                      "oneof": [
+                        "maintainer"
+                      ]
                     }
                   },
                   "fields": {
@@ -367,6 +386,26 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "rule": "repeated",
                       "type": "FlagPrerequisite",
                       "id": 14
+                    },
+                    "tags": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 15
+                    },
+                    "lifetime": {
+                      "type": "FlagLifetime",
+                      "id": 16
+                    },
+                    "maintainer": {
+                      "type": "string",
+                      "id": 17,
+                      "options": {
+                        "proto3_optional": true
+                      }
+                    },
+                    "bucket_by": {
+                      "type": "FlagBucketBy",
+                      "id": 18
                     }
                   }
                 },
@@ -396,6 +435,15 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "environment_id": {
                       "type": "string",
                       "id": 1
+                    },
+                    "tags": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 2
+                    },
+                    "lifetime": {
+                      "type": "FlagLifetime",
+                      "id": 3
                     }
                   }
                 },

@@ -38,6 +38,12 @@ export interface FeatureFlagMessage {
   updated_at_ms?: number;
   /** Empty or absent: none. */
   prerequisites?: Array<{ flag_key?: string; variant_keys?: string[] }>;
+  /** FlagBucketBy as an enum name (a number for a value this proto does not know); absent or UNSPECIFIED: ENVIRONMENT. */
+  bucket_by?: string | number;
+  /** Metadata (no effect on evaluation); absent from servers older than the fields. */
+  tags?: string[];
+  lifetime?: string | number;
+  maintainer?: string;
 }
 interface RuleSegmentMessage {
   key: string;
@@ -163,6 +169,16 @@ export function flagFromMessage(message: FeatureFlagMessage): Flag {
   };
   // Absent when there are none, as in the server's documents.
   if (prerequisites.length > 0) flag.prerequisites = prerequisites;
+  // Metadata, kept as the server's document has it (a gateway's snapshot holds what the services'
+  // does); it never changes what evaluation serves, so a lifetime this SDK does not know is read as permanent.
+  flag.tags = [...(message.tags ?? [])];
+  flag.lifetime = message.lifetime === 'FLAG_LIFETIME_TEMPORARY' ? 'temporary' : 'permanent';
+  flag.maintainer = typeof message.maintainer === 'string' && message.maintainer !== '' ? message.maintainer : null;
+  // A bucket_by this SDK does not know makes the flag unreadable rather than bucketed another way.
+  const bucketBy = message.bucket_by;
+  if (bucketBy === 'FLAG_BUCKET_BY_PROJECT') flag.bucket_by = 'project';
+  else if (bucketBy === undefined || bucketBy === null || bucketBy === 'FLAG_BUCKET_BY_ENVIRONMENT' || bucketBy === 'FLAG_BUCKET_BY_UNSPECIFIED' || bucketBy === 0) flag.bucket_by = 'environment';
+  else throw new Error(`flag "${message.key}" has an unknown bucket_by ${String(bucketBy)}`);
   return flag;
 }
 

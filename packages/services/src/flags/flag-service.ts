@@ -1,4 +1,11 @@
 import {
+  checkBucketBy,
+  checkFlagListFilter,
+  checkLifetime,
+  checkMaintainer,
+  checkTags,
+  flagMatchesFilter,
+  withMetadataDefaults,
   checkHashing,
   checkKey,
   checkOffVariant,
@@ -18,6 +25,7 @@ import {
   type ChangeNotifier,
   type EnvironmentScope,
   type Flag,
+  type FlagDefinitionInput,
   type FlagEnvironmentStateInput,
   type HashingConfig,
   type Principal,
@@ -80,6 +88,33 @@ function optionalClientVisible(value: unknown): boolean | undefined {
   return value;
 }
 
+/**
+ * The project-level metadata fields present in the body, checked (docs/contract.md "Flags and
+ * evaluation"). Absent (or null, except `maintainer`, where null removes it): not in the result.
+ */
+function metadataFields(fields: Record<string, unknown>): Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'> {
+  const out: Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'> = {};
+  if (present(fields.tags)) out.tags = checkTags(fields.tags);
+  if (present(fields.lifetime)) out.lifetime = checkLifetime(fields.lifetime);
+  if (fields.maintainer !== undefined) out.maintainer = checkMaintainer(fields.maintainer);
+  if (present(fields.bucket_by)) out.bucket_by = checkBucketBy(fields.bucket_by);
+  return out;
+}
+
+/** The metadata fields of `requested` that differ from the flag's current ones (the rest left out). */
+function changedMetadata(
+  requested: Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'>,
+  current: Flag,
+): Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'> {
+  const shown = withMetadataDefaults(current);
+  const out: Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'> = {};
+  if (requested.tags !== undefined && requested.tags.join('\n') !== shown.tags!.join('\n')) out.tags = requested.tags;
+  if (requested.lifetime !== undefined && requested.lifetime !== shown.lifetime) out.lifetime = requested.lifetime;
+  if (requested.maintainer !== undefined && requested.maintainer !== shown.maintainer) out.maintainer = requested.maintainer;
+  if (requested.bucket_by !== undefined && requested.bucket_by !== shown.bucket_by) out.bucket_by = requested.bucket_by;
+  return out;
+}
+
 /** Which level of a flag an audit entry describes: its definition, or one environment's flag. */
 type FlagLevel = { environment: EnvironmentScope } | 'definition';
 
@@ -105,10 +140,16 @@ export class FlagService {
     return this.scopes.projectOrEnvironment(principal, id);
   }
 
-  async list(principal: Principal, target: FlagTarget): Promise<Flag[]> {
+  /**
+   * The flags of an environment or project; `query` (the list routes' `tag` and `lifetime`,
+   * unchecked) keeps those carrying every tag named and of that lifetime.
+   * @throws INVALID_ARGUMENT naming `tag` or `lifetime`.
+   */
+  async list(principal: Principal, target: FlagTarget, query: { tag?: unknown; lifetime?: unknown } = {}): Promise<Flag[]> {
     this.authorize(principal, 'flag.read', target);
+    const filter = checkFlagListFilter(query);
     const flags = 'environment' in target ? await this.repos.flags.list(target.environment) : await this.repos.flags.listDefinitions(target.project);
-    return flags.map(asShown);
+    return flags.filter((flag) => flagMatchesFilter(flag, filter)).map(asShown);
   }
 
   async get(principal: Principal, target: FlagTarget, key: string): Promise<Flag> {
@@ -140,6 +181,7 @@ export class FlagService {
     const description = optionalDescription(fields.description) ?? '';
     // Absent: the project's client_visible_default, read by the repository in the same statement.
     const clientVisible = optionalClientVisible(fields.client_visible);
+    const metadata = metadataFields(fields);
     const project = this.projectScope(target);
     let state: FlagEnvironmentStateInput | null = null;
     if ('environment' in target) state = await this.checkState(target.environment, key, variants, fields, 'default rule when absent');
@@ -148,7 +190,14 @@ export class FlagService {
     }
 
     const flag = await this.repos.unitOfWork.run(async (tx) => {
-      let created = await tx.flags.createDefinition(project, { key, description, value_type: valueType, variants, ...(clientVisible === undefined ? {} : { client_visible: clientVisible }) });
+      let created = await tx.flags.createDefinition(project, {
+        key,
+        description,
+        value_type: valueType,
+        variants,
+        ...(clientVisible === undefined ? {} : { client_visible: clientVisible }),
+        ...metadata,
+      });
       await this.record(tx, principal, project, key, 'flag.create', 'definition', null, await tx.flags.getDefinition(project, key));
       if ('environment' in target && state) {
         created = await tx.flags.updateState(target.environment, key, state, 0);
@@ -172,16 +221,21 @@ export class FlagService {
     const description = optionalDescription(fields.description);
     const requestedVisible = optionalClientVisible(fields.client_visible);
     const clientVisible = requestedVisible !== undefined && requestedVisible !== current.client_visible ? requestedVisible : undefined;
-    const definitionChanged = description !== undefined || present(fields.variants) || valueType !== current.value_type || clientVisible !== undefined;
+    // Tags, lifetime, maintainer and bucket_by are the definition's too: a change needs the
+    // definition's authorization and is in its change-history entry (an unchanged value is no change).
+    const metadata = changedMetadata(metadataFields(fields), current);
+    const definitionChanged =
+      description !== undefined || present(fields.variants) || valueType !== current.value_type || clientVisible !== undefined || Object.keys(metadata).length > 0;
     if (definitionChanged) this.authorizeDefinitionWrite(principal, target);
     if (variants !== current.variants) await this.checkRemovedVariants(this.projectScope(target), key, current.variants, variants);
+    if (metadata.bucket_by !== undefined) await this.checkNoActiveExperiment(this.projectScope(target), key);
 
     if ('project' in target) {
       if (present(fields.rules) || present(fields.enabled) || present(fields.off_variant_key) || present(fields.prerequisites)) {
         throw invalidArgument('a project-level flag has no rules, prerequisites, enabled or off_variant_key: set them on an environment', 'flag');
       }
       const flag = await this.repos.unitOfWork.run(async (tx) => {
-        const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants, client_visible: clientVisible }, version);
+        const updated = await tx.flags.updateDefinition(target.project, key, { description, value_type: valueType, variants, client_visible: clientVisible, ...metadata }, version);
         await this.record(tx, principal, target.project, key, 'flag.update', 'definition', current, updated);
         return updated;
       });
@@ -212,7 +266,7 @@ export class FlagService {
       let updated = await tx.flags.updateState(target.environment, key, state, current.version);
       if (definitionChanged) {
         const definitionBefore = await tx.flags.getDefinition(project, key);
-        await tx.flags.updateDefinition(project, key, { description, value_type: valueType, variants, client_visible: clientVisible });
+        await tx.flags.updateDefinition(project, key, { description, value_type: valueType, variants, client_visible: clientVisible, ...metadata });
         await this.record(tx, principal, project, key, 'flag.update', 'definition', definitionBefore, await tx.flags.getDefinition(project, key));
         updated = (await tx.flags.get(target.environment, key)) ?? updated;
       }
@@ -312,7 +366,7 @@ export class FlagService {
 
   /**
    * A write of the project's definition (create, delete, archive, variants, value type, description,
-   * client visibility), also through an environment route: editor on the project, not only on the
+   * client visibility, tags, lifetime, maintainer, bucket_by), also through an environment route: editor on the project, not only on the
    * environment (docs/access.md "Roles and bindings (decision rules)").
    */
   private authorizeDefinitionWrite(principal: Principal, target: FlagTarget): void {
@@ -374,6 +428,25 @@ export class FlagService {
     }
     if (problems.length > 0) {
       throw failedPrecondition(`the rules of an ACTIVE experiment's flag must keep its studied rule (pause or conclude it first): ${problems.join('; ')}`);
+    }
+  }
+
+  /**
+   * A change of bucket_by reshuffles every split of the flag (docs/decisions.md "bucket_by"): under
+   * an ACTIVE experiment that would move participants between arms mid-run, so it is refused
+   * (409 FAILED_PRECONDITION naming the experiments), in every environment of the project since
+   * bucket_by is project-level. Pausing or concluding the experiment first lets it through.
+   */
+  private async checkNoActiveExperiment(project: ProjectScope, key: string): Promise<void> {
+    const running: string[] = [];
+    for (const environment of await this.repos.environments.list(project)) {
+      const scope = { ...project, environmentId: environment.id };
+      for (const experiment of await this.repos.experiments.list(scope)) {
+        if (experiment.flagKey === key && experiment.status === 'EXPERIMENT_STATUS_ACTIVE') running.push(`'${experiment.name || experiment.id}' in ${environment.name}`);
+      }
+    }
+    if (running.length > 0) {
+      throw failedPrecondition(`bucket_by cannot change while an experiment on the flag is ACTIVE (it would move participants between arms; pause or conclude it first): ${running.join(', ')}`);
     }
   }
 
@@ -471,7 +544,7 @@ export class FlagService {
  * A flag as the API shows it: `prerequisites` always present, [] when none (the stored
  * documents, the evaluation snapshots and the change history leave it out then, as core does).
  */
-const asShown = (flag: Flag): Flag => (flag.prerequisites === undefined ? { ...flag, prerequisites: [] } : flag);
+const asShown = (flag: Flag): Flag => withMetadataDefaults(flag.prerequisites === undefined ? { ...flag, prerequisites: [] } : flag);
 
 /**
  * After a state write, inside its unit of work: the written rules and off variant name only the

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
-import type { HashingConfig, Rule, Variant } from '../../model/definitions.ts';
+import type { Flag, HashingConfig, Rule, Variant } from '../../model/definitions.ts';
 import type { FlagDefinitionInput } from '../../ports/flag-ports.ts';
 import {
   MALFORMED_ID,
@@ -85,6 +85,11 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
         archived: false,
         // The project's client_visible_default, false unless set.
         client_visible: false,
+        // The metadata's defaults (docs/contract.md "Flags and evaluation").
+        tags: [],
+        lifetime: 'permanent',
+        maintainer: null,
+        bucket_by: 'environment',
         created_at_ms: 0,
         updated_at_ms: 0,
       });
@@ -111,7 +116,30 @@ export function flagRepositoryContract(name: string, makeRepos: MakeFlagSegmentR
       assert.equal((await repos.flags.list(scopes.env)).find((flag) => flag.key === 'shown')?.client_visible, false);
     });
 
-        check('createDefinition rejects a duplicate key in the project but not in another org', async ({ repos, scopes }) => {
+    check('tags, lifetime, maintainer and bucket_by round-trip; a patch changes only what it names (maintainer null clears)', async ({ repos, scopes }) => {
+      const project = projectOf(scopes.env);
+      const metadata = { tags: ['a/b', 'team:web'], lifetime: 'temporary', maintainer: 'ana@example.com', bucket_by: 'project' } as const;
+      const created = await repos.flags.createDefinition(project, { ...boolFlag('meta'), ...metadata, tags: [...metadata.tags] });
+      const pick = (flag: Flag | null | undefined) => (flag ? { tags: flag.tags, lifetime: flag.lifetime, maintainer: flag.maintainer, bucket_by: flag.bucket_by } : flag);
+      assert.deepEqual(pick(created), metadata);
+      assert.deepEqual(pick(await repos.flags.getDefinition(project, 'meta')), metadata);
+      assert.deepEqual(pick((await repos.flags.listDefinitions(project)).find((flag) => flag.key === 'meta')), metadata);
+      // Project-level: every environment's merged view carries them, written or not.
+      assert.deepEqual(pick(await repos.flags.get(scopes.otherEnvSameProject, 'meta')), metadata);
+      await repos.flags.updateState(scopes.env, 'meta', { enabled: true });
+      assert.deepEqual(pick((await repos.flags.list(scopes.env)).find((flag) => flag.key === 'meta')), metadata);
+
+      const described = await repos.flags.updateDefinition(project, 'meta', { description: 'words' });
+      assert.deepEqual(pick(described), metadata, 'absent from the patch: kept');
+      const retagged = await repos.flags.updateDefinition(project, 'meta', { tags: ['beta'], lifetime: 'permanent' });
+      assert.deepEqual(pick(retagged), { ...metadata, tags: ['beta'], lifetime: 'permanent' });
+      const cleared = await repos.flags.updateDefinition(project, 'meta', { maintainer: null, bucket_by: 'environment', tags: [] });
+      assert.deepEqual(pick(cleared), { tags: [], lifetime: 'permanent', maintainer: null, bucket_by: 'environment' });
+      assert.equal(cleared.version, created.version + 3);
+      assert.deepEqual(pick(await repos.flags.get(scopes.env, 'meta')), pick(cleared));
+    });
+
+    check('createDefinition rejects a duplicate key in the project but not in another org', async ({ repos, scopes }) => {
       await repos.flags.createDefinition(projectOf(scopes.env), boolFlag('dup'));
       await rejectsWith(repos.flags.createDefinition(projectOf(scopes.env), boolFlag('dup')), 'ALREADY_EXISTS');
       const elsewhere = await repos.flags.createDefinition(projectOf(scopes.otherOrgEnv), boolFlag('dup'));

@@ -9,7 +9,7 @@ import { loadProto, lookup } from '../../grpc/proto.ts';
 import type { Logger } from '../../logging.ts';
 import { syncStreamHandler } from '../sync/grpc.ts';
 import { withEncodedSync } from '../sync/messages.ts';
-import { featureFlagMessage, flagFieldsFromMessage, hashingJson, hashingMessages, type FeatureFlagMessage, type FlagHashingConfigMessage } from './messages.ts';
+import { featureFlagMessage, flagFieldsFromMessage, hashingJson, hashingMessages, lifetimeFromEnum, type FeatureFlagMessage, type FlagHashingConfigMessage } from './messages.ts';
 
 const FlagServiceDefinition = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/flags.proto'), 'svc.flags.v1.FlagService');
 
@@ -46,9 +46,11 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
       return featureFlagMessage(await flags.get(principal, target, call.request.flag_key));
     }),
 
-    listFlags: unary(logger, async (call: Call<{ environment_id: string }>) => {
+    listFlags: unary(logger, async (call: Call<{ environment_id: string; tags?: string[]; lifetime?: string | number }>) => {
       const { principal, target } = await resolve(call);
-      return { flags: (await flags.list(principal, target)).map(featureFlagMessage) };
+      const lifetime = lifetimeFromEnum(call.request.lifetime, 'lifetime');
+      const query = { tag: call.request.tags ?? [], ...(lifetime === undefined ? {} : { lifetime }) };
+      return { flags: (await flags.list(principal, target, query)).map(featureFlagMessage) };
     }),
 
     mutateFlag: unary(logger, async (call: Call<MutateFlagRequest>) => {

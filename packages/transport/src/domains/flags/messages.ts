@@ -1,4 +1,4 @@
-import { invalidArgument, type Flag, type FlagValueType, type HashingConfig, type Prerequisite, type Rule } from '@switchyard/core';
+import { invalidArgument, type Flag, type FlagBucketBy, type FlagLifetime, type FlagValueType, type HashingConfig, type Prerequisite, type Rule } from '@switchyard/core';
 
 /**
  * svc.flags.v1 messages (as proto-loader hands them over: snake_case, defaults filled in, enums as
@@ -59,6 +59,33 @@ export interface FeatureFlagMessage {
   client_visible?: boolean;
   /** Absent from messages of senders built before the field (read as none). */
   prerequisites?: FlagPrerequisiteMessage[];
+  /** Absent from messages of senders built before the field (read as none). */
+  tags?: string[];
+  /** An enum name (FlagLifetime); a number when the sender knows a value this proto does not. */
+  lifetime?: string | number;
+  /** proto3 `optional`: absent when none (output) or unchanged (UPDATE); "" removes it. */
+  maintainer?: string;
+  /** An enum name (FlagBucketBy); a number when the sender knows a value this proto does not. */
+  bucket_by?: string | number;
+}
+
+const ENUM_BY_LIFETIME: Record<FlagLifetime, string> = { temporary: 'FLAG_LIFETIME_TEMPORARY', permanent: 'FLAG_LIFETIME_PERMANENT' };
+const ENUM_BY_BUCKET_BY: Record<FlagBucketBy, string> = { environment: 'FLAG_BUCKET_BY_ENVIRONMENT', project: 'FLAG_BUCKET_BY_PROJECT' };
+
+/** FLAG_LIFETIME_X → x; UNSPECIFIED or absent → undefined; anything else INVALID_ARGUMENT. */
+export function lifetimeFromEnum(value: string | number | undefined | null, field = 'flag.lifetime'): FlagLifetime | undefined {
+  if (value === undefined || value === null || value === 'FLAG_LIFETIME_UNSPECIFIED' || value === 0) return undefined;
+  const found = Object.entries(ENUM_BY_LIFETIME).find(([, name]) => name === value);
+  if (found === undefined) throw invalidArgument(`${field} ${String(value)} is not a known FlagLifetime`, field);
+  return found[0] as FlagLifetime;
+}
+
+/** FLAG_BUCKET_BY_X → x; UNSPECIFIED or absent → undefined; anything else INVALID_ARGUMENT. */
+export function bucketByFromEnum(value: string | number | undefined | null, field = 'flag.bucket_by'): FlagBucketBy | undefined {
+  if (value === undefined || value === null || value === 'FLAG_BUCKET_BY_UNSPECIFIED' || value === 0) return undefined;
+  const found = Object.entries(ENUM_BY_BUCKET_BY).find(([, name]) => name === value);
+  if (found === undefined) throw invalidArgument(`${field} ${String(value)} is not a known FlagBucketBy`, field);
+  return found[0] as FlagBucketBy;
 }
 
 const ENUM_BY_VALUE_TYPE: Record<FlagValueType, string> = {
@@ -158,6 +185,10 @@ export function featureFlagMessage(flag: Flag): FeatureFlagMessage {
     updated_at_ms: flag.updated_at_ms,
     client_visible: flag.client_visible,
     prerequisites: prerequisiteMessages(flag.prerequisites ?? []),
+    tags: [...(flag.tags ?? [])],
+    lifetime: ENUM_BY_LIFETIME[flag.lifetime ?? 'permanent'],
+    ...(flag.maintainer === undefined || flag.maintainer === null ? {} : { maintainer: flag.maintainer }),
+    bucket_by: ENUM_BY_BUCKET_BY[flag.bucket_by ?? 'environment'],
   };
 }
 
@@ -226,5 +257,14 @@ export function flagFieldsFromMessage(message: FeatureFlagMessage): Record<strin
   if (valueType !== undefined) fields.value_type = valueType;
   // Unset: the project's default on CREATE, unchanged on UPDATE.
   if (message.client_visible !== undefined && message.client_visible !== null) fields.client_visible = message.client_visible;
+  // Replaced like the rules (proto3 has no absent list); the FlagService checks them.
+  fields.tags = [...(message.tags ?? [])];
+  // UNSPECIFIED: the default on CREATE, unchanged on UPDATE.
+  const lifetime = lifetimeFromEnum(message.lifetime);
+  if (lifetime !== undefined) fields.lifetime = lifetime;
+  const bucketBy = bucketByFromEnum(message.bucket_by);
+  if (bucketBy !== undefined) fields.bucket_by = bucketBy;
+  // Unset: none on CREATE, unchanged on UPDATE; "" removes it.
+  if (message.maintainer !== undefined && message.maintainer !== null) fields.maintainer = message.maintainer === '' ? null : message.maintainer;
   return fields;
 }

@@ -5,7 +5,7 @@ import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, EMPTY_RESPONSE, queryVersion, uuidParam, versionQuery, type VersionQuery } from '../../http/schemas.ts';
-import { flagCreateBody, flagSchema, flagWriteBody, hashingBody, hashingResponse, rulesBody, variantsBody } from './rest-schemas.ts';
+import { flagCreateBody, flagListQuery, flagSchema, flagWriteBody, hashingBody, hashingResponse, rulesBody, variantsBody, type FlagListQuery } from './rest-schemas.ts';
 
 /**
  * The two spellings of the flag routes (docs/contract.md "Flags"): per environment (the merged view), and per
@@ -69,10 +69,15 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     return { principal, target: scope };
   }
 
-  app.get(paths.list, { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, response: { 200: flagList } } }, async (request) => {
-    const { principal, target } = await resolve(request);
-    return flags.list(principal, target);
-  });
+  app.get<{ Querystring: FlagListQuery }>(
+    paths.list,
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, querystring: flagListQuery, response: { 200: flagList } } },
+    async (request) => {
+      const { principal, target } = await resolve(request);
+      const { tag, lifetime } = request.query;
+      return flags.list(principal, target, { ...(tag === undefined ? {} : { tag }), ...(lifetime === undefined ? {} : { lifetime }) });
+    },
+  );
 
   app.post<{ Body: FlagWriteBody }>(
     paths.list,

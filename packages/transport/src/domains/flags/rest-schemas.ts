@@ -1,4 +1,4 @@
-import { CONDITION_OPS, FLAG_VALUE_TYPES } from '@switchyard/core';
+import { CONDITION_OPS, FLAG_BUCKET_BYS, FLAG_LIFETIMES, FLAG_VALUE_TYPES, MAX_MAINTAINER_LENGTH, MAX_TAGS } from '@switchyard/core';
 
 /**
  * JSON schemas of the flag and evaluation routes (docs/contract.md "Flags and evaluation"; segments
@@ -105,6 +105,14 @@ export const flagSchema = {
     version: int64,
     archived: { type: 'boolean' },
     client_visible: { type: 'boolean', description: 'Whether client keys (browsers, apps) may evaluate the flag (docs/client-side.md)' },
+    tags: { type: 'array', items: { type: 'string' }, description: 'Project-level labels, sorted and de-duplicated.' },
+    lifetime: { type: 'string', enum: [...FLAG_LIFETIMES], description: 'Project-level: whether the flag is meant to be removed once rolled out.' },
+    maintainer: { type: ['string', 'null'], description: 'Project-level: who looks after the flag (free text, e.g. an email or a team); null: nobody named.' },
+    bucket_by: {
+      type: 'string',
+      enum: [...FLAG_BUCKET_BYS],
+      description: "Project-level: what a split's bucket depends on; project: the same bucket in every environment (docs/contract.md \"Flags and evaluation\").",
+    },
     created_at_ms: int64,
     updated_at_ms: int64,
   },
@@ -132,9 +140,35 @@ const flagInputSchema = {
     },
     hashing: { type: 'array', items: hashingConfigSchema },
     client_visible: { type: ['boolean', 'null'] },
+    tags: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: `Project-level, at most ${MAX_TAGS}, each ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$; stored sorted and de-duplicated. Absent or null: unchanged ([] on create).`,
+    },
+    lifetime: { type: ['string', 'null'], description: `Project-level: ${FLAG_LIFETIMES.join(' or ')}. Absent or null: unchanged (permanent on create).` },
+    maintainer: { type: ['string', 'null'], description: `Project-level, at most ${MAX_MAINTAINER_LENGTH} characters. Absent: unchanged (none on create); null or "": none.` },
+    bucket_by: { type: ['string', 'null'], description: `Project-level: ${FLAG_BUCKET_BYS.join(' or ')}. Absent or null: unchanged (environment on create). A change reshuffles the users of every percentage split.` },
     version: optionalVersion,
   },
 } as const;
+
+/** `GET` flag lists' filter (checked by the FlagService: 400 INVALID_ARGUMENT naming `tag` or `lifetime`). */
+export const flagListQuery = {
+  type: 'object',
+  properties: {
+    tag: {
+      type: ['string', 'array'],
+      items: { type: 'string' },
+      description: `Repeatable (at most ${MAX_TAGS}): only flags carrying every tag given.`,
+    },
+    lifetime: { type: 'string', description: `Only flags of this lifetime: ${FLAG_LIFETIMES.join(' or ')}.` },
+  },
+} as const;
+
+export interface FlagListQuery {
+  tag?: string | string[];
+  lifetime?: string;
+}
 
 export const flagWriteBody = {
   type: 'object',
