@@ -89,8 +89,8 @@ function optionalClientVisible(value: unknown): boolean | undefined {
 }
 
 /**
- * The project-level metadata fields present in the body, checked (docs/contract.md "Flags and
- * evaluation"). Absent (or null, except `maintainer`, where null removes it): not in the result.
+ * The project-level metadata fields present in the body, checked (docs/contract.md "Flag
+ * metadata"). Absent (or null, except `maintainer`, where null removes it): not in the result.
  */
 function metadataFields(fields: Record<string, unknown>): Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'> {
   const out: Pick<FlagDefinitionInput, 'tags' | 'lifetime' | 'maintainer' | 'bucket_by'> = {};
