@@ -179,6 +179,23 @@ describe('POST /v1/projects/{id}/import and GET .../export', () => {
   });
 });
 
+describe('flags as code: flag metadata', () => {
+  test('tags, lifetime, maintainer and bucket_by are imported, exported, and changed like any field', async () => {
+    const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-meta');
+    const flag = { ...checkout, tags: ['q3', 'checkout'], lifetime: 'temporary', maintainer: 'payments-team', bucket_by: 'project' };
+    expectStatus(await importAs(tenant, { format: FORMAT, flags: [flag] }), 200, 'import');
+    const exported = expectStatus(await client.get(exportPath(tenant), { token: tenant.admin.token }), 200);
+    const written = exported.flags.find((f: Json) => f.key === 'new-checkout');
+    // Tags are kept sorted (docs/contract.md "Flag metadata").
+    assert.deepEqual([written.tags, written.lifetime, written.maintainer, written.bucket_by], [['checkout', 'q3'], 'temporary', 'payments-team', 'project']);
+    const changed = expectStatus(await importAs(tenant, { format: FORMAT, flags: [{ key: 'new-checkout', tags: ['checkout'], lifetime: 'permanent' }] }), 200, 'change');
+    assert.deepEqual(changed.changed, [{ kind: 'flag', key: 'new-checkout', before: { tags: ['checkout', 'q3'], lifetime: 'temporary' }, after: { tags: ['checkout'], lifetime: 'permanent' } }]);
+    const refused = await importAs(tenant, { format: FORMAT, flags: [{ key: 'new-checkout', tags: ['not a tag!'] }] });
+    assert.equal(refused.status, 409);
+    assert.match((refused.body as Json).refused[0].error, /tag/);
+  });
+});
+
 describe('flags as code: changes that need an order', () => {
   test('a document that reverses a prerequisite, drops a served variant and replaces list members applies in one go', async () => {
     const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-order');
