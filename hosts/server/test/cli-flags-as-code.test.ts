@@ -51,8 +51,8 @@ before(async () => {
   );
   apiToken = created.token;
   dir = await mkdtemp(path.join(tmpdir(), 'switchyard-cli-'));
-  // examples/flags.yaml names a staging environment too.
-  expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201, 'staging');
+  // examples/flags.yaml names a development environment too.
+  expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'development' } }), 201, 'development');
 });
 after(() => ts.stop());
 

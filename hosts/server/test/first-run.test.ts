@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { createPostgresRepositories } from '@switchyard/postgres';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
@@ -15,6 +16,7 @@ import { TEST_JWT_SECRET } from './support/test-server.ts';
 import { firstRunBanner } from '../src/first-run-banner.ts';
 import { firstRun, type FirstRunResult } from '../src/first-run.ts';
 import { startFirstRunServer, type FirstRunServer } from './support/first-run-server.ts';
+import { main as switchyard } from '@switchyard/cli';
 import { api, expectStatus, login, type ApiClient } from './support/rest-client.ts';
 
 // The development first run (docs/first-run.md) against a fresh database.
@@ -291,4 +293,30 @@ test('the banner: passwords, addresses, environment ids and the key on the first
       'The server SDK key made at the first run is in /d/development-sdk-key; SDK settings: baseUrl http://localhost:8080  syncUrl localhost:50050',
     ],
   );
+});
+
+describe('examples/flags.yaml on a fresh install', () => {
+  let fr: FirstRunServer;
+  before(async () => {
+    fr = await startFirstRunServer();
+  });
+  after(() => fr?.stop());
+
+  test('imports into "My project" with the switchyard command and serves its flags to the printed key', async () => {
+    const created = fr.firstRun as Extract<FirstRunResult, { kind: 'created' }>;
+    const client = api(fr.base);
+    const token = (await login(client, 'admin@localhost', created.admin.password!)).token;
+    let out = '';
+    const code = await switchyard(['import', fileURLToPath(new URL('../../../examples/flags.yaml', import.meta.url)), '--project', created.project.id], {
+      env: { SWITCHYARD_URL: fr.base, SWITCHYARD_TOKEN: token },
+      stdout: { write: (text: string) => (out += text) },
+      stderr: { write: (text: string) => (out += text) },
+      cwd: process.cwd(),
+    });
+    assert.equal(code, 0, out);
+    assert.match(out, /^\+ flag new-checkout$/m);
+    // The development key evaluates the example's development configuration: everyone gets the new checkout.
+    const answer = expectStatus(await client.post('/ofrep/v1/evaluate/flags/new-checkout', { sdkKey: created.sdkKey.rawKey, body: { context: { targetingKey: 'u-1' } } }), 200);
+    assert.equal(answer.value, true);
+  });
 });
