@@ -23,6 +23,7 @@ export * from './ports/org-domain-ports.ts';
 export * from './flags/validate-flag.ts';
 export * from './flags/variant-uses.ts';
 export * from './flags/prerequisites.ts';
+export * from './flags/environment-compare.ts';
 export * from './flags/context-attribute-ports.ts';
 export * from './experiments/transitions.ts';
 export * from './experiments/analysis-model.ts';
