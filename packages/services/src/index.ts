@@ -29,6 +29,7 @@ export * from './scopes.ts';
 export * from './flags/definition-events.ts';
 export * from './flags/flag-service.ts';
 export * from './segments/segment-service.ts';
+export * from './environment-copy/environment-copy-service.ts';
 export * from './evaluation/definition-snapshots.ts';
 export * from './evaluation/evaluation-service.ts';
 export * from './events/batching-writer.ts';

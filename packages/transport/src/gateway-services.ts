@@ -11,6 +11,7 @@ import type {
   ContextTokenVerifier,
   CredentialVerifier,
   DefinitionSnapshots,
+  EnvironmentCopyService,
   EvaluationService,
   EventDefinitionService,
   ExperimentService,
@@ -64,6 +65,8 @@ export interface GatewayServices {
   sso: SsoLoginService;
   flags: FlagService;
   segments: SegmentService;
+  /** Environment compare and copy (docs/contract.md "Environment compare and copy"). */
+  environmentCopy: EnvironmentCopyService;
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;
