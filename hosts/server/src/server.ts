@@ -72,6 +72,7 @@ import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts'
 import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-answers.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
+import { addEnvironmentCopyGrpcService } from '@switchyard/transport/domains/environment-copy/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
@@ -438,6 +439,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addSegmentGrpcService(server, { services, logger });
+        addEnvironmentCopyGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
         addGatewayGrpcServices(server, { services, verifier, logger });
