@@ -262,6 +262,8 @@ export interface AuditEntry {
   after?: unknown;
   /** The write's `X-Change-Comment`; null or absent when none. */
   comment?: string | null;
+  /** Facts that are neither before nor after (a copy's source: `copied_from_environment_name`). */
+  details?: Record<string, unknown>;
 }
 
 /** GET /v1/environments/{env_id}/context-attributes: an attribute name contexts recently used (never a value). */

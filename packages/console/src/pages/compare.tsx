@@ -85,7 +85,7 @@ export function ComparePage({ workspace, environment, project, fromId }: Environ
       {comparison.loading && !comparison.data && <Loading what="the comparison" />}
       {comparison.data && differences.length === 0 && (
         <p>
-          All {comparison.data.compared} flags are configured alike in {environment.environment_name} and {from.environment_name}.
+          No flag differs between {environment.environment_name} and {from.environment_name} ({comparison.data.compared} compared).
         </p>
       )}
       {differences.length > 0 && (
