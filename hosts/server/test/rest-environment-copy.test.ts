@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { flagHistoryPath, readAll } from './support/audit-log.ts';
-import { createFlag, createSegment, envFlags, evaluate, patch, put, segmentsOf } from './support/flag-client.ts';
+import { createFlag, createSegment, envFlags, evaluate, inChunks, patch, put, segmentsOf } from './support/flag-client.ts';
 import { api, expectError, expectRefused, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -309,6 +309,23 @@ describe('defences', () => {
     const repeated = Array.from({ length: 600 }, () => key);
     const done = expectStatus(await copy(a.environmentId, { from_environment_id: staging, flag_keys: repeated, include: ['enabled'] }), 200, 'repeats');
     assert.equal(done.flags.length, 1);
+  });
+
+  test('at most 200 segments per copy: rules naming 201 are refused with segments, nothing written', async () => {
+    const label = unique();
+    const keys = Array.from({ length: 201 }, (_, i) => `many-${label}-${i}`);
+    await inChunks(keys, 20, (key) => createSegment(client, a.admin.token, staging, { key, context_type: 'user', kind: 'rule', conditions: [] }));
+    // 50 segments per rule at most: five rules (the last names one).
+    const rules = Array.from({ length: 5 }, (_, r) => ({ id: `r${r}`, conditions: [], segment_keys: keys.slice(r * 50, r * 50 + 50), variant_key: 'on' }));
+    const key = await stagingFlag('many', { rules });
+    expectError(
+      await copy(a.environmentId, { from_environment_id: staging, flag_keys: [key], include: ['rules', 'segments'] }),
+      400,
+      'INVALID_ARGUMENT',
+      /name 201 segments; a copy with segments writes at most 200/,
+    );
+    assert.equal((await client.get(`${segmentsOf(a.environmentId)}/${keys[0]}`, { token: a.admin.token })).status, 404);
+    assert.equal((await flagIn(a.environmentId, key)).version, 0);
   });
 
   test('a list segment over the copy bound (10,000 members) is refused with a clear error, nothing written', async () => {

@@ -67,9 +67,11 @@ export const MAX_COPY_FLAGS = 500;
  * segment request's key lists (MAX_KEYS_PER_CALL).
  */
 export const MAX_COPIED_MEMBERS = 10_000;
+/** At most this many segments created or updated per copy (the segments the copied rules name). */
+export const MAX_COPIED_SEGMENTS = 200;
 /** A comparison reads the members of the list segments it reports, at most this many per side of one segment; beyond, counts are compared. */
 export const MAX_COMPARED_MEMBERS_PER_SEGMENT = 10_000;
-/** ... and at most this many members in all, per comparison. */
+/** ... and at most this many members in all, per comparison (a copy reads the target's lists within the same total). */
 export const MAX_COMPARED_MEMBERS = 50_000;
 const MEMBERS_PAGE = 10_000;
 
@@ -376,6 +378,11 @@ export class EnvironmentCopyService {
   private async planSegments(from: EnvironmentScope, target: EnvironmentScope, flags: Flag[]): Promise<PlannedSegment[]> {
     const keys = referencedSegmentKeys(flags.flatMap((flag) => flag.rules));
     if (keys.length === 0) return [];
+    if (keys.length > MAX_COPIED_SEGMENTS) {
+      throw invalidArgument(`segments: the copied rules name ${keys.length} segments; a copy with segments writes at most ${MAX_COPIED_SEGMENTS}: copy fewer flags at once`, 'include');
+    }
+    // The target's lists are read to compare them (bounded in all); one not read is replaced whatever it holds.
+    let targetReads = MAX_COMPARED_MEMBERS;
     const [fromSegments, targetSegments] = await Promise.all([this.repos.segments.list(from), this.repos.segments.list(target)]);
     const sources = new Map(fromSegments.map((segment) => [segment.key, segment]));
     const existing = new Map(targetSegments.map((segment) => [segment.key, segment]));
@@ -404,7 +411,9 @@ export class EnvironmentCopyService {
       const sourceMembers = await this.members(from, source);
       const targetSize = current ? current.included_count + current.excluded_count : 0;
       // A target list too large to read is replaced whatever it holds (the replacement's work is bounded by the source's lists).
-      const targetMembers = current && targetSize <= MAX_COPIED_MEMBERS ? await this.members(target, current) : undefined;
+      const readTarget = current !== undefined && targetSize <= MAX_COPIED_MEMBERS && targetSize <= targetReads;
+      if (readTarget) targetReads -= targetSize;
+      const targetMembers = readTarget ? await this.members(target, current) : undefined;
       const compared = segmentDifference({ ...source, members: sourceMembers }, current && { ...current, ...(targetMembers ? { members: targetMembers } : {}) });
       if (compared || (current && !targetMembers)) planned.push({ source, existing: current, members: sourceMembers });
     }
