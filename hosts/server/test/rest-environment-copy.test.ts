@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { flagHistoryPath, readAll } from './support/audit-log.ts';
 import { createFlag, createSegment, envFlags, evaluate, inChunks, patch, put, segmentsOf } from './support/flag-client.ts';
 import { api, expectError, expectRefused, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
+import { createClientKey } from './support/client-fixtures.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
@@ -270,6 +271,26 @@ describe('defences', () => {
     expectRefused(await client.post(`/v1/environments/${a.environmentId}/copy`, { sdkKey: a.rawKey, body }), [401, 403], 'SDK key copy');
     expectRefused(await client.get(`/v1/environments/${a.environmentId}/compare?from_environment_id=${staging}`, { sdkKey: a.rawKey }), [401, 403], 'SDK key compare');
     assert.equal((await flagIn(a.environmentId, key)).version, 0);
+  });
+
+  test('a client key is refused; an API token needs both environments in its scope (the source readable, the target writable)', async () => {
+    const key = await stagingFlag('token');
+    const body = { from_environment_id: staging, flag_keys: [key], include: ['enabled'] };
+    const clientKey = await createClientKey(client, a);
+    expectRefused(await client.post(`/v1/environments/${a.environmentId}/copy`, { sdkKey: clientKey.raw, body }), [401, 403], 'client key copy');
+    expectRefused(await client.post(`/v1/environments/${a.environmentId}/copy`, { token: clientKey.raw, body }), [401, 403], 'client key as bearer');
+    const tokenFor = async (environmentIds: string[]): Promise<string> =>
+      expectStatus(await client.post(`/v1/management/orgs/${a.orgId}/api-tokens`, { token: a.admin.token, body: { name: `copy-${unique()}`, role: 'editor', scope: { environment_ids: environmentIds } } }), 201, 'token')
+        .token as string;
+    const productionOnly = await tokenFor([a.environmentId]);
+    expectRefused(await copy(a.environmentId, body, productionOnly), [403, 404], 'source outside the token scope');
+    expectRefused(await compare(a.environmentId, staging, productionOnly), [403, 404], 'compare with the source outside the scope');
+    const stagingOnly = await tokenFor([staging]);
+    expectRefused(await copy(a.environmentId, body, stagingOnly), [403, 404], 'target outside the token scope');
+    assert.equal((await flagIn(a.environmentId, key)).version, 0);
+    const both = await tokenFor([staging, a.environmentId]);
+    const done = expectStatus(await copy(a.environmentId, body, both), 200, 'a token scoped to both');
+    assert.equal(done.flags[0].after_version, 1);
   });
 
   test('a source in another project, or the target itself, is 400', async () => {
