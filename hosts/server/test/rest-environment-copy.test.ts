@@ -4,6 +4,7 @@ import { flagHistoryPath, readAll } from './support/audit-log.ts';
 import { createFlag, createSegment, envFlags, evaluate, inChunks, patch, put, segmentsOf } from './support/flag-client.ts';
 import { api, expectError, expectRefused, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { createClientKey } from './support/client-fixtures.ts';
+import { ACTIVE, createExperiment, defineMetric, moveThrough, splitFlag } from './support/experiment-fixtures.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
@@ -210,6 +211,26 @@ describe('compare and copy', () => {
     assert.deepEqual(both.flags.map((f: Json) => [f.flag_key, f.fields]), [[child, ['prerequisites']], [parent, ['prerequisites']]]);
     assert.deepEqual((await flagIn(a.environmentId, child)).prerequisites, [{ flag_key: parent, variant_keys: ['on'] }]);
     assert.deepEqual((await flagIn(a.environmentId, parent)).prerequisites, []);
+  });
+
+  test("rules that would take an ACTIVE experiment's studied rule away in the target are refused (409 naming the flag), as for a person's write", async () => {
+    const key = `exp-${unique()}`;
+    await createFlag(client, a.admin.token, a.environmentId, splitFlag(key));
+    await defineMetric(client, a, 'purchase', 'bool');
+    const experiment = await createExperiment(client, a, { flag_key: key, metric_keys: ['purchase'] });
+    await moveThrough(client, a, experiment.id, [ACTIVE]);
+    // Staging serves the flag's control to everyone: no split rule.
+    expectStatus(await put(client, `${envFlags(staging)}/${key}/rules`, { token: a.admin.token, body: { rules: [{ id: 'all', conditions: [], variant_key: 'control' }] } }), 202, 'staging rules');
+    const before = (await flagIn(a.environmentId, key)).version;
+    expectError(
+      await copy(a.environmentId, { from_environment_id: staging, flag_keys: [key], include: ['rules'] }),
+      409,
+      'FAILED_PRECONDITION',
+      new RegExp(`flag '${key}': the rules of an ACTIVE experiment's flag must keep its studied rule`),
+    );
+    assert.equal((await flagIn(a.environmentId, key)).version, before);
+    // On/off alone does not touch the rules: allowed.
+    expectStatus(await copy(a.environmentId, { from_environment_id: staging, flag_keys: [key], include: ['enabled'] }), 200, 'enabled only');
   });
 
   test('a critical target needs the confirmation a person\'s write needs; with it the copy goes through', async () => {
