@@ -67,9 +67,8 @@ export function ComparePage({ workspace, environment, project, fromId }: Environ
         Compare {environment.environment_name} with {from.environment_name}
       </h1>
       <label>
-        Copy from
+        Compare with (copies come from it)
         <select
-          aria-label="Compare with"
           value={from.environment_id}
           onChange={(event) => navigate({ envId: environment.environment_id, page: 'compare', id: (event.target as HTMLSelectElement).value })}
         >
