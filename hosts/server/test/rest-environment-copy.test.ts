@@ -154,6 +154,40 @@ describe('compare and copy', () => {
     assert.deepEqual(idle.segments, []);
   });
 
+  test('segments that differ in the target are updated: list members replaced, rule conditions rewritten', async () => {
+    const list = `upd-list-${unique()}`;
+    const rule = `upd-rule-${unique()}`;
+    await createSegment(client, a.admin.token, staging, { key: list, context_type: 'user', kind: 'list', included_keys: ['s1', 's2'] });
+    await createSegment(client, a.admin.token, staging, { key: rule, context_type: 'user', kind: 'rule', conditions: [{ attribute: 'plan', op: 'in', values: ['pro'] }] });
+    // Production has both already, differently.
+    await createSegment(client, a.admin.token, a.environmentId, { key: list, context_type: 'user', kind: 'list', included_keys: ['p1'], excluded_keys: ['s2'] });
+    await createSegment(client, a.admin.token, a.environmentId, { key: rule, context_type: 'user', kind: 'rule', conditions: [{ attribute: 'plan', op: 'in', values: ['free'] }] });
+    const key = await stagingFlag('upd', { rules: [{ id: 'seg', conditions: [], segment_keys: [list, rule], variant_key: 'on' }] });
+
+    const compared = expectStatus(await compare(a.environmentId, staging), 200, 'compare');
+    assert.deepEqual(compared.flags.find((flag: Json) => flag.flag_key === key).segments, [
+      { segment_key: list, status: 'differs', kind: 'list', fields: ['included', 'excluded'], members_compared: true },
+      { segment_key: rule, status: 'differs', kind: 'rule', fields: ['conditions'], members_compared: true },
+    ]);
+    const copied = expectStatus(await copy(a.environmentId, { from_environment_id: staging, flag_keys: [key], include: ['rules', 'segments'] }), 200, 'copy');
+    assert.deepEqual(
+      copied.segments.map((s: Json) => [s.segment_key, s.action, s.members_copied]),
+      [
+        [list, 'updated', 2],
+        [rule, 'updated', 0],
+      ],
+    );
+    assert.deepEqual((await members(a.environmentId, list, 'included')).sort(), ['s1', 's2']);
+    assert.deepEqual(await members(a.environmentId, list, 'excluded'), []);
+    const ruleSegment = expectStatus(await client.get(`${segmentsOf(a.environmentId)}/${rule}`, { token: a.admin.token }), 200);
+    assert.deepEqual(ruleSegment.conditions, [{ attribute: 'plan', op: 'in', values: ['pro'] }]);
+    // The segments' history names the copy.
+    const entries = expectStatus(await client.get(`/v1/management/orgs/${a.orgId}/audit-log?resource_type=segment&resource_id=${list}`, { token: a.admin.token }), 200).entries;
+    assert.equal(entries[0].action, 'segment.copy');
+    assert.equal(entries[0].details.copied_from_environment_id, staging);
+    assert.equal(entries[0].details.members_copied, 2);
+  });
+
   test('include chooses the fields: enabled alone leaves rules; rules alone leaves enabled', async () => {
     const key = await stagingFlag('parts', { rules: [{ id: 'all', conditions: [], variant_key: 'on' }] });
     expectStatus(await copy(a.environmentId, { from_environment_id: staging, flag_keys: [key], include: ['enabled'] }), 200, 'enabled only');
