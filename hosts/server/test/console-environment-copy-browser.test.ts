@@ -61,6 +61,9 @@ describe('compare and copy in Chromium', { skip: chromiumCheck.reason ?? false }
     assert.match(rowText, /On\/off: off → on/);
     assert.match(rowText, /Rules: 1 rule → 1 rule \(1 rollout\)/);
     assert.match(rowText, /never changed in production/);
+    // The rules in both, line by line: staging's rollout bucket is a new line.
+    await row.getByText('Rules in production (before) and staging (after)').click();
+    assert.match(await row.getByLabel('After').innerText(), /\+ .*"weight_milli": 500/);
 
     await row.getByRole('checkbox', { name: 'Copy new-checkout' }).check();
     await page.getByRole('button', { name: 'Review the copy into production' }).click();

@@ -130,7 +130,7 @@ function actorName(entry: AuditEntry, names: HistoryNames | undefined): string {
 }
 
 /** Before and after as JSON, each line that differs marked (− gone from before, + new in after). */
-function BeforeAfter({ before, after }: { before: unknown; after: unknown }) {
+export function BeforeAfter({ before, after }: { before: unknown; after: unknown }) {
   const diff = lineDiff(JSON.stringify(before ?? null, null, 2).split('\n'), JSON.stringify(after ?? null, null, 2).split('\n'));
   return (
     <div class="diff">

@@ -2,6 +2,7 @@ import { apiPath } from '../api.ts';
 import { useEffect, useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, useLoad } from '../components/common.tsx';
+import { BeforeAfter } from '../components/history-list.tsx';
 import {
   PART_LABELS,
   copyBody,
@@ -125,7 +126,17 @@ export function ComparePage({ workspace, environment, project, fromId }: Environ
                   <td>
                     <ul>
                       {flag.fields.map((difference) => (
-                        <li>{describeDifference(difference)}</li>
+                        <li>
+                          {describeDifference(difference)}
+                          {typeof difference.after === 'object' && difference.after !== null && (
+                            <details>
+                              <summary>
+                                {fieldLabel(difference.field)} in {environment.environment_name} (before) and {from.environment_name} (after)
+                              </summary>
+                              <BeforeAfter before={difference.before} after={difference.after} />
+                            </details>
+                          )}
+                        </li>
                       ))}
                       {flag.segments.map((segment) => (
                         <li class="muted">{describeSegment(segment, environment.environment_name)}</li>
