@@ -204,6 +204,25 @@ describe('compare and copy', () => {
     assert.deepEqual(onlyRules.rules, [{ id: 'all', conditions: [], variant_key: 'on' }]);
   });
 
+  test("a target that never wrote the flag gets the source's rules even when only its off variant differs", async () => {
+    // Variants a, b. Production never writes the flag: off variant none, and its default rule serves
+    // the first variant that is not the off variant: a. Staging: off variant a, and that same rule.
+    const key = `derived-${unique()}`;
+    await createFlag(client, a.admin.token, staging, { flag: { key, value_type: 'string', variants: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }], off_variant_key: 'a', rules: [] }, enabled: false });
+    const shown = await flagIn(a.environmentId, key);
+    assert.equal(shown.version, 0);
+    assert.equal(shown.off_variant_key, null);
+    assert.equal(shown.rules.length, 1);
+    assert.equal(shown.rules[0].variant_key, 'a');
+    expectStatus(await put(client, `${envFlags(staging)}/${key}/rules`, { token: a.admin.token, body: { rules: shown.rules } }), 202, 'staging rules');
+    const copied = expectStatus(await copy(a.environmentId, { from_environment_id: staging, flag_keys: [key], include: ['rules'] }), 200, 'copy');
+    assert.deepEqual(copied.flags[0].fields, ['off_variant_key']);
+    // Written as copied: a first write without rules would derive them from off variant a, serving b.
+    const written = await flagIn(a.environmentId, key);
+    assert.equal(written.off_variant_key, 'a');
+    assert.deepEqual(written.rules, shown.rules);
+  });
+
   test('a stale version is 409 naming the flag, and nothing of the copy is written', async () => {
     const first = await stagingFlag('ver-a');
     const second = await stagingFlag('ver-b');

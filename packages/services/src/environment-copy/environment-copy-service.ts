@@ -364,6 +364,10 @@ export class EnvironmentCopyService {
       if (changed.includes('hashing')) state.hashing = checkHashing(source.hashing, at('hashing'));
       if (changed.includes('enabled')) state.enabled = source.enabled;
       if (changed.includes('prerequisites')) state.prerequisites = checkPrerequisites(key, source.prerequisites ?? [], at('prerequisites'));
+      // A target that never wrote the flag shows rules derived from its off variant; a first write
+      // without rules derives them again from the off variant written (FlagService.update does the
+      // same), which a copied off variant could change. The copied rules are written as they are.
+      if (current.version === 0 && changed.length > 0 && fields.includes('rules') && state.rules === undefined) state.rules = checkRules(variantKeys, source.rules, at('rules'));
     } catch (error) {
       throw named(error, key);
     }
