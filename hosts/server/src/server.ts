@@ -40,6 +40,7 @@ import {
   RowQuota,
   ScopeResolver,
   SegmentService,
+  EnvironmentCopyService,
   StatsService,
   StatsWorker,
   SyncHub,
@@ -73,6 +74,7 @@ import { addFlagsAsCodeGrpcService } from '@switchyard/transport/domains/flags-a
 import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-answers.ts';
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
+import { addEnvironmentCopyGrpcService } from '@switchyard/transport/domains/environment-copy/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
@@ -377,6 +379,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       flags: new FlagService(repos, scopes, notifier),
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
       flagsAsCode: new FlagsAsCodeService(repos, scopes, notifier, eventDefinitionCache),
+      environmentCopy: new EnvironmentCopyService(repos, scopes, notifier),
       contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
       clientAnswers: new ClientAnswers(evaluation),
@@ -440,6 +443,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addFlagsAsCodeGrpcService(server, { services, logger });
         addSegmentGrpcService(server, { services, logger });
+        addEnvironmentCopyGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
         addGatewayGrpcServices(server, { services, verifier, logger });

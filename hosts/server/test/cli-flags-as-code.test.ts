@@ -123,6 +123,27 @@ describe('switchyard import / diff / export', () => {
     assert.equal(flag.key, 'operator-matrix');
   });
 
+  test('copy-env copies the differing flags (all of them when none is named) from one environment to another', async () => {
+    const environments = expectStatus(await client.get(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token }), 200) as Json[];
+    const development = environments.find((e) => e.environment_name === 'development').environment_id;
+    // examples/flags.yaml (imported above) serves new-checkout to everyone in development, to 10 % in production.
+    const copied = await run(['copy-env', '--from', development, '--to', tenant.environmentId, '--flag', 'new-checkout', '--include', 'rules']);
+    assert.equal(copied.code, 0, copied.out + copied.err);
+    assert.match(copied.out, /^copied 1 flag\(s\) \(rules\): new-checkout$/m);
+    const production = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/new-checkout`, { token: tenant.admin.token }), 200);
+    assert.deepEqual(production.rules.map((rule: Json) => rule.id), ['everyone']);
+    // No --flag: the server's comparison names what differs (checkout-button-colour's rules, search-results-per-page only in production).
+    const all = await run(['copy-env', '--from', development, '--to', tenant.environmentId, '--include', 'rules,enabled,prerequisites', '--json']);
+    assert.equal(all.code, 0, all.err);
+    const again = await run(['copy-env', '--from', development, '--to', tenant.environmentId]);
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.out, /do not differ: nothing to copy/);
+    assert.equal((await run(['copy-env', '--from', development, '--to', tenant.environmentId, '--include', 'colours'])).code, 64);
+    const refused = await run(['copy-env', '--from', development, '--to', tenant.environmentId, '--flag', 'no-such-flag']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.err, /no-such-flag/);
+  });
+
   test('the installed bin runs (npx switchyard)', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'export', '--project', tenant.projectId, '--format', 'json'], {
       env: { ...process.env, SWITCHYARD_URL: ts.base, SWITCHYARD_TOKEN: apiToken },

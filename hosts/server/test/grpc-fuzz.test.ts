@@ -152,6 +152,10 @@ before(async () => {
     context_type: ['user'],
     context_key: ['u1'],
     service: ['', 'svc.flags.v1.FlagService'],
+    target_environment_id: [tenant.environmentId],
+    from_environment_id: [tenant.environmentId],
+    flag_keys: ['fuzz-flag'],
+    include: ['rules', 'enabled', 'prerequisites', 'segments'],
   };
 });
 after(() => ts.stop());

@@ -81,6 +81,9 @@ async function seedFixtures(): Promise<void> {
     context_key: ['u1'],
     org_role: ['org_admin', 'org_member'],
     email: [TEST_ADMIN.email, tenant.member.email],
+    from_environment_id: [tenant.environmentId],
+    flag_keys: ['fuzz-flag'],
+    include: ['rules', 'enabled', 'prerequisites', 'segments'],
   };
 }
 

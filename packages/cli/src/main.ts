@@ -230,11 +230,17 @@ async function copyEnvironmentCommand(values: Values, rest: readonly string[], i
   return EXIT.ok;
 }
 
-/** The flag keys a comparison answer names as differing (`flags: [{key, ...}]`, or `differences`). */
+/**
+ * The flag keys whose configuration differs in a comparison's answer (docs/contract.md
+ * "Environment compare and copy"): entries with differing `fields` (a flag written in one
+ * environment only but configured alike is not copied).
+ */
 function differingFlagKeys(body: unknown): string[] {
-  const answer = body as { flags?: Array<{ key?: unknown; flag_key?: unknown }>; differences?: Array<{ key?: unknown; flag_key?: unknown }> } | null;
-  const entries = answer?.flags ?? answer?.differences ?? [];
-  return entries.map((entry) => entry.key ?? entry.flag_key).filter((key): key is string => typeof key === 'string');
+  const answer = body as { flags?: Array<{ flag_key?: unknown; fields?: unknown[] }> } | null;
+  return (answer?.flags ?? [])
+    .filter((entry) => Array.isArray(entry.fields) && entry.fields.length > 0)
+    .map((entry) => entry.flag_key)
+    .filter((key): key is string => typeof key === 'string');
 }
 
 async function convertCommand(values: Values, rest: readonly string[], io: CommandIo): Promise<number> {

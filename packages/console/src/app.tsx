@@ -6,6 +6,7 @@ import { AdminPage } from './pages/admin.tsx';
 import { ApiTokensPage } from './pages/api-tokens.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
 import { ProtectedWriteDialog } from './components/protected-write-dialog.tsx';
+import { ComparePage } from './pages/compare.tsx';
 import { ExperimentPage } from './pages/experiment.tsx';
 import { ExperimentsPage } from './pages/experiments.tsx';
 import { FlagPage } from './pages/flag.tsx';
@@ -64,6 +65,7 @@ async function loadWorkspace(): Promise<{ orgs: Org[]; projects: Project[]; envi
 const ENVIRONMENT_PAGES: Array<[string, string]> = [
   ['flags', 'Flags'],
   ['segments', 'Segments'],
+  ['compare', 'Compare and copy'],
   ['experiments', 'Experiments'],
   ['events', 'Event definitions'],
   ['sdk-keys', 'SDK keys'],
@@ -201,6 +203,8 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
       return route.id ? <FlagPage {...props} flagKey={route.id} tab={route.tab} /> : <FlagsPage {...props} />;
     case 'segments':
       return <SegmentsPage {...props} />;
+    case 'compare':
+      return <ComparePage {...props} fromId={route.id} />;
     case 'experiments':
       return route.id ? <ExperimentPage {...props} experimentId={route.id} /> : <ExperimentsPage {...props} />;
     case 'events':

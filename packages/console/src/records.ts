@@ -1,6 +1,6 @@
 /** The API's records as the console reads them (docs/contract.md "Records"). */
-import type { CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection } from '@switchyard/core';
-export type { Condition, CorrectionFamily, Flag, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection, Prerequisite, Rule, Segment, Variant } from '@switchyard/core';
+import type { CorrectionFamily, Flag, FlagDifference, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection } from '@switchyard/core';
+export type { Condition, CorrectionFamily, FieldDifference, Flag, FlagDifference, MetricAggregation, MetricDirection, MetricVerdict, MultipleTestingCorrection, Prerequisite, Rule, Segment, SegmentDifference, Variant } from '@switchyard/core';
 
 /**
  * A flag as the flag page reads it: `client_visible` (docs/client-side.md "What a client sees")
@@ -262,6 +262,8 @@ export interface AuditEntry {
   after?: unknown;
   /** The write's `X-Change-Comment`; null or absent when none. */
   comment?: string | null;
+  /** Facts that are neither before nor after (a copy's source: `copied_from_environment_name`). */
+  details?: Record<string, unknown>;
 }
 
 /** GET /v1/environments/{env_id}/context-attributes: an attribute name contexts recently used (never a value). */
@@ -269,4 +271,24 @@ export interface ContextAttributeRecord {
   context_type: string;
   name: string;
   last_seen_at_ms: number;
+}
+
+/** GET /v1/environments/{target}/compare (docs/contract.md "Environment compare and copy"). */
+export interface EnvironmentComparison {
+  target_environment_id: string;
+  from_environment_id: string;
+  compared: number;
+  flags: FlagDifference[];
+}
+
+/** What a copy carries (docs/contract.md "Environment compare and copy"). */
+export type CopyPart = 'rules' | 'enabled' | 'prerequisites' | 'segments';
+
+/** POST /v1/environments/{target}/copy's answer. */
+export interface EnvironmentCopyRecord {
+  target_environment_id: string;
+  from_environment_id: string;
+  include: CopyPart[];
+  flags: Array<{ flag_key: string; before_version: number; after_version: number; fields: string[] }>;
+  segments: Array<{ segment_key: string; kind: 'list' | 'rule'; action: 'created' | 'updated'; before_version: number; after_version: number; members_copied: number }>;
 }

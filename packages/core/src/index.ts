@@ -26,6 +26,7 @@ export * from './flags/prerequisites.ts';
 export * from './flags-as-code/document.ts';
 export * from './flags-as-code/document-schema.ts';
 export * from './flags/flag-metadata.ts';
+export * from './flags/environment-compare.ts';
 export * from './flags/context-attribute-ports.ts';
 export * from './experiments/transitions.ts';
 export * from './experiments/analysis-model.ts';

@@ -31,6 +31,7 @@ export * from './flags/flag-service.ts';
 export * from './flags-as-code/flags-as-code-service.ts';
 export * from './flags-as-code/import-outcome.ts';
 export * from './segments/segment-service.ts';
+export * from './environment-copy/environment-copy-service.ts';
 export * from './evaluation/definition-snapshots.ts';
 export * from './evaluation/evaluation-service.ts';
 export * from './events/batching-writer.ts';

@@ -11,6 +11,7 @@ import type {
   ContextTokenVerifier,
   CredentialVerifier,
   DefinitionSnapshots,
+  EnvironmentCopyService,
   EvaluationService,
   EventDefinitionService,
   ExperimentService,
@@ -67,6 +68,8 @@ export interface GatewayServices {
   /** Flags as code: a project's export and import (docs/flags-as-code.md). */
   flagsAsCode: FlagsAsCodeService;
   segments: SegmentService;
+  /** Environment compare and copy (docs/contract.md "Environment compare and copy"). */
+  environmentCopy: EnvironmentCopyService;
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;

@@ -24,10 +24,12 @@ const ACTION_WORDS: Record<string, string> = {
   'flag.variants': 'Changed variants',
   'flag.rules': 'Changed rules',
   'flag.hashing': 'Changed hashing',
+  'flag.copy': 'Copied from another environment',
   'segment.create': 'Created the segment',
   'segment.update': 'Changed the segment',
   'segment.members': "Changed the segment's keys",
   'segment.delete': 'Deleted the segment',
+  'segment.copy': 'Copied the segment from another environment',
   'event_definition.create': 'Created the event definition',
   'event_definition.update': 'Changed the event definition',
   'event_definition.delete': 'Deleted the event definition',
@@ -100,6 +102,11 @@ function flagUpdateWords(before: unknown, after: unknown): string {
 /** The action of an entry in words; the stable code is shown beside it. */
 export function actionWords(entry: AuditEntry): string {
   if (entry.action === 'flag.update') return flagUpdateWords(entry.before, entry.after);
+  // A copy names its source (details.copied_from_environment_name, docs/contract.md "Change history").
+  const source = entry.details?.copied_from_environment_name;
+  if ((entry.action === 'flag.copy' || entry.action === 'segment.copy') && typeof source === 'string') {
+    return entry.action === 'flag.copy' ? `Copied from ${source}` : `Copied the segment from ${source}`;
+  }
   return ACTION_WORDS[entry.action] ?? entry.action;
 }
 
@@ -131,7 +138,7 @@ function actorName(entry: AuditEntry, names: HistoryNames | undefined): string {
 }
 
 /** Before and after as JSON, each line that differs marked (− gone from before, + new in after). */
-function BeforeAfter({ before, after }: { before: unknown; after: unknown }) {
+export function BeforeAfter({ before, after }: { before: unknown; after: unknown }) {
   const diff = lineDiff(JSON.stringify(before ?? null, null, 2).split('\n'), JSON.stringify(after ?? null, null, 2).split('\n'));
   return (
     <div class="diff">

@@ -10,18 +10,15 @@ import {
   checkKey,
   checkOffVariant,
   checkPrerequisites,
-  checkFlagMatchesBudget,
   checkRules,
   checkValueType,
   checkVariants,
   failedPrecondition,
-  studiedRule,
   variantUses,
   initialRulesFor,
   versionConflict,
   invalidArgument,
   notFound,
-  referencedSegmentKeys,
   type ChangeNotifier,
   type EnvironmentScope,
   type Flag,
@@ -38,6 +35,7 @@ import { requireAllowed } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from './definition-events.ts';
+import { asShown, checkSegmentReferences, checkStudiedRules, servesOnlyItsVariants } from './flag-state-checks.ts';
 
 /** Where a flag route points: one environment (merged view) or a project's definitions. */
 export type FlagTarget = { environment: EnvironmentScope } | { project: ProjectScope };
@@ -398,39 +396,17 @@ export class FlagService {
     return undefined;
   }
 
+  /** An ACTIVE experiment's studied rule stays (flag-state-checks.ts). */
+  private checkStudiedRules(environment: EnvironmentScope, current: Flag, rules: Rule[]): Promise<void> {
+    return checkStudiedRules(this.repos, environment, current, rules);
+  }
+
   /**
    * A variant may leave the flag only when nothing serves it: no rule and no off variant in any
    * environment of the project (409 FAILED_PRECONDITION naming where it is served). Checked
    * before the write, as a segment's delete checks its users: a rule saved in the same instant,
    * against the variants it read just before, is not seen.
    */
-  /**
-   * An ACTIVE experiment on the flag keeps the rule it studies (docs/statistics.md "Who is in an
-   * experiment"): a change of rules that removes that rule, takes its allocation off the
-   * experiment's arms, or (for an experiment on the default rule) makes another rule the studied
-   * one is refused, naming the experiments. Pausing or concluding the experiment first lets the
-   * change through; refusing, rather than pausing the experiment behind the writer's back, keeps
-   * a flag edit from silently stopping an experiment someone else runs.
-   */
-  private async checkStudiedRules(environment: EnvironmentScope, current: Flag, rules: Rule[]): Promise<void> {
-    const active = (await this.repos.experiments.list(environment)).filter(
-      (experiment) => experiment.flagKey === current.key && experiment.status === 'EXPERIMENT_STATUS_ACTIVE',
-    );
-    const problems: string[] = [];
-    for (const experiment of active) {
-      const before = studiedRule(current, experiment);
-      const after = studiedRule({ key: current.key, rules }, experiment);
-      const beforeId = 'rule' in before ? before.rule.id : null;
-      if ('reason' in after) problems.push(`experiment '${experiment.name || experiment.id}' studies rule '${beforeId ?? '?'}': ${after.reason}`);
-      else if (beforeId !== null && after.rule.id !== beforeId) {
-        problems.push(`experiment '${experiment.name || experiment.id}' studies rule '${beforeId}', and the change would make it study rule '${after.rule.id}'`);
-      }
-    }
-    if (problems.length > 0) {
-      throw failedPrecondition(`the rules of an ACTIVE experiment's flag must keep its studied rule (pause or conclude it first): ${problems.join('; ')}`);
-    }
-  }
-
   /**
    * A change of bucket_by reshuffles every split of the flag (docs/decisions.md "bucket_by"): under
    * an ACTIVE experiment that would move participants between arms mid-run, so it is refused
@@ -496,17 +472,9 @@ export class FlagService {
     };
   }
 
-  /**
-   * The segments the rules name must exist, and the flag's regular-expression budget covers their
-   * patterns too (checkFlagMatchesBudget; the segment service checks the other direction).
-   */
-  private async checkSegmentReferences(environment: EnvironmentScope, rules: Rule[]): Promise<void> {
-    const wanted = referencedSegmentKeys(rules);
-    if (wanted.length === 0) return;
-    const existing = new Map((await this.repos.segments.list(environment)).map((s) => [s.key, s]));
-    const missing = wanted.filter((key) => !existing.has(key));
-    if (missing.length > 0) throw invalidArgument(`rules reference segments that do not exist in this environment: ${missing.join(', ')}`, 'rules');
-    checkFlagMatchesBudget(rules, existing);
+  /** The segments the rules name exist, within the flag's pattern budget (flag-state-checks.ts). */
+  private checkSegmentReferences(environment: EnvironmentScope, rules: Rule[]): Promise<void> {
+    return checkSegmentReferences(this.repos, environment, rules);
   }
 
   /**
@@ -538,25 +506,4 @@ export class FlagService {
       encodeChange('environment' in target && reach === 'environment' ? { environmentId: target.environment.environmentId } : { projectId: scope.projectId }),
     );
   }
-}
-
-/**
- * A flag as the API shows it: `prerequisites` always present, [] when none (the stored
- * documents, the evaluation snapshots and the change history leave it out then, as core does).
- */
-const asShown = (flag: Flag): Flag => withMetadataDefaults(flag.prerequisites === undefined ? { ...flag, prerequisites: [] } : flag);
-
-/**
- * After a state write, inside its unit of work: the written rules and off variant name only the
- * flag's variants as they are now. The rules were checked against the variants read before the
- * write; a variant removed in between (its removal's own check ran before this write) is caught
- * here. The state write holds the flag's lock to the commit, so a removal that comes later sees
- * this state and refuses (the repositories' updateDefinition): one of the two always fails.
- * @throws FAILED_PRECONDITION, which rolls the write back.
- */
-function servesOnlyItsVariants(flag: Flag): void {
-  const known = new Set(flag.variants.map((variant) => variant.key));
-  const named = [...flag.rules.flatMap((rule) => [rule.variant_key, ...(rule.allocation?.buckets ?? []).map((bucket) => bucket.variant_key)]), flag.off_variant_key];
-  const missing = [...new Set(named.filter((variantKey): variantKey is string => typeof variantKey === 'string' && !known.has(variantKey)))];
-  if (missing.length > 0) throw failedPrecondition(`the flag no longer has the variant ${missing.map((v) => `'${v}'`).join(', ')}: it was removed meanwhile; read the flag again`);
 }

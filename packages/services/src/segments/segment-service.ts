@@ -208,25 +208,8 @@ export class SegmentService {
     return queries.map((query, i) => segments.get(query.segment_key)?.context_type === query.context_type && answers[i] === true);
   }
 
-  /**
-   * A flag's regular-expression budget covers the rule segments it names (checkFlagMatchesBudget):
-   * new conditions that would put a flag naming this segment over it are refused, naming the
-   * flags. Conditions no costlier than the current ones cannot.
-   */
-  private async checkFlagsStayInBudget(scope: EnvironmentScope, current: Segment, conditions: Condition[]): Promise<void> {
-    if (matchesProgramSize(conditions) <= matchesProgramSize(current.conditions ?? [])) return;
-    const users = (await this.repos.flags.list(scope)).filter((flag) => flag.rules.some((rule) => rule.segment_keys?.includes(current.key)));
-    if (users.length === 0) return;
-    const segments = new Map((await this.repos.segments.list(scope)).map((s) => [s.key, s]));
-    segments.set(current.key, { ...current, conditions });
-    const over = users
-      .map((flag) => ({ key: flag.key, size: flagMatchesProgramSize(flag.rules, segments) }))
-      .filter((flag) => flag.size > MAX_MATCHES_PROGRAM_SIZE);
-    if (over.length === 0) return;
-    throw invalidArgument(
-      `conditions: with these patterns, flags naming segment '${current.key}' could run regular expressions of more than ${MAX_MATCHES_PROGRAM_SIZE} RE2 instructions together: ${over.map((f) => `${f.key} (${f.size})`).join(', ')}; use fewer or simpler patterns`,
-      'conditions',
-    );
+  private checkFlagsStayInBudget(scope: EnvironmentScope, current: Segment, conditions: Condition[]): Promise<void> {
+    return checkFlagsStayInBudget(this.repos, scope, current, conditions);
   }
 
   private authorize(principal: Principal, action: 'segment.read' | 'segment.write', scope: EnvironmentScope): void {
@@ -251,4 +234,26 @@ export class SegmentService {
   private async announce(scope: EnvironmentScope): Promise<void> {
     await this.notifier.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: scope.environmentId }));
   }
+}
+
+/**
+ * A flag's regular-expression budget covers the rule segments it names (checkFlagMatchesBudget):
+ * new conditions that would put a flag naming this segment over it are refused, naming the
+ * flags. Conditions no costlier than the current ones cannot. Shared with a copy of segments
+ * between environments (EnvironmentCopyService), which passes its unit of work's repositories.
+ */
+export async function checkFlagsStayInBudget(repos: Pick<Repositories, 'flags' | 'segments'>, scope: EnvironmentScope, current: Segment, conditions: Condition[]): Promise<void> {
+  if (matchesProgramSize(conditions) <= matchesProgramSize(current.conditions ?? [])) return;
+  const users = (await repos.flags.list(scope)).filter((flag) => flag.rules.some((rule) => rule.segment_keys?.includes(current.key)));
+  if (users.length === 0) return;
+  const segments = new Map((await repos.segments.list(scope)).map((s) => [s.key, s]));
+  segments.set(current.key, { ...current, conditions });
+  const over = users
+    .map((flag) => ({ key: flag.key, size: flagMatchesProgramSize(flag.rules, segments) }))
+    .filter((flag) => flag.size > MAX_MATCHES_PROGRAM_SIZE);
+  if (over.length === 0) return;
+  throw invalidArgument(
+    `conditions: with these patterns, flags naming segment '${current.key}' could run regular expressions of more than ${MAX_MATCHES_PROGRAM_SIZE} RE2 instructions together: ${over.map((f) => `${f.key} (${f.size})`).join(', ')}; use fewer or simpler patterns`,
+    'conditions',
+  );
 }

@@ -21,6 +21,7 @@ import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
 import { registerRoleBindingRoutes } from '../domains/management/rest-role-binding-routes.ts';
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
+import { registerEnvironmentCopyRoutes } from '../domains/environment-copy/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import { registerSigningSecretRoutes } from '../domains/client/signing-secret-rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
@@ -45,6 +46,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerFlagsAsCodeRoutes(http, services);
   registerContextAttributeRoutes(http, services);
   registerSegmentRoutes(http, services);
+  registerEnvironmentCopyRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);
   // CORS preflights of the client routes (OFREP, exposures, events).

@@ -218,6 +218,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     },
   },
   {
+    member: 'environmentCopy',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.EnvironmentCopyGatewayService',
+    // The scope is the target environment; the source is an argument, resolved by the services for the caller.
+    scopeMethod: 'scope',
+    methods: { compare: scoped, copy: scopedDefinitionsWrite },
+  },
+  {
     member: 'eventDefinitions',
     proto: 'svc/events/v1/events_gateway.proto',
     service: 'svc.events.v1.EventDefinitionGatewayService',

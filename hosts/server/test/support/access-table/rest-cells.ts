@@ -1,6 +1,7 @@
 import { adminDescriptors } from './rest/admin.ts';
 import { authDescriptors } from './rest/auth.ts';
 import { environmentContentDescriptors } from './rest/environment-content.ts';
+import { environmentCopyDescriptors } from './rest/environment-copy.ts';
 import { flagDescriptors } from './rest/flags.ts';
 import { managementDescriptors } from './rest/management.ts';
 import { sdkTrafficDescriptors } from './rest/sdk-traffic.ts';
@@ -17,6 +18,7 @@ export const REST_DESCRIPTORS: RestDescriptor[] = [
   ...managementDescriptors,
   ...flagDescriptors,
   ...environmentContentDescriptors,
+  ...environmentCopyDescriptors,
   ...sdkTrafficDescriptors,
 ];
 

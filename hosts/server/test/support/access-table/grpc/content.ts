@@ -53,6 +53,14 @@ export const contentRpcs: GrpcDescriptor[] = [
     message: { environment_id: staging(c), kind: 'SEGMENT_MUTATION_KIND_CREATE', list_segment: { key: `acc-grpc-${unique()}`, context_type: 'user' } },
   })),
 
+  // Environment compare and copy: production the target, staging the source (as on REST).
+  rpc('svc.flags.v1.EnvironmentCopyService/CompareEnvironments', viewer('environment'), PRODUCTION, (c) => ({
+    message: { target_environment_id: production(c), from_environment_id: staging(c) },
+  })),
+  rpc('svc.flags.v1.EnvironmentCopyService/CopyEnvironment', editor('environment'), PRODUCTION, async (c) => ({
+    message: { target_environment_id: production(c), from_environment_id: staging(c), flag_keys: [await freshIfAllowed(c, freshFlag, c.shared.flagKey)], include: ['enabled'] },
+  })),
+
   rpc('svc.events.v1.EventService/Ingest', noTokens(editor('environment')), STAGING, (c) => ({
     message: { environment_id: staging(c), events: [{ metric_key: 'purchase', context_type: 'user', context_key: `u-${unique()}`, value: { bool_value: true } }] },
   })),
