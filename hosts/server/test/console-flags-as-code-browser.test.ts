@@ -41,7 +41,9 @@ describe('flags as code in Chromium', { skip: chromiumCheck.reason ?? false }, (
 
   test('preview, then apply: nothing is written before the person applies what the preview showed', async () => {
     const page = await signInToConsole(browser, ts.base, tenant.admin);
-    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags-as-code`);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/flags`);
+    await page.getByRole('link', { name: 'Import and export' }).click();
+    await page.getByRole('heading', { name: 'Flags as code' }).waitFor();
     await page.getByLabel('Document', { exact: true }).fill(JSON.stringify(document));
     await page.getByRole('button', { name: 'Preview changes' }).click();
     await page.getByText('Create flag from-the-console').waitFor();

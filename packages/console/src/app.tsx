@@ -69,7 +69,7 @@ const ENVIRONMENT_PAGES: Array<[string, string]> = [
   ['experiments', 'Experiments'],
   ['events', 'Event definitions'],
   ['sdk-keys', 'SDK keys'],
-  ['flags-as-code', 'Flags as code'],
+  ['flags-as-code', 'Import and export'],
 ];
 const ORG_PAGES: Array<[string, string]> = [
   ['projects', 'Projects'],
