@@ -28,6 +28,7 @@ export * from './client/project-settings-input.ts';
 export * from './scopes.ts';
 export * from './flags/definition-events.ts';
 export * from './flags/flag-service.ts';
+export * from './flags/flag-operations-write.ts';
 export * from './flags-as-code/flags-as-code-service.ts';
 export * from './flags-as-code/import-outcome.ts';
 export * from './segments/segment-service.ts';
