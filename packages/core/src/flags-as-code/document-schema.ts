@@ -17,7 +17,7 @@ const condition = {
   properties: {
     context_type: { type: 'string' },
     attribute: { type: 'string' },
-    op: { type: 'string', description: 'docs/contract.md "Conditions": eq, in, contains, starts_with, ends_with, matches, lt, lte, gt, gte, semver_eq, semver_lt, semver_gt, before, after, exists' },
+    op: { type: 'string', description: 'docs/contract.md "Flags and evaluation": eq, in, contains, starts_with, ends_with, matches, lt, lte, gt, gte, semver_eq, semver_lt, semver_gt, before, after, exists' },
     values: { type: 'array', items: scalar },
     negate: { type: 'boolean' },
   },

@@ -525,6 +525,79 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "id": 2
                     }
                   }
+                },
+                "FlagsAsCodeService": {
+                  "methods": {
+                    "ExportFlags": {
+                      "requestType": "ExportFlagsRequest",
+                      "responseType": "ExportFlagsResponse"
+                    },
+                    "ImportFlags": {
+                      "requestType": "ImportFlagsRequest",
+                      "responseType": "ImportFlagsResponse"
+                    }
+                  }
+                },
+                "ExportFlagsRequest": {
+                  "fields": {
+                    "project_id": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "environment_ids": {
+                      "rule": "repeated",
+                      "type": "string",
+                      "id": 2
+                    },
+                    "include_versions": {
+                      "type": "bool",
+                      "id": 3
+                    }
+                  }
+                },
+                "ExportFlagsResponse": {
+                  "fields": {
+                    "document_json": {
+                      "type": "string",
+                      "id": 1
+                    }
+                  }
+                },
+                "ImportFlagsRequest": {
+                  "fields": {
+                    "project_id": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "document_json": {
+                      "type": "string",
+                      "id": 2
+                    },
+                    "dry_run": {
+                      "type": "bool",
+                      "id": 3
+                    },
+                    "prune": {
+                      "type": "bool",
+                      "id": 4
+                    }
+                  }
+                },
+                "ImportFlagsResponse": {
+                  "fields": {
+                    "dry_run": {
+                      "type": "bool",
+                      "id": 1
+                    },
+                    "applied": {
+                      "type": "bool",
+                      "id": 2
+                    },
+                    "outcome_json": {
+                      "type": "string",
+                      "id": 3
+                    }
+                  }
                 }
               }
             }
