@@ -30,6 +30,11 @@ import {
   KeyUsageService,
   MailOutboxService,
   MailWorker,
+  WebhookDeliveryWorker,
+  WebhookService,
+  createGuardedFetch,
+  ALLOW_PRIVATE_HINT,
+  DELIVERY_TIMEOUT_MS,
   ManagementService,
   OrgDomainService,
   DnsTxtResolver,
@@ -120,6 +125,8 @@ export interface RunningServer {
   metrics: ServerMetrics;
   /** Drains the mail outbox (tests run it directly too). */
   mailWorker: MailWorker;
+  /** Drains the webhook outbox (docs/workflow.md "Webhooks"; tests run it directly too). */
+  webhookWorker: WebhookDeliveryWorker;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
   stop(): Promise<void>;
 }
@@ -152,6 +159,7 @@ const SHUTDOWN_ORDER = [
   'stats worker',
   'pruner',
   'mail worker',
+  'webhook worker',
 ] as const;
 
 /** How long in-flight gRPC calls get to finish at shutdown before they are cancelled. */
@@ -293,6 +301,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       batchSize: config.pruneBatchSize,
       auditRetentionMs: config.auditRetentionDays * 86_400_000,
       auditMaxEntriesPerOrg: config.auditMaxEntriesPerOrg,
+      webhookLogRetentionMs: config.webhooks.logRetentionDays * 86_400_000,
       ingestRetention: new IngestRetention(ingestStorage, {
         retentionMs: config.eventRetentionDays * 86_400_000,
         log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
@@ -325,6 +334,23 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
     const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
+    // Webhooks (docs/workflow.md "Webhooks"): the deliveries the writes put in the outbox are sent
+    // by this worker, through the SSO network guard (public addresses only, checked at connect
+    // time; no redirects followed), 15 s per attempt.
+    const webhookLog = logging.forModule('webhooks');
+    const webhookFetch = createGuardedFetch({
+      allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
+      allowHint: ALLOW_PRIVATE_HINT,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      maxResponseBytes: 1024 * 1024,
+    });
+    const webhookWorker = new WebhookDeliveryWorker(repos, secretBox, webhookFetch, {
+      publicUrl: () => ssoOptions.publicUrl,
+      metrics,
+      log: (level, message, fields) => webhookLog[level](fields ?? {}, message),
+    });
+    // After REST and gRPC have drained, before the pool closes: the attempts in progress are recorded.
+    shutdown.add('webhook worker', () => webhookWorker.stop());
     // CORS preflights are answered from the union of the client keys' origins, re-read on every
     // key notice (docs/client-side.md "CORS and origins"); only where REST is served.
     const clientOrigins = new ClientOriginService(repos.sdkKeys);
@@ -398,6 +424,11 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       clientMetrics: metrics.client,
       contextSigning,
       contextTokens,
+      webhooks: new WebhookService(repos, secretBox, {
+        allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
+        fetch: webhookFetch,
+        publicUrl: () => ssoOptions.publicUrl,
+      }),
       keyUsage,
       keyUses,
       // The sync port is known once it listens (0 in the config: any free port).
@@ -468,6 +499,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     statsWorker.start();
     pruner.start();
     mailWorker.start();
+    webhookWorker.start();
 
     let stopping: Promise<void> | null = null;
     return {
@@ -484,6 +516,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       rowQuota,
       metrics,
       mailWorker,
+      webhookWorker,
       stop() {
         stopping ??= (async () => {
           // In SHUTDOWN_ORDER, then the pool. A failed step is logged and the rest still stop.
