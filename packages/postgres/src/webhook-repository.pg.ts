@@ -202,7 +202,7 @@ export class PgWebhookRepository implements WebhookRepository {
   async recordAttempt(id: string, outcome: WebhookAttemptOutcome, nowMs: number): Promise<void> {
     if (!isUuid(id)) return;
     await this.sql`
-      UPDATE webhook_deliveries SET status = ${outcome.status},
+      UPDATE webhook_deliveries SET status = ${outcome.status}, attempts = attempts + ${outcome.unclaimed === true ? 1 : 0},
         next_attempt_at_ms = COALESCE(${outcome.nextAttemptAtMs ?? null}::int8, next_attempt_at_ms), lease_expires_at_ms = 0,
         last_status_code = ${outcome.statusCode}, last_duration_ms = ${Math.round(outcome.durationMs)}, last_error = ${outcome.error},
         last_response = ${outcome.response}, finished_at_ms = ${outcome.status === 'pending' ? null : nowMs}

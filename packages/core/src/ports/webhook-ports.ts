@@ -72,6 +72,8 @@ export interface WebhookAttemptOutcome {
   durationMs: number;
   error: string | null;
   response: string | null;
+  /** An attempt made without a claim (a test send): count it here. */
+  unclaimed?: boolean;
 }
 
 /**

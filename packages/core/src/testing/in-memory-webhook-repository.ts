@@ -115,6 +115,7 @@ export class InMemoryWebhookRepository implements WebhookRepository {
     if (!delivery) return;
     Object.assign(delivery, {
       status: outcome.status,
+      attempts: delivery.attempts + (outcome.unclaimed === true ? 1 : 0),
       nextAttemptAtMs: outcome.nextAttemptAtMs ?? delivery.nextAttemptAtMs,
       leaseExpiresAtMs: 0,
       lastStatusCode: outcome.statusCode,

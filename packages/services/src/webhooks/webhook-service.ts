@@ -207,7 +207,7 @@ export class WebhookService {
     const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
     const outcome = { statusCode: attempt.statusCode, durationMs: attempt.durationMs, error: attempt.error, response: attempt.response };
     // A test send is attempted once, here: never retried by the worker.
-    await this.repos.webhooks.recordAttempt(delivery.id, { status: ok ? 'delivered' : 'failed', ...outcome }, this.now());
+    await this.repos.webhooks.recordAttempt(delivery.id, { status: ok ? 'delivered' : 'failed', ...outcome, unclaimed: true }, this.now());
     if (ok) {
       await this.repos.unitOfWork.run(async (tx) => {
         const enabled = await tx.webhooks.reenable(orgId, id, this.now());
