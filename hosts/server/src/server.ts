@@ -74,6 +74,7 @@ import { startGrpcServer, type RunningGrpcServer } from '@switchyard/transport/g
 import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.ts';
 import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
 import { addAuditGrpcService } from '@switchyard/transport/domains/audit/grpc.ts';
+import { addWebhookGrpcService } from '@switchyard/transport/domains/webhooks/grpc.ts';
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
 import { addFlagsAsCodeGrpcService } from '@switchyard/transport/domains/flags-as-code/grpc.ts';
 import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-answers.ts';
@@ -470,6 +471,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey, contextSecrets: contextSigningKeys });
         addManagementGrpcService(server, { management: services.management, apiTokens: services.apiTokens, roleBindings: services.roleBindings, contextSigning, verifier, logger });
         addAuditGrpcService(server, { services, logger });
+        addWebhookGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addFlagsAsCodeGrpcService(server, { services, logger });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type * as grpc from '@grpc/grpc-js';
 import { Webhook } from 'standardwebhooks';
+import { loadProto, lookup } from '@switchyard/transport/grpc/proto.ts';
+import { bearer, promisified, type Unary } from './support/grpc-clients.ts';
 import { recordChange } from '@switchyard/services';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, unique, type ApiClient, type Json, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { eventually } from './support/flag-fixtures.ts';
@@ -292,5 +295,35 @@ describe('the pruner bounds the delivery log', () => {
     assert.ok(report !== null && report.webhookDeliveries >= 1);
     const left = await deliveriesOf(a, hook.id);
     assert.equal(left.length, 1, 'the recent one stays');
+  });
+});
+
+describe('over gRPC (svc.management.v1.WebhookService, the services port)', () => {
+  test('create (the secret in that answer only), update by field mask, test send, delivery log; another org: NOT_FOUND; a member: PERMISSION_DENIED', async () => {
+    const Service = lookup<grpc.ServiceClientConstructor>(loadProto('svc/management/v1/webhooks.proto'), 'svc.management.v1.WebhookService');
+    const hooks = promisified<{
+      createWebhook: Unary<object, Json>;
+      listWebhooks: Unary<object, Json>;
+      updateWebhook: Unary<object, Json>;
+      testWebhook: Unary<object, Json>;
+      listWebhookDeliveries: Unary<object, Json>;
+    }>(Service, ts.server.grpcPort);
+    try {
+      const created = await hooks.createWebhook({ org_id: a.orgId, name: 'grpc hook', url: receiver.url('/grpc'), event_types: ['flag.*'], filters: { environment_ids: [a.environmentId] } }, bearer(a.admin.token));
+      assert.match(created.secret, /^whsec_/);
+      assert.deepEqual([created.webhook.enabled, created.webhook.format, created.webhook.filters.environment_ids], [true, 'standard', [a.environmentId]]);
+      const listed = await hooks.listWebhooks({ org_id: a.orgId }, bearer(a.admin.token));
+      assert.ok(!JSON.stringify(listed).includes(created.secret.slice(6)));
+      const renamed = await hooks.updateWebhook({ org_id: a.orgId, webhook_id: created.webhook.id, update_fields: ['name'], name: 'renamed', url: 'ignored' }, bearer(a.admin.token));
+      assert.deepEqual([renamed.name, renamed.url], ['renamed', receiver.url('/grpc')]);
+      const sent = await hooks.testWebhook({ org_id: a.orgId, webhook_id: created.webhook.id }, bearer(a.admin.token));
+      assert.deepEqual([sent.status, sent.status_code, sent.attempts], ['delivered', 204, 1]);
+      const page = await hooks.listWebhookDeliveries({ org_id: a.orgId, webhook_id: created.webhook.id }, bearer(a.admin.token));
+      assert.equal(page.deliveries[0].id, sent.id);
+      await assert.rejects(hooks.listWebhooks({ org_id: a.orgId }, bearer(b.admin.token)), (error: grpc.ServiceError) => error.code === 5);
+      await assert.rejects(hooks.listWebhooks({ org_id: a.orgId }, bearer(a.member.token)), (error: grpc.ServiceError) => error.code === 7);
+    } finally {
+      hooks.client.close();
+    }
   });
 });
