@@ -283,6 +283,16 @@ describe('who may manage webhooks', () => {
   });
 });
 
+describe('metrics', () => {
+  test('deliveries by outcome and their latency, on the services process', async () => {
+    const text = await ts.server.metrics.registry.metrics();
+    const delivered = /^switchyard_webhook_deliveries_total\{outcome="delivered"\} (\d+)/m.exec(text);
+    assert.ok(delivered && Number(delivered[1]) > 0, text.split('\n').filter((line) => line.includes('webhook')).join('\n'));
+    assert.match(text, /^switchyard_webhook_deliveries_total\{outcome="retried"\} [1-9]/m);
+    assert.match(text, /^switchyard_webhook_delivery_duration_seconds_count [1-9]/m);
+  });
+});
+
 describe('the pruner bounds the delivery log', () => {
   test('deliveries older than the retention go; newer ones stay', async () => {
     const hook = await createHook(a, {}, '/pruned');
