@@ -30,6 +30,11 @@ import {
   KeyUsageService,
   MailOutboxService,
   MailWorker,
+  WebhookDeliveryWorker,
+  WebhookService,
+  createGuardedFetch,
+  ALLOW_PRIVATE_HINT,
+  DELIVERY_TIMEOUT_MS,
   ManagementService,
   OrgDomainService,
   DnsTxtResolver,
@@ -69,6 +74,7 @@ import { startGrpcServer, type RunningGrpcServer } from '@switchyard/transport/g
 import { addEventGrpcServices } from '@switchyard/transport/domains/events/grpc.ts';
 import { addExperimentGrpcServices } from '@switchyard/transport/domains/experiments/grpc.ts';
 import { addAuditGrpcService } from '@switchyard/transport/domains/audit/grpc.ts';
+import { addWebhookGrpcService } from '@switchyard/transport/domains/webhooks/grpc.ts';
 import { addFlagGrpcService } from '@switchyard/transport/domains/flags/grpc.ts';
 import { addFlagsAsCodeGrpcService } from '@switchyard/transport/domains/flags-as-code/grpc.ts';
 import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-answers.ts';
@@ -120,6 +126,8 @@ export interface RunningServer {
   metrics: ServerMetrics;
   /** Drains the mail outbox (tests run it directly too). */
   mailWorker: MailWorker;
+  /** Drains the webhook outbox (docs/workflow.md "Webhooks"; tests run it directly too). */
+  webhookWorker: WebhookDeliveryWorker;
   /** Stop accepting, drain in-flight requests, close streams and the pool. Idempotent. */
   stop(): Promise<void>;
 }
@@ -152,6 +160,7 @@ const SHUTDOWN_ORDER = [
   'stats worker',
   'pruner',
   'mail worker',
+  'webhook worker',
 ] as const;
 
 /** How long in-flight gRPC calls get to finish at shutdown before they are cancelled. */
@@ -293,6 +302,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       batchSize: config.pruneBatchSize,
       auditRetentionMs: config.auditRetentionDays * 86_400_000,
       auditMaxEntriesPerOrg: config.auditMaxEntriesPerOrg,
+      webhookLogRetentionMs: config.webhooks.logRetentionDays * 86_400_000,
       ingestRetention: new IngestRetention(ingestStorage, {
         retentionMs: config.eventRetentionDays * 86_400_000,
         log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
@@ -325,6 +335,23 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       onSessionsEnded: (userId) => announceSessionChange(notifier, userId),
     };
     const mailSettings: MailSettings = { delivery, publicUrl: () => ssoOptions.publicUrl, onQueued: () => mailWorker.wake() };
+    // Webhooks (docs/workflow.md "Webhooks"): the deliveries the writes put in the outbox are sent
+    // by this worker, through the SSO network guard (public addresses only, checked at connect
+    // time; no redirects followed), 15 s per attempt.
+    const webhookLog = logging.forModule('webhooks');
+    const webhookFetch = createGuardedFetch({
+      allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
+      allowHint: ALLOW_PRIVATE_HINT,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      maxResponseBytes: 1024 * 1024,
+    });
+    const webhookWorker = new WebhookDeliveryWorker(repos, secretBox, webhookFetch, {
+      publicUrl: () => ssoOptions.publicUrl,
+      metrics,
+      log: (level, message, fields) => webhookLog[level](fields ?? {}, message),
+    });
+    // After REST and gRPC have drained, before the pool closes: the attempts in progress are recorded.
+    shutdown.add('webhook worker', () => webhookWorker.stop());
     // CORS preflights are answered from the union of the client keys' origins, re-read on every
     // key notice (docs/client-side.md "CORS and origins"); only where REST is served.
     const clientOrigins = new ClientOriginService(repos.sdkKeys);
@@ -398,6 +425,11 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       clientMetrics: metrics.client,
       contextSigning,
       contextTokens,
+      webhooks: new WebhookService(repos, secretBox, {
+        allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
+        fetch: webhookFetch,
+        publicUrl: () => ssoOptions.publicUrl,
+      }),
       keyUsage,
       keyUses,
       // The sync port is known once it listens (0 in the config: any free port).
@@ -439,6 +471,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addAuthGrpcService(server, { auth: services.auth, verifier, sessions, logger, stopping: endCredentialWatches.signal, channelTokenKey, contextSecrets: contextSigningKeys });
         addManagementGrpcService(server, { management: services.management, apiTokens: services.apiTokens, roleBindings: services.roleBindings, contextSigning, verifier, logger });
         addAuditGrpcService(server, { services, logger });
+        addWebhookGrpcService(server, { services, logger });
         addSsoGrpcServices(server, { authProviders: services.authProviders, sso: services.sso, verifier, logger });
         addFlagGrpcService(server, { services, logger, onSyncMessage: metrics.syncMessageSent });
         addFlagsAsCodeGrpcService(server, { services, logger });
@@ -468,6 +501,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     statsWorker.start();
     pruner.start();
     mailWorker.start();
+    webhookWorker.start();
 
     let stopping: Promise<void> | null = null;
     return {
@@ -484,6 +518,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       rowQuota,
       metrics,
       mailWorker,
+      webhookWorker,
       stop() {
         stopping ??= (async () => {
           // In SHUTDOWN_ORDER, then the pool. A failed step is logged and the rest still stop.

@@ -32,7 +32,7 @@ const started = Date.now();
 
 before(async () => {
   dns = await startTestDnsServer();
-  ts = await startTestServer({ DNS_SERVERS: dns.address, SSO_ALLOW_PRIVATE_NETWORKS: 'true' });
+  ts = await startTestServer({ DNS_SERVERS: dns.address, SSO_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
   const client = api(ts.base);
   const doc: Json = (await client.get('/v1/openapi.json')).body;
   operations = Object.entries<Json>(doc.paths).flatMap(([path, item]) => METHODS.filter((method) => item[method]).map((method) => `${method.toUpperCase()} ${path}`));

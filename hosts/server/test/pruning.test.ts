@@ -74,7 +74,7 @@ describe('pruning expired rows (PostgreSQL)', () => {
     assert.equal(ts.server.pruner.batchSize, 2, 'PRUNE_BATCH_SIZE reaches the pruner');
     const report = await ts.server.pruner.runOnce();
     assert.ok(report, 'the lock was free');
-    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5, ssoLogins: 5, auditEntries: 0, apiTokens: 0 });
+    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5, ssoLogins: 5, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 });
     assert.deepEqual(await remaining(ts.db.sql, 'p1'), {
       idempotency: ['p1-live-0', 'p1-live-1'],
       refresh: ['p1-live-0', 'p1-live-1'],
@@ -102,7 +102,7 @@ describe('pruning expired rows (PostgreSQL)', () => {
       assert.equal((await remaining(ts.db.sql, 'p2')).idempotency.length, 7, 'nothing deleted while skipped');
       release();
       assert.deepEqual(await other, { ran: true, value: undefined });
-      assert.deepEqual(await ts.server.pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5, ssoLogins: 5, auditEntries: 0, apiTokens: 0 });
+      assert.deepEqual(await ts.server.pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 5, sessions: 0, invitations: 0, loginFailures: 5, ssoLogins: 5, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 });
     } finally {
       await otherInstance.end({ timeout: 5 });
     }

@@ -4,6 +4,7 @@ import { AccountPage } from './pages/account.tsx';
 import { AccountMenu } from './components/account-menu.tsx';
 import { AdminPage } from './pages/admin.tsx';
 import { ApiTokensPage } from './pages/api-tokens.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
 import { ProtectedWriteDialog } from './components/protected-write-dialog.tsx';
 import { ComparePage } from './pages/compare.tsx';
@@ -78,7 +79,10 @@ const ORG_PAGES: Array<[string, string]> = [
   ['single-sign-on', 'Single sign-on'],
 ];
 /** Org settings only org admins can use (the API refuses others anyway). */
-const ORG_ADMIN_PAGES: Array<[string, string]> = [['api-tokens', 'API tokens']];
+const ORG_ADMIN_PAGES: Array<[string, string]> = [
+  ['api-tokens', 'API tokens'],
+  ['webhooks', 'Webhooks'],
+];
 
 function SignedIn({ session }: { session: Session }) {
   const route = useRoute();
@@ -188,6 +192,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   if (route.page === 'projects' || ((route.page === 'home' || route.page === 'sign-in') && !environment)) return <ProjectsPage workspace={workspace} />;
   if (route.page === 'members') return <MembersPage workspace={workspace} />;
   if (route.page === 'api-tokens') return <ApiTokensPage workspace={workspace} />;
+  if (route.page === 'webhooks') return <WebhooksPage workspace={workspace} />;
   if (route.page === 'account') return <AccountPage api={workspace.api} session={workspace.session} />;
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
   if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;

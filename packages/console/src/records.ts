@@ -292,3 +292,37 @@ export interface EnvironmentCopyRecord {
   flags: Array<{ flag_key: string; before_version: number; after_version: number; fields: string[] }>;
   segments: Array<{ segment_key: string; kind: 'list' | 'rule'; action: 'created' | 'updated'; before_version: number; after_version: number; members_copied: number }>;
 }
+
+/** A webhook endpoint (docs/workflow.md "Webhooks"); `secret` only in the create and rotate answers. */
+export interface WebhookRecord {
+  id: string;
+  name: string;
+  url: string;
+  enabled: boolean;
+  event_types: string[];
+  filters: { project_ids: string[]; environment_ids: string[] };
+  format: 'standard' | 'slack';
+  disabled_reason?: string;
+  consecutive_failures: number;
+  previous_secret_expires_at_ms?: number;
+  created_at_ms: number;
+  updated_at_ms: number;
+  secret?: string;
+}
+
+/** One delivery in an endpoint's log. */
+export interface WebhookDeliveryRecord {
+  id: string;
+  endpoint_id: string;
+  message_id: string;
+  event_type: string;
+  status: 'pending' | 'sending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at_ms?: number;
+  status_code?: number;
+  duration_ms?: number;
+  error?: string;
+  response?: string;
+  created_at_ms: number;
+  finished_at_ms?: number;
+}

@@ -19,6 +19,7 @@ export * from './ports/session-ports.ts';
 export * from './ports/sso-ports.ts';
 export * from './ports/maintenance-ports.ts';
 export * from './ports/mail-ports.ts';
+export * from './ports/webhook-ports.ts';
 export * from './ports/org-domain-ports.ts';
 export * from './flags/validate-flag.ts';
 export * from './flags/variant-uses.ts';

@@ -32,7 +32,7 @@ const AT_E1a: ResourceRef = { orgId: O, projectId: P1, environmentId: E1a };
 
 /** The rows: an action on the resource the services name for it. */
 const ROWS: ReadonlyArray<[string, Action, ResourceRef]> = [
-  ...(['admin.manage', 'org.read', 'project.create', 'user.create', 'user.manage', 'auth_provider.manage', 'api_token.manage'] as const).map(
+  ...(['admin.manage', 'org.read', 'project.create', 'user.create', 'user.manage', 'auth_provider.manage', 'api_token.manage', 'webhook.manage'] as const).map(
     (action): [string, Action, ResourceRef] => [`${action}@org`, action, AT_ORG],
   ),
   ...(['project.update', 'environment.create', 'org.read', 'flag.read', 'flag.write'] as const).map(
@@ -73,7 +73,7 @@ const ADMIN_ENV_ONLY = ['sdk_key.create@E1a', 'sdk_key.delete@E1a', 'environment
 const VIEW_P1 = ['org.read@P1', 'flag.read@P1'];
 const EDIT_P1_ONLY = ['flag.write@P1'];
 const ADMIN_P1_ONLY = ['project.update@P1', 'environment.create@P1'];
-const ORG_ADMIN_ONLY = ['project.create@org', 'user.create@org', 'user.manage@org', 'auth_provider.manage@org', 'api_token.manage@org'];
+const ORG_ADMIN_ONLY = ['project.create@org', 'user.create@org', 'user.manage@org', 'auth_provider.manage@org', 'api_token.manage@org', 'webhook.manage@org'];
 
 // People (SDK traffic with a person's token is allowed today: viewers evaluate, editors ingest).
 const PERSON_VIEW_ENV = [...VIEW_ENV, ...SDK_READS_ENV];
@@ -104,7 +104,7 @@ const TABLE: ReadonlyArray<[string, Principal, readonly string[]]> = [
   ['org_member (no bindings)', user('org_member'), ['org.read@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...PERSON_EDIT_ENV]],
   ['viewer at org', bound({ role: 'viewer' }), ['org.read@org', ...VIEW_P1, ...PERSON_VIEW_ENV]],
   ['editor at org', bound({ role: 'editor' }), ['org.read@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...PERSON_EDIT_ENV]],
-  ['admin at org (no people or token management: org_admin only)', bound({ role: 'admin' }), ['org.read@org', 'project.create@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...PERSON_ADMIN_ENV]],
+  ['admin at org (no people or token management: org_admin only)', bound({ role: 'admin' }), ['org.read@org', 'project.create@org', 'webhook.manage@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...PERSON_ADMIN_ENV]],
   // an org_admin whose bindings say less: the bindings decide
   ['org_admin with a viewer binding at org', user('org_admin', [{ role: 'viewer' }]), ['org.read@org', ...VIEW_P1, ...PERSON_VIEW_ENV]],
   ['viewer on P1', bound({ role: 'viewer', projectId: P1 }), [...VIEW_P1, ...PERSON_VIEW_ENV]],
@@ -121,7 +121,7 @@ const TABLE: ReadonlyArray<[string, Principal, readonly string[]]> = [
   ['viewer on P1 and editor on E1a', bound({ role: 'viewer', projectId: P1 }, { role: 'editor', projectId: P1, environmentId: E1a }), [...VIEW_P1, ...PERSON_EDIT_ENV]],
   ['no bindings at all ([])', bound(), []],
   ['api token, editor, whole org', token('editor', {}), ['org.read@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...TOKEN_EDIT_ENV]],
-  ['api token, admin, whole org', token('admin', {}), ['org.read@org', 'project.create@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...TOKEN_ADMIN_ENV]],
+  ['api token, admin, whole org', token('admin', {}), ['org.read@org', 'project.create@org', 'webhook.manage@org', ...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...TOKEN_ADMIN_ENV]],
   ['api token, viewer, whole org', token('viewer', {}), ['org.read@org', ...VIEW_P1, ...TOKEN_VIEW_ENV]],
   ['api token, editor, projects [P1]', token('editor', { projectIds: [P1] }), [...VIEW_P1, ...EDIT_P1_ONLY, ...TOKEN_EDIT_ENV]],
   ['api token, admin, projects [P1]', token('admin', { projectIds: [P1] }), [...VIEW_P1, ...EDIT_P1_ONLY, ...ADMIN_P1_ONLY, ...TOKEN_ADMIN_ENV]],
@@ -214,6 +214,8 @@ const LEGACY_ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'user.manage',
   'auth_provider.manage',
   'api_token.manage',
+  // new with issue 38, admin-only from the start
+  'webhook.manage',
 ]);
 const LEGACY_SDK_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.evaluate', 'flag.sync', 'event.ingest', 'exposure.ingest', 'segment.check']);
 const LEGACY_CLIENT_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.client_evaluate', 'event.ingest', 'exposure.ingest']);

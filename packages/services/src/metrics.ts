@@ -26,11 +26,21 @@ export interface ServiceMetrics {
   ingested(kind: 'events' | 'exposures', accepted: number, rejected: number): void;
   /** A claimed stats job ended; `seconds` is the time from its claim to its end. */
   statsJob(outcome: StatsJobOutcome, seconds: number): void;
+  /** One webhook delivery attempt ended (docs/workflow.md "Webhooks"); `seconds`: the HTTP exchange. */
+  webhookDelivery(outcome: WebhookDeliveryOutcome, seconds: number): void;
 }
+
+/**
+ * How a webhook delivery attempt ended (the `outcome` of `switchyard_webhook_deliveries_total`):
+ * delivered (2xx), retried (a failure, tried again later), failed (the last attempt failed, or 410),
+ * or refused (the address is not public, or the secret could not be opened).
+ */
+export type WebhookDeliveryOutcome = 'delivered' | 'retried' | 'failed' | 'refused';
 
 /** ServiceMetrics that record nothing (the default of every service). */
 export const NO_METRICS: ServiceMetrics = {
   evaluated: () => {},
   ingested: () => {},
   statsJob: () => {},
+  webhookDelivery: () => {},
 };

@@ -47,9 +47,10 @@ beforeEach(async () => {
 });
 
 describe('hiddenResourceTypes', () => {
-  test('a member may not see provider, invitation or org domain entries; an org_admin sees every type', () => {
-    // Domains (with their DNS challenge values) are listed to org_admins only (docs/contract.md).
-    assert.deepEqual(hiddenResourceTypes(member, orgId).sort(), ['auth_provider', 'invitation', 'org_domain']);
+  test('a member may not see provider, invitation, org domain or webhook entries; an org_admin sees every type', () => {
+    // Domains (with their DNS challenge values) are listed to org_admins only (docs/contract.md);
+    // webhooks (an address may carry a token) to holders of webhook.manage (docs/workflow.md).
+    assert.deepEqual(hiddenResourceTypes(member, orgId).sort(), ['auth_provider', 'invitation', 'org_domain', 'webhook']);
     assert.deepEqual(hiddenResourceTypes(admin, orgId), []);
   });
 });

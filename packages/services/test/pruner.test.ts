@@ -9,7 +9,7 @@ const NOW = 1_800_000_000_000;
 const MINUTE = 60_000;
 const WINDOW = 15 * MINUTE;
 
-type PruneRepos = Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit' | 'apiTokens'>;
+type PruneRepos = Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit' | 'apiTokens' | 'webhooks'>;
 
 /** Fake tables seeded directly: `expired` rows past their cut-off and `live` rows before it. */
 function seeded(counts: { idempotency: [number, number]; refresh: [number, number]; failures: [number, number] }) {
@@ -43,6 +43,7 @@ function recording(repos: PruneRepos) {
     ssoLogins: repos.ssoLogins,
     audit: repos.audit,
     apiTokens: repos.apiTokens,
+    webhooks: repos.webhooks,
     idempotency: Object.assign(Object.create(repos.idempotency), {
       pruneExpired: (nowMs: number, limit: number) => record('idempotency', limit, repos.idempotency.pruneExpired(nowMs, limit)),
     }),
@@ -112,11 +113,11 @@ describe('Pruner', () => {
   test('expired rows go and live rows stay, each table by its own cut-off', async () => {
     const { state, repos } = seeded({ idempotency: [5, 2], refresh: [3, 1], failures: [4, 2] });
     const pruner = new Pruner(repos, lock(), { now: () => NOW, loginWindowMs: WINDOW, pauseMs: 0 });
-    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 3, sessions: 0, invitations: 0, loginFailures: 4, ssoLogins: 0, auditEntries: 0, apiTokens: 0 });
+    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 5, refreshTokens: 3, sessions: 0, invitations: 0, loginFailures: 4, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 });
     assert.deepEqual([...state.idempotency.keys()].sort(), ['env/live-0', 'env/live-1']);
     assert.deepEqual([...state.refreshTokens.keys()], ['live-0']);
     assert.deepEqual(state.loginFailures.map((f) => f.subject).sort(), ['email:live-0', 'email:live-1']);
-    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0 }, 'nothing left to prune');
+    assert.deepEqual(await pruner.runOnce(), { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 }, 'nothing left to prune');
   });
 
   test('ended and expired sessions and expired invitations go; live ones stay', async () => {
@@ -147,7 +148,7 @@ describe('Pruner', () => {
     const { state, repos } = seeded({ idempotency: [5, 1], refresh: [4, 0], failures: [1, 0] });
     const { calls, repos: wrapped } = recording(repos);
     const report = await new Pruner(wrapped, lock(), { now: () => NOW, loginWindowMs: WINDOW, batchSize: 2, pauseMs: 0 }).runOnce();
-    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 4, sessions: 0, invitations: 0, loginFailures: 1, ssoLogins: 0, auditEntries: 0, apiTokens: 0 });
+    assert.deepEqual(report, { idempotencyKeys: 5, refreshTokens: 4, sessions: 0, invitations: 0, loginFailures: 1, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 });
     assert.deepEqual(calls, [
       { table: 'idempotency', limit: 2, deleted: 2 },
       { table: 'idempotency', limit: 2, deleted: 2 },
@@ -187,8 +188,8 @@ describe('Pruner', () => {
     assert.equal(await b.runOnce(), null, 'skipped');
     assert.deepEqual(calls, [], 'the skipping pruner issued no delete');
     release();
-    assert.deepEqual(await running, { idempotencyKeys: 3, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0 });
-    assert.deepEqual(await b.runOnce(), { idempotencyKeys: 3, refreshTokens: 2, sessions: 0, invitations: 0, loginFailures: 2, ssoLogins: 0, auditEntries: 0, apiTokens: 0 }, 'once free, the other may run');
+    assert.deepEqual(await running, { idempotencyKeys: 3, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 });
+    assert.deepEqual(await b.runOnce(), { idempotencyKeys: 3, refreshTokens: 2, sessions: 0, invitations: 0, loginFailures: 2, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 }, 'once free, the other may run');
   });
 
   test('stop() during a backlog ends the run after the current batch, without waiting out the pause', async () => {
@@ -198,7 +199,7 @@ describe('Pruner', () => {
     const run = pruner.runOnce();
     for (let waited = 0; calls.length === 0 && waited < 15_000; waited += 10) await sleep(10);
     await pruner.stop();
-    assert.deepEqual(await run, { idempotencyKeys: 1, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0 });
+    assert.deepEqual(await run, { idempotencyKeys: 1, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 });
     assert.equal(state.idempotency.size, 9);
     assert.equal(state.refreshTokens.size, 5);
   });

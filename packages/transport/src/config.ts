@@ -81,6 +81,16 @@ export interface Config {
   mail: MailConfig;
   /** Browser event streams of client keys (docs/client-side.md "7. Streaming"). */
   clientStreams: ClientStreamConfig;
+  /** Signed webhooks (docs/workflow.md "Webhooks"). */
+  webhooks: WebhookConfig;
+}
+
+/** Signed webhooks (docs/workflow.md "Webhooks"). */
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: endpoints on loopback/private addresses (and plain http) are allowed (development, tests). */
+  allowPrivateNetworks: boolean;
+  /** Deliveries older than this many days are pruned (WEBHOOK_LOG_RETENTION_DAYS, default 14). */
+  logRetentionDays: number;
 }
 
 /** Browser event streams (OFREP `eventStreams`) of client keys, per instance. */
@@ -484,6 +494,8 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 90, 1, 3_650),
     mail: mailConfig(env),
     clientStreams: clientStreams(env, httpTimeouts(env)),
+    // Never "for ever": the delivery log must have a bound; at least the ~3.2 days of retries.
+    webhooks: { allowPrivateNetworks: flag(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'), logRetentionDays: integer(env, 'WEBHOOK_LOG_RETENTION_DAYS', 14, 4, 3_650) },
   };
 }
 

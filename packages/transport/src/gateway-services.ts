@@ -30,6 +30,7 @@ import type {
   SsoLoginService,
   StatsService,
   SyncHub,
+  WebhookService,
 } from '@switchyard/services';
 import type { ClientAccess } from './domains/client/rest-client-access.ts';
 import type { BrowserStreams } from './domains/client/rest-event-streams.ts';
@@ -115,6 +116,8 @@ export interface GatewayServices {
   consoleAddresses: ConsoleAddresses;
   /** Context signing secrets per environment (docs/client-side.md "4. Signed contexts"). */
   contextSigning: ContextSigningService;
+  /** An org's signed webhook endpoints, their delivery logs and test sends (docs/workflow.md "Webhooks"). */
+  webhooks: WebhookService;
   /**
    * Verifies client keys' context tokens from keys held in memory, on the instance answering (a
    * gateway holds its environments' keys, fetched over the hop and dropped on the credential watch's word).

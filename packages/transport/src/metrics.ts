@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { ServiceMetrics, StatsJobOutcome, SyncHub } from '@switchyard/services';
+import type { ServiceMetrics, StatsJobOutcome, SyncHub, WebhookDeliveryOutcome } from '@switchyard/services';
 import type { EvaluationResult } from '@switchyard/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { CallMetrics } from './call-metrics.ts';
@@ -121,6 +121,19 @@ export class ServerMetrics implements ServiceMetrics {
     registers: [this.registry],
   });
 
+  private readonly webhookDeliveries = new Counter({
+    name: 'switchyard_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome: delivered (2xx), retried, failed (last attempt, or 410), refused (address not public).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly webhookLatency = new Histogram({
+    name: 'switchyard_webhook_delivery_duration_seconds',
+    help: 'Duration of webhook delivery attempts (connect, send, answer), whatever their outcome.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+    registers: [this.registry],
+  });
+
   constructor() {
     const counts = this.evaluationCounts;
     new Counter({
@@ -142,6 +155,7 @@ export class ServerMetrics implements ServiceMetrics {
       this.ingestExposures.inc({ outcome }, 0);
     }
     for (const status of ['completed', 'failed', 'interrupted', 'lease_lost']) this.statsJobs.inc({ status }, 0);
+    for (const outcome of ['delivered', 'retried', 'failed', 'refused']) this.webhookDeliveries.inc({ outcome }, 0);
   }
 
   // ---- REST ----
@@ -250,5 +264,10 @@ export class ServerMetrics implements ServiceMetrics {
   statsJob(outcome: StatsJobOutcome, seconds: number): void {
     this.statsJobs.inc({ status: outcome });
     this.statsDuration.observe(seconds);
+  }
+
+  webhookDelivery(outcome: WebhookDeliveryOutcome, seconds: number): void {
+    this.webhookDeliveries.inc({ outcome });
+    this.webhookLatency.observe(seconds);
   }
 }

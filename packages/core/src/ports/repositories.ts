@@ -7,6 +7,7 @@ import type { AuthProviderRepository, SsoIdentityRepository, SsoLoginRepository 
 import type { InvitationRepository, LoginThrottleRepository, RefreshTokenRepository, SessionRepository } from './session-ports.ts';
 import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.ts';
 import type { OrgDomainRepository } from './org-domain-ports.ts';
+import type { WebhookRepository } from './webhook-ports.ts';
 import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
 import type { ContextAttributeRepository } from '../flags/context-attribute-ports.ts';
 import type { ApiTokenRepository, EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
@@ -54,4 +55,6 @@ export interface Repositories {
   contextSigningSecrets: ContextSigningSecretRepository;
   /** Per environment, the attribute names evaluated contexts used (docs/contract.md "Context attributes"). */
   contextAttributes: ContextAttributeRepository;
+  /** Webhook endpoints and their outbox of deliveries (docs/workflow.md "Webhooks"). */
+  webhooks: WebhookRepository;
 }

@@ -92,6 +92,8 @@ export const ACTIONS = [
   'auth_provider.manage',
   // the org's API tokens (create, list, revoke)
   'api_token.manage',
+  // the org's webhook endpoints, their secrets and delivery logs (docs/workflow.md "Webhooks")
+  'webhook.manage',
   // environment content
   'flag.read',
   'flag.write',
@@ -165,6 +167,7 @@ export const ACTION_REQUIREMENTS: Readonly<Record<Exclude<Action, 'admin.manage'
   'user.manage': { role: 'admin', at: 'org' },
   'auth_provider.manage': { role: 'admin', at: 'org' },
   'api_token.manage': { role: 'admin', at: 'org' },
+  'webhook.manage': { role: 'admin', at: 'org' },
   'flag.read': { role: 'viewer', at: 'resource' },
   'flag.write': { role: 'editor', at: 'resource' },
   'segment.read': { role: 'viewer', at: 'resource' },

@@ -24,6 +24,7 @@ import type { EnvironmentScope, OrgScope, ProjectScope } from '../ports/scopes.t
 import type { Invitation, RefreshTokenRecord, SessionRecord } from '../ports/session-ports.ts';
 import type { AccountToken, OutboxMail } from '../ports/mail-ports.ts';
 import type { OrgDomain } from '../ports/org-domain-ports.ts';
+import type { WebhookDelivery, WebhookEndpoint } from '../ports/webhook-ports.ts';
 import type { AuthProvider, PendingSsoLogin, SsoCodeGrant } from '../ports/sso-ports.ts';
 
 /** A stored flag definition (project-level) in the fake. */
@@ -100,6 +101,9 @@ export class InMemoryState {
   readonly loginFailures: Array<{ subject: string; atMs: number }> = [];
   /** The mail outbox, by id. */
   readonly mailOutbox = new Map<string, OutboxMail & { leaseExpiresAtMs: number }>();
+  /** Webhook endpoints and deliveries, by id. */
+  readonly webhookEndpoints = new Map<string, WebhookEndpoint>();
+  readonly webhookDeliveries = new Map<string, WebhookDelivery & { leaseExpiresAtMs: number }>();
   /** Org domains, by `${orgId}/${domain}`. */
   readonly orgDomains = new Map<string, OrgDomain>();
   /** Emailed single-use secrets, by hash. */

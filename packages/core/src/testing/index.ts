@@ -29,6 +29,8 @@ import { InMemoryContextAttributeRepository } from './in-memory-context-attribut
 import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
+import { InMemoryWebhookRepository } from './in-memory-webhook-repository.ts';
+
 export { InMemoryState } from './in-memory-state.ts';
 export { InMemoryChangeNotifier } from './in-memory-change-notifier.ts';
 export { InMemoryExclusiveLock } from './in-memory-exclusive-lock.ts';
@@ -67,6 +69,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     orgDomains: new InMemoryOrgDomainRepository(state),
     contextSigningSecrets: new InMemoryContextSigningSecretRepository(state),
     contextAttributes: new InMemoryContextAttributeRepository(state),
+    webhooks: new InMemoryWebhookRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;

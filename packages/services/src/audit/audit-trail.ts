@@ -1,6 +1,7 @@
 import type { AuditActor, AuditDraft, Principal, Repositories } from '@switchyard/core';
 import { changeIntentOf } from './change-intent.ts';
 import { requireProtectionMet } from './environment-protection.ts';
+import { enqueueWebhookDeliveries } from '../webhooks/webhook-outbox.ts';
 
 /** What a write says about itself; who and when are filled in by `recordChange`. */
 export interface Change {
@@ -43,7 +44,8 @@ async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor
  * It is also where a critical environment's protection is enforced (docs/access.md "Critical
  * environments"): every write records its change here, inside its unit of work, so refusing here
  * (FAILED_PRECONDITION) rolls the write back, whichever service made it. The request's comment,
- * if any, is kept in the entry.
+ * if any, is kept in the entry. And it writes the entry's webhook deliveries (the outbox), in the
+ * same unit of work.
  */
 export async function recordChange(repos: Repositories, acting: Acting, change: Change, atMs: number): Promise<void> {
   const intent = isPrincipal(acting) ? changeIntentOf(acting) : {};
@@ -62,5 +64,7 @@ export async function recordChange(repos: Repositories, acting: Acting, change: 
     details: change.details ?? {},
     comment: intent.comment ?? null,
   };
-  await repos.audit.append(draft);
+  const entry = await repos.audit.append(draft);
+  // The transactional outbox (docs/workflow.md "Webhooks"): the deliveries commit with the entry.
+  await enqueueWebhookDeliveries(repos, entry, atMs);
 }

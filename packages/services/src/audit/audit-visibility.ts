@@ -18,6 +18,8 @@ const READ_ACTION_OF: ReadonlyArray<readonly [resourceType: string, action: Acti
   ['invitation', 'user.manage'],
   // An org's domains and their TXT challenge values (`GET .../domains` needs auth_provider.manage).
   ['org_domain', 'auth_provider.manage'],
+  // An org's webhook endpoints: their addresses may carry a token (Slack's do); GET .../webhooks needs webhook.manage.
+  ['webhook', 'webhook.manage'],
 ];
 
 /** The resource types whose entries this caller may not see in the org's log (left out in the query). */

@@ -20,6 +20,11 @@ export interface PrunerOptions {
   loginWindowMs?: number;
   /** Change history entries older than this are deleted (default 365 days, audit/audit-retention.ts). */
   auditRetentionMs?: number;
+  /**
+   * Webhook deliveries (the delivery log, and deliveries still waiting, e.g. for a disabled
+   * endpoint) older than this are deleted (default 14 days: well past the ~3.2 days of retries).
+   */
+  webhookLogRetentionMs?: number;
   /** An org's change history entries beyond its this many most recently appended are deleted (default 100,000). */
   auditMaxEntriesPerOrg?: number;
   /**
@@ -49,7 +54,11 @@ export interface PruneReport {
   auditEntries: number;
   /** API tokens revoked or expired more than API_TOKEN_KEPT_AFTER_END_MS ago. */
   apiTokens: number;
+  /** Webhook deliveries older than the delivery log's retention. */
+  webhookDeliveries: number;
 }
+
+export const DEFAULT_WEBHOOK_LOG_RETENTION_MS = 14 * 24 * 3_600_000;
 
 /**
  * How long a revoked or expired API token stays in the table (not listed, authenticating nothing):
@@ -69,7 +78,8 @@ const DAY_MS = 24 * 60 * 60_000;
  * Idempotency-Key answers past their expiry, refresh tokens past theirs (spent or not), sessions
  * ended or expired (with their refresh tokens), invitations past their expiry, login failures
  * older than the throttle window, single sign-on logins and codes past their expiry, and API
- * tokens revoked or expired more than 30 days ago. It also
+ * tokens revoked or expired more than 30 days ago, and webhook deliveries older than their log's
+ * retention (14 days by default). It also
  * bounds the change history: entries older than the retention period go, and so do each org's
  * oldest entries beyond the per-org cap (the org's `auditMaxEntriesPerOrg` most recently appended
  * stay). Between two runs an org may go over the cap by what it writes in one interval.
@@ -91,6 +101,7 @@ export class Pruner {
   private readonly pauseMs: number;
   private readonly loginWindowMs: number;
   private readonly auditRetentionMs: number;
+  private readonly webhookLogRetentionMs: number;
   readonly auditMaxEntriesPerOrg: number;
   private readonly orgsPerCapScan: number;
   private readonly ingestRetention: IngestRetention | undefined;
@@ -102,7 +113,7 @@ export class Pruner {
   private wakeFromPause: (() => void) | null = null;
 
   constructor(
-    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit' | 'apiTokens'>,
+    private readonly repos: Pick<Repositories, 'idempotency' | 'refreshTokens' | 'sessions' | 'invitations' | 'loginThrottle' | 'ssoLogins' | 'audit' | 'apiTokens' | 'webhooks'>,
     private readonly lock: ExclusiveLock,
     options: PrunerOptions = {},
   ) {
@@ -113,6 +124,7 @@ export class Pruner {
     this.loginWindowMs = options.loginWindowMs ?? DEFAULT_LOGIN_THROTTLE.windowMs;
     this.auditRetentionMs = options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_DAYS * DAY_MS;
     this.auditMaxEntriesPerOrg = options.auditMaxEntriesPerOrg ?? DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG;
+    this.webhookLogRetentionMs = options.webhookLogRetentionMs ?? DEFAULT_WEBHOOK_LOG_RETENTION_MS;
     this.orgsPerCapScan = options.orgsPerCapScan ?? DEFAULT_ORGS_PER_CAP_SCAN;
     this.ingestRetention = options.ingestRetention;
     this.log = options.log ?? (() => {});
@@ -153,7 +165,7 @@ export class Pruner {
   private async run(): Promise<PruneReport | null> {
     const outcome = await this.lock.tryRun(async () => {
       const nowMs = this.now();
-      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0 };
+      const report: PruneReport = { idempotencyKeys: 0, refreshTokens: 0, sessions: 0, invitations: 0, loginFailures: 0, ssoLogins: 0, auditEntries: 0, apiTokens: 0, webhookDeliveries: 0 };
       report.idempotencyKeys = await this.drain((limit) => this.repos.idempotency.pruneExpired(nowMs, limit));
       report.refreshTokens = await this.drain((limit) => this.repos.refreshTokens.pruneExpired(nowMs, limit));
       report.sessions = await this.drain((limit) => this.repos.sessions.pruneExpired(nowMs, limit));
@@ -164,6 +176,7 @@ export class Pruner {
       // Retention first: what it deletes no longer counts towards any org's cap.
       report.auditEntries = await this.drain((limit) => this.repos.audit.pruneOlderThan(nowMs - this.auditRetentionMs, limit));
       report.auditEntries += await this.pruneAuditOverCap();
+      report.webhookDeliveries = await this.drain((limit) => this.repos.webhooks.pruneOlderThan(nowMs - this.webhookLogRetentionMs, limit));
       // Whole partitions, not rows: its own report is logged by it (IngestRetention).
       if (this.ingestRetention && !this.stopping) await this.ingestRetention.run(nowMs, () => this.stopping);
       return report;
@@ -172,8 +185,8 @@ export class Pruner {
       this.log('info', 'prune: another instance holds the lock; skipped');
       return null;
     }
-    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures, ssoLogins, auditEntries } = outcome.value;
-    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures + ssoLogins + auditEntries > 0) {
+    const { idempotencyKeys, refreshTokens, sessions, invitations, loginFailures, ssoLogins, auditEntries, webhookDeliveries } = outcome.value;
+    if (idempotencyKeys + refreshTokens + sessions + invitations + loginFailures + ssoLogins + auditEntries + webhookDeliveries > 0) {
       this.log('info', 'prune: deleted expired rows and change history beyond its bounds', {
         idempotency_keys: idempotencyKeys,
         refresh_tokens: refreshTokens,
@@ -182,6 +195,7 @@ export class Pruner {
         login_failures: loginFailures,
         sso_logins: ssoLogins,
         audit_entries: auditEntries,
+        webhook_deliveries: webhookDeliveries,
       });
     }
     return outcome.value;

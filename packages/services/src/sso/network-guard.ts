@@ -100,6 +100,8 @@ export function isNonPublicAddress(ip: string): boolean {
 export interface NetworkGuardOptions {
   /** SSO_ALLOW_PRIVATE_NETWORKS: development and tests, or an identity provider on the private network. */
   allowPrivateNetworks: boolean;
+  /** What a refusal tells the operator to set (default: SSO_ALLOW_PRIVATE_NETWORKS; webhooks name theirs). */
+  allowHint?: string;
 }
 
 /** The host of a URL without the brackets WHATWG keeps around IPv6 literals. */
@@ -148,7 +150,7 @@ export async function checkProviderUrl(raw: string, field: string, opts: Network
     if (addresses.length === 0) throw invalidArgument(`${field} host '${host}' does not resolve`, field);
   }
   if (!opts.allowPrivateNetworks && addresses.some(isNonPublicAddress)) {
-    throw invalidArgument(`${field} resolves to a private or loopback address; ${ALLOW_HINT}`, field);
+    throw invalidArgument(`${field} resolves to a private or loopback address; ${opts.allowHint ?? ALLOW_HINT}`, field);
   }
   return url;
 }
@@ -163,19 +165,19 @@ export interface GuardedFetchOptions extends NetworkGuardOptions {
 const DEFAULT_TIMEOUT_MS = 5_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
-const privateAddressRefused = (host: string): DomainError =>
-  new DomainError('FAILED_PRECONDITION', `${host} resolves to a private or loopback address; ${ALLOW_HINT}`);
+const privateAddressRefused = (host: string, hint = ALLOW_HINT): DomainError =>
+  new DomainError('FAILED_PRECONDITION', `${host} resolves to a private or loopback address; ${hint}`);
 
 /**
  * A `dns.lookup` replacement for sockets: refuses the connection when any answer is non-public.
  * Checking every answer (not only the one used) keeps the rule the same as `checkProviderUrl`.
  */
-function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
+function guardedLookup(allowPrivateNetworks: boolean, hint?: string): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true } as LookupAllOptions, (error, addresses) => {
       if (error) return callback(error, '', 0);
       if (!allowPrivateNetworks && addresses.some((a) => isNonPublicAddress(a.address))) {
-        return callback(privateAddressRefused(hostname) as unknown as NodeJS.ErrnoException, '', 0);
+        return callback(privateAddressRefused(hostname, hint) as unknown as NodeJS.ErrnoException, '', 0);
       }
       if ((options as LookupOptions).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0];
@@ -223,7 +225,7 @@ async function requestBody(body: RequestInit['body'], headers: Headers): Promise
 export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const lookup = guardedLookup(opts.allowPrivateNetworks);
+  const lookup = guardedLookup(opts.allowPrivateNetworks, opts.allowHint);
 
   return async function guardedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const fromRequest = input instanceof Request ? input : undefined;
@@ -233,7 +235,7 @@ export function createGuardedFetch(opts: GuardedFetchOptions): typeof fetch {
     const signal = init?.signal ?? fromRequest?.signal ?? undefined;
     signal?.throwIfAborted();
     // Sockets skip `lookup` for literal IP addresses: check those here.
-    if (isIP(host) !== 0 && !opts.allowPrivateNetworks && isNonPublicAddress(host)) throw privateAddressRefused(host);
+    if (isIP(host) !== 0 && !opts.allowPrivateNetworks && isNonPublicAddress(host)) throw privateAddressRefused(host, opts.allowHint);
 
     const headers = new Headers(fromRequest?.headers);
     new Headers(init?.headers).forEach((value, name) => headers.set(name, value));

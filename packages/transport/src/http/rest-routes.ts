@@ -20,6 +20,7 @@ import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts'
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
 import { registerRoleBindingRoutes } from '../domains/management/rest-role-binding-routes.ts';
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
+import { registerWebhookRoutes } from '../domains/webhooks/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerEnvironmentCopyRoutes } from '../domains/environment-copy/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
@@ -42,6 +43,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerSsoRoutes(http, services);
   registerOrgDomainRoutes(http, services);
   registerApiTokenRoutes(http, services);
+  registerWebhookRoutes(http, services);
   registerFlagRoutes(http, services);
   registerFlagsAsCodeRoutes(http, services);
   registerContextAttributeRoutes(http, services);

@@ -150,6 +150,22 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { add: withCaller, list: withCaller, verify: withCaller, remove: withCaller },
   },
   {
+    member: 'webhooks',
+    proto: 'svc/management/v1/management_gateway.proto',
+    service: 'svc.management.v1.WebhookGatewayService',
+    methods: {
+      create: withCaller,
+      list: withCaller,
+      get: withCaller,
+      update: withCaller,
+      remove: withCaller,
+      rotateSecret: withCaller,
+      listDeliveries: withCaller,
+      redeliver: withCaller,
+      testSend: withCaller,
+    },
+  },
+  {
     member: 'auditLog',
     proto: 'svc/management/v1/management_gateway.proto',
     service: 'svc.management.v1.AuditLogGatewayService',

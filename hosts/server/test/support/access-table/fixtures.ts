@@ -23,6 +23,9 @@ export interface Shared {
   memberId: string;
   apiTokenId: string;
   invitationId: string;
+  /** A webhook endpoint (to a closed local port) and one delivery of it (a test send). */
+  webhookId: string;
+  deliveryId: string;
   /** Asked by the org's second admin: waiting for another admin's confirmation. */
   pendingProvider: { id: string; updated_at: string };
 }
@@ -89,6 +92,14 @@ export async function freshMember(world: World): Promise<string> {
 export async function freshInvitation(world: World): Promise<string> {
   const created = expectStatus(await world.client.post(`/v1/management/orgs/${world.orgId}/invitations`, { token: admin(world), body: { email: `inv-${unique()}@example.com` } }), 201, 'fresh invitation');
   return created.invitation_id as string;
+}
+
+/** A webhook to a local port nothing listens on (the access table's server allows private networks for webhooks). */
+export const webhookBody = () => ({ name: `acc ${unique()}`, url: 'http://127.0.0.1:9/hook', event_types: ['flag.*'] });
+
+export async function freshWebhook(world: World): Promise<string> {
+  const created = expectStatus(await world.client.post(`/v1/management/orgs/${world.orgId}/webhooks`, { token: admin(world), body: webhookBody() }), 201, 'fresh webhook');
+  return created.id as string;
 }
 
 export const providerBody = () => ({
@@ -172,5 +183,12 @@ export async function buildShared(world: World): Promise<Shared> {
     apiTokenId: (await freshApiToken(world)) ?? '00000000-0000-4000-8000-000000000000',
     invitationId: await freshInvitation(world),
     pendingProvider: await freshPendingProvider(world),
+    ...(await sharedWebhook(world)),
   };
+}
+
+async function sharedWebhook(world: World): Promise<{ webhookId: string; deliveryId: string }> {
+  const webhookId = await freshWebhook(world);
+  const sent = expectStatus(await world.client.post(`/v1/management/orgs/${world.orgId}/webhooks/${webhookId}/test`, { token: admin(world) }), 200, 'webhook test send');
+  return { webhookId, deliveryId: sent.id as string };
 }

@@ -1,11 +1,21 @@
 import { unique } from '../../rest-client.ts';
-import { freshApiToken, freshSdkKey, freshSigningSecret } from '../fixtures.ts';
+import { freshApiToken, freshSdkKey, freshSigningSecret, freshWebhook } from '../fixtures.ts';
 import { rpc, type GrpcDescriptor } from '../grpc-descriptor.ts';
 import type { Access } from '../types.ts';
 import { ORG, PRODUCTION, PROJECT_P, STAGING, SYSTEM, admin, freshIfAllowed, noTokens, viewer } from '../rest-descriptor.ts';
 
 /** svc.management.v1: the same decisions as the REST management routes, over the internal port. */
 export const managementRpcs: GrpcDescriptor[] = [
+  // Webhooks (docs/workflow.md "Webhooks"): webhook.manage, as on REST.
+  rpc('svc.management.v1.WebhookService/CreateWebhook', admin('org'), ORG, ({ world }) => ({ message: { org_id: world.orgId, name: `acc ${unique()}`, url: 'http://127.0.0.1:9/hook', event_types: ['flag.*'] } })),
+  rpc('svc.management.v1.WebhookService/ListWebhooks', admin('org'), ORG, ({ world }) => ({ message: { org_id: world.orgId } })),
+  rpc('svc.management.v1.WebhookService/GetWebhook', admin('org'), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, webhook_id: shared.webhookId } })),
+  rpc('svc.management.v1.WebhookService/UpdateWebhook', admin('org'), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, webhook_id: shared.webhookId, update_fields: ['name'], name: `acc ${unique()}` } })),
+  rpc('svc.management.v1.WebhookService/DeleteWebhook', admin('org'), ORG, async (c) => ({ message: { org_id: c.world.orgId, webhook_id: await freshIfAllowed(c, freshWebhook, c.shared.webhookId) } })),
+  rpc('svc.management.v1.WebhookService/RotateWebhookSecret', admin('org'), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, webhook_id: shared.webhookId } })),
+  rpc('svc.management.v1.WebhookService/TestWebhook', admin('org'), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, webhook_id: shared.webhookId } })),
+  rpc('svc.management.v1.WebhookService/ListWebhookDeliveries', admin('org'), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, webhook_id: shared.webhookId } })),
+  rpc('svc.management.v1.WebhookService/RedeliverWebhookDelivery', admin('org'), ORG, ({ world, shared }) => ({ message: { org_id: world.orgId, webhook_id: shared.webhookId, delivery_id: shared.deliveryId } })),
   rpc('svc.management.v1.ManagementService/CreateOrg', SYSTEM, ORG, () => ({ message: { name: `acc-org-${unique()}` } })),
   rpc('svc.management.v1.ManagementService/ListOrgs', SYSTEM, ORG, () => ({ message: {} })),
   rpc('svc.management.v1.ManagementService/CreateProject', admin('org'), ORG, ({ world }) => ({ message: { org_id: world.orgId, name: `acc-${unique()}` } })),

@@ -1,5 +1,5 @@
 import { unique } from '../../rest-client.ts';
-import { freshApiToken, freshDomain, freshInvitation, freshMember, freshPendingProvider, freshProvider, freshSdkKey, freshSigningSecret, providerBody } from '../fixtures.ts';
+import { freshApiToken, freshDomain, freshInvitation, freshMember, freshPendingProvider, freshProvider, freshSdkKey, freshSigningSecret, freshWebhook, providerBody, webhookBody } from '../fixtures.ts';
 import { ORG, OWN_ORG, PRODUCTION, PROJECT_P, STAGING, admin, freshIfAllowed, noTokens, rest, viewer, type RestDescriptor } from '../rest-descriptor.ts';
 
 /**
@@ -77,6 +77,20 @@ export const managementDescriptors: RestDescriptor[] = [
   rest('GET /v1/management/orgs/{org_id}/api-tokens', noTokens(admin('org')), ORG, 200, ({ world }) => ({ path: orgPath(world.orgId, '/api-tokens') })),
   rest('DELETE /v1/management/orgs/{org_id}/api-tokens/{token_id}', noTokens(admin('org')), ORG, 204, async (c) => ({
     path: orgPath(c.world.orgId, `/api-tokens/${await freshIfAllowed(c, async (world) => (await freshApiToken(world))!, c.shared.apiTokenId)}`),
+  })),
+
+  // Webhooks (docs/workflow.md "Webhooks"): webhook.manage, an org-level admin (org-wide admin tokens too).
+  rest('POST /v1/management/orgs/{org_id}/webhooks', admin('org'), ORG, 201, ({ world }) => ({ path: orgPath(world.orgId, '/webhooks'), body: webhookBody() })),
+  rest('GET /v1/management/orgs/{org_id}/webhooks', admin('org'), ORG, 200, ({ world }) => ({ path: orgPath(world.orgId, '/webhooks') })),
+  rest('GET /v1/management/orgs/{org_id}/webhooks/{webhook_id}', admin('org'), ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/webhooks/${shared.webhookId}`) })),
+  rest('PATCH /v1/management/orgs/{org_id}/webhooks/{webhook_id}', admin('org'), ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/webhooks/${shared.webhookId}`), body: { name: `acc ${unique()}` } })),
+  rest('DELETE /v1/management/orgs/{org_id}/webhooks/{webhook_id}', admin('org'), ORG, 204, async (c) => ({ path: orgPath(c.world.orgId, `/webhooks/${await freshIfAllowed(c, freshWebhook, c.shared.webhookId)}`) })),
+  rest('POST /v1/management/orgs/{org_id}/webhooks/{webhook_id}/rotate-secret', admin('org'), ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/webhooks/${shared.webhookId}/rotate-secret`) })),
+  // Allowed: the attempt fails (nothing listens there), and the answer says so (200, status failed).
+  rest('POST /v1/management/orgs/{org_id}/webhooks/{webhook_id}/test', admin('org'), ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/webhooks/${shared.webhookId}/test`) })),
+  rest('GET /v1/management/orgs/{org_id}/webhooks/{webhook_id}/deliveries', admin('org'), ORG, 200, ({ world, shared }) => ({ path: orgPath(world.orgId, `/webhooks/${shared.webhookId}/deliveries`) })),
+  rest('POST /v1/management/orgs/{org_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', admin('org'), ORG, 200, ({ world, shared }) => ({
+    path: orgPath(world.orgId, `/webhooks/${shared.webhookId}/deliveries/${shared.deliveryId}/redeliver`),
   })),
 
   // A member's bindings: org admins (a person may read its own; the shared member is nobody's self here).
