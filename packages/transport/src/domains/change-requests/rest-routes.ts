@@ -3,7 +3,7 @@ import type { EnvironmentScope, Principal } from '@switchyard/core';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
-import { BEARER_ONLY, envParams } from '../../http/schemas.ts';
+import { BEARER_ONLY, envParams, uuidParam } from '../../http/schemas.ts';
 import { listQuery, listResponse, policyBody, policyResponse, previewResponse, requestBody, requestParams, requestResponse, reviewBody } from './rest-schemas.ts';
 
 const TAGS = ['change requests'];
@@ -11,12 +11,16 @@ const TAGS = ['change requests'];
 interface EnvParams {
   env_id: string;
 }
+interface PolicyParams {
+  environment_id: string;
+}
+const policyParams = { type: 'object', required: ['environment_id'], properties: { environment_id: uuidParam } } as const;
 interface RequestParams extends EnvParams {
   id: string;
 }
 
 /**
- * The approval policy (`/v1/management/environments/{env_id}/approval-policy`) and change requests
+ * The approval policy (`/v1/management/environments/{environment_id}/approval-policy`) and change requests
  * (`/v1/environments/{env_id}/change-requests[...]`), docs/workflow-approvals.md; bearer token only.
  * Every decision is the ChangeRequestService's.
  */
@@ -25,21 +29,24 @@ export function registerChangeRequestRoutes(app: FastifyInstance, services: Gate
 
   const resolve = (request: FastifyRequest<{ Params: EnvParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> =>
     authenticateScoped(verifier, presentedByRequest(request), 'bearer', (principal) => changeRequests.scope(principal, request.params.env_id));
+  // The management routes name the environment `environment_id` (one name per path segment).
+  const resolvePolicy = (request: FastifyRequest<{ Params: PolicyParams }>): Promise<{ principal: Principal; scope: EnvironmentScope }> =>
+    authenticateScoped(verifier, presentedByRequest(request), 'bearer', (principal) => changeRequests.scope(principal, request.params.environment_id));
 
-  app.get<{ Params: EnvParams }>(
-    '/v1/management/environments/:env_id/approval-policy',
-    { schema: { tags: TAGS, security: BEARER_ONLY, summary: "The environment's approval policy (defaults when never set)", params: envParams, response: { 200: policyResponse } } },
+  app.get<{ Params: PolicyParams }>(
+    '/v1/management/environments/:environment_id/approval-policy',
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: "The environment's approval policy (defaults when never set)", params: policyParams, response: { 200: policyResponse } } },
     async (request) => {
-      const { principal, scope } = await resolve(request);
+      const { principal, scope } = await resolvePolicy(request);
       return changeRequests.getPolicy(principal, scope);
     },
   );
 
-  app.put<{ Params: EnvParams; Body: unknown }>(
-    '/v1/management/environments/:env_id/approval-policy',
-    { schema: { tags: TAGS, security: BEARER_ONLY, summary: "Set the environment's approval policy (fields left out keep their value)", params: envParams, body: policyBody, response: { 200: policyResponse } } },
+  app.put<{ Params: PolicyParams; Body: unknown }>(
+    '/v1/management/environments/:environment_id/approval-policy',
+    { schema: { tags: TAGS, security: BEARER_ONLY, summary: "Set the environment's approval policy (fields left out keep their value)", params: policyParams, body: policyBody, response: { 200: policyResponse } } },
     async (request) => {
-      const { principal, scope } = await resolve(request);
+      const { principal, scope } = await resolvePolicy(request);
       return changeRequests.putPolicy(principal, scope, request.body);
     },
   );
