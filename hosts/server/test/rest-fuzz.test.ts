@@ -56,7 +56,16 @@ async function seedFixtures(): Promise<void> {
   const invitation = expectStatus(await client.post(`/v1/management/orgs/${tenant.orgId}/invitations`, { token, body: { email: 'fuzz-invitee@example.com', org_role: 'org_member' } }), 201, 'invite');
   // A second key for DELETE .../sdk-keys/{sdk_key_id}: the fuzzer may revoke it, never the key it uses.
   const spare = expectStatus(await client.post(`/v1/management/environments/${tenant.environmentId}/sdk-keys`, { token }), 201, 'spare key');
+  const changeRequest = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/change-requests`, { token, body: { title: 'fuzz', changes: [{ flag_key: 'fuzz-flag', operations: [{ op: 'set_enabled', enabled: true }] }], submit: true } }),
+    201,
+    'change request',
+  );
   known = {
+    // Change requests (docs/workflow-approvals.md): the request id, and the fields of its bodies.
+    id: [changeRequest.id],
+    verdict: ['approve', 'reject', 'comment'],
+    content_hash: [changeRequest.content_hash],
     org_id: [tenant.orgId],
     project_id: [tenant.projectId],
     env_id: [tenant.environmentId],
