@@ -121,6 +121,28 @@ describe('the gate', () => {
     expectStatus(await put(client, `${envFlags(other)}/${key}`, { token: a.admin.token, body: { enabled: true } }), 200, 'ungated write');
   });
 
+  test('environment copy into a gated environment and a flags-as-code import writing there are refused by the same gate, nothing written', async () => {
+    const source = await newEnvironment('source');
+    const name = `gated-fac-${unique()}`;
+    const env = expectStatus(await client.post(`/v1/management/projects/${a.projectId}/environments`, { token: a.admin.token, body: { name } }), 201).environment_id;
+    const key = `cp-${unique()}`;
+    await createFlag(client, a.admin.token, source, { flag: { key, value_type: 'string', variants: VARIANTS, off_variant_key: 'off', rules: [] }, enabled: true });
+    await setPolicy(env, { required: true });
+    const copied = await client.post(`/v1/environments/${env}/copy`, { token: a.admin.token, body: { from_environment_id: source, flag_keys: [key], include: ['enabled'] } });
+    expectError(copied, 409, 'FAILED_PRECONDITION');
+    assert.match(copied.body.error, /requires approval/);
+    assert.equal((await readFlag(env, key)).enabled, false, 'not copied');
+
+    const document = { format: 'switchyard.flags/v1', flags: [{ key, value_type: 'string', variants: VARIANTS }], environments: { [name]: { flags: { [key]: { enabled: true } } } } };
+    const imported = await client.post(`/v1/projects/${a.projectId}/import`, { token: a.admin.token, body: document });
+    // An import's refusal carries its outcome beside {error, code} (docs/flags-as-code.md).
+    assert.equal(imported.status, 409, imported.text);
+    assert.equal(imported.body.code, 'FAILED_PRECONDITION');
+    assert.equal(imported.body.applied, false);
+    assert.match(JSON.stringify(imported.body.refused), /requires approval/);
+    assert.equal((await readFlag(env, key)).enabled, false, 'not imported');
+  });
+
   test('kill switch: with kill_switch_exempt, turning a flag off is direct; turning it on, or off with another change, is not', async () => {
     const { env, key } = await gated({ kill_switch_exempt: false });
     expectError(await put(client, `${envFlags(env)}/${key}`, { token: a.admin.token, body: { enabled: false } }), 409, 'FAILED_PRECONDITION');
