@@ -278,6 +278,18 @@ describe('change requests', () => {
     assert.equal(expectStatus(await client.get(`${segmentsOf(env)}/${segment}`, { token: a.admin.token }), 200).included_count, 2);
   });
 
+  test("an approver removed from the org no longer counts", async () => {
+    const { env, key } = await gated();
+    const leaving = await seedUser(client, root.token, a.orgId, 'org_member', 'cr-leaving');
+    const request = await openRequest(env, [offChange(key)]);
+    expectStatus(await review(env, request.id, leaving.token, 'approve'), 200);
+    expectStatus(await client.delete(`/v1/management/orgs/${a.orgId}/users/${leaving.userId}`, { token: a.admin.token }), 204);
+    const refused = await apply(env, request.id);
+    expectError(refused, 409, 'FAILED_PRECONDITION');
+    assert.match(refused.body.error, /0 of the 1 approvals/);
+    assert.equal((await readFlag(env, key)).enabled, true);
+  });
+
   test('a rejected request cannot be applied, even with an approval', async () => {
     const { env, key } = await gated();
     const request = await openRequest(env, [offChange(key)]);

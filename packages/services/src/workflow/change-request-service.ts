@@ -5,6 +5,7 @@ import {
   MAX_REVIEW_COMMENT_LENGTH,
   MAX_TITLE_LENGTH,
   applyFlagOperations,
+  authorize,
   canonicalJson,
   checkConditions,
   checkOffVariant,
@@ -346,7 +347,10 @@ export class ChangeRequestService {
     this.requireWriteRights(principal, scope, current.changes);
     if (current.status !== 'open') throw failedPrecondition(`change request ${id} is ${current.status}: only an open request is applied${current.status === 'conflicted' ? ' (edit it against the current versions first)' : ''}`);
     const policy = await this.policy(scope);
-    const { approvals, rejections } = countingReviews(current.reviews, current.contentHash, current.authorId, policy);
+    const counted = countingReviews(current.reviews, current.contentHash, current.authorId, policy);
+    const { rejections } = counted;
+    // An approval counts while its reviewer may still approve here (a removed or demoted member's does not).
+    const approvals = await this.stillAllowed(scope, counted.approvals);
     if (rejections.length > 0) throw failedPrecondition(`change request ${id} is rejected (by ${rejections.map((r) => r.reviewer_email ?? r.reviewer_id).join(', ')}): it cannot be applied`);
     if (policy.required && approvals.length < policy.min_approvals) {
       throw failedPrecondition(`change request ${id} has ${approvals.length} of the ${policy.min_approvals} approvals its environment's policy requires for its current content`);
@@ -379,6 +383,17 @@ export class ChangeRequestService {
     }
     await this.notifier.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: scope.environmentId }));
     return this.record({ ...applied, reviews: current.reviews }, policy);
+  }
+
+  private async stillAllowed(scope: EnvironmentScope, approvals: ChangeRequestReview[]): Promise<ChangeRequestReview[]> {
+    const kept: ChangeRequestReview[] = [];
+    for (const review of approvals) {
+      const membership = await this.repos.users.getMembership(scope.orgId, review.reviewer_id);
+      if (!membership) continue;
+      const reviewer: Principal = { kind: 'user', userId: review.reviewer_id, orgId: scope.orgId, role: membership.role, isSystem: false, ...(membership.bindings ? { bindings: membership.bindings } : {}) };
+      if (authorize(reviewer, 'change_request.approve', scope).allowed) kept.push(review);
+    }
+    return kept;
   }
 
   private async markConflicted(principal: Principal, scope: EnvironmentScope, current: StoredChangeRequest, conflict: string, policy: ApprovalPolicy): Promise<never> {
