@@ -98,6 +98,26 @@ describe('ChangeRequestService over gRPC', () => {
     assert.equal(expectStatus(await client.get(`${envFlags(env)}/${key}`, { token: a.admin.token }), 200).enabled, true, 'not turned off');
   });
 
+  test('the gate over gRPC: a direct segment write is FAILED_PRECONDITION; an admin passes with x-approval-bypass metadata, an editor is refused', async () => {
+    await gatedFlag();
+    const Segments = lookup<grpc.ServiceClientConstructor>(loadProto('svc/segments/v1/segments.proto'), 'svc.segments.v1.SegmentationService');
+    const segments = promisified<{ mutateSegment: Unary<object, Json>; client: grpc.Client }>(Segments, ts.server.grpcPort);
+    try {
+      const create = (key: string) => ({ environment_id: env, kind: 'SEGMENT_MUTATION_KIND_CREATE', list_segment: { key, context_type: 'user' } });
+      await rejectsWithStatus(segments.mutateSegment(create(`gs-${unique()}`), bearer(a.admin.token)), grpc.status.FAILED_PRECONDITION);
+      const asEditor = bearer(a.member.token);
+      asEditor.set('x-approval-bypass', 'true');
+      await rejectsWithStatus(segments.mutateSegment(create(`gs-${unique()}`), asEditor), grpc.status.PERMISSION_DENIED);
+      const asAdmin = bearer(a.admin.token);
+      asAdmin.set('x-approval-bypass', 'true');
+      const key = `gs-${unique()}`;
+      await segments.mutateSegment(create(key), asAdmin);
+      expectStatus(await client.get(`/v1/environments/${env}/segments/${key}`, { token: a.admin.token }), 200, 'created with a bypass');
+    } finally {
+      segments.client.close();
+    }
+  });
+
   test('refusals: another org, no credential, malformed bytes, an unknown request', async () => {
     const key = await gatedFlag();
     const request = await create(key);
