@@ -46,6 +46,7 @@ import {
   ScopeResolver,
   SegmentService,
   EnvironmentCopyService,
+  ChangeRequestService,
   StatsService,
   StatsWorker,
   SyncHub,
@@ -81,6 +82,7 @@ import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
 import { addEnvironmentCopyGrpcService } from '@switchyard/transport/domains/environment-copy/grpc.ts';
+import { addChangeRequestGrpcService } from '@switchyard/transport/domains/change-requests/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
@@ -407,6 +409,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
       flagsAsCode: new FlagsAsCodeService(repos, scopes, notifier, eventDefinitionCache),
       environmentCopy: new EnvironmentCopyService(repos, scopes, notifier),
+      changeRequests: new ChangeRequestService(repos, scopes, notifier),
       contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
       clientAnswers: new ClientAnswers(evaluation),
@@ -477,6 +480,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addFlagsAsCodeGrpcService(server, { services, logger });
         addSegmentGrpcService(server, { services, logger });
         addEnvironmentCopyGrpcService(server, { services, logger });
+        addChangeRequestGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
         addGatewayGrpcServices(server, { services, verifier, logger });

@@ -133,8 +133,14 @@ before(async () => {
   await createSegment(client, token, tenant.environmentId, { key: 'fuzz-list', context_type: 'user', kind: 'list', included_keys: ['u1'] });
   const experiment = await createExperiment(client, tenant, { flag_key: 'fuzz-flag', metric_keys: ['purchase'] });
   const spare = expectStatus(await client.post(`/v1/management/environments/${tenant.environmentId}/sdk-keys`, { token }), 201, 'spare key');
+  const changeRequest = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/change-requests`, { token, body: { title: 'fuzz', changes: [{ flag_key: 'fuzz-flag', operations: [{ op: 'set_enabled', enabled: true }] }], submit: true } }),
+    201,
+    'change request',
+  );
   known = {
     org_id: [tenant.orgId],
+    change_request_id: [changeRequest.id],
     target_org_id: [tenant.orgId],
     project_id: [tenant.projectId],
     environment_id: [tenant.environmentId],

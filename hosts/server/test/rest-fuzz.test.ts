@@ -56,7 +56,16 @@ async function seedFixtures(): Promise<void> {
   const invitation = expectStatus(await client.post(`/v1/management/orgs/${tenant.orgId}/invitations`, { token, body: { email: 'fuzz-invitee@example.com', org_role: 'org_member' } }), 201, 'invite');
   // A second key for DELETE .../sdk-keys/{sdk_key_id}: the fuzzer may revoke it, never the key it uses.
   const spare = expectStatus(await client.post(`/v1/management/environments/${tenant.environmentId}/sdk-keys`, { token }), 201, 'spare key');
+  const changeRequest = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/change-requests`, { token, body: { title: 'fuzz', changes: [{ flag_key: 'fuzz-flag', operations: [{ op: 'set_enabled', enabled: true }] }], submit: true } }),
+    201,
+    'change request',
+  );
   known = {
+    // Change requests (docs/workflow-approvals.md): the request id, and the fields of its bodies.
+    id: [changeRequest.id],
+    verdict: ['approve', 'reject', 'comment'],
+    content_hash: [changeRequest.content_hash],
     org_id: [tenant.orgId],
     project_id: [tenant.projectId],
     env_id: [tenant.environmentId],
@@ -203,6 +212,8 @@ describe('REST fuzzing from /v1/openapi.json', () => {
   test('the server is healthy afterwards and logged no unhandled error', async () => {
     assert.equal((await fetch(`${ts.base}/readyz`)).status, 200);
     const token = await loginFrom(tenant.admin.email, tenant.admin.password, tenant.orgId);
+    // The fuzzer may have required approvals in the environment (docs/workflow-approvals.md): off again.
+    expectStatus(await client.request('PUT', `/v1/management/environments/${tenant.environmentId}/approval-policy`, { token, body: { required: false } }), 200, 'policy');
     // The fuzzer may have deleted the seeded flag: a new one is created and read back.
     const key = `after-fuzz-${Date.now()}`;
     expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/flags`, { token, body: splitFlag(key) }), 201, 'create a flag');

@@ -8,6 +8,7 @@ import { WebhooksPage } from './pages/webhooks.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
 import { ProtectedWriteDialog } from './components/protected-write-dialog.tsx';
 import { ComparePage } from './pages/compare.tsx';
+import { ChangeRequestsPage } from './pages/change-requests.tsx';
 import { ExperimentPage } from './pages/experiment.tsx';
 import { ExperimentsPage } from './pages/experiments.tsx';
 import { FlagPage } from './pages/flag.tsx';
@@ -67,6 +68,7 @@ const ENVIRONMENT_PAGES: Array<[string, string]> = [
   ['flags', 'Flags'],
   ['segments', 'Segments'],
   ['compare', 'Compare and copy'],
+  ['change-requests', 'Change requests'],
   ['experiments', 'Experiments'],
   ['events', 'Event definitions'],
   ['sdk-keys', 'SDK keys'],
@@ -210,6 +212,8 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
       return <SegmentsPage {...props} />;
     case 'compare':
       return <ComparePage {...props} fromId={route.id} />;
+    case 'change-requests':
+      return <ChangeRequestsPage {...props} requestId={route.id} />;
     case 'experiments':
       return route.id ? <ExperimentPage {...props} experimentId={route.id} /> : <ExperimentsPage {...props} />;
     case 'events':

@@ -326,3 +326,48 @@ export interface WebhookDeliveryRecord {
   created_at_ms: number;
   finished_at_ms?: number;
 }
+
+/** An environment's approval policy (docs/workflow-approvals.md). */
+export interface ApprovalPolicy {
+  environment_id: string;
+  required: boolean;
+  min_approvals: number;
+  allow_self_approval: boolean;
+  reset_on_change: boolean;
+  kill_switch_exempt: boolean;
+}
+
+export interface ChangeRequestReview {
+  id: string;
+  reviewer_id: string;
+  reviewer_email: string | null;
+  verdict: 'approve' | 'reject' | 'comment';
+  comment: string | null;
+  content_hash: string;
+  at_ms: number;
+}
+
+/** A change request as GET /v1/environments/{env_id}/change-requests/{id} shows it. */
+export interface ChangeRequest {
+  id: string;
+  environment_id: string;
+  title: string;
+  description: string;
+  changes: Array<{ flag_key?: string; segment_key?: string; operations: unknown[]; version: number }>;
+  content_hash: string;
+  status: 'draft' | 'open' | 'rejected' | 'applied' | 'cancelled' | 'conflicted' | 'scheduled';
+  author: { id: string; email: string | null };
+  revision: number;
+  conflict: string | null;
+  applied_by: { applier_id: string; approvers: string[] } | null;
+  approvals: Array<{ reviewer_id: string; reviewer_email: string | null; at_ms: number }>;
+  approvals_needed: number;
+  reviews: ChangeRequestReview[];
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** GET .../change-requests/{id}/preview: each change's state now and after. */
+export interface ChangeRequestPreview {
+  changes: Array<{ flag_key?: string; segment_key?: string; version_made_against: number; current_version: number; before: unknown; after: unknown; problem: string | null }>;
+}

@@ -25,6 +25,8 @@ export * from './flags/validate-flag.ts';
 export * from './flags/variant-uses.ts';
 export * from './flags/prerequisites.ts';
 export * from './flags/flag-operations.ts';
+export * from './workflow/change-requests.ts';
+export * from './ports/change-request-ports.ts';
 export * from './flags-as-code/document.ts';
 export * from './flags-as-code/document-schema.ts';
 export * from './flags/flag-metadata.ts';

@@ -163,6 +163,8 @@ test('another org: people and tokens get NOT_FOUND for what they could ever do, 
     'exposure.ingest',
     'segment.check',
     'flag.client_evaluate',
+    'change_request.approve',
+    'change_request.bypass',
   ];
   for (const action of ACTIONS) {
     const person = authorize(user('org_admin'), action, elsewhere);
@@ -216,6 +218,8 @@ const LEGACY_ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'api_token.manage',
   // new with issue 38, admin-only from the start
   'webhook.manage',
+  // Added with change requests (docs/workflow-approvals.md): bypassing approvals is an admin's, as environment.update is.
+  'change_request.bypass',
 ]);
 const LEGACY_SDK_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.evaluate', 'flag.sync', 'event.ingest', 'exposure.ingest', 'segment.check']);
 const LEGACY_CLIENT_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.client_evaluate', 'event.ingest', 'exposure.ingest']);

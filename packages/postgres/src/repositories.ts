@@ -30,6 +30,7 @@ import { PgMailOutboxRepository } from './mail-outbox-repository.pg.ts';
 import { PgAccountTokenRepository } from './account-token-repository.pg.ts';
 import { PgContextSigningSecretRepository } from './context-signing-secret-repository.pg.ts';
 import { PgContextAttributeRepository } from './context-attribute-repository.pg.ts';
+import { PgChangeRequestRepository } from './change-request-repository.pg.ts';
 import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
 import { PgWebhookRepository } from './webhook-repository.pg.ts';
 
@@ -68,5 +69,6 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     contextSigningSecrets: new PgContextSigningSecretRepository(sql),
     contextAttributes: new PgContextAttributeRepository(sql),
     webhooks: new PgWebhookRepository(sql),
+    changeRequests: new PgChangeRequestRepository(sql),
   };
 }

@@ -106,3 +106,5 @@ export * from './webhooks/webhook-sender.ts';
 export * from './webhooks/webhook-service.ts';
 export * from './webhooks/webhook-signing.ts';
 export * from './webhooks/webhook-slack.ts';
+export * from './workflow/change-request-service.ts';
+export * from './workflow/approval-gate.ts';

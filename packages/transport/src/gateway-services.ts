@@ -12,6 +12,7 @@ import type {
   CredentialVerifier,
   DefinitionSnapshots,
   EnvironmentCopyService,
+  ChangeRequestService,
   EvaluationService,
   EventDefinitionService,
   ExperimentService,
@@ -71,6 +72,8 @@ export interface GatewayServices {
   segments: SegmentService;
   /** Environment compare and copy (docs/contract.md "Environment compare and copy"). */
   environmentCopy: EnvironmentCopyService;
+  /** Approval policies and change requests (docs/workflow-approvals.md). */
+  changeRequests: ChangeRequestService;
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;

@@ -10,7 +10,7 @@ import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
 import { atIndex } from '../components/draft-updates.ts';
 import { Tabs } from '../components/tabs.tsx';
-import type { AuditEntry, ConsoleFlag, ContextAttributeRecord, Flag, Rule, Segment } from '../records.ts';
+import type { ApprovalPolicy, AuditEntry, ConsoleFlag, ContextAttributeRecord, Flag, Rule, Segment } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
 const TABS: Array<[string, string]> = [
@@ -80,6 +80,9 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
   const segments = useLoad(() => api.get<Segment[]>(apiPath`/v1/environments/${environment.environment_id}/segments`), [environment.environment_id]);
   const attributes = useLoad(() => attributeNames(api, environment.environment_id, [environment.environment_id, ...projectEnvironments.filter((e) => e.environment_id !== environment.environment_id).map((e) => e.environment_id)]), [environment.environment_id]);
   const [draft, setDraft] = useState<Rule[] | undefined>(undefined);
+  // An environment whose policy requires approval takes changes as change requests (docs/workflow-approvals.md).
+  const policy = useLoad(() => api.get<ApprovalPolicy>(apiPath`/v1/management/environments/${environment.environment_id}/approval-policy`), [environment.environment_id]);
+  const [requestError, setRequestError] = useState<unknown>(undefined);
   const [saveError, setSaveError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState('');
   const [switching, setSwitching] = useState<boolean | undefined>(undefined);
@@ -148,6 +151,37 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
         {current.value_type} flag{current.description ? ` — ${current.description}` : ''} · version {current.version} in {environment.environment_name}
         {current.archived ? ' · archived' : ''}
       </p>
+      {policy.data?.required && (
+        <div class="card" data-testid="request-change">
+          <p>
+            Changes in {environment.environment_name} need {policy.data.min_approvals} approval{policy.data.min_approvals === 1 ? '' : 's'}: request them instead of saving.
+            {policy.data.kill_switch_exempt ? ' Turning the flag off needs none.' : ''}
+          </p>
+          <button
+            type="button"
+            onClick={async () => {
+              setRequestError(undefined);
+              const operations: unknown[] = dirty
+                ? [{ op: 'set_rules', rules: rules.map((r, i) => ({ ...r, id: r.id || `rule-${i + 1}` })), version: current.version }]
+                : [{ op: 'set_enabled', enabled: !current.enabled }];
+              const title = dirty ? `Change the rules of ${current.key}` : `Turn ${current.key} ${current.enabled ? 'off' : 'on'}`;
+              try {
+                const created = await api.post<{ id: string }>(apiPath`/v1/environments/${environment.environment_id}/change-requests`, {
+                  title,
+                  changes: [{ flag_key: current.key, operations, version: current.version }],
+                  submit: true,
+                });
+                navigate({ envId: environment.environment_id, page: 'change-requests', id: created.id });
+              } catch (error) {
+                setRequestError(error);
+              }
+            }}
+          >
+            {dirty ? 'Request change: these rules' : `Request change: turn ${current.enabled ? 'off' : 'on'}`}
+          </button>
+          <ErrorMessage error={requestError} />
+        </div>
+      )}
       <label class="switch">
         <input
           type="checkbox"

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import type { Workspace } from '../app.tsx';
 import { ActionForm, ErrorMessage } from '../components/common.tsx';
 import { EnvironmentProtection } from '../components/environment-protection.tsx';
+import { ApprovalPolicyControls } from '../components/approval-policy.tsx';
 import type { Environment, Project } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -77,6 +78,7 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
           <li>
             <a href={hrefOf({ envId: e.environment_id, page: 'flags' })}>{e.environment_name}</a>
             <EnvironmentProtection workspace={workspace} environment={e} projectName={project.project_name} />
+            <ApprovalPolicyControls workspace={workspace} environment={e} projectName={project.project_name} />
           </li>
         ))}
       </ul>

@@ -10,6 +10,7 @@ import type { OrgDomainRepository } from './org-domain-ports.ts';
 import type { WebhookRepository } from './webhook-ports.ts';
 import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
 import type { ContextAttributeRepository } from '../flags/context-attribute-ports.ts';
+import type { ChangeRequestRepository } from './change-request-ports.ts';
 import type { ApiTokenRepository, EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -57,4 +58,6 @@ export interface Repositories {
   contextAttributes: ContextAttributeRepository;
   /** Webhook endpoints and their outbox of deliveries (docs/workflow.md "Webhooks"). */
   webhooks: WebhookRepository;
+  /** Per environment, the approval policy and the change requests (docs/workflow-approvals.md). */
+  changeRequests: ChangeRequestRepository;
 }

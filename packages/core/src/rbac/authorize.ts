@@ -113,6 +113,10 @@ export const ACTIONS = [
   'segment.check',
   // client-key traffic: OFREP for client-visible flags and the browser stream
   'flag.client_evaluate',
+  // change requests (docs/workflow-approvals.md): approving (or rejecting) someone's request, and
+  // writing directly into an environment whose approval policy requires a request
+  'change_request.approve',
+  'change_request.bypass',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -185,6 +189,8 @@ export const ACTION_REQUIREMENTS: Readonly<Record<Exclude<Action, 'admin.manage'
   'exposure.ingest': { role: 'editor', at: 'resource' },
   'segment.check': { role: 'viewer', at: 'resource' },
   'flag.client_evaluate': { role: 'viewer', at: 'resource' },
+  'change_request.approve': { role: 'editor', at: 'resource' },
+  'change_request.bypass': { role: 'admin', at: 'resource' },
 };
 
 /**
@@ -211,6 +217,8 @@ export const API_TOKEN_REFUSED_ACTIONS: ReadonlySet<Action> = new Set<Action>([
   'exposure.ingest',
   'segment.check',
   'flag.client_evaluate',
+  'change_request.approve',
+  'change_request.bypass',
 ]);
 
 /** A person's bindings; without explicit ones, those of the org role (exactly the rights org roles gave before bindings). */

@@ -25,6 +25,7 @@ import { InMemorySessionRepository } from './in-memory-session-repository.ts';
 import { InMemoryInvitationRepository } from './in-memory-invitation-repository.ts';
 import { InMemoryAccountTokenRepository, InMemoryMailOutboxRepository } from './in-memory-mail-repositories.ts';
 import { InMemoryContextSigningSecretRepository } from './in-memory-context-signing-secret-repository.ts';
+import { InMemoryChangeRequestRepository } from './in-memory-change-request-repository.ts';
 import { InMemoryContextAttributeRepository } from './in-memory-context-attribute-repository.ts';
 import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
@@ -70,6 +71,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     contextSigningSecrets: new InMemoryContextSigningSecretRepository(state),
     contextAttributes: new InMemoryContextAttributeRepository(state),
     webhooks: new InMemoryWebhookRepository(state),
+    changeRequests: new InMemoryChangeRequestRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;

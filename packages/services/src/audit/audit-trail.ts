@@ -2,6 +2,7 @@ import type { AuditActor, AuditDraft, Principal, Repositories } from '@switchyar
 import { changeIntentOf } from './change-intent.ts';
 import { requireProtectionMet } from './environment-protection.ts';
 import { enqueueWebhookDeliveries } from '../webhooks/webhook-outbox.ts';
+import { requireApprovalGate } from '../workflow/approval-gate.ts';
 
 /** What a write says about itself; who and when are filled in by `recordChange`. */
 export interface Change {
@@ -43,13 +44,16 @@ async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor
  *
  * It is also where a critical environment's protection is enforced (docs/access.md "Critical
  * environments"): every write records its change here, inside its unit of work, so refusing here
- * (FAILED_PRECONDITION) rolls the write back, whichever service made it. The request's comment,
- * if any, is kept in the entry. And it writes the entry's webhook deliveries (the outbox), in the
- * same unit of work.
+ * (FAILED_PRECONDITION) rolls the write back, whichever service made it; the approval gate of an
+ * environment whose policy requires change requests too (workflow/approval-gate.ts). The request's
+ * comment, if any, is kept in the entry. And it writes the entry's webhook deliveries (the outbox),
+ * in the same unit of work.
  */
 export async function recordChange(repos: Repositories, acting: Acting, change: Change, atMs: number): Promise<void> {
   const intent = isPrincipal(acting) ? changeIntentOf(acting) : {};
   if (isPrincipal(acting) && change.environmentId) await requireProtectionMet(repos, acting, { orgId: change.orgId, environmentId: change.environmentId }, intent);
+  // The approval gate (docs/workflow-approvals.md): a bypass or kill switch adds its note to the details.
+  const gate = isPrincipal(acting) ? await requireApprovalGate(repos, acting, change) : {};
   const draft: AuditDraft = {
     orgId: change.orgId,
     atMs,
@@ -61,7 +65,7 @@ export async function recordChange(repos: Repositories, acting: Acting, change: 
     environmentId: change.environmentId ?? null,
     before: change.before ?? null,
     after: change.after ?? null,
-    details: change.details ?? {},
+    details: { ...(change.details ?? {}), ...gate },
     comment: intent.comment ?? null,
   };
   const entry = await repos.audit.append(draft);

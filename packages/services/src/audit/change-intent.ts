@@ -8,6 +8,12 @@ import { invalidArgument, type Principal } from '@switchyard/core';
 export interface ChangeIntent {
   confirmEnvironmentId?: string;
   comment?: string;
+  /**
+   * `X-Approval-Bypass: true`: write directly into an environment whose approval policy requires a
+   * change request, for a caller allowed `change_request.bypass` (docs/workflow-approvals.md);
+   * the entry records that it was bypassed.
+   */
+  bypassApprovals?: true;
 }
 
 /**
@@ -53,8 +59,15 @@ export function parseChangeIntent(values: {
   changeComment?: string | readonly string[];
   /** gRPC `x-change-comment-bin`: the comment's UTF-8 bytes (how the gateway hop sends it). */
   changeCommentBytes?: readonly Uint8Array[];
+  /** `X-Approval-Bypass` (gRPC metadata `x-approval-bypass`): only `true` is a value. */
+  approvalBypass?: string | readonly string[];
 }): ChangeIntent {
   const intent: ChangeIntent = {};
+  const bypass = single(values.approvalBypass, 'x-approval-bypass');
+  if (bypass !== undefined) {
+    if (bypass.trim().toLowerCase() !== 'true') throw invalidArgument('x-approval-bypass must be true (or left out)', 'x-approval-bypass');
+    intent.bypassApprovals = true;
+  }
   const confirm = single(values.confirmEnvironment, 'x-confirm-environment');
   if (confirm !== undefined) {
     const id = confirm.trim();

@@ -28,6 +28,8 @@ export interface PresentedCredentials {
     confirmEnvironment: string | readonly string[] | undefined;
     changeComment: string | readonly string[] | undefined;
     changeCommentBytes?: readonly Uint8Array[];
+    /** `X-Approval-Bypass` (docs/workflow-approvals.md). */
+    approvalBypass?: string | readonly string[] | undefined;
   };
 }
 
@@ -97,7 +99,7 @@ export async function authenticatePresented(verifier: CallerVerifier, presented:
 function withPresentedIntent(principal: Principal, presented: PresentedCredentials): Principal {
   if (presented.intent === undefined) return principal;
   const intent = parseChangeIntent(presented.intent);
-  if (intent.confirmEnvironmentId === undefined && intent.comment === undefined) return principal;
+  if (intent.confirmEnvironmentId === undefined && intent.comment === undefined && intent.bypassApprovals === undefined) return principal;
   const copy = withChangeIntent(principal, intent);
   const credential = credentialOf(principal);
   return credential === undefined ? copy : linkCredential(copy, credential);

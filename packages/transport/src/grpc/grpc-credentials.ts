@@ -11,6 +11,7 @@ export const presentedByMetadata = (metadata: grpc.Metadata): PresentedCredentia
   intent: {
     confirmEnvironment: metadata.get('x-confirm-environment').map(String),
     changeComment: metadata.get('x-change-comment').map(String),
+    approvalBypass: metadata.get('x-approval-bypass').map(String),
     changeCommentBytes: metadata.get('x-change-comment-bin').filter((value): value is Buffer => Buffer.isBuffer(value)),
   },
 });

@@ -11,7 +11,11 @@ export const presentedByRequest = (request: FastifyRequest): PresentedCredential
   sdkKey: request.headers['x-sdk-key'],
   where: 'header',
   clientAddress: request.ip,
-  intent: { confirmEnvironment: request.headers['x-confirm-environment'], changeComment: request.headers['x-change-comment'] },
+  intent: {
+    confirmEnvironment: request.headers['x-confirm-environment'],
+    changeComment: request.headers['x-change-comment'],
+    approvalBypass: request.headers['x-approval-bypass'],
+  },
 });
 
 /**

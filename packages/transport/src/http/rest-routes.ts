@@ -23,6 +23,7 @@ import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerWebhookRoutes } from '../domains/webhooks/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerEnvironmentCopyRoutes } from '../domains/environment-copy/rest-routes.ts';
+import { registerChangeRequestRoutes } from '../domains/change-requests/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import { registerSigningSecretRoutes } from '../domains/client/signing-secret-rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
@@ -49,6 +50,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerContextAttributeRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEnvironmentCopyRoutes(http, services);
+  registerChangeRequestRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);
   // CORS preflights of the client routes (OFREP, exposures, events).

@@ -61,6 +61,7 @@ export function changeIntentMetadata(principal: object, metadata: grpc.Metadata)
   const intent = changeIntentOf(principal);
   if (intent.confirmEnvironmentId !== undefined) metadata.set('x-confirm-environment', intent.confirmEnvironmentId);
   if (intent.comment !== undefined) metadata.set('x-change-comment-bin', Buffer.from(intent.comment, 'utf8'));
+  if (intent.bypassApprovals === true) metadata.set('x-approval-bypass', 'true');
   return metadata;
 }
 

@@ -242,6 +242,26 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { compare: scoped, copy: scopedDefinitionsWrite },
   },
   {
+    member: 'changeRequests',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.ChangeRequestGatewayService',
+    // The scope is the request's environment (the policy routes' too).
+    scopeMethod: 'scope',
+    methods: {
+      getPolicy: scoped,
+      putPolicy: scoped,
+      list: scoped,
+      get: scoped,
+      preview: scoped,
+      create: scoped,
+      update: scoped,
+      submit: scoped,
+      cancel: scoped,
+      review: scoped,
+      apply: scopedDefinitionsWrite,
+    },
+  },
+  {
     member: 'eventDefinitions',
     proto: 'svc/events/v1/events_gateway.proto',
     service: 'svc.events.v1.EventDefinitionGatewayService',

@@ -5,14 +5,14 @@ import { PROTO_ROOT, loadProto } from '@switchyard/transport/grpc/proto.ts';
 import type { Shared } from './fixtures.ts';
 import type { GrpcDescriptor } from './grpc-descriptor.ts';
 import { authRpcs } from './grpc/auth.ts';
-import { contentRpcs } from './grpc/content.ts';
+import { changeRequestRpcs, contentRpcs } from './grpc/content.ts';
 import { managementRpcs } from './grpc/management.ts';
 import { expected } from './rule.ts';
 import type { Cell } from './run-rows.ts';
 import type { World } from './world.ts';
 
 /** Every hand-written gRPC descriptor; the table fails for a public method missing here. */
-export const GRPC_DESCRIPTORS: GrpcDescriptor[] = [...authRpcs, ...managementRpcs, ...contentRpcs];
+export const GRPC_DESCRIPTORS: GrpcDescriptor[] = [...authRpcs, ...managementRpcs, ...contentRpcs, ...changeRequestRpcs];
 
 /** The public protos: proto/svc/*\/v1/*.proto but the gateway's, common and service_call. */
 function publicProtoFiles(): string[] {

@@ -2,6 +2,7 @@ import { adminDescriptors } from './rest/admin.ts';
 import { authDescriptors } from './rest/auth.ts';
 import { environmentContentDescriptors } from './rest/environment-content.ts';
 import { environmentCopyDescriptors } from './rest/environment-copy.ts';
+import { changeRequestDescriptors } from './rest/change-requests.ts';
 import { flagDescriptors } from './rest/flags.ts';
 import { managementDescriptors } from './rest/management.ts';
 import { sdkTrafficDescriptors } from './rest/sdk-traffic.ts';
@@ -19,6 +20,7 @@ export const REST_DESCRIPTORS: RestDescriptor[] = [
   ...flagDescriptors,
   ...environmentContentDescriptors,
   ...environmentCopyDescriptors,
+  ...changeRequestDescriptors,
   ...sdkTrafficDescriptors,
 ];
 

@@ -1,7 +1,8 @@
 import { unique } from '../../rest-client.ts';
 import { freshEventDefinition, freshExperiment, freshFlag } from '../fixtures.ts';
 import { rpc, type GrpcDescriptor } from '../grpc-descriptor.ts';
-import { KEY_ONLY, KEY_ONLY_AUTHENTICATED, PRODUCTION, PROJECT_P, STAGING, editor, freshIfAllowed, noTokens, viewer } from '../rest-descriptor.ts';
+import { KEY_ONLY, KEY_ONLY_AUTHENTICATED, PRODUCTION, PROJECT_P, STAGING, admin, editor, freshIfAllowed, noTokens, viewer } from '../rest-descriptor.ts';
+import { rowRequest, sharedChangeRequest } from '../rest/change-requests.ts';
 import type { RowContext } from '../rest-descriptor.ts';
 
 /**
@@ -98,4 +99,27 @@ export const contentRpcs: GrpcDescriptor[] = [
 
   rpc('svc.stats.v1.StatsService/TriggerRecompute', editor('environment'), STAGING, (c) => ({ message: { experiment_id: c.shared.experimentId } })),
   rpc('svc.stats.v1.StatsService/GetJobStatus', viewer('environment'), STAGING, (c) => ({ message: { job_id: c.shared.jobId } })),
+];
+
+// Approval policies and change requests (as on REST: staging; see rest/change-requests.ts).
+const crCall = (environment_id: string, change_request_id = '', body: unknown = {}) => ({
+  message: { environment_id, change_request_id, body_json: Buffer.from(JSON.stringify(body)) },
+});
+const crRequest = async (c: RowContext, options: Parameters<typeof rowRequest>[1] = {}) => rowRequest(c, options);
+export const changeRequestRpcs: GrpcDescriptor[] = [
+  rpc('svc.flags.v1.ChangeRequestService/GetApprovalPolicy', viewer('environment'), STAGING, (c) => crCall(staging(c))),
+  rpc('svc.flags.v1.ChangeRequestService/PutApprovalPolicy', admin('environment'), STAGING, async (c) => {
+    await sharedChangeRequest(c.world);
+    return crCall(staging(c), '', { allow_self_approval: true });
+  }),
+  rpc('svc.flags.v1.ChangeRequestService/ListChangeRequests', viewer('environment'), STAGING, (c) => crCall(staging(c))),
+  rpc('svc.flags.v1.ChangeRequestService/CreateChangeRequest', editor('environment'), STAGING, (c) =>
+    crCall(staging(c), '', { title: 'access', changes: [{ flag_key: c.shared.flagKey, operations: [{ op: 'set_enabled', enabled: true }] }] })),
+  rpc('svc.flags.v1.ChangeRequestService/GetChangeRequest', viewer('environment'), STAGING, async (c) => crCall(staging(c), await sharedChangeRequest(c.world))),
+  rpc('svc.flags.v1.ChangeRequestService/PreviewChangeRequest', viewer('environment'), STAGING, async (c) => crCall(staging(c), await sharedChangeRequest(c.world))),
+  rpc('svc.flags.v1.ChangeRequestService/UpdateChangeRequest', editor('environment'), STAGING, async (c) => crCall(staging(c), await crRequest(c, { ownDraft: false }), { title: 'edited' })),
+  rpc('svc.flags.v1.ChangeRequestService/SubmitChangeRequest', editor('environment'), STAGING, async (c) => crCall(staging(c), await crRequest(c, { ownDraft: true }))),
+  rpc('svc.flags.v1.ChangeRequestService/CancelChangeRequest', editor('environment'), STAGING, async (c) => crCall(staging(c), await crRequest(c, { ownDraft: false }))),
+  rpc('svc.flags.v1.ChangeRequestService/ReviewChangeRequest', noTokens(editor('environment')), STAGING, async (c) => crCall(staging(c), await crRequest(c), { verdict: 'approve' })),
+  rpc('svc.flags.v1.ChangeRequestService/ApplyChangeRequest', editor('environment'), STAGING, async (c) => crCall(staging(c), await crRequest(c))),
 ];
