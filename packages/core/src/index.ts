@@ -24,6 +24,7 @@ export * from './flags/validate-flag.ts';
 export * from './flags/variant-uses.ts';
 export * from './flags/prerequisites.ts';
 export * from './flags/flag-operations.ts';
+export * from './flags/scheduled-change-ports.ts';
 export * from './flags-as-code/document.ts';
 export * from './flags-as-code/document-schema.ts';
 export * from './flags/flag-metadata.ts';

@@ -31,6 +31,7 @@ import { PgAccountTokenRepository } from './account-token-repository.pg.ts';
 import { PgContextSigningSecretRepository } from './context-signing-secret-repository.pg.ts';
 import { PgContextAttributeRepository } from './context-attribute-repository.pg.ts';
 import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
+import { PgScheduledChangeRepository } from './scheduled-change-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -66,5 +67,6 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     orgDomains: new PgOrgDomainRepository(sql),
     contextSigningSecrets: new PgContextSigningSecretRepository(sql),
     contextAttributes: new PgContextAttributeRepository(sql),
+    scheduledChanges: new PgScheduledChangeRepository(sql),
   };
 }

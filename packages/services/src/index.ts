@@ -96,3 +96,5 @@ export * from './api-tokens/api-token-input.ts';
 export * from './auth/api-token-throttle.ts';
 export * from './auth/api-token-uses.ts';
 export * from './import/launchdarkly.ts';
+export * from './schedules/scheduled-change-service.ts';
+export * from './schedules/scheduled-change-worker.ts';

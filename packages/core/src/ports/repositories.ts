@@ -9,6 +9,7 @@ import type { AccountTokenRepository, MailOutboxRepository } from './mail-ports.
 import type { OrgDomainRepository } from './org-domain-ports.ts';
 import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
 import type { ContextAttributeRepository } from '../flags/context-attribute-ports.ts';
+import type { ScheduledChangeRepository } from '../flags/scheduled-change-ports.ts';
 import type { ApiTokenRepository, EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -54,4 +55,6 @@ export interface Repositories {
   contextSigningSecrets: ContextSigningSecretRepository;
   /** Per environment, the attribute names evaluated contexts used (docs/contract.md "Context attributes"). */
   contextAttributes: ContextAttributeRepository;
+  /** Flag changes applied at a time (docs/workflow-schedules.md "Scheduled changes"). */
+  scheduledChanges: ScheduledChangeRepository;
 }

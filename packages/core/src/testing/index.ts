@@ -27,6 +27,7 @@ import { InMemoryAccountTokenRepository, InMemoryMailOutboxRepository } from './
 import { InMemoryContextSigningSecretRepository } from './in-memory-context-signing-secret-repository.ts';
 import { InMemoryContextAttributeRepository } from './in-memory-context-attribute-repository.ts';
 import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
+import { InMemoryScheduledChangeRepository } from './in-memory-scheduled-change-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
 export { InMemoryState } from './in-memory-state.ts';
@@ -67,6 +68,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     orgDomains: new InMemoryOrgDomainRepository(state),
     contextSigningSecrets: new InMemoryContextSigningSecretRepository(state),
     contextAttributes: new InMemoryContextAttributeRepository(state),
+    scheduledChanges: new InMemoryScheduledChangeRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;
