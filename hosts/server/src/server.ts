@@ -41,6 +41,8 @@ import {
   ScopeResolver,
   SegmentService,
   EnvironmentCopyService,
+  ScheduledChangeService,
+  ScheduledChangeWorker,
   StatsService,
   StatsWorker,
   SyncHub,
@@ -112,6 +114,8 @@ export interface RunningServer {
   bootstrap: BootstrapResult;
   /** Runs recompute jobs and the schedule of ACTIVE experiments (tests drive it directly too). */
   statsWorker: StatsWorker;
+  /** Applies due scheduled changes (tests drive it directly too). */
+  scheduler: ScheduledChangeWorker;
   /** Deletes expired idempotency answers, refresh tokens and login failures (tests run it directly too). */
   pruner: Pruner;
   /** The per-environment row quota of events and exposures (tests refresh it after a pruner run). */
@@ -150,6 +154,7 @@ const SHUTDOWN_ORDER = [
   'ingest writers',
   'key uses',
   'stats worker',
+  'scheduler',
   'pruner',
   'mail worker',
 ] as const;
@@ -286,6 +291,13 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
     shutdown.add('stats worker', () => statsWorker.stop());
+    // Every services process runs one: a due change is claimed (FOR UPDATE SKIP LOCKED) by exactly one.
+    const schedulesLog = logging.forModule('schedules');
+    const scheduler = new ScheduledChangeWorker(repos, notifier, {
+      pollMs: config.schedulesPollMs,
+      log: (level, message, fields) => schedulesLog[level](fields ?? {}, message),
+    });
+    shutdown.add('scheduler', () => scheduler.stop());
     // One instance at a time prunes (an advisory lock); stopped before the pool closes.
     const pruneLog = logging.forModule('prune');
     const pruner = new Pruner(repos, new PgAdvisoryLock(database.sql, 'switchyard:prune'), {
@@ -380,6 +392,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
       flagsAsCode: new FlagsAsCodeService(repos, scopes, notifier, eventDefinitionCache),
       environmentCopy: new EnvironmentCopyService(repos, scopes, notifier),
+      scheduledChanges: new ScheduledChangeService(repos, scopes, notifier),
       contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
       clientAnswers: new ClientAnswers(evaluation),
@@ -466,6 +479,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       return sync.stop();
     });
     statsWorker.start();
+    scheduler.start();
     pruner.start();
     mailWorker.start();
 
@@ -480,6 +494,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       database,
       bootstrap: bootstrapResult,
       statsWorker,
+      scheduler,
       pruner,
       rowQuota,
       metrics,

@@ -12,6 +12,7 @@ import type {
   CredentialVerifier,
   DefinitionSnapshots,
   EnvironmentCopyService,
+  ScheduledChangeService,
   EvaluationService,
   EventDefinitionService,
   ExperimentService,
@@ -70,6 +71,8 @@ export interface GatewayServices {
   segments: SegmentService;
   /** Environment compare and copy (docs/contract.md "Environment compare and copy"). */
   environmentCopy: EnvironmentCopyService;
+  /** Scheduled changes and revert (docs/workflow.md "Scheduled changes", "Revert"). */
+  scheduledChanges: ScheduledChangeService;
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;

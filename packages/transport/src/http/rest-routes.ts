@@ -22,6 +22,7 @@ import { registerRoleBindingRoutes } from '../domains/management/rest-role-bindi
 import { registerOrgDomainRoutes } from '../domains/org-domains/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerEnvironmentCopyRoutes } from '../domains/environment-copy/rest-routes.ts';
+import { registerScheduledChangeRoutes } from '../domains/schedules/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import { registerSigningSecretRoutes } from '../domains/client/signing-secret-rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
@@ -47,6 +48,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerContextAttributeRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEnvironmentCopyRoutes(http, services);
+  registerScheduledChangeRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);
   // CORS preflights of the client routes (OFREP, exposures, events).

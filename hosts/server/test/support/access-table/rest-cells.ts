@@ -5,6 +5,7 @@ import { environmentCopyDescriptors } from './rest/environment-copy.ts';
 import { flagDescriptors } from './rest/flags.ts';
 import { managementDescriptors } from './rest/management.ts';
 import { sdkTrafficDescriptors } from './rest/sdk-traffic.ts';
+import { scheduleDescriptors } from './rest/schedules.ts';
 import type { Shared } from './fixtures.ts';
 import { expected } from './rule.ts';
 import type { RestDescriptor } from './rest-descriptor.ts';
@@ -19,6 +20,7 @@ export const REST_DESCRIPTORS: RestDescriptor[] = [
   ...flagDescriptors,
   ...environmentContentDescriptors,
   ...environmentCopyDescriptors,
+  ...scheduleDescriptors,
   ...sdkTrafficDescriptors,
 ];
 
