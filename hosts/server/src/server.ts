@@ -77,6 +77,7 @@ import { ClientAnswers } from '@switchyard/transport/domains/client/rest-client-
 import { addManagementGrpcService } from '@switchyard/transport/domains/management/grpc.ts';
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
 import { addEnvironmentCopyGrpcService } from '@switchyard/transport/domains/environment-copy/grpc.ts';
+import { addScheduledChangeGrpcService } from '@switchyard/transport/domains/schedules/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
@@ -457,6 +458,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addFlagsAsCodeGrpcService(server, { services, logger });
         addSegmentGrpcService(server, { services, logger });
         addEnvironmentCopyGrpcService(server, { services, logger });
+        addScheduledChangeGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
         addGatewayGrpcServices(server, { services, verifier, logger });

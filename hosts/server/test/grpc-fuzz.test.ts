@@ -133,7 +133,14 @@ before(async () => {
   await createSegment(client, token, tenant.environmentId, { key: 'fuzz-list', context_type: 'user', kind: 'list', included_keys: ['u1'] });
   const experiment = await createExperiment(client, tenant, { flag_key: 'fuzz-flag', metric_keys: ['purchase'] });
   const spare = expectStatus(await client.post(`/v1/management/environments/${tenant.environmentId}/sdk-keys`, { token }), 201, 'spare key');
+  const scheduled = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/scheduled-changes`, { token, body: { execute_at_ms: Date.now() + 365 * 24 * 60 * 60_000, operations: [{ op: 'set_enabled', enabled: false }] } }),
+    201,
+    'scheduled change',
+  );
+  const history = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/history`, { token }), 200, 'history');
   known = {
+    audit_entry_id: (history.entries as Array<{ id: string }>).map((entry) => entry.id),
     org_id: [tenant.orgId],
     target_org_id: [tenant.orgId],
     project_id: [tenant.projectId],
@@ -146,7 +153,7 @@ before(async () => {
     segment_key: ['fuzz-list'],
     metric_key: ['purchase'],
     experiment_id: [experiment.id],
-    id: [experiment.id],
+    id: [experiment.id, scheduled.id],
     user_id: [tenant.member.userId],
     sdk_key_id: [spare.sdk_key_id],
     context_type: ['user'],

@@ -56,7 +56,17 @@ async function seedFixtures(): Promise<void> {
   const invitation = expectStatus(await client.post(`/v1/management/orgs/${tenant.orgId}/invitations`, { token, body: { email: 'fuzz-invitee@example.com', org_role: 'org_member' } }), 201, 'invite');
   // A second key for DELETE .../sdk-keys/{sdk_key_id}: the fuzzer may revoke it, never the key it uses.
   const spare = expectStatus(await client.post(`/v1/management/environments/${tenant.environmentId}/sdk-keys`, { token }), 201, 'spare key');
+  // A scheduled change a year ahead (the fuzzer may edit or cancel it), and a flag entry to revert to.
+  const executeAtMs = Date.now() + 365 * 24 * 60 * 60_000;
+  const scheduled = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/scheduled-changes`, { token, body: { execute_at_ms: executeAtMs, operations: [{ op: 'set_enabled', enabled: false }] } }),
+    201,
+    'scheduled change',
+  );
+  const history = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/history`, { token }), 200, 'history');
   known = {
+    change_id: [scheduled.id],
+    audit_entry_id: (history.entries as Array<{ id: string }>).map((entry) => entry.id),
     org_id: [tenant.orgId],
     project_id: [tenant.projectId],
     env_id: [tenant.environmentId],

@@ -114,7 +114,7 @@ describe('scheduled changes: creation', () => {
     await rejectsWith(schedules.create(viewer, env, 'checkout', { execute_at_ms: T0 + HOUR, operations: [{ op: 'set_enabled', enabled: true }] }), 'PERMISSION_DENIED');
     assert.deepEqual(await schedules.list(viewer, env, {}, 'checkout'), []);
     const sdk: Principal = { kind: 'sdk_key', sdkKeyId: 'k', ...env };
-    await rejectsWith(schedules.list(sdk, env, {}), 'PERMISSION_DENIED');
+    await rejectsWith(schedules.list(sdk, env, {}, null), 'PERMISSION_DENIED');
   });
 });
 

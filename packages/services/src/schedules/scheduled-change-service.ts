@@ -159,8 +159,11 @@ export class ScheduledChangeService {
     return { ...toScheduledChangeRecord(change), contending: this.contending(change, pending) };
   }
 
-  /** One environment's schedules (a calendar: `from_ms` ≤ execute_at_ms < `to_ms`), or one flag's. */
-  async list(principal: Principal, scope: EnvironmentScope, query: ScheduledChangeListQuery, flagKey?: string): Promise<ScheduledChangeRecord[]> {
+  /**
+   * One environment's schedules (a calendar: `from_ms` ≤ execute_at_ms < `to_ms`), or one flag's
+   * (`flagKey`; null: the query's `flag_key`, if any). Every argument is always passed (the gateway hop counts them).
+   */
+  async list(principal: Principal, scope: EnvironmentScope, query: ScheduledChangeListQuery, flagKey: string | null): Promise<ScheduledChangeRecord[]> {
     requireAllowed(principal, 'flag.read', scope);
     const fromMs = queryNumber(query.from_ms, 'from_ms');
     const toMs = queryNumber(query.to_ms, 'to_ms');
@@ -172,7 +175,7 @@ export class ScheduledChangeService {
       for (const name of names) if (!SCHEDULED_CHANGE_STATUSES.includes(name as ScheduledChangeStatus)) throw invalidArgument(`status must be one or more of ${SCHEDULED_CHANGE_STATUSES.join(', ')}`, 'status');
       statuses = names as ScheduledChangeStatus[];
     }
-    let key = flagKey;
+    let key = flagKey ?? undefined;
     if (key === undefined && present(query.flag_key) && query.flag_key !== '') {
       if (typeof query.flag_key !== 'string') throw invalidArgument('flag_key must be a flag key', 'flag_key');
       key = query.flag_key;

@@ -47,7 +47,7 @@ export function registerScheduledChangeRoutes(app: FastifyInstance, services: Ga
     },
     async (request) => {
       const { principal, scope } = await resolve(request);
-      return scheduledChanges.list(principal, scope, request.query);
+      return scheduledChanges.list(principal, scope, request.query, null);
     },
   );
 

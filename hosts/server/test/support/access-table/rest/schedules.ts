@@ -11,10 +11,10 @@ import type { World } from '../world.ts';
  */
 
 const flags = ({ world }: RowContext, rest: string) => `/v1/environments/${world.environments.staging}/flags${rest}`;
-const YEAR_MS = 365 * 24 * 60 * 60_000;
+export const YEAR_MS = 365 * 24 * 60 * 60_000;
 const admin = (world: World) => world.tenant.admin.token;
 
-async function freshSchedule(world: World, flagKey: string): Promise<string> {
+export async function freshSchedule(world: World, flagKey: string): Promise<string> {
   const created = expectStatus(
     await world.client.post(`/v1/environments/${world.environments.staging}/flags/${flagKey}/scheduled-changes`, {
       token: admin(world),
@@ -27,7 +27,7 @@ async function freshSchedule(world: World, flagKey: string): Promise<string> {
 }
 
 /** A fresh flag changed once in staging, and that change's entry (a revert's argument). */
-async function freshRevertible(world: World): Promise<{ key: string; entryId: string }> {
+export async function freshRevertible(world: World): Promise<{ key: string; entryId: string }> {
   const key = await freshFlag(world);
   const staging = world.environments.staging;
   expectStatus(await world.client.request('PUT', `/v1/environments/${staging}/flags/${key}`, { token: admin(world), body: { enabled: false } }), 200, 'change to revert');
