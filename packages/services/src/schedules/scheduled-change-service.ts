@@ -369,7 +369,7 @@ export async function applyRevert(tx: Repositories, acting: Acting, scope: Envir
 }
 
 /** Whether the party who scheduled a change may still write there; the reason when not. */
-export async function schedulerMayStillWrite(tx: Repositories, change: ScheduledChange): Promise<string | null> {
+export async function schedulerMayStillWrite(tx: Repositories, change: ScheduledChange, nowMs: number): Promise<string | null> {
   const scope = { orgId: change.orgId, projectId: change.projectId, environmentId: change.environmentId };
   const who = change.createdBy;
   if (who.type === 'user') {
@@ -384,7 +384,7 @@ export async function schedulerMayStillWrite(tx: Repositories, change: Scheduled
     const token = await tx.apiTokens.get({ orgId: change.orgId }, who.id);
     const name = `API token '${who.name ?? who.id}'`;
     if (!token || token.revokedAtMs !== null) return `${name}, which scheduled it, is revoked`;
-    if (token.expiresAtMs !== null && token.expiresAtMs <= Date.now()) return `${name}, which scheduled it, has expired`;
+    if (token.expiresAtMs !== null && token.expiresAtMs <= nowMs) return `${name}, which scheduled it, has expired`;
     const principal: Principal = { kind: 'api_token', tokenId: token.id, name: token.name, orgId: token.orgId, role: token.role, scope: token.scope, expiresAtMs: token.expiresAtMs };
     if (!authorize(principal, 'flag.write', scope).allowed) return `${name}, which scheduled it, may no longer change flags in this environment`;
     return null;

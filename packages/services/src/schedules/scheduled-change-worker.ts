@@ -111,7 +111,7 @@ export class ScheduledChangeWorker {
       let reason: string | null = null;
       try {
         await tx.unitOfWork.run(async (inner) => {
-          const refusal = await schedulerMayStillWrite(inner, change);
+          const refusal = await schedulerMayStillWrite(inner, change, atMs);
           if (refusal !== null) {
             reason = refusal;
             throw new Refused();
