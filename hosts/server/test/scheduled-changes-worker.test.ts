@@ -186,6 +186,25 @@ describe('scheduled changes: the worker', () => {
     assert.equal((await flagNow())!.enabled, false);
   });
 
+  test("a member demoted to viewer, or a revoked API token: the schedule fails with a reason and writes nothing", async () => {
+    const byMember = await schedules.create(member, env, 'checkout', { execute_at_ms: T0 + HOUR, operations: [{ op: 'set_enabled', enabled: true }] });
+    await repos.users.setBindings({ orgId: env.orgId }, memberId, [{ role: 'viewer' }]);
+    const token = await repos.apiTokens.create({ orgId: env.orgId }, { name: 'ci', role: 'editor', scope: {}, tokenPrefix: 'swy_x', tokenHash: `h-${Math.random()}`, createdByUserId: null, expiresAtMs: null });
+    const tokenPrincipal: Principal = { kind: 'api_token', tokenId: token.id, name: 'ci', orgId: env.orgId, role: 'editor', scope: {}, expiresAtMs: null };
+    const byToken = await schedules.create(tokenPrincipal, env, 'checkout', { execute_at_ms: T0 + HOUR, operations: [{ op: 'set_off_variant', variant_key: 'on' }] });
+    await repos.apiTokens.revoke({ orgId: env.orgId }, token.id, T0);
+    clock = T0 + HOUR;
+    await new ScheduledChangeWorker(repos, notifier, { now }).runDue();
+    const memberOutcome = await schedules.get(admin, env, 'checkout', byMember.id);
+    assert.equal(memberOutcome.status, 'failed');
+    assert.match(memberOutcome.reason!, /may no longer change flags in this environment/);
+    const tokenOutcome = await schedules.get(admin, env, 'checkout', byToken.id);
+    assert.equal(tokenOutcome.status, 'failed');
+    assert.match(tokenOutcome.reason!, /API token 'ci', which scheduled it, is revoked/);
+    const flag = (await flagNow())!;
+    assert.deepEqual([flag.enabled, flag.off_variant_key, flag.version], [false, 'off', 1]);
+  });
+
   test('deleting or archiving the flag cancels its pending schedules in the same write', async () => {
     const inProduction = await schedules.create(member, env, 'checkout', { execute_at_ms: T0 + HOUR, operations: [{ op: 'set_enabled', enabled: true }] });
     const inStaging = await schedules.create(member, otherEnv, 'checkout', { execute_at_ms: T0 + HOUR, operations: [{ op: 'set_enabled', enabled: true }] });
