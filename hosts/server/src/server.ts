@@ -47,6 +47,8 @@ import {
   SegmentService,
   EnvironmentCopyService,
   ChangeRequestService,
+  ScheduledChangeService,
+  ScheduledChangeWorker,
   StatsService,
   StatsWorker,
   SyncHub,
@@ -83,6 +85,7 @@ import { addManagementGrpcService } from '@switchyard/transport/domains/manageme
 import { addSegmentGrpcService } from '@switchyard/transport/domains/segments/grpc.ts';
 import { addEnvironmentCopyGrpcService } from '@switchyard/transport/domains/environment-copy/grpc.ts';
 import { addChangeRequestGrpcService } from '@switchyard/transport/domains/change-requests/grpc.ts';
+import { addScheduledChangeGrpcService } from '@switchyard/transport/domains/schedules/grpc.ts';
 import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
@@ -120,6 +123,8 @@ export interface RunningServer {
   bootstrap: BootstrapResult;
   /** Runs recompute jobs and the schedule of ACTIVE experiments (tests drive it directly too). */
   statsWorker: StatsWorker;
+  /** Applies due scheduled changes (tests drive it directly too). */
+  scheduler: ScheduledChangeWorker;
   /** Deletes expired idempotency answers, refresh tokens and login failures (tests run it directly too). */
   pruner: Pruner;
   /** The per-environment row quota of events and exposures (tests refresh it after a pruner run). */
@@ -160,6 +165,7 @@ const SHUTDOWN_ORDER = [
   'ingest writers',
   'key uses',
   'stats worker',
+  'scheduler',
   'pruner',
   'mail worker',
   'webhook worker',
@@ -297,6 +303,13 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     });
     // After REST and gRPC have drained, before the pool closes: the job in progress finishes.
     shutdown.add('stats worker', () => statsWorker.stop());
+    // Every services process runs one: a due change is claimed (FOR UPDATE SKIP LOCKED) by exactly one.
+    const schedulesLog = logging.forModule('schedules');
+    const scheduler = new ScheduledChangeWorker(repos, notifier, {
+      pollMs: config.schedulesPollMs,
+      log: (level, message, fields) => schedulesLog[level](fields ?? {}, message),
+    });
+    shutdown.add('scheduler', () => scheduler.stop());
     // One instance at a time prunes (an advisory lock); stopped before the pool closes.
     const pruneLog = logging.forModule('prune');
     const pruner = new Pruner(repos, new PgAdvisoryLock(database.sql, 'switchyard:prune'), {
@@ -410,6 +423,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       flagsAsCode: new FlagsAsCodeService(repos, scopes, notifier, eventDefinitionCache),
       environmentCopy: new EnvironmentCopyService(repos, scopes, notifier),
       changeRequests: new ChangeRequestService(repos, scopes, notifier),
+      scheduledChanges: new ScheduledChangeService(repos, scopes, notifier),
       contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
       clientAnswers: new ClientAnswers(evaluation),
@@ -481,6 +495,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addSegmentGrpcService(server, { services, logger });
         addEnvironmentCopyGrpcService(server, { services, logger });
         addChangeRequestGrpcService(server, { services, logger });
+        addScheduledChangeGrpcService(server, { services, logger });
         addEventGrpcServices(server, { services, logger });
         addExperimentGrpcServices(server, { services, logger });
         addGatewayGrpcServices(server, { services, verifier, logger });
@@ -503,6 +518,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       return sync.stop();
     });
     statsWorker.start();
+    scheduler.start();
     pruner.start();
     mailWorker.start();
     webhookWorker.start();
@@ -518,6 +534,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       database,
       bootstrap: bootstrapResult,
       statsWorker,
+      scheduler,
       pruner,
       rowQuota,
       metrics,

@@ -138,7 +138,14 @@ before(async () => {
     201,
     'change request',
   );
+  const scheduled = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/scheduled-changes`, { token, body: { execute_at_ms: Date.now() + 365 * 24 * 60 * 60_000, operations: [{ op: 'set_enabled', enabled: false }] } }),
+    201,
+    'scheduled change',
+  );
+  const history = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/history`, { token }), 200, 'history');
   known = {
+    audit_entry_id: (history.entries as Array<{ id: string }>).map((entry) => entry.id),
     org_id: [tenant.orgId],
     change_request_id: [changeRequest.id],
     target_org_id: [tenant.orgId],
@@ -152,7 +159,7 @@ before(async () => {
     segment_key: ['fuzz-list'],
     metric_key: ['purchase'],
     experiment_id: [experiment.id],
-    id: [experiment.id],
+    id: [experiment.id, scheduled.id],
     user_id: [tenant.member.userId],
     sdk_key_id: [spare.sdk_key_id],
     context_type: ['user'],

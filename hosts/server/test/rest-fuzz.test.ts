@@ -61,11 +61,21 @@ async function seedFixtures(): Promise<void> {
     201,
     'change request',
   );
+  // A scheduled change a year ahead (the fuzzer may edit or cancel it), and a flag entry to revert to.
+  const executeAtMs = Date.now() + 365 * 24 * 60 * 60_000;
+  const scheduled = expectStatus(
+    await client.post(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/scheduled-changes`, { token, body: { execute_at_ms: executeAtMs, operations: [{ op: 'set_enabled', enabled: false }] } }),
+    201,
+    'scheduled change',
+  );
+  const history = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/history`, { token }), 200, 'history');
   known = {
     // Change requests (docs/workflow-approvals.md): the request id, and the fields of its bodies.
     id: [changeRequest.id],
     verdict: ['approve', 'reject', 'comment'],
     content_hash: [changeRequest.content_hash],
+    change_id: [scheduled.id],
+    audit_entry_id: (history.entries as Array<{ id: string }>).map((entry) => entry.id),
     org_id: [tenant.orgId],
     project_id: [tenant.projectId],
     env_id: [tenant.environmentId],

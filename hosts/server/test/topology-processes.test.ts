@@ -33,6 +33,8 @@ async function startServices(db: TestDatabase, grpcPort: number): Promise<Runnin
       GRPC_PORT: String(grpcPort),
       HTTP_PORT: String(httpPort),
       APP_ENV: 'test',
+      // Both processes look for due scheduled changes often, so they race for each one.
+      SCHEDULES_POLL_MS: '20',
     },
     { entry: 'services' },
   );
@@ -106,6 +108,28 @@ describe('split topology, real processes: two gateways and two services processe
       assert.equal(change.environment_id, tenant.environmentId);
     } finally {
       stream.cancel();
+    }
+  });
+
+  it('scheduled changes are applied exactly once by the two services processes racing for them', async () => {
+    const keys = ['sched-a', 'sched-b', 'sched-c', 'sched-d'];
+    for (const key of keys) await createFlag(clients[0]!, tenant.admin.token, tenant.environmentId, { ...onOffFlag(key), enabled: false });
+    const at = Date.now() + 1500;
+    const ids: string[] = [];
+    for (const key of keys) {
+      const made = expectStatus(
+        await clients[0]!.post(`/v1/environments/${tenant.environmentId}/flags/${key}/scheduled-changes`, { token: tenant.admin.token, body: { execute_at_ms: at, operations: [{ op: 'set_enabled', enabled: true }] } }),
+        201,
+      );
+      ids.push(made.id as string);
+    }
+    for (const [i, key] of keys.entries()) {
+      const path = `/v1/environments/${tenant.environmentId}/flags/${key}/scheduled-changes/${ids[i]}`;
+      await waitFor(`${key} applied`, async () => ((await clients[1]!.get(path, { token: tenant.admin.token })).body.status === 'applied' ? true : undefined));
+      const flag = expectStatus(await clients[1]!.get(`/v1/environments/${tenant.environmentId}/flags/${key}`, { token: tenant.admin.token }), 200);
+      assert.deepEqual([flag.enabled, flag.version], [true, 2], `${key}: written once`);
+      const history = expectStatus(await clients[1]!.get(`/v1/environments/${tenant.environmentId}/flags/${key}/history`, { token: tenant.admin.token }), 200);
+      assert.equal((history.entries as Array<{ action: string }>).filter((entry) => entry.action === 'flag.scheduled_change').length, 1, `${key}: one entry`);
     }
   });
 

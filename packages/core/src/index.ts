@@ -27,6 +27,7 @@ export * from './flags/prerequisites.ts';
 export * from './flags/flag-operations.ts';
 export * from './workflow/change-requests.ts';
 export * from './ports/change-request-ports.ts';
+export * from './flags/scheduled-change-ports.ts';
 export * from './flags-as-code/document.ts';
 export * from './flags-as-code/document-schema.ts';
 export * from './flags/flag-metadata.ts';

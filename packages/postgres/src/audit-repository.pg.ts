@@ -79,6 +79,12 @@ export class PgAuditRepository implements AuditRepository {
     return toEntry(row);
   }
 
+  async get(scope: OrgScope, id: string): Promise<AuditEntry | null> {
+    if (!isUuid(scope.orgId) || !isUuid(id)) return null;
+    const [row] = await this.sql<AuditRow[]>`SELECT * FROM audit_log WHERE org_id = ${scope.orgId} AND id = ${id}`;
+    return row ? toEntry(row) : null;
+  }
+
   async list(scope: OrgScope, query: AuditQuery): Promise<Page<AuditEntry>> {
     const after = query.cursor ? decodeAuditCursor(query.cursor) : null;
     if (!isUuid(scope.orgId)) return { items: [], nextCursor: null };

@@ -33,6 +33,7 @@ import { PgContextAttributeRepository } from './context-attribute-repository.pg.
 import { PgChangeRequestRepository } from './change-request-repository.pg.ts';
 import { PgOrgDomainRepository } from './org-domain-repository.pg.ts';
 import { PgWebhookRepository } from './webhook-repository.pg.ts';
+import { PgScheduledChangeRepository } from './scheduled-change-repository.pg.ts';
 
 /** Every core port implemented on one postgres.js pool. */
 export function createPostgresRepositories(sql: Sql): Repositories {
@@ -70,5 +71,6 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     contextAttributes: new PgContextAttributeRepository(sql),
     webhooks: new PgWebhookRepository(sql),
     changeRequests: new PgChangeRequestRepository(sql),
+    scheduledChanges: new PgScheduledChangeRepository(sql),
   };
 }

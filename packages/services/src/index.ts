@@ -108,3 +108,5 @@ export * from './webhooks/webhook-signing.ts';
 export * from './webhooks/webhook-slack.ts';
 export * from './workflow/change-request-service.ts';
 export * from './workflow/approval-gate.ts';
+export * from './schedules/scheduled-change-service.ts';
+export * from './schedules/scheduled-change-worker.ts';

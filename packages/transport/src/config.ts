@@ -57,6 +57,8 @@ export interface Config {
   statsIntervalMs: number;
   /** How often the stats worker looks for queued recompute jobs (STATS_POLL_MS, default 1 s). */
   statsPollMs: number;
+  /** How often the scheduler looks for due scheduled changes (SCHEDULES_POLL_MS, default 5 s). */
+  schedulesPollMs: number;
   /** Pause between runs of the pruner of expired rows (PRUNE_INTERVAL_MS, default 1 h). */
   pruneIntervalMs: number;
   /** Rows the pruner deletes per statement (PRUNE_BATCH_SIZE, default 1,000). */
@@ -477,6 +479,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     trustProxy: trustProxy(env),
     statsIntervalMs: integer(env, 'STATS_INTERVAL_MS', 300_000, 1_000, 86_400_000),
     statsPollMs: integer(env, 'STATS_POLL_MS', 1_000, 10, 3_600_000),
+    schedulesPollMs: integer(env, 'SCHEDULES_POLL_MS', 5_000, 10, 3_600_000),
     pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
     pruneBatchSize: integer(env, 'PRUNE_BATCH_SIZE', 1_000, 1, 100_000),
     // The defaults are DEFAULT_AUDIT_RETENTION_DAYS and DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG

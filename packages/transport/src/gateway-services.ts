@@ -13,6 +13,7 @@ import type {
   DefinitionSnapshots,
   EnvironmentCopyService,
   ChangeRequestService,
+  ScheduledChangeService,
   EvaluationService,
   EventDefinitionService,
   ExperimentService,
@@ -74,6 +75,8 @@ export interface GatewayServices {
   environmentCopy: EnvironmentCopyService;
   /** Approval policies and change requests (docs/workflow-approvals.md). */
   changeRequests: ChangeRequestService;
+  /** Scheduled changes and revert (docs/workflow.md "Scheduled changes", "Revert"). */
+  scheduledChanges: ScheduledChangeService;
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;

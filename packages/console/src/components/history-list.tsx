@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import type { Api } from '../api.ts';
 import { apiPath } from '../api.ts';
 import type { AuditEntry, Environment, User } from '../records.ts';
@@ -153,7 +154,7 @@ export function BeforeAfter({ before, after }: { before: unknown; after: unknown
 }
 
 /** Change-history entries, newest first: who did what, when, and the fields that changed. */
-export function HistoryList({ entries, names }: { entries: AuditEntry[]; names?: HistoryNames }) {
+export function HistoryList({ entries, names, action }: { entries: AuditEntry[]; names?: HistoryNames; action?: (entry: AuditEntry) => ComponentChildren }) {
   if (entries.length === 0) return <p>No changes recorded yet.</p>;
   return (
     <ol class="history">
@@ -179,6 +180,7 @@ export function HistoryList({ entries, names }: { entries: AuditEntry[]; names?:
                 <BeforeAfter before={entry.before} after={entry.after} />
               </details>
             )}
+            {action?.(entry)}
           </li>
         );
       })}

@@ -7,6 +7,7 @@ import { ClientVisibility, DeleteFlag, FlagMetadata, Hashing, SaveProblem, Setti
 import { VariantsTab } from '../components/flag-variants.tsx';
 import { Prerequisites } from '../components/flag-prerequisites.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
+import { FlagSchedules, RevertButton } from '../components/flag-schedules.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
 import { atIndex } from '../components/draft-updates.ts';
 import { Tabs } from '../components/tabs.tsx';
@@ -17,6 +18,7 @@ const TABS: Array<[string, string]> = [
   ['targeting', 'Targeting'],
   ['variants', 'Variants'],
   ['settings', 'Settings'],
+  ['schedule', 'Schedule'],
   ['history', 'History'],
 ];
 
@@ -339,12 +341,20 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
           </>
         )}
 
+        {selected === 'schedule' && <FlagSchedules path={path} flag={current} api={api} environmentName={environment.environment_name} />}
+
         {selected === 'history' && (
           <>
             <h2>History</h2>
             <p class="muted">Changes to this flag in {environment.environment_name}, and to what every environment of the project shares (variants, description), newest first.</p>
             <ErrorMessage error={history.error} />
-            {history.data && <HistoryList entries={history.data.entries} names={names} />}
+            {history.data && (
+              <HistoryList
+                entries={history.data.entries}
+                names={names}
+                action={(entry) => <RevertButton entry={entry} path={path} environmentId={environment.environment_id} api={api} onReverted={flag.set} />}
+              />
+            )}
           </>
         )}
       </Tabs>

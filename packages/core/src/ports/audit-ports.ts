@@ -33,6 +33,8 @@ export interface AuditQuery {
 export interface AuditRepository {
   /** @throws NOT_FOUND for a malformed org id. */
   append(entry: AuditDraft): Promise<AuditEntry>;
+  /** One entry of the org by id; null when the org has none such (or the id is malformed). */
+  get(scope: OrgScope, id: string): Promise<AuditEntry | null>;
   /** @throws INVALID_ARGUMENT for a cursor this store did not hand out. */
   list(scope: OrgScope, query: AuditQuery): Promise<Page<AuditEntry>>;
   /** Deletes at most `limit` entries of any org older than `beforeMs`, oldest first; returns how many. */

@@ -11,6 +11,7 @@ import type { WebhookRepository } from './webhook-ports.ts';
 import type { ContextSigningSecretRepository } from '../client/context-signing-ports.ts';
 import type { ContextAttributeRepository } from '../flags/context-attribute-ports.ts';
 import type { ChangeRequestRepository } from './change-request-ports.ts';
+import type { ScheduledChangeRepository } from '../flags/scheduled-change-ports.ts';
 import type { ApiTokenRepository, EnvironmentRepository, OrgRepository, ProjectRepository, SdkKeyRepository, UserRepository } from './tenancy-ports.ts';
 
 /** Every port, as one bundle the composition root hands to services. */
@@ -60,4 +61,6 @@ export interface Repositories {
   webhooks: WebhookRepository;
   /** Per environment, the approval policy and the change requests (docs/workflow-approvals.md). */
   changeRequests: ChangeRequestRepository;
+  /** Flag changes applied at a time (docs/workflow-schedules.md "Scheduled changes"). */
+  scheduledChanges: ScheduledChangeRepository;
 }

@@ -46,6 +46,11 @@ export class InMemoryAuditRepository implements AuditRepository {
     return copy(stored);
   }
 
+  async get(scope: OrgScope, id: string): Promise<AuditEntry | null> {
+    const entry = this.state.audit.find((e) => e.id === id && e.orgId === scope.orgId);
+    return entry ? copy(entry) : null;
+  }
+
   async list(scope: OrgScope, query: AuditQuery): Promise<Page<AuditEntry>> {
     const after = query.cursor ? decodeAuditCursor(query.cursor) : null;
     const limit = Math.max(0, Math.floor(query.limit));

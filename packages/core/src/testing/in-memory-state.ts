@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { notFound } from '../errors/domain-error.ts';
 import type { ContextSigningSecret } from '../client/context-signing-ports.ts';
 import type { ContextAttribute } from '../flags/context-attribute-ports.ts';
+import type { ScheduledChange } from '../flags/scheduled-change-ports.ts';
 import type {
   ApiToken,
   AuditEntry,
@@ -118,6 +119,8 @@ export class InMemoryState {
   readonly ssoCodes = new Map<string, SsoCodeGrant & { expiresAtMs: number }>();
   /** `${providerId}\n${subject}` → user id */
   readonly ssoIdentities = new Map<string, string>();
+  /** Scheduled flag changes by id. */
+  readonly scheduledChanges = new Map<string, ScheduledChange>();
 
   /** A clock the fakes stamp records with; strictly increasing so orderings are stable. */
   private lastNowMs = 0;

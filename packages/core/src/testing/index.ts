@@ -28,6 +28,7 @@ import { InMemoryContextSigningSecretRepository } from './in-memory-context-sign
 import { InMemoryChangeRequestRepository } from './in-memory-change-request-repository.ts';
 import { InMemoryContextAttributeRepository } from './in-memory-context-attribute-repository.ts';
 import { InMemoryOrgDomainRepository } from './in-memory-org-domain-repository.ts';
+import { InMemoryScheduledChangeRepository } from './in-memory-scheduled-change-repository.ts';
 import { InMemoryAuthProviderRepository, InMemorySsoIdentityRepository, InMemorySsoLoginRepository } from './in-memory-sso-repositories.ts';
 
 import { InMemoryWebhookRepository } from './in-memory-webhook-repository.ts';
@@ -72,6 +73,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     contextAttributes: new InMemoryContextAttributeRepository(state),
     webhooks: new InMemoryWebhookRepository(state),
     changeRequests: new InMemoryChangeRequestRepository(state),
+    scheduledChanges: new InMemoryScheduledChangeRepository(state),
     unitOfWork: new InMemoryUnitOfWork(state, () => repos),
   };
   return repos;

@@ -36,6 +36,7 @@ import { recordChange } from '../audit/audit-trail.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from './definition-events.ts';
 import { asShown, checkSegmentReferences, checkStudiedRules, servesOnlyItsVariants } from './flag-state-checks.ts';
+import { cancelFlagSchedules } from '../schedules/schedule-cancellation.ts';
 
 /** Where a flag route points: one environment (merged view) or a project's definitions. */
 export type FlagTarget = { environment: EnvironmentScope } | { project: ProjectScope };
@@ -285,6 +286,7 @@ export class FlagService {
       const before = await tx.flags.getDefinition(project, key);
       await tx.flags.deleteDefinition(project, key, expected);
       await this.record(tx, principal, project, key, 'flag.delete', 'definition', before, null);
+      await cancelFlagSchedules(tx, principal, project, key, 'the flag was deleted', this.now());
     });
     await this.announce(target);
   }
@@ -298,6 +300,7 @@ export class FlagService {
       const before = await tx.flags.getDefinition(project, key);
       const after = await tx.flags.setArchived(project, key, archived, expected);
       await this.record(tx, principal, project, key, archived ? 'flag.archive' : 'flag.unarchive', 'definition', before, after);
+      if (archived) await cancelFlagSchedules(tx, principal, project, key, 'the flag was archived', this.now());
     });
     await this.announce(target);
     return this.get(principal, target, key);

@@ -24,6 +24,7 @@ import { registerWebhookRoutes } from '../domains/webhooks/rest-routes.ts';
 import { registerSegmentRoutes } from '../domains/segments/rest-routes.ts';
 import { registerEnvironmentCopyRoutes } from '../domains/environment-copy/rest-routes.ts';
 import { registerChangeRequestRoutes } from '../domains/change-requests/rest-routes.ts';
+import { registerScheduledChangeRoutes } from '../domains/schedules/rest-routes.ts';
 import { registerSsoRoutes } from '../domains/sso/rest-routes.ts';
 import { registerSigningSecretRoutes } from '../domains/client/signing-secret-rest-routes.ts';
 import type { GatewayServices } from '../gateway-services.ts';
@@ -51,6 +52,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerSegmentRoutes(http, services);
   registerEnvironmentCopyRoutes(http, services);
   registerChangeRequestRoutes(http, services);
+  registerScheduledChangeRoutes(http, services);
   registerEvaluateRoutes(http, services);
   registerOfrepRoutes(http, services);
   // CORS preflights of the client routes (OFREP, exposures, events).

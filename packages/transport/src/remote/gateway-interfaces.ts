@@ -262,6 +262,14 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     },
   },
   {
+    member: 'scheduledChanges',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.ScheduledChangeGatewayService',
+    // A schedule changes no definition until the scheduler applies it (and announces it then).
+    scopeMethod: 'scope',
+    methods: { list: scoped, get: scoped, create: scoped, update: scoped, cancel: scoped, revert: scopedDefinitionsWrite },
+  },
+  {
     member: 'eventDefinitions',
     proto: 'svc/events/v1/events_gateway.proto',
     service: 'svc.events.v1.EventDefinitionGatewayService',

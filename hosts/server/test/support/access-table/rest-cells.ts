@@ -6,6 +6,7 @@ import { changeRequestDescriptors } from './rest/change-requests.ts';
 import { flagDescriptors } from './rest/flags.ts';
 import { managementDescriptors } from './rest/management.ts';
 import { sdkTrafficDescriptors } from './rest/sdk-traffic.ts';
+import { scheduleDescriptors } from './rest/schedules.ts';
 import type { Shared } from './fixtures.ts';
 import { expected } from './rule.ts';
 import type { RestDescriptor } from './rest-descriptor.ts';
@@ -21,6 +22,7 @@ export const REST_DESCRIPTORS: RestDescriptor[] = [
   ...environmentContentDescriptors,
   ...environmentCopyDescriptors,
   ...changeRequestDescriptors,
+  ...scheduleDescriptors,
   ...sdkTrafficDescriptors,
 ];
 

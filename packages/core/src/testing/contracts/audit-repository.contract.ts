@@ -62,6 +62,16 @@ export function auditRepositoryContract(name: string, makeRepos: MakeTenancyRepo
       assert.deepEqual(await repos().audit.list({ orgId: org.id }, { limit: 10 }), { items: [entry], nextCursor: null });
     });
 
+    test("get finds an entry by id in its own org only; an unknown or malformed id is null", async () => {
+      const org = await repos().orgs.create({ name: unique('org') });
+      const other = await repos().orgs.create({ name: unique('org') });
+      const entry = await repos().audit.append(entryFor(org.id, 3_000));
+      assert.deepEqual(await repos().audit.get({ orgId: org.id }, entry.id), entry);
+      assert.equal(await repos().audit.get({ orgId: other.id }, entry.id), null);
+      assert.equal(await repos().audit.get({ orgId: org.id }, '00000000-0000-4000-8000-000000000000'), null);
+      assert.equal(await repos().audit.get({ orgId: org.id }, 'not-a-uuid'), null);
+    });
+
     test('an API token actor keeps its name, and a comment is kept', async () => {
       const org = await repos().orgs.create({ name: unique('org') });
       const input = entryFor(org.id, 2_000, { actor: { type: 'api_token', id: 'token-1', name: 'deploy bot' } });

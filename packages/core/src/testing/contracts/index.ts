@@ -47,3 +47,4 @@ export { accountTokenRepositoryContract, addressProofRepositoriesContract, mailO
 export { contextSigningSecretRepositoryContract, type MakeContextSigningRepositories } from './context-signing-secret-repository.contract.ts';
 export { contextAttributeRepositoryContract, type MakeContextAttributeRepositories } from './context-attribute-repository.contract.ts';
 export { apiTokenRepositoryContract } from './api-token-repository.contract.ts';
+export { scheduledChangeRepositoryContract } from './scheduled-change-repository.contract.ts';

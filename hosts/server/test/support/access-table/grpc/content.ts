@@ -4,6 +4,7 @@ import { rpc, type GrpcDescriptor } from '../grpc-descriptor.ts';
 import { KEY_ONLY, KEY_ONLY_AUTHENTICATED, PRODUCTION, PROJECT_P, STAGING, admin, editor, freshIfAllowed, noTokens, viewer } from '../rest-descriptor.ts';
 import { rowRequest, sharedChangeRequest } from '../rest/change-requests.ts';
 import type { RowContext } from '../rest-descriptor.ts';
+import { freshRevertible, freshSchedule, YEAR_MS } from '../rest/schedules.ts';
 
 /**
  * Flags, segments, events, experiments and stats over gRPC: the REST decisions (flags' definitions
@@ -19,6 +20,8 @@ const stringFlag = (key: string) => ({
   variants: [{ key: 'on', value: { string_value: 'ON' } }, { key: 'off', value: { string_value: 'OFF' } }],
   off_variant_key: 'off',
 });
+/** A schedule of the shared flag of its own (a cancel ends it). */
+const grpcSchedule = (c: RowContext) => freshSchedule(c.world, c.shared.flagKey);
 const SYNC = (c: RowContext) => ({ message: { environment_id: staging(c), contexts: [] } });
 
 export const contentRpcs: GrpcDescriptor[] = [
@@ -61,6 +64,25 @@ export const contentRpcs: GrpcDescriptor[] = [
   rpc('svc.flags.v1.EnvironmentCopyService/CopyEnvironment', editor('environment'), PRODUCTION, async (c) => ({
     message: { target_environment_id: production(c), from_environment_id: staging(c), flag_keys: [await freshIfAllowed(c, freshFlag, c.shared.flagKey)], include: ['enabled'] },
   })),
+
+  // Scheduled changes and revert: staging content (as on REST); each write row works on its own schedule or flag.
+  rpc('svc.flags.v1.ScheduledChangeService/ListScheduledChanges', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
+  rpc('svc.flags.v1.ScheduledChangeService/GetScheduledChange', viewer('environment'), STAGING, async (c) => ({
+    message: { environment_id: staging(c), flag_key: c.shared.flagKey, id: await grpcSchedule(c) },
+  })),
+  rpc('svc.flags.v1.ScheduledChangeService/CreateScheduledChange', editor('environment'), STAGING, (c) => ({
+    message: { environment_id: staging(c), flag_key: c.shared.flagKey, execute_at_ms: Date.now() + YEAR_MS, operations_json: Buffer.from(JSON.stringify([{ op: 'set_enabled', enabled: true }])) },
+  })),
+  rpc('svc.flags.v1.ScheduledChangeService/UpdateScheduledChange', editor('environment'), STAGING, async (c) => ({
+    message: { environment_id: staging(c), flag_key: c.shared.flagKey, id: await grpcSchedule(c), comment: 'edited' },
+  })),
+  rpc('svc.flags.v1.ScheduledChangeService/CancelScheduledChange', editor('environment'), STAGING, async (c) => ({
+    message: { environment_id: staging(c), flag_key: c.shared.flagKey, id: await grpcSchedule(c) },
+  })),
+  rpc('svc.flags.v1.ScheduledChangeService/RevertFlag', editor('environment'), STAGING, async (c) => {
+    const { key, entryId } = await freshRevertible(c.world);
+    return { message: { environment_id: staging(c), flag_key: key, audit_entry_id: entryId } };
+  }),
 
   rpc('svc.events.v1.EventService/Ingest', noTokens(editor('environment')), STAGING, (c) => ({
     message: { environment_id: staging(c), events: [{ metric_key: 'purchase', context_type: 'user', context_key: `u-${unique()}`, value: { bool_value: true } }] },

@@ -1,0 +1,4 @@
+import { createInMemoryRepositories } from '../src/testing/index.ts';
+import { scheduledChangeRepositoryContract } from '../src/testing/contracts/index.ts';
+
+scheduledChangeRepositoryContract('in-memory', async () => ({ repos: createInMemoryRepositories(), close: async () => {} }));
