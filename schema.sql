@@ -699,7 +699,7 @@ CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_at
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at_ms DESC, id);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_age ON webhook_deliveries (created_at_ms);
 
--- Change requests and approvals (docs/workflow-approvals.md; migration 0024).
+-- Change requests and approvals (docs/workflow.md "Change requests and approvals"; migration 0024).
 CREATE TABLE IF NOT EXISTS approval_policies (
   environment_id       uuid PRIMARY KEY,
   org_id               uuid NOT NULL,

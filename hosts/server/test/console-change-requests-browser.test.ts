@@ -7,7 +7,7 @@ import { createFlag, envFlags } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, seedUser, type ApiClient, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
-// Change requests in the web console (docs/workflow-approvals.md): the approval policy switched on
+// Change requests in the web console (docs/workflow.md "Change requests and approvals"): the approval policy switched on
 // from the Projects page, "Request change" on the flag page of the gated environment, the request
 // view with its diff, an approval by a second person, and the apply — in a real Chromium against
 // the real server.

@@ -8,7 +8,7 @@ import { api, expectStatus, loginAdmin, seedTenant, seedUser, unique, type ApiCl
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
- * svc.flags.v1.ChangeRequestService (docs/workflow-approvals.md): the REST decisions over the
+ * svc.flags.v1.ChangeRequestService (docs/workflow.md "Change requests and approvals"): the REST decisions over the
  * internal gRPC port, bodies and answers as JSON bytes — the policy, a request approved by someone
  * else and applied, self-approval refused, a conflicted apply writing nothing, and the refusals of
  * another org, a reader, a missing credential and malformed bytes.

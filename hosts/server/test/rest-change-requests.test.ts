@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 
 /**
  * Change requests and approvals over real HTTP and PostgreSQL, in both topologies
- * (docs/workflow-approvals.md): the gate on direct writes (flags and segments) with its 409 naming
+ * (docs/workflow.md "Change requests and approvals"): the gate on direct writes (flags and segments) with its 409 naming
  * the rule, the kill-switch exemption, an audited bypass, self-approval, approvals reset by an edit,
  * min_approvals, a conflicted apply that writes nothing, a rejected request, and the callers who
  * must not approve or apply: another org's member, a viewer, an anonymous client, an SDK key, a

@@ -70,7 +70,7 @@ async function seedFixtures(): Promise<void> {
   );
   const history = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/flags/fuzz-flag/history`, { token }), 200, 'history');
   known = {
-    // Change requests (docs/workflow-approvals.md): the request id, and the fields of its bodies.
+    // Change requests (docs/workflow.md "Change requests and approvals"): the request id, and the fields of its bodies.
     id: [changeRequest.id],
     verdict: ['approve', 'reject', 'comment'],
     content_hash: [changeRequest.content_hash],
@@ -222,7 +222,7 @@ describe('REST fuzzing from /v1/openapi.json', () => {
   test('the server is healthy afterwards and logged no unhandled error', async () => {
     assert.equal((await fetch(`${ts.base}/readyz`)).status, 200);
     const token = await loginFrom(tenant.admin.email, tenant.admin.password, tenant.orgId);
-    // The fuzzer may have required approvals in the environment (docs/workflow-approvals.md): off again.
+    // The fuzzer may have required approvals in the environment (docs/workflow.md "Change requests and approvals"): off again.
     expectStatus(await client.request('PUT', `/v1/management/environments/${tenant.environmentId}/approval-policy`, { token, body: { required: false } }), 200, 'policy');
     // The fuzzer may have deleted the seeded flag: a new one is created and read back.
     const key = `after-fuzz-${Date.now()}`;

@@ -6,7 +6,7 @@ import { createPostgresRepositories } from '@switchyard/postgres';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
 import { FlagService, ScheduledChangeService, ScheduledChangeWorker, ScopeResolver } from '@switchyard/services';
 
-// Scheduled changes and revert against real PostgreSQL (docs/workflow-schedules.md): the worker
+// Scheduled changes and revert against real PostgreSQL (docs/workflow.md "Scheduled changes"): the worker
 // applies a due change exactly once across racing workers, all or nothing, fails with a reason and
 // an entry, records lateness; delete/archive cancel; revert restores the before state. Expected
 // values are derived by hand from the operations.

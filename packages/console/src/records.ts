@@ -327,7 +327,7 @@ export interface WebhookDeliveryRecord {
   finished_at_ms?: number;
 }
 
-/** An environment's approval policy (docs/workflow-approvals.md). */
+/** An environment's approval policy (docs/workflow.md "Change requests and approvals"). */
 export interface ApprovalPolicy {
   environment_id: string;
   required: boolean;

@@ -218,7 +218,7 @@ const LEGACY_ADMIN_ONLY: ReadonlySet<Action> = new Set<Action>([
   'api_token.manage',
   // new with issue 38, admin-only from the start
   'webhook.manage',
-  // Added with change requests (docs/workflow-approvals.md): bypassing approvals is an admin's, as environment.update is.
+  // Added with change requests (docs/workflow.md "Change requests and approvals"): bypassing approvals is an admin's, as environment.update is.
   'change_request.bypass',
 ]);
 const LEGACY_SDK_KEY_ACTIONS: ReadonlySet<Action> = new Set<Action>(['flag.evaluate', 'flag.sync', 'event.ingest', 'exposure.ingest', 'segment.check']);

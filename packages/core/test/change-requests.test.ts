@@ -10,7 +10,7 @@ import {
   type ChangeRequestReview,
 } from '../src/index.ts';
 
-/** The pure part of change requests (docs/workflow-approvals.md); expected values written by hand. */
+/** The pure part of change requests (docs/workflow.md "Change requests and approvals"); expected values written by hand. */
 
 const code = (run: () => unknown): string | undefined => {
   try {

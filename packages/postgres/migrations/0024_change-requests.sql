@@ -1,4 +1,4 @@
--- Issue 38, change requests and approvals (docs/workflow-approvals.md): an environment's approval
+-- Issue 38, change requests and approvals (docs/workflow.md "Change requests and approvals"): an environment's approval
 -- policy (absent row: no approvals required), the change requests of an environment (their changes
 -- as JSON with the versions they were made against, and the hash reviews are given on), and the
 -- reviews. Every row is scoped by org, project and environment, and goes with its environment.

@@ -73,7 +73,7 @@ export interface GatewayServices {
   segments: SegmentService;
   /** Environment compare and copy (docs/contract.md "Environment compare and copy"). */
   environmentCopy: EnvironmentCopyService;
-  /** Approval policies and change requests (docs/workflow-approvals.md). */
+  /** Approval policies and change requests (docs/workflow.md "Change requests and approvals"). */
   changeRequests: ChangeRequestService;
   /** Scheduled changes and revert (docs/workflow.md "Scheduled changes", "Revert"). */
   scheduledChanges: ScheduledChangeService;

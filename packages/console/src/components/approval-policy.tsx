@@ -12,7 +12,7 @@ const LABELS: Record<Flag, string> = {
 };
 
 /**
- * An environment's approval policy (docs/workflow-approvals.md): with "Require approval", changes
+ * An environment's approval policy (docs/workflow.md "Change requests and approvals"): with "Require approval", changes
  * of its flags and segments go through change requests. Read with GET and saved with PUT
  * /v1/management/environments/{id}/approval-policy (admins of the environment).
  */

@@ -17,7 +17,7 @@ const STATUS_WORDS: Record<ChangeRequest['status'], string> = {
 };
 
 /**
- * Change requests of an environment (docs/workflow-approvals.md): the list, newest first, and one
+ * Change requests of an environment (docs/workflow.md "Change requests and approvals"): the list, newest first, and one
  * request (`#/env/{env}/change-requests/{id}`) with the diff of each change (the preview: the state
  * now and after its operations), the reviews, approve / reject / comment, apply and cancel.
  */

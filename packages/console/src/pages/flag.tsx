@@ -82,7 +82,7 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
   const segments = useLoad(() => api.get<Segment[]>(apiPath`/v1/environments/${environment.environment_id}/segments`), [environment.environment_id]);
   const attributes = useLoad(() => attributeNames(api, environment.environment_id, [environment.environment_id, ...projectEnvironments.filter((e) => e.environment_id !== environment.environment_id).map((e) => e.environment_id)]), [environment.environment_id]);
   const [draft, setDraft] = useState<Rule[] | undefined>(undefined);
-  // An environment whose policy requires approval takes changes as change requests (docs/workflow-approvals.md).
+  // An environment whose policy requires approval takes changes as change requests (docs/workflow.md "Change requests and approvals").
   const policy = useLoad(() => api.get<ApprovalPolicy>(apiPath`/v1/management/environments/${environment.environment_id}/approval-policy`), [environment.environment_id]);
   const [requestError, setRequestError] = useState<unknown>(undefined);
   const [saveError, setSaveError] = useState<unknown>(undefined);

@@ -2,7 +2,7 @@ import type { AuditActor } from '../model/entities.ts';
 import type { EnvironmentScope, ProjectScope } from '../ports/scopes.ts';
 import type { FlagOperation } from './flag-operations.ts';
 
-/** pending → applied | failed (with a reason) | cancelled (docs/workflow-schedules.md "Scheduled changes"). */
+/** pending → applied | failed (with a reason) | cancelled (docs/workflow.md "Scheduled changes"). */
 export type ScheduledChangeStatus = 'pending' | 'applied' | 'failed' | 'cancelled';
 export const SCHEDULED_CHANGE_STATUSES: readonly ScheduledChangeStatus[] = ['pending', 'applied', 'failed', 'cancelled'];
 
@@ -54,7 +54,7 @@ export interface ScheduledChangeQuery {
 export const MAX_PENDING_SCHEDULES_PER_FLAG = 100;
 
 /**
- * Scheduled changes (docs/workflow-schedules.md). The worker's `claimDue` and `lockPending` lock the
+ * Scheduled changes (docs/workflow.md "Scheduled changes"). The worker's `claimDue` and `lockPending` lock the
  * row for the caller's unit of work (FOR UPDATE SKIP LOCKED / FOR UPDATE): the status change commits
  * with the flag write, so two workers never apply one schedule twice.
  */

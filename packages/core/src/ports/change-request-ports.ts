@@ -4,7 +4,7 @@ import type { ApprovalPolicy, ChangeRequestChange, ChangeRequestReview, ChangeRe
 /** The stored part of a change request's status ('rejected' is derived from its reviews). */
 export type StoredChangeRequestStatus = Exclude<ChangeRequestStatus, 'rejected'>;
 
-/** A change request as stored (docs/workflow-approvals.md). */
+/** A change request as stored (docs/workflow.md "Change requests and approvals"). */
 export interface StoredChangeRequest {
   id: string;
   orgId: string;

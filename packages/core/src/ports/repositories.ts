@@ -59,8 +59,8 @@ export interface Repositories {
   contextAttributes: ContextAttributeRepository;
   /** Webhook endpoints and their outbox of deliveries (docs/workflow.md "Webhooks"). */
   webhooks: WebhookRepository;
-  /** Per environment, the approval policy and the change requests (docs/workflow-approvals.md). */
+  /** Per environment, the approval policy and the change requests (docs/workflow.md "Change requests and approvals"). */
   changeRequests: ChangeRequestRepository;
-  /** Flag changes applied at a time (docs/workflow-schedules.md "Scheduled changes"). */
+  /** Flag changes applied at a time (docs/workflow.md "Scheduled changes"). */
   scheduledChanges: ScheduledChangeRepository;
 }

@@ -113,7 +113,7 @@ export const ACTIONS = [
   'segment.check',
   // client-key traffic: OFREP for client-visible flags and the browser stream
   'flag.client_evaluate',
-  // change requests (docs/workflow-approvals.md): approving (or rejecting) someone's request, and
+  // change requests (docs/workflow.md "Change requests and approvals"): approving (or rejecting) someone's request, and
   // writing directly into an environment whose approval policy requires a request
   'change_request.approve',
   'change_request.bypass',

@@ -15,7 +15,7 @@ const inScope = (request: StoredChangeRequest, scope: EnvironmentScope) =>
   request.orgId === scope.orgId && request.projectId === scope.projectId && request.environmentId === scope.environmentId;
 const copy = (request: StoredChangeRequest): StoredChangeRequest => structuredClone(request);
 
-/** The fake of ChangeRequestRepository (docs/workflow-approvals.md). */
+/** The fake of ChangeRequestRepository (docs/workflow.md "Change requests and approvals"). */
 export class InMemoryChangeRequestRepository implements ChangeRequestRepository {
   constructor(private readonly state: InMemoryState) {}
 

@@ -3,7 +3,7 @@ import type { Condition } from '../model/definitions.ts';
 import { parseFlagOperations, type FlagOperation } from '../flags/flag-operations.ts';
 
 /**
- * Change requests and approvals (docs/workflow-approvals.md): an environment's approval policy,
+ * Change requests and approvals (docs/workflow.md "Change requests and approvals"): an environment's approval policy,
  * the changes a request holds (flag operations, segment operations) with the versions they were
  * made against, and the rules that decide whether it may be applied. Pure: the services store,
  * hash and apply.

@@ -52,7 +52,7 @@ async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor
 export async function recordChange(repos: Repositories, acting: Acting, change: Change, atMs: number): Promise<void> {
   const intent = isPrincipal(acting) ? changeIntentOf(acting) : {};
   if (isPrincipal(acting) && change.environmentId) await requireProtectionMet(repos, acting, { orgId: change.orgId, environmentId: change.environmentId }, intent);
-  // The approval gate (docs/workflow-approvals.md): a bypass or kill switch adds its note to the details.
+  // The approval gate (docs/workflow.md "Change requests and approvals"): a bypass or kill switch adds its note to the details.
   const gate = isPrincipal(acting) ? await requireApprovalGate(repos, acting, change) : {};
   const draft: AuditDraft = {
     orgId: change.orgId,

@@ -10,7 +10,7 @@ export interface ChangeIntent {
   comment?: string;
   /**
    * `X-Approval-Bypass: true`: write directly into an environment whose approval policy requires a
-   * change request, for a caller allowed `change_request.bypass` (docs/workflow-approvals.md);
+   * change request, for a caller allowed `change_request.bypass` (docs/workflow.md "Change requests and approvals");
    * the entry records that it was bypassed.
    */
   bypassApprovals?: true;

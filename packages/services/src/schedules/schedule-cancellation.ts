@@ -5,7 +5,7 @@ import { SCHEDULER_ACTOR, toScheduledChangeRecord } from './scheduled-change-ser
 /**
  * A flag's delete or archive cancels its pending scheduled changes in every environment, inside
  * the delete's or archive's unit of work, each with a `scheduled_change.cancel` entry naming why
- * (docs/workflow-schedules.md "Scheduled changes"). The entries name the scheduler as the actor
+ * (docs/workflow.md "Scheduled changes"). The entries name the scheduler as the actor
  * and who deleted or archived the flag in their details: the person's own entry is the flag's
  * `flag.delete` / `flag.archive`, and a protected environment's confirmation is not asked again for
  * the schedules a project-level delete ends.

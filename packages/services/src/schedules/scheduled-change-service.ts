@@ -30,7 +30,7 @@ import { writeFlagOperations } from '../flags/flag-operations-write.ts';
 /** The platform part that applies schedules, as change-history entries name it. */
 export const SCHEDULER_ACTOR: AuditActor = Object.freeze({ type: 'system', id: 'scheduler' }) as AuditActor;
 
-/** A schedule as the API shows it (docs/workflow-schedules.md "Scheduled changes"). */
+/** A schedule as the API shows it (docs/workflow.md "Scheduled changes"). */
 export interface ScheduledChangeRecord {
   id: string;
   environment_id: string;
@@ -115,7 +115,7 @@ function queryNumber(value: unknown, field: string): number | undefined {
 }
 
 /**
- * ScheduledChangeService (docs/workflow-schedules.md): changes of one environment's flag, made of
+ * ScheduledChangeService (docs/workflow.md "Scheduled changes"): changes of one environment's flag, made of
  * operations (docs/workflow.md "Operations") and applied at a time by the ScheduledChangeWorker;
  * and Revert, which applies a change-history entry's `before` state as a new version. Every write
  * is one unit of work with its change-history entry; a flag write is announced after its commit.

@@ -22,7 +22,7 @@ export interface ScheduledChangeOutcome {
 const DEFAULTS = { pollMs: 5_000, maxPerPass: 100 };
 
 /**
- * Applies due scheduled changes (docs/workflow-schedules.md "Scheduled changes"). Each schedule is
+ * Applies due scheduled changes (docs/workflow.md "Scheduled changes"). Each schedule is
  * claimed (FOR UPDATE SKIP LOCKED) in the unit of work that applies it and ends it, so any number
  * of workers in any number of services processes share the queue and never apply one twice, and a
  * crash in the middle leaves it pending (nothing committed) for the next look.

@@ -2,7 +2,7 @@ import { authorize, canonicalJson, failedPrecondition, permissionDenied, type Pr
 import { changeIntentOf, withChangeIntent } from '../audit/change-intent.ts';
 
 /**
- * The approval gate (docs/workflow-approvals.md "The gate"): in an environment whose approval
+ * The approval gate (docs/workflow.md "The gate"): in an environment whose approval
  * policy has `required`, a direct write of the environment's flag configuration, segments or
  * scheduled changes is refused with FAILED_PRECONDITION naming the rule. Enforced in recordChange,
  * inside the write's unit of work, so it covers every writer (flag and segment routes, environment

@@ -42,7 +42,7 @@ import type { ScopeResolver } from '../scopes.ts';
 import { asApprovedApply } from './approval-gate.ts';
 
 /**
- * Change requests and approvals (docs/workflow-approvals.md): an environment's approval policy,
+ * Change requests and approvals (docs/workflow.md "Change requests and approvals"): an environment's approval policy,
  * and change requests holding flag and segment operations with the versions they were made
  * against; reviews count for the exact content reviewed (a hash of the changes); apply is one unit
  * of work, every change or none, and a change whose version is no longer current makes the

@@ -28,7 +28,7 @@ export interface PresentedCredentials {
     confirmEnvironment: string | readonly string[] | undefined;
     changeComment: string | readonly string[] | undefined;
     changeCommentBytes?: readonly Uint8Array[];
-    /** `X-Approval-Bypass` (docs/workflow-approvals.md). */
+    /** `X-Approval-Bypass` (docs/workflow.md "Change requests and approvals"). */
     approvalBypass?: string | readonly string[] | undefined;
   };
 }

@@ -41,7 +41,7 @@ function requestId(message: CallMessage): string {
 }
 
 /**
- * svc.flags.v1.ChangeRequestService (docs/workflow-approvals.md): the change-request use cases
+ * svc.flags.v1.ChangeRequestService (docs/workflow.md "Change requests and approvals"): the change-request use cases
  * over gRPC, bearer token as `authorization` metadata, the environment resolved for the caller;
  * every decision is the ChangeRequestService's, exactly as for the REST routes.
  */

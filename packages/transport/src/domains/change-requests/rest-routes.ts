@@ -21,7 +21,7 @@ interface RequestParams extends EnvParams {
 
 /**
  * The approval policy (`/v1/management/environments/{environment_id}/approval-policy`) and change requests
- * (`/v1/environments/{env_id}/change-requests[...]`), docs/workflow-approvals.md; bearer token only.
+ * (`/v1/environments/{env_id}/change-requests[...]`), docs/workflow.md "Change requests and approvals"; bearer token only.
  * Every decision is the ChangeRequestService's.
  */
 export function registerChangeRequestRoutes(app: FastifyInstance, services: GatewayServices): void {

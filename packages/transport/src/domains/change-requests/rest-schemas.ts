@@ -3,7 +3,7 @@ import { MAX_LISTED_CHANGE_REQUESTS } from '@switchyard/services';
 import { uuidParam } from '../../http/schemas.ts';
 
 /**
- * JSON schemas of the approval-policy and change-request routes (docs/workflow-approvals.md). The
+ * JSON schemas of the approval-policy and change-request routes (docs/workflow.md "Change requests and approvals"). The
  * service checks every body again with messages naming the field (a gateway hop passes it as
  * sent); operations are the flag operations vocabulary and segment operations, checked there.
  * Response schemas double as Fastify's serialisers: every field of the answers is listed.

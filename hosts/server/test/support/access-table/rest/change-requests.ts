@@ -4,7 +4,7 @@ import { STAGING, admin, editor, noTokens, rest, viewer, type RestDescriptor, ty
 import type { World } from '../world.ts';
 
 /**
- * Approval policies and change requests (docs/workflow-approvals.md), in staging. Staging's policy
+ * Approval policies and change requests (docs/workflow.md "Change requests and approvals"), in staging. Staging's policy
  * allows self-approval and requires nothing (so the table's other rows write directly), set once
  * with the shared request. Rows that change a request (edit, submit, cancel) act on a fresh
  * request the principal authored itself when allowed (only the author edits); a review approves
@@ -65,7 +65,7 @@ export const changeRequestDescriptors: RestDescriptor[] = [
   rest('PATCH /v1/environments/{env_id}/change-requests/{id}', editor('environment'), STAGING, 200, async (c) => ({ path: await one(c, '', { ownDraft: false }), body: { title: 'edited' } })),
   rest('POST /v1/environments/{env_id}/change-requests/{id}/submit', editor('environment'), STAGING, 200, async (c) => ({ path: await one(c, '/submit', { ownDraft: true }) })),
   rest('POST /v1/environments/{env_id}/change-requests/{id}/cancel', editor('environment'), STAGING, 200, async (c) => ({ path: await one(c, '/cancel', { ownDraft: false }) })),
-  // Approving is a person's: API tokens never review (docs/workflow-approvals.md).
+  // Approving is a person's: API tokens never review (docs/workflow.md "Change requests and approvals").
   rest('POST /v1/environments/{env_id}/change-requests/{id}/reviews', noTokens(editor('environment')), STAGING, 200, async (c) => ({
     path: await one(c, '/reviews'),
     body: { verdict: 'approve' },
