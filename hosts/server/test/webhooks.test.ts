@@ -201,6 +201,28 @@ describe('failures', () => {
     receiver.answer = () => ({ status: 204 });
   });
 
+  test('a test send to an enabled endpoint is delivered once: the worker running meanwhile does not send it too', async () => {
+    const path = `/${unique()}`;
+    const hook = await createHook(a, {}, path);
+    const previous = receiver.answer;
+    let drained: Promise<unknown> | undefined;
+    // The endpoint answers the test send only after a worker pass ran while the attempt was in flight.
+    receiver.answer = (got) => {
+      if (got.path !== path || drained !== undefined) return previous(got);
+      drained = drain();
+      return drained.then(() => ({ status: 204 }));
+    };
+    try {
+      const sent = expectStatus(await client.post(hooksPath(a, `/${hook.id}/test`), { token: a.admin.token }), 200);
+      await drained;
+      await drain();
+      assert.deepEqual([sent.status, sent.attempts], ['delivered', 1]);
+      assert.equal(receivedAt(path).length, 1, 'one request');
+    } finally {
+      receiver.answer = previous;
+    }
+  });
+
   test('20 failed attempts in a row disable the endpoint (19 do not); a successful test send enables it again', async () => {
     const hook = await createHook(a, {}, '/failing');
     receiver.answer = (request) => (request.path === '/failing' ? { status: 500 } : { status: 204 });

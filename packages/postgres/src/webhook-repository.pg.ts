@@ -175,8 +175,9 @@ export class PgWebhookRepository implements WebhookRepository {
           message_id: d.messageId,
           event_type: d.eventType,
           payload: d.payload,
-          status: 'pending',
+          status: d.leaseMs === undefined ? 'pending' : 'sending',
           next_attempt_at_ms: nowMs,
+          lease_expires_at_ms: d.leaseMs === undefined ? 0 : nowMs + d.leaseMs,
           created_at_ms: nowMs,
         })),
       )}

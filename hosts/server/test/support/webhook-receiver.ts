@@ -17,7 +17,7 @@ export interface TestReceiver {
   port: number;
   received: Received[];
   /** Replaced by tests: what the next requests are answered. */
-  answer: (request: Received) => Answer;
+  answer: (request: Received) => Answer | Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -29,9 +29,11 @@ export async function startReceiver(): Promise<TestReceiver> {
     request.on('end', () => {
       const got: Received = { path: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') };
       receiver.received.push(got);
-      const answer = receiver.answer(got);
-      response.writeHead(answer.status, answer.headers ?? {});
-      response.end(answer.body ?? '');
+      // An answer may wait (a test holding the sender's request open while something else runs).
+      void Promise.resolve(receiver.answer(got)).then((answer) => {
+        response.writeHead(answer.status, answer.headers ?? {});
+        response.end(answer.body ?? '');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -62,6 +62,11 @@ export interface NewWebhookDelivery {
   messageId: string;
   eventType: string;
   payload: string;
+  /**
+   * Held by the caller, who attempts it at once, for this long (a test send): written as claimed,
+   * so the worker does not deliver it a second time meanwhile; past the lease it is the worker's.
+   */
+  leaseMs?: number;
 }
 
 /** What one attempt came to. `pending`: retried at `nextAttemptAtMs`. */

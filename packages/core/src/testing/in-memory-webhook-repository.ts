@@ -80,11 +80,11 @@ export class InMemoryWebhookRepository implements WebhookRepository {
   }
 
   async enqueue(deliveries: NewWebhookDelivery[], nowMs: number): Promise<WebhookDelivery[]> {
-    return deliveries.map((draft) => {
+    return deliveries.map(({ leaseMs, ...draft }) => {
       const delivery = {
         ...draft,
         id: this.state.newId(),
-        status: 'pending' as const,
+        status: leaseMs === undefined ? ('pending' as const) : ('sending' as const),
         attempts: 0,
         nextAttemptAtMs: nowMs,
         lastStatusCode: null,
@@ -93,7 +93,7 @@ export class InMemoryWebhookRepository implements WebhookRepository {
         lastResponse: null,
         createdAtMs: nowMs,
         finishedAtMs: null,
-        leaseExpiresAtMs: 0,
+        leaseExpiresAtMs: leaseMs === undefined ? 0 : nowMs + leaseMs,
       };
       this.state.webhookDeliveries.set(delivery.id, delivery);
       return copyDelivery(delivery);

@@ -33,6 +33,8 @@ export const DEFAULT_DELIVERY_PAGE = 50;
 export const MAX_DELIVERY_PAGE = 200;
 const MAX_NAME_LENGTH = 100;
 const MAX_URL_LENGTH = 2_048;
+/** How long a test send holds its delivery row: past the attempt's 15 s timeout, so the worker never sends it too. */
+const TEST_SEND_LEASE_MS = 60_000;
 export const ALLOW_PRIVATE_HINT = 'set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to allow it';
 
 /** An endpoint as a caller writes it (REST body, gRPC message); on update every field is optional. */
@@ -201,7 +203,9 @@ export class WebhookService {
       timestamp: new Date(nowMs).toISOString(),
       data: { webhook_id: endpoint.id, name: endpoint.name, message: 'a test message sent from Switchyard' },
     });
-    const [delivery] = await this.repos.webhooks.enqueue([{ endpointId: endpoint.id, orgId, messageId, eventType: 'webhook.test', payload }], nowMs);
+    // Written as held by this call (leased past the attempt's 15 s timeout): the worker, which would
+    // otherwise find it due at once, does not deliver it a second time.
+    const [delivery] = await this.repos.webhooks.enqueue([{ endpointId: endpoint.id, orgId, messageId, eventType: 'webhook.test', payload, leaseMs: TEST_SEND_LEASE_MS }], nowMs);
     if (!delivery) throw new Error('enqueue gave no row');
     const attempt = await attemptDelivery(this.options.fetch, endpoint, delivery, signingSecrets(box, endpoint, nowMs), { publicUrl: this.options.publicUrl(), nowMs });
     const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
