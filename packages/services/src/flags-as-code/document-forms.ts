@@ -11,7 +11,8 @@ export const DEFINITION_FIELDS = ['description', 'value_type', 'variants', 'tags
 /** A flag's fields in one environment. */
 export const CONFIG_FIELDS = ['enabled', 'off_variant_key', 'rules', 'prerequisites', 'hashing'] as const;
 
-function fieldsOf(source: object, names: readonly string[]): Record<string, unknown> {
+/** The fields among `names` that `source` has (a document entry: a field left out is left as it is). */
+export function fieldsOf(source: object, names: readonly string[]): Record<string, unknown> {
   const form: Record<string, unknown> = {};
   for (const name of names) {
     const value = (source as Record<string, unknown>)[name];

@@ -22,7 +22,7 @@ import { FlagService, type FlagTarget } from '../flags/flag-service.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { SegmentService } from '../segments/segment-service.ts';
 import { exportDocument } from './document-export.ts';
-import { configForm, CONFIG_FIELDS, definitionForm, DEFINITION_FIELDS, eventDefinitionForm, segmentForm } from './document-forms.ts';
+import { configForm, CONFIG_FIELDS, definitionForm, DEFINITION_FIELDS, eventDefinitionForm, fieldsOf, segmentForm } from './document-forms.ts';
 import { ImportLedger, sameJson, type ImportItemKind, type ImportOutcome } from './import-outcome.ts';
 import { listChange, readMembers } from './segment-members.ts';
 
@@ -180,7 +180,7 @@ class ImportRun {
       const environment = this.document.environments[name]!;
       await this.writeEventDefinitions(name, scope, environment);
       await this.writeSegments(name, scope, environment);
-      for (const key of prerequisitesFirst(environment)) await this.writeConfig(name, scope, key, environment.flags[key]!);
+      await this.writeConfigs(name, scope, environment);
     }
     // 5. Archiving and removing variants, once no configuration names them any more.
     for (const flag of this.document.flags) await this.finishDefinition(flag);
@@ -208,7 +208,7 @@ class ImportRun {
 
   private async writeDefinition(flag: DocumentFlag): Promise<void> {
     const current = this.definitions.get(flag.key);
-    const wanted = wantedFields(flag, DEFINITION_FIELDS.filter((name) => name !== 'archived'));
+    const wanted = fieldsOf(flag, DEFINITION_FIELDS.filter((name) => name !== 'archived'));
     if (!current) {
       await this.step('flag', flag.key, undefined, async () => {
         const created = await this.services.flags.create(this.principal, this.projectTarget, { flag: { key: flag.key, ...wanted } });
@@ -307,28 +307,36 @@ class ImportRun {
     }
   }
 
-  private async writeConfig(name: string, scope: EnvironmentScope, key: string, config: DocumentEnvironment['flags'][string]): Promise<void> {
+  /**
+   * The environment's flag configurations, each flag's prerequisites first. The flags are read
+   * once per environment (a configuration's write changes no other flag's), not once per entry.
+   */
+  private async writeConfigs(name: string, scope: EnvironmentScope, environment: DocumentEnvironment): Promise<void> {
     const target: FlagTarget = { environment: scope };
     const flags = this.services.flags;
-    const { version, ...fields } = config;
-    if (!this.definitions.has(key)) {
-      this.ledger.refuse('flag_environment', key, name, `flag '${key}' is neither in the project nor in the document's flags`, 'NOT_FOUND');
-      return;
-    }
-    let current: Flag;
+    const keys = prerequisitesFirst(environment);
+    let shown: Map<string, Flag>;
     try {
-      current = await flags.get(this.principal, target, key);
+      shown = new Map((await flags.list(this.principal, target)).map((flag) => [flag.key, flag]));
     } catch (error) {
       if (!isDomainError(error)) throw error;
-      this.ledger.refuse('flag_environment', key, name, error.message, error.code);
+      for (const key of keys) this.ledger.refuse('flag_environment', key, name, error.message, error.code);
       return;
     }
-    const changed = differing(configForm(current), wantedFields(fields, CONFIG_FIELDS));
-    if (Object.keys(changed).length === 0 && version === undefined) return;
-    await this.step('flag_environment', key, name, async () => {
-      const updated = await flags.update(this.principal, target, key, { flag: changed, ...(version === undefined ? {} : { version }) });
-      return { before: configForm(current), after: configForm(updated) };
-    });
+    for (const key of keys) {
+      const { version, ...fields } = environment.flags[key]!;
+      const current = shown.get(key);
+      if (!this.definitions.has(key) || current === undefined) {
+        this.ledger.refuse('flag_environment', key, name, `flag '${key}' is neither in the project nor in the document's flags`, 'NOT_FOUND');
+        continue;
+      }
+      const changed = differing(configForm(current), fieldsOf(fields, CONFIG_FIELDS));
+      if (Object.keys(changed).length === 0 && version === undefined) continue;
+      await this.step('flag_environment', key, name, async () => {
+        const updated = await flags.update(this.principal, target, key, { flag: changed, ...(version === undefined ? {} : { version }) });
+        return { before: configForm(current), after: configForm(updated) };
+      });
+    }
   }
 
   private async pruneAll(): Promise<void> {
@@ -360,16 +368,6 @@ class ImportRun {
       }
     }
   }
-}
-
-/** The fields of a document entry among `names` that it gives (a field left out is left as it is). */
-function wantedFields(entry: object, names: readonly string[]): Record<string, unknown> {
-  const wanted: Record<string, unknown> = {};
-  for (const name of names) {
-    const value = (entry as Record<string, unknown>)[name];
-    if (value !== undefined) wanted[name] = value;
-  }
-  return wanted;
 }
 
 /** The wanted fields whose value differs from the current form's. */
