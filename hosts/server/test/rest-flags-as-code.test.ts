@@ -263,6 +263,22 @@ describe('flags as code: changes that need an order', () => {
     assert.equal(expectStatus(confirmed, 200, 'confirmed').applied, true);
   });
 
+  test('a list longer than the document holds is exported as members_omitted, and such a segment imports with its members untouched', async () => {
+    const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-big');
+    const segmentsPath = `/v1/environments/${tenant.environmentId}/segments`;
+    expectStatus(await client.post(segmentsPath, { token: tenant.admin.token, body: { key: 'big', context_type: 'user', kind: 'list' } }), 201, 'segment');
+    // 10,001 keys: one past a document list's 10,000 (two PATCHes, each within the request bound).
+    for (const [from, count] of [[0, 5_001], [5_001, 5_000]] as const) {
+      const keys = Array.from({ length: count }, (_, i) => `user-${from + i}`);
+      expectStatus(await client.request('PATCH', `${segmentsPath}/big/members`, { token: tenant.admin.token, body: { add_included: keys } }), 200, 'members');
+    }
+    const exported = expectStatus(await client.get(exportPath(tenant), { token: tenant.admin.token }), 200, 'export');
+    assert.deepEqual(exported.environments.production.segments, [{ key: 'big', kind: 'list', context_type: 'user', description: '', members_omitted: true }]);
+    const again = expectStatus(await importAs(tenant, exported), 200, 'import');
+    assert.deepEqual(summary(again), { created: [], changed: [], deleted: [], refused: [] });
+    assert.equal(expectStatus(await client.get(`${segmentsPath}/big`, { token: tenant.admin.token }), 200).included_count, 10_001);
+  });
+
   test('someone who reads one environment exports that one only', async () => {
     const tenant = await seedTenant(client, (await loginAdmin(client)).token, 'fac-partial');
     expectStatus(await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: 'staging' } }), 201);
