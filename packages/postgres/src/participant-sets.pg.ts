@@ -41,8 +41,10 @@ export async function refreshParticipants(
   marginMs: number,
 ): Promise<void> {
   const definition = participantDefinition(query);
+  // floor, not the cast's rounding: rows are stamped with whole milliseconds (Date.now()), and a
+  // horizon rounded up past a row stamped in the same millisecond would skip it.
   const [horizon] = await tx<{ ms: string }[]>`
-    SELECT (extract(epoch FROM least(clock_timestamp(), (
+    SELECT floor(extract(epoch FROM least(clock_timestamp(), (
       SELECT min(a.xact_start) FROM pg_stat_activity a
       WHERE a.backend_type = 'client backend' AND a.xact_start IS NOT NULL AND a.pid <> pg_backend_pid() AND a.datname = current_database()
     ))) * 1000)::int8 AS ms`;

@@ -121,6 +121,35 @@ test('rows of a transaction still open when a pass starts are read by the next p
   }
 });
 
+test('a row stamped in the very millisecond its open transaction began is read by the next pass (the horizon is floored, not rounded)', async () => {
+  const { scope, query } = await world('same-millisecond');
+  const repository = new PgExperimentDataRepository(sqlOf(), { lateArrivalMarginMs: 0 });
+  await repository.aggregateMetrics(scope, query);
+  const writer = await sqlOf().reserve();
+  try {
+    // A transaction that began in the second half of a millisecond: a rounded horizon would
+    // land on the next millisecond, past a row stamped (as Date.now() stamps) with this one.
+    let startedMs = 0;
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      await writer`BEGIN`;
+      const [start] = await writer<{ micros: string }[]>`SELECT (extract(epoch FROM now()) * 1000000)::int8 AS micros`;
+      if (Number(start!.micros) % 1000 >= 500) {
+        startedMs = Math.floor(Number(start!.micros) / 1000);
+        break;
+      }
+      await writer`ROLLBACK`;
+    }
+    assert.ok(startedMs > 0, 'no transaction began in the second half of a millisecond');
+    await writer`INSERT INTO events (org_id, environment_id, metric_key, context_type, context_key, value, timestamp_ms, received_at_ms)
+      VALUES (${scope.orgId}, ${scope.environmentId}, 'revenue', 'user', 'A', 20, 3000, ${startedMs})`;
+    await repository.aggregateMetrics(scope, query);
+    await writer`COMMIT`;
+  } finally {
+    writer.release();
+  }
+  assert.deepEqual(revenueMeans(await repository.aggregateMetrics(scope, query)), [30, 20]);
+});
+
 test('passes at once over one iteration take turns; each answer equals a computation from scratch', async () => {
   const { repos, scope, query } = await world('concurrent');
   const incremental = new PgExperimentDataRepository(sqlOf(), { lateArrivalMarginMs: 0 });
