@@ -732,9 +732,12 @@ CREATE TABLE IF NOT EXISTS change_requests (
   updated_at_ms    bigint NOT NULL,
   submitted_at_ms  bigint,
   applied_at_ms    bigint,
+  execute_at_ms    bigint,
+  scheduled_by     jsonb,
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS change_requests_by_environment ON change_requests (environment_id, created_at_ms DESC);
+CREATE INDEX IF NOT EXISTS change_requests_scheduled_due ON change_requests (execute_at_ms) WHERE status = 'scheduled';
 
 CREATE TABLE IF NOT EXISTS change_request_reviews (
   id                 uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -308,6 +308,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const scheduler = new ScheduledChangeWorker(repos, notifier, {
       pollMs: config.schedulesPollMs,
       log: (level, message, fields) => schedulesLog[level](fields ?? {}, message),
+      metrics,
     });
     shutdown.add('scheduler', () => scheduler.stop());
     // One instance at a time prunes (an advisory lock); stopped before the pool closes.

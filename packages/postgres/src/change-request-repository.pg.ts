@@ -1,5 +1,6 @@
 import {
   notFound,
+  type AuditActor,
   versionConflict,
   type ApprovalPolicy,
   type ChangeRequestChange,
@@ -35,6 +36,8 @@ interface RequestRow {
   updated_at_ms: string | number;
   submitted_at_ms: string | number | null;
   applied_at_ms: string | number | null;
+  execute_at_ms: string | number | null;
+  scheduled_by: AuditActor | null;
 }
 
 interface ReviewRow {
@@ -79,6 +82,8 @@ const requestOf = (row: RequestRow, reviews: ChangeRequestReview[]): StoredChang
   updatedAtMs: Number(row.updated_at_ms),
   submittedAtMs: ms(row.submitted_at_ms),
   appliedAtMs: ms(row.applied_at_ms),
+  executeAtMs: ms(row.execute_at_ms),
+  scheduledBy: row.scheduled_by,
   reviews,
 });
 
@@ -150,7 +155,8 @@ export class PgChangeRequestRepository implements ChangeRequestRepository {
       UPDATE change_requests SET title = ${next.title}, description = ${next.description}, changes = ${this.sql.json(next.changes as never)},
         content_hash = ${next.contentHash}, status = ${next.status}, conflict = ${next.conflict},
         applied_by = ${next.appliedBy === null ? null : this.sql.json(next.appliedBy as never)},
-        submitted_at_ms = ${next.submittedAtMs}, applied_at_ms = ${next.appliedAtMs}, updated_at_ms = ${next.updatedAtMs}, revision = revision + 1
+        submitted_at_ms = ${next.submittedAtMs}, applied_at_ms = ${next.appliedAtMs}, updated_at_ms = ${next.updatedAtMs},
+        execute_at_ms = ${next.executeAtMs}, scheduled_by = ${next.scheduledBy === null ? null : this.sql.json(next.scheduledBy as never)}, revision = revision + 1
       WHERE id = ${id} AND environment_id = ${scope.environmentId} AND org_id = ${scope.orgId} AND revision = ${expectedRevision}
       RETURNING *`;
     if (!row) throw versionConflict('change request', expectedRevision, current.revision);
@@ -166,5 +172,34 @@ export class PgChangeRequestRepository implements ChangeRequestRepository {
       RETURNING *`;
     if (!row) throw notFound('change request', id);
     return reviewOf(row);
+  }
+
+  async listScheduled(scope: EnvironmentScope, options: { fromMs?: number; toMs?: number; limit: number }): Promise<StoredChangeRequest[]> {
+    if (!validScope(scope)) return [];
+    const sql = this.sql;
+    const from = options.fromMs !== undefined ? sql`AND execute_at_ms >= ${options.fromMs}` : sql``;
+    const to = options.toMs !== undefined ? sql`AND execute_at_ms < ${options.toMs}` : sql``;
+    const rows = await sql<RequestRow[]>`
+      SELECT * FROM change_requests
+      WHERE environment_id = ${scope.environmentId} AND project_id = ${scope.projectId} AND org_id = ${scope.orgId}
+        AND status = 'scheduled' ${from} ${to}
+      ORDER BY execute_at_ms, id LIMIT ${Math.max(0, Math.floor(options.limit))}`;
+    if (rows.length === 0) return [];
+    const reviews = await sql<ReviewRow[]>`
+      SELECT * FROM change_request_reviews WHERE change_request_id = ANY(${sql.array(rows.map((r) => r.id))}::uuid[]) ORDER BY at_ms, id`;
+    return rows.map((row) => requestOf(row, reviews.filter((review) => review.change_request_id === row.id).map(reviewOf)));
+  }
+
+  async claimDueScheduled(nowMs: number): Promise<StoredChangeRequest | null> {
+    // The scheduler's queue spans every org (as scheduled_changes' claimDue); the row is locked for the claiming unit of work.
+    const [row] = await this.sql<RequestRow[]>`
+      SELECT * FROM change_requests
+      WHERE status = 'scheduled' AND execute_at_ms <= ${nowMs}
+      ORDER BY execute_at_ms, id
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED`;
+    if (!row) return null;
+    const reviews = await this.sql<ReviewRow[]>`SELECT * FROM change_request_reviews WHERE change_request_id = ${row.id} ORDER BY at_ms, id`;
+    return requestOf(row, reviews.map(reviewOf));
   }
 }

@@ -110,3 +110,4 @@ export * from './workflow/change-request-service.ts';
 export * from './workflow/approval-gate.ts';
 export * from './schedules/scheduled-change-service.ts';
 export * from './schedules/scheduled-change-worker.ts';
+export * from './workflow/scheduled-request-runner.ts';

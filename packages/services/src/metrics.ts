@@ -28,7 +28,20 @@ export interface ServiceMetrics {
   statsJob(outcome: StatsJobOutcome, seconds: number): void;
   /** One webhook delivery attempt ended (docs/workflow.md "Webhooks"); `seconds`: the HTTP exchange. */
   webhookDelivery(outcome: WebhookDeliveryOutcome, seconds: number): void;
+  /**
+   * The scheduler handled one due scheduled change or scheduled change request (docs/workflow.md
+   * "Scheduled changes"); `latenessSeconds`: from its execute_at_ms to when it was handled.
+   */
+  scheduledApplication(kind: ScheduledKind, outcome: ScheduledOutcome, latenessSeconds: number): void;
 }
+
+/** What the scheduler applied (the `kind` of `switchyard_scheduler_applications_total`). */
+export type ScheduledKind = 'scheduled_change' | 'change_request';
+/**
+ * How it ended (the `outcome`): applied; failed (a scheduled change that no longer applies);
+ * conflicted (a change request whose versions, operations, approvals or scheduler's rights no longer hold).
+ */
+export type ScheduledOutcome = 'applied' | 'failed' | 'conflicted';
 
 /**
  * How a webhook delivery attempt ended (the `outcome` of `switchyard_webhook_deliveries_total`):
@@ -43,4 +56,5 @@ export const NO_METRICS: ServiceMetrics = {
   ingested: () => {},
   statsJob: () => {},
   webhookDelivery: () => {},
+  scheduledApplication: () => {},
 };

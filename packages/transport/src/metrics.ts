@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { ServiceMetrics, StatsJobOutcome, SyncHub, WebhookDeliveryOutcome } from '@switchyard/services';
+import type { ScheduledKind, ScheduledOutcome, ServiceMetrics, StatsJobOutcome, SyncHub, WebhookDeliveryOutcome } from '@switchyard/services';
 import type { EvaluationResult } from '@switchyard/core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { CallMetrics } from './call-metrics.ts';
@@ -131,6 +131,20 @@ export class ServerMetrics implements ServiceMetrics {
     name: 'switchyard_webhook_delivery_duration_seconds',
     help: 'Duration of webhook delivery attempts (connect, send, answer), whatever their outcome.',
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+    registers: [this.registry],
+  });
+
+  private readonly schedulerApplications = new Counter({
+    name: 'switchyard_scheduler_applications_total',
+    help: 'Due scheduled changes and scheduled change requests handled by this instance, by kind (scheduled_change, change_request) and outcome (applied, failed, conflicted).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly schedulerLateness = new Histogram({
+    name: 'switchyard_scheduler_lateness_seconds',
+    help: 'Seconds from a scheduled change or scheduled change request being due (execute_at_ms) to its application, by kind.',
+    labelNames: ['kind'] as const,
+    buckets: [0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
     registers: [this.registry],
   });
 
@@ -269,5 +283,10 @@ export class ServerMetrics implements ServiceMetrics {
   webhookDelivery(outcome: WebhookDeliveryOutcome, seconds: number): void {
     this.webhookDeliveries.inc({ outcome });
     this.webhookLatency.observe(seconds);
+  }
+
+  scheduledApplication(kind: ScheduledKind, outcome: ScheduledOutcome, latenessSeconds: number): void {
+    this.schedulerApplications.inc({ kind, outcome });
+    this.schedulerLateness.observe({ kind }, latenessSeconds);
   }
 }

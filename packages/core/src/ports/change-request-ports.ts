@@ -1,3 +1,4 @@
+import type { AuditActor } from '../model/entities.ts';
 import type { EnvironmentScope } from './scopes.ts';
 import type { ApprovalPolicy, ChangeRequestChange, ChangeRequestReview, ChangeRequestStatus } from '../workflow/change-requests.ts';
 
@@ -28,11 +29,15 @@ export interface StoredChangeRequest {
   updatedAtMs: number;
   submittedAtMs: number | null;
   appliedAtMs: number | null;
+  /** When a `scheduled` request is due (kept after it is applied, conflicted or cancelled); null if never scheduled. */
+  executeAtMs: number | null;
+  /** Who scheduled it (the scheduler checks their write rights again at the time). */
+  scheduledBy: AuditActor | null;
   reviews: ChangeRequestReview[];
 }
 
-export type ChangeRequestDraft = Omit<StoredChangeRequest, 'id' | 'revision' | 'reviews' | 'conflict' | 'appliedBy' | 'submittedAtMs' | 'appliedAtMs'>;
-export type ChangeRequestPatch = Partial<Pick<StoredChangeRequest, 'title' | 'description' | 'changes' | 'contentHash' | 'status' | 'conflict' | 'appliedBy' | 'submittedAtMs' | 'appliedAtMs' | 'updatedAtMs'>>;
+export type ChangeRequestDraft = Omit<StoredChangeRequest, 'id' | 'revision' | 'reviews' | 'conflict' | 'appliedBy' | 'submittedAtMs' | 'appliedAtMs' | 'executeAtMs' | 'scheduledBy'>;
+export type ChangeRequestPatch = Partial<Pick<StoredChangeRequest, 'title' | 'description' | 'changes' | 'contentHash' | 'status' | 'conflict' | 'appliedBy' | 'submittedAtMs' | 'appliedAtMs' | 'updatedAtMs' | 'executeAtMs' | 'scheduledBy'>>;
 
 /** Approval policies and change requests, every call scoped by the environment. */
 export interface ChangeRequestRepository {
@@ -47,4 +52,11 @@ export interface ChangeRequestRepository {
   /** Writes the patch when the stored revision is `expectedRevision` (bumping it). @throws ABORTED otherwise; NOT_FOUND when absent. */
   update(scope: EnvironmentScope, id: string, patch: ChangeRequestPatch, expectedRevision: number): Promise<StoredChangeRequest>;
   addReview(scope: EnvironmentScope, id: string, review: Omit<ChangeRequestReview, 'id'>): Promise<ChangeRequestReview>;
+  /** `scheduled` requests due in [fromMs, toMs) (bounds optional), earliest first, at most `limit` (a calendar). */
+  listScheduled(scope: EnvironmentScope, options: { fromMs?: number; toMs?: number; limit: number }): Promise<StoredChangeRequest[]>;
+  /**
+   * The earliest `scheduled` request due at `nowMs` in any environment, locked for the caller's
+   * unit of work (a row another worker holds is skipped: FOR UPDATE SKIP LOCKED); null when none.
+   */
+  claimDueScheduled(nowMs: number): Promise<StoredChangeRequest | null>;
 }

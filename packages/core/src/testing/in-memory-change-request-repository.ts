@@ -40,7 +40,7 @@ export class InMemoryChangeRequestRepository implements ChangeRequestRepository 
   }
 
   async create(scope: EnvironmentScope, draft: ChangeRequestDraft): Promise<StoredChangeRequest> {
-    const request: StoredChangeRequest = { ...structuredClone(draft), ...scope, id: randomUUID(), revision: 1, reviews: [], conflict: null, appliedBy: null, submittedAtMs: null, appliedAtMs: null };
+    const request: StoredChangeRequest = { ...structuredClone(draft), ...scope, id: randomUUID(), revision: 1, reviews: [], conflict: null, appliedBy: null, submittedAtMs: null, appliedAtMs: null, executeAtMs: null, scheduledBy: null };
     this.tables.requests.set(request.id, request);
     return copy(request);
   }
@@ -73,5 +73,22 @@ export class InMemoryChangeRequestRepository implements ChangeRequestRepository 
     const stored = { ...review, id: randomUUID() };
     request.reviews.push(stored);
     return { ...stored };
+  }
+
+  async listScheduled(scope: EnvironmentScope, options: { fromMs?: number; toMs?: number; limit: number }): Promise<StoredChangeRequest[]> {
+    return [...this.tables.requests.values()]
+      .filter((request) => inScope(request, scope) && request.status === 'scheduled' && request.executeAtMs !== null)
+      .filter((request) => (options.fromMs === undefined || request.executeAtMs! >= options.fromMs) && (options.toMs === undefined || request.executeAtMs! < options.toMs))
+      .sort((x, y) => x.executeAtMs! - y.executeAtMs! || (x.id < y.id ? -1 : 1))
+      .slice(0, options.limit)
+      .map(copy);
+  }
+
+  /** The fake has one writer at a time: the earliest due request (no lock to take). */
+  async claimDueScheduled(nowMs: number): Promise<StoredChangeRequest | null> {
+    const due = [...this.tables.requests.values()]
+      .filter((request) => request.status === 'scheduled' && request.executeAtMs !== null && request.executeAtMs <= nowMs)
+      .sort((x, y) => x.executeAtMs! - y.executeAtMs! || (x.id < y.id ? -1 : 1));
+    return due[0] ? copy(due[0]) : null;
   }
 }

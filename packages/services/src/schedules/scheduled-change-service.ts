@@ -8,6 +8,7 @@ import {
   permissionDenied,
   MAX_PENDING_SCHEDULES_PER_FLAG,
   SCHEDULED_CHANGE_STATUSES,
+  type Action,
   type AuditActor,
   type AuditEntry,
   type ChangeNotifier,
@@ -48,6 +49,29 @@ export interface ScheduledChangeRecord {
   /** When it was applied (or found failed); later than execute_at_ms when the services were down at the time. */
   applied_at_ms: number | null;
   version: number;
+}
+
+/**
+ * A change request scheduled for a time, as the environment's calendar lists it beside the
+ * scheduled changes (the request itself: GET /v1/environments/{env}/change-requests/{id}).
+ */
+export interface ScheduledRequestEntry {
+  id: string;
+  environment_id: string;
+  project_id: string;
+  title: string;
+  execute_at_ms: number;
+  scheduled_by: AuditActor | null;
+  author: { id: string; email: string | null };
+  /** The flags and segments it changes. */
+  flag_keys: string[];
+  segment_keys: string[];
+}
+
+/** The environment's calendar: its scheduled changes and the change requests scheduled for a time. */
+export interface ScheduleCalendar {
+  scheduled_changes: ScheduledChangeRecord[];
+  change_requests: ScheduledRequestEntry[];
 }
 
 /** The answer of a create or an edit: the schedule and the other pending schedules of the flag that contend with it. */
@@ -188,6 +212,32 @@ export class ScheduledChangeService {
       ...(toMs === undefined ? {} : { toMs }),
     });
     return changes.map(toScheduledChangeRecord);
+  }
+
+  /**
+   * The list above (every argument as there), plus the change requests now `scheduled` in the same
+   * window (`from_ms` ≤ execute_at_ms < `to_ms`), earliest first, at most `limit`; with a flag,
+   * only the requests that change it.
+   */
+  async calendar(principal: Principal, scope: EnvironmentScope, query: ScheduledChangeListQuery, flagKey: string | null): Promise<ScheduleCalendar> {
+    const scheduled = await this.list(principal, scope, query, flagKey);
+    const fromMs = queryNumber(query.from_ms, 'from_ms');
+    const toMs = queryNumber(query.to_ms, 'to_ms');
+    const limit = present(query.limit) && query.limit !== '' ? Number(query.limit) : 100;
+    const key = flagKey ?? (typeof query.flag_key === 'string' && query.flag_key !== '' ? query.flag_key : undefined);
+    const requests = await this.repos.changeRequests.listScheduled(scope, { limit, ...(fromMs === undefined ? {} : { fromMs }), ...(toMs === undefined ? {} : { toMs }) });
+    const entries = requests.map((request): ScheduledRequestEntry => ({
+      id: request.id,
+      environment_id: request.environmentId,
+      project_id: request.projectId,
+      title: request.title,
+      execute_at_ms: request.executeAtMs!,
+      scheduled_by: request.scheduledBy,
+      author: { id: request.authorId, email: request.authorEmail },
+      flag_keys: request.changes.flatMap((change) => ('flag_key' in change ? [change.flag_key] : [])),
+      segment_keys: request.changes.flatMap((change) => ('segment_key' in change ? [change.segment_key] : [])),
+    }));
+    return { scheduled_changes: scheduled, change_requests: key === undefined ? entries : entries.filter((entry) => entry.flag_keys.includes(key)) };
   }
 
   async get(principal: Principal, scope: EnvironmentScope, flagKey: string, id: string): Promise<ScheduledChangeRecord> {
@@ -368,16 +418,26 @@ export async function applyRevert(tx: Repositories, acting: Acting, scope: Envir
   return after;
 }
 
-/** Whether the party who scheduled a change may still write there; the reason when not. */
-export async function schedulerMayStillWrite(tx: Repositories, change: ScheduledChange, nowMs: number): Promise<string | null> {
+/**
+ * Whether the party who scheduled a change (or a change request applied at a time) may still do
+ * `actions` there (flag.write for a schedule; a request's segment changes add segment.write); the
+ * reason when not.
+ */
+export async function schedulerMayStillWrite(
+  tx: Repositories,
+  change: Pick<ScheduledChange, 'orgId' | 'projectId' | 'environmentId' | 'createdBy'>,
+  nowMs: number,
+  actions: readonly Action[] = ['flag.write'],
+): Promise<string | null> {
   const scope = { orgId: change.orgId, projectId: change.projectId, environmentId: change.environmentId };
   const who = change.createdBy;
+  const what = (action: Action) => (action === 'segment.write' ? 'segments' : 'flags');
   if (who.type === 'user') {
     const membership = await tx.users.lockMembership(change.orgId, who.id);
     const name = who.email ?? who.id;
     if (!membership) return `${name}, who scheduled it, is no longer a member of the organisation`;
     const principal = userPrincipalOf({ userId: who.id, orgId: change.orgId, isSystem: false, sessionId: 'scheduler' }, { role: membership.role, bindings: membership.bindings });
-    if (!authorize(principal, 'flag.write', scope).allowed) return `${name}, who scheduled it, may no longer change flags in this environment`;
+    for (const action of actions) if (!authorize(principal, action, scope).allowed) return `${name}, who scheduled it, may no longer change ${what(action)} in this environment`;
     return null;
   }
   if (who.type === 'api_token') {
@@ -386,9 +446,8 @@ export async function schedulerMayStillWrite(tx: Repositories, change: Scheduled
     if (!token || token.revokedAtMs !== null) return `${name}, which scheduled it, is revoked`;
     if (token.expiresAtMs !== null && token.expiresAtMs <= nowMs) return `${name}, which scheduled it, has expired`;
     const principal: Principal = { kind: 'api_token', tokenId: token.id, name: token.name, orgId: token.orgId, role: token.role, scope: token.scope, expiresAtMs: token.expiresAtMs };
-    if (!authorize(principal, 'flag.write', scope).allowed) return `${name}, which scheduled it, may no longer change flags in this environment`;
+    for (const action of actions) if (!authorize(principal, action, scope).allowed) return `${name}, which scheduled it, may no longer change ${what(action)} in this environment`;
     return null;
   }
   return 'scheduled by a party that cannot write flags';
 }
-

@@ -2,6 +2,8 @@ import { isDomainError, type ChangeNotifier, type Repositories, type ScheduledCh
 import { recordChange } from '../audit/audit-trail.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import { writeFlagOperations } from '../flags/flag-operations-write.ts';
+import { NO_METRICS, type ServiceMetrics } from '../metrics.ts';
+import { runDueChangeRequest, type ScheduledRequestOutcome } from '../workflow/scheduled-request-runner.ts';
 import { SCHEDULER_ACTOR, schedulerMayStillWrite, toScheduledChangeRecord } from './scheduled-change-service.ts';
 
 export interface ScheduledChangeWorkerOptions {
@@ -11,6 +13,8 @@ export interface ScheduledChangeWorkerOptions {
   maxPerPass?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
+  /** Applications by outcome and their lateness (switchyard_scheduler_* in hosts/server). */
+  metrics?: Pick<ServiceMetrics, 'scheduledApplication'>;
 }
 
 /** How one due schedule ended. */
@@ -35,12 +39,16 @@ const DEFAULTS = { pollMs: 5_000, maxPerPass: 100 };
  * reason and a `scheduled_change.fail` entry. A concurrent write to the flag (ABORTED) or an error
  * that is not the domain's (the database away) undoes everything: the schedule stays pending and
  * is tried again. Applied changes are announced after commit so evaluation and sync streams update.
+ *
+ * The same loop applies change requests scheduled for a time (runDueRequests, after the due
+ * schedules of each pass): see runDueChangeRequest.
  */
 export class ScheduledChangeWorker {
   readonly pollMs: number;
   private readonly maxPerPass: number;
   private readonly log: NonNullable<ScheduledChangeWorkerOptions['log']>;
   private readonly now: () => number;
+  private readonly metrics: Pick<ServiceMetrics, 'scheduledApplication'>;
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<unknown> | null = null;
   private stopping = false;
@@ -54,6 +62,7 @@ export class ScheduledChangeWorker {
     this.maxPerPass = options.maxPerPass ?? DEFAULTS.maxPerPass;
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
+    this.metrics = options.metrics ?? NO_METRICS;
   }
 
   start(): void {
@@ -73,6 +82,7 @@ export class ScheduledChangeWorker {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.current = this.runDue()
+        .then(() => this.runDueRequests())
         .catch((error: unknown) => this.log('error', 'schedules: pass failed', { error: (error as Error).message }))
         .finally(() => {
           this.current = null;
@@ -91,6 +101,33 @@ export class ScheduledChangeWorker {
       outcomes.push(outcome);
     }
     return outcomes;
+  }
+
+  /** Applies (or marks conflicted) due scheduled change requests until none is left (or maxPerPass). */
+  async runDueRequests(): Promise<ScheduledRequestOutcome[]> {
+    const outcomes: ScheduledRequestOutcome[] = [];
+    while (!this.stopping && outcomes.length < this.maxPerPass) {
+      const outcome = await this.runNextRequest();
+      if (!outcome) break;
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  }
+
+  /** Claims and applies (or marks conflicted) one due scheduled change request; null when none is due and unclaimed. */
+  async runNextRequest(): Promise<ScheduledRequestOutcome | null> {
+    const outcome = await runDueChangeRequest(this.repos, this.now);
+    if (outcome === null) return null;
+    const { request } = outcome;
+    const lateMs = Math.max(0, (request.updatedAtMs ?? 0) - (request.executeAtMs ?? request.updatedAtMs));
+    this.metrics.scheduledApplication('change_request', outcome.applied ? 'applied' : 'conflicted', lateMs / 1000);
+    if (outcome.applied) {
+      this.log('info', 'schedules: change request applied', { change_request_id: request.id, late_ms: lateMs });
+      await this.notifier.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: request.environmentId }));
+    } else {
+      this.log('warn', 'schedules: change request conflicted', { change_request_id: request.id, reason: request.conflict });
+    }
+    return outcome;
   }
 
   /** Claims and applies (or fails) one due schedule; null when none is due and unclaimed. */
@@ -152,6 +189,7 @@ export class ScheduledChangeWorker {
     });
     if (outcome === null) return null;
     const { change } = outcome;
+    this.metrics.scheduledApplication('scheduled_change', outcome.applied ? 'applied' : 'failed', Math.max(0, (change.appliedAtMs ?? change.executeAtMs) - change.executeAtMs) / 1000);
     if (outcome.applied) {
       this.log('info', 'schedules: applied', { scheduled_change_id: change.id, flag_key: change.flagKey, late_ms: (change.appliedAtMs ?? 0) - change.executeAtMs });
       await this.notifier.publish(DEFINITIONS_CHANGED_CHANNEL, encodeChange({ environmentId: change.environmentId }));

@@ -5,7 +5,6 @@ import {
   MAX_REVIEW_COMMENT_LENGTH,
   MAX_TITLE_LENGTH,
   applyFlagOperations,
-  authorize,
   canonicalJson,
   checkConditions,
   checkOffVariant,
@@ -19,6 +18,7 @@ import {
   parseChangeRequestChanges,
   permissionDenied,
   type ApprovalPolicy,
+  type AuditActor,
   type ChangeNotifier,
   type ChangeRequestChange,
   type ChangeRequestReview,
@@ -35,11 +35,11 @@ import {
 import { requireAllowed } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
-import { writeFlagOperations } from '../flags/flag-operations-write.ts';
 import { asShown } from '../flags/flag-state-checks.ts';
-import { checkFlagsStayInBudget } from '../segments/segment-service.ts';
 import type { ScopeResolver } from '../scopes.ts';
+import { MAX_SCHEDULE_AHEAD_MS } from '../schedules/scheduled-change-service.ts';
 import { asApprovedApply } from './approval-gate.ts';
+import { approvalShortfall, countedReviews, firstConflict, isFlagChange, recordRequestChange, writeRequestChanges } from './change-request-apply.ts';
 
 /**
  * Change requests and approvals (docs/workflow.md "Change requests and approvals"): an environment's approval policy,
@@ -78,6 +78,10 @@ export interface ChangeRequestRecord {
   updated_at_ms: number;
   submitted_at_ms: number | null;
   applied_at_ms: number | null;
+  /** When a `scheduled` request is due (kept once it ran or was cancelled); null if never scheduled. */
+  execute_at_ms: number | null;
+  /** Who scheduled it. */
+  scheduled_by: AuditActor | null;
 }
 
 /** Per change, the state now and the state after the request's operations (what the console's diff shows). */
@@ -111,7 +115,6 @@ function text(value: unknown, field: string, max: number, required: boolean): st
   return value;
 }
 
-const isFlagChange = (change: ChangeRequestChange): change is Extract<ChangeRequestChange, { flag_key: string }> => 'flag_key' in change;
 
 const authorOf = (principal: Principal): string => (principal.kind === 'user' ? principal.userId : principal.kind === 'api_token' ? principal.tokenId : principal.sdkKeyId);
 
@@ -252,6 +255,7 @@ export class ChangeRequestService {
     if (typeof body !== 'object' || body === null) throw invalidArgument('the body must be a change request object', 'body');
     const current = await this.find(scope, id);
     this.requireAuthor(principal, current, 'edit');
+    if (current.status === 'scheduled') throw failedPrecondition(`change request ${id} is scheduled for ${new Date(current.executeAtMs ?? 0).toISOString()}: a scheduled request is not edited (cancel it and create another)`);
     if (!['draft', 'open', 'conflicted'].includes(current.status)) throw failedPrecondition(`change request ${id} is ${current.status}: only draft, open or conflicted requests are edited`);
     const expected = this.revision(body, current);
     const title = text(body.title, 'title', MAX_TITLE_LENGTH, false);
@@ -286,12 +290,12 @@ export class ChangeRequestService {
     return this.record(updated, await this.policy(scope));
   }
 
-  /** Cancels a draft, open or conflicted request: its author, or whoever may bypass approvals here. */
+  /** Cancels a draft, open, conflicted or scheduled request: its author, or whoever may bypass approvals here. */
   async cancel(principal: Principal, scope: EnvironmentScope, id: string): Promise<ChangeRequestRecord> {
     requireAllowed(principal, 'flag.read', scope);
     const current = await this.find(scope, id);
     if (authorOf(principal) !== current.authorId) requireAllowed(principal, 'change_request.bypass', scope);
-    if (!['draft', 'open', 'conflicted'].includes(current.status)) throw failedPrecondition(`change request ${id} is ${current.status}: only draft, open or conflicted requests are cancelled`);
+    if (!['draft', 'open', 'conflicted', 'scheduled'].includes(current.status)) throw failedPrecondition(`change request ${id} is ${current.status}: only draft, open, conflicted or scheduled requests are cancelled`);
     const updated = await this.repos.unitOfWork.run(async (tx) => {
       const next = await tx.changeRequests.update(scope, id, { status: 'cancelled', updatedAtMs: this.now() }, current.revision);
       await this.audit(tx, principal, scope, 'change_request.cancel', next, current, next);
@@ -313,6 +317,7 @@ export class ChangeRequestService {
     if (principal.kind !== 'user') throw permissionDenied('only a person reviews a change request');
     const comment = text(body.comment, 'comment', MAX_REVIEW_COMMENT_LENGTH, verdict === 'comment') ?? null;
     const current = await this.find(scope, id);
+    if (current.status === 'scheduled') throw failedPrecondition(`change request ${id} is scheduled for ${new Date(current.executeAtMs ?? 0).toISOString()}: its reviews are closed (cancel it to change what was approved)`);
     if (current.status !== 'open') throw failedPrecondition(`change request ${id} is ${current.status}: only an open request is reviewed`);
     // What the reviewer saw: a review of older content is refused rather than counted for the new one.
     if (body.content_hash !== undefined && body.content_hash !== null && body.content_hash !== current.contentHash) {
@@ -339,40 +344,40 @@ export class ChangeRequestService {
    * nothing is written. Needs the policy's approvals for the current content (when the policy
    * requires them) and no counting rejection; the applier needs the write rights of every change.
    * Each flag and segment entry names the applier (actor) and the approvers (details).
+   *
+   * With `{execute_at_ms}` (a time in the future, at most 5 years ahead, as for scheduled changes)
+   * the same checks are made now and the request becomes `scheduled` instead, with
+   * a `change_request.schedule` entry: the ScheduledChangeWorker applies it at that time through
+   * the same writes (checking versions, operations, approvals and the scheduler's rights again).
    * @throws FAILED_PRECONDITION (not approved, rejected, conflicted: the request says why).
    */
-  async apply(principal: Principal, scope: EnvironmentScope, id: string): Promise<ChangeRequestRecord> {
+  async apply(principal: Principal, scope: EnvironmentScope, id: string, body?: unknown): Promise<ChangeRequestRecord> {
     requireAllowed(principal, 'flag.read', scope);
+    const executeAtMs = this.applyTime(body);
     const current = await this.find(scope, id);
     this.requireWriteRights(principal, scope, current.changes);
-    if (current.status !== 'open') throw failedPrecondition(`change request ${id} is ${current.status}: only an open request is applied${current.status === 'conflicted' ? ' (edit it against the current versions first)' : ''}`);
-    const policy = await this.policy(scope);
-    const counted = countingReviews(current.reviews, current.contentHash, current.authorId, policy);
-    const { rejections } = counted;
-    // An approval counts while its reviewer may still approve here (a removed or demoted member's does not).
-    const approvals = await this.stillAllowed(scope, counted.approvals);
-    if (rejections.length > 0) throw failedPrecondition(`change request ${id} is rejected (by ${rejections.map((r) => r.reviewer_email ?? r.reviewer_id).join(', ')}): it cannot be applied`);
-    if (policy.required && approvals.length < policy.min_approvals) {
-      throw failedPrecondition(`change request ${id} has ${approvals.length} of the ${policy.min_approvals} approvals its environment's policy requires for its current content`);
+    if (current.status !== 'open') {
+      const why = current.status === 'conflicted' ? ' (edit it against the current versions first)' : current.status === 'scheduled' ? ` (it is scheduled for ${new Date(current.executeAtMs ?? 0).toISOString()}; cancel it to apply it otherwise)` : '';
+      throw failedPrecondition(`change request ${id} is ${current.status}: only an open request is applied${why}`);
     }
-    const approvers = approvals.map((review) => review.reviewer_email ?? review.reviewer_id);
+    const policy = await this.policy(scope);
+    // An approval counts while its reviewer may still approve here (a removed or demoted member's does not).
+    const counted = await countedReviews(this.repos, scope, current, policy);
+    const shortfall = approvalShortfall(id, policy, counted);
+    if (shortfall !== null) throw failedPrecondition(shortfall);
+    const approvers = counted.approvals.map((review) => review.reviewer_email ?? review.reviewer_id);
+    const conflict = await firstConflict(this.repos, scope, current.changes);
+    if (conflict !== null) return this.markConflicted(principal, scope, current, conflict, policy);
+    if (executeAtMs !== undefined) return this.schedule(principal, scope, current, executeAtMs, approvers, policy);
     const acting = asApprovedApply(principal, id);
     const details = { change_request_id: id, change_request_title: current.title, approved_by: approvers };
-    const conflict = await this.firstConflict(this.repos, scope, current.changes);
-    if (conflict !== null) return this.markConflicted(principal, scope, current, conflict, policy);
     let applied: StoredChangeRequest;
     try {
       applied = await this.repos.unitOfWork.run(async (tx) => {
         // Again inside the unit of work: a write that committed since the check above is seen here.
-        const late = await this.firstConflict(tx, scope, current.changes);
+        const late = await firstConflict(tx, scope, current.changes);
         if (late !== null) throw new ConflictFound(late);
-        for (const change of current.changes) {
-          if (isFlagChange(change)) {
-            await writeFlagOperations(tx, { environment: scope, flagKey: change.flag_key, operations: change.operations, acting, action: 'flag.update', details }, this.now());
-          } else {
-            await this.applySegment(tx, acting, scope, change, details);
-          }
-        }
+        await writeRequestChanges(tx, acting, scope, current.changes, details, this.now());
         const next = await tx.changeRequests.update(scope, id, { status: 'applied', appliedAtMs: this.now(), appliedBy: { applier_id: authorOf(principal), approvers }, updatedAtMs: this.now() }, current.revision);
         await this.audit(tx, principal, scope, 'change_request.apply', next, current, next, { approved_by: approvers });
         return next;
@@ -385,15 +390,47 @@ export class ChangeRequestService {
     return this.record({ ...applied, reviews: current.reviews }, policy);
   }
 
-  private async stillAllowed(scope: EnvironmentScope, approvals: ChangeRequestReview[]): Promise<ChangeRequestReview[]> {
-    const kept: ChangeRequestReview[] = [];
-    for (const review of approvals) {
-      const membership = await this.repos.users.getMembership(scope.orgId, review.reviewer_id);
-      if (!membership) continue;
-      const reviewer: Principal = { kind: 'user', userId: review.reviewer_id, orgId: scope.orgId, role: membership.role, isSystem: false, ...(membership.bindings ? { bindings: membership.bindings } : {}) };
-      if (authorize(reviewer, 'change_request.approve', scope).allowed) kept.push(review);
+  /** The optional apply body: `{execute_at_ms}` (undefined: apply now). */
+  private applyTime(body: unknown): number | undefined {
+    if (body === undefined || body === null) return undefined;
+    if (typeof body !== 'object' || Array.isArray(body)) throw invalidArgument('the body must be an object {execute_at_ms?}', 'body');
+    const fields = body as Record<string, unknown>;
+    for (const name of Object.keys(fields)) if (name !== 'execute_at_ms') throw invalidArgument(`${name} is not a field of an apply`, name);
+    if (fields.execute_at_ms === undefined || fields.execute_at_ms === null) return undefined;
+    const value = fields.execute_at_ms;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidArgument('execute_at_ms must be a time in milliseconds since the epoch (an integer >= 0)', 'execute_at_ms');
+    const nowMs = this.now();
+    if (value <= nowMs) throw invalidArgument('execute_at_ms must be in the future', 'execute_at_ms');
+    if (value > nowMs + MAX_SCHEDULE_AHEAD_MS) throw invalidArgument('execute_at_ms is more than 5 years ahead', 'execute_at_ms');
+    return value;
+  }
+
+  /** Open → scheduled (checked by apply), with its `change_request.schedule` entry; the request itself is the scheduled unit. */
+  private async schedule(principal: Principal, scope: EnvironmentScope, current: StoredChangeRequest, executeAtMs: number, approvers: string[], policy: ApprovalPolicy): Promise<ChangeRequestRecord> {
+    const scheduledBy = await this.actorOf(principal);
+    let scheduled: StoredChangeRequest;
+    try {
+      scheduled = await this.repos.unitOfWork.run(async (tx) => {
+        const late = await firstConflict(tx, scope, current.changes);
+        if (late !== null) throw new ConflictFound(late);
+        const next = await tx.changeRequests.update(scope, current.id, { status: 'scheduled', executeAtMs, scheduledBy, updatedAtMs: this.now() }, current.revision);
+        await this.audit(tx, principal, scope, 'change_request.schedule', next, current, next, { execute_at_ms: executeAtMs, approved_by: approvers });
+        return next;
+      });
+    } catch (error) {
+      if (error instanceof ConflictFound) return this.markConflicted(principal, scope, current, error.message, policy);
+      throw error;
     }
-    return kept;
+    return this.record({ ...scheduled, reviews: current.reviews }, policy);
+  }
+
+  private async actorOf(principal: Principal): Promise<AuditActor> {
+    if (principal.kind === 'user') {
+      const user = await this.repos.users.getById(principal.userId);
+      return user ? { type: 'user', id: principal.userId, email: user.email } : { type: 'user', id: principal.userId };
+    }
+    if (principal.kind === 'api_token') return { type: 'api_token', id: principal.tokenId, name: principal.name };
+    throw permissionDenied('only a person or an API token can schedule a change request');
   }
 
   private async markConflicted(principal: Principal, scope: EnvironmentScope, current: StoredChangeRequest, conflict: string, policy: ApprovalPolicy): Promise<never> {
@@ -403,57 +440,6 @@ export class ChangeRequestService {
     });
     void policy;
     throw failedPrecondition(`change request ${current.id} is conflicted, nothing was written: ${conflict}. Its author edits it against the current versions (approvals reset)`);
-  }
-
-  /** The first change no longer current (its version moved, its subject gone, an operation that no longer applies), or null. */
-  private async firstConflict(repos: Repositories, scope: EnvironmentScope, changes: ChangeRequestChange[]): Promise<string | null> {
-    for (const change of changes) {
-      if (isFlagChange(change)) {
-        const flag = await repos.flags.get(scope, change.flag_key);
-        if (!flag) return `flag '${change.flag_key}' does not exist any more`;
-        if (flag.version !== change.version) return `flag '${change.flag_key}' is at version ${flag.version}, the request was made against version ${change.version}`;
-        try {
-          applyFlagOperations(flag, change.operations);
-        } catch (error) {
-          if (isDomainError(error)) return `flag '${change.flag_key}': ${error.message}`;
-          throw error;
-        }
-      } else {
-        const segment = await repos.segments.get(scope, change.segment_key);
-        if (!segment) return `segment '${change.segment_key}' does not exist any more`;
-        if (segment.version !== change.version) return `segment '${change.segment_key}' is at version ${segment.version}, the request was made against version ${change.version}`;
-      }
-    }
-    return null;
-  }
-
-  private async applySegment(tx: Repositories, acting: Principal, scope: EnvironmentScope, change: Extract<ChangeRequestChange, { segment_key: string }>, details: Record<string, unknown>): Promise<void> {
-    const key = change.segment_key;
-    let segment = (await tx.segments.get(scope, key))!;
-    const before = segment;
-    for (const operation of change.operations) {
-      if (operation.op === 'set_conditions') {
-        if (segment.kind !== 'rule') throw failedPrecondition(`segment '${key}' is a list segment: set_conditions is for rule segments`);
-        const conditions = checkConditions(operation.conditions, 'conditions');
-        await checkFlagsStayInBudget(tx, scope, segment, conditions);
-        segment = await tx.segments.update(scope, key, { conditions }, segment.version);
-      } else {
-        if (segment.kind !== 'list') throw failedPrecondition(`segment '${key}' is a rule segment: it has no member lists`);
-        const field = `${operation.op === 'add_members' ? 'add' : 'remove'}_${operation.list}` as const;
-        segment = await tx.segments.changeMembers(scope, key, { [field]: operation.keys });
-      }
-    }
-    await recordChange(tx, acting, {
-      orgId: scope.orgId,
-      action: 'segment.update',
-      resourceType: 'segment',
-      resourceId: key,
-      projectId: scope.projectId,
-      environmentId: scope.environmentId,
-      before,
-      after: segment,
-      details: { ...details, operations: change.operations },
-    }, this.now());
   }
 
   /** Checks the changes' shapes, that their flags and segments exist, that their operations apply now; fills the versions. */
@@ -527,18 +513,7 @@ export class ChangeRequestService {
   }
 
   private async audit(tx: Repositories, principal: Principal, scope: EnvironmentScope, action: string, request: StoredChangeRequest, before: StoredChangeRequest | null, after: StoredChangeRequest | null, details: Record<string, unknown> = {}): Promise<void> {
-    const shown = (r: StoredChangeRequest | null) => r && { title: r.title, description: r.description, status: r.status, changes: r.changes, content_hash: r.contentHash };
-    await recordChange(tx, principal, {
-      orgId: scope.orgId,
-      action,
-      resourceType: 'change_request',
-      resourceId: request.id,
-      projectId: scope.projectId,
-      environmentId: scope.environmentId,
-      ...(before ? { before: shown(before) } : {}),
-      ...(after ? { after: shown(after) } : {}),
-      details: { title: request.title, ...details },
-    }, this.now());
+    await recordRequestChange(tx, principal, scope, action, request, before, after, details, this.now());
   }
 
   private record(request: StoredChangeRequest, policy: ApprovalPolicy): ChangeRequestRecord {
@@ -563,6 +538,8 @@ export class ChangeRequestService {
       updated_at_ms: request.updatedAtMs,
       submitted_at_ms: request.submittedAtMs,
       applied_at_ms: request.appliedAtMs,
+      execute_at_ms: request.executeAtMs,
+      scheduled_by: request.scheduledBy,
     };
   }
 }

@@ -267,7 +267,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     service: 'svc.flags.v1.ScheduledChangeGatewayService',
     // A schedule changes no definition until the scheduler applies it (and announces it then).
     scopeMethod: 'scope',
-    methods: { list: scoped, get: scoped, create: scoped, update: scoped, cancel: scoped, revert: scopedDefinitionsWrite },
+    methods: { list: scoped, calendar: scoped, get: scoped, create: scoped, update: scoped, cancel: scoped, revert: scopedDefinitionsWrite },
   },
   {
     member: 'eventDefinitions',

@@ -66,6 +66,6 @@ export function addChangeRequestGrpcService(server: grpc.Server, deps: { service
     submitChangeRequest: handle((p, s, m) => changeRequests.submit(p, s, requestId(m))),
     cancelChangeRequest: handle((p, s, m) => changeRequests.cancel(p, s, requestId(m))),
     reviewChangeRequest: handle((p, s, m) => changeRequests.review(p, s, requestId(m), body(m))),
-    applyChangeRequest: handle((p, s, m) => changeRequests.apply(p, s, requestId(m))),
+    applyChangeRequest: handle((p, s, m) => changeRequests.apply(p, s, requestId(m), body(m))),
   });
 }

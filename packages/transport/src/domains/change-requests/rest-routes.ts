@@ -4,7 +4,7 @@ import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, envParams, uuidParam } from '../../http/schemas.ts';
-import { listQuery, listResponse, policyBody, policyResponse, previewResponse, requestBody, requestParams, requestResponse, reviewBody } from './rest-schemas.ts';
+import { applyBody, listQuery, listResponse, policyBody, policyResponse, previewResponse, requestBody, requestParams, requestResponse, reviewBody } from './rest-schemas.ts';
 
 const TAGS = ['change requests'];
 
@@ -99,8 +99,7 @@ export function registerChangeRequestRoutes(app: FastifyInstance, services: Gate
 
   for (const [verb, summary] of [
     ['submit', 'Open a draft for review (its author)'],
-    ['cancel', 'Cancel a draft, open or conflicted request (its author, or an admin of the environment)'],
-    ['apply', 'Apply an approved request: every change or none; a change no longer current makes it conflicted'],
+    ['cancel', 'Cancel a draft, open, conflicted or scheduled request (its author, or an admin of the environment)'],
   ] as const) {
     app.post<{ Params: RequestParams }>(
       `/v1/environments/:env_id/change-requests/:id/${verb}`,
@@ -111,6 +110,24 @@ export function registerChangeRequestRoutes(app: FastifyInstance, services: Gate
       },
     );
   }
+
+  app.post<{ Params: RequestParams; Body: Record<string, unknown> | null | undefined }>(
+    '/v1/environments/:env_id/change-requests/:id/apply',
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'Apply an approved request: every change or none; a change no longer current makes it conflicted. With {execute_at_ms}: the same checks now, and it becomes scheduled for that time',
+        params: requestParams,
+        body: applyBody,
+        response: { 200: requestResponse },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return changeRequests.apply(principal, scope, request.params.id, request.body ?? undefined);
+    },
+  );
 
   app.post<{ Params: RequestParams; Body: Record<string, unknown> }>(
     '/v1/environments/:env_id/change-requests/:id/reviews',

@@ -87,7 +87,7 @@ const review = {
 
 export const requestResponse = {
   type: 'object',
-  required: ['id', 'project_id', 'environment_id', 'title', 'description', 'changes', 'content_hash', 'status', 'author', 'revision', 'conflict', 'applied_by', 'approvals', 'approvals_needed', 'reviews', 'created_at_ms', 'updated_at_ms', 'submitted_at_ms', 'applied_at_ms'],
+  required: ['id', 'project_id', 'environment_id', 'title', 'description', 'changes', 'content_hash', 'status', 'author', 'revision', 'conflict', 'applied_by', 'approvals', 'approvals_needed', 'reviews', 'created_at_ms', 'updated_at_ms', 'submitted_at_ms', 'applied_at_ms', 'execute_at_ms', 'scheduled_by'],
   properties: {
     id: { type: 'string' },
     project_id: { type: 'string' },
@@ -111,6 +111,20 @@ export const requestResponse = {
     updated_at_ms: { type: 'integer' },
     submitted_at_ms: { type: ['integer', 'null'] },
     applied_at_ms: { type: ['integer', 'null'] },
+    execute_at_ms: { type: ['integer', 'null'], description: 'When a scheduled request is due (kept once it ran or was cancelled); null if never scheduled.' },
+    scheduled_by: {
+      type: ['object', 'null'],
+      description: 'Who scheduled it: {type: user|api_token, id, email?, name?}.',
+      properties: { type: { type: 'string' }, id: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
+    },
+  },
+} as const;
+
+export const applyBody = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: {
+    execute_at_ms: { type: ['integer', 'null'], minimum: 0, description: 'Apply at this time instead of now (in the future, at most 5 years ahead): the request becomes scheduled.' },
   },
 } as const;
 

@@ -66,8 +66,8 @@ export function addScheduledChangeGrpcService(server: grpc.Server, deps: { servi
         ...(int(to_ms) > 0 ? { to_ms: int(to_ms) } : {}),
         ...(limit ? { limit } : {}),
       };
-      const records = await schedules.list(principal, scope, query, flag_key === '' ? null : flag_key);
-      return { scheduled_changes: records.map(message) };
+      const calendar = await schedules.calendar(principal, scope, query, flag_key === '' ? null : flag_key);
+      return { scheduled_changes: calendar.scheduled_changes.map(message), change_requests_json: Buffer.from(JSON.stringify(calendar.change_requests), 'utf8') };
     }),
 
     getScheduledChange: unary(logger, async (call: Call<Ref>) => {

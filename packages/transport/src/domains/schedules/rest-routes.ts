@@ -6,7 +6,7 @@ import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, envParams, uuidParam } from '../../http/schemas.ts';
 import { flagSchema } from '../flags/rest-schemas.ts';
-import { createBody, listQuery, revertBody, scheduledChangeAnswer, scheduledChangeList, scheduledChangeSchema, updateBody } from './rest-schemas.ts';
+import { createBody, listQuery, revertBody, scheduleCalendar, scheduledChangeAnswer, scheduledChangeList, scheduledChangeSchema, updateBody } from './rest-schemas.ts';
 
 const TAGS = ['scheduled changes'];
 const flagKeyParam = { type: 'string', minLength: 1, maxLength: 128 } as const;
@@ -33,21 +33,24 @@ export function registerScheduledChangeRoutes(app: FastifyInstance, services: Ga
     return authenticateScoped(verifier, presentedByRequest(request), 'bearer', (principal) => scheduledChanges.scope(principal, request.params.env_id));
   }
 
-  app.get<{ Params: { env_id: string }; Querystring: ScheduledChangeListQuery }>(
+  app.get<{ Params: { env_id: string }; Querystring: ScheduledChangeListQuery & { include?: string } }>(
     '/v1/environments/:env_id/scheduled-changes',
     {
       schema: {
         tags: TAGS,
         security: BEARER_ONLY,
-        summary: "The environment's scheduled changes, earliest first (a calendar: from_ms, to_ms)",
+        summary: "The environment's scheduled changes, earliest first (a calendar: from_ms, to_ms); with include=change_requests, {scheduled_changes, change_requests}",
         params: envParams,
         querystring: listQuery,
-        response: { 200: scheduledChangeList },
+        // A bare array as before; the object only when asked for (include=change_requests).
+        response: { 200: { anyOf: [scheduledChangeList, scheduleCalendar] } },
       },
     },
     async (request) => {
       const { principal, scope } = await resolve(request);
-      return scheduledChanges.list(principal, scope, request.query, null);
+      const { include, ...query } = request.query;
+      if (include === 'change_requests') return scheduledChanges.calendar(principal, scope, query, null);
+      return scheduledChanges.list(principal, scope, query, null);
     },
   );
 
@@ -56,7 +59,8 @@ export function registerScheduledChangeRoutes(app: FastifyInstance, services: Ga
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: "The flag's scheduled changes in this environment, earliest first", params: flagParams, querystring: listQuery, response: { 200: scheduledChangeList } } },
     async (request) => {
       const { principal, scope } = await resolve(request);
-      return scheduledChanges.list(principal, scope, request.query, request.params.flag_id);
+      const { include: _include, ...query } = request.query as ScheduledChangeListQuery & { include?: string };
+      return scheduledChanges.list(principal, scope, query, request.params.flag_id);
     },
   );
 

@@ -74,6 +74,32 @@ export const scheduledChangeAnswer = {
 
 export const scheduledChangeList = { type: 'array', items: scheduledChangeSchema } as const;
 
+const scheduledRequestEntry = {
+  type: 'object',
+  required: ['id', 'environment_id', 'project_id', 'title', 'execute_at_ms', 'scheduled_by', 'author', 'flag_keys', 'segment_keys'],
+  properties: {
+    id: { type: 'string' },
+    environment_id: { type: 'string' },
+    project_id: { type: 'string' },
+    title: { type: 'string' },
+    execute_at_ms: time,
+    scheduled_by: { ...actor, type: ['object', 'null'] },
+    author: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: ['string', 'null'] } } },
+    flag_keys: { type: 'array', items: { type: 'string' } },
+    segment_keys: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+/** `?include=change_requests`: the calendar, an object (the list without it stays a bare array). */
+export const scheduleCalendar = {
+  type: 'object',
+  required: ['scheduled_changes', 'change_requests'],
+  properties: {
+    scheduled_changes: scheduledChangeList,
+    change_requests: { type: 'array', items: scheduledRequestEntry, description: 'Change requests scheduled for a time in the same window, earliest first.' },
+  },
+} as const;
+
 export const createBody = {
   type: 'object',
   required: ['execute_at_ms', 'operations'],
@@ -107,6 +133,7 @@ export const listQuery = {
     from_ms: digits('Only schedules due at or after this time.'),
     to_ms: digits('Only schedules due before this time.'),
     limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: `At most this many (1 to ${MAX_SCHEDULE_LIST}, default 100), earliest first.` },
+    include: { type: 'string', enum: ['change_requests'], description: 'change_requests: answer {scheduled_changes, change_requests}, with the change requests scheduled for a time (the environment-wide list only).' },
   },
 } as const;
 
