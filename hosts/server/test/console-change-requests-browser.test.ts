@@ -74,4 +74,34 @@ describe('change requests in Chromium', { skip: chromiumCheck.reason ?? false },
     await page.getByRole('link', { name: 'Turn checkout on' }).waitFor();
     await page.context().close();
   });
+
+  test('"Apply at…" on an approved request: the time in local time and UTC, then the request shows when it is scheduled', async () => {
+    const created = expectStatus(
+      await client.post(`/v1/environments/${tenant.environmentId}/change-requests`, {
+        token: tenant.admin.token,
+        body: { title: 'Turn checkout off at night', changes: [{ flag_key: 'checkout', operations: [{ op: 'set_enabled', enabled: false }] }], submit: true },
+      }),
+      201,
+      'create request',
+    );
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/change-requests/${created.id}/reviews`, { token: reviewer.token, body: { verdict: 'approve' } }), 200, 'approve');
+    const page = await signInToConsole(browser, ts.base, tenant.admin);
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/change-requests/${created.id}`);
+    await page.getByTestId('change-request-status').getByText('Waiting for review · 1 of 1 approvals').waitFor();
+    await page.getByLabel(/Apply at/).fill('2030-06-01T09:30');
+    // The browser reads the input as its local time; the form shows that instant in UTC beside it.
+    const at = await page.evaluate(() => new Date('2030-06-01T09:30').getTime());
+    const utc = `${new Date(at).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+    await page.getByRole('form', { name: 'Apply at a time' }).getByText(utc).waitFor();
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    await page.getByTestId('change-request-status').getByText(/^Scheduled/).waitFor();
+    await page.getByTestId('change-request-scheduled').getByText(utc).waitFor();
+    const stored = expectStatus(await client.get(`/v1/environments/${tenant.environmentId}/change-requests/${created.id}`, { token: tenant.admin.token }), 200);
+    assert.deepEqual([stored.status, stored.execute_at_ms], ['scheduled', at]);
+    // Scheduled: no review or apply buttons; cancel remains.
+    assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
+    await page.getByRole('button', { name: 'Cancel request' }).click();
+    await page.getByTestId('change-request-status').getByText(/^Cancelled/).waitFor();
+    await page.context().close();
+  });
 });

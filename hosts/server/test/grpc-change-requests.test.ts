@@ -88,6 +88,28 @@ describe('ChangeRequestService over gRPC', () => {
     assert.equal(expectStatus(await client.get(`${envFlags(env)}/${key}`, { token: a.admin.token }), 200).enabled, false);
   });
 
+  test('apply at a time: body_json {execute_at_ms} schedules it (a bad time is INVALID_ARGUMENT, a reader is refused); the calendar lists it in change_requests_json', async () => {
+    const key = await gatedFlag();
+    const request = await create(key);
+    await rpc.reviewChangeRequest({ environment_id: env, change_request_id: request.id, body_json: body({ verdict: 'approve' }) }, bearer(reviewer.token));
+    const at = Date.now() + 60 * 60_000;
+    await rejectsWithStatus(rpc.applyChangeRequest({ environment_id: env, change_request_id: request.id, body_json: body({ execute_at_ms: Date.now() - 1 }) }, bearer(a.admin.token)), grpc.status.INVALID_ARGUMENT);
+    await rejectsWithStatus(rpc.applyChangeRequest({ environment_id: env, change_request_id: request.id, body_json: body({ execute_at_ms: at }) }, bearer(b.admin.token)), grpc.status.NOT_FOUND);
+    const scheduled = answer(await rpc.applyChangeRequest({ environment_id: env, change_request_id: request.id, body_json: body({ execute_at_ms: at }) }, bearer(a.admin.token)));
+    assert.deepEqual([scheduled.status, scheduled.execute_at_ms, scheduled.scheduled_by.id], ['scheduled', at, a.admin.userId]);
+    const Schedules = lookup<grpc.ServiceClientConstructor>(loadProto('svc/flags/v1/scheduled_changes.proto'), 'svc.flags.v1.ScheduledChangeService');
+    const schedules = promisified<{ listScheduledChanges: Unary<Json, { scheduled_changes: Json[]; change_requests_json: Buffer }>; client: grpc.Client }>(Schedules, ts.server.grpcPort);
+    try {
+      const listed = await schedules.listScheduledChanges({ environment_id: env }, bearer(a.member.token));
+      assert.deepEqual(listed.scheduled_changes, []);
+      assert.deepEqual(JSON.parse(Buffer.from(listed.change_requests_json).toString('utf8')).map((r: Json) => [r.id, r.execute_at_ms, r.flag_keys]), [[request.id, at, [key]]]);
+    } finally {
+      schedules.client.close();
+    }
+    await rejectsWithStatus(rpc.reviewChangeRequest({ environment_id: env, change_request_id: request.id, body_json: body({ verdict: 'comment', comment: 'late' }) }, bearer(reviewer.token)), grpc.status.FAILED_PRECONDITION);
+    assert.equal(expectStatus(await client.get(`${envFlags(env)}/${key}`, { token: a.admin.token }), 200).enabled, true, 'nothing written yet');
+  });
+
   test('a conflicted apply writes nothing and marks the request conflicted', async () => {
     const key = await gatedFlag();
     const request = await create(key);

@@ -365,6 +365,9 @@ export interface ChangeRequest {
   reviews: ChangeRequestReview[];
   created_at_ms: number;
   updated_at_ms: number;
+  /** When a scheduled request is due (kept once it ran or was cancelled); null if never scheduled. */
+  execute_at_ms: number | null;
+  scheduled_by: { type: string; id: string; email?: string; name?: string } | null;
 }
 
 /** GET .../change-requests/{id}/preview: each change's state now and after. */

@@ -2,6 +2,7 @@ import { apiPath } from '../api.ts';
 import { useState } from 'preact/hooks';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
+import { BothTimes } from '../components/flag-schedules.tsx';
 import { BeforeAfter } from '../components/history-list.tsx';
 import type { ChangeRequest, ChangeRequestPreview } from '../records.ts';
 import { hrefOf } from '../router.ts';
@@ -19,7 +20,8 @@ const STATUS_WORDS: Record<ChangeRequest['status'], string> = {
 /**
  * Change requests of an environment (docs/workflow.md "Change requests and approvals"): the list, newest first, and one
  * request (`#/env/{env}/change-requests/{id}`) with the diff of each change (the preview: the state
- * now and after its operations), the reviews, approve / reject / comment, apply and cancel.
+ * now and after its operations), the reviews, approve / reject / comment, apply (now, or at a
+ * time: "Apply at…", the time in local time and UTC side by side) and cancel.
  */
 export function ChangeRequestsPage(props: EnvironmentPageProps & { requestId: string | undefined }) {
   return props.requestId ? <ChangeRequestView {...props} requestId={props.requestId} /> : <ChangeRequestList {...props} />;
@@ -53,6 +55,9 @@ function ChangeRequestView({ workspace, environment, requestId }: EnvironmentPag
   const [error, setError] = useState<unknown>(undefined);
   const [done, setDone] = useState('');
   const [busy, setBusy] = useState(false);
+  // `YYYY-MM-DDTHH:MM` of the datetime-local input, read as the viewer's local time.
+  const [when, setWhen] = useState('');
+  const whenMs = when === '' ? Number.NaN : new Date(when).getTime();
   const act = async (what: string, run: () => Promise<ChangeRequest>) => {
     setBusy(true);
     setError(undefined);
@@ -87,6 +92,17 @@ function ChangeRequestView({ workspace, environment, requestId }: EnvironmentPag
       {data.conflict && (
         <p class="error" role="alert">
           {data.conflict}
+        </p>
+      )}
+      {data.status === 'scheduled' && data.execute_at_ms !== null && (
+        <p data-testid="change-request-scheduled">
+          Scheduled to apply at <BothTimes ms={data.execute_at_ms} />
+          {data.scheduled_by ? ` by ${data.scheduled_by.email ?? data.scheduled_by.name ?? data.scheduled_by.id}` : ''}. Cancel it to change or review it again.
+        </p>
+      )}
+      {data.status !== 'scheduled' && data.execute_at_ms !== null && (
+        <p class="muted">
+          It was scheduled for <BothTimes ms={data.execute_at_ms} />.
         </p>
       )}
       {data.applied_by && <p>Applied; approved by {data.applied_by.approvers.join(', ') || 'nobody (no approval required)'}.</p>}
@@ -131,7 +147,29 @@ function ChangeRequestView({ workspace, environment, requestId }: EnvironmentPag
           </button>
         </div>
       )}
-      {(open || data.status === 'draft' || data.status === 'conflicted') && (
+      {open && (
+        <form
+          class="row"
+          aria-label="Apply at a time"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act('Scheduled.', () => workspace.api.post<ChangeRequest>(`${base}/apply`, { execute_at_ms: whenMs }));
+          }}
+        >
+          <label>
+            Apply at… (your local time) <input type="datetime-local" required value={when} onInput={(event) => setWhen((event.target as HTMLInputElement).value)} />
+          </label>
+          {!Number.isNaN(whenMs) && (
+            <span class="muted">
+              That is <BothTimes ms={whenMs} />.
+            </span>
+          )}
+          <button type="submit" disabled={busy || Number.isNaN(whenMs)}>
+            Schedule
+          </button>
+        </form>
+      )}
+      {(open || data.status === 'draft' || data.status === 'conflicted' || data.status === 'scheduled') && (
         <button type="button" disabled={busy} onClick={() => act('Cancelled.', () => workspace.api.post<ChangeRequest>(`${base}/cancel`))}>
           Cancel request
         </button>
