@@ -88,7 +88,7 @@ describe('change requests in Chromium', { skip: chromiumCheck.reason ?? false },
     const page = await signInToConsole(browser, ts.base, tenant.admin);
     await page.goto(`${ts.base}/#/env/${tenant.environmentId}/change-requests/${created.id}`);
     await page.getByTestId('change-request-status').getByText('Waiting for review · 1 of 1 approvals').waitFor();
-    await page.getByLabel(/Apply at/).fill('2030-06-01T09:30');
+    await page.getByLabel('Apply at… (your local time)').fill('2030-06-01T09:30');
     // The browser reads the input as its local time; the form shows that instant in UTC beside it.
     const at = await page.evaluate(() => new Date('2030-06-01T09:30').getTime());
     const utc = `${new Date(at).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
