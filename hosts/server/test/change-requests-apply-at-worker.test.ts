@@ -242,7 +242,6 @@ describe('apply at a time', () => {
     const id = await approvedRequest();
     await requests.apply(author, env, id, { execute_at_ms: T0 + HOUR });
     await requests.putPolicy(author, env, { required: false });
-    await schedules.create(author, env, 'search', { execute_at_ms: T0 + HOUR, operations: [{ op: 'remove_rule', rule_id: 'missing' }] }).catch(() => null);
     const change = await schedules.create(author, env, 'checkout', { execute_at_ms: T0 + HOUR, operations: [{ op: 'set_off_variant', variant_key: 'on' }] });
     clock = T0 + HOUR + 90_000;
     const worker = new ScheduledChangeWorker(repos, notifier, { now, metrics });
