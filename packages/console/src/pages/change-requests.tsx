@@ -40,6 +40,12 @@ function ChangeRequestList({ workspace, environment }: EnvironmentPageProps) {
           <li>
             <a href={hrefOf({ envId: environment.environment_id, page: 'change-requests', id: request.id })}>{request.title}</a> — {STATUS_WORDS[request.status]} · {request.approvals.length}/
             {request.approvals_needed} approvals · by {request.author.email ?? request.author.id} · {formatTime(request.created_at_ms)}
+            {request.status === 'scheduled' && request.execute_at_ms !== null && (
+              <>
+                {' '}
+                · applies at <BothTimes ms={request.execute_at_ms} />
+              </>
+            )}
           </li>
         ))}
       </ul>
