@@ -130,6 +130,10 @@ describe('scheduled changes over REST', () => {
     assert.deepEqual(entry.actor, { type: 'system', id: 'scheduler' });
     assert.equal(entry.details.scheduled_change_id, change.id);
     assert.equal(entry.details.scheduled_by.id, change.created_by.id);
+    // The scheduler's metrics, on the services process's /metrics (one instance so far: this one applied it).
+    const scrape = await ts.server.http.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(Number(/^switchyard_scheduler_applications_total\{kind="scheduled_change",outcome="applied"\} (\d+)/m.exec(scrape.body)?.[1] ?? 0), 1);
+    assert.equal(Number(/^switchyard_scheduler_lateness_seconds_count\{kind="scheduled_change"\} (\d+)/m.exec(scrape.body)?.[1] ?? 0), 1);
   });
 
   test('never partially: the second operation no longer applying leaves the flag as it was; failed with the reason', async () => {
