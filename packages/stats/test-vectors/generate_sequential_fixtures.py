@@ -21,6 +21,12 @@ Every expected value is computed here from definitions, never from packages/stat
   comparison only: gbstats uses a wider closed-form bound and a capped p search, see README.md),
   EffectBayesianABTest (chance to win, CI, risk). Its effect moments are asserted equal to the
   estimates and variances written here.
+- confseq (Howard et al.'s reference implementation, C++, MIT, not vendored; --confseq DIR names the
+  directory holding its uniform_boundaries.h, and confseq_normal_mixture.cpp here is compiled
+  against it with g++ and Debian's libboost-dev) as a third reference for the mixture: its
+  `normal_log_mixture` and `normal_mixture_bound` with v = n, s = z*sqrt(n), v_opt = N*,
+  alpha_opt = alpha (its best_rho is GrowthBook's rho, and its one-sided mixture is the half-normal
+  one used here), asserted equal to the integrals (1e-9).
 - SRM e-value: ln B(alpha + x) - ln B(alpha) - sum x ln p0 with scipy.special.gammaln, and for the
   small cases also as the product of the Polya-urn predictive probabilities over a sequence of
   single assignments (an independent formula).
@@ -55,6 +61,60 @@ OUT = Path(__file__).resolve().parent
 GB = None
 GB_INFO = None
 GB_WORST = {"two-sided": (0.0, ""), "bayesian": (0.0, "")}
+CONFSEQ = None  # path of the compiled driver
+CONFSEQ_INFO = None
+CONFSEQ_WORST = (0.0, "")
+
+
+def load_confseq(path):
+    """Compile confseq_normal_mixture.cpp against confseq's header in `path` (into a temp dir)."""
+    global CONFSEQ, CONFSEQ_INFO
+    if not path:
+        return
+    import tempfile
+    out = Path(tempfile.mkdtemp()) / "confseq_normal_mixture"
+    try:
+        subprocess.run(["g++", "-O2", "-std=c++14", "-I", str(path), str(OUT / "confseq_normal_mixture.cpp"),
+                        "-o", str(out)], check=True, capture_output=True, text=True)
+    except Exception as e:  # noqa: BLE001
+        print(f"confseq not usable from {path}: {e!r}; confseq fields will be null", file=sys.stderr)
+        return
+    CONFSEQ = out
+    CONFSEQ_INFO = {"source": os.environ.get("CONFSEQ_SOURCE"),
+                    "compiler": subprocess.run(["g++", "--version"], capture_output=True,
+                                               text=True).stdout.splitlines()[0]}
+
+
+def confseq_values(estimate, variance, n, alpha, tuning_n, sides, direction, null_value, exp, where):
+    global CONFSEQ_WORST
+    if CONFSEQ is None:
+        return None
+    z = (estimate - null_value) / math.sqrt(variance)
+    if sides == "one" and direction == "decrease":
+        z = -z
+    line = f"{z * math.sqrt(n)!r} {float(n)!r} {float(tuning_n)!r} {alpha!r} {alpha!r} {1 if sides == 'one' else 0}\n"
+    text = subprocess.run([str(CONFSEQ)], input=line, capture_output=True, text=True, check=True).stdout
+    log_mixture, bound = (float(x) for x in text.split())
+    se = math.sqrt(variance)
+    b = bound / math.sqrt(n)
+    lo, hi = estimate - b * se, estimate + b * se
+    if sides == "one":
+        if direction == "increase":
+            hi = None
+        else:
+            lo = None
+    out = {"ci_low": lo, "ci_high": hi, "log_e_value": log_mixture if math.isfinite(log_mixture) else None}
+    scale = max(abs(estimate), se)
+    for key in ("ci_low", "ci_high"):
+        if exp[key] is not None:
+            d = abs(out[key] - exp[key]) / scale
+            CONFSEQ_WORST = max(CONFSEQ_WORST, (d, where + " " + key))
+            assert d <= 1e-9, (where, key, out[key], exp[key])
+    if out["log_e_value"] is not None:
+        d = abs(out["log_e_value"] - exp["log_e_value"]) / max(1.0, abs(exp["log_e_value"]))
+        CONFSEQ_WORST = max(CONFSEQ_WORST, (d, where + " log e"))
+        assert d <= 1e-9, (where, out["log_e_value"], exp["log_e_value"])
+    return out
 
 
 def load_gbstats(path):
@@ -259,6 +319,9 @@ def sequential_cases():
         cases.append({"name": f"n {n} with N* 5000", "estimate": 0.02, "variance": 1.0 / n, "n": n, "alpha": 0.05,
                       "tuning_n": 5000, "sides": "two", "direction": "increase", "null_value": 0.0,
                       "expected": exp, "gbstats": None})
+    for c in cases:
+        c["confseq"] = confseq_values(c["estimate"], c["variance"], c["n"], c["alpha"], c["tuning_n"], c["sides"],
+                                      c["direction"], c["null_value"], c["expected"], c["name"])
     return cases
 
 
@@ -556,12 +619,17 @@ def dump(path, doc):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gbstats", default=os.environ.get("GBSTATS_PATH"))
+    ap.add_argument("--confseq", default=os.environ.get("CONFSEQ_PATH"),
+                    help="directory holding confseq's uniform_boundaries.h")
     args = ap.parse_args()
     load_gbstats(args.gbstats)
+    load_confseq(args.confseq)
     versions = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
                 "statsmodels": statsmodels.__version__}
     if GB_INFO:
         versions["gbstats"] = GB_INFO
+    if CONFSEQ_INFO:
+        versions["confseq"] = CONFSEQ_INFO
     meta = {"generator": "packages/stats/test-vectors/generate_sequential_fixtures.py", "versions": versions}
     docs = {
         "sequential.json": sequential_cases(),
@@ -575,6 +643,8 @@ def main():
         assert len(names) == len(set(names)), name
         size = dump(OUT / name, {**meta, "cases": cases})
         print(f"{name}: {len(cases)} cases, {size} bytes")
+    if CONFSEQ is not None:
+        print(f"confseq: worst scaled difference {CONFSEQ_WORST[0]:.3g} ({CONFSEQ_WORST[1]})")
     if GB is not None:
         for kind, (worst, where) in GB_WORST.items():
             print(f"gbstats {kind}: worst scaled difference {worst:.3g} ({where})")

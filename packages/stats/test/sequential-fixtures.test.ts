@@ -1,6 +1,7 @@
 /**
  * Issue 39's statistics against the fixtures of test-vectors/generate_sequential_fixtures.py:
- * mixture e-values and boundaries integrated numerically with SciPy, gbstats' sequential and
+ * mixture e-values and boundaries integrated numerically with SciPy and computed by Howard et al.'s
+ * confseq (C++), gbstats' sequential and
  * Bayesian outputs, the SRM e-value from SciPy's gammaln (and a Pólya-urn product), statsmodels'
  * power. README.md there says where each value comes from.
  */
@@ -34,9 +35,11 @@ interface SequentialCase {
   sides: 'two' | 'one'; direction: MetricDirection; null_value: number;
   expected: Bounds & { p_value: number; log_e_value: number };
   gbstats: Bounds | null;
+  /** Howard et al.'s confseq (C++), null when generated without it. */
+  confseq: { ci_low: number | null; ci_high: number | null; log_e_value: number | null } | null;
 }
 
-describe('always-valid inference (normal mixture) against SciPy quad and gbstats', () => {
+describe('always-valid inference (normal mixture) against SciPy quad, confseq and gbstats', () => {
   const cases = load<SequentialCase>('sequential.json');
   test('the file covers two- and one-sided, absolute and relative, gbstats, tiny p', () => {
     assert.ok(cases.length >= 100);
@@ -44,6 +47,7 @@ describe('always-valid inference (normal mixture) against SciPy quad and gbstats
     assert.ok(cases.some((c) => c.sides === 'one' && c.direction === 'decrease'));
     assert.ok(cases.some((c) => c.expected.p_value === 0), 'an underflowed p');
     assert.ok(cases.some((c) => c.null_value !== 0));
+    assert.ok(cases.every((c) => c.confseq !== null), 'confseq values for every case');
   });
   for (const c of cases) {
     test(c.name, () => {
@@ -56,6 +60,12 @@ describe('always-valid inference (normal mixture) against SciPy quad and gbstats
       close(result.ci_high, c.expected.ci_high, scale, 1e-9, 'ci_high');
       close(result.p_value, c.expected.p_value, c.expected.p_value, 1e-9, 'p_value');
       close(result.log_e_value, c.expected.log_e_value, Math.max(1, Math.abs(c.expected.log_e_value)), 1e-9, 'log_e_value');
+      if (c.confseq !== null) {
+        close(result.ci_low, c.confseq.ci_low, scale, 1e-9, 'confseq ci_low');
+        close(result.ci_high, c.confseq.ci_high, scale, 1e-9, 'confseq ci_high');
+        // confseq takes ln Φ directly, which is −∞ where Φ underflows (null here).
+        if (c.confseq.log_e_value !== null) close(result.log_e_value, c.confseq.log_e_value, Math.max(1, Math.abs(c.confseq.log_e_value)), 1e-9, 'confseq log e');
+      }
       if (c.gbstats !== null && c.sides === 'two') {
         close(result.ci_low, c.gbstats.ci_low, scale, 1e-7, 'gbstats ci_low');
         close(result.ci_high, c.gbstats.ci_high, scale, 1e-7, 'gbstats ci_high');
