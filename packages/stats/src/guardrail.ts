@@ -3,7 +3,7 @@
  * against the margin, fixed-horizon (Student t, as §1) or always-valid (§9), and a status.
  * Non-inferiority testing: Wellek, "Testing Statistical Hypotheses of Equivalence and
  * Noninferiority", 2nd ed., 2010, ch. 2; FDA, "Non-Inferiority Clinical Trials to Establish
- * Effectiveness", guidance, 2016, §IV.
+ * Effectiveness", guidance, 2016.
  */
 import type { MetricDirection } from '@switchyard/core';
 import { tInference } from './effects.ts';

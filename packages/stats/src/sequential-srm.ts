@@ -14,7 +14,7 @@ export const DEFAULT_SRM_CONCENTRATION = 100;
  *   e = [B(κp₀ + x)/B(κp₀)] / Π p₀ᵢ^{xᵢ},  ln B(a) = Σ ln Γ(aᵢ) − ln Γ(Σaᵢ),
  * the Bayes factor of the mixture against the plan (the multinomial coefficient cancels). Assigning
  * units one at a time, e is a nonnegative martingale under the plan with e₀ = 1 (Lindon & Malek
- * 2022, §3), so P(sup e ≥ 1/α) ≤ α: reading it at the worker's looks only is a subset of times and
+ * 2022), so P(sup e ≥ 1/α) ≤ α: reading it at the worker's looks only is a subset of times and
  * stays valid. The value depends on the counts only, not the order in which they came.
  * 1. Groups planned at weight 0 and empty are dropped; a weight-0 group with participants makes the
  *    mismatch certain: +∞ (as srmPValue's p = 0).
@@ -65,7 +65,7 @@ export interface SequentialSrmState {
 
 /**
  * Folds one look's ln e (null: not computable, state unchanged) into the running state: the
- * always-valid p-value is 1/(running max of e), capped at 1 (Lindon & Malek 2022, §2: p_t =
+ * always-valid p-value is 1/(running max of e), capped at 1 (Lindon & Malek 2022: p_t =
  * min(1, 1/max_{s≤t} e_s) is an anytime-valid p-value).
  */
 export function advanceSrmState(state: SequentialSrmState | null, logE: number | null): SequentialSrmState | null {

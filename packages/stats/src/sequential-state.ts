@@ -2,7 +2,7 @@
  * What carries over between the stats worker's looks at a running experiment (docs/statistics.md
  * §10): the running minimum of the always-valid p-value and the running intersection of the
  * confidence sequences. Both are valid because the sequence is valid simultaneously at every look
- * (Howard et al. 2021, §2: the intersection of a confidence sequence's past sets is again a
+ * (Howard et al. 2021: the intersection of a confidence sequence's past sets is again a
  * confidence sequence; and P(∃t: p_t ≤ α) ≤ α makes inf_t p_t a valid p-value), so a later look
  * can never un-declare what an earlier one found.
  */

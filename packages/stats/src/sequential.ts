@@ -5,7 +5,7 @@
  *
  * References: Robbins, "Statistical methods related to the law of the iterated logarithm", Ann.
  * Math. Statist. 41, 1970; Howard, Ramdas, McAuliffe & Sekhon, "Time-uniform, nonparametric,
- * nonasymptotic confidence sequences", Ann. Statist. 49, 2021 (§3, the normal mixture); Waudby-Smith,
+ * nonasymptotic confidence sequences", Ann. Statist. 49, 2021 (the normal mixture); Waudby-Smith,
  * Arbour, Sinha, Kennedy & Ramdas, "Time-uniform central limit theory and asymptotic confidence
  * sequences", arXiv:2103.06476 (the asymptotic version used here, and ρ tuned to a sample size).
  *
@@ -75,7 +75,7 @@ export function mixingRho2(alpha: number, tuningN: number, sides: 'two' | 'one')
 
 /**
  * ln e of the two-sided normal mixture at the standardised distance z = (θ̂ − θ₀)/√Var(θ̂)
- * (Robbins 1970; Howard et al. 2021, §3), mixing over λ ~ N(0, g):
+ * (Robbins 1970; Howard et al. 2021), mixing over λ ~ N(0, g):
  *   e = exp(r·z²/(2(1 + r))) / √(1 + r).
  */
 export function twoSidedLogEValue(z: number, r: number): number {
@@ -83,7 +83,8 @@ export function twoSidedLogEValue(z: number, r: number): number {
 }
 
 /**
- * ln e of the one-sided normal mixture (λ ≥ 0 mixed with a half-normal; Howard et al. 2021, §3.2)
+ * ln e of the one-sided normal mixture (λ ≥ 0 mixed with a half-normal; Howard et al. 2021, and
+ * their confseq library's `OneSidedNormalMixture`)
  * for the alternative θ > θ₀, at z as above:
  *   e = 2·Φ(c·z)·exp(c²z²/2) / √(1 + r),  c = √(r/(1 + r)),
  * the closed form of ∫₀^∞ exp(λS − λ²I/2)·2φ(λ; 0, g) dλ with I = 1/Var(θ̂), S = I·(θ̂ − θ₀), r = g·I.

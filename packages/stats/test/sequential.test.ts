@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { EventMetric } from '@switchyard/core';
 import {
+  compareMetric, jointMomentsFromRows,
   advanceGuardrailState, advanceSequentialState, advanceSrmState, alwaysValidInference, bayesianEffect,
   boundaryInStandardErrors, durationDays, guardrailFixed, guardrailStatus, hybridAlphas, hybridInference, mixingRho2,
   normalUpperQuantile, powerAt, sampleSizePerArm, srmLogEValue,
@@ -70,6 +72,30 @@ describe('always-valid inference (§9)', () => {
     const down = alwaysValidInference({ estimate: 1, variance: 1, n: 10 }, { ...settings, sides: 'one', direction: 'decrease' });
     assert.equal(down?.ci_low, null);
     assert.equal(down?.p_value, 1, 'an estimate on the wrong side has no evidence');
+  });
+});
+
+describe('composition with §1–§5: the engine takes any effect as (estimate, se², n)', () => {
+  test("a CUPED-adjusted relative effect (cuped.test.ts's hand case: r = 0.8, se² = 0.3425, n = 4)", () => {
+    const metric: EventMetric = {
+      kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: { lookbackMs: 1 }, guardrail: false,
+    };
+    const arm = (rows: number[][]) => {
+      const moments = jointMomentsFromRows(rows);
+      return { moments, uncappedMean: moments.means[0] ?? 0 };
+    };
+    const relative = compareMetric(metric, arm([[1, 0], [3, 2]]), arm([[4, 1], [6, 3]]), { alpha: 0.05, sides: 'two', relativeInterval: 'delta' }).relative;
+    assert.ok(relative !== null);
+    const result = alwaysValidInference({ estimate: relative.estimate, variance: relative.se ** 2, n: 4 }, { alpha: 0.05, tuningN: 5000, sides: 'two', direction: 'increase' });
+    // r = 4·ρ², b² = ((1 + r)/r)·(ln(1 + r) − 2 ln 0.05).
+    const r = 4 * ((5.991464547107979 + Math.log(6.991464547107979)) / 5000);
+    const halfWidth = Math.sqrt(((1 + r) / r) * (Math.log1p(r) - 2 * Math.log(0.05))) * Math.sqrt(0.3425);
+    near(result?.ci_low ?? 0, 0.8 - halfWidth, 1e-12, 'low');
+    near(result?.ci_high ?? 0, 0.8 + halfWidth, 1e-12, 'high');
+    // e = exp(r·z²/(2(1 + r)))/√(1 + r) with z² = 0.64/0.3425: barely above 1 with four participants.
+    const z2 = 0.64 / 0.3425;
+    near(result?.p_value ?? 0, Math.exp(-((r * z2) / (2 * (1 + r)) - 0.5 * Math.log1p(r))), 1e-12, 'p');
+    assert.ok((result?.p_value ?? 0) > 0.99);
   });
 });
 
