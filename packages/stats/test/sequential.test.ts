@@ -25,6 +25,19 @@ describe('always-valid inference (§9)', () => {
     assert.throws(() => mixingRho2(0.05, 0, 'two'), RangeError);
   });
 
+  test("N* = 10,000 is Eppo's published boundary, transcribed from its documentation", () => {
+    // docs.geteppo.com "Statistical nitty-gritty": B = (1/√t)·√((t + ρ)·ln((t + ρ)/(ρ(1 − c)²))),
+    // ρ = N_tune/(ln ln(e/(1 − c)²) − 2 ln(1 − c)), N_tune = 10,000, t = n_C + n_T.
+    for (const alpha of [0.05, 0.1, 0.01]) {
+      const rhoEppo = 10000 / (Math.log(Math.log(Math.E / alpha ** 2)) - 2 * Math.log(alpha));
+      for (const t of [100, 2000, 10000, 1e6]) {
+        const eppo = Math.sqrt((t + rhoEppo) * Math.log((t + rhoEppo) / (rhoEppo * alpha ** 2))) / Math.sqrt(t);
+        const ours = boundaryInStandardErrors(alpha, t * mixingRho2(alpha, 10000, 'two'), 'two');
+        near(ours, eppo, 1e-12 * eppo, `α ${alpha}, t ${t}`);
+      }
+    }
+  });
+
   test('the tuning makes the boundary (in standard errors) nearly smallest at n = N*', () => {
     // The ρ of Waudby-Smith et al. approximately minimises b at the planned sample: scanning r = N*·ρ²
     // over a wide grid, nothing does more than 1 % better.
