@@ -16,7 +16,7 @@ import type { MetricDirection } from '@switchyard/core';
 import { findRootBracketed } from './find-root.ts';
 import { logNormalCdf } from './normal.ts';
 
-/** GrowthBook's default planned sample N* (gbstats `sequential_tuning_parameter`). */
+/** GrowthBook's default planned sample N* (gbstats `sequential_tuning_parameter`); 10,000 is Eppo's (docs/statistics.md §9). */
 export const DEFAULT_SEQUENTIAL_TUNING_N = 5000;
 
 /** An asymptotically normal estimate: θ̂ ≈ N(θ, variance). */

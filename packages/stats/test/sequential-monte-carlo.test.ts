@@ -1,5 +1,5 @@
 /**
- * Seeded Monte Carlo checks of continuous monitoring (docs/statistics.md §9–§11): 2,000 simulated
+ * Seeded Monte Carlo checks of continuous monitoring (docs/statistics.md §9–§11, §13): 2,000 simulated
  * experiments, each looked at 50 times as its data arrive. Under the null the always-valid tests
  * ever reject at most α of the time (within 3 binomial standard errors √(α(1 − α)/N)), while the
  * fixed-horizon test read at every look rejects far more often — the peeking problem; the running
@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  advanceGuardrailState, guardrailSequential,
   advanceSequentialState, advanceSrmState, alwaysValidInference, hybridInference, normalSurvival, normalUpperQuantile,
   srmLogEValue, srmPValue,
 } from '../src/index.ts';
@@ -169,5 +170,40 @@ describe('Monte Carlo: coverage of the running intervals at every look', () => {
     assert.ok(absoluteMissed / RUNS <= bound, `absolute ${absoluteMissed / RUNS}`);
     assert.ok(relativeMissed / RUNS <= bound, `relative ${relativeMissed / RUNS}`);
     assert.ok(fixedMissed / RUNS > bound, `fixed ${fixedMissed / RUNS}`);
+  });
+});
+
+describe('Monte Carlo: a sequential guardrail whose true harm is exactly the margin', () => {
+  test('ever `failing` at most α + 3 SE of 1,000 runs × 50 looks; a fixed one-sided test peeked at every look exceeds it', (t) => {
+    // increase metric, margin 0.05 absolute: control N(0, 1), treatment N(−0.05, 1) — the boundary
+    // of the null "harm ≤ margin", where a valid test rejects with probability α at most.
+    const runs = 1000;
+    const draw = seededNormals(515);
+    const settings = { alpha: ALPHA, direction: 'increase' as const, margin: 0.05, tuningN: LOOKS * BATCH * 2 };
+    const zOneSided = normalUpperQuantile(ALPHA);
+    let failed = 0;
+    let peeked = 0;
+    for (let run = 0; run < runs; run++) {
+      const c = new Arm();
+      const tr = new Arm();
+      let state = null;
+      let everPeeked = false;
+      for (let look = 0; look < LOOKS; look++) {
+        for (let i = 0; i < BATCH; i++) {
+          c.add(draw(0, 1));
+          tr.add(draw(-0.05, 1));
+        }
+        const estimate = tr.mean - c.mean;
+        const variance = c.variance / c.n + tr.variance / tr.n;
+        state = advanceGuardrailState(state, guardrailSequential({ estimate, variance, n: c.n + tr.n }, settings), settings);
+        if ((estimate + 0.05) / Math.sqrt(variance) < -zOneSided) everPeeked = true;
+      }
+      if (state?.status === 'failing') failed++;
+      if (everPeeked) peeked++;
+    }
+    const bound = ALPHA + 3 * Math.sqrt((ALPHA * (1 - ALPHA)) / runs);
+    t.diagnostic(`ever failing: sequential ${failed / runs}, fixed one-sided peeked ${peeked / runs} (limit ${bound.toFixed(4)})`);
+    assert.ok(failed / runs <= bound, `sequential guardrail ${failed / runs}`);
+    assert.ok(peeked / runs > bound, `peeked ${peeked / runs}`);
   });
 });
