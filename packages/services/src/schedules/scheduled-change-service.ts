@@ -368,15 +368,15 @@ export class ScheduledChangeService {
 /**
  * The operations that put a flag's environment state back to an entry's `before`: the whole rule
  * list (ignore_conflicts: the entry names the state to return to, whatever came after), enabled,
- * the off variant, and the prerequisites when the entry recorded them (entries show the list,
- * `[]` for none; an entry without it leaves the current list).
+ * the off variant and the prerequisites (an entry's state leaves the list out when there were none,
+ * as stored flags do: absent is none).
  */
 export function revertOperations(before: Flag): FlagOperation[] {
   return [
     { op: 'set_rules', rules: (before.rules ?? []) as Rule[], ignore_conflicts: true },
     { op: 'set_enabled', enabled: before.enabled === true },
     { op: 'set_off_variant', variant_key: before.off_variant_key ?? null },
-    ...(Array.isArray(before.prerequisites) ? [{ op: 'set_prerequisites' as const, prerequisites: before.prerequisites }] : []),
+    { op: 'set_prerequisites', prerequisites: Array.isArray(before.prerequisites) ? before.prerequisites : [] },
   ];
 }
 

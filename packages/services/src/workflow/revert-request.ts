@@ -10,10 +10,9 @@ const titleOf = (flagKey: string, entryId: string): string => `Revert ${flagKey}
  * instead of writing, it opens a change request (submitted: `open`) holding the operations that
  * put the flag's environment configuration back to the entry's `before` state — `set_rules` at the
  * flag's current version (an edit committed before the apply makes the request conflicted rather
- * than silently replaced), `set_enabled`, `set_off_variant`, and `set_prerequisites` when the
- * entry recorded them. It goes through ChangeRequestService.create: the same rights (flag.write),
- * checks and caps as a request made by hand, and its `change_request.create` entry names the
- * entry reverted.
+ * than silently replaced), `set_enabled`, `set_off_variant` and `set_prerequisites`. It goes
+ * through ChangeRequestService.create: the same rights (flag.write), checks and caps as a request
+ * made by hand, and its `change_request.create` entry names the entry reverted.
  */
 export class RevertRequestOpener implements RevertRequests {
   constructor(
@@ -31,7 +30,7 @@ export class RevertRequestOpener implements RevertRequests {
     const at = new Date(entry.atMs).toISOString();
     const description =
       `Puts flag '${flagKey}' in this environment back to its state before change-history entry ${entry.id} ` +
-      `(${entry.action}, ${at}): enabled, the off variant, the rules${operations.some((operation) => operation.op === 'set_prerequisites') ? ' and the prerequisites' : ''}.`;
+      `(${entry.action}, ${at}): enabled, the off variant, the rules and the prerequisites.`;
     return this.changeRequests.create(
       principal,
       scope,
