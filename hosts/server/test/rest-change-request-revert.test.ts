@@ -238,6 +238,16 @@ describe('caps', () => {
     expectError(await client.post(requests(env), { token: a.member.token, body }), 409, 'FAILED_PRECONDITION');
   });
 
+  test('racing creates cannot pass the cap together: of 10 at once with room for 4, exactly 4 are created', async () => {
+    const { env, key } = await changedFlag({ required: true });
+    await insertRequests(env, Array(196).fill('open'));
+    const body = { title: 'race', changes: [{ flag_key: key, operations: [{ op: 'set_enabled', enabled: true }] }] };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => client.post(requests(env), { token: a.member.token, body })));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [201, 201, 201, 201, 409, 409, 409, 409, 409, 409]);
+    const [row] = await ts.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM change_requests WHERE environment_id = ${env} AND status IN ('draft', 'open', 'conflicted', 'scheduled')`;
+    assert.equal(row!.n, 200);
+  });
+
   test('100 reviews per request, comments included: the next one (even a viewer\'s comment) is 409 naming the limit', async () => {
     const { env, key } = await changedFlag({ required: true });
     const request = expectStatus(
