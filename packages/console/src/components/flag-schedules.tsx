@@ -47,6 +47,10 @@ function operationWords(operation: ScheduledChangeRecord['operations'][number]):
       return `add rule ${String((operation.rule as { id?: string } | undefined)?.id ?? '')}`;
     case 'remove_rule':
       return `remove rule ${String(operation.rule_id)}`;
+    case 'set_prerequisites': {
+      const prerequisites = Array.isArray(operation.prerequisites) ? (operation.prerequisites as Array<{ flag_key?: string }>) : [];
+      return prerequisites.length === 0 ? 'no prerequisites' : `prerequisites ${prerequisites.map((p) => String(p.flag_key)).join(', ')}`;
+    }
     default:
       return 'replace the rules';
   }

@@ -221,11 +221,19 @@ export class ChangeRequestService {
   }
 
   /**
-   * Creates a draft (or an open request with `submit: true`). `details` are added to the
-   * `change_request.create` entry (a revert names the entry it reverts); never sent by a client.
+   * Creates a draft (or an open request with `submit: true`).
    * @throws FAILED_PRECONDITION when the environment holds MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT unfinished requests.
    */
-  async create(principal: Principal, scope: EnvironmentScope, body: ChangeRequestBody, details: Record<string, unknown> = {}): Promise<ChangeRequestRecord> {
+  async create(principal: Principal, scope: EnvironmentScope, body: ChangeRequestBody): Promise<ChangeRequestRecord> {
+    return this.createNoting(principal, scope, body, {});
+  }
+
+  /**
+   * `create`, with `details` added to its `change_request.create` entry (a revert names the entry
+   * it reverts). For in-process callers only: it is not a method of the gateway hop (so no client
+   * writes an entry's details).
+   */
+  async createNoting(principal: Principal, scope: EnvironmentScope, body: ChangeRequestBody, details: Record<string, unknown>): Promise<ChangeRequestRecord> {
     requireAllowed(principal, 'flag.read', scope);
     if (typeof body !== 'object' || body === null) throw invalidArgument('the body must be a change request object', 'body');
     const title = text(body.title, 'title', MAX_TITLE_LENGTH, true)!;

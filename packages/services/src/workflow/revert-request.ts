@@ -11,8 +11,8 @@ const titleOf = (flagKey: string, entryId: string): string => `Revert ${flagKey}
  * put the flag's environment configuration back to the entry's `before` state — `set_rules` at the
  * flag's current version (an edit committed before the apply makes the request conflicted rather
  * than silently replaced), `set_enabled`, `set_off_variant` and `set_prerequisites`. It goes
- * through ChangeRequestService.create: the same rights (flag.write), checks and caps as a request
- * made by hand, and its `change_request.create` entry names the entry reverted.
+ * through ChangeRequestService.create (createNoting): the same rights (flag.write), checks and caps
+ * as a request made by hand, and its `change_request.create` entry names the entry reverted.
  */
 export class RevertRequestOpener implements RevertRequests {
   constructor(
@@ -31,7 +31,7 @@ export class RevertRequestOpener implements RevertRequests {
     const description =
       `Puts flag '${flagKey}' in this environment back to its state before change-history entry ${entry.id} ` +
       `(${entry.action}, ${at}): enabled, the off variant, the rules and the prerequisites.`;
-    return this.changeRequests.create(
+    return this.changeRequests.createNoting(
       principal,
       scope,
       { title: titleOf(flagKey, entry.id), description, changes: [{ flag_key: flagKey, version: flag.version, operations }], submit: true },
