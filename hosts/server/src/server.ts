@@ -48,6 +48,7 @@ import {
   EnvironmentCopyService,
   ChangeRequestService,
   ScheduledChangeService,
+  RevertRequestOpener,
   ScheduledChangeWorker,
   StatsService,
   StatsWorker,
@@ -398,6 +399,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const evaluation = new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
       budgetMs: config.evaluationBudgetMs,
     });
+    const changeRequests = new ChangeRequestService(repos, scopes, notifier);
     const services: InProcessServices = {
       verifier,
       auth,
@@ -423,8 +425,9 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       segments: new SegmentService(repos, scopes, notifier, Date.now, limiter),
       flagsAsCode: new FlagsAsCodeService(repos, scopes, notifier, eventDefinitionCache),
       environmentCopy: new EnvironmentCopyService(repos, scopes, notifier),
-      changeRequests: new ChangeRequestService(repos, scopes, notifier),
-      scheduledChanges: new ScheduledChangeService(repos, scopes, notifier),
+      changeRequests,
+      // Where approval is required, a revert opens a change request (docs/workflow.md "Revert").
+      scheduledChanges: new ScheduledChangeService(repos, scopes, notifier, Date.now, new RevertRequestOpener(repos, changeRequests)),
       contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
       clientAnswers: new ClientAnswers(evaluation),

@@ -83,4 +83,31 @@ describe('scheduled changes and revert in the console', { skip: chromiumCheck.re
     assert.equal(flag.version, 3);
     await page.context().close();
   });
+
+  test("in an environment that requires approval, History's Revert opens a change request and links to it", async () => {
+    const environment = expectStatus(
+      await client.post(`/v1/management/projects/${tenant.projectId}/environments`, { token: tenant.admin.token, body: { name: `gated-${unique()}` } }),
+      201,
+    ).environment_id;
+    const key = `gated-${unique()}`;
+    await createFlag(client, tenant.admin.token, environment, { flag: { key, value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] }, enabled: false });
+    expectStatus(await put(client, `${envFlags(environment)}/${key}`, { token: tenant.admin.token, body: { enabled: true } }), 200, 'turn on');
+    expectStatus(await put(client, `/v1/management/environments/${environment}/approval-policy`, { token: tenant.admin.token, body: { required: true } }), 200, 'policy');
+    const page = await signedIn();
+    await page.goto(`${ts.base}/#/env/${environment}/flags/${key}/history`);
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    const newest = page.locator('ol.history > li').first();
+    await newest.getByRole('button', { name: 'Revert' }).click();
+    await newest.getByRole('alertdialog').getByRole('button', { name: 'Revert' }).click();
+    await newest.getByRole('status').getByText('a change request was opened').waitFor();
+    const [request] = expectStatus(await client.get(`/v1/environments/${environment}/change-requests`, { token: tenant.admin.token }), 200).change_requests as Json[];
+    assert.equal(request!.status, 'open');
+    const link = newest.getByRole('link', { name: `Revert ${key} to before` });
+    assert.equal(await link.getAttribute('href'), `#/env/${environment}/change-requests/${request!.id}`);
+    assert.equal(expectStatus(await client.get(`${envFlags(environment)}/${key}`, { token: tenant.admin.token }), 200).enabled, true, 'nothing written');
+    await link.click();
+    await page.getByRole('heading', { name: request!.title }).waitFor();
+    await page.context().close();
+  });
 });
+

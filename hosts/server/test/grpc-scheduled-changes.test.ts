@@ -11,8 +11,8 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 /**
  * svc.flags.v1.ScheduledChangeService (docs/workflow.md "Scheduled changes", "Revert"): the same
  * decisions as REST over the internal gRPC port — create (operations as JSON bytes), contention,
- * list, edit, cancel, the scheduler applying one, revert — and the refusals of another org, a
- * viewer, a missing credential and malformed operations.
+ * list, edit, cancel, the scheduler applying one, revert (a change request where approval is
+ * required) — and the refusals of another org, a viewer, a missing credential and malformed operations.
  */
 
 interface ScheduleClient {
@@ -94,8 +94,9 @@ describe('ScheduledChangeService over gRPC', () => {
     assert.ok(got.applied_at_ms >= got.execute_at_ms);
     const entries = await readAll(client, a.admin.token, (query) => flagHistoryPath(a.environmentId, key, query));
     const applied = entries.find((e) => e.action === 'flag.scheduled_change')!;
-    const flag = await rpc.revertFlag({ environment_id: a.environmentId, flag_key: key, audit_entry_id: applied.id }, bearer(a.admin.token));
-    assert.equal(flag.enabled, false, 'back to before the schedule');
+    const answer = await rpc.revertFlag({ environment_id: a.environmentId, flag_key: key, audit_entry_id: applied.id }, bearer(a.admin.token));
+    assert.equal(answer.change_request_json, undefined, 'no approval required: written');
+    assert.equal(answer.flag.enabled, false, 'back to before the schedule');
     assert.equal(expectStatus(await client.get(`${envFlags(a.environmentId)}/${key}`, { token: a.admin.token }), 200).version, 3);
   });
 
@@ -122,5 +123,37 @@ describe('ScheduledChangeService over gRPC', () => {
     await rejectsWithStatus(rpc.revertFlag(revert, bearer(viewerToken)), grpc.status.PERMISSION_DENIED);
     const still = await rpc.getScheduledChange(ref, bearer(a.admin.token));
     assert.equal(still.status, 'pending');
+  });
+
+  test('where approval is required, RevertFlag answers the change request it opened (its REST JSON); with x-approval-bypass an admin writes', async () => {
+    const env = expectStatus(await client.post(`/v1/management/projects/${a.projectId}/environments`, { token: a.admin.token, body: { name: `g-gated-${unique()}` } }), 201).environment_id;
+    const key = `g-gated-${unique()}`;
+    await createFlag(client, a.admin.token, env, { flag: { key, value_type: 'string', variants: [{ key: 'on', value: 'ON' }, { key: 'off', value: 'OFF' }], off_variant_key: 'off', rules: [] }, enabled: true });
+    expectStatus(await put(client, `${envFlags(env)}/${key}`, { token: a.admin.token, body: { enabled: false } }), 200);
+    const [entry] = await readAll(client, a.admin.token, (query) => flagHistoryPath(env, key, query));
+    expectStatus(await put(client, `/v1/management/environments/${env}/approval-policy`, { token: a.admin.token, body: { required: true } }), 200);
+    const revert = { environment_id: env, flag_key: key, audit_entry_id: entry!.id };
+
+    const answer = await rpc.revertFlag(revert, bearer(a.member.token));
+    assert.equal(answer.flag, undefined, 'nothing written');
+    const request = JSON.parse(Buffer.from(answer.change_request_json).toString('utf8'));
+    assert.equal(request.status, 'open');
+    assert.equal(request.title, `Revert ${key} to before ${entry!.id}`);
+    assert.deepEqual(request.changes[0].operations.map((o: Json) => o.op), ['set_rules', 'set_enabled', 'set_off_variant', 'set_prerequisites']);
+    assert.deepEqual(request.changes[0].operations[1], { op: 'set_enabled', enabled: true });
+    assert.deepEqual(expectStatus(await client.get(`/v1/environments/${env}/change-requests/${request.id}`, { token: a.admin.token }), 200), request);
+    assert.equal(expectStatus(await client.get(`${envFlags(env)}/${key}`, { token: a.admin.token }), 200).enabled, false);
+
+    await rejectsWithStatus(rpc.revertFlag(revert, bearer(viewerToken)), grpc.status.PERMISSION_DENIED);
+    await rejectsWithStatus(rpc.revertFlag(revert, bearer(b.admin.token)), grpc.status.NOT_FOUND);
+    const bypass = bearer(a.member.token);
+    bypass.set('x-approval-bypass', 'true');
+    await rejectsWithStatus(rpc.revertFlag(revert, bypass), grpc.status.PERMISSION_DENIED);
+    const admin = bearer(a.admin.token);
+    admin.set('x-approval-bypass', 'true');
+    const written = await rpc.revertFlag(revert, admin);
+    assert.equal(written.flag.enabled, true);
+    const listed = expectStatus(await client.get(`/v1/environments/${env}/change-requests`, { token: a.admin.token }), 200).change_requests;
+    assert.deepEqual(listed.map((r: Json) => r.id), [request.id], 'one request: the member\'s');
   });
 });

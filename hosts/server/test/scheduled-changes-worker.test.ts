@@ -230,7 +230,9 @@ describe('revert', () => {
     await flags.update(admin, { environment: env }, 'checkout', { flag: { enabled: true, off_variant_key: 'on', rules: [] } });
     const [change] = (await repos.audit.list({ orgId: env.orgId }, { resourceType: 'flag', resourceId: 'checkout', environmentId: env.environmentId, limit: 1 })).items;
     assert.equal(change!.action, 'flag.update');
-    const reverted = await schedules.revert(admin, env, 'checkout', { audit_entry_id: change!.id });
+    const answer = await schedules.revert(admin, env, 'checkout', { audit_entry_id: change!.id });
+    assert.ok('flag' in answer, 'applied: no approval required here');
+    const reverted = answer.flag;
     assert.equal(reverted.enabled, false);
     assert.equal(reverted.off_variant_key, 'off');
     assert.deepEqual(reverted.rules.map((rule) => [rule.id, rule.variant_key]), [['beta', 'on']]);

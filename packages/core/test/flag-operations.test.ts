@@ -75,3 +75,22 @@ describe('operationsContend', () => {
     assert.equal(operationsContend([{ op: 'add_rule', rule: { ...beta, id: 'a' } }], [{ op: 'add_rule', rule: { ...beta, id: 'b' } }]), false);
   });
 });
+
+describe('set_prerequisites', () => {
+  test('its shape is checked (the prerequisites field rules), it replaces the list, and it contends only with another set_prerequisites', () => {
+    const gate = { flag_key: 'gate', variant_keys: ['on'] };
+    assert.deepEqual(parseFlagOperations([{ op: 'set_prerequisites', prerequisites: [gate] }]), [{ op: 'set_prerequisites', prerequisites: [gate] }]);
+    assert.deepEqual(parseFlagOperations([{ op: 'set_prerequisites', prerequisites: [] }]), [{ op: 'set_prerequisites', prerequisites: [] }]);
+    assert.throws(() => parseFlagOperations([{ op: 'set_prerequisites' }]), code('INVALID_ARGUMENT', /operations\[0\]\.prerequisites must be an array/));
+    assert.throws(() => parseFlagOperations([{ op: 'set_prerequisites', prerequisites: [{ flag_key: 'gate', variant_keys: [] }] }]), code('INVALID_ARGUMENT', /operations\[0\]\.prerequisites\[0\]\.variant_keys must be a non-empty array/));
+    assert.throws(() => parseFlagOperations([{ op: 'set_prerequisites', prerequisites: [gate, gate] }]), code('INVALID_ARGUMENT', /named twice/));
+    assert.throws(() => parseFlagOperations([{ op: 'set_prerequisites', prerequisites: [], rules: [] }]), code('INVALID_ARGUMENT', /rules is not a field/));
+    // Applied: the list is replaced; the rest of the state is untouched; without it the list stays absent.
+    const withOne = { ...state, prerequisites: [{ flag_key: 'old', variant_keys: ['x'] }] };
+    assert.deepEqual(applyFlagOperations(withOne, [{ op: 'set_prerequisites', prerequisites: [gate] }]), { enabled: false, off_variant_key: 'off', rules: [beta, staff, fallback], prerequisites: [gate] });
+    assert.deepEqual(applyFlagOperations(withOne, [{ op: 'set_enabled', enabled: true }]).prerequisites, [{ flag_key: 'old', variant_keys: ['x'] }]);
+    assert.equal('prerequisites' in applyFlagOperations(state, [{ op: 'set_enabled', enabled: true }]), false);
+    assert.equal(operationsContend([{ op: 'set_prerequisites', prerequisites: [] }], [{ op: 'set_prerequisites', prerequisites: [gate] }]), true);
+    assert.equal(operationsContend([{ op: 'set_prerequisites', prerequisites: [] }], [{ op: 'set_rules', rules: [], version: 1 }]), false);
+  });
+});

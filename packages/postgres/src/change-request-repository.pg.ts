@@ -15,6 +15,9 @@ import {
 import type { Sql } from './connect.ts';
 import { isUuid } from './pg-errors.ts';
 
+/** pg_advisory_xact_lock class of an environment's new change requests (flag-repository.pg.ts uses 7244, advisory-lock.pg.ts 7243). */
+const CHANGE_REQUEST_LOCK_CLASS = 7245;
+
 const validScope = (scope: EnvironmentScope): boolean => isUuid(scope.orgId) && isUuid(scope.projectId) && isUuid(scope.environmentId);
 
 interface RequestRow {
@@ -145,6 +148,17 @@ export class PgChangeRequestRepository implements ChangeRequestRepository {
     const reviews = await this.sql<ReviewRow[]>`
       SELECT * FROM change_request_reviews WHERE change_request_id = ANY(${this.sql.array(rows.map((r) => r.id))}::uuid[]) ORDER BY at_ms, id`;
     return rows.map((row) => requestOf(row, reviews.filter((review) => review.change_request_id === row.id).map(reviewOf)));
+  }
+
+  async countInStatuses(scope: EnvironmentScope, statuses: readonly StoredChangeRequestStatus[]): Promise<number> {
+    if (!validScope(scope)) return 0;
+    // Held to the commit inside a unit of work (outside one, to the end of this statement's own transaction).
+    await this.sql`SELECT pg_advisory_xact_lock(${CHANGE_REQUEST_LOCK_CLASS}::int4, hashtext(${scope.environmentId}))`;
+    const [row] = await this.sql<Array<{ count: number }>>`
+      SELECT count(*)::int AS count FROM change_requests
+      WHERE environment_id = ${scope.environmentId} AND project_id = ${scope.projectId} AND org_id = ${scope.orgId}
+        AND status = ANY(${this.sql.array([...statuses])}::text[])`;
+    return row?.count ?? 0;
   }
 
   async update(scope: EnvironmentScope, id: string, patch: ChangeRequestPatch, expectedRevision: number): Promise<StoredChangeRequest> {

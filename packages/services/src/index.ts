@@ -108,6 +108,8 @@ export * from './webhooks/webhook-signing.ts';
 export * from './webhooks/webhook-slack.ts';
 export * from './workflow/change-request-service.ts';
 export * from './workflow/approval-gate.ts';
+export * from './workflow/revert-request.ts';
+export * from './workflow/approvers-now.ts';
 export * from './schedules/scheduled-change-service.ts';
 export * from './schedules/scheduled-change-worker.ts';
 export * from './workflow/scheduled-request-runner.ts';

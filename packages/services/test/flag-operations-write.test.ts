@@ -53,4 +53,22 @@ describe('writeFlagOperations', () => {
     assert.equal(flag.version, 1);
     assert.equal(flag.enabled, false);
   });
+
+  test('set_prerequisites writes the list, checked as a person\'s write: the flag itself, an unknown flag or variant are refused', async () => {
+    const flags = new FlagService(repos, new ScopeResolver(repos), new InMemoryChangeNotifier(), () => NOW);
+    await flags.create(admin, { environment }, { flag: { key: 'gate', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', rules: [] } });
+    const refusedWith = async (operations: unknown[], message: RegExp) => {
+      await assert.rejects(write(operations), (error: unknown) => isDomainError(error) && error.code === 'INVALID_ARGUMENT' && message.test(error.message));
+    };
+    await refusedWith([{ op: 'set_prerequisites', prerequisites: [{ flag_key: 'checkout', variant_keys: ['on'] }] }], /its own prerequisite/);
+    await refusedWith([{ op: 'set_prerequisites', prerequisites: [{ flag_key: 'nothing', variant_keys: ['on'] }] }], /no flag 'nothing'/);
+    await refusedWith([{ op: 'set_prerequisites', prerequisites: [{ flag_key: 'gate', variant_keys: ['purple'] }] }], /no variant 'purple'/);
+    assert.equal((await repos.flags.get(environment, 'checkout'))!.version, 1, 'nothing written');
+    const { before, after } = await write([{ op: 'set_prerequisites', prerequisites: [{ flag_key: 'gate', variant_keys: ['on'] }] }]);
+    assert.deepEqual(before.prerequisites, []);
+    assert.deepEqual(after.prerequisites, [{ flag_key: 'gate', variant_keys: ['on'] }]);
+    assert.deepEqual(after.rules.map((rule) => rule.id), ['beta'], 'rules untouched');
+    assert.equal(after.version, 2);
+    assert.deepEqual((await write([{ op: 'set_prerequisites', prerequisites: [] }])).after.prerequisites, []);
+  });
 });

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Api } from '../api.ts';
 import { ConfirmDialog, ErrorMessage, Loading, useLoad } from './common.tsx';
 import type { AuditEntry, Flag } from '../records.ts';
+import { hrefOf } from '../router.ts';
 
 /** A scheduled change as GET .../scheduled-changes answers it (docs/workflow.md "Scheduled changes"). */
 export interface ScheduledChangeRecord {
@@ -46,6 +47,10 @@ function operationWords(operation: ScheduledChangeRecord['operations'][number]):
       return `add rule ${String((operation.rule as { id?: string } | undefined)?.id ?? '')}`;
     case 'remove_rule':
       return `remove rule ${String(operation.rule_id)}`;
+    case 'set_prerequisites': {
+      const prerequisites = Array.isArray(operation.prerequisites) ? (operation.prerequisites as Array<{ flag_key?: string }>) : [];
+      return prerequisites.length === 0 ? 'no prerequisites' : `prerequisites ${prerequisites.map((p) => String(p.flag_key)).join(', ')}`;
+    }
     default:
       return 'replace the rules';
   }
@@ -212,11 +217,22 @@ export function FlagSchedules({ path, flag, api, environmentName }: { path: stri
 
 /**
  * The History tab's Revert on an entry of this flag in this environment: after a confirmation, the
- * entry's before state (enabled, off variant, rules) is applied as a new version.
+ * entry's before state (enabled, off variant, rules, prerequisites) is applied as a new version. In
+ * an environment that requires approval the server opens a change request instead (202): the
+ * button then says so and links to it.
  */
 export function RevertButton({ entry, path, environmentId, api, onReverted }: { entry: AuditEntry; path: string; environmentId: string; api: Pick<Api, 'post'>; onReverted: (flag: Flag) => void }) {
   const [asking, setAsking] = useState(false);
+  const [opened, setOpened] = useState<{ id: string; title: string } | undefined>(undefined);
   if (entry.resource_type !== 'flag' || entry.environment_id !== environmentId || entry.before === undefined || entry.before === null) return null;
+  if (opened) {
+    return (
+      <p role="status">
+        This environment requires approval: a change request was opened,{' '}
+        <a href={hrefOf({ envId: environmentId, page: 'change-requests', id: opened.id })}>{opened.title}</a>.
+      </p>
+    );
+  }
   if (!asking) {
     return (
       <button type="button" onClick={() => setAsking(true)}>
@@ -228,12 +244,13 @@ export function RevertButton({ entry, path, environmentId, api, onReverted }: { 
     <ConfirmDialog
       key={entry.id}
       titleId={`revert-${entry.id}`}
-      question="Put this flag's targeting here (on/off, off variant, rules) back to how it was before this change?"
+      question="Put this flag's targeting here (on/off, off variant, rules, prerequisites) back to how it was before this change?"
       confirmLabel="Revert"
       onConfirm={async () => {
-        const flag = await api.post<Flag>(`${path}/revert`, { audit_entry_id: entry.id });
+        const answer = await api.post<Flag | { change_request: { id: string; title: string } }>(`${path}/revert`, { audit_entry_id: entry.id });
         setAsking(false);
-        onReverted(flag);
+        if ('change_request' in answer) setOpened({ id: answer.change_request.id, title: answer.change_request.title });
+        else onReverted(answer);
       }}
       onCancel={() => setAsking(false)}
     />

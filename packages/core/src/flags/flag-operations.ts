@@ -1,6 +1,7 @@
 import { failedPrecondition, invalidArgument } from '../errors/domain-error.ts';
-import type { PercentageAllocation, Rule } from '../model/definitions.ts';
+import type { PercentageAllocation, Prerequisite, Rule } from '../model/definitions.ts';
 import { hasDefaultRule } from './default-rule.ts';
+import { checkPrerequisites } from './prerequisites.ts';
 
 /**
  * Flag operations (docs/workflow.md "Operations"): changes to one environment's flag written as
@@ -19,9 +20,10 @@ export type FlagOperation =
   | { op: 'set_rule_serve'; rule_id: string; variant_key?: string; allocation?: PercentageAllocation }
   | { op: 'add_rule'; rule: Rule; before_rule_id?: string }
   | { op: 'remove_rule'; rule_id: string }
-  | { op: 'set_rules'; rules: Rule[]; version?: number; ignore_conflicts?: boolean };
+  | { op: 'set_rules'; rules: Rule[]; version?: number; ignore_conflicts?: boolean }
+  | { op: 'set_prerequisites'; prerequisites: Prerequisite[] };
 
-export const FLAG_OPERATION_NAMES = ['set_enabled', 'set_off_variant', 'set_rule_serve', 'add_rule', 'remove_rule', 'set_rules'] as const;
+export const FLAG_OPERATION_NAMES = ['set_enabled', 'set_off_variant', 'set_rule_serve', 'add_rule', 'remove_rule', 'set_rules', 'set_prerequisites'] as const;
 
 /** Operations in one change: a change is something a person reviews at a glance. */
 export const MAX_FLAG_OPERATIONS = 50;
@@ -31,6 +33,8 @@ export interface OperableState {
   enabled: boolean;
   off_variant_key: string | null;
   rules: Rule[];
+  /** Absent: none (set_prerequisites replaces the list). */
+  prerequisites?: Prerequisite[];
   /** The environment's version of the flag (set_rules is checked against it). */
   version: number;
 }
@@ -102,6 +106,11 @@ export function parseFlagOperations(input: unknown, field = 'operations'): FlagO
         if (typeof raw.version !== 'number' || !Number.isSafeInteger(raw.version) || raw.version < 0) throw invalidArgument(`${path}.version must be an integer >= 0`, `${path}.version`);
         return { op: 'set_rules', rules: raw.rules as Rule[], version: raw.version, ...(ignore ? { ignore_conflicts: true } : {}) };
       }
+      case 'set_prerequisites':
+        onlyFields(raw, ['op', 'prerequisites'], path);
+        // The shape here (the flag's own key is checked by the write, which knows it); the
+        // references, cycles and chain length by the repository's write, as for a person's.
+        return { op: 'set_prerequisites', prerequisites: checkPrerequisites('', raw.prerequisites, `${path}.prerequisites`) };
       default:
         throw invalidArgument(`${path}.op must be one of ${FLAG_OPERATION_NAMES.join(', ')}`, `${path}.op`);
     }
@@ -116,6 +125,7 @@ export function parseFlagOperations(input: unknown, field = 'operations'): FlagO
  * @throws FAILED_PRECONDITION naming the operation and what changed since it was made (a conflict).
  */
 export function applyFlagOperations(state: OperableState, operations: readonly FlagOperation[]): Omit<OperableState, 'version'> {
+  let prerequisites = state.prerequisites;
   let enabled = state.enabled;
   let offVariantKey = state.off_variant_key;
   let rules = [...state.rules];
@@ -161,15 +171,18 @@ export function applyFlagOperations(state: OperableState, operations: readonly F
         }
         rules = [...operation.rules];
         break;
+      case 'set_prerequisites':
+        prerequisites = [...operation.prerequisites];
+        break;
     }
   });
-  return { enabled, off_variant_key: offVariantKey, rules };
+  return { enabled, off_variant_key: offVariantKey, rules, ...(prerequisites === undefined ? {} : { prerequisites }) };
 }
 
 /**
  * What the operations touch, for finding pending changes that would contend: `enabled`,
- * `off_variant`, `rule:<id>` for a rule named, `rules` for set_rules (every rule) and `rule-order`
- * for an added rule (the list's order).
+ * `off_variant`, `rule:<id>` for a rule named, `rules` for set_rules (every rule), `rule-order`
+ * for an added rule (the list's order) and `prerequisites` for set_prerequisites (the whole list).
  */
 export function operationTargets(operations: readonly FlagOperation[]): Set<string> {
   const targets = new Set<string>();
@@ -191,6 +204,9 @@ export function operationTargets(operations: readonly FlagOperation[]): Set<stri
         break;
       case 'set_rules':
         targets.add('rules');
+        break;
+      case 'set_prerequisites':
+        targets.add('prerequisites');
         break;
     }
   }

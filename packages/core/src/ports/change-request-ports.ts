@@ -49,6 +49,12 @@ export interface ChangeRequestRepository {
   get(scope: EnvironmentScope, id: string): Promise<StoredChangeRequest | null>;
   /** Newest first, at most `limit`, optionally of some statuses (reviews included). */
   list(scope: EnvironmentScope, options: { statuses?: StoredChangeRequestStatus[]; limit: number }): Promise<StoredChangeRequest[]>;
+  /**
+   * How many of the environment's requests have one of `statuses`. Inside a unit of work it first
+   * takes the environment's change-request lock, held to the commit, so that a cap checked with it
+   * (MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT) holds when creates race: the second waits, then counts the first.
+   */
+  countInStatuses(scope: EnvironmentScope, statuses: readonly StoredChangeRequestStatus[]): Promise<number>;
   /** Writes the patch when the stored revision is `expectedRevision` (bumping it). @throws ABORTED otherwise; NOT_FOUND when absent. */
   update(scope: EnvironmentScope, id: string, patch: ChangeRequestPatch, expectedRevision: number): Promise<StoredChangeRequest>;
   addReview(scope: EnvironmentScope, id: string, review: Omit<ChangeRequestReview, 'id'>): Promise<ChangeRequestReview>;

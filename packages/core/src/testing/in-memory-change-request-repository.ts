@@ -13,7 +13,12 @@ const tablesOf = new WeakMap<InMemoryState, Tables>();
 
 const inScope = (request: StoredChangeRequest, scope: EnvironmentScope) =>
   request.orgId === scope.orgId && request.projectId === scope.projectId && request.environmentId === scope.environmentId;
-const copy = (request: StoredChangeRequest): StoredChangeRequest => structuredClone(request);
+/** A copy, its reviews oldest first (as the Postgres adapter reads them: by time, then id). */
+const copy = (request: StoredChangeRequest): StoredChangeRequest => {
+  const copied = structuredClone(request);
+  copied.reviews.sort((x, y) => x.at_ms - y.at_ms || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  return copied;
+};
 
 /** The fake of ChangeRequestRepository (docs/workflow.md "Change requests and approvals"). */
 export class InMemoryChangeRequestRepository implements ChangeRequestRepository {
@@ -40,6 +45,8 @@ export class InMemoryChangeRequestRepository implements ChangeRequestRepository 
   }
 
   async create(scope: EnvironmentScope, draft: ChangeRequestDraft): Promise<StoredChangeRequest> {
+    const environment = this.state.environments.get(scope.environmentId);
+    if (!environment || environment.orgId !== scope.orgId || environment.projectId !== scope.projectId) throw notFound('environment', scope.environmentId);
     const request: StoredChangeRequest = { ...structuredClone(draft), ...scope, id: randomUUID(), revision: 1, reviews: [], conflict: null, appliedBy: null, submittedAtMs: null, appliedAtMs: null, executeAtMs: null, scheduledBy: null };
     this.tables.requests.set(request.id, request);
     return copy(request);
@@ -56,6 +63,11 @@ export class InMemoryChangeRequestRepository implements ChangeRequestRepository 
       .sort((x, y) => y.createdAtMs - x.createdAtMs)
       .slice(0, options.limit)
       .map(copy);
+  }
+
+  /** The fake has one writer at a time: no lock to take. */
+  async countInStatuses(scope: EnvironmentScope, statuses: readonly StoredChangeRequestStatus[]): Promise<number> {
+    return [...this.tables.requests.values()].filter((request) => inScope(request, scope) && statuses.includes(request.status)).length;
   }
 
   async update(scope: EnvironmentScope, id: string, patch: ChangeRequestPatch, expectedRevision: number): Promise<StoredChangeRequest> {

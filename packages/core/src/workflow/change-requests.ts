@@ -77,6 +77,16 @@ export const MAX_REQUEST_MEMBER_KEYS = 1000;
 export const MAX_TITLE_LENGTH = 200;
 export const MAX_DESCRIPTION_LENGTH = 5000;
 export const MAX_REVIEW_COMMENT_LENGTH = 2000;
+/**
+ * Requests not yet finished (draft, open, conflicted, scheduled) one environment holds at most:
+ * each is read by every list and reviewed by people, so an outsider with write rights (or a
+ * leaked token) cannot pile them up. Applied and cancelled requests do not count.
+ */
+export const MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT = 200;
+/** The statuses MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT counts. */
+export const ACTIVE_CHANGE_REQUEST_STATUSES = ['draft', 'open', 'conflicted', 'scheduled'] as const;
+/** Reviews (approvals, rejections and comments) one request holds at most: each is stored and shown with it. */
+export const MAX_REVIEWS_PER_REQUEST = 100;
 
 function key(value: unknown, path: string): string {
   if (typeof value !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value)) throw invalidArgument(`${path} must be a key`, path);

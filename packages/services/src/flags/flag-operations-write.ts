@@ -1,6 +1,7 @@
 import {
   applyFlagOperations,
   checkOffVariant,
+  checkPrerequisites,
   checkRules,
   failedPrecondition,
   notFound,
@@ -46,12 +47,15 @@ export async function writeFlagOperations(tx: Repositories, write: FlagOperation
   if (!current) throw notFound('flag', flagKey);
   if (current.archived) throw failedPrecondition(`flag '${flagKey}' is archived: unarchive it before changing it`);
   const next = applyFlagOperations({ enabled: current.enabled, off_variant_key: current.off_variant_key, rules: current.rules, version: current.version }, write.operations);
+  // Only a set_prerequisites writes the list (its references, cycles and chain length are checked
+  // by the repository's write under the environment's prerequisite lock, as a person's write is).
+  const prerequisites = write.operations.some((operation) => operation.op === 'set_prerequisites') ? checkPrerequisites(flagKey, next.prerequisites ?? []) : undefined;
   const variantKeys = new Set(current.variants.map((variant) => variant.key));
   const rules = checkRules(variantKeys, next.rules);
   const offVariantKey = checkOffVariant(variantKeys, next.off_variant_key);
   await checkSegmentReferences(tx, environment, rules);
   await checkStudiedRules(tx, environment, current, rules);
-  const updated = await tx.flags.updateState(environment, flagKey, { enabled: next.enabled, off_variant_key: offVariantKey, rules }, current.version);
+  const updated = await tx.flags.updateState(environment, flagKey, { enabled: next.enabled, off_variant_key: offVariantKey, rules, ...(prerequisites === undefined ? {} : { prerequisites }) }, current.version);
   servesOnlyItsVariants(updated);
   await recordChange(
     tx,

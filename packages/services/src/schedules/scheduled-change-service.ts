@@ -1,4 +1,5 @@
 import {
+  applyFlagOperations,
   authorize,
   failedPrecondition,
   invalidArgument,
@@ -24,6 +25,10 @@ import {
 import { requireAllowed } from '../authorization.ts';
 import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import { userPrincipalOf } from '../auth/session-registry.ts';
+import { changeIntentOf } from '../audit/change-intent.ts';
+import { asShown } from '../flags/flag-state-checks.ts';
+import { isKillSwitch } from '../workflow/approval-gate.ts';
+import type { ChangeRequestRecord } from '../workflow/change-request-service.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import { writeFlagOperations } from '../flags/flag-operations-write.ts';
@@ -120,6 +125,17 @@ function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): 
   for (const name of Object.keys(body)) if (!allowed.includes(name)) throw invalidArgument(`${name} is not a field of a scheduled change`, name);
 }
 
+/**
+ * What a revert answers: the flag written (`flag`), or, where the environment requires approval,
+ * the change request opened to make the change (`change_request`, as GET shows it).
+ */
+export type RevertAnswer = { flag: Flag } | { change_request: ChangeRequestRecord };
+
+/** Opens the change request of a revert in an environment that requires approval (workflow/revert-request.ts). */
+export interface RevertRequests {
+  openRevertRequest(principal: Principal, scope: EnvironmentScope, flagKey: string, entryId: string): Promise<ChangeRequestRecord>;
+}
+
 /** Signals the end of a validation run whose writes are undone. */
 class DryRun extends Error {}
 
@@ -150,6 +166,8 @@ export class ScheduledChangeService {
     private readonly scopes: ScopeResolver,
     private readonly notifier: ChangeNotifier,
     private readonly now: () => number = Date.now,
+    /** Where approval is required, a revert opens a request through this (absent: the gate refuses it as any direct write). */
+    private readonly revertRequests?: RevertRequests,
   ) {}
 
   /** The route's environment for the caller. */
@@ -292,19 +310,41 @@ export class ScheduledChangeService {
   }
 
   /**
-   * `POST .../revert {audit_entry_id}`: applies the `before` state (enabled, off_variant_key, rules)
-   * of a change-history entry of this flag in this environment as a new version, through the same
-   * write as a person's (writeFlagOperations), recorded as `flag.revert` with the entry it reverts.
+   * `POST .../revert {audit_entry_id}`: applies the `before` state (enabled, off_variant_key, rules,
+   * prerequisites) of a change-history entry of this flag in this environment as a new version,
+   * through the same write as a person's (writeFlagOperations), recorded as `flag.revert` with the
+   * entry it reverts. Where the environment's approval policy requires approval, and the caller
+   * asks for no bypass and the revert is not an exempt kill switch, it opens a change request
+   * holding those operations instead (RevertRequests) and answers it.
    */
-  async revert(principal: Principal, scope: EnvironmentScope, flagKey: string, body: unknown): Promise<Flag> {
+  async revert(principal: Principal, scope: EnvironmentScope, flagKey: string, body: unknown): Promise<RevertAnswer> {
     requireAllowed(principal, 'flag.write', scope);
     if (!isObject(body)) throw invalidArgument('the body must be an object {audit_entry_id}', 'body');
     onlyFields(body, ['audit_entry_id']);
     if (typeof body.audit_entry_id !== 'string' || body.audit_entry_id === '' || body.audit_entry_id.length > 100) throw invalidArgument('audit_entry_id must be a change-history entry id', 'audit_entry_id');
     const entryId = body.audit_entry_id;
+    if (this.revertRequests && (await this.needsRequest(principal, scope, flagKey, entryId))) {
+      return { change_request: await this.revertRequests.openRevertRequest(principal, scope, flagKey, entryId) };
+    }
     const after = await this.repos.unitOfWork.run(async (tx) => applyRevert(tx, principal, scope, flagKey, entryId, this.now()));
     await this.announce(scope);
-    return after;
+    return { flag: after };
+  }
+
+  /**
+   * Whether a revert goes through a change request: the policy requires approval, the caller asks
+   * for no bypass (one asked for is judged by the gate: 403 without the right), and it is not a
+   * kill switch the policy exempts (the gate judges the write itself again).
+   */
+  private async needsRequest(principal: Principal, scope: EnvironmentScope, flagKey: string, entryId: string): Promise<boolean> {
+    const policy = await this.repos.changeRequests.getPolicy(scope);
+    if (!policy?.required || changeIntentOf(principal).bypassApprovals === true) return false;
+    if (!policy.kill_switch_exempt) return true;
+    const entry = await revertibleEntry(this.repos, scope, flagKey, entryId);
+    const current = await this.repos.flags.get(scope, flagKey);
+    if (!current) throw notFound('flag', flagKey);
+    const before = asShown(current);
+    return !isKillSwitch({ orgId: scope.orgId, resourceType: 'flag', before, after: { ...before, ...applyFlagOperations(current, revertOperations(entry.before)) } });
   }
 
   // --- helpers ---
@@ -377,14 +417,16 @@ export class ScheduledChangeService {
 
 /**
  * The operations that put a flag's environment state back to an entry's `before`: the whole rule
- * list (ignore_conflicts: the entry names the state to return to, whatever came after), enabled
- * and the off variant.
+ * list (ignore_conflicts: the entry names the state to return to, whatever came after), enabled,
+ * the off variant and the prerequisites (an entry's state leaves the list out when there were none,
+ * as stored flags do: absent is none).
  */
 export function revertOperations(before: Flag): FlagOperation[] {
   return [
     { op: 'set_rules', rules: (before.rules ?? []) as Rule[], ignore_conflicts: true },
     { op: 'set_enabled', enabled: before.enabled === true },
     { op: 'set_off_variant', variant_key: before.off_variant_key ?? null },
+    { op: 'set_prerequisites', prerequisites: Array.isArray(before.prerequisites) ? before.prerequisites : [] },
   ];
 }
 

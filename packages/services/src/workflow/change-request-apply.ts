@@ -1,6 +1,5 @@
 import {
   applyFlagOperations,
-  authorize,
   checkConditions,
   countingReviews,
   failedPrecondition,
@@ -9,13 +8,13 @@ import {
   type ChangeRequestChange,
   type ChangeRequestReview,
   type EnvironmentScope,
-  type Principal,
   type Repositories,
   type StoredChangeRequest,
 } from '@switchyard/core';
 import { recordChange, type Acting } from '../audit/audit-trail.ts';
 import { writeFlagOperations } from '../flags/flag-operations-write.ts';
 import { checkFlagsStayInBudget } from '../segments/segment-service.ts';
+import { reviewersWhoMayApprove } from './approvers-now.ts';
 
 /**
  * The apply of a change request (docs/workflow.md "Change requests and approvals"), shared by a
@@ -32,14 +31,8 @@ export const isFlagChange = (change: ChangeRequestChange): change is Extract<Cha
  */
 export async function countedReviews(repos: Repositories, scope: EnvironmentScope, request: StoredChangeRequest, policy: ApprovalPolicy): Promise<{ approvals: ChangeRequestReview[]; rejections: ChangeRequestReview[] }> {
   const counted = countingReviews(request.reviews, request.contentHash, request.authorId, policy);
-  const approvals: ChangeRequestReview[] = [];
-  for (const review of counted.approvals) {
-    const membership = await repos.users.getMembership(scope.orgId, review.reviewer_id);
-    if (!membership) continue;
-    const reviewer: Principal = { kind: 'user', userId: review.reviewer_id, orgId: scope.orgId, role: membership.role, isSystem: false, ...(membership.bindings ? { bindings: membership.bindings } : {}) };
-    if (authorize(reviewer, 'change_request.approve', scope).allowed) approvals.push(review);
-  }
-  return { approvals, rejections: counted.rejections };
+  const mayApprove = await reviewersWhoMayApprove(repos, scope, counted.approvals.map((review) => review.reviewer_id));
+  return { approvals: counted.approvals.filter((review) => mayApprove.has(review.reviewer_id)), rejections: counted.rejections };
 }
 
 /** Why the request may not be applied for want of approvals (a counting rejection, too few approvals), or null. */

@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
 import {
+  ACTIVE_CHANGE_REQUEST_STATUSES,
   DEFAULT_APPROVAL_POLICY,
+  MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT,
   MAX_DESCRIPTION_LENGTH,
+  MAX_REVIEWS_PER_REQUEST,
   MAX_REVIEW_COMMENT_LENGTH,
   MAX_TITLE_LENGTH,
   applyFlagOperations,
   canonicalJson,
   checkConditions,
   checkOffVariant,
+  checkPrerequisites,
   checkRules,
   countingReviews,
   failedPrecondition,
@@ -40,6 +44,7 @@ import type { ScopeResolver } from '../scopes.ts';
 import { MAX_SCHEDULE_AHEAD_MS } from '../schedules/scheduled-change-service.ts';
 import { asApprovedApply } from './approval-gate.ts';
 import { approvalShortfall, countedReviews, firstConflict, isFlagChange, recordRequestChange, writeRequestChanges } from './change-request-apply.ts';
+import { reviewersWhoMayApprove } from './approvers-now.ts';
 
 /**
  * Change requests and approvals (docs/workflow.md "Change requests and approvals"): an environment's approval policy,
@@ -170,12 +175,15 @@ export class ChangeRequestService {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LISTED_CHANGE_REQUESTS) throw invalidArgument(`limit must be 1..${MAX_LISTED_CHANGE_REQUESTS}`, 'limit');
     const policy = await this.policy(scope);
     const requests = await this.repos.changeRequests.list(scope, { ...(statuses ? { statuses } : {}), limit });
-    return { change_requests: requests.map((request) => this.record(request, policy)) };
+    const known = new Map<string, boolean>();
+    const shown: ChangeRequestRecord[] = [];
+    for (const request of requests) shown.push(await this.view(scope, request, policy, known));
+    return { change_requests: shown };
   }
 
   async get(principal: Principal, scope: EnvironmentScope, id: string): Promise<ChangeRequestRecord> {
     requireAllowed(principal, 'flag.read', scope);
-    return this.record(await this.find(scope, id), await this.policy(scope));
+    return this.view(scope, await this.find(scope, id), await this.policy(scope));
   }
 
   /** Each change's state now and after the request's operations (nothing written). */
@@ -215,7 +223,20 @@ export class ChangeRequestService {
     return { changes };
   }
 
+  /**
+   * Creates a draft (or an open request with `submit: true`).
+   * @throws FAILED_PRECONDITION when the environment holds MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT unfinished requests.
+   */
   async create(principal: Principal, scope: EnvironmentScope, body: ChangeRequestBody): Promise<ChangeRequestRecord> {
+    return this.createNoting(principal, scope, body, {});
+  }
+
+  /**
+   * `create`, with `details` added to its `change_request.create` entry (a revert names the entry
+   * it reverts). For in-process callers only: it is not a method of the gateway hop (so no client
+   * writes an entry's details).
+   */
+  async createNoting(principal: Principal, scope: EnvironmentScope, body: ChangeRequestBody, details: Record<string, unknown>): Promise<ChangeRequestRecord> {
     requireAllowed(principal, 'flag.read', scope);
     if (typeof body !== 'object' || body === null) throw invalidArgument('the body must be a change request object', 'body');
     const title = text(body.title, 'title', MAX_TITLE_LENGTH, true)!;
@@ -224,6 +245,11 @@ export class ChangeRequestService {
     const changes = await this.checkChanges(principal, scope, body.changes);
     const now = this.now();
     const request = await this.repos.unitOfWork.run(async (tx) => {
+      // Counted under the environment's change-request lock: racing creates cannot pass the cap together.
+      const active = await tx.changeRequests.countInStatuses(scope, ACTIVE_CHANGE_REQUEST_STATUSES);
+      if (active >= MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT) {
+        throw failedPrecondition(`the environment already holds ${MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT} unfinished change requests (draft, open, conflicted or scheduled; MAX_ACTIVE_CHANGE_REQUESTS_PER_ENVIRONMENT): apply or cancel some first`);
+      }
       let created = await tx.changeRequests.create(scope, {
         orgId: scope.orgId,
         projectId: scope.projectId,
@@ -239,7 +265,7 @@ export class ChangeRequestService {
         updatedAtMs: now,
       });
       if (body.submit === true) created = await tx.changeRequests.update(scope, created.id, { status: 'open', submittedAtMs: now, updatedAtMs: now }, created.revision);
-      await this.audit(tx, principal, scope, 'change_request.create', created, null, created);
+      await this.audit(tx, principal, scope, 'change_request.create', created, null, created, details);
       return created;
     });
     return this.record(request, await this.policy(scope));
@@ -323,6 +349,10 @@ export class ChangeRequestService {
     if (body.content_hash !== undefined && body.content_hash !== null && body.content_hash !== current.contentHash) {
       throw failedPrecondition(`change request ${id} changed since you read it (content_hash ${current.contentHash}): read it again before reviewing`);
     }
+    // Bound to the revision read (below): a review committed meanwhile aborts this one, so the cap holds under races.
+    if (current.reviews.length >= MAX_REVIEWS_PER_REQUEST) {
+      throw failedPrecondition(`change request ${id} already holds ${MAX_REVIEWS_PER_REQUEST} reviews (MAX_REVIEWS_PER_REQUEST, comments included): no more can be added`);
+    }
     const policy = await this.policy(scope);
     if (verdict === 'approve' && principal.userId === current.authorId && !policy.allow_self_approval) {
       throw permissionDenied('the author cannot approve their own change request (the approval policy has allow_self_approval=false)');
@@ -335,7 +365,7 @@ export class ChangeRequestService {
       await this.audit(tx, principal, scope, `change_request.${verdict}`, next, null, null, { review_id: review.id, content_hash: current.contentHash, ...(comment === null ? {} : { review_comment: comment }) });
       return { ...next, reviews: [...current.reviews, review] };
     });
-    return this.record(updated, policy);
+    return this.view(scope, updated, policy);
   }
 
   /**
@@ -475,6 +505,7 @@ export class ChangeRequestService {
     const variants = new Set(flag.variants.map((variant) => variant.key));
     checkRules(variants, next.rules);
     checkOffVariant(variants, next.off_variant_key);
+    if (operations.some((operation) => operation.op === 'set_prerequisites')) checkPrerequisites(flag.key, next.prerequisites ?? [], `changes[${i}].operations`);
   }
 
   private checkSegmentOperations(segment: Segment, operations: Extract<ChangeRequestChange, { segment_key: string }>['operations'], i: number): void {
@@ -516,8 +547,17 @@ export class ChangeRequestService {
     await recordRequestChange(tx, principal, scope, action, request, before, after, details, this.now());
   }
 
-  private record(request: StoredChangeRequest, policy: ApprovalPolicy): ChangeRequestRecord {
-    const { approvals, rejections } = countingReviews(request.reviews, request.contentHash, request.authorId, policy);
+  /** The record with the approvals as they count now (their reviewers' rights read again). */
+  private async view(scope: EnvironmentScope, request: StoredChangeRequest, policy: ApprovalPolicy, known?: Map<string, boolean>): Promise<ChangeRequestRecord> {
+    const { approvals } = countingReviews(request.reviews, request.contentHash, request.authorId, policy);
+    return this.record(request, policy, await reviewersWhoMayApprove(this.repos, scope, approvals.map((review) => review.reviewer_id), known));
+  }
+
+  /** `mayApprove`: the reviewers whose approvals still count (absent: every approval of the current content is shown). */
+  private record(request: StoredChangeRequest, policy: ApprovalPolicy, mayApprove?: ReadonlySet<string>): ChangeRequestRecord {
+    const counted = countingReviews(request.reviews, request.contentHash, request.authorId, policy);
+    const { rejections } = counted;
+    const approvals = mayApprove ? counted.approvals.filter((review) => mayApprove.has(review.reviewer_id)) : counted.approvals;
     return {
       id: request.id,
       project_id: request.projectId,

@@ -48,3 +48,4 @@ export { contextSigningSecretRepositoryContract, type MakeContextSigningReposito
 export { contextAttributeRepositoryContract, type MakeContextAttributeRepositories } from './context-attribute-repository.contract.ts';
 export { apiTokenRepositoryContract } from './api-token-repository.contract.ts';
 export { scheduledChangeRepositoryContract } from './scheduled-change-repository.contract.ts';
+export { changeRequestRepositoryContract, type MakeChangeRequestRepositories } from './change-request-repository.contract.ts';

@@ -96,7 +96,8 @@ export function addScheduledChangeGrpcService(server: grpc.Server, deps: { servi
 
     revertFlag: unary(logger, async (call: Call<{ environment_id: string; flag_key: string; audit_entry_id: string }>) => {
       const { principal, scope } = await resolve(call);
-      return featureFlagMessage(await schedules.revert(principal, scope, call.request.flag_key, { audit_entry_id: call.request.audit_entry_id }));
+      const answer = await schedules.revert(principal, scope, call.request.flag_key, { audit_entry_id: call.request.audit_entry_id });
+      return 'flag' in answer ? { flag: featureFlagMessage(answer.flag) } : { change_request_json: Buffer.from(JSON.stringify(answer.change_request), 'utf8') };
     }),
   });
 }

@@ -6,7 +6,7 @@ import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, envParams, uuidParam } from '../../http/schemas.ts';
 import { flagSchema } from '../flags/rest-schemas.ts';
-import { createBody, listQuery, revertBody, scheduleCalendar, scheduledChangeAnswer, scheduledChangeList, scheduledChangeSchema, updateBody } from './rest-schemas.ts';
+import { createBody, listQuery, revertBody, revertRequestAnswer, scheduleCalendar, scheduledChangeAnswer, scheduledChangeList, scheduledChangeSchema, updateBody } from './rest-schemas.ts';
 
 const TAGS = ['scheduled changes'];
 const flagKeyParam = { type: 'string', minLength: 1, maxLength: 128 } as const;
@@ -124,15 +124,18 @@ export function registerScheduledChangeRoutes(app: FastifyInstance, services: Ga
       schema: {
         tags: TAGS,
         security: BEARER_ONLY,
-        summary: "Apply a change-history entry's before state (enabled, off variant, rules) of this flag here as a new version",
+        summary:
+          "Apply a change-history entry's before state (enabled, off variant, rules, prerequisites) of this flag here as a new version (200, the flag); " +
+          'where the environment requires approval, open a change request making it (202, {change_request})',
         params: flagParams,
         body: revertBody,
-        response: { 200: flagSchema },
+        response: { 200: flagSchema, 202: revertRequestAnswer },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { principal, scope } = await resolve(request);
-      return scheduledChanges.revert(principal, scope, request.params.flag_id, request.body);
+      const answer = await scheduledChanges.revert(principal, scope, request.params.flag_id, request.body);
+      return 'flag' in answer ? reply.code(200).send(answer.flag) : reply.code(202).send({ change_request: answer.change_request });
     },
   );
 }

@@ -1,5 +1,6 @@
 import { FLAG_OPERATION_NAMES, MAX_FLAG_OPERATIONS, SCHEDULED_CHANGE_STATUSES } from '@switchyard/core';
 import { MAX_SCHEDULE_LIST } from '@switchyard/services';
+import { requestResponse } from '../change-requests/rest-schemas.ts';
 import { key } from '../flags/rest-schemas.ts';
 
 /**
@@ -15,7 +16,7 @@ const operation = {
   type: 'object',
   required: ['op'],
   additionalProperties: true,
-  description: 'One operation (docs/workflow.md "Operations"): set_enabled, set_off_variant, set_rule_serve, add_rule, remove_rule or set_rules.',
+  description: 'One operation (docs/workflow.md "Operations"): set_enabled, set_off_variant, set_rule_serve, add_rule, remove_rule, set_rules or set_prerequisites.',
   properties: { op: { type: 'string', enum: [...FLAG_OPERATION_NAMES] } },
 } as const;
 
@@ -142,4 +143,11 @@ export const revertBody = {
   required: ['audit_entry_id'],
   additionalProperties: false,
   properties: { audit_entry_id: { type: 'string', minLength: 1, maxLength: 100, description: "A change-history entry of this flag in this environment: its `before` state is applied as a new version." } },
+} as const;
+
+/** 202: where the environment requires approval, the change request the revert opened (as GET shows it). */
+export const revertRequestAnswer = {
+  type: 'object',
+  required: ['change_request'],
+  properties: { change_request: requestResponse },
 } as const;
