@@ -67,6 +67,7 @@ import {
   type SsoOptions,
   ApiTokenService,
   ApiTokenThrottle,
+  DEFAULT_API_TOKEN_THROTTLE,
   ApiTokenUseRecorder,
 } from '@switchyard/services';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
@@ -229,7 +230,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const verifier = new CredentialVerifier(tokens, repos.sdkKeys, notifier, sessions, {
       apiTokens: {
         repository: repos.apiTokens,
-        throttle: new ApiTokenThrottle(repos.loginThrottle),
+        throttle: new ApiTokenThrottle(repos.loginThrottle, { ...DEFAULT_API_TOKEN_THROTTLE, maxFailuresPerAddress: config.apiTokenFailuresPerAddress }),
         uses: new ApiTokenUseRecorder(repos.apiTokens, Date.now, (error) => tokenLog.warn({ err: { message: (error as Error).message } }, 'an API token\'s last use could not be written')),
       },
     });

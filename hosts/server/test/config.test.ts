@@ -24,6 +24,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.httpTimeouts, { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, idleMs: 120_000 });
     assert.deepEqual(config.grpcLimits, { maxConcurrentStreams: 1_000, maxConnectionIdleMs: 300_000 });
     assert.equal(config.syncMaxStreamsPerKey, 1_000);
+    assert.equal(config.apiTokenFailuresPerAddress, 30);
     assert.deepEqual(config.sso, { publicUrl: null, secretsKey: null, allowPrivateNetworks: false });
   });
 
@@ -100,6 +101,7 @@ describe('loadConfig', () => {
     ['TLS files that are not PEM', { GRPC_TLS_CERT_FILE: '/etc/hostname', GRPC_TLS_KEY_FILE: '/etc/hostname' }, /not a usable PEM certificate and key/],
     ['a header timeout beyond the request timeout', { HTTP_HEADERS_TIMEOUT_MS: '40000' }, /HTTP_HEADERS_TIMEOUT_MS \(40000\) must not exceed HTTP_REQUEST_TIMEOUT_MS/],
     ['a stream cap of zero', { SYNC_MAX_STREAMS_PER_KEY: '0' }, /SYNC_MAX_STREAMS_PER_KEY/],
+    ['an API token failure allowance of zero', { API_TOKEN_FAILURES_PER_ADDRESS: '0' }, /API_TOKEN_FAILURES_PER_ADDRESS/],
     ['a PUBLIC_URL that is not a URL', { PUBLIC_URL: 'flags.example.com' }, /PUBLIC_URL is not a valid URL/],
     ['a PUBLIC_URL with a query', { PUBLIC_URL: 'https://flags.example.com/?x=1' }, /PUBLIC_URL must be an http\(s\) address/],
     ['a PUBLIC_URL of another scheme', { PUBLIC_URL: 'ftp://flags.example.com' }, /PUBLIC_URL must be an http\(s\) address/],

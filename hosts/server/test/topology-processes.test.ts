@@ -33,6 +33,8 @@ async function startServices(db: TestDatabase, grpcPort: number): Promise<Runnin
       GRPC_PORT: String(grpcPort),
       HTTP_PORT: String(httpPort),
       APP_ENV: 'test',
+      // As every test server: bcrypt at cost 10 made each sign-in of a loaded machine take seconds.
+      PASSWORD_HASH_COST: '4',
       // Both processes look for due scheduled changes often, so they race for each one.
       SCHEDULES_POLL_MS: '20',
     },
@@ -80,7 +82,9 @@ describe('split topology, real processes: two gateways and two services processe
     processes.push(second.process);
     gateways = [];
     for (const services of [first, second]) {
-      const gateway = await startGatewayProcess(services.grpcPort);
+      // A loaded machine (the whole suite on 2 cores) can take more than the outage tests' 2 s per
+      // call; these tests are about the processes working together, not about the deadline.
+      const gateway = await startGatewayProcess(services.grpcPort, { SERVICES_DEADLINE_MS: '10000' });
       processes.push(gateway.process);
       gateways.push(gateway);
     }
@@ -114,9 +118,10 @@ describe('split topology, real processes: two gateways and two services processe
   it('scheduled changes are applied exactly once by the two services processes racing for them', async () => {
     const keys = ['sched-a', 'sched-b', 'sched-c', 'sched-d'];
     for (const key of keys) await createFlag(clients[0]!, tenant.admin.token, tenant.environmentId, { ...onOffFlag(key), enabled: false });
-    const at = Date.now() + 1500;
     const ids: string[] = [];
     for (const key of keys) {
+      // Each its own time, read just before: on a loaded machine the creations take longer than 1.5 s.
+      const at = Date.now() + 1500;
       const made = expectStatus(
         await clients[0]!.post(`/v1/environments/${tenant.environmentId}/flags/${key}/scheduled-changes`, { token: tenant.admin.token, body: { execute_at_ms: at, operations: [{ op: 'set_enabled', enabled: true }] } }),
         201,

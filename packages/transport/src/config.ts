@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { DEFAULT_EVALUATION_BUDGET_MS } from '@switchyard/core';
-import { CLIENT_INGEST_MIN_BURST, CLIENT_WORKS, DEFAULT_CLIENT_RATE_LIMITS, type ClientRateLimits } from '@switchyard/services';
+import { CLIENT_INGEST_MIN_BURST, CLIENT_WORKS, DEFAULT_API_TOKEN_THROTTLE, DEFAULT_CLIENT_RATE_LIMITS, type ClientRateLimits } from '@switchyard/services';
 
 export type AppEnv = 'development' | 'production' | 'test';
 
@@ -37,6 +37,8 @@ export interface Config {
   grpcLimits: GrpcLimits;
   /** Open sync streams one SDK key may hold on this instance; the next is RESOURCE_EXHAUSTED. */
   syncMaxStreamsPerKey: number;
+  /** Unknown API tokens one client address may present within the throttle's window (docs/access.md "API tokens"). */
+  apiTokenFailuresPerAddress: number;
   /** The log filter, e.g. `info` or `warn,http=debug`. */
   logFilter: string;
   /** null in development: a random secret kept in the data directory. */
@@ -470,6 +472,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
       maxConnectionIdleMs: integer(env, 'GRPC_MAX_CONNECTION_IDLE_MS', DEFAULT_GRPC_LIMITS.maxConnectionIdleMs, 1_000, 86_400_000),
     },
     syncMaxStreamsPerKey: integer(env, 'SYNC_MAX_STREAMS_PER_KEY', 1_000, 1, 1_000_000),
+    apiTokenFailuresPerAddress: integer(env, 'API_TOKEN_FAILURES_PER_ADDRESS', DEFAULT_API_TOKEN_THROTTLE.maxFailuresPerAddress, 1, 1_000_000),
     logFilter: logFilter(env),
     jwtSecret: jwtSecret(env, appEnv),
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 86400, 60, 31_536_000),

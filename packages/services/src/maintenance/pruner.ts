@@ -110,6 +110,7 @@ export class Pruner {
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<PruneReport | null> | null = null;
   private stopping = false;
+  private scheduling = true;
   private wakeFromPause: (() => void) | null = null;
 
   constructor(
@@ -139,6 +140,16 @@ export class Pruner {
   start(): void {
     if (this.stopping || this.timer !== null) return;
     this.schedule(this.firstRunAfterMs);
+  }
+
+  /**
+   * No more runs on the schedule; `runOnce` still runs (a test that counts what one run deletes
+   * must not race the scheduled first run of a slow machine).
+   */
+  unschedule(): void {
+    this.scheduling = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   /** Stops scheduling, cuts a run in progress short after its current statement, and waits for it. */
@@ -251,12 +262,13 @@ export class Pruner {
   }
 
   private schedule(delayMs: number): void {
+    if (!this.scheduling) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.runOnce()
         .catch((error: unknown) => this.log('warn', 'prune: run failed; next run at the next interval', { err: { message: (error as Error).message } }))
         .finally(() => {
-          if (!this.stopping) this.schedule(this.intervalMs);
+          if (!this.stopping && this.scheduling) this.schedule(this.intervalMs);
         });
     }, delayMs);
     // Pruning alone never keeps the process alive.
