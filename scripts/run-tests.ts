@@ -16,7 +16,8 @@
  * last file that happened to start late does. Each file's output is printed whole when it ends
  * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, and the slowest
  * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file;
- * TEST_CPU_PROF=DIR writes each file's V8 CPU profile (.cpuprofile) into DIR.
+ * TEST_CPU_PROF=DIR writes each file's V8 CPU profile (.cpuprofile) into DIR, and those of the hosts the
+ * file spawns (a split topology's gateway: hosts/server/test/support/server-process.ts).
  *
  * A file still running after TEST_FILE_TIMEOUT_MS (10 minutes) is killed and fails: that is the
  * guard against a hang, so a suite carries no timeout on its total time, which a busy machine
@@ -36,7 +37,7 @@ import { compileTests, compiledPath } from './compile-tests.ts';
 const ROOTS = ['packages', 'hosts', 'test'];
 const REPO_ROOT = path.join(import.meta.dirname, '..');
 /** Prints the file's CPU time when its process exits (see the file). */
-/** Each file reports its CPU time; TEST_CPU_PROF=DIR also writes a V8 CPU profile of each file's process there. */
+/** Each file reports its CPU time; TEST_CPU_PROF=DIR also writes a V8 CPU profile of each file's process (and its spawned hosts) there. */
 const REPORT_CPU = [
   '--import',
   path.join(import.meta.dirname, 'test-support', 'report-cpu.mjs'),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { compileRouteSchemas } from '@switchyard/transport/http/lazy-schemas.ts';
 import { api, type ApiClient, type Json } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
@@ -137,5 +138,14 @@ describe('GET /v1/openapi.json', () => {
     const again = await client.get('/v1/openapi.json', { token: 'not-a-token' });
     assert.equal(again.status, 200);
     assert.deepEqual(again.body, doc);
+  });
+
+  test('every route schema compiles (they compile on first use: a broken one would fail only its route)', () => {
+    // Each operation with a request body has a body validator; most have more (params, responses).
+    const withBody = Object.values(doc.paths as Record<string, Record<string, Json>>).flatMap((item) => Object.values(item)).filter((operation) => operation?.requestBody).length;
+    assert.ok(withBody > 50, `${withBody} operations with a body`);
+    const compiled = compileRouteSchemas(ts.server.http);
+    assert.ok(compiled >= withBody, `${compiled} compiled`);
+    assert.equal(compileRouteSchemas(ts.server.http), 0);
   });
 });

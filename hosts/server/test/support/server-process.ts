@@ -46,7 +46,9 @@ export function spawnServer(
 ): ServerProcess {
   const entry = options.entry ?? 'server';
   const main = options.main ?? compiledEntry(entry);
-  const args = main === undefined ? ['--import', 'tsx', ENTRIES[entry]] : [main];
+  // TEST_CPU_PROF=DIR (scripts/run-tests.ts): the spawned host writes its CPU profile there too.
+  const profile = process.env.TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.TEST_CPU_PROF)}`] : [];
+  const args = main === undefined ? [...profile, '--import', 'tsx', ENTRIES[entry]] : [...profile, main];
   const child = spawn(process.execPath, args, {
     // A process-group leader, like a shell's foreground job: `process.kill(-pid, signal)` then
     // signals it and every child in its group, as a terminal's Ctrl-C does.
@@ -58,6 +60,8 @@ export function spawnServer(
       HTTP_PORT: '0',
       GRPC_PORT: '0',
       SYNC_GRPC_PORT: '0',
+      // Node 22+ keeps compiled code there (scripts/run-tests.ts sets it): hosts share it with the test files.
+      ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 import { RE2JS } from 're2js';
-import semver from 'semver';
+// The one function used, not semver's index (which loads its ~45 modules: ranges, comparators...).
+import parseSemVer from 'semver/functions/parse.js';
 import type { SemVer } from 'semver';
 import type { EvaluationContext, ParameterValue } from '../model/context.ts';
 import { CONDITION_OPS } from '../model/definitions.ts';
@@ -93,7 +94,7 @@ function toSemVer(value: unknown): SemVer | undefined {
   if (typeof value !== 'string' || value.length > MAX_VERSION_LENGTH) return undefined;
   let parsed = parsedVersions.get(value);
   if (parsed === undefined) {
-    parsed = semver.parse(value);
+    parsed = parseSemVer(value);
     if (parsedVersions.size >= MAX_PARSED_VERSIONS) parsedVersions.clear();
     parsedVersions.set(value, parsed);
   }

@@ -1,5 +1,4 @@
-import { createTransport, type Transporter } from 'nodemailer';
-import SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import type { Transporter } from 'nodemailer';
 import type { MailMessage, MailSender } from '@switchyard/core';
 
 export interface SmtpMailSenderOptions {
@@ -14,23 +13,26 @@ export interface SmtpMailSenderOptions {
 /**
  * MailSender over SMTP with nodemailer: the adapter of the mail port (packages/core
  * ports/mail-ports.ts). One connection per mail (no pool): mails are few and the worker sends them
- * one at a time, so there is nothing idle to keep open or to go stale.
+ * one at a time, so there is nothing idle to keep open or to go stale. nodemailer (~0.1 s of CPU to
+ * load) is loaded by the first mail, not when the server starts (SMTP_URL was checked by the config).
  */
 export class SmtpMailSender implements MailSender {
-  private readonly transport: Transporter;
+  private transport: Promise<Transporter> | null = null;
 
-  constructor(private readonly options: SmtpMailSenderOptions) {
-    const timeoutMs = options.timeoutMs ?? 10_000;
-    this.transport = createTransport(
-      new SMTPTransport({ url: options.url, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs }),
-    );
-  }
+  constructor(private readonly options: SmtpMailSenderOptions) {}
 
   async send(message: MailMessage): Promise<void> {
-    await this.transport.sendMail({ from: this.options.from, to: message.to, subject: message.subject, text: message.text });
+    this.transport ??= this.createTransport();
+    await (await this.transport).sendMail({ from: this.options.from, to: message.to, subject: message.subject, text: message.text });
   }
 
   close(): void {
-    this.transport.close();
+    void this.transport?.then((transport) => transport.close(), () => {});
+  }
+
+  private async createTransport(): Promise<Transporter> {
+    const [{ createTransport }, { default: SMTPTransport }] = await Promise.all([import('nodemailer'), import('nodemailer/lib/smtp-transport/index.js')]);
+    const timeoutMs = this.options.timeoutMs ?? 10_000;
+    return createTransport(new SMTPTransport({ url: this.options.url, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs }));
   }
 }

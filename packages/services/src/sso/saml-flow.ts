@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SAML, SamlStatusError, ValidateInResponseTo, generateServiceProviderMetadata, type CacheProvider, type SamlConfig } from '@node-saml/node-saml';
+import type { CacheProvider, SAML, SamlConfig } from '@node-saml/node-saml';
 import { DomainError, invalidArgument, unauthenticated } from '@switchyard/core';
 import { MAX_GROUPS_READ } from './group-mapping.ts';
 import type { IdpMetadata } from './saml-metadata.ts';
@@ -65,6 +65,13 @@ const REASONS = {
   unknown: 'it could not be validated',
 } as const;
 
+/**
+ * node-saml, loaded by the first SAML call: with xml-crypto and xml2js it is ~0.2 s of CPU to load,
+ * which every server start (and every gateway) paid though most never see a SAML login.
+ */
+let nodeSaml: Promise<typeof import('@node-saml/node-saml')> | undefined;
+const loadNodeSaml = () => (nodeSaml ??= import('@node-saml/node-saml'));
+
 const refused = (reason: string): DomainError => unauthenticated(`the SAML response was refused: ${reason}`);
 
 /**
@@ -99,7 +106,7 @@ export class SamlFlows {
       throw invalidArgument(`the relay state must be 1 to ${MAX_RELAY_STATE_BYTES} bytes`, 'relay_state');
     }
     const requestId = `_${randomBytes(20).toString('hex')}`;
-    const saml = this.saml(settings, requestId, { generateUniqueId: () => requestId });
+    const saml = await this.saml(settings, requestId, { generateUniqueId: () => requestId });
     const url = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
     return { url, requestId };
   }
@@ -140,7 +147,8 @@ export class SamlFlows {
   }
 
   /** SP metadata XML (EntityDescriptor with entityID spEntityId, AssertionConsumerService HTTP-POST at acsUrl, NameIDFormat, WantAssertionsSigned=true). */
-  spMetadata(settings: Pick<SamlProviderSettings, 'spEntityId' | 'acsUrl' | 'nameIdFormat'>): string {
+  async spMetadata(settings: Pick<SamlProviderSettings, 'spEntityId' | 'acsUrl' | 'nameIdFormat'>): Promise<string> {
+    const { generateServiceProviderMetadata } = await loadNodeSaml();
     // WantAssertionsSigned tells the IdP what we prefer; validate() also accepts a signed
     // Response around an unsigned assertion, which covers the assertion as well.
     return generateServiceProviderMetadata({
@@ -155,7 +163,8 @@ export class SamlFlows {
    * A node-saml instance for one call. Its request-ID cache holds `requestId` only, so an
    * InResponseTo can only match the request this browser started; nothing is shared between calls.
    */
-  private saml(settings: SamlProviderSettings, requestId: string, extra: Partial<SamlConfig> = {}): SAML {
+  private async saml(settings: SamlProviderSettings, requestId: string, extra: Partial<SamlConfig> = {}): Promise<SAML> {
+    const { SAML, ValidateInResponseTo } = await loadNodeSaml();
     const createdAt = new Date().toISOString();
     const cacheProvider: CacheProvider = {
       saveAsync: async (key, value) => (key === requestId ? { value, createdAt: Date.now() } : null),
@@ -217,13 +226,14 @@ export class SamlFlows {
 
   /** The signed assertion's XML as node-saml verified it (the bytes the signature covered). */
   private async verifiedAssertionXml(settings: SamlProviderSettings, xml: string, expectedRequestId: string): Promise<string> {
-    const saml = this.saml(settings, expectedRequestId);
+    const saml = await this.saml(settings, expectedRequestId);
+    const { SamlStatusError } = await loadNodeSaml();
     let assertionXml: string | undefined;
     try {
       const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: Buffer.from(xml, 'utf8').toString('base64') });
       assertionXml = profile?.getAssertionXml?.();
     } catch (error) {
-      throw refused(reasonFor(error));
+      throw refused(reasonFor(error, SamlStatusError));
     }
     if (!assertionXml) throw refused(REASONS.signature);
     return assertionXml;
@@ -331,7 +341,7 @@ function describeStatus(response: Element): string {
 }
 
 /** Maps node-saml's errors (which may quote the response) to our fixed reasons. */
-function reasonFor(error: unknown): string {
+function reasonFor(error: unknown, SamlStatusError: typeof import('@node-saml/node-saml').SamlStatusError): string {
   if (error instanceof SamlStatusError) return 'the identity provider did not report success';
   const message = error instanceof Error ? error.message : '';
   if (/multiple assertions/i.test(message)) return REASONS.multipleAssertions;

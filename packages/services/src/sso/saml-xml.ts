@@ -1,5 +1,4 @@
-import { DOMParser } from '@xmldom/xmldom';
-import xpath from 'xpath';
+import { createRequire } from 'node:module';
 import { invalidArgument } from '@switchyard/core';
 
 /** Namespaces of SAML 2.0 and XML Signature, for namespace-aware XPath. */
@@ -10,8 +9,20 @@ export const SAML_NS = {
   ds: 'http://www.w3.org/2000/09/xmldsig#',
 } as const;
 
-/** XPath with the SAML prefixes above bound: the prefixes in a document do not matter, only namespaces. */
-export const select = xpath.useNamespaces(SAML_NS);
+/**
+ * xmldom and XPath with the SAML prefixes above bound (the prefixes in a document do not matter,
+ * only namespaces), loaded by the first SAML document read: every server start and gateway loaded
+ * them (~50 ms of CPU) for the few that ever see one. Both are CommonJS, so this stays synchronous.
+ */
+function xmlLibraries(): { DOMParser: typeof import('@xmldom/xmldom').DOMParser; select: ReturnType<typeof import('xpath').useNamespaces> } {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    const xpath = require('xpath') as typeof import('xpath');
+    loaded = { DOMParser: (require('@xmldom/xmldom') as typeof import('@xmldom/xmldom')).DOMParser, select: xpath.useNamespaces(SAML_NS) };
+  }
+  return loaded;
+}
+let loaded: ReturnType<typeof xmlLibraries> | undefined;
 
 /**
  * Both inputs (IdP metadata pasted by an admin, a response POSTed by a browser) are small
@@ -37,6 +48,7 @@ export function parseUntrustedXml(xml: string, what: string, field: string): Doc
   const record = (message: string): void => {
     problems.push(message);
   };
+  const { DOMParser } = xmlLibraries();
   const doc = new DOMParser({ errorHandler: { warning: () => {}, error: record, fatalError: record } }).parseFromString(xml, 'text/xml');
   if (problems.length > 0 || !doc || !doc.documentElement) {
     throw invalidArgument(`${what} is not well-formed XML`, field);
@@ -47,7 +59,7 @@ export function parseUntrustedXml(xml: string, what: string, field: string): Doc
 
 /** Elements an XPath expression selects, whatever else it might have returned. */
 export function selectElements(expression: string, context: Node): Element[] {
-  const result = select(expression, context);
+  const result = xmlLibraries().select(expression, context);
   if (!Array.isArray(result)) return [];
   return result.filter((node): node is Element => node.nodeType === 1);
 }

@@ -95,8 +95,8 @@ describe('SamlFlows.authnRequest', () => {
 });
 
 describe('SamlFlows.spMetadata', () => {
-  test('describes our entityID, the HTTP-POST ACS, the NameID format, and asks for signed assertions', () => {
-    const doc = parse(flows.spMetadata(SETTINGS));
+  test('describes our entityID, the HTTP-POST ACS, the NameID format, and asks for signed assertions', async () => {
+    const doc = parse(await flows.spMetadata(SETTINGS));
     const entity = doc.documentElement as Element;
     assert.equal(entity.localName, 'EntityDescriptor');
     assert.equal(entity.getAttribute('entityID'), SETTINGS.spEntityId);

@@ -4,6 +4,7 @@ import type { Logger } from '../logging.ts';
 import { MAX_PATH_PARAM_LENGTH, answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.ts';
 import { destroyIdleSockets } from './idle-sockets.ts';
 import { installJsonBodyParser } from './json-body.ts';
+import { lazySchemas } from './lazy-schemas.ts';
 import { installRequestAccounting, type HttpRequestObserver } from './request-accounting.ts';
 import { installStringContentCheck } from './string-content.ts';
 
@@ -36,6 +37,9 @@ export function createHttpApp(
   options: { trustProxy?: false | number | string; timeouts?: HttpTimeouts; metrics?: HttpRequestObserver } = {},
 ): FastifyInstance {
   const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
+  // Each route's validators and serializers are compiled on its first request (lazy-schemas.ts):
+  // compiling them all made most of a server's start.
+  const schemas = lazySchemas();
   const app = Fastify({
     // Slow clients (docs/security.md): headers and the whole request must arrive in
     // time, idle keep-alive connections and silent sockets are closed. node:http checks the first
@@ -64,8 +68,10 @@ export function createHttpApp(
     // of addresses/CIDRs is passed on as is.
     trustProxy: typeof options.trustProxy === 'number' ? trustHops(options.trustProxy) : (options.trustProxy ?? false),
     return503OnClosing: true,
-    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false, allowUnionTypes: true } },
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false, allowUnionTypes: true }, onCreate: schemas.onAjvCreate },
+    schemaController: schemas.schemaController,
   });
+  schemas.register(app);
   // Every request's `request.log` is the module logger itself: a child per request, with our
   // redaction paths, would cost ~2 µs on every SDK call, and the few lines we log per request
   // carry `reqId` themselves. Fastify checks what a factory of ours returns on every request,
