@@ -218,6 +218,6 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     assert.deepEqual([stats.verdict, stats.cuped, stats.capped_mean, stats.uncapped_mean], ['inconclusive', null, 1.8, 1.8]);
     assert.equal(control.metric_stats.revenue.verdict, undefined, 'the control has no verdict');
     assert.equal(results.srm_warning, false);
-    assert.deepEqual(results.analysis, { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
+    assert.deepEqual(results.analysis, { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5, engine: 'frequentist', sequential: null, hybrid: false, prior: null });
   });
 });

@@ -40,7 +40,7 @@ function stats(result: VariantResult, metric: string) {
 }
 
 const metric = (key: string): EventMetric => ({
-  kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false,
+  kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null,
 });
 
 /** A bool metric: `c` of `n` participants converted (0/1 values). */
