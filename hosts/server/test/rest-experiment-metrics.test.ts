@@ -188,7 +188,7 @@ describe('validation: 400 INVALID_ARGUMENT naming the field, never a 500', () =>
       [{ sequential: true }, /analysis\.sequential/],
       [{ sequential: { tuning_n: 0 } }, /analysis\.sequential\.tuning_n must be an integer from 10 to 1000000000/],
       [{ sequential: { tuning_n: 'many' } }, /analysis\.sequential\.tuning_n/],
-      [{ sequential: {}, sides: 'one', alpha: 0.5 }, /analysis\.alpha must be below 0\.5 for a one-sided sequential test/],
+      [{ sequential: {}, sides: 'one', alpha: 0.5 }, /analysis\.alpha must be below 0\.5 with sequential testing/],
       [{ hybrid: true }, /analysis\.hybrid needs analysis\.sequential/],
       [{ prior: { mean: 0, sd: 0.1 } }, /analysis\.prior applies to the bayesian engine only/],
       [{ engine: 'bayesian', prior: { mean: 0 } }, /analysis\.prior\.sd is required/],

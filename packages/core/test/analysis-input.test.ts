@@ -203,7 +203,7 @@ describe('parseAnalysis', () => {
     assert.deepEqual(parseAnalysis({ engine: 'bayesian', prior: { sd: 0.05 } }), { ...DEFAULT_ANALYSIS, engine: 'bayesian', prior: { mean: 0, sd: 0.05 } });
     assert.deepEqual(parseAnalysis({ engine: 'bayesian', prior: { mean: 0.01, sd: 0.1 }, sequential: { tuning_n: 10 }, hybrid: false }),
       { ...DEFAULT_ANALYSIS, engine: 'bayesian', prior: { mean: 0.01, sd: 0.1 }, sequential: { tuningN: 10 } });
-    // One-sided at α = 0.5 is fine without sequential (the fixed test), not with it.
+    // α = 0.5 is fine without sequential (the fixed tests), not with it (one-sided mixtures at 2α).
     assert.equal(parseAnalysis({ sides: 'one', alpha: 0.5 }).alpha, 0.5);
     assert.deepEqual(parseAnalysis({ sides: 'one', alpha: 0.49, sequential: {} }).sequential, { tuningN: 5000 });
   });
@@ -235,7 +235,8 @@ describe('parseAnalysis', () => {
       [{ sequential: { tuning_n: 1e9 + 1 } }, 'analysis.sequential.tuning_n', /integer from 10/],
       [{ sequential: { tuning_n: 5000.5 } }, 'analysis.sequential.tuning_n', /integer/],
       [{ sequential: { tuningN: 5000 } }, 'analysis.sequential.tuningN', /not a field/],
-      [{ sequential: {}, sides: 'one', alpha: 0.5 }, 'analysis.alpha', /below 0\.5 for a one-sided sequential/],
+      [{ sequential: {}, sides: 'one', alpha: 0.5 }, 'analysis.alpha', /below 0\.5 with sequential testing/],
+      [{ sequential: {}, alpha: 0.5 }, 'analysis.alpha', /below 0\.5 with sequential testing/],
       [{ hybrid: true }, 'analysis.hybrid', /needs analysis\.sequential/],
       [{ hybrid: 'yes', sequential: {} }, 'analysis.hybrid', /boolean/],
       [{ prior: { mean: 0, sd: 0.05 } }, 'analysis.prior', /bayesian engine only/],

@@ -204,6 +204,6 @@ describe('analyseExperiment', () => {
     assert.equal(result.srmWarning, true);
     assert.equal(result.variantResults[1]?.metricStats.m?.verdict, 'not_enough_data');
     assert.throws(() => analyseExperiment({ arms: skewed, controlVariantKey: 'x', metrics: [], settings: settings() }), RangeError);
-    assert.deepEqual(analyseExperiment({ arms: [], controlVariantKey: 'c', metrics: [eventMetric('m')], settings: settings() }), { variantResults: [], srmPValue: null, srmWarning: false });
+    assert.deepEqual(analyseExperiment({ arms: [], controlVariantKey: 'c', metrics: [eventMetric('m')], settings: settings() }), { variantResults: [], srmPValue: null, srmWarning: false, sequentialSrmPValue: null, running: { sequential: {}, guardrails: {}, srm: null } });
   });
 });

@@ -194,7 +194,7 @@ describe('variant results (pre-existing fields)', () => {
   });
 
   test('no variants: no results and no SRM', () => {
-    assert.deepEqual(analyse([], ['m']), { variantResults: [], srmPValue: null, srmWarning: false });
+    assert.deepEqual(analyse([], ['m']), { variantResults: [], srmPValue: null, srmWarning: false, sequentialSrmPValue: null, running: { sequential: {}, guardrails: {}, srm: null } });
   });
 });
 

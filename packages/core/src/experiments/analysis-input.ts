@@ -277,8 +277,8 @@ export function parseAnalysis(value: unknown, field = 'analysis'): AnalysisSetti
     if (!(Number.isSafeInteger(tuningN) && tuningN >= MIN_SEQUENTIAL_TUNING_N && tuningN <= MAX_SEQUENTIAL_TUNING_N)) {
       throw invalidArgument(`${field}.sequential.tuning_n must be an integer from ${MIN_SEQUENTIAL_TUNING_N} to ${MAX_SEQUENTIAL_TUNING_N}`, `${field}.sequential.tuning_n`);
     }
-    // The one-sided mixture is tuned at 2α, which must stay below 1 (docs/statistics.md §9).
-    if (sides === 'one' && !(alpha < 0.5)) throw invalidArgument(`${field}.alpha must be below 0.5 for a one-sided sequential test`, `${field}.alpha`);
+    // One-sided mixtures (a one-sided test, and every guardrail) are tuned at 2α, which must stay below 1 (docs/statistics.md §9).
+    if (!(alpha < 0.5)) throw invalidArgument(`${field}.alpha must be below 0.5 with sequential testing (one-sided tests and guardrails are tuned at 2·alpha)`, `${field}.alpha`);
     sequential = { tuningN };
   }
   const hybrid = booleanAt(analysis.hybrid, `${field}.hybrid`);
