@@ -136,7 +136,7 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
 
     // 4. The results.
     const results = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/results`, { token: a.member.token }), 200);
-    assert.deepEqual(Object.keys(results).sort(), ['analysis', 'computation_status', 'computed_at_ms', 'experiment_id', 'is_stale', 'next_run_at_ms', 'srm_p_value', 'srm_warning', 'variant_results']);
+    assert.deepEqual(Object.keys(results).sort(), ['analysis', 'computation_status', 'computed_at_ms', 'experiment_id', 'is_stale', 'next_run_at_ms', 'sequential_srm_p_value', 'srm_p_value', 'srm_warning', 'variant_results']);
     assert.deepEqual([results.experiment_id, results.computation_status, results.is_stale], [experiment.id, 'completed', false]);
     assert.equal(results.next_run_at_ms, results.computed_at_ms + INTERVAL_MS);
     assert.equal(results.srm_p_value, 1, '1000 vs 1000 on a 50/50 plan');
