@@ -342,7 +342,12 @@ CREATE TABLE IF NOT EXISTS experiment_results (
   computation_status  text NOT NULL,
   -- NULL in results computed before metric definitions.
   srm_warning         boolean,
-  analysis            jsonb
+  analysis            jsonb,
+  -- What the stats worker carries across its looks at the running iteration (sequential states,
+  -- guardrails, sequential SRM; core's ExperimentRunningState); never sent to clients.
+  running_state       jsonb,
+  -- The sequential SRM check's always-valid p-value; NULL in results stored before it.
+  sequential_srm_p_value double precision
 );
 
 -- Each running iteration's participants with their metric values, kept between

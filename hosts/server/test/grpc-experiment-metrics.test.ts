@@ -51,9 +51,12 @@ function plain(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([key]) => !key.startsWith('_')).map(([key, inner]) => [key, plain(inner)]));
 }
 
-const DEFAULT_ANALYSIS = { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 };
+const DEFAULT_ANALYSIS = {
+  alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5,
+  engine: 'frequentist', sequential: null, hybrid: false, prior: null,
+};
 /** A decoded Metric with its proto defaults: "" strings, false, null messages, absent optionals. */
-const decoded = (fields: Record<string, unknown>) => ({ key: '', event_key: '', aggregation: '', direction: '', capping: null, cuped: null, guardrail: false, ratio: null, ...fields });
+const decoded = (fields: Record<string, unknown>) => ({ key: '', event_key: '', aggregation: '', direction: '', capping: null, cuped: null, guardrail: false, ratio: null, guardrail_margin: null, ...fields });
 
 const METRICS = [
   { key: 'capped', event_key: 'revenue', aggregation: 'mean', window_ms: DAY, capping: { kind: 'percentile', upper: 0.99, ignore_zeros: true }, cuped: {} },
@@ -62,7 +65,7 @@ const METRICS = [
 ];
 const METRICS_ANSWER = [
   decoded({ key: 'capped', event_key: 'revenue', aggregation: 'mean', window_ms: DAY, direction: 'increase', capping: { kind: 'percentile', upper: 0.99, ignore_zeros: true }, cuped: { lookback_ms: 14 * DAY } }),
-  decoded({ key: 'purchase', event_key: 'purchase', aggregation: 'conversion', direction: 'decrease', guardrail: true }),
+  decoded({ key: 'purchase', event_key: 'purchase', aggregation: 'conversion', direction: 'decrease', guardrail: true, guardrail_margin: { margin: 0, margin_kind: 'relative' } }),
   decoded({ key: 'rps', direction: 'increase', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' }, denominator: { event_key: 'sessions', aggregation: 'count', window_ms: 3_600_000 } } }),
 ];
 
@@ -80,6 +83,28 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
     const rest = expectStatus(await client.get(experimentPath(a.environmentId, created.id), { token: a.admin.token }), 200);
     assert.deepEqual(rest.metrics.map((m: { key: string }) => m.key), ['capped', 'purchase', 'rps']);
     assert.deepEqual(rest.metrics[0].cuped, { lookback_ms: 14 * DAY });
+  });
+
+  test('guardrail margins, engine, sequential, hybrid and prior round-trip (issue 39)', async () => {
+    const created = await create({
+      metrics: [
+        { event_key: 'revenue', aggregation: 'sum', guardrail_margin: { margin: 2.5, margin_kind: 'absolute' } },
+        { event_key: 'purchase', aggregation: 'conversion', guardrail_margin: { margin: 0.02 } },
+      ],
+      analysis: { engine: 'bayesian', sequential: { tuning_n: 10_000 }, hybrid: true, prior: { mean: 0, sd: 0.05 } },
+    });
+    assert.deepEqual((plain(created.metrics) as Array<Record<string, unknown>>).map((m: Record<string, unknown>) => [m.guardrail, m.guardrail_margin]), [
+      [true, { margin: 2.5, margin_kind: 'absolute' }],
+      [true, { margin: 0.02, margin_kind: 'relative' }],
+    ]);
+    assert.deepEqual(plain(created.analysis), { ...DEFAULT_ANALYSIS, engine: 'bayesian', sequential: { tuning_n: 10_000 }, hybrid: true, prior: { mean: 0, sd: 0.05 } });
+    // REST answers the same settings.
+    const rest = expectStatus(await client.get(experimentPath(a.environmentId, created.id), { token: a.admin.token }), 200);
+    assert.deepEqual(rest.metrics.map((m: { guardrail: unknown }) => m.guardrail), [{ margin: 2.5, margin_kind: 'absolute' }, { margin: 0.02, margin_kind: 'relative' }]);
+    assert.deepEqual([rest.analysis.engine, rest.analysis.sequential, rest.analysis.hybrid, rest.analysis.prior], ['bayesian', { tuning_n: 10_000 }, true, { mean: 0, sd: 0.05 }]);
+    // The whole answer sent back changes nothing.
+    const resent = await update(created.id, { ...created, version: 0 });
+    assert.deepEqual([plain(resent.metrics), plain(resent.analysis)], [plain(created.metrics), plain(created.analysis)]);
   });
 
   test('defaults and old-style metric_keys: derived metrics, default analysis, no rule, the first variant the control', async () => {
@@ -140,6 +165,13 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
       [{ analysis: { correction_family: 'x' } }, /analysis\.correction_family/],
       [{ analysis: { srm_threshold: 0 } }, /analysis\.srm_threshold/],
       [{ analysis: { srm_min_expected: -3 } }, /analysis\.srm_min_expected/],
+      [{ analysis: { engine: 'bandit' } }, /analysis\.engine must be one of frequentist, bayesian/],
+      [{ analysis: { sequential: { tuning_n: 5 } } }, /analysis\.sequential\.tuning_n must be an integer from 10/],
+      [{ analysis: { hybrid: true } }, /analysis\.hybrid needs analysis\.sequential/],
+      [{ analysis: { prior: { mean: 0, sd: 0.05 } } }, /analysis\.prior applies to the bayesian engine only/],
+      [{ analysis: { engine: 'bayesian', prior: { mean: 0, sd: 0 } } }, /analysis\.prior\.sd must be > 0/],
+      [{ metrics: [{ event_key: 'revenue', aggregation: 'sum', guardrail_margin: { margin: -1 } }] }, /metrics\[0\]\.guardrail\.margin must be from 0/],
+      [{ metrics: [{ event_key: 'revenue', aggregation: 'sum', guardrail_margin: { margin: 1, margin_kind: 'percent' } }] }, /metrics\[0\]\.guardrail\.margin_kind/],
       [{ rule_id: 'missing' }, /rule_id 'missing' is not a rule of flag 'checkout'/],
       [{ control_variant_key: 'third' }, /control_variant_key 'third' must be one of variant_keys/],
       [{ control_variant_key: '' }, /control_variant_key/],
@@ -175,6 +207,9 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
     assert.deepEqual(await experiments.getExperiment(ref(created.id), asA()), created);
   });
 
+  /** MetricStats' issue-39 fields as decoded when unset. */
+  const ISSUE_39_UNSET = { sequential: null, bayesian: null, guardrail: null, guardrail_status: '' };
+
   test('GetResults maps the new statistics, and results without them', async () => {
     const created = await create({ metrics: [{ event_key: 'revenue', aggregation: 'sum' }] });
     const base = { mean: 1, variance: 2, lift: null, ci_low: null, ci_high: null, p_value: null };
@@ -199,13 +234,14 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
       mean: 1.2, variance: 2.1, lift: 0.2, ci_low: -0.1, ci_high: 0.5, p_value: 0.3,
       absolute: { estimate: 0.2, ci_low: -0.1, ci_high: 0.5, p_value: 0.3 }, relative: { estimate: 0.2, ci_high: 0.45, p_value: 0.31 },
       adjusted_p_value: 0.62, capped_mean: 1.2, uncapped_mean: 1.9, cuped: { theta: 0.8, variance_reduction: 0.35 }, verdict: 'better',
+      sequential: null, bayesian: null, guardrail: null, guardrail_status: '',
     });
-    assert.deepEqual(plain(control.metric_stats.revenue), { mean: 1, variance: 2, absolute: null, relative: null, cuped: null, verdict: '' });
+    assert.deepEqual(plain(control.metric_stats.revenue), { ...ISSUE_39_UNSET, mean: 1, variance: 2, absolute: null, relative: null, cuped: null, verdict: '' });
 
     await ts.db.sql`UPDATE experiment_results SET srm_warning = NULL, analysis = NULL,
       variant_results = ${ts.db.sql.json(variantResults.map((v) => ({ ...v, metricStats: { revenue: base } })))}::jsonb WHERE experiment_id = ${created.id}`;
     const old = await experiments.getResults(ref(created.id), asA());
     assert.deepEqual([old.srm_warning, old.analysis], [undefined, null]);
-    assert.deepEqual(plain(old.variant_results[1].metric_stats.revenue), { mean: 1, variance: 2, absolute: null, relative: null, cuped: null, verdict: '' });
+    assert.deepEqual(plain(old.variant_results[1].metric_stats.revenue), { ...ISSUE_39_UNSET, mean: 1, variance: 2, absolute: null, relative: null, cuped: null, verdict: '' });
   });
 });

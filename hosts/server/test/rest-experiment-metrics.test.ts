@@ -30,10 +30,13 @@ let a: Tenant;
 let b: Tenant;
 
 const DAY = 86_400_000;
-const DEFAULT_ANALYSIS = { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 };
+const DEFAULT_ANALYSIS = {
+  alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5,
+  engine: 'frequentist', sequential: null, hybrid: false, prior: null,
+};
 /** metricFromKey as the wire shows it: bool events convert, numeric events sum. */
 const oldStyle = (key: string, aggregation: 'conversion' | 'sum') => ({
-  key, event_key: key, aggregation, window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: false,
+  key, event_key: key, aggregation, window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: null,
 });
 const half = (id: string, control = 'control', treatment = 'treatment') => ({
   id, conditions: [], allocation: { context_hash_specs: {}, buckets: [{ variant_key: control, weight_milli: 500 }, { variant_key: treatment, weight_milli: 500 }] },
@@ -64,14 +67,14 @@ const RICH_METRICS = [
 ];
 /** RICH_METRICS as answered: every field present, defaults filled in. */
 const RICH_ANSWER = [
-  { key: 'capped-revenue', event_key: 'revenue', aggregation: 'mean', window_ms: 7 * DAY, direction: 'increase', capping: { kind: 'percentile', lower: null, upper: 0.99, ignore_zeros: true }, cuped: { lookback_ms: 14 * DAY }, guardrail: false },
-  { key: 'purchase', event_key: 'purchase', aggregation: 'conversion', window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: false },
+  { key: 'capped-revenue', event_key: 'revenue', aggregation: 'mean', window_ms: 7 * DAY, direction: 'increase', capping: { kind: 'percentile', lower: null, upper: 0.99, ignore_zeros: true }, cuped: { lookback_ms: 14 * DAY }, guardrail: null },
+  { key: 'purchase', event_key: 'purchase', aggregation: 'conversion', window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: null },
   {
     key: 'revenue-per-session',
     ratio: { numerator: { event_key: 'revenue', aggregation: 'sum', window_ms: null }, denominator: { event_key: 'sessions', aggregation: 'count', window_ms: DAY } },
-    direction: 'decrease', cuped: { lookback_ms: 3 * DAY }, guardrail: true,
+    direction: 'decrease', cuped: { lookback_ms: 3 * DAY }, guardrail: { margin: 0, margin_kind: 'relative' },
   },
-  { key: 'bounded', event_key: 'revenue', aggregation: 'sum', window_ms: null, direction: 'increase', capping: { kind: 'absolute', lower: 0, upper: 1000, ignore_zeros: false }, cuped: null, guardrail: false },
+  { key: 'bounded', event_key: 'revenue', aggregation: 'sum', window_ms: null, direction: 'increase', capping: { kind: 'absolute', lower: 0, upper: 1000, ignore_zeros: false }, cuped: null, guardrail: null },
 ];
 
 describe('create, get, list', () => {
@@ -88,6 +91,26 @@ describe('create, get, list', () => {
     assert.deepEqual(expectStatus(await client.get(path(created.id), { token: a.member.token }), 200), created);
     const listed = expectStatus(await client.get(experimentsOf(a.environmentId), { token: a.member.token }), 200);
     assert.deepEqual(listed.find((e: Json) => e.id === created.id), created);
+  });
+
+  test('guardrail margins (true = margin 0 relative, false = none), engine, sequential (tuning_n 5000 by default), hybrid and prior (issue 39)', async () => {
+    const created = await createExperiment(client, a, {
+      metrics: [
+        { event_key: 'revenue', aggregation: 'sum', guardrail: { margin: 2.5, margin_kind: 'absolute' } },
+        { event_key: 'purchase', aggregation: 'conversion', guardrail: { margin: 0.02 } },
+        { key: 'old-true', event_key: 'sessions', aggregation: 'count', guardrail: true },
+        { key: 'old-false', event_key: 'sessions', aggregation: 'sum', guardrail: false },
+      ],
+      analysis: { engine: 'bayesian', sequential: {}, hybrid: true, prior: { sd: 0.05 } },
+    });
+    assert.deepEqual(created.metrics.map((m: Json) => m.guardrail), [
+      { margin: 2.5, margin_kind: 'absolute' }, { margin: 0.02, margin_kind: 'relative' }, { margin: 0, margin_kind: 'relative' }, null,
+    ]);
+    assert.deepEqual(created.analysis, { ...DEFAULT_ANALYSIS, engine: 'bayesian', sequential: { tuning_n: 5000 }, hybrid: true, prior: { mean: 0, sd: 0.05 } });
+    // The record sent back whole is accepted unchanged.
+    const { id: _id, environment_id: _env, status: _status, created_at_ms: _c, updated_at_ms: _u, ...record } = created;
+    const same = expectStatus(await put(client, path(created.id), { token: a.admin.token, body: record }), 200);
+    assert.deepEqual([same.metrics, same.analysis], [created.metrics, created.analysis]);
   });
 
   test('defaults: no metrics, default analysis, rule_id null, the first variant the control', async () => {
@@ -138,6 +161,9 @@ describe('validation: 400 INVALID_ARGUMENT naming the field, never a 500', () =>
       [{ key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' } } }, /metrics\[0\]\.ratio\.denominator must be an object/],
       [{ key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' }, denominator: { event_key: 'sessions', aggregation: 'sum' } }, capping: { kind: 'absolute', upper: 1 } }, /capping applies to event metrics only/],
       [{ aggregation: 'sum' }, /metrics\[0\] needs event_key/],
+      [{ event_key: 'revenue', aggregation: 'sum', guardrail: 'yes' }, /metrics\[0\]\.guardrail must be a boolean or \{margin, margin_kind\}/],
+      [{ event_key: 'revenue', aggregation: 'sum', guardrail: { margin: -0.1 } }, /metrics\[0\]\.guardrail\.margin must be from 0 to 10 for a relative margin/],
+      [{ event_key: 'revenue', aggregation: 'sum', guardrail: { margin: 1, margin_kind: 'pct' } }, /metrics\[0\]\.guardrail\.margin_kind must be one of relative, absolute/],
       ['revenue', /body\.metrics\.0: must be object/],
     ];
     for (const [value, message] of cases) expectError(await metric(value), 400, 'INVALID_ARGUMENT', message);
@@ -158,6 +184,15 @@ describe('validation: 400 INVALID_ARGUMENT naming the field, never a 500', () =>
       [{ srm_threshold: 1 }, /analysis\.srm_threshold must be in \(0, 1\)/],
       [{ srm_min_expected: -1 }, /analysis\.srm_min_expected/],
       [{ srmThreshold: 0.1 }, /analysis\.srmThreshold is not a field/],
+      [{ engine: 'bandit' }, /analysis\.engine must be one of frequentist, bayesian/],
+      [{ sequential: true }, /analysis\.sequential/],
+      [{ sequential: { tuning_n: 0 } }, /analysis\.sequential\.tuning_n must be an integer from 10 to 1000000000/],
+      [{ sequential: { tuning_n: 'many' } }, /analysis\.sequential\.tuning_n/],
+      [{ sequential: {}, sides: 'one', alpha: 0.5 }, /analysis\.alpha must be below 0\.5 with sequential testing/],
+      [{ hybrid: true }, /analysis\.hybrid needs analysis\.sequential/],
+      [{ prior: { mean: 0, sd: 0.1 } }, /analysis\.prior applies to the bayesian engine only/],
+      [{ engine: 'bayesian', prior: { mean: 0 } }, /analysis\.prior\.sd is required/],
+      [{ engine: 'bayesian', prior: { sd: -0.1 } }, /analysis\.prior\.sd must be > 0/],
       [[0.05], /analysis/],
       ['strict', /analysis/],
     ];

@@ -136,7 +136,7 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
 
     // 4. The results.
     const results = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/results`, { token: a.member.token }), 200);
-    assert.deepEqual(Object.keys(results).sort(), ['analysis', 'computation_status', 'computed_at_ms', 'experiment_id', 'is_stale', 'next_run_at_ms', 'srm_p_value', 'srm_warning', 'variant_results']);
+    assert.deepEqual(Object.keys(results).sort(), ['analysis', 'computation_status', 'computed_at_ms', 'experiment_id', 'is_stale', 'next_run_at_ms', 'sequential_srm_p_value', 'srm_p_value', 'srm_warning', 'variant_results']);
     assert.deepEqual([results.experiment_id, results.computation_status, results.is_stale], [experiment.id, 'completed', false]);
     assert.equal(results.next_run_at_ms, results.computed_at_ms + INTERVAL_MS);
     assert.equal(results.srm_p_value, 1, '1000 vs 1000 on a 50/50 plan');
@@ -218,6 +218,6 @@ describe('full flow: 50/50 flag → ACTIVE → exposures and events → recomput
     assert.deepEqual([stats.verdict, stats.cuped, stats.capped_mean, stats.uncapped_mean], ['inconclusive', null, 1.8, 1.8]);
     assert.equal(control.metric_stats.revenue.verdict, undefined, 'the control has no verdict');
     assert.equal(results.srm_warning, false);
-    assert.deepEqual(results.analysis, { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
+    assert.deepEqual(results.analysis, { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5, engine: 'frequentist', sequential: null, hybrid: false, prior: null });
   });
 });

@@ -48,7 +48,8 @@ describe('create, list, get', () => {
         id: '', name: 'checkout test', description: 'does the new checkout sell more?', flag_key: 'checkout', status: DRAFT,
         variant_keys: ['control', 'treatment'], metric_keys: [], traffic_allocation: 1, version: 1, created_at_ms: 0, updated_at_ms: 0,
         environment_id: a.environmentId, rule_id: null, control_variant_key: 'control', metrics: [],
-        analysis: { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 },
+        analysis: { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5,
+          engine: 'frequentist', sequential: null, hybrid: false, prior: null },
       },
     );
     assert.ok(created.created_at_ms > 0 && created.updated_at_ms === created.created_at_ms);

@@ -182,7 +182,8 @@ export interface MetricWire {
   direction?: MetricDirection | null;
   capping?: { kind: 'absolute' | 'percentile'; lower?: number | null; upper?: number | null; ignore_zeros?: boolean | null } | null;
   cuped?: { lookback_ms?: number | null } | null;
-  guardrail?: boolean | null;
+  /** Answered as `{margin, margin_kind}` or null; `true`/`false` are accepted too (docs/contract.md "Experiments"). */
+  guardrail?: boolean | { margin?: number | null; margin_kind?: 'relative' | 'absolute' | null } | null;
   ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
 }
 

@@ -4,6 +4,8 @@ import {
   DEFAULT_ANALYSIS,
   DEFAULT_CUPED_LOOKBACK_MS,
   MAX_METRICS,
+  normaliseStoredAnalysis,
+  normaliseStoredMetric,
   analysisWire,
   isDomainError,
   metricWire,
@@ -30,7 +32,7 @@ describe('parseMetric: event metrics', () => {
   test('a bare event metric takes its defaults: key = event_key, no window, increase, no capping, no CUPED, no guardrail', () => {
     assert.deepEqual(parseMetric({ event_key: 'purchase', aggregation: 'conversion' }, 'metrics[0]'), {
       kind: 'event', key: 'purchase', eventKey: 'purchase', aggregation: 'conversion', windowMs: null,
-      direction: 'increase', capping: null, cuped: null, guardrail: false,
+      direction: 'increase', capping: null, cuped: null, guardrail: null,
     });
   });
 
@@ -41,13 +43,31 @@ describe('parseMetric: event metrics', () => {
     }, 'metrics[0]');
     assert.deepEqual(metric, {
       kind: 'event', key: 'capped', eventKey: 'revenue', aggregation: 'mean', windowMs: DAY, direction: 'decrease',
-      capping: { kind: 'absolute', lower: null, upper: 500, ignoreZeros: false }, cuped: { lookbackMs: 14 * DAY }, guardrail: true,
+      capping: { kind: 'absolute', lower: null, upper: 500, ignoreZeros: false }, cuped: { lookbackMs: 14 * DAY }, guardrail: { margin: 0, marginKind: 'relative' },
     });
     assert.equal(DEFAULT_CUPED_LOOKBACK_MS, 1_209_600_000);
     assert.deepEqual(parseMetric({ event_key: 'x', aggregation: 'sum', window_ms: null, capping: null, cuped: null, guardrail: null, key: null }, 'm'), {
-      kind: 'event', key: 'x', eventKey: 'x', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false,
+      kind: 'event', key: 'x', eventKey: 'x', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null,
     });
     assert.deepEqual(parseMetric({ event_key: 'x', aggregation: 'count', cuped: { lookback_ms: 3_600_000 } }, 'm').cuped, { lookbackMs: 3_600_000 });
+  });
+
+  test('guardrail: true is margin 0 on the relative effect, false none, an object sets the margin (default 0, relative)', () => {
+    const base = { event_key: 'x', aggregation: 'sum' };
+    assert.deepEqual(parseMetric({ ...base, guardrail: true }, 'm').guardrail, { margin: 0, marginKind: 'relative' });
+    assert.equal(parseMetric({ ...base, guardrail: false }, 'm').guardrail, null);
+    assert.deepEqual(parseMetric({ ...base, guardrail: {} }, 'm').guardrail, { margin: 0, marginKind: 'relative' });
+    assert.deepEqual(parseMetric({ ...base, guardrail: { margin: 0.02 } }, 'm').guardrail, { margin: 0.02, marginKind: 'relative' });
+    assert.deepEqual(parseMetric({ ...base, guardrail: { margin: 10, margin_kind: 'relative' } }, 'm').guardrail, { margin: 10, marginKind: 'relative' });
+    assert.deepEqual(parseMetric({ ...base, guardrail: { margin: 250, margin_kind: 'absolute' } }, 'm').guardrail, { margin: 250, marginKind: 'absolute' });
+    assert.deepEqual(parseMetric({ key: 'r', ratio: { numerator: base, denominator: base }, guardrail: { margin: 0.1 } }, 'm').guardrail, { margin: 0.1, marginKind: 'relative' });
+  });
+
+  test('a metric stored with a boolean guardrail (before margins) reads as margin 0 or none', () => {
+    const stored = { kind: 'event', key: 'x', eventKey: 'x', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null } as const;
+    assert.deepEqual(normaliseStoredMetric({ ...stored, guardrail: true } as unknown as ExperimentMetric).guardrail, { margin: 0, marginKind: 'relative' });
+    assert.equal(normaliseStoredMetric({ ...stored, guardrail: false } as unknown as ExperimentMetric).guardrail, null);
+    assert.deepEqual(normaliseStoredMetric({ ...stored, guardrail: { margin: 3, marginKind: 'absolute' } }).guardrail, { margin: 3, marginKind: 'absolute' });
   });
 
   test('each wrong field is refused naming it', () => {
@@ -68,7 +88,13 @@ describe('parseMetric: event metrics', () => {
       [{ ...base, window_ms: 1.5 }, 'metrics[0].window_ms', /integer/],
       [{ ...base, window_ms: '60000' }, 'metrics[0].window_ms', /integer/],
       [{ ...base, window_ms: 367 * DAY }, 'metrics[0].window_ms', /<= 31622400000/],
-      [{ ...base, guardrail: 'yes' }, 'metrics[0].guardrail', /boolean/],
+      [{ ...base, guardrail: 'yes' }, 'metrics[0].guardrail', /boolean or \{margin, margin_kind\}/],
+      [{ ...base, guardrail: { margin: -0.01 } }, 'metrics[0].guardrail.margin', /from 0 to 10 for a relative margin/],
+      [{ ...base, guardrail: { margin: 10.5 } }, 'metrics[0].guardrail.margin', /from 0 to 10 /],
+      [{ ...base, guardrail: { margin: 2e15, margin_kind: 'absolute' } }, 'metrics[0].guardrail.margin', /from 0 to 1000000000000000 for an? absolute/],
+      [{ ...base, guardrail: { margin: '0.1' } }, 'metrics[0].guardrail.margin', /finite number/],
+      [{ ...base, guardrail: { margin: 0.1, margin_kind: 'percent' } }, 'metrics[0].guardrail.margin_kind', /one of relative, absolute/],
+      [{ ...base, guardrail: { margin: 0.1, kind: 'relative' } }, 'metrics[0].guardrail.kind', /not a field/],
       [{ ...base, windowMs: 5 }, 'metrics[0].windowMs', /not a field/],
       [{ ...base, cuped: true }, 'metrics[0].cuped', /must be an object/],
       [{ ...base, cuped: { lookback_ms: 0 } }, 'metrics[0].cuped.lookback_ms', /> 0/],
@@ -121,7 +147,7 @@ describe('parseMetric: ratio metrics', () => {
       kind: 'ratio', key: 'rps',
       numerator: { eventKey: 'revenue', aggregation: 'sum', windowMs: null },
       denominator: { eventKey: 'sessions', aggregation: 'count', windowMs: DAY },
-      direction: 'increase', cuped: { lookbackMs: DEFAULT_CUPED_LOOKBACK_MS }, guardrail: false,
+      direction: 'increase', cuped: { lookbackMs: DEFAULT_CUPED_LOOKBACK_MS }, guardrail: null,
     });
   });
 
@@ -159,11 +185,32 @@ describe('parseMetrics', () => {
 describe('parseAnalysis', () => {
   test('missing fields take the defaults', () => {
     assert.deepEqual(parseAnalysis({}), DEFAULT_ANALYSIS);
-    assert.deepEqual(DEFAULT_ANALYSIS, { alpha: 0.05, sides: 'two', relativeInterval: 'delta', correction: 'none', correctionFamily: 'all', srmThreshold: 0.001, srmMinExpected: 5 });
+    assert.deepEqual(DEFAULT_ANALYSIS, {
+      alpha: 0.05, sides: 'two', relativeInterval: 'delta', correction: 'none', correctionFamily: 'all', srmThreshold: 0.001, srmMinExpected: 5,
+      engine: 'frequentist', sequential: null, hybrid: false, prior: null,
+    });
     assert.deepEqual(parseAnalysis({ alpha: 0.5, correction: 'benjamini_hochberg', srm_min_expected: 0, sides: null }), { ...DEFAULT_ANALYSIS, alpha: 0.5, correction: 'benjamini_hochberg', srmMinExpected: 0 });
     assert.deepEqual(parseAnalysis({ alpha: 0.01, sides: 'one', relative_interval: 'fieller', correction: 'holm', correction_family: 'per_variant', srm_threshold: 0.05, srm_min_expected: 100 }), {
       alpha: 0.01, sides: 'one', relativeInterval: 'fieller', correction: 'holm', correctionFamily: 'per_variant', srmThreshold: 0.05, srmMinExpected: 100,
+      engine: 'frequentist', sequential: null, hybrid: false, prior: null,
     });
+  });
+
+  test('engine, sequential (N* default 5,000), hybrid and prior', () => {
+    assert.deepEqual(parseAnalysis({ sequential: {} }), { ...DEFAULT_ANALYSIS, sequential: { tuningN: 5000 } });
+    assert.deepEqual(parseAnalysis({ sequential: { tuning_n: 10_000 }, hybrid: true }), { ...DEFAULT_ANALYSIS, sequential: { tuningN: 10_000 }, hybrid: true });
+    assert.deepEqual(parseAnalysis({ engine: 'bayesian' }), { ...DEFAULT_ANALYSIS, engine: 'bayesian' });
+    assert.deepEqual(parseAnalysis({ engine: 'bayesian', prior: { sd: 0.05 } }), { ...DEFAULT_ANALYSIS, engine: 'bayesian', prior: { mean: 0, sd: 0.05 } });
+    assert.deepEqual(parseAnalysis({ engine: 'bayesian', prior: { mean: 0.01, sd: 0.1 }, sequential: { tuning_n: 10 }, hybrid: false }),
+      { ...DEFAULT_ANALYSIS, engine: 'bayesian', prior: { mean: 0.01, sd: 0.1 }, sequential: { tuningN: 10 } });
+    // α = 0.5 is fine without sequential (the fixed tests), not with it (one-sided mixtures at 2α).
+    assert.equal(parseAnalysis({ sides: 'one', alpha: 0.5 }).alpha, 0.5);
+    assert.deepEqual(parseAnalysis({ sides: 'one', alpha: 0.49, sequential: {} }).sequential, { tuningN: 5000 });
+  });
+
+  test('settings stored before engines read with the defaults', () => {
+    const old = { alpha: 0.1, sides: 'one', relativeInterval: 'fieller', correction: 'holm', correctionFamily: 'per_metric', srmThreshold: 0.01, srmMinExpected: 0 };
+    assert.deepEqual(normaliseStoredAnalysis(old as unknown as typeof DEFAULT_ANALYSIS), { ...old, engine: 'frequentist', sequential: null, hybrid: false, prior: null });
   });
 
   test('each bad field is refused naming it', () => {
@@ -182,6 +229,24 @@ describe('parseAnalysis', () => {
       [{ srm_min_expected: -1 }, 'analysis.srm_min_expected', /from 0 to/],
       [{ srm_min_expected: 1e10 }, 'analysis.srm_min_expected', /from 0 to/],
       [{ srmThreshold: 0.1 }, 'analysis.srmThreshold', /not a field/],
+      [{ engine: 'bandit' }, 'analysis.engine', /one of frequentist, bayesian/],
+      [{ sequential: true }, 'analysis.sequential', /must be an object/],
+      [{ sequential: { tuning_n: 9 } }, 'analysis.sequential.tuning_n', /integer from 10 to 1000000000/],
+      [{ sequential: { tuning_n: 1e9 + 1 } }, 'analysis.sequential.tuning_n', /integer from 10/],
+      [{ sequential: { tuning_n: 5000.5 } }, 'analysis.sequential.tuning_n', /integer/],
+      [{ sequential: { tuningN: 5000 } }, 'analysis.sequential.tuningN', /not a field/],
+      [{ sequential: {}, sides: 'one', alpha: 0.5 }, 'analysis.alpha', /below 0\.5 with sequential testing/],
+      [{ sequential: {}, alpha: 0.5 }, 'analysis.alpha', /below 0\.5 with sequential testing/],
+      [{ hybrid: true }, 'analysis.hybrid', /needs analysis\.sequential/],
+      [{ hybrid: 'yes', sequential: {} }, 'analysis.hybrid', /boolean/],
+      [{ prior: { mean: 0, sd: 0.05 } }, 'analysis.prior', /bayesian engine only/],
+      [{ engine: 'bayesian', prior: { mean: 0 } }, 'analysis.prior.sd', /required/],
+      [{ engine: 'bayesian', prior: { sd: 0 } }, 'analysis.prior.sd', /> 0/],
+      [{ engine: 'bayesian', prior: { sd: -1 } }, 'analysis.prior.sd', /> 0/],
+      [{ engine: 'bayesian', prior: { sd: 2e6 } }, 'analysis.prior.sd', /<= 1000000/],
+      [{ engine: 'bayesian', prior: { mean: 2e6, sd: 1 } }, 'analysis.prior.mean', /within/],
+      [{ engine: 'bayesian', prior: { mean: 'x', sd: 1 } }, 'analysis.prior.mean', /finite number/],
+      [{ engine: 'bayesian', prior: { sd: 1, variance: 1 } }, 'analysis.prior.variance', /not a field/],
     ];
     for (const [value, field, message] of cases) refused(() => parseAnalysis(value), field, message);
   });
@@ -194,15 +259,21 @@ describe('the answer shapes', () => {
       { key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum' }, denominator: { event_key: 'sessions', aggregation: 'count' } } },
     ]);
     assert.deepEqual(metrics.map(metricWire), [
-      { key: 'c', event_key: 'revenue', aggregation: 'mean', window_ms: DAY, direction: 'decrease', capping: { kind: 'percentile', lower: null, upper: 0.95, ignore_zeros: true }, cuped: { lookback_ms: 14 * DAY }, guardrail: true },
-      { key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum', window_ms: null }, denominator: { event_key: 'sessions', aggregation: 'count', window_ms: null } }, direction: 'increase', cuped: null, guardrail: false },
+      { key: 'c', event_key: 'revenue', aggregation: 'mean', window_ms: DAY, direction: 'decrease', capping: { kind: 'percentile', lower: null, upper: 0.95, ignore_zeros: true }, cuped: { lookback_ms: 14 * DAY }, guardrail: { margin: 0, margin_kind: 'relative' } },
+      { key: 'r', ratio: { numerator: { event_key: 'revenue', aggregation: 'sum', window_ms: null }, denominator: { event_key: 'sessions', aggregation: 'count', window_ms: null } }, direction: 'increase', cuped: null, guardrail: null },
     ]);
     assert.deepEqual(parseMetrics(metrics.map(metricWire)), metrics);
   });
 
   test('analysisWire is snake_case and parses back to the same settings', () => {
     const settings = parseAnalysis({ alpha: 0.1, correction: 'holm' });
-    assert.deepEqual(analysisWire(settings), { alpha: 0.1, sides: 'two', relative_interval: 'delta', correction: 'holm', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
+    assert.deepEqual(analysisWire(settings), {
+      alpha: 0.1, sides: 'two', relative_interval: 'delta', correction: 'holm', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5,
+      engine: 'frequentist', sequential: null, hybrid: false, prior: null,
+    });
     assert.deepEqual(parseAnalysis(analysisWire(settings)), settings);
+    const rich = parseAnalysis({ engine: 'bayesian', prior: { mean: 0, sd: 0.05 }, sequential: { tuning_n: 10_000 }, hybrid: true });
+    assert.deepEqual(analysisWire(rich), { ...analysisWire(DEFAULT_ANALYSIS), engine: 'bayesian', prior: { mean: 0, sd: 0.05 }, sequential: { tuning_n: 10_000 }, hybrid: true });
+    assert.deepEqual(parseAnalysis(analysisWire(rich)), rich);
   });
 });

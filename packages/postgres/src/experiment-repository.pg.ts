@@ -1,5 +1,7 @@
 import {
   DomainError,
+  normaliseStoredAnalysis,
+  normaliseStoredMetric,
   notFound,
   versionConflict,
   type EnvironmentScope,
@@ -62,8 +64,9 @@ const toExperiment = (row: ExperimentRow): Experiment => ({
   trafficAllocation: row.traffic_allocation,
   ruleId: row.rule_id,
   controlVariantKey: row.control_variant_key,
-  metrics: row.metrics,
-  analysis: row.analysis,
+  // Rows written before margins and engines (migration 0026 rewrote them; an older instance may still write one).
+  metrics: row.metrics.map(normaliseStoredMetric),
+  analysis: normaliseStoredAnalysis(row.analysis),
   version: row.version,
   createdAtMs: row.created_at_ms,
   updatedAtMs: row.updated_at_ms,

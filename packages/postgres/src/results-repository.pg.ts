@@ -1,7 +1,9 @@
 import {
+  normaliseStoredAnalysis,
   notFound,
   type EnvironmentScope,
   type AnalysisSettings,
+  type ExperimentRunningState,
   type ExperimentResults,
   type ResultsRepository,
   type VariantResult,
@@ -20,6 +22,8 @@ interface ResultsRow {
   computation_status: string;
   srm_warning: boolean | null;
   analysis: AnalysisSettings | null;
+  running_state: ExperimentRunningState | null;
+  sequential_srm_p_value: number | null;
 }
 
 const validIds = (scope: EnvironmentScope, experimentId: string): boolean =>
@@ -37,13 +41,15 @@ export class PgResultsRepository implements ResultsRepository {
     if (!validIds(scope, results.experimentId)) throw notFound('experiment', results.experimentId);
     const variantResults = this.sql.json(results.variantResults as unknown as postgres.JSONValue);
     const analysis = results.analysis === undefined ? null : this.sql.json(results.analysis as unknown as postgres.JSONValue);
+    const runningState = results.runningState == null ? null : this.sql.json(results.runningState as unknown as postgres.JSONValue);
     const written = await translateErrors(
       () => this.sql`
         INSERT INTO experiment_results (experiment_id, org_id, environment_id, iteration_id, variant_results,
-          srm_p_value, computed_at_ms, next_run_at_ms, computation_status, srm_warning, analysis)
+          srm_p_value, computed_at_ms, next_run_at_ms, computation_status, srm_warning, analysis, running_state, sequential_srm_p_value)
         SELECT x.id, x.org_id, x.environment_id, ${results.iterationId}::uuid, ${variantResults}::jsonb,
           ${results.srmPValue}::float8, ${results.computedAtMs}::int8, ${results.nextRunAtMs}::int8,
-          ${results.computationStatus}::text, ${results.srmWarning ?? null}::boolean, ${analysis}::jsonb
+          ${results.computationStatus}::text, ${results.srmWarning ?? null}::boolean, ${analysis}::jsonb,
+          ${runningState}::jsonb, ${results.sequentialSrmPValue ?? null}::float8
         FROM experiments x
         WHERE x.org_id = ${scope.orgId} AND x.project_id = ${scope.projectId} AND x.environment_id = ${scope.environmentId}
           AND x.id = ${results.experimentId}
@@ -51,7 +57,8 @@ export class PgResultsRepository implements ResultsRepository {
           iteration_id = EXCLUDED.iteration_id, variant_results = EXCLUDED.variant_results,
           srm_p_value = EXCLUDED.srm_p_value, computed_at_ms = EXCLUDED.computed_at_ms,
           next_run_at_ms = EXCLUDED.next_run_at_ms, computation_status = EXCLUDED.computation_status,
-          srm_warning = EXCLUDED.srm_warning, analysis = EXCLUDED.analysis`,
+          srm_warning = EXCLUDED.srm_warning, analysis = EXCLUDED.analysis,
+          running_state = EXCLUDED.running_state, sequential_srm_p_value = EXCLUDED.sequential_srm_p_value`,
       // A malformed iteration id is the only value the database can refuse here.
       { resource: 'results', parent: 'iteration' },
     );
@@ -62,7 +69,7 @@ export class PgResultsRepository implements ResultsRepository {
     if (!validIds(scope, experimentId)) return null;
     const [row] = await this.sql<ResultsRow[]>`
       SELECT r.experiment_id, r.iteration_id, r.variant_results, r.srm_p_value, r.computed_at_ms, r.next_run_at_ms,
-        r.computation_status, r.srm_warning, r.analysis
+        r.computation_status, r.srm_warning, r.analysis, r.running_state, r.sequential_srm_p_value
       FROM experiment_results r
       JOIN experiments x ON x.id = r.experiment_id
       WHERE r.org_id = ${scope.orgId} AND r.environment_id = ${scope.environmentId} AND x.project_id = ${scope.projectId}
@@ -78,7 +85,10 @@ export class PgResultsRepository implements ResultsRepository {
       computationStatus: row.computation_status,
       // Absent, not null, in results computed before metric definitions (entities.ts).
       ...(row.srm_warning === null ? {} : { srmWarning: row.srm_warning }),
-      ...(row.analysis === null ? {} : { analysis: row.analysis }),
+      ...(row.analysis === null ? {} : { analysis: normaliseStoredAnalysis(row.analysis) }),
+      // Absent when null, as the fake does: null and absent mean the same (none).
+      ...(row.sequential_srm_p_value === null ? {} : { sequentialSrmPValue: row.sequential_srm_p_value }),
+      ...(row.running_state === null ? {} : { runningState: row.running_state }),
     };
   }
 }

@@ -47,6 +47,8 @@ test('rows from before 0017 read back with derived metrics, default analysis, th
   const [migration] = listMigrations().filter((m) => m.version === 17);
   assert.ok(migration, 'migration 0017 exists');
   await sql.unsafe(migration.sql);
+  // The later migrations too: the repositories read today's columns.
+  for (const later of listMigrations().filter((m) => m.version > 17)) await sql.unsafe(later.sql);
 
   const experiments = new PgExperimentRepository(sql);
   const old = await experiments.get(scope, full);

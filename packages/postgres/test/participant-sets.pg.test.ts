@@ -34,7 +34,7 @@ async function newEnvironment(label: string): Promise<EnvironmentScope> {
 }
 
 const revenue: EventMetric = {
-  kind: 'event', key: 'revenue', eventKey: 'revenue', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false,
+  kind: 'event', key: 'revenue', eventKey: 'revenue', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null,
 };
 
 /** An environment with a running experiment on `checkout` (iteration from 1000), A in control and B in treatment. */

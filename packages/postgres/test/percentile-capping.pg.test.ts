@@ -65,7 +65,7 @@ for (const [index, fixtureCase] of fixture.cases.entries()) {
       metricKey: 'revenue', contextType: 'user', contextKey: `${variantKey}-${i}`, value, timestampMs: 2000 + i,
     }]))));
     const metric: EventMetric = {
-      kind: 'event', key: 'revenue', eventKey: 'revenue', aggregation: 'sum', windowMs: null, direction: 'increase', cuped: null, guardrail: false,
+      kind: 'event', key: 'revenue', eventKey: 'revenue', aggregation: 'sum', windowMs: null, direction: 'increase', cuped: null, guardrail: null,
       capping: { kind: 'percentile', lower: fixtureCase.lower, upper: fixtureCase.upper, ignoreZeros: fixtureCase.ignore_zeros },
     };
     const totals = await new PgExperimentDataRepository(db.sql).aggregateMetrics(scope, {

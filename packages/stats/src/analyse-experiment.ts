@@ -10,6 +10,9 @@ import { adjustedAlpha, adjustPValues } from './corrections.ts';
 import type { EffectDetail } from './effects.ts';
 import { comparisonEffects, compareMetric, leadEstimate, leadPValue, outcomeSummary } from './metric-comparison.ts';
 import type { MetricComparison } from './metric-comparison.ts';
+import { bayesianCell, EMPTY_RUNNING_STATES, guardrailCell, sequentialCell } from './running-inference.ts';
+import type { RunningStates, SequentialReading } from './running-inference.ts';
+import { advanceSrmState, srmLogEValue } from './sequential-srm.ts';
 import { srmPValue, srmWarning } from './srm.ts';
 import { welchTTest } from './welch.ts';
 
@@ -23,12 +26,23 @@ export interface AnalyseExperimentInput {
   /** In the experiment's order; the first is the primary metric (`pValue`). */
   metrics: readonly ExperimentMetric[];
   settings: AnalysisSettings;
+  /**
+   * The states carried from the worker's earlier looks at this iteration, computed with the same
+   * running settings (running-inference.ts `runningSettingsKey`); absent or null: this is the first.
+   */
+  previous?: RunningStates | null;
+  /** The iteration has ended: the hybrid reads its fixed-horizon part (§10). */
+  atEnd?: boolean;
 }
 
 export interface AnalyseExperimentOutput {
   variantResults: VariantResult[];
   srmPValue: number | null;
   srmWarning: boolean;
+  /** The sequential SRM check's always-valid p-value over the looks so far (§11); null when not testable. */
+  sequentialSrmPValue: number | null;
+  /** The states to carry to the next look. */
+  running: RunningStates;
 }
 
 interface Cell {
@@ -39,6 +53,9 @@ interface Cell {
   adjustedP: number | null;
   /** The level of the reported intervals (α, or α' under a correction). */
   alpha: number;
+  /** With `settings.sequential`: the running always-valid test of the relative effect, and its corrected p-value. */
+  sequential: SequentialReading | null;
+  sequentialAdjustedP: number | null;
 }
 
 /**
@@ -58,36 +75,54 @@ interface Cell {
  */
 export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperimentOutput {
   const { arms, metrics, settings } = input;
-  if (arms.length === 0) return { variantResults: [], srmPValue: null, srmWarning: false };
+  const previous = input.previous ?? EMPTY_RUNNING_STATES;
+  if (arms.length === 0) return { variantResults: [], srmPValue: null, srmWarning: false, sequentialSrmPValue: previous.srm?.p_value ?? null, running: previous };
   const control = arms.find((arm) => arm.variantKey === input.controlVariantKey);
   if (control === undefined) {
     throw new RangeError(`analyseExperiment: control variant ${input.controlVariantKey} is not among the arms`);
   }
   const treatments = arms.filter((arm) => arm !== control);
 
-  // 1. Compare.
+  // 1. Compare; with sequential testing, fold each relative effect's look into its running state.
+  const running: RunningStates = { sequential: {}, guardrails: {}, srm: previous.srm };
   const cells: Cell[] = [];
   treatments.forEach((arm, treatment) => {
     metrics.forEach((metric, m) => {
       const comparison = compareMetric(metric, control.metrics[metric.key], arm.metrics[metric.key], settings);
-      cells.push({ treatment, metric: m, comparison, leadP: leadPValue(comparison), adjustedP: null, alpha: settings.alpha });
+      const cell: Cell = { treatment, metric: m, comparison, leadP: leadPValue(comparison), adjustedP: null, alpha: settings.alpha, sequential: null, sequentialAdjustedP: null };
+      if (settings.sequential !== null) {
+        const sequentialSettings = { ...settings, sequential: settings.sequential };
+        const fixedAtEnd = settings.hybrid && input.atEnd === true ? comparisonEffects(comparison, settings.alpha / 2).relative : null;
+        const folded = sequentialCell(comparison.relative, pairSize(metric, control, arm), metric, sequentialSettings,
+          previous.sequential[arm.variantKey]?.[metric.key] ?? null, fixedAtEnd);
+        if (folded.state !== null) (running.sequential[arm.variantKey] ??= {})[metric.key] = folded.state;
+        cell.sequential = folded.reading;
+      }
+      cells.push(cell);
     });
   });
 
-  // 2. Correct within families; only computable p-values take part.
+  // 2. Correct within families; only computable p-values take part. The always-valid p-values are
+  //    corrected the same way, in the same families (§9 "Multiple testing").
+  const familyOf = (cell: Cell): string =>
+    settings.correctionFamily === 'per_metric' ? `m${cell.metric}` : settings.correctionFamily === 'per_variant' ? `t${cell.treatment}` : 'all';
   const families = new Map<string, Cell[]>();
+  const sequentialFamilies = new Map<string, Cell[]>();
   for (const cell of cells) {
-    if (cell.leadP === null) continue;
-    const key = settings.correctionFamily === 'per_metric' ? `m${cell.metric}` : settings.correctionFamily === 'per_variant' ? `t${cell.treatment}` : 'all';
-    const family = families.get(key) ?? [];
-    family.push(cell);
-    families.set(key, family);
+    if (cell.leadP !== null) families.set(familyOf(cell), [...(families.get(familyOf(cell)) ?? []), cell]);
+    if (cell.sequential !== null) sequentialFamilies.set(familyOf(cell), [...(sequentialFamilies.get(familyOf(cell)) ?? []), cell]);
   }
   for (const family of families.values()) {
     const adjusted = adjustPValues(family.map((cell) => cell.leadP as number), settings.correction);
     family.forEach((cell, i) => {
       cell.adjustedP = adjusted[i] as number;
       if (settings.correction !== 'none') cell.alpha = adjustedAlpha(settings.alpha, cell.leadP as number, cell.adjustedP, family.length);
+    });
+  }
+  for (const family of sequentialFamilies.values()) {
+    const adjusted = adjustPValues(family.map((cell) => (cell.sequential as SequentialReading).p_value), settings.correction);
+    family.forEach((cell, i) => {
+      cell.sequentialAdjustedP = adjusted[i] as number;
     });
   }
 
@@ -146,7 +181,26 @@ export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperim
           const balance = cell.comparison.balancePValue;
           stats.cuped = { theta: cuped.theta, variance_reduction: cuped.variance_reduction, balance_p_value: balance === null ? null : Math.min(1, checks * balance) };
         }
-        stats.verdict = verdict(metric, cell, settings.alpha);
+        // Issue 39: the running sequential test, the posterior, the guardrail (§9–§13).
+        if (settings.sequential !== null) {
+          stats.sequential = cell.sequential === null ? null : { ...cell.sequential, adjusted_p_value: cell.sequentialAdjustedP };
+        }
+        const bayesian = settings.engine === 'bayesian' ? bayesianCell(cell.comparison.relative, metric, settings) : null;
+        if (settings.engine === 'bayesian') {
+          stats.bayesian = bayesian === null ? null : {
+            chance_to_win: bayesian.chance_to_win, risk_control: bayesian.risk_control, risk_treatment: bayesian.risk_treatment, ci_low: bayesian.ci_low, ci_high: bayesian.ci_high,
+          };
+        }
+        if (metric.guardrail !== null) {
+          const guard = guardrailCell(cell.comparison, pairSize(metric, control, arm), metric, settings, previous.guardrails[arm.variantKey]?.[metric.key] ?? null);
+          if (guard.state !== null) (running.guardrails[arm.variantKey] ??= {})[metric.key] = guard.state;
+          const reading = guard.reading;
+          stats.guardrail_status = reading?.status ?? null;
+          stats.guardrail = reading === null ? null : { estimate: reading.estimate, harm_p_value: reading.harm_p_value, non_inferiority_p_value: reading.non_inferiority_p_value, bound: reading.bound };
+        }
+        stats.verdict = settings.engine === 'bayesian'
+          ? bayesianVerdict(bayesian, settings)
+          : settings.sequential !== null ? sequentialVerdict(metric, cell, settings.alpha) : verdict(metric, cell, settings.alpha);
       }
       metricValues[metric.key] = stats.mean;
       metricStats[metric.key] = stats;
@@ -158,11 +212,44 @@ export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperim
   const counts = arms.map((arm) => arm.participants);
   const weights = arms.map((arm) => arm.plannedWeight);
   const srm = arms.length === 0 ? null : srmPValue(counts, weights);
+  // The sequential SRM e-value (§11), folded like the sequential tests: valid at every look.
+  running.srm = advanceSrmState(previous.srm, srmLogEValue(counts, weights));
   return {
     variantResults,
     srmPValue: srm,
     srmWarning: srmWarning(counts, weights, srm, settings.srmThreshold, settings.srmMinExpected),
+    sequentialSrmPValue: running.srm?.p_value ?? null,
+    running,
   };
+}
+
+/** Both arms' participants in the metric (the sample the sequential tuning N* is on, §9). */
+function pairSize(metric: ExperimentMetric, control: AnalysisArm, treatment: AnalysisArm): number {
+  return (control.metrics[metric.key]?.moments.n ?? 0) + (treatment.metrics[metric.key]?.moments.n ?? 0);
+}
+
+/**
+ * §8 with sequential testing: as `verdict`, from the running always-valid test's corrected p-value
+ * and the latest estimate's sign, so a declared result stays declared at later looks.
+ */
+function sequentialVerdict(metric: ExperimentMetric, cell: Cell, alpha: number): MetricVerdict {
+  if (cell.sequential === null || cell.sequentialAdjustedP === null) return 'not_enough_data';
+  const estimate = cell.sequential.estimate;
+  if (!(cell.sequentialAdjustedP < alpha) || estimate === 0) return 'inconclusive';
+  return (estimate > 0) === (metric.direction === 'increase') ? 'better' : 'worse';
+}
+
+/**
+ * §12 verdict: `better` when the chance to win exceeds 1 − α/2 (1 − α one-sided), `worse` when it
+ * is below α/2 (α), i.e. exactly when the central credible interval excludes 0 (two-sided);
+ * otherwise `inconclusive`. Not corrected for multiple testing (there is no p-value to correct).
+ */
+function bayesianVerdict(bayesian: { chance_to_win: number } | null, settings: AnalysisSettings): MetricVerdict {
+  if (bayesian === null) return 'not_enough_data';
+  const tail = settings.sides === 'two' ? settings.alpha / 2 : settings.alpha;
+  if (bayesian.chance_to_win > 1 - tail) return 'better';
+  if (bayesian.chance_to_win < tail) return 'worse';
+  return 'inconclusive';
 }
 
 /**

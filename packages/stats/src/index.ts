@@ -18,3 +18,4 @@ export * from './sequential-srm.ts';
 export * from './bayesian.ts';
 export * from './guardrail.ts';
 export * from './power.ts';
+export * from './running-inference.ts';

@@ -10,10 +10,10 @@ import type { AnalysisArm } from '../src/index.ts';
 import { seededNormals as normals } from './support/seeded-normals.ts';
 
 const eventMetric = (key: string, extra: Partial<EventMetric> = {}): EventMetric => ({
-  kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false, ...extra,
+  kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null, ...extra,
 });
 const ratioMetric = (key: string): RatioMetric => ({
-  kind: 'ratio', key, direction: 'increase', cuped: null, guardrail: false,
+  kind: 'ratio', key, direction: 'increase', cuped: null, guardrail: null,
   numerator: { eventKey: 'revenue', aggregation: 'sum', windowMs: null }, denominator: { eventKey: 'session', aggregation: 'count', windowMs: null },
 });
 const fromRows = (rows: number[][], uncappedMean?: number): ArmMetricData => {
@@ -204,6 +204,6 @@ describe('analyseExperiment', () => {
     assert.equal(result.srmWarning, true);
     assert.equal(result.variantResults[1]?.metricStats.m?.verdict, 'not_enough_data');
     assert.throws(() => analyseExperiment({ arms: skewed, controlVariantKey: 'x', metrics: [], settings: settings() }), RangeError);
-    assert.deepEqual(analyseExperiment({ arms: [], controlVariantKey: 'c', metrics: [eventMetric('m')], settings: settings() }), { variantResults: [], srmPValue: null, srmWarning: false });
+    assert.deepEqual(analyseExperiment({ arms: [], controlVariantKey: 'c', metrics: [eventMetric('m')], settings: settings() }), { variantResults: [], srmPValue: null, srmWarning: false, sequentialSrmPValue: null, running: { sequential: {}, guardrails: {}, srm: null } });
   });
 });

@@ -63,7 +63,7 @@ function armData(kind: 'event' | 'ratio', cuped: boolean, values: Record<string,
 }
 
 function metricOf(c: AnalysisCase): ExperimentMetric {
-  const common = { key: 'm', direction: c.direction, cuped: c.cuped ? { lookbackMs: 1 } : null, guardrail: false };
+  const common = { key: 'm', direction: c.direction, cuped: c.cuped ? { lookbackMs: 1 } : null, guardrail: null };
   const source = { eventKey: 'e', aggregation: 'sum' as const, windowMs: null };
   return c.kind === 'event'
     ? { ...common, ...source, kind: 'event', capping: null }

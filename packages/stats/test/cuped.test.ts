@@ -43,7 +43,7 @@ describe('CUPED, event metric', () => {
   });
 
   const metric: ExperimentMetric = {
-    kind: 'event', key: 'm', eventKey: 'e', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: { lookbackMs: 1 }, guardrail: false,
+    kind: 'event', key: 'm', eventKey: 'e', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: { lookbackMs: 1 }, guardrail: null,
   };
 
   test('through compareMetric: absolute 1.6 with se √0.32, variance_reduction 1 − 0.32/2 = 0.84, balance p = 1 − √0.2', () => {

@@ -40,7 +40,7 @@ function stats(result: VariantResult, metric: string) {
 }
 
 const metric = (key: string): EventMetric => ({
-  kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false,
+  kind: 'event', key, eventKey: key, aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null,
 });
 
 /** A bool metric: `c` of `n` participants converted (0/1 values). */
@@ -194,7 +194,7 @@ describe('variant results (pre-existing fields)', () => {
   });
 
   test('no variants: no results and no SRM', () => {
-    assert.deepEqual(analyse([], ['m']), { variantResults: [], srmPValue: null, srmWarning: false });
+    assert.deepEqual(analyse([], ['m']), { variantResults: [], srmPValue: null, srmWarning: false, sequentialSrmPValue: null, running: { sequential: {}, guardrails: {}, srm: null } });
   });
 });
 

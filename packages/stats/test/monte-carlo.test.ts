@@ -14,7 +14,7 @@ import type { AnalysisArm, EffectDetail } from '../src/index.ts';
 import { seededNormals } from './support/seeded-normals.ts';
 
 const metric: EventMetric = {
-  kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false,
+  kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null,
 };
 
 function arm(draw: (mean: number, sd: number) => number, n: number, mean: number, sd: number) {

@@ -91,7 +91,7 @@ describe('always-valid inference (§9)', () => {
 describe('composition with §1–§5: the engine takes any effect as (estimate, se², n)', () => {
   test("a CUPED-adjusted relative effect (cuped.test.ts's hand case: r = 0.8, se² = 0.3425, n = 4)", () => {
     const metric: EventMetric = {
-      kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: { lookbackMs: 1 }, guardrail: false,
+      kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: { lookbackMs: 1 }, guardrail: null,
     };
     const arm = (rows: number[][]) => {
       const moments = jointMomentsFromRows(rows);

@@ -113,7 +113,7 @@ describe('conversions against NumPy and SciPy', () => {
       const result = analyseExperiment({
         arms: [arm('control', control), arm('treatment', treatment)],
         controlVariantKey: 'control',
-        metrics: [{ kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false }],
+        metrics: [{ kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null }],
         settings: DEFAULT_ANALYSIS,
       });
       for (const [i, side] of (['control', 'treatment'] as const).entries()) {

@@ -61,6 +61,8 @@ export interface MetricDraft {
   cuped: boolean;
   lookbackDays: string;
   guardrail: boolean;
+  /** The guardrail's margin as stored (the form has no margin field yet): kept when the row is sent back. */
+  guardrailMargin?: { margin?: number | null; margin_kind?: 'relative' | 'absolute' | null } | null;
 }
 
 /** How an event's values are aggregated unless chosen otherwise: a bool event converts, others sum (core's metricFromKey). */
@@ -104,7 +106,8 @@ export function metricToWire(draft: MetricDraft): MetricWire {
     ...(draft.key.trim() === '' ? {} : { key: draft.key.trim() }),
     direction: draft.direction,
     cuped: draft.cuped ? { lookback_ms: daysToMs(draft.lookbackDays) } : null,
-    guardrail: draft.guardrail,
+    // A guardrail keeps the margin it was loaded with (`true`: margin 0, relative).
+    guardrail: draft.guardrail ? (draft.guardrailMargin ?? true) : false,
   };
   if (draft.kind === 'ratio') return { ...common, ratio: { numerator: sourceToWire(draft.numerator), denominator: sourceToWire(draft.denominator) } };
   return {
@@ -125,6 +128,7 @@ export function metricFromWire(metric: MetricWire, definitions: EventDefinition[
     cuped: !!metric.cuped,
     lookbackDays: metric.cuped?.lookback_ms ? msToDays(metric.cuped.lookback_ms) : DEFAULT_LOOKBACK_DAYS,
     guardrail: !!metric.guardrail,
+    ...(typeof metric.guardrail === 'object' && metric.guardrail !== null ? { guardrailMargin: metric.guardrail } : {}),
   };
   if (metric.ratio) {
     return { ...blank, ...shared, kind: 'ratio', key: metric.key ?? '', numerator: sourceFromWire(metric.ratio.numerator), denominator: sourceFromWire(metric.ratio.denominator) };

@@ -1,13 +1,17 @@
 import { invalidArgument } from '../errors/domain-error.ts';
 import {
+  ANALYSIS_ENGINES,
   CORRECTION_FAMILIES,
   DEFAULT_ANALYSIS,
   DEFAULT_CUPED_LOOKBACK_MS,
+  DEFAULT_SEQUENTIAL_TUNING_N,
   METRIC_AGGREGATIONS,
   METRIC_DIRECTIONS,
   MULTIPLE_TESTING_CORRECTIONS,
+  type AnalysisEngine,
   type AnalysisSettings,
   type CorrectionFamily,
+  type GuardrailMargin,
   type EventMetric,
   type ExperimentMetric,
   type MetricAggregation,
@@ -34,6 +38,13 @@ export const MAX_METRIC_WINDOW_MS = 366 * 24 * 60 * 60 * 1000;
 export const MAX_CUPED_LOOKBACK_MS = 366 * 24 * 60 * 60 * 1000;
 /** srm_min_expected: a larger threshold would switch the warning off for any real experiment. */
 export const MAX_SRM_MIN_EXPECTED = 1_000_000_000;
+/** Sequential tuning N*: at least 10 participants, at most a billion (docs/statistics.md §9). */
+export const MIN_SEQUENTIAL_TUNING_N = 10;
+export const MAX_SEQUENTIAL_TUNING_N = 1_000_000_000;
+/** A relative guardrail margin: at most 10 (1,000 % harm); an absolute one within ±MAX_ABSOLUTE_CAP. */
+export const MAX_RELATIVE_GUARDRAIL_MARGIN = 10;
+/** A prior on the relative effect: |mean| and sd at most this (1e6 = a hundred-million-percent lift). */
+export const MAX_PRIOR_MAGNITUDE = 1e6;
 /** Absolute capping bounds: finite and at most this far from 0 (they are compared with values stored as float8). */
 export const MAX_ABSOLUTE_CAP = 1e15;
 
@@ -59,8 +70,14 @@ export interface MetricWire {
   direction?: MetricDirection | null;
   capping?: MetricCappingWire | null;
   cuped?: { lookback_ms?: number | null } | null;
-  guardrail?: boolean | null;
+  /** `true` = `{margin: 0, margin_kind: "relative"}`; `false`/null: not a guardrail. Answered as the object or null. */
+  guardrail?: boolean | GuardrailWire | null;
   ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
+}
+
+export interface GuardrailWire {
+  margin?: number | null;
+  margin_kind?: GuardrailMargin['marginKind'] | null;
 }
 
 export interface AnalysisWire {
@@ -71,6 +88,10 @@ export interface AnalysisWire {
   correction_family?: CorrectionFamily | null;
   srm_threshold?: number | null;
   srm_min_expected?: number | null;
+  engine?: AnalysisEngine | null;
+  sequential?: { tuning_n?: number | null } | null;
+  hybrid?: boolean | null;
+  prior?: { mean?: number | null; sd?: number | null } | null;
 }
 
 const present = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
@@ -124,7 +145,26 @@ const SOURCE_FIELDS = ['event_key', 'aggregation', 'window_ms'] as const;
 const CAPPING_FIELDS = ['kind', 'lower', 'upper', 'ignore_zeros'] as const;
 const EVENT_FIELDS = ['key', 'event_key', 'aggregation', 'window_ms', 'direction', 'capping', 'cuped', 'guardrail'] as const;
 const RATIO_FIELDS = ['key', 'ratio', 'direction', 'cuped', 'guardrail'] as const;
-const ANALYSIS_FIELDS = ['alpha', 'sides', 'relative_interval', 'correction', 'correction_family', 'srm_threshold', 'srm_min_expected'] as const;
+const ANALYSIS_FIELDS = [
+  'alpha', 'sides', 'relative_interval', 'correction', 'correction_family', 'srm_threshold', 'srm_min_expected', 'engine', 'sequential', 'hybrid', 'prior',
+] as const;
+
+/**
+ * `true` is a guardrail with margin 0 on the relative effect, `false` (or null) none; an object
+ * `{margin?, margin_kind?}` sets the margin (default 0, `relative`): a relative margin in
+ * [0, MAX_RELATIVE_GUARDRAIL_MARGIN], an absolute one in [0, MAX_ABSOLUTE_CAP].
+ */
+function parseGuardrail(value: unknown, field: string): GuardrailMargin | null {
+  if (!present(value) || value === false) return null;
+  if (value === true) return { margin: 0, marginKind: 'relative' };
+  if (!isObject(value)) throw invalidArgument(`${field} must be a boolean or {margin, margin_kind}`, field);
+  const guardrail = objectAt(value, field, ['margin', 'margin_kind']);
+  const marginKind = optionalOneOf(guardrail.margin_kind, `${field}.margin_kind`, ['relative', 'absolute'] as const, 'relative');
+  const margin = present(guardrail.margin) ? numberAt(guardrail.margin, `${field}.margin`) : 0;
+  const max = marginKind === 'relative' ? MAX_RELATIVE_GUARDRAIL_MARGIN : MAX_ABSOLUTE_CAP;
+  if (!(margin >= 0 && margin <= max)) throw invalidArgument(`${field}.margin must be from 0 to ${max} for a ${marginKind} margin`, `${field}.margin`);
+  return { margin, marginKind };
+}
 
 function parseSource(value: unknown, field: string): MetricSource {
   const source = objectAt(value, field, SOURCE_FIELDS);
@@ -183,7 +223,7 @@ export function parseMetric(value: unknown, field: string): ExperimentMetric {
       denominator: parseSource(ratio.denominator, `${field}.ratio.denominator`),
       direction: optionalOneOf(metric.direction, `${field}.direction`, METRIC_DIRECTIONS, 'increase'),
       cuped: parseCuped(metric.cuped, `${field}.cuped`),
-      guardrail: booleanAt(metric.guardrail, `${field}.guardrail`),
+      guardrail: parseGuardrail(metric.guardrail, `${field}.guardrail`),
     };
     return parsed;
   }
@@ -199,7 +239,7 @@ export function parseMetric(value: unknown, field: string): ExperimentMetric {
     direction: optionalOneOf(metric.direction, `${field}.direction`, METRIC_DIRECTIONS, 'increase'),
     capping: present(metric.capping) ? parseCapping(metric.capping, `${field}.capping`) : null,
     cuped: parseCuped(metric.cuped, `${field}.cuped`),
-    guardrail: booleanAt(metric.guardrail, `${field}.guardrail`),
+    guardrail: parseGuardrail(metric.guardrail, `${field}.guardrail`),
   };
   return parsed;
 }
@@ -228,14 +268,44 @@ export function parseAnalysis(value: unknown, field = 'analysis'): AnalysisSetti
   if (!(srmMinExpected >= 0 && srmMinExpected <= MAX_SRM_MIN_EXPECTED)) {
     throw invalidArgument(`${field}.srm_min_expected must be from 0 to ${MAX_SRM_MIN_EXPECTED}`, `${field}.srm_min_expected`);
   }
+  const sides = optionalOneOf(analysis.sides, `${field}.sides`, ['two', 'one'] as const, DEFAULT_ANALYSIS.sides);
+  const engine = optionalOneOf(analysis.engine, `${field}.engine`, ANALYSIS_ENGINES, DEFAULT_ANALYSIS.engine);
+  let sequential: AnalysisSettings['sequential'] = null;
+  if (present(analysis.sequential)) {
+    const given = objectAt(analysis.sequential, `${field}.sequential`, ['tuning_n']);
+    const tuningN = present(given.tuning_n) ? numberAt(given.tuning_n, `${field}.sequential.tuning_n`) : DEFAULT_SEQUENTIAL_TUNING_N;
+    if (!(Number.isSafeInteger(tuningN) && tuningN >= MIN_SEQUENTIAL_TUNING_N && tuningN <= MAX_SEQUENTIAL_TUNING_N)) {
+      throw invalidArgument(`${field}.sequential.tuning_n must be an integer from ${MIN_SEQUENTIAL_TUNING_N} to ${MAX_SEQUENTIAL_TUNING_N}`, `${field}.sequential.tuning_n`);
+    }
+    // One-sided mixtures (a one-sided test, and every guardrail) are tuned at 2α, which must stay below 1 (docs/statistics.md §9).
+    if (!(alpha < 0.5)) throw invalidArgument(`${field}.alpha must be below 0.5 with sequential testing (one-sided tests and guardrails are tuned at 2·alpha)`, `${field}.alpha`);
+    sequential = { tuningN };
+  }
+  const hybrid = booleanAt(analysis.hybrid, `${field}.hybrid`);
+  if (hybrid && sequential === null) throw invalidArgument(`${field}.hybrid needs ${field}.sequential (the hybrid is half sequential)`, `${field}.hybrid`);
+  let prior: AnalysisSettings['prior'] = null;
+  if (present(analysis.prior)) {
+    if (engine !== 'bayesian') throw invalidArgument(`${field}.prior applies to the bayesian engine only (set ${field}.engine to "bayesian")`, `${field}.prior`);
+    const given = objectAt(analysis.prior, `${field}.prior`, ['mean', 'sd']);
+    const mean = present(given.mean) ? numberAt(given.mean, `${field}.prior.mean`) : 0;
+    if (!(Math.abs(mean) <= MAX_PRIOR_MAGNITUDE)) throw invalidArgument(`${field}.prior.mean must be within ±${MAX_PRIOR_MAGNITUDE}`, `${field}.prior.mean`);
+    if (!present(given.sd)) throw invalidArgument(`${field}.prior.sd is required (the prior's standard deviation on the relative effect, e.g. 0.05)`, `${field}.prior.sd`);
+    const sd = numberAt(given.sd, `${field}.prior.sd`);
+    if (!(sd > 0 && sd <= MAX_PRIOR_MAGNITUDE)) throw invalidArgument(`${field}.prior.sd must be > 0 and <= ${MAX_PRIOR_MAGNITUDE}`, `${field}.prior.sd`);
+    prior = { mean, sd };
+  }
   return {
     alpha,
-    sides: optionalOneOf(analysis.sides, `${field}.sides`, ['two', 'one'] as const, DEFAULT_ANALYSIS.sides),
+    sides,
     relativeInterval: optionalOneOf(analysis.relative_interval, `${field}.relative_interval`, ['delta', 'fieller'] as const, DEFAULT_ANALYSIS.relativeInterval),
     correction: optionalOneOf(analysis.correction, `${field}.correction`, MULTIPLE_TESTING_CORRECTIONS, DEFAULT_ANALYSIS.correction),
     correctionFamily: optionalOneOf(analysis.correction_family, `${field}.correction_family`, CORRECTION_FAMILIES, DEFAULT_ANALYSIS.correctionFamily),
     srmThreshold,
     srmMinExpected,
+    engine,
+    sequential,
+    hybrid,
+    prior,
   };
 }
 
@@ -250,7 +320,7 @@ export function metricWire(metric: ExperimentMetric): MetricWire {
       ratio: { numerator: sourceWire(metric.numerator), denominator: sourceWire(metric.denominator) },
       direction: metric.direction,
       cuped,
-      guardrail: metric.guardrail,
+      guardrail: guardrailWire(metric.guardrail),
     };
   }
   return {
@@ -261,12 +331,16 @@ export function metricWire(metric: ExperimentMetric): MetricWire {
     direction: metric.direction,
     capping: metric.capping === null ? null : { kind: metric.capping.kind, lower: metric.capping.lower, upper: metric.capping.upper, ignore_zeros: metric.capping.ignoreZeros },
     cuped,
-    guardrail: metric.guardrail,
+    guardrail: guardrailWire(metric.guardrail),
   };
 }
 
-/** Analysis settings as REST and gRPC answer them. */
-export const analysisWire = (analysis: AnalysisSettings): Required<{ [K in keyof AnalysisWire]: NonNullable<AnalysisWire[K]> }> => ({
+const guardrailWire = (guardrail: GuardrailMargin | null): GuardrailWire | null =>
+  guardrail === null ? null : { margin: guardrail.margin, margin_kind: guardrail.marginKind };
+
+/** Analysis settings as REST and gRPC answer them (sequential and prior may be null). */
+export const analysisWire = (analysis: AnalysisSettings): Required<{ [K in Exclude<keyof AnalysisWire, 'sequential' | 'prior'>]: NonNullable<AnalysisWire[K]> }>
+  & { sequential: { tuning_n: number } | null; prior: { mean: number; sd: number } | null } => ({
   alpha: analysis.alpha,
   sides: analysis.sides,
   relative_interval: analysis.relativeInterval,
@@ -274,4 +348,8 @@ export const analysisWire = (analysis: AnalysisSettings): Required<{ [K in keyof
   correction_family: analysis.correctionFamily,
   srm_threshold: analysis.srmThreshold,
   srm_min_expected: analysis.srmMinExpected,
+  engine: analysis.engine,
+  sequential: analysis.sequential === null ? null : { tuning_n: analysis.sequential.tuningN },
+  hybrid: analysis.hybrid,
+  prior: analysis.prior === null ? null : { mean: analysis.prior.mean, sd: analysis.prior.sd },
 });

@@ -40,8 +40,31 @@ interface MetricCommon {
   direction: MetricDirection;
   /** CUPED: the same metric over `lookbackMs` before the participant's first exposure is the covariate. */
   cuped: { lookbackMs: number } | null;
-  /** A guardrail is watched for harm, not optimised (reported the same way; the console shows it apart). */
-  guardrail: boolean;
+  /**
+   * A guardrail is watched for harm, not optimised (the console shows it apart): null for a metric
+   * that is not one. `margin` (≥ 0) is the harm tolerated, on the relative effect (0.02 = 2 %) or
+   * the absolute one (the metric's units); 0: any significant harm fails (docs/statistics.md §13).
+   */
+  guardrail: GuardrailMargin | null;
+}
+
+/** A guardrail's tolerated harm (docs/statistics.md §13). */
+export interface GuardrailMargin {
+  margin: number;
+  marginKind: 'absolute' | 'relative';
+}
+
+/**
+ * A metric as stored before guardrails had margins (`guardrail: true/false`) reads as a guardrail
+ * with margin 0 on the relative effect, or none. Stored rows are rewritten by migration 0026; the
+ * readers still pass every stored metric through this, so a value written by an older instance
+ * during a rolling upgrade reads the same.
+ */
+export function normaliseStoredMetric(metric: ExperimentMetric): ExperimentMetric {
+  const guardrail = metric.guardrail as unknown;
+  if (guardrail === true) return { ...metric, guardrail: { margin: 0, marginKind: 'relative' } };
+  if (guardrail === false || guardrail === undefined) return { ...metric, guardrail: null };
+  return metric;
 }
 
 /** A metric over one event key. */
@@ -76,7 +99,7 @@ export function metricFromKey(eventKey: string, valueType: 'bool' | 'int' | 'dou
     direction: 'increase',
     capping: null,
     cuped: null,
-    guardrail: false,
+    guardrail: null,
   };
 }
 
@@ -103,7 +126,24 @@ export interface AnalysisSettings {
   srmThreshold: number;
   /** ... once every variant expects at least this many participants. */
   srmMinExpected: number;
+  /** Which engine the verdicts (and the console) read: p-values and intervals, or chance to win. */
+  engine: AnalysisEngine;
+  /**
+   * Always-valid inference (docs/statistics.md §9–§10), tuned for a planned sample `tuningN`
+   * (both arms); null: fixed-horizon only.
+   */
+  sequential: { tuningN: number } | null;
+  /** With `sequential`: α/2 sequential while running, α/2 fixed-horizon once the iteration ended (§10). */
+  hybrid: boolean;
+  /** The Bayesian engine's prior on the relative effect; null: the flat (improper) prior (§12). */
+  prior: { mean: number; sd: number } | null;
 }
+
+/** N* when `sequential: {}` names none: GrowthBook's default (the same value as @switchyard/stats' DEFAULT_SEQUENTIAL_TUNING_N). */
+export const DEFAULT_SEQUENTIAL_TUNING_N = 5000;
+
+export type AnalysisEngine = 'frequentist' | 'bayesian';
+export const ANALYSIS_ENGINES: readonly AnalysisEngine[] = ['frequentist', 'bayesian'];
 
 export const DEFAULT_ANALYSIS: Readonly<AnalysisSettings> = {
   alpha: 0.05,
@@ -113,7 +153,25 @@ export const DEFAULT_ANALYSIS: Readonly<AnalysisSettings> = {
   correctionFamily: 'all',
   srmThreshold: 0.001,
   srmMinExpected: 5,
+  engine: 'frequentist',
+  sequential: null,
+  hybrid: false,
+  prior: null,
 };
+
+/**
+ * Settings as stored: those saved before issue 39's fields (engine, sequential, hybrid, prior) take
+ * their defaults, so results and experiments stored earlier read as they were computed.
+ */
+export function normaliseStoredAnalysis(analysis: AnalysisSettings): AnalysisSettings {
+  return {
+    ...analysis,
+    engine: analysis.engine ?? DEFAULT_ANALYSIS.engine,
+    sequential: analysis.sequential ?? null,
+    hybrid: analysis.hybrid ?? false,
+    prior: analysis.prior ?? null,
+  };
+}
 
 /**
  * Mergeable moments of k variables observed together on the same n participants:
@@ -152,3 +210,44 @@ export interface EffectEstimate {
 }
 
 export type MetricVerdict = 'better' | 'worse' | 'inconclusive' | 'not_enough_data';
+
+/** A guardrail's status (docs/statistics.md §13). */
+export type GuardrailStatus = 'ok' | 'warning' | 'failing';
+
+/** An always-valid test carried across looks (docs/statistics.md §10; @switchyard/stats SequentialRunningState). */
+export interface SequentialRunning {
+  looks: number;
+  estimate: number;
+  p_value: number;
+  ci_low: number | null;
+  ci_high: number | null;
+  disjoint: boolean;
+}
+
+/** A sequential guardrail's tests carried across looks (§13; @switchyard/stats GuardrailResult). */
+export interface GuardrailRunning {
+  estimate: number;
+  harm_p_value: number;
+  non_inferiority_p_value: number;
+  bound: number | null;
+  status: GuardrailStatus;
+}
+
+/**
+ * What the stats worker folds across its looks at one iteration, saved with the results and never
+ * sent to clients. `settings` names what the states were computed with (α, sides, N*, hybrid, the
+ * metrics' directions and guardrail margins): when it changes mid-iteration the states start
+ * again, since a running minimum over tests of different settings is no test at all.
+ */
+export interface ExperimentRunningState {
+  iterationId: string;
+  settings: string;
+  /** Per treatment variant, per metric key: the relative effect's running always-valid test. */
+  sequential: Record<string, Record<string, SequentialRunning>>;
+  /** Per treatment variant, per guardrail metric key (sequential analyses only). */
+  guardrails: Record<string, Record<string, GuardrailRunning>>;
+  /** The sequential SRM e-value's running state (§11). */
+  srm: { looks: number; max_log_e_value: number; p_value: number } | null;
+  /** `variant/metric` of the guardrails whose start of failing was already recorded in this iteration. */
+  failingAnnounced: string[];
+}

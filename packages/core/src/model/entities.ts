@@ -1,4 +1,4 @@
-import type { AnalysisSettings, EffectEstimate, ExperimentMetric, MetricVerdict } from '../experiments/analysis-model.ts';
+import type { AnalysisSettings, EffectEstimate, ExperimentMetric, ExperimentRunningState, GuardrailStatus, MetricVerdict } from '../experiments/analysis-model.ts';
 import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 /**
  * Tenancy, identity and experimentation records. These are internal records (camelCase);
@@ -204,6 +204,17 @@ export interface MetricStats {
   uncapped_mean?: number;
   cuped?: { theta: number; variance_reduction: number; balance_p_value: number | null } | null;
   verdict?: MetricVerdict;
+  /**
+   * With `analysis.sequential`: the relative effect's running always-valid test (the running
+   * minimum p-value and interval intersection over the iteration's looks; docs/statistics.md §9–§10)
+   * and that p-value after the experiment's correction. Absent otherwise.
+   */
+  sequential?: { estimate: number; ci_low: number | null; ci_high: number | null; p_value: number; adjusted_p_value: number | null } | null;
+  /** With the Bayesian engine: the relative effect's posterior (§12). Absent otherwise. */
+  bayesian?: { chance_to_win: number; risk_control: number; risk_treatment: number; ci_low: number; ci_high: number } | null;
+  /** For a guardrail metric: its status and the test against its margin (§13). Absent otherwise. */
+  guardrail_status?: GuardrailStatus | null;
+  guardrail?: { estimate: number; harm_p_value: number; non_inferiority_p_value: number; bound: number | null } | null;
 }
 
 export interface VariantResult {
@@ -224,6 +235,10 @@ export interface ExperimentResults {
   srmWarning?: boolean;
   /** The settings the results were computed with (absent in results stored before them). */
   analysis?: AnalysisSettings;
+  /** The sequential SRM check's always-valid p-value (docs/statistics.md §11); absent in results stored before it. */
+  sequentialSrmPValue?: number | null;
+  /** What the worker carries to its next look at the iteration; internal, never answered. */
+  runningState?: ExperimentRunningState | null;
   computedAtMs: number;
   nextRunAtMs: number;
   computationStatus: string;

@@ -6,11 +6,13 @@ import type { InMemoryState } from './in-memory-state.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Results travel through JSON as they do through jsonb, so the fake returns what PostgreSQL would. */
-const viaJson = (results: ExperimentResults): ExperimentResults => ({
+/** Results travel through JSON as they do through jsonb, so the fake returns what PostgreSQL would (null optional fields absent). */
+const viaJson = ({ runningState, sequentialSrmPValue, ...results }: ExperimentResults): ExperimentResults => ({
   ...results,
+  ...(sequentialSrmPValue == null ? {} : { sequentialSrmPValue }),
   variantResults: JSON.parse(JSON.stringify(results.variantResults)) as VariantResult[],
-  ...(results.analysis === undefined ? {} : { analysis: { ...results.analysis } }),
+  ...(results.analysis === undefined ? {} : { analysis: JSON.parse(JSON.stringify(results.analysis)) as ExperimentResults['analysis'] }),
+  ...(runningState == null ? {} : { runningState: JSON.parse(JSON.stringify(runningState)) as ExperimentResults['runningState'] }),
 });
 
 /** Latest results per experiment, in memory; saving needs the experiment to exist in the scope. */

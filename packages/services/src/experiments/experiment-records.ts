@@ -70,6 +70,8 @@ export interface ResultsRecord {
   srm_warning: boolean | null;
   /** The settings the results were computed with; null in results computed before them. */
   analysis: Required<AnalysisWire> | null;
+  /** The sequential SRM check's always-valid p-value; null when not testable or in results computed before it. */
+  sequential_srm_p_value: number | null;
 }
 
 /** A job as GET /v1/jobs/{job_id} shows it; the recompute answer is the first three fields. */
@@ -128,6 +130,7 @@ export const resultsRecord = (results: ExperimentResults, isStale: boolean): Res
   srm_p_value: results.srmPValue,
   srm_warning: results.srmWarning ?? null,
   analysis: results.analysis === undefined ? null : analysisWire(results.analysis),
+  sequential_srm_p_value: results.sequentialSrmPValue ?? null,
 });
 
 export const jobRecord = (job: StatsJob): JobRecord => ({

@@ -5,10 +5,12 @@ import {
   type ArmTotals,
   type ExperimentIteration,
   type ExperimentResults,
+  type ExperimentRunningState,
   type MetricValueType,
   type Repositories,
   type Rule,
 } from '@switchyard/core';
+import { recordChange } from '../audit/audit-trail.ts';
 
 /** computation_status of results computed over an iteration. */
 export const COMPUTATION_COMPLETED = 'completed';
@@ -25,6 +27,11 @@ export interface ResultsComputation {
 }
 
 const gone = (experimentId: string): DomainError => new DomainError('NOT_FOUND', `experiment ${experimentId} no longer exists`);
+
+/** The change-history action recorded when a guardrail starts failing (docs/workflow.md "Webhooks"). */
+export const GUARDRAIL_FAILING_ACTION = 'experiment.guardrail_failing';
+/** Who records it: the stats worker, not a caller. */
+const STATS_ACTOR = { type: 'system', id: 'stats' } as const;
 
 /** The current iteration: the latest one, running or not. */
 const latest = (iterations: ExperimentIteration[]): ExperimentIteration | null =>
@@ -43,15 +50,20 @@ const latest = (iterations: ExperimentIteration[]): ExperimentIteration | null =
  *    something new;
  * 4. the statistics (@switchyard/stats analyseExperiment, docs/statistics.md): each variant
  *    against the control per metric, corrections, verdicts, the sample-ratio test;
+ *    Each recompute is a look of the sequential tests: the states carried from the previous look
+ *    at the same iteration (saved with the results, `runningState`) are folded forward, unless the
+ *    running settings changed since (then they start again, runningSettingsKey);
  * 5. save, stamped with the instant the computation STARTED: anything received after it makes the
- *    results stale, including rows that landed while the aggregation ran.
+ *    results stale, including rows that landed while the aggregation ran. A guardrail whose status
+ *    became `failing` records a change-history entry (`experiment.guardrail_failing`, so a webhook
+ *    can announce it), once per iteration and metric, in the same transaction as the results.
  */
 export class ResultsComputer implements ResultsComputation {
   private readonly intervalMs: number;
   private readonly now: () => number;
 
   constructor(
-    private readonly repos: Pick<Repositories, 'experiments' | 'flags' | 'eventDefinitions' | 'experimentData' | 'results'>,
+    private readonly repos: Pick<Repositories, 'experiments' | 'flags' | 'eventDefinitions' | 'experimentData' | 'results' | 'unitOfWork'>,
     options: { intervalMs?: number; now?: () => number } = {},
   ) {
     this.intervalMs = options.intervalMs ?? DEFAULT_STATS_INTERVAL_MS;
@@ -89,15 +101,36 @@ export class ResultsComputer implements ResultsComputation {
 
     // Loaded by the first computation, not by every server start: its distributions (stdlib's t
     // and chi-squared CDFs, ~100 small CommonJS packages) are ~0.25 s of CPU to load.
-    const { analyseExperiment, plannedWeights } = await import('@switchyard/stats');
+    const { analyseExperiment, plannedWeights, runningSettingsKey } = await import('@switchyard/stats');
     const buckets = rule?.allocation?.buckets ?? null;
     const weights = buckets === null ? experiment.variantKeys.map(() => 0) : plannedWeights(buckets, experiment.variantKeys);
+    // The states of the previous look at this iteration (docs/statistics.md §10).
+    const settingsKey = runningSettingsKey(experiment.metrics, experiment.analysis);
+    const carried = iteration === null ? null : ((await this.repos.results.get(scope, experimentId))?.runningState ?? null);
+    const sameIteration = carried !== null && iteration !== null && carried.iterationId === iteration.id;
+    const previous = sameIteration && carried.settings === settingsKey ? carried : null;
     const computed = analyseExperiment({
       arms: arms.map((arm, i) => ({ ...arm, plannedWeight: weights[i] ?? 0 })),
       controlVariantKey: experiment.controlVariantKey,
       metrics: experiment.metrics,
       settings: experiment.analysis,
+      previous,
+      atEnd: iteration !== null && iteration.endedAtMs !== 0,
     });
+    // Guardrails failing now whose start was not yet recorded in this iteration (whatever the settings since).
+    const announced = sameIteration ? carried.failingAnnounced : [];
+    const failing = new Map<string, string[]>();
+    for (const variant of computed.variantResults) {
+      for (const [key, stats] of Object.entries(variant.metricStats)) {
+        if (stats.guardrail_status === 'failing' && !announced.includes(key)) failing.set(key, [...(failing.get(key) ?? []), variant.variantKey]);
+      }
+    }
+    const runningState: ExperimentRunningState | null = iteration === null ? null : {
+      iterationId: iteration.id,
+      settings: settingsKey,
+      ...computed.running,
+      failingAnnounced: [...announced, ...failing.keys()],
+    };
     const results: ExperimentResults = {
       experimentId,
       iterationId: iteration?.id ?? null,
@@ -110,9 +143,38 @@ export class ResultsComputer implements ResultsComputation {
       // Only running experiments are on the schedule.
       nextRunAtMs: experiment.status === 'EXPERIMENT_STATUS_ACTIVE' ? computedAtMs + this.intervalMs : 0,
       computationStatus: iteration === null ? COMPUTATION_NO_ITERATION : COMPUTATION_COMPLETED,
+      sequentialSrmPValue: buckets === null ? null : computed.sequentialSrmPValue,
+      runningState,
     };
     try {
-      await this.repos.results.save(scope, results);
+      if (failing.size === 0) await this.repos.results.save(scope, results);
+      else {
+        await this.repos.unitOfWork.run(async (tx) => {
+          await tx.results.save(scope, results);
+          for (const [metricKey, variantKeys] of failing) {
+            const metric = experiment.metrics.find((m) => m.key === metricKey);
+            await recordChange(tx, STATS_ACTOR, {
+              orgId: scope.orgId,
+              action: GUARDRAIL_FAILING_ACTION,
+              resourceType: 'experiment',
+              resourceId: experimentId,
+              projectId: scope.projectId,
+              environmentId: scope.environmentId,
+              details: {
+                experiment_name: experiment.name,
+                iteration_id: iteration?.id ?? null,
+                metric_key: metricKey,
+                margin: metric?.guardrail?.margin ?? null,
+                margin_kind: metric?.guardrail?.marginKind ?? null,
+                variants: variantKeys.map((variantKey) => {
+                  const stats = computed.variantResults.find((v) => v.variantKey === variantKey)?.metricStats[metricKey];
+                  return { variant_key: variantKey, estimate: stats?.guardrail?.estimate ?? null, harm_p_value: stats?.guardrail?.harm_p_value ?? null, bound: stats?.guardrail?.bound ?? null };
+                }),
+              },
+            }, computedAtMs);
+          }
+        });
+      }
     } catch (error) {
       // Deleted while the aggregation ran.
       if (isDomainError(error) && error.code === 'NOT_FOUND') throw gone(experimentId);

@@ -34,14 +34,17 @@ const input = (overrides: Partial<ExperimentInput> = {}): ExperimentInput => ({
 const RICH_METRICS: ExperimentMetric[] = [
   {
     kind: 'event', key: 'capped-revenue', eventKey: 'revenue', aggregation: 'mean', windowMs: 86_400_000, direction: 'decrease',
-    capping: { kind: 'percentile', lower: null, upper: 0.99, ignoreZeros: true }, cuped: { lookbackMs: 604_800_000 }, guardrail: true,
+    capping: { kind: 'percentile', lower: null, upper: 0.99, ignoreZeros: true }, cuped: { lookbackMs: 604_800_000 }, guardrail: { margin: 0.02, marginKind: 'relative' },
   },
   {
     kind: 'ratio', key: 'revenue-per-click', numerator: { eventKey: 'revenue', aggregation: 'sum', windowMs: null },
-    denominator: { eventKey: 'clicks', aggregation: 'count', windowMs: 3_600_000 }, direction: 'increase', cuped: null, guardrail: false,
+    denominator: { eventKey: 'clicks', aggregation: 'count', windowMs: 3_600_000 }, direction: 'increase', cuped: null, guardrail: null,
   },
 ];
-const RICH_ANALYSIS = { alpha: 0.1, sides: 'one', relativeInterval: 'fieller', correction: 'holm', correctionFamily: 'per_metric', srmThreshold: 0.01, srmMinExpected: 0 } as const;
+const RICH_ANALYSIS = {
+  alpha: 0.1, sides: 'one', relativeInterval: 'fieller', correction: 'holm', correctionFamily: 'per_metric', srmThreshold: 0.01, srmMinExpected: 0,
+  engine: 'bayesian', sequential: { tuningN: 10_000 }, hybrid: true, prior: { mean: 0, sd: 0.05 },
+} as const;
 
 /** The stored form of an input: metricKeys are the metrics' keys. */
 const stored = (value: ExperimentInput) => ({ ...value, metricKeys: value.metrics.map((metric) => metric.key) });
@@ -301,6 +304,26 @@ export function resultsRepositoryContract(name: string, makeRepos: MakeEventExpe
         const read = await repos.results.get(scopes.env, experiment.id);
         assert.deepEqual(read, without);
         assert.ok(read && !('srmWarning' in read) && !('analysis' in read));
+      }));
+
+    test('the running state and the sequential SRM p-value round-trip; null reads back absent', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const experiment = await repos.experiments.create(scopes.env, input());
+        await repos.experiments.transition(scopes.env, experiment.id, { from: DRAFT, to: ACTIVE, atMs: 10 });
+        const [iteration] = await repos.experiments.listIterations(scopes.env, experiment.id);
+        const runningState = {
+          iterationId: iteration!.id,
+          settings: 'a=0.05',
+          sequential: { treatment: { revenue: { looks: 2, estimate: 0.1, p_value: 0.01, ci_low: 0.02, ci_high: null, disjoint: false } } },
+          guardrails: { treatment: { latency: { estimate: -0.1, harm_p_value: 0.3, non_inferiority_p_value: 0.2, bound: -0.4, status: 'warning' as const } } },
+          srm: { looks: 2, max_log_e_value: 1.5, p_value: Math.exp(-1.5) },
+          failingAnnounced: ['treatment/latency'],
+        };
+        const saved: ExperimentResults = { ...resultsFor(experiment.id, iteration!.id), sequentialSrmPValue: 0.25, runningState };
+        await repos.results.save(scopes.env, saved);
+        assert.deepEqual(await repos.results.get(scopes.env, experiment.id), saved);
+        await repos.results.save(scopes.env, { ...saved, sequentialSrmPValue: null, runningState: null });
+        assert.deepEqual(await repos.results.get(scopes.env, experiment.id), resultsFor(experiment.id, iteration!.id));
       }));
 
     test('results are invisible outside the scope and cannot be saved for a foreign experiment', () =>

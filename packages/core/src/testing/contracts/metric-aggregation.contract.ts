@@ -83,10 +83,10 @@ async function seedDataset(repos: ExperimentDataRepositories, scopes: Experiment
 }
 
 const eventMetric = (key: string, eventKey: string, aggregation: MetricSource['aggregation'], extra: Partial<EventMetric> = {}): EventMetric => ({
-  kind: 'event', key, eventKey, aggregation, windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: false, ...extra,
+  kind: 'event', key, eventKey, aggregation, windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null, ...extra,
 });
 const ratioMetric = (key: string, numerator: MetricSource, denominator: MetricSource, extra: Partial<RatioMetric> = {}): RatioMetric => ({
-  kind: 'ratio', key, numerator, denominator, direction: 'increase', cuped: null, guardrail: false, ...extra,
+  kind: 'ratio', key, numerator, denominator, direction: 'increase', cuped: null, guardrail: null, ...extra,
 });
 
 const query = (metrics: ExperimentMetric[], extra: Partial<MetricAggregateQuery> = {}): MetricAggregateQuery => ({

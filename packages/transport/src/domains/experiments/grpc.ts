@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import {
   analysisWire,
   invalidArgument,
+  type AnalysisSettings,
   type AnalysisWire,
   type EnvironmentScope,
   type ExperimentResults,
@@ -58,6 +59,7 @@ interface MetricMessage {
   cuped: { lookback_ms?: number } | null;
   guardrail: boolean;
   ratio: { numerator: MetricSourceMessage | null; denominator: MetricSourceMessage | null } | null;
+  guardrail_margin: { margin: number; margin_kind: string } | null;
 }
 interface AnalysisMessage {
   alpha?: number;
@@ -67,14 +69,30 @@ interface AnalysisMessage {
   correction_family: string;
   srm_threshold?: number;
   srm_min_expected?: number;
+  engine: string;
+  sequential: { tuning_n?: number | string } | null;
+  hybrid: boolean;
+  prior: { mean: number; sd: number } | null;
 }
 interface ExperimentRef {
   environment_id: string;
   experiment_id: string;
 }
 
-/** The gRPC Experiment carries the same fields as the REST record (nulls serialise as unset). */
-const experimentMessage = experimentRecord;
+/**
+ * The gRPC Experiment carries the same fields as the REST record (nulls serialise as unset), except
+ * a metric's guardrail: the bool `guardrail` plus the `guardrail_margin` message.
+ */
+const experimentMessage = (experiment: Parameters<typeof experimentRecord>[0]) => {
+  const record = experimentRecord(experiment);
+  return {
+    ...record,
+    metrics: record.metrics.map((metric) => {
+      const margin = metric.guardrail;
+      return { ...metric, guardrail: typeof margin === 'object' && margin !== null, guardrail_margin: typeof margin === 'object' && margin !== null ? margin : undefined };
+    }),
+  };
+};
 
 /** proto3 strings are "" when unset: "" is "not sent" on the wire shape core parses. */
 const text = (value: string | undefined): string | undefined => (value === '' ? undefined : value);
@@ -95,7 +113,8 @@ const metricWireOf = (metric: MetricMessage): MetricWire =>
     direction: text(metric.direction),
     capping: metric.capping && { kind: text(metric.capping.kind), lower: metric.capping.lower, upper: metric.capping.upper, ignore_zeros: metric.capping.ignore_zeros },
     cuped: metric.cuped && { lookback_ms: metric.cuped.lookback_ms },
-    guardrail: metric.guardrail,
+    // guardrail_margin gives the margin; the bool alone is a margin-0 guardrail (REST's `true`).
+    guardrail: metric.guardrail_margin ? { margin: metric.guardrail_margin.margin, margin_kind: text(metric.guardrail_margin.margin_kind) } : metric.guardrail,
     ratio: metric.ratio && { numerator: sourceWire(metric.ratio.numerator), denominator: sourceWire(metric.ratio.denominator) },
   }) as MetricWire;
 
@@ -108,6 +127,10 @@ const analysisWireOf = (analysis: AnalysisMessage): AnalysisWire =>
     correction_family: text(analysis.correction_family),
     srm_threshold: analysis.srm_threshold,
     srm_min_expected: analysis.srm_min_expected,
+    engine: text(analysis.engine),
+    sequential: analysis.sequential && { tuning_n: analysis.sequential.tuning_n === undefined ? undefined : Number(analysis.sequential.tuning_n) },
+    hybrid: analysis.hybrid,
+    prior: analysis.prior && { mean: analysis.prior.mean, sd: analysis.prior.sd },
   }) as AnalysisWire;
 
 /** JSON nulls become unset `optional` fields. */
@@ -128,6 +151,10 @@ const metricStatsMessage = (stats: MetricStats) => ({
   uncapped_mean: stats.uncapped_mean,
   cuped: stats.cuped ?? undefined,
   verdict: stats.verdict ?? '',
+  sequential: stats.sequential ? { ...stats.sequential, ci_low: orUnset(stats.sequential.ci_low), ci_high: orUnset(stats.sequential.ci_high), adjusted_p_value: orUnset(stats.sequential.adjusted_p_value) } : undefined,
+  bayesian: stats.bayesian ?? undefined,
+  guardrail_status: stats.guardrail_status ?? '',
+  guardrail: stats.guardrail ? { ...stats.guardrail, bound: orUnset(stats.guardrail.bound) } : undefined,
 });
 
 const resultsMessage = (results: ExperimentResults, isStale: boolean) => ({
@@ -146,8 +173,15 @@ const resultsMessage = (results: ExperimentResults, isStale: boolean) => ({
   computation_status: results.computationStatus,
   srm_p_value: orUnset(results.srmPValue),
   srm_warning: results.srmWarning,
-  analysis: results.analysis === undefined ? undefined : analysisWire(results.analysis),
+  analysis: results.analysis === undefined ? undefined : analysisMessage(results.analysis),
+  sequential_srm_p_value: orUnset(results.sequentialSrmPValue ?? null),
 });
+
+/** Analysis settings as the Analysis message: null sub-messages unset. */
+const analysisMessage = (analysis: AnalysisSettings) => {
+  const wire = analysisWire(analysis);
+  return { ...wire, sequential: wire.sequential ?? undefined, prior: wire.prior ?? undefined };
+};
 
 /** The fields of a request's Experiment that are set (or named in `mask`), as the REST body. */
 function bodyOf(message: ExperimentMessage | null | undefined, mask: readonly string[] = []): ExperimentBody {

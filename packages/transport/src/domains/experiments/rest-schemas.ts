@@ -52,15 +52,34 @@ const metricRecordSchema = {
       properties: { kind: { type: 'string', enum: ['absolute', 'percentile'] }, lower: nullableNumber, upper: nullableNumber, ignore_zeros: { type: 'boolean' } },
     },
     cuped: { type: ['object', 'null'], required: ['lookback_ms'], properties: { lookback_ms: { type: 'integer' } } },
-    guardrail: { type: 'boolean' },
+    guardrail: {
+      type: ['object', 'null'],
+      required: ['margin', 'margin_kind'],
+      description: 'null: not a guardrail. A guardrail is tested for harm beyond `margin` (≥ 0) on the relative (0.02 = 2 %) or absolute effect; requests also accept `true` (margin 0, relative) and `false`.',
+      properties: { margin: { type: 'number' }, margin_kind: { type: 'string', enum: ['relative', 'absolute'] } },
+    },
     ratio: { type: 'object', required: ['numerator', 'denominator'], properties: { numerator: metricSourceSchema, denominator: metricSourceSchema } },
   },
 } as const;
 
 const analysisRecordSchema = {
   type: 'object',
-  required: ['alpha', 'sides', 'relative_interval', 'correction', 'correction_family', 'srm_threshold', 'srm_min_expected'],
+  required: ['alpha', 'sides', 'relative_interval', 'correction', 'correction_family', 'srm_threshold', 'srm_min_expected', 'engine', 'sequential', 'hybrid', 'prior'],
   properties: {
+    engine: { type: 'string', enum: ['frequentist', 'bayesian'], description: 'Which engine the verdicts read (docs/statistics.md §8, §12).' },
+    sequential: {
+      type: ['object', 'null'],
+      required: ['tuning_n'],
+      description: 'Always-valid (sequential) testing tuned for a planned sample of tuning_n participants (both arms); null: fixed-horizon only.',
+      properties: { tuning_n: { type: 'integer' } },
+    },
+    hybrid: { type: 'boolean', description: 'With sequential: α/2 sequential while running plus α/2 fixed-horizon once the iteration ended.' },
+    prior: {
+      type: ['object', 'null'],
+      required: ['mean', 'sd'],
+      description: 'Bayesian engine: a N(mean, sd²) prior on the relative effect; null: flat.',
+      properties: { mean: { type: 'number' }, sd: { type: 'number' } },
+    },
     alpha: { type: 'number' },
     sides: { type: 'string', enum: ['two', 'one'] },
     relative_interval: { type: 'string', enum: ['delta', 'fieller'] },
@@ -75,14 +94,16 @@ const metricBodySchema = {
   type: 'object',
   description:
     '`{key?, event_key, aggregation, window_ms?, direction?, capping?: {kind, lower?, upper?, ignore_zeros?}, cuped?: {lookback_ms?}, guardrail?}` ' +
-    '(key defaults to event_key) or `{key, ratio: {numerator: {event_key, aggregation, window_ms?}, denominator: {...}}, direction?, cuped?, guardrail?}`.',
+    '(key defaults to event_key) or `{key, ratio: {numerator: {event_key, aggregation, window_ms?}, denominator: {...}}, direction?, cuped?, guardrail?}`; ' +
+    '`guardrail` is a boolean or `{margin?, margin_kind?: "relative" | "absolute"}`.',
 } as const;
 
 const analysisBodySchema = {
   type: ['object', 'null'],
   description:
     'Analysis settings; a missing field takes its default (alpha 0.05, sides two, relative_interval delta, correction none, correction_family all, ' +
-    'srm_threshold 0.001, srm_min_expected 5). Replaces the stored settings as a whole. Changes in any status.',
+    'srm_threshold 0.001, srm_min_expected 5, engine frequentist, sequential null (`{}`: tuning_n 5000), hybrid false, prior null). ' +
+    'Replaces the stored settings as a whole. Changes in any status.',
 } as const;
 
 export const experimentParams = {
@@ -202,6 +223,25 @@ const metricStatsSchema = {
       properties: { theta: { type: 'number' }, variance_reduction: { type: 'number' }, balance_p_value: nullableNumber },
     },
     verdict: { type: 'string', enum: ['better', 'worse', 'inconclusive', 'not_enough_data'] },
+    sequential: {
+      type: ['object', 'null'],
+      required: ['estimate', 'ci_low', 'ci_high', 'p_value', 'adjusted_p_value'],
+      description: "With analysis.sequential: the relative effect's running always-valid test (the running minimum p-value and interval intersection over the iteration's looks).",
+      properties: { estimate: { type: 'number' }, ci_low: nullableNumber, ci_high: nullableNumber, p_value: { type: 'number' }, adjusted_p_value: nullableNumber },
+    },
+    bayesian: {
+      type: ['object', 'null'],
+      required: ['chance_to_win', 'risk_control', 'risk_treatment', 'ci_low', 'ci_high'],
+      description: 'With the bayesian engine: the relative effect\'s posterior: chance to win, expected losses of keeping the control and of shipping the treatment, credible interval.',
+      properties: { chance_to_win: { type: 'number' }, risk_control: { type: 'number' }, risk_treatment: { type: 'number' }, ci_low: { type: 'number' }, ci_high: { type: 'number' } },
+    },
+    guardrail_status: { type: ['string', 'null'], enum: ['ok', 'warning', 'failing', null], description: 'A guardrail metric\'s status against its margin.' },
+    guardrail: {
+      type: ['object', 'null'],
+      required: ['estimate', 'harm_p_value', 'non_inferiority_p_value', 'bound'],
+      description: 'A guardrail metric\'s one-sided tests against its margin (running values when sequential).',
+      properties: { estimate: { type: 'number' }, harm_p_value: { type: 'number' }, non_inferiority_p_value: { type: 'number' }, bound: nullableNumber },
+    },
   },
 } as const;
 
@@ -230,6 +270,7 @@ export const resultsSchema = {
     computation_status: { type: 'string', description: '`completed`, or `no_iteration` for an experiment that never ran.' },
     srm_p_value: { ...nullableNumber, description: "Sample-ratio mismatch: chi-squared p of the participant counts against the flag's planned split." },
     srm_warning: { type: ['boolean', 'null'], description: 'srm_p_value below the srm_threshold with enough participants expected; null in results computed before it.' },
+    sequential_srm_p_value: { ...nullableNumber, description: 'The sequential SRM check (Dirichlet–multinomial e-value): an always-valid p-value, valid however often it is read; null when not testable.' },
     analysis: { ...analysisRecordSchema, type: ['object', 'null'], description: 'The settings the results were computed with; null in results computed before them.' },
   },
 } as const;
