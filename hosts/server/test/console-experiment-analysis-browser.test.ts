@@ -272,18 +272,19 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     assert.equal(answered.control_variant_key, 'baseline');
     assert.equal(answered.rule_id, 'split-all');
     assert.deepEqual(answered.metric_keys, ['purchase', 'revenue-per-purchase', 'latency']);
+    // Stored guardrails answer as their margin, or null (docs/contract.md).
     assert.deepEqual(answered.metrics, [
-      { key: 'purchase', event_key: 'purchase', aggregation: 'conversion', window_ms: 7 * DAY, direction: 'increase', capping: null, cuped: { lookback_ms: 7 * DAY }, guardrail: false },
+      { key: 'purchase', event_key: 'purchase', aggregation: 'conversion', window_ms: 7 * DAY, direction: 'increase', capping: null, cuped: { lookback_ms: 7 * DAY }, guardrail: null },
       {
         key: 'revenue-per-purchase',
         ratio: { numerator: { event_key: 'revenue', aggregation: 'sum', window_ms: null }, denominator: { event_key: 'purchase', aggregation: 'count', window_ms: null } },
         direction: 'increase',
         cuped: null,
-        guardrail: false,
+        guardrail: null,
       },
-      { key: 'latency', event_key: 'latency', aggregation: 'mean', window_ms: null, direction: 'decrease', capping: { kind: 'absolute', lower: null, upper: 5000, ignore_zeros: false }, cuped: null, guardrail: true },
+      { key: 'latency', event_key: 'latency', aggregation: 'mean', window_ms: null, direction: 'decrease', capping: { kind: 'absolute', lower: null, upper: 5000, ignore_zeros: false }, cuped: null, guardrail: { margin: 0, margin_kind: 'relative' } },
     ]);
-    assert.deepEqual(answered.analysis, { alpha: 0.1, sides: 'one', relative_interval: 'fieller', correction: 'benjamini_hochberg', correction_family: 'per_variant', srm_threshold: 0.01, srm_min_expected: 5 });
+    assert.deepEqual(answered.analysis, { alpha: 0.1, sides: 'one', relative_interval: 'fieller', correction: 'benjamini_hochberg', correction_family: 'per_variant', srm_threshold: 0.01, srm_min_expected: 5, engine: 'frequentist', sequential: null, hybrid: false, prior: null });
 
     // In DRAFT the page edits all of it. A percentile cap of 1.5 is refused by the API, in its words and code.
     const setup = page.getByRole('form', { name: 'Experiment setup' });
