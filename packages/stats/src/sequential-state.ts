@@ -7,26 +7,13 @@
  * can never un-declare what an earlier one found.
  */
 import type { AlwaysValidResult } from './sequential.ts';
+import type { SequentialRunning } from '@switchyard/core';
 
-/** The persisted state, per (iteration, treatment, metric, effect). JSON-safe: numbers, null, booleans. */
-export interface SequentialRunningState {
-  /** Looks folded in so far (a look with no computable result is not counted). */
-  looks: number;
-  /** The latest look's estimate (the point estimate is not intersected). */
-  estimate: number;
-  /** inf over the looks of the always-valid p-value. */
-  p_value: number;
-  /** max over the looks of the lower bound (null: unbounded below at every look). */
-  ci_low: number | null;
-  /** min over the looks of the upper bound (null: unbounded above at every look). */
-  ci_high: number | null;
-  /**
-   * True once a look's interval missed the running intersection entirely. Under the model that
-   * happens with probability ≤ α; in practice it means the effect drifted over time (or the
-   * variance estimate was off). The intersection then restarts from that look's interval.
-   */
-  disjoint: boolean;
-}
+/**
+ * The persisted state, per (iteration, treatment, metric, effect): core's SequentialRunning (the
+ * results store keeps it), with its fields' meaning documented there.
+ */
+export type SequentialRunningState = SequentialRunning;
 
 /**
  * Folds one look into the state:

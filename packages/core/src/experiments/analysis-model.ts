@@ -216,11 +216,21 @@ export type GuardrailStatus = 'ok' | 'warning' | 'failing';
 
 /** An always-valid test carried across looks (docs/statistics.md §10; @switchyard/stats SequentialRunningState). */
 export interface SequentialRunning {
+  /** Looks folded in so far (a look with no computable result is not counted). */
   looks: number;
+  /** The latest look's estimate (the point estimate is not intersected). */
   estimate: number;
+  /** inf over the looks of the always-valid p-value. */
   p_value: number;
+  /** max over the looks of the lower bound (null: unbounded below at every look). */
   ci_low: number | null;
+  /** min over the looks of the upper bound (null: unbounded above at every look). */
   ci_high: number | null;
+  /**
+   * True once a look's interval missed the running intersection entirely. Under the model that
+   * happens with probability ≤ α; in practice it means the effect drifted over time (or the
+   * variance estimate was off). The intersection then restarts from that look's interval.
+   */
   disjoint: boolean;
 }
 
