@@ -93,21 +93,20 @@ export class ScheduledChangeWorker {
   }
 
   /** Applies due schedules until none is left (or maxPerPass); returns how each ended. */
-  async runDue(): Promise<ScheduledChangeOutcome[]> {
-    const outcomes: ScheduledChangeOutcome[] = [];
-    while (!this.stopping && outcomes.length < this.maxPerPass) {
-      const outcome = await this.runNext();
-      if (!outcome) break;
-      outcomes.push(outcome);
-    }
-    return outcomes;
+  runDue(): Promise<ScheduledChangeOutcome[]> {
+    return this.drain(() => this.runNext());
   }
 
   /** Applies (or marks conflicted) due scheduled change requests until none is left (or maxPerPass). */
-  async runDueRequests(): Promise<ScheduledRequestOutcome[]> {
-    const outcomes: ScheduledRequestOutcome[] = [];
+  runDueRequests(): Promise<ScheduledRequestOutcome[]> {
+    return this.drain(() => this.runNextRequest());
+  }
+
+  /** Takes `next` until it finds nothing due, the worker stops, or maxPerPass is reached. */
+  private async drain<T>(next: () => Promise<T | null>): Promise<T[]> {
+    const outcomes: T[] = [];
     while (!this.stopping && outcomes.length < this.maxPerPass) {
-      const outcome = await this.runNextRequest();
+      const outcome = await next();
       if (!outcome) break;
       outcomes.push(outcome);
     }
