@@ -28,7 +28,7 @@ const isPrincipal = (acting: Acting): acting is Principal => 'kind' in acting;
  * The audit actor of a caller. A user's email is read in the same transaction, so the entry names
  * the address the account had when it acted (an account may change later or be gone).
  */
-async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor> {
+export async function actorFor(repos: Repositories, acting: Acting): Promise<AuditActor> {
   if (!isPrincipal(acting)) return acting;
   // A token is named as it was called when it acted (a name is all a reader can recognise).
   if (acting.kind === 'api_token') return { type: 'api_token', id: acting.tokenId, name: acting.name };

@@ -23,7 +23,7 @@ import {
   type ScheduledChangeStatus,
 } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
-import { recordChange, type Acting } from '../audit/audit-trail.ts';
+import { actorFor, recordChange, type Acting } from '../audit/audit-trail.ts';
 import { userPrincipalOf } from '../auth/session-registry.ts';
 import { changeIntentOf } from '../audit/change-intent.ts';
 import { asShown } from '../flags/flag-state-checks.ts';
@@ -383,13 +383,10 @@ export class ScheduledChangeService {
   }
 
   private async actorOf(principal: Principal): Promise<AuditActor> {
-    if (principal.kind === 'user') {
-      const user = await this.repos.users.getById(principal.userId);
-      return user ? { type: 'user', id: principal.userId, email: user.email } : { type: 'user', id: principal.userId };
-    }
-    if (principal.kind === 'api_token') return { type: 'api_token', id: principal.tokenId, name: principal.name };
-    throw permissionDenied('only a person or an API token can schedule changes');
+    if (principal.kind !== 'user' && principal.kind !== 'api_token') throw permissionDenied('only a person or an API token can schedule changes');
+    return actorFor(this.repos, principal);
   }
+
 
   private async record(tx: Repositories, acting: Acting, change: ScheduledChange, action: string, before: ScheduledChange | null, after: ScheduledChange | null): Promise<void> {
     await recordChange(

@@ -37,7 +37,7 @@ import {
   type StoredChangeRequestStatus,
 } from '@switchyard/core';
 import { requireAllowed } from '../authorization.ts';
-import { recordChange } from '../audit/audit-trail.ts';
+import { actorFor, recordChange } from '../audit/audit-trail.ts';
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import { asShown } from '../flags/flag-state-checks.ts';
 import type { ScopeResolver } from '../scopes.ts';
@@ -455,13 +455,10 @@ export class ChangeRequestService {
   }
 
   private async actorOf(principal: Principal): Promise<AuditActor> {
-    if (principal.kind === 'user') {
-      const user = await this.repos.users.getById(principal.userId);
-      return user ? { type: 'user', id: principal.userId, email: user.email } : { type: 'user', id: principal.userId };
-    }
-    if (principal.kind === 'api_token') return { type: 'api_token', id: principal.tokenId, name: principal.name };
-    throw permissionDenied('only a person or an API token can schedule a change request');
+    if (principal.kind !== 'user' && principal.kind !== 'api_token') throw permissionDenied('only a person or an API token can schedule a change request');
+    return actorFor(this.repos, principal);
   }
+
 
   private async markConflicted(principal: Principal, scope: EnvironmentScope, current: StoredChangeRequest, conflict: string, policy: ApprovalPolicy): Promise<never> {
     await this.repos.unitOfWork.run(async (tx) => {
