@@ -357,7 +357,10 @@ describe('browser apps with the stock OpenFeature packages, in Chromium', { skip
     // Also the harness's own check: the bundle, the page and the provider work before any CORS answer does.
     const proxied = await startPageServer(bundle, ts.base);
     // The proxy passes the browser's Origin on (Chromium sends it with a same-origin POST): the page's own.
+    // Two keys, one per page below: the evaluation bucket is per (key, address), and a page that polls
+    // faster than the bucket refills (1 per second here) would meet a 429 on a slow machine.
     const key = await clientKey({ allowed_origins: [proxied.origin] });
+    const bootstrapKey = await clientKey({ allowed_origins: [proxied.origin] });
     try {
       const page = await openPage(proxied.origin);
       const started = await start(page, {
@@ -366,26 +369,26 @@ describe('browser apps with the stock OpenFeature packages, in Chromium', { skip
         // OFREP's other scheme for the key: the Authorization header, as a server-side proxy may send it.
         headers: [['Authorization', `Bearer ${key.raw}`]],
         context: { targetingKey: 'visitor-6', plan: 'pro' },
-        pollInterval: 300,
+        pollInterval: 1000,
         changeDetection: 'polling',
         reactFlag: 'headline',
       });
       assert.deepEqual(started, { ready: true });
       assert.equal((await read(page, 'headline')).value, 'pro-headline');
       await page.locator('#react-value', { hasText: 'pro-headline' }).waitFor({ timeout: 5000 });
-      await page.waitForFunction(() => (window as any).sy.calls.some((c: any) => c.status === 304), undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => (window as any).sy.calls.some((c: any) => c.status === 304), undefined, { timeout: 20_000 });
       await page.context().close();
 
       // Server-side rendering: the page starts from the answer its server rendered (no request, no
       // flash), and the next request goes to Switchyard.
       const bootstrapped = await openPage(proxied.origin);
       const bootstrap = { flags: [{ key: 'headline', value: 'rendered-by-the-server', variant: 'pro', reason: 'TARGETING_MATCH' }] };
-      const ready = await start(bootstrapped, { clientKey: key.raw, baseUrl: proxied.origin, headers: [['Authorization', `Bearer ${key.raw}`]], context: { targetingKey: 'visitor-6', plan: 'pro' }, pollInterval: 300, bootstrap });
+      const ready = await start(bootstrapped, { clientKey: bootstrapKey.raw, baseUrl: proxied.origin, headers: [['Authorization', `Bearer ${bootstrapKey.raw}`]], context: { targetingKey: 'visitor-6', plan: 'pro' }, pollInterval: 1000, bootstrap });
       assert.deepEqual(ready, { ready: true });
       assert.equal((await read(bootstrapped, 'headline')).value, 'rendered-by-the-server');
       assert.equal((await calls(bootstrapped)).length, 0, 'ready without a request');
-      await bootstrapped.waitForFunction(() => (window as any).sy.calls.some((c: any) => c.status === 200), undefined, { timeout: 10_000 });
-      await bootstrapped.waitForFunction(() => (window as any).sy.read('String', 'headline', 'x').value === 'pro-headline', undefined, { timeout: 5000 });
+      await bootstrapped.waitForFunction(() => (window as any).sy.calls.some((c: any) => c.status === 200), undefined, { timeout: 20_000 });
+      await bootstrapped.waitForFunction(() => (window as any).sy.read('String', 'headline', 'x').value === 'pro-headline', undefined, { timeout: 10_000 });
       await bootstrapped.context().close();
     } finally {
       await proxied.close();
