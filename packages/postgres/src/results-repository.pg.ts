@@ -38,7 +38,25 @@ export class PgResultsRepository implements ResultsRepository {
   constructor(private readonly sql: Sql) {}
 
   async save(scope: EnvironmentScope, results: ExperimentResults): Promise<void> {
+    const written = await this.write(scope, results, this.sql``);
+    if (written === 0) throw notFound('experiment', results.experimentId);
+  }
+
+  async saveIfUnchanged(scope: EnvironmentScope, results: ExperimentResults, previousComputedAtMs: number | null): Promise<boolean> {
+    // No row yet: the insert's conflict updates nothing. A row: only the one computed at previousComputedAtMs.
+    const condition = previousComputedAtMs === null ? this.sql`WHERE false` : this.sql`WHERE experiment_results.computed_at_ms = ${previousComputedAtMs}::int8`;
+    if ((await this.write(scope, results, condition)) > 0) return true;
     if (!validIds(scope, results.experimentId)) throw notFound('experiment', results.experimentId);
+    const [experiment] = await this.sql`
+      SELECT 1 FROM experiments
+      WHERE org_id = ${scope.orgId} AND project_id = ${scope.projectId} AND environment_id = ${scope.environmentId} AND id = ${results.experimentId}`;
+    if (!experiment) throw notFound('experiment', results.experimentId);
+    return false;
+  }
+
+  /** The upsert; `condition` guards its update (empty: always). Answers the rows written. */
+  private async write(scope: EnvironmentScope, results: ExperimentResults, condition: postgres.PendingQuery<postgres.Row[]>): Promise<number> {
+    if (!validIds(scope, results.experimentId)) return 0;
     const variantResults = this.sql.json(results.variantResults as unknown as postgres.JSONValue);
     const analysis = results.analysis === undefined ? null : this.sql.json(results.analysis as unknown as postgres.JSONValue);
     const runningState = results.runningState == null ? null : this.sql.json(results.runningState as unknown as postgres.JSONValue);
@@ -58,11 +76,12 @@ export class PgResultsRepository implements ResultsRepository {
           srm_p_value = EXCLUDED.srm_p_value, computed_at_ms = EXCLUDED.computed_at_ms,
           next_run_at_ms = EXCLUDED.next_run_at_ms, computation_status = EXCLUDED.computation_status,
           srm_warning = EXCLUDED.srm_warning, analysis = EXCLUDED.analysis,
-          running_state = EXCLUDED.running_state, sequential_srm_p_value = EXCLUDED.sequential_srm_p_value`,
+          running_state = EXCLUDED.running_state, sequential_srm_p_value = EXCLUDED.sequential_srm_p_value
+        ${condition}`,
       // A malformed iteration id is the only value the database can refuse here.
       { resource: 'results', parent: 'iteration' },
     );
-    if (written.count === 0) throw notFound('experiment', results.experimentId);
+    return written.count;
   }
 
   async get(scope: EnvironmentScope, experimentId: string): Promise<ExperimentResults | null> {

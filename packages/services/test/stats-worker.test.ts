@@ -65,6 +65,47 @@ describe('ResultsComputer', () => {
     assert.deepEqual(await w.repos.results.get(w.scope, experiment.id), results);
   });
 
+  test('two recomputes at once lose no look of the running tests: the one saving second folds in the first', async () => {
+    const created = await w.experiments.create(w.admin, w.scope, { flag_key: 'checkout', variant_keys: ['control', 'treatment'], metric_keys: ['clicks'], analysis: { sequential: {} } });
+    const experiment = await w.experiments.transition(w.admin, w.scope, created.id, { new_status: 'active' });
+    const t = Date.now() - 1000;
+    const exposures = [];
+    for (let i = 0; i < 6; i += 1) {
+      exposures.push({ flagKey: 'checkout', variantKey: 'control', contextType: 'user', contextKey: `c${i}`, timestampMs: t + 2000 });
+      exposures.push({ flagKey: 'checkout', variantKey: 'treatment', contextType: 'user', contextKey: `t${i}`, timestampMs: t + 2000 });
+    }
+    await w.repos.exposures.insert(w.scope, exposures);
+    await w.repos.events.insert(w.scope, ['c0', 'c1', 't0', 't1', 't2', 't3'].map((contextKey, i) => ({ metricKey: 'clicks', contextType: 'user', contextKey, value: i + 1, timestampMs: t + 2001 })));
+    // The later computation (started at 2000) reads the stored results (none), and before it saves,
+    // an earlier-started one (1000) runs through and saves its look.
+    const earlier = new ResultsComputer(w.repos, { now: () => 1000 });
+    let interleaved = false;
+    const results = new Proxy(w.repos.results, {
+      get(target, name, receiver) {
+        if (name !== 'saveIfUnchanged') return Reflect.get(target, name, receiver);
+        return async (...args: Parameters<typeof target.saveIfUnchanged>) => {
+          if (!interleaved) {
+            interleaved = true;
+            await earlier.compute(w.scope.orgId, experiment.id);
+          }
+          return target.saveIfUnchanged(...args);
+        };
+      },
+    });
+    const later = new ResultsComputer({ ...w.repos, results }, { now: () => 2000 });
+    const saved = await later.compute(w.scope.orgId, experiment.id);
+    assert.ok(interleaved);
+    assert.equal(saved.computedAtMs, 2000);
+    const stored = await w.repos.results.get(w.scope, experiment.id);
+    assert.equal(stored?.computedAtMs, 2000);
+    // Two looks folded: the earlier one's, then the later one's over it (one look each on its own).
+    assert.equal(stored?.runningState?.sequential.treatment?.clicks?.looks, 2);
+    // And a computation that started before the stored one does not replace it.
+    const stale = await new ResultsComputer(w.repos, { now: () => 1500 }).compute(w.scope.orgId, experiment.id);
+    assert.equal(stale.computedAtMs, 2000);
+    assert.equal((await w.repos.results.get(w.scope, experiment.id))?.runningState?.sequential.treatment?.clicks?.looks, 2);
+  });
+
   test('no planned split (no allocation rule) leaves srm_p_value null', async () => {
     const experiment = await activeExperiment();
     await w.repos.flags.updateState(w.scope, 'checkout', { rules: [] });

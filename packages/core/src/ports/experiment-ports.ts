@@ -52,6 +52,13 @@ export interface ExperimentRepository {
 export interface ResultsRepository {
   /** Replaces the stored results of the experiment. */
   save(scope: EnvironmentScope, results: ExperimentResults): Promise<void>;
+  /**
+   * Saves only while the stored results are still those computed at `previousComputedAtMs` (null:
+   * none stored yet), answering false when another computation saved in between: a compare-and-set,
+   * so two recomputes of one experiment running at once cannot drop a look of its running tests
+   * (docs/statistics.md §10). @throws NOT_FOUND as save does.
+   */
+  saveIfUnchanged(scope: EnvironmentScope, results: ExperimentResults, previousComputedAtMs: number | null): Promise<boolean>;
   get(scope: EnvironmentScope, experimentId: string): Promise<ExperimentResults | null>;
 }
 

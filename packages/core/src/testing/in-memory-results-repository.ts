@@ -31,6 +31,15 @@ export class InMemoryResultsRepository implements ResultsRepository {
     this.state.results.set(results.experimentId, { scope: storedScope, results: viaJson(results) });
   }
 
+  async saveIfUnchanged(scope: EnvironmentScope, results: ExperimentResults, previousComputedAtMs: number | null): Promise<boolean> {
+    if (!this.experimentInScope(scope, results.experimentId)) throw notFound('experiment', results.experimentId);
+    const stored = this.state.results.get(results.experimentId);
+    const unchanged = previousComputedAtMs === null ? stored === undefined : stored === undefined || stored.results.computedAtMs === previousComputedAtMs;
+    if (!unchanged) return false;
+    await this.save(scope, results);
+    return true;
+  }
+
   async get(scope: EnvironmentScope, experimentId: string): Promise<ExperimentResults | null> {
     if (!this.experimentInScope(scope, experimentId)) return null;
     const stored = this.state.results.get(experimentId);

@@ -3,6 +3,8 @@ import {
   isDomainError,
   studiedRule,
   type ArmTotals,
+  type EnvironmentScope,
+  type Experiment,
   type ExperimentIteration,
   type ExperimentResults,
   type ExperimentRunningState,
@@ -104,82 +106,120 @@ export class ResultsComputer implements ResultsComputation {
     const { analyseExperiment, plannedWeights, runningSettingsKey } = await import('@switchyard/stats');
     const buckets = rule?.allocation?.buckets ?? null;
     const weights = buckets === null ? experiment.variantKeys.map(() => 0) : plannedWeights(buckets, experiment.variantKeys);
-    // The states of the previous look at this iteration (docs/statistics.md §10).
-    const settingsKey = runningSettingsKey(experiment.metrics, experiment.analysis);
-    const carried = iteration === null ? null : ((await this.repos.results.get(scope, experimentId))?.runningState ?? null);
-    const sameIteration = carried !== null && iteration !== null && carried.iterationId === iteration.id;
-    const previous = sameIteration && carried.settings === settingsKey ? carried : null;
-    const computed = analyseExperiment({
-      arms: arms.map((arm, i) => ({ ...arm, plannedWeight: weights[i] ?? 0 })),
-      controlVariantKey: experiment.controlVariantKey,
-      metrics: experiment.metrics,
-      settings: experiment.analysis,
-      previous,
-      atEnd: iteration !== null && iteration.endedAtMs !== 0,
-    });
-    // Guardrails failing now whose start was not yet recorded in this iteration (whatever the settings since).
-    const announced = sameIteration ? carried.failingAnnounced : [];
-    const failing = new Map<string, string[]>();
-    for (const variant of computed.variantResults) {
-      for (const [key, stats] of Object.entries(variant.metricStats)) {
-        if (stats.guardrail_status === 'failing' && !announced.includes(key)) failing.set(key, [...(failing.get(key) ?? []), variant.variantKey]);
+    const analysis: LookInputs = { experiment, iteration, arms, weights, buckets, computedAtMs, intervalMs: this.intervalMs, analyseExperiment, runningSettingsKey };
+    // Compare-and-set against the results this look folds forward: a recompute that ran at the same
+    // time and saved first is folded in on the next attempt, so no look of the running tests is lost.
+    for (let attempt = 1; ; attempt++) {
+      const stored = await this.repos.results.get(scope, experimentId);
+      // A computation that started later has already saved: its look saw at least our data.
+      if (stored !== null && stored.computedAtMs > computedAtMs) return stored;
+      const { results, failing } = analyseLook(analysis, stored);
+      try {
+        if (await this.saveLook(scope, results, failing, experiment, stored?.computedAtMs ?? null)) return results;
+      } catch (error) {
+        // Deleted while the aggregation ran.
+        if (isDomainError(error) && error.code === 'NOT_FOUND') throw gone(experimentId);
+        throw error;
       }
+      if (attempt >= SAVE_ATTEMPTS) throw new Error(`results of experiment ${experimentId}: ${SAVE_ATTEMPTS} concurrent saves in a row, giving up this look`);
     }
-    const runningState: ExperimentRunningState | null = iteration === null ? null : {
-      iterationId: iteration.id,
-      settings: settingsKey,
-      ...computed.running,
-      failingAnnounced: [...announced, ...failing.keys()],
-    };
-    const results: ExperimentResults = {
-      experimentId,
-      iterationId: iteration?.id ?? null,
-      variantResults: computed.variantResults,
-      // Without a planned split there is nothing to test the counts against.
-      srmPValue: buckets === null ? null : computed.srmPValue,
-      srmWarning: buckets === null ? false : computed.srmWarning,
-      analysis: experiment.analysis,
-      computedAtMs,
-      // Only running experiments are on the schedule.
-      nextRunAtMs: experiment.status === 'EXPERIMENT_STATUS_ACTIVE' ? computedAtMs + this.intervalMs : 0,
-      computationStatus: iteration === null ? COMPUTATION_NO_ITERATION : COMPUTATION_COMPLETED,
-      sequentialSrmPValue: buckets === null ? null : computed.sequentialSrmPValue,
-      runningState,
-    };
-    try {
-      if (failing.size === 0) await this.repos.results.save(scope, results);
-      else {
-        await this.repos.unitOfWork.run(async (tx) => {
-          await tx.results.save(scope, results);
-          for (const [metricKey, variantKeys] of failing) {
-            const metric = experiment.metrics.find((m) => m.key === metricKey);
-            await recordChange(tx, STATS_ACTOR, {
-              orgId: scope.orgId,
-              action: GUARDRAIL_FAILING_ACTION,
-              resourceType: 'experiment',
-              resourceId: experimentId,
-              projectId: scope.projectId,
-              environmentId: scope.environmentId,
-              details: {
-                experiment_name: experiment.name,
-                iteration_id: iteration?.id ?? null,
-                metric_key: metricKey,
-                margin: metric?.guardrail?.margin ?? null,
-                margin_kind: metric?.guardrail?.marginKind ?? null,
-                variants: variantKeys.map((variantKey) => {
-                  const stats = computed.variantResults.find((v) => v.variantKey === variantKey)?.metricStats[metricKey];
-                  return { variant_key: variantKey, estimate: stats?.guardrail?.estimate ?? null, harm_p_value: stats?.guardrail?.harm_p_value ?? null, bound: stats?.guardrail?.bound ?? null };
-                }),
-              },
-            }, computedAtMs);
-          }
-        });
-      }
-    } catch (error) {
-      // Deleted while the aggregation ran.
-      if (isDomainError(error) && error.code === 'NOT_FOUND') throw gone(experimentId);
-      throw error;
-    }
-    return results;
   }
+
+  /** Saves the results and, in the same transaction, an entry per guardrail that started failing; false when the stored results changed since they were read. */
+  private async saveLook(scope: EnvironmentScope, results: ExperimentResults, failing: Map<string, string[]>, experiment: Experiment, previousComputedAtMs: number | null): Promise<boolean> {
+    if (failing.size === 0) return this.repos.results.saveIfUnchanged(scope, results, previousComputedAtMs);
+    return this.repos.unitOfWork.run(async (tx) => {
+      if (!(await tx.results.saveIfUnchanged(scope, results, previousComputedAtMs))) return false;
+      for (const [metricKey, variantKeys] of failing) {
+        const metric = experiment.metrics.find((m) => m.key === metricKey);
+        await recordChange(tx, STATS_ACTOR, {
+          orgId: scope.orgId,
+          action: GUARDRAIL_FAILING_ACTION,
+          resourceType: 'experiment',
+          resourceId: experiment.id,
+          projectId: scope.projectId,
+          environmentId: scope.environmentId,
+          details: {
+            experiment_name: experiment.name,
+            iteration_id: results.iterationId,
+            metric_key: metricKey,
+            margin: metric?.guardrail?.margin ?? null,
+            margin_kind: metric?.guardrail?.marginKind ?? null,
+            variants: variantKeys.map((variantKey) => {
+              const stats = results.variantResults.find((v) => v.variantKey === variantKey)?.metricStats[metricKey];
+              return { variant_key: variantKey, estimate: stats?.guardrail?.estimate ?? null, harm_p_value: stats?.guardrail?.harm_p_value ?? null, bound: stats?.guardrail?.bound ?? null };
+            }),
+          },
+        }, results.computedAtMs);
+      }
+      return true;
+    });
+  }
+}
+
+/** A concurrent save makes a look start again from the newer state; this many in a row fail the job (it is retried). */
+const SAVE_ATTEMPTS = 5;
+
+type StatsModule = typeof import('@switchyard/stats');
+
+/** What one look needs besides the state it folds forward: the aggregation is read once. */
+interface LookInputs {
+  experiment: Experiment;
+  iteration: ExperimentIteration | null;
+  arms: ArmTotals[];
+  weights: number[];
+  buckets: unknown[] | null;
+  computedAtMs: number;
+  /** The schedule's interval: the next run of a running experiment. */
+  intervalMs: number;
+  analyseExperiment: StatsModule['analyseExperiment'];
+  runningSettingsKey: StatsModule['runningSettingsKey'];
+}
+
+/** The statistics of one look, folding forward the running states of `stored` (the previous look, when at this iteration and these settings). */
+function analyseLook(inputs: LookInputs, stored: ExperimentResults | null): { results: ExperimentResults; failing: Map<string, string[]> } {
+  const { experiment, iteration, arms, weights, buckets, computedAtMs } = inputs;
+  // The states of the previous look at this iteration (docs/statistics.md §10).
+  const settingsKey = inputs.runningSettingsKey(experiment.metrics, experiment.analysis);
+  const carried = iteration === null ? null : (stored?.runningState ?? null);
+  const sameIteration = carried !== null && iteration !== null && carried.iterationId === iteration.id;
+  const previous = sameIteration && carried.settings === settingsKey ? carried : null;
+  const computed = inputs.analyseExperiment({
+    arms: arms.map((arm, i) => ({ ...arm, plannedWeight: weights[i] ?? 0 })),
+    controlVariantKey: experiment.controlVariantKey,
+    metrics: experiment.metrics,
+    settings: experiment.analysis,
+    previous,
+    atEnd: iteration !== null && iteration.endedAtMs !== 0,
+  });
+  // Guardrails failing now whose start was not yet recorded in this iteration (whatever the settings since).
+  const announced = sameIteration ? carried.failingAnnounced : [];
+  const failing = new Map<string, string[]>();
+  for (const variant of computed.variantResults) {
+    for (const [key, stats] of Object.entries(variant.metricStats)) {
+      if (stats.guardrail_status === 'failing' && !announced.includes(key)) failing.set(key, [...(failing.get(key) ?? []), variant.variantKey]);
+    }
+  }
+  const runningState: ExperimentRunningState | null = iteration === null ? null : {
+    iterationId: iteration.id,
+    settings: settingsKey,
+    ...computed.running,
+    failingAnnounced: [...announced, ...failing.keys()],
+  };
+  const results: ExperimentResults = {
+    experimentId: experiment.id,
+    iterationId: iteration?.id ?? null,
+    variantResults: computed.variantResults,
+    // Without a planned split there is nothing to test the counts against.
+    srmPValue: buckets === null ? null : computed.srmPValue,
+    srmWarning: buckets === null ? false : computed.srmWarning,
+    analysis: experiment.analysis,
+    computedAtMs,
+    // Only running experiments are on the schedule.
+    nextRunAtMs: experiment.status === 'EXPERIMENT_STATUS_ACTIVE' ? computedAtMs + inputs.intervalMs : 0,
+    computationStatus: iteration === null ? COMPUTATION_NO_ITERATION : COMPUTATION_COMPLETED,
+    sequentialSrmPValue: buckets === null ? null : computed.sequentialSrmPValue,
+    runningState,
+  };
+  return { results, failing };
 }

@@ -293,6 +293,21 @@ export function resultsRepositoryContract(name: string, makeRepos: MakeEventExpe
         assert.deepEqual(await repos.results.get(scopes.env, experiment.id), full);
       }));
 
+    test('saveIfUnchanged writes only over the results it names (none: only when none are stored); another scope is NOT_FOUND', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const experiment = await repos.experiments.create(scopes.env, input());
+        const at = (computedAtMs: number): ExperimentResults => ({ ...resultsFor(experiment.id, null), computedAtMs });
+        assert.equal(await repos.results.saveIfUnchanged(scopes.env, at(10), null), true, 'nothing stored: written');
+        assert.equal(await repos.results.saveIfUnchanged(scopes.env, at(20), null), false, 'something stored since');
+        assert.equal(await repos.results.saveIfUnchanged(scopes.env, at(20), 11), false, 'not the stored results');
+        assert.equal((await repos.results.get(scopes.env, experiment.id))?.computedAtMs, 10);
+        assert.equal(await repos.results.saveIfUnchanged(scopes.env, at(20), 10), true, 'over the stored results');
+        assert.deepEqual(await repos.results.get(scopes.env, experiment.id), at(20));
+        await assertRejectsWithCode(repos.results.saveIfUnchanged(foreignOrgScope(scopes.env, scopes.otherOrgEnv), at(30), 20), 'NOT_FOUND');
+        await assertRejectsWithCode(repos.results.saveIfUnchanged(scopes.env, { ...at(30), experimentId: UNKNOWN_ID }, null), 'NOT_FOUND');
+        assert.equal((await repos.results.get(scopes.env, experiment.id))?.computedAtMs, 20);
+      }));
+
     test('srmWarning and analysis round-trip; a save without them reads back without them', () =>
       inWorld(makeRepos, async ({ repos, scopes }) => {
         const experiment = await repos.experiments.create(scopes.env, input());
