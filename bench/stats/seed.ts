@@ -4,7 +4,7 @@
  * `INSERT ... SELECT ... FROM generate_series` — the database generates them, nothing is sent row by
  * row from Node.
  */
-import { DEFAULT_ANALYSIS, metricFromKey, type EnvironmentScope } from '../../packages/core/src/index.ts';
+import { DEFAULT_ANALYSIS, metricFromKey, type EnvironmentScope, type ExperimentMetric } from '../../packages/core/src/index.ts';
 import type { Sql } from '../../packages/postgres/src/connect.ts';
 import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
 
@@ -23,6 +23,7 @@ export interface SeededExperiment {
   experimentId: string;
   /** Distinct contexts exposed (each exposed twice when exposures = 2 × participants). */
   participants: number;
+  metrics: ExperimentMetric[];
 }
 
 /** Iteration start: every generated timestamp is after it. */
@@ -95,7 +96,7 @@ export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<Seeded
       for (const index of rebuilt) await tx.unsafe(index.definition.replace(' ON ONLY ', ' ON '));
     });
   }
-  return { scope, experimentId: experiment.id, participants };
+  return { scope, experimentId: experiment.id, participants, metrics: experiment.metrics };
 }
 
 /**

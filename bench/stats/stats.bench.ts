@@ -16,9 +16,15 @@
  * once with no stored participants (the iteration's first recompute builds them), once after
  * new rows arrived (the scheduled recompute: it re-reads only the participants with new rows).
  * Baseline, same run: a bare `SELECT count(*)` over the same events (the floor of any pass over them).
- * Also shown: the staleness probe every results read makes (`is_stale`).
+ * Also shown: the staleness probe every results read makes (`is_stale`), and issue 39's added cost:
+ * the statistics alone (analyseExperiment over the last recompute's aggregated arms) with the
+ * default analysis and with sequential + hybrid + the Bayesian engine + every metric a guardrail,
+ * folding each look into the previous one's state, as a scheduled recompute does.
  */
 import { loadavg } from 'node:os';
+import type { ArmTotals } from '../../packages/core/src/index.ts';
+import { DEFAULT_ANALYSIS } from '../../packages/core/src/index.ts';
+import { analyseExperiment, plannedWeights } from '../../packages/stats/src/index.ts';
 import { connect } from '../../packages/postgres/src/connect.ts';
 import { migrate } from '../../packages/postgres/src/migrate.ts';
 import { createPostgresRepositories } from '../../packages/postgres/src/repositories.ts';
@@ -42,6 +48,29 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
   return { ms: performance.now() - start, value };
 }
 
+/**
+ * The statistics of one recompute, timed alone (ms per call, medians of 5 batches of 200 calls):
+ * the default analysis, and every issue-39 reading on (each look folded into the previous state).
+ */
+function statisticsCost(arms: ArmTotals[], metrics: Parameters<typeof analyseExperiment>[0]['metrics']): { fixed: number[]; everything: number[] } {
+  const weights = plannedWeights([{ variant_key: 'control', weight_milli: 500 }, { variant_key: 'treatment', weight_milli: 500 }], arms.map((arm) => arm.variantKey));
+  const input = { arms: arms.map((arm, i) => ({ ...arm, plannedWeight: weights[i] ?? 0 })), controlVariantKey: 'control', previous: null, atEnd: false };
+  const guarded = metrics.map((metric) => ({ ...metric, guardrail: { margin: 0.01, marginKind: 'relative' as const } }));
+  const everything = { ...DEFAULT_ANALYSIS, engine: 'bayesian' as const, sequential: { tuningN: 5000 }, hybrid: true };
+  const batch = (analyse: () => void): number[] =>
+    Array.from({ length: 5 }, () => {
+      const start = performance.now();
+      for (let i = 0; i < 200; i += 1) analyse();
+      return (performance.now() - start) / 200;
+    });
+  const fixed = batch(() => analyseExperiment({ ...input, metrics, settings: DEFAULT_ANALYSIS }));
+  let state: ReturnType<typeof analyseExperiment>['running'] | null = null;
+  const all = batch(() => {
+    state = analyseExperiment({ ...input, metrics: guarded, settings: everything, previous: state }).running;
+  });
+  return { fixed, everything: all };
+}
+
 const database = await openBenchDatabase();
 const sql = connect(database.url, { poolSize: 4, applicationName: 'switchyard-bench-stats' });
 try {
@@ -56,6 +85,10 @@ try {
   console.log(`seeded in ${(seeding.ms / 1000).toFixed(1)} s, VACUUM ANALYZE ${(vacuum.ms / 1000).toFixed(1)} s`);
 
   const repos = createPostgresRepositories(sql);
+  // The arms the last aggregation answered, for the statistics-only rows below.
+  let lastArms: ArmTotals[] = [];
+  const aggregateMetrics = repos.experimentData.aggregateMetrics.bind(repos.experimentData);
+  repos.experimentData.aggregateMetrics = async (...args) => (lastArms = await aggregateMetrics(...args));
   const computer = new ResultsComputer(repos);
   const scope = seeded.scope;
   const baseline: number[] = [];
@@ -81,15 +114,20 @@ try {
     staleness.push((await timed(() => repos.experimentData.dataArrivedSince(scope, { flagKey: 'checkout', metricKeys: ['purchase', 'revenue', 'clicks'], sinceMs: computed.value.computedAtMs }))).ms);
   }
 
+  const statistics = statisticsCost(lastArms, seeded.metrics);
   const rows = [
     { name: 'baseline: SELECT count(*) over the events', runs: baseline },
     { name: 'first recompute (builds the stored participants)', runs: build },
     { name: `recompute after ${arrivals.events.toLocaleString('en-US')} events and ${arrivals.exposures.toLocaleString('en-US')} exposures arrived`, runs: recompute },
     { name: 'staleness probe (is_stale on a results read)', runs: staleness },
+    { name: 'statistics only, default analysis (per recompute)', runs: statistics.fixed },
+    { name: 'statistics only, sequential + hybrid + bayesian + guardrails', runs: statistics.everything },
   ];
   const base = median(baseline);
   const header = ['workload', 'median ms', 'min', 'max', 'vs baseline'];
-  const cells = rows.map((r) => [r.name, median(r.runs).toFixed(0), Math.min(...r.runs).toFixed(0), Math.max(...r.runs).toFixed(0), `${(median(r.runs) / base).toFixed(2)}x`]);
+  // Sub-10 ms rows (the statistics alone) to the microsecond.
+  const ms = (value: number) => value.toFixed(value < 10 ? 3 : 0);
+  const cells = rows.map((r) => [r.name, ms(median(r.runs)), ms(Math.min(...r.runs)), ms(Math.max(...r.runs)), `${(median(r.runs) / base).toFixed(r.runs === statistics.fixed || r.runs === statistics.everything ? 4 : 2)}x`]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   const loadAfter = loadavg()[0] ?? 0;
@@ -123,6 +161,9 @@ try {
       recompute_min_ms: Math.round(Math.min(...recompute)),
       recompute_max_ms: Math.round(Math.max(...recompute)),
       staleness_probe_ms: Number(median(staleness).toFixed(2)),
+      statistics_default_ms: Number(median(statistics.fixed).toFixed(3)),
+      statistics_issue39_ms: Number(median(statistics.everything).toFixed(3)),
+      issue39_added_share_of_recompute: Number(((median(statistics.everything) - median(statistics.fixed)) / median(recompute)).toFixed(5)),
       ratio_to_baseline: Number((median(recompute) / base).toFixed(2)),
       target_ms: 10_000,
       load_average: Number(loadAfter.toFixed(2)),
