@@ -4,7 +4,7 @@ import { formatPercent, intervalWords } from './results-reading.ts';
 
 export interface ForestRow {
   variant: string;
-  /** The relative effect against the control; null: none could be estimated. */
+  /** The relative effect against the control, with the interval the verdict reads; null: none could be estimated. */
   relative: Effect | null;
   verdict: MetricVerdict | undefined;
 }
@@ -21,7 +21,7 @@ const ARROW = 7;
  * line) against the zero line (no change). An unbounded side of an interval runs to the edge and
  * ends in an arrow; the figure's text says the same for readers who do not see the picture.
  */
-export function ForestPlot({ rows, labelledBy, describedBy }: { rows: ForestRow[]; labelledBy: string; describedBy?: string }) {
+export function ForestPlot({ rows, labelledBy, describedBy, intervalName = 'interval' }: { rows: ForestRow[]; labelledBy: string; describedBy?: string; intervalName?: string }) {
   const estimated = rows.flatMap((row) => (row.relative ? [{ estimate: row.relative.estimate, low: row.relative.ci_low, high: row.relative.ci_high }] : []));
   const scale = forestScale(estimated, LEFT, RIGHT);
   const height = TOP + rows.length * ROW_HEIGHT + 28;
@@ -56,7 +56,7 @@ export function ForestPlot({ rows, labelledBy, describedBy }: { rows: ForestRow[
         const place = placeInterval(scale, { estimate: row.relative.estimate, low: row.relative.ci_low, high: row.relative.ci_high });
         return (
           <g class={verdictClass}>
-            <title>{`${row.variant}: ${formatPercent(row.relative.estimate)} (interval ${intervalWords(row.relative)})`}</title>
+            <title>{`${row.variant}: ${formatPercent(row.relative.estimate)} (${intervalName} ${intervalWords(row.relative)})`}</title>
             <text x={0} y={y + 4} class="label">
               {row.variant}
             </text>
