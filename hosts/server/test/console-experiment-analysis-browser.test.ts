@@ -280,6 +280,13 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
       'red: Worse +10.0 %, always-valid interval +3.0 % to +17.0 %, always-valid p = 0.00400 · guardrail Failing harm beyond a 2 % margin',
       'blue: Inconclusive −1.0 %, always-valid interval −8.0 % to +6.0 %, always-valid p = 1.00 · guardrail OK within a 2 % margin, or not harmful',
     ]);
+    // The margin's line: lower is better, so harm starts at +2 %, right of the zero line and left of red's lower bound (+3 %).
+    const marginLine = await latency.locator('svg.forest').evaluate((svg) => ({
+      margin: Number(svg.querySelector('line.margin')!.getAttribute('x1')),
+      zero: Number(svg.querySelector('line.zero')!.getAttribute('x1')),
+      redLow: Number(svg.querySelector('g[class^="verdict-"] line.interval')!.getAttribute('x1')),
+    }));
+    assert.ok(marginLine.zero < marginLine.margin && marginLine.margin < marginLine.redLow, JSON.stringify(marginLine));
     assert.deepEqual(await latency.locator('ul.verdicts .badge[class*="guardrail-"]').evaluateAll((els) => els.map((e) => e.className)), ['badge guardrail-failing', 'badge guardrail-ok']);
     const guardrailRows = await latency.getByRole('table', { name: 'Guardrail test of latency' }).getByRole('row').allInnerTexts();
     assert.deepEqual(guardrailRows.map((r) => r.split('\t').map((t) => t.trim())), [

@@ -102,7 +102,14 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
           );
         })}
       </ul>
-      <ForestPlot rows={rows} labelledBy={captionId} describedBy={summaryId} intervalName={kind === 'confidence' ? 'interval' : `${kind} interval`} />
+      <ForestPlot
+        rows={rows}
+        labelledBy={captionId}
+        describedBy={summaryId}
+        intervalName={kind === 'confidence' ? 'interval' : `${kind} interval`}
+        // A relative margin is on the plot's scale (the relative lift); harm is against the good direction.
+        margin={margin && margin.kind === 'relative' && margin.margin > 0 ? (definition?.direction === 'decrease' ? margin.margin : -margin.margin) : undefined}
+      />
       <p class="muted">
         CUPED: {cuped.length > 0 || lookback ? 'on' : 'off'}
         {typeof lookback === 'number' ? ` (lookback ${Number((lookback / DAY_MS).toFixed(2))} days)` : ''}
