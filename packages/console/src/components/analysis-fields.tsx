@@ -95,7 +95,7 @@ export function AnalysisFields({ draft, onChange }: { draft: AnalysisDraft; onCh
         <>
           <label>
             Planned sample N* (participants, both arms)
-            <input type="number" required min="10" step="1" value={draft.tuningN} onInput={(e) => set({ tuningN: valueOf(e) })} />
+            <input type="number" required min="10" max="1000000000" step="1" value={draft.tuningN} onInput={(e) => set({ tuningN: valueOf(e) })} />
           </label>
           <label>
             <input type="checkbox" checked={draft.hybrid} onChange={(e) => set({ hybrid: checkedOf(e) })} />
