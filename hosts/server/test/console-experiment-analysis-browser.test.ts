@@ -234,6 +234,9 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     const guardrails = page.getByRole('region', { name: 'Guardrail metrics' });
     const latency = guardrails.getByRole('figure', { name: /^latency: .* \(lower is better\)/ });
     assert.deepEqual(await latency.locator('ul.verdicts .badge').allInnerTexts(), ['Worse', 'Inconclusive']);
+    // Results from before guardrail tests: no status, no test table (issue 39's are in the next test).
+    assert.equal(await latency.getByRole('table', { name: 'Guardrail test of latency' }).count(), 0);
+    assert.doesNotMatch(await latency.locator('ul.verdicts').innerText(), /guardrail/);
     assert.equal(await page.getByRole('figure', { name: /^latency:/ }).count(), 1);
     assert.equal(await guardrails.getByRole('figure').count(), 1);
     await page.screenshot({ path: artifactPath('experiment-analysis.png'), fullPage: true });

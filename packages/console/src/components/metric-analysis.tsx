@@ -63,6 +63,8 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
   const kind = intervalKindOf(analysis);
   const sequential = isSequential(analysis);
   const margin = marginOf(definition);
+  // Results computed before guardrail tests carry no status (not even null): nothing to show then.
+  const guarded = margin !== undefined && results.variant_results.some((v) => v.metric_stats[metric]?.guardrail_status !== undefined);
   const treatments = results.variant_results.filter((v) => v.variant_key !== control);
   const rows: ForestRow[] = treatments.map((v) => {
     const stats = v.metric_stats[metric];
@@ -91,7 +93,7 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
           return (
             <li>
               {v.variant_key}: <VerdictBadge verdict={rows[i]!.verdict} /> {verdictReading(stats, analysis)}
-              {margin && (
+              {guarded && (
                 <>
                   {' · guardrail '}
                   <GuardrailBadge status={stats?.guardrail_status} />
@@ -161,7 +163,7 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
       </table>
       {sequential && <SequentialTable metric={metric} treatments={treatments} confidence={confidence} corrected={corrected} />}
       {engineOf(analysis) === 'bayesian' && <BayesianTable metric={metric} treatments={treatments} confidence={confidence} />}
-      {margin && <GuardrailTable metric={metric} treatments={treatments} relative={margin.kind === 'relative'} />}
+      {guarded && margin && <GuardrailTable metric={metric} treatments={treatments} relative={margin.kind === 'relative'} />}
     </figure>
   );
 }
