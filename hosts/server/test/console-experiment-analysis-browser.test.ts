@@ -90,6 +90,45 @@ const ANALYSED_VARIANTS = [
     },
   },
 ];
+/** Issue 39's fields of a treatment's stats: the running always-valid test, the posterior, a guardrail's reading. */
+const sequentialOf = (estimate: number, low: number | null, high: number | null, p: number) => ({ sequential: { estimate, ci_low: low, ci_high: high, p_value: p, adjusted_p_value: p } });
+const guardrailOf = (status: string, estimate: number, harm: number, nonInferiority: number, bound: number | null) => ({
+  guardrail_status: status, guardrail: { estimate, harm_p_value: harm, non_inferiority_p_value: nonInferiority, bound },
+});
+
+/**
+ * Hand-made results with always-valid testing: purchase, and latency a guardrail (lower is better,
+ * a 2 % relative margin) failing for red and ok for blue. The fixed-horizon and the always-valid
+ * numbers differ on purpose: the page must show the always-valid ones where the verdict reads them.
+ */
+const SEQUENTIAL_VARIANTS = [
+  { ...ANALYSED_VARIANTS[0], metricStats: { purchase: controlStats(0.1, 0.09), latency: controlStats(200, 400) } },
+  {
+    ...ANALYSED_VARIANTS[1],
+    metricStats: {
+      purchase: { ...treatmentStats({ mean: 0.12, relative: [0.2, 0.05, 0.35, 0.004], absolute: 0.02, adjusted: 0.004, verdict: 'better' }), ...sequentialOf(0.2, 0.01, 0.41, 0.03) },
+      latency: { ...treatmentStats({ mean: 220, relative: [0.1, 0.06, 0.14, 0.0001], absolute: 20, adjusted: 0.0001, verdict: 'worse' }), ...sequentialOf(0.1, 0.03, 0.17, 0.004), ...guardrailOf('failing', 0.1, 0.01, 1, 0.04) },
+    },
+  },
+  {
+    ...ANALYSED_VARIANTS[2],
+    metricStats: {
+      purchase: { ...treatmentStats({ mean: 0.097, relative: [-0.03, -0.18, 0.12, 0.7], absolute: -0.003, adjusted: 0.7, verdict: 'inconclusive' }), ...sequentialOf(-0.03, -0.3, 0.25, 1) },
+      latency: { ...treatmentStats({ mean: 198, relative: [-0.01, -0.05, 0.03, 0.6], absolute: -2, adjusted: 0.6, verdict: 'inconclusive' }), ...sequentialOf(-0.01, -0.08, 0.06, 1), ...guardrailOf('ok', -0.01, 1, 0.003, 0.012) },
+    },
+  },
+];
+/** Hand-made results of the Bayesian engine over purchase. */
+const bayesianOf = (chance: number, riskControl: number, riskTreatment: number, low: number, high: number) => ({
+  bayesian: { chance_to_win: chance, risk_control: riskControl, risk_treatment: riskTreatment, ci_low: low, ci_high: high },
+});
+const BAYESIAN_VARIANTS = [
+  { ...ANALYSED_VARIANTS[0], metricStats: { purchase: controlStats(0.1, 0.09) } },
+  { ...ANALYSED_VARIANTS[1], metricStats: { purchase: { ...treatmentStats({ mean: 0.12, relative: [0.2, 0.05, 0.35, 0.004], absolute: 0.02, adjusted: 0.004, verdict: 'better' }), ...bayesianOf(0.995, 0.2, 0.0001, 0.06, 0.34) } } },
+  { ...ANALYSED_VARIANTS[2], metricStats: { purchase: { ...treatmentStats({ mean: 0.097, relative: [-0.03, -0.18, 0.12, 0.7], absolute: -0.003, adjusted: 0.7, verdict: 'inconclusive' }), ...bayesianOf(0.35, 0.012, 0.042, -0.17, 0.11) } } },
+];
+const ISSUE_39_DEFAULTS = { engine: 'frequentist', sequential: null, hybrid: false, prior: null };
+
 /** The settings the results name (core's AnalysisSettings, as the repository stores them). */
 const STORED_ANALYSIS = { alpha: 0.05, sides: 'one', relativeInterval: 'delta', correction: 'holm', correctionFamily: 'per_metric', srmThreshold: 0.05, srmMinExpected: 5 };
 
@@ -121,11 +160,11 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
   const experimentUrl = (id: string) => `${ts.base}/#/env/${tenant.environmentId}/experiments/${id}`;
   const stored = async (id: string) => expectStatus(await client.get(experimentPath(tenant.environmentId, id), { token: tenant.admin.token }), 200);
   /** Writes a results row as the statistics worker does; `extra` the columns results from before metric definitions lack. */
-  const seedResults = async (experimentId: string, variantResults: unknown, srmPValue: number, extra?: { srmWarning: boolean; analysis: unknown }) => {
+  const seedResults = async (experimentId: string, variantResults: unknown, srmPValue: number, extra?: { srmWarning: boolean; analysis: unknown; sequentialSrmPValue?: number }) => {
     const sql = ts.db.sql;
     if (extra) {
-      await sql`INSERT INTO experiment_results (experiment_id, org_id, environment_id, iteration_id, variant_results, srm_p_value, computed_at_ms, next_run_at_ms, computation_status, srm_warning, analysis)
-        VALUES (${experimentId}, ${tenant.orgId}, ${tenant.environmentId}, NULL, ${sql.json(variantResults as never)}, ${srmPValue}, ${Date.now()}, 0, 'completed', ${extra.srmWarning}, ${sql.json(extra.analysis as never)})`;
+      await sql`INSERT INTO experiment_results (experiment_id, org_id, environment_id, iteration_id, variant_results, srm_p_value, computed_at_ms, next_run_at_ms, computation_status, srm_warning, analysis, sequential_srm_p_value)
+        VALUES (${experimentId}, ${tenant.orgId}, ${tenant.environmentId}, NULL, ${sql.json(variantResults as never)}, ${srmPValue}, ${Date.now()}, 0, 'completed', ${extra.srmWarning}, ${sql.json(extra.analysis as never)}, ${extra.sequentialSrmPValue ?? null})`;
     } else {
       await sql`INSERT INTO experiment_results (experiment_id, org_id, environment_id, iteration_id, variant_results, srm_p_value, computed_at_ms, next_run_at_ms, computation_status)
         VALUES (${experimentId}, ${tenant.orgId}, ${tenant.environmentId}, NULL, ${sql.json(variantResults as never)}, ${srmPValue}, ${Date.now()}, 0, 'completed')`;
@@ -195,9 +234,92 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     const guardrails = page.getByRole('region', { name: 'Guardrail metrics' });
     const latency = guardrails.getByRole('figure', { name: /^latency: .* \(lower is better\)/ });
     assert.deepEqual(await latency.locator('ul.verdicts .badge').allInnerTexts(), ['Worse', 'Inconclusive']);
+    // Results from before guardrail tests: no status, no test table (issue 39's are in the next test).
+    assert.equal(await latency.getByRole('table', { name: 'Guardrail test of latency' }).count(), 0);
+    assert.doesNotMatch(await latency.locator('ul.verdicts').innerText(), /guardrail/);
     assert.equal(await page.getByRole('figure', { name: /^latency:/ }).count(), 1);
     assert.equal(await guardrails.getByRole('figure').count(), 1);
     await page.screenshot({ path: artifactPath('experiment-analysis.png'), fullPage: true });
+    await page.context().close();
+  });
+
+  test('issue 39: the always-valid reading, guardrail statuses and the sequential SRM check; the Bayesian reading', async () => {
+    const sequential = await createExperiment(client, tenant, {
+      name: 'Always-valid colours',
+      flag_key: 'colours',
+      control_variant_key: 'baseline',
+      metrics: [
+        { event_key: 'purchase', aggregation: 'conversion' },
+        { event_key: 'latency', aggregation: 'mean', direction: 'decrease', guardrail: { margin: 0.02, margin_kind: 'relative' } },
+      ],
+      analysis: { sequential: { tuning_n: 10000 } },
+    });
+    const analysis = { alpha: 0.05, sides: 'two', relativeInterval: 'delta', correction: 'none', correctionFamily: 'all', srmThreshold: 0.001, srmMinExpected: 5 };
+    // The fixed SRM check does not warn (p 0.3); the always-valid one does (0.0004 < 0.001).
+    await seedResults(sequential.id, SEQUENTIAL_VARIANTS, 0.3, { srmWarning: false, analysis: { ...analysis, ...ISSUE_39_DEFAULTS, sequential: { tuningN: 10000 } }, sequentialSrmPValue: 0.0004 });
+    const page = await signedIn();
+    await page.goto(experimentUrl(sequential.id));
+    await page.getByRole('alert').filter({ hasText: 'Sample ratio mismatch (always-valid p = 0.000400)' }).waitFor();
+    await page.getByText('Sample ratio check: p = 0.300 (chi-squared, valid when read once) · always-valid p = 0.000400 (sequential, valid at every look)').waitFor();
+    assert.match(await page.locator('.verdict-basis').innerText(), /^Verdicts read the always-valid \(sequential\) test: .* \(planned sample N\* = 10,000\)/);
+    const purchase = page.getByRole('figure', { name: /^purchase: relative lift against baseline with 95 % always-valid intervals/ });
+    // The verdict's words and the plotted interval are the always-valid ones (+1 % to +41 %), not the fixed-horizon +5 % to +35 %.
+    assert.deepEqual(await purchase.locator('ul.verdicts li').allInnerTexts(), [
+      'red: Better +20.0 %, always-valid interval +1.0 % to +41.0 %, always-valid p = 0.0300',
+      'blue: Inconclusive −3.0 %, always-valid interval −30.0 % to +25.0 %, always-valid p = 1.00',
+    ]);
+    assert.equal(await purchase.locator('svg.forest title').first().textContent(), 'red: +20.0 % (always-valid interval +1.0 % to +41.0 %)');
+    const purchaseHeader = (await purchase.getByRole('table', { name: 'Results of purchase' }).getByRole('row').first().innerText()).split('\t').map((t) => t.trim());
+    assert.equal(purchaseHeader[5], 'Fixed-horizon p-value');
+    const alwaysValid = await purchase.getByRole('table', { name: 'Always-valid test of purchase' }).getByRole('row').allInnerTexts();
+    assert.deepEqual(alwaysValid.map((r) => r.split('\t').map((t) => t.trim())), [
+      ['Variant', 'Relative lift (latest look)', 'Always-valid 95 % interval', 'Always-valid p-value'],
+      ['red', '+20.0 %', '+1.0 % to +41.0 %', '0.0300'],
+      ['blue', '−3.0 %', '−30.0 % to +25.0 %', '1.00'],
+    ]);
+    // The guardrail: status in a badge with its word and what it means against the margin.
+    const latency = page.getByRole('region', { name: 'Guardrail metrics' }).getByRole('figure', { name: /^latency: .*\(lower is better\) · guardrail with a 2 % margin on the relative effect/ });
+    assert.deepEqual(await latency.locator('ul.verdicts li').allInnerTexts(), [
+      'red: Worse +10.0 %, always-valid interval +3.0 % to +17.0 %, always-valid p = 0.00400 · guardrail Failing harm beyond a 2 % margin',
+      'blue: Inconclusive −1.0 %, always-valid interval −8.0 % to +6.0 %, always-valid p = 1.00 · guardrail OK within a 2 % margin, or not harmful',
+    ]);
+    // The margin's line: lower is better, so harm starts at +2 %, right of the zero line and left of red's lower bound (+3 %).
+    const marginLine = await latency.locator('svg.forest').evaluate((svg) => ({
+      margin: Number(svg.querySelector('line.margin')!.getAttribute('x1')),
+      zero: Number(svg.querySelector('line.zero')!.getAttribute('x1')),
+      redLow: Number(svg.querySelector('g[class^="verdict-"] line.interval')!.getAttribute('x1')),
+    }));
+    assert.ok(marginLine.zero < marginLine.margin && marginLine.margin < marginLine.redLow, JSON.stringify(marginLine));
+    assert.deepEqual(await latency.locator('ul.verdicts .badge[class*="guardrail-"]').evaluateAll((els) => els.map((e) => e.className)), ['badge guardrail-failing', 'badge guardrail-ok']);
+    const guardrailRows = await latency.getByRole('table', { name: 'Guardrail test of latency' }).getByRole('row').allInnerTexts();
+    assert.deepEqual(guardrailRows.map((r) => r.split('\t').map((t) => t.trim())), [
+      ['Variant', 'Status', 'Relative effect', 'Bound on the harmful side', 'p (harm beyond the margin)', 'p (within the margin: non-inferiority)'],
+      ['red', 'Failing', '+10.0 %', '+4.0 %', '0.0100', '1.00'],
+      ['blue', 'OK', '−1.0 %', '+1.2 %', '1.00', '0.00300'],
+    ]);
+    await page.screenshot({ path: artifactPath('experiment-analysis-sequential.png'), fullPage: true });
+
+    const bayesian = await createExperiment(client, tenant, {
+      name: 'Bayesian colours', flag_key: 'colours', control_variant_key: 'baseline', metrics: [{ event_key: 'purchase', aggregation: 'conversion' }], analysis: { engine: 'bayesian' },
+    });
+    await seedResults(bayesian.id, BAYESIAN_VARIANTS, 0.3, { srmWarning: false, analysis: { ...analysis, ...ISSUE_39_DEFAULTS, engine: 'bayesian' }, sequentialSrmPValue: 0.9 });
+    await page.goto(experimentUrl(bayesian.id));
+    const posterior = page.getByRole('figure', { name: /^purchase: relative lift against baseline with 95 % credible intervals/ });
+    await posterior.waitFor();
+    assert.match(await page.locator('.verdict-basis').innerText(), /^Verdicts read the Bayesian engine \(flat prior\): Better when the chance to win is above 97\.5 %, Worse when it is below 2\.5 %/);
+    assert.deepEqual(await posterior.locator('ul.verdicts li').allInnerTexts(), ['red: Better chance to win 99.5 %, credible interval +6.0 % to +34.0 %', 'blue: Inconclusive chance to win 35.0 %, credible interval −17.0 % to +11.0 %']);
+    const bayesRows = await posterior.getByRole('table', { name: 'Bayesian reading of purchase' }).getByRole('row').allInnerTexts();
+    assert.deepEqual(bayesRows.map((r) => r.split('\t').map((t) => t.trim())), [
+      ['Variant', 'Chance to win', '95 % credible interval', 'Risk of keeping the control (expected loss)', 'Risk of shipping the variant (expected loss)'],
+      ['red', '99.5 %', '+6.0 % to +34.0 %', '20.0 %', '0.01 %'],
+      ['blue', '35.0 %', '−17.0 % to +11.0 %', '1.2 %', '4.2 %'],
+    ]);
+    assert.equal(await page.getByRole('alert').filter({ hasText: 'Sample ratio mismatch' }).count(), 0, 'neither SRM check warns');
+    // The setup form below is this experiment's, not the one the page showed before the link.
+    const bayesianSetup = page.getByRole('form', { name: 'Experiment setup' });
+    assert.equal(await bayesianSetup.getByRole('combobox', { name: 'Engine', exact: true }).inputValue(), 'bayesian');
+    assert.equal(await bayesianSetup.getByRole('group', { name: /^Metric \d/ }).count(), 1);
+    await page.screenshot({ path: artifactPath('experiment-analysis-bayesian.png'), fullPage: true });
     await page.context().close();
   });
 
@@ -236,6 +358,18 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     await third.getByRole('combobox', { name: 'Capping', exact: true }).selectOption('absolute');
     await third.getByRole('spinbutton', { name: 'Upper cap', exact: true }).fill('5000');
     await third.getByRole('checkbox', { name: /^Guardrail/ }).check();
+    // Issue 39: a 3 % relative margin on the guardrail; the Bayesian engine with a prior; always-valid testing with N* and the hybrid.
+    assert.equal(await third.getByRole('combobox', { name: 'Margin kind', exact: true }).inputValue(), 'relative');
+    await third.getByRole('spinbutton', { name: /^Tolerated harm/ }).fill('0.03');
+    await form.getByRole('combobox', { name: 'Engine', exact: true }).selectOption('bayesian');
+    await form.getByRole('combobox', { name: 'Prior on the relative lift', exact: true }).selectOption('normal');
+    assert.equal(await form.getByRole('spinbutton', { name: /^Prior sd/ }).inputValue(), '0.05');
+    await form.getByRole('spinbutton', { name: /^Prior sd/ }).fill('0.1');
+    assert.equal(await form.getByRole('checkbox', { name: /^Hybrid/ }).count(), 0, 'the hybrid only with sequential testing');
+    await form.getByRole('checkbox', { name: /^Sequential testing/ }).check();
+    assert.equal(await form.getByRole('spinbutton', { name: /^Planned sample N\*/ }).inputValue(), '5000');
+    await form.getByRole('spinbutton', { name: /^Planned sample N\*/ }).fill('20000');
+    await form.getByRole('checkbox', { name: /^Hybrid/ }).check();
     await form.getByRole('spinbutton', { name: 'Significance level (alpha)', exact: true }).fill('0.1');
     await form.getByRole('combobox', { name: 'Test', exact: true }).selectOption('one');
     await form.getByRole('combobox', { name: 'Relative interval', exact: true }).selectOption('fieller');
@@ -262,9 +396,12 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
           cuped: null,
           guardrail: false,
         },
-        { event_key: 'latency', aggregation: 'mean', window_ms: null, direction: 'decrease', capping: { kind: 'absolute', lower: null, upper: 5000 }, cuped: null, guardrail: true },
+        { event_key: 'latency', aggregation: 'mean', window_ms: null, direction: 'decrease', capping: { kind: 'absolute', lower: null, upper: 5000 }, cuped: null, guardrail: { margin: 0.03, margin_kind: 'relative' } },
       ],
-      analysis: { alpha: 0.1, sides: 'one', relative_interval: 'fieller', correction: 'benjamini_hochberg', correction_family: 'per_variant', srm_threshold: 0.01, srm_min_expected: 5 },
+      analysis: {
+        alpha: 0.1, sides: 'one', relative_interval: 'fieller', correction: 'benjamini_hochberg', correction_family: 'per_variant', srm_threshold: 0.01, srm_min_expected: 5,
+        engine: 'bayesian', sequential: { tuning_n: 20000 }, hybrid: true, prior: { mean: 0, sd: 0.1 },
+      },
     });
     await page.getByRole('heading', { name: 'Setup by form' }).waitFor();
     const [listed] = expectStatus(await client.get(experimentsOf(tenant.environmentId), { token: tenant.admin.token }), 200).filter((x: { name: string }) => x.name === 'Setup by form');
@@ -282,14 +419,23 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
         cuped: null,
         guardrail: null,
       },
-      { key: 'latency', event_key: 'latency', aggregation: 'mean', window_ms: null, direction: 'decrease', capping: { kind: 'absolute', lower: null, upper: 5000, ignore_zeros: false }, cuped: null, guardrail: { margin: 0, margin_kind: 'relative' } },
+      { key: 'latency', event_key: 'latency', aggregation: 'mean', window_ms: null, direction: 'decrease', capping: { kind: 'absolute', lower: null, upper: 5000, ignore_zeros: false }, cuped: null, guardrail: { margin: 0.03, margin_kind: 'relative' } },
     ]);
-    assert.deepEqual(answered.analysis, { alpha: 0.1, sides: 'one', relative_interval: 'fieller', correction: 'benjamini_hochberg', correction_family: 'per_variant', srm_threshold: 0.01, srm_min_expected: 5, engine: 'frequentist', sequential: null, hybrid: false, prior: null });
+    assert.deepEqual(answered.analysis, {
+      alpha: 0.1, sides: 'one', relative_interval: 'fieller', correction: 'benjamini_hochberg', correction_family: 'per_variant', srm_threshold: 0.01, srm_min_expected: 5,
+      engine: 'bayesian', sequential: { tuning_n: 20000 }, hybrid: true, prior: { mean: 0, sd: 0.1 },
+    });
 
     // In DRAFT the page edits all of it. A percentile cap of 1.5 is refused by the API, in its words and code.
     const setup = page.getByRole('form', { name: 'Experiment setup' });
     const latency = setup.getByRole('group', { name: 'Metric 3' });
     assert.equal(await latency.getByRole('spinbutton', { name: 'Upper cap', exact: true }).inputValue(), '5000', 'the form shows the stored metric');
+    // ... and issue 39's settings, which a save sends back unchanged (checked after it below).
+    assert.equal(await latency.getByRole('spinbutton', { name: /^Tolerated harm/ }).inputValue(), '0.03');
+    assert.equal(await setup.getByRole('combobox', { name: 'Engine', exact: true }).inputValue(), 'bayesian');
+    assert.equal(await setup.getByRole('spinbutton', { name: /^Prior sd/ }).inputValue(), '0.1');
+    assert.equal(await setup.getByRole('spinbutton', { name: /^Planned sample N\*/ }).inputValue(), '20000');
+    assert.equal(await setup.getByRole('checkbox', { name: /^Hybrid/ }).isChecked(), true);
     await latency.getByRole('combobox', { name: 'Capping', exact: true }).selectOption('percentile');
     await latency.getByRole('spinbutton', { name: 'Upper cap', exact: true }).fill('1.5');
     await setup.getByRole('button', { name: 'Save setup' }).click();
@@ -303,6 +449,8 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     const edited = await stored(listed.id);
     assert.equal(edited.control_variant_key, 'red');
     assert.deepEqual(edited.metrics[2].capping, { kind: 'percentile', lower: null, upper: 0.99, ignore_zeros: false });
+    assert.deepEqual(edited.metrics[2].guardrail, { margin: 0.03, margin_kind: 'relative' });
+    assert.deepEqual(edited.analysis, answered.analysis, 'an edit keeps the engine, sequential settings and prior');
 
     // Started: the control and rule are fixed; the settings still change, and the body leaves the design out.
     await page.getByRole('button', { name: 'Start' }).click();

@@ -183,7 +183,7 @@ export interface MetricWire {
   capping?: { kind: 'absolute' | 'percentile'; lower?: number | null; upper?: number | null; ignore_zeros?: boolean | null } | null;
   cuped?: { lookback_ms?: number | null } | null;
   /** Answered as `{margin, margin_kind}` or null; `true`/`false` are accepted too (docs/contract.md "Experiments"). */
-  guardrail?: boolean | { margin?: number | null; margin_kind?: 'relative' | 'absolute' | null } | null;
+  guardrail?: boolean | GuardrailWire | null;
   ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
 }
 
@@ -196,7 +196,27 @@ export interface AnalysisWire {
   correction_family: CorrectionFamily;
   srm_threshold: number;
   srm_min_expected: number;
+  /**
+   * Issue 39's settings (docs/statistics.md "Issue 39 in the results"); absent from settings stored
+   * before them, which read as frequentist, fixed-horizon, no hybrid, flat prior.
+   */
+  engine?: 'frequentist' | 'bayesian';
+  /** Always-valid testing tuned for `tuning_n` participants (both arms); null: fixed-horizon only. */
+  sequential?: { tuning_n?: number | null } | null;
+  /** With `sequential`: α/2 sequential while running plus α/2 fixed-horizon at the iteration's end. */
+  hybrid?: boolean;
+  /** The Bayesian engine's N(mean, sd²) prior on the relative effect; null: flat. */
+  prior?: { mean?: number | null; sd?: number | null } | null;
 }
+
+/** A guardrail's margin as answered: harm tolerated on the relative (0.02 = 2 %) or absolute effect. */
+export interface GuardrailWire {
+  margin?: number | null;
+  margin_kind?: 'relative' | 'absolute' | null;
+}
+
+/** A guardrail metric's status against its margin (docs/statistics.md §13). */
+export type GuardrailStatus = 'ok' | 'warning' | 'failing';
 
 /** An effect with its interval and p-value; a null bound: that side of the interval is unbounded. */
 export interface Effect {
@@ -224,6 +244,13 @@ export interface MetricStats {
   uncapped_mean?: number;
   cuped?: { theta: number; variance_reduction: number | null; balance_p_value: number | null } | null;
   verdict?: MetricVerdict | null;
+  /** With `analysis.sequential`: the relative effect's running always-valid test (§9–§10). */
+  sequential?: { estimate: number; ci_low: number | null; ci_high: number | null; p_value: number; adjusted_p_value?: number | null } | null;
+  /** With the Bayesian engine: the relative effect's posterior (§12); risks are expected losses. */
+  bayesian?: { chance_to_win: number; risk_control: number; risk_treatment: number; ci_low: number; ci_high: number } | null;
+  /** A guardrail metric's status and one-sided tests against its margin (§13). */
+  guardrail_status?: GuardrailStatus | null;
+  guardrail?: { estimate: number; harm_p_value: number; non_inferiority_p_value: number; bound: number | null } | null;
 }
 
 export interface VariantResult {
@@ -245,6 +272,8 @@ export interface Results {
   srm_p_value: number | null;
   /** Whether SRM warns (the threshold and minimum expected counts of `analysis`); null or absent in older results. */
   srm_warning?: boolean | null;
+  /** The sequential SRM check's always-valid p-value (valid at every look); null or absent when not testable or in older results. */
+  sequential_srm_p_value?: number | null;
   /** The settings the results were computed with; null or absent in older results. */
   analysis?: AnalysisWire | null;
 }

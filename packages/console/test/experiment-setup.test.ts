@@ -105,7 +105,7 @@ describe('experiment setup', () => {
       direction: 'decrease',
       capping: { kind: 'percentile', lower: null, upper: 0.99, ignore_zeros: true },
       cuped: { lookback_ms: 7 * DAY },
-      guardrail: true,
+      guardrail: { margin: 0, margin_kind: 'relative' },
     });
     // And back: what the form shows when it edits the metric.
     assert.deepEqual(metricFromWire(wire, DEFINITIONS), { ...draft, key: 'big-spend' });
@@ -144,7 +144,9 @@ describe('experiment setup', () => {
 
   test('analysis settings: the defaults, and an empty number field left to the API', () => {
     const draft = analysisFromWire(undefined);
-    assert.deepEqual(analysisToWire(draft), { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
+    // The engine, sequential, hybrid and prior always go: the settings replace the stored ones as a whole.
+    const ISSUE_39_DEFAULTS = { engine: 'frequentist', sequential: null, hybrid: false, prior: null };
+    assert.deepEqual(analysisToWire(draft), { alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5, ...ISSUE_39_DEFAULTS });
     assert.deepEqual(analysisToWire({ ...draft, alpha: '0.1', srmThreshold: '', correction: 'holm', correctionFamily: 'per_metric' }), {
       alpha: 0.1,
       sides: 'two',
@@ -152,7 +154,64 @@ describe('experiment setup', () => {
       correction: 'holm',
       correction_family: 'per_metric',
       srm_min_expected: 5,
+      ...ISSUE_39_DEFAULTS,
     });
+  });
+
+  test('sequential testing: N* 5000 offered, sent as tuning_n; the hybrid only with it; an empty N* takes the API\'s default', () => {
+    const draft = analysisFromWire(undefined);
+    assert.equal(draft.tuningN, '5000');
+    assert.equal(draft.sequential, false);
+    assert.deepEqual(analysisToWire({ ...draft, sequential: true }).sequential, { tuning_n: 5000 });
+    const on = analysisToWire({ ...draft, sequential: true, tuningN: '10000', hybrid: true });
+    assert.deepEqual([on.sequential, on.hybrid], [{ tuning_n: 10000 }, true]);
+    assert.deepEqual(analysisToWire({ ...draft, sequential: true, tuningN: ' ' }).sequential, {});
+    // A hybrid ticked, then sequential switched off: the API would refuse a hybrid alone.
+    const off = analysisToWire({ ...draft, sequential: false, tuningN: '10000', hybrid: true });
+    assert.deepEqual([off.sequential, off.hybrid], [null, false]);
+  });
+
+  test('the Bayesian engine: a flat prior by default, N(mean, sd²) sent only with the Bayesian engine', () => {
+    const draft = analysisFromWire(undefined);
+    assert.deepEqual([draft.engine, draft.prior, draft.priorMean, draft.priorSd], ['frequentist', 'flat', '0', '0.05']);
+    const flat = analysisToWire({ ...draft, engine: 'bayesian' });
+    assert.deepEqual([flat.engine, flat.prior], ['bayesian', null]);
+    assert.deepEqual(analysisToWire({ ...draft, engine: 'bayesian', prior: 'normal', priorMean: '0.01', priorSd: '0.1' }).prior, { mean: 0.01, sd: 0.1 });
+    // A prior typed, then the engine switched back: the API would refuse a prior for the frequentist engine.
+    const back = analysisToWire({ ...draft, engine: 'frequentist', prior: 'normal', priorMean: '0.01', priorSd: '0.1' });
+    assert.deepEqual([back.engine, back.prior], ['frequentist', null]);
+    // An empty sd is sent without it: the API names the missing field.
+    assert.deepEqual(analysisToWire({ ...draft, engine: 'bayesian', prior: 'normal', priorMean: '', priorSd: '' }).prior, {});
+  });
+
+  test('issue 39\'s settings as answered come back into the form, and settings stored before them read as the defaults', () => {
+    const answered = {
+      alpha: 0.1, sides: 'one' as const, relative_interval: 'delta' as const, correction: 'none' as const, correction_family: 'all' as const, srm_threshold: 0.001, srm_min_expected: 5,
+      engine: 'bayesian' as const, sequential: { tuning_n: 20000 }, hybrid: true, prior: { mean: -0.01, sd: 0.2 },
+    };
+    const draft = analysisFromWire(answered);
+    assert.deepEqual(
+      [draft.engine, draft.sequential, draft.tuningN, draft.hybrid, draft.prior, draft.priorMean, draft.priorSd],
+      ['bayesian', true, '20000', true, 'normal', '-0.01', '0.2'],
+    );
+    assert.deepEqual(analysisToWire(draft), answered, 'an edit that changes nothing sends what was stored');
+    const older = analysisFromWire({ alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5 });
+    assert.deepEqual([older.engine, older.sequential, older.tuningN, older.hybrid, older.prior], ['frequentist', false, '5000', false, 'flat']);
+  });
+
+  test('a guardrail\'s margin and kind: sent as typed, answered back into the row; `true` is margin 0, relative', () => {
+    const row = { ...newMetricDraft(DEFINITIONS, 'revenue'), guardrail: true, guardrailMargin: '2.5', guardrailMarginKind: 'absolute' as const };
+    const wire = metricToWire(row);
+    assert.deepEqual(wire.guardrail, { margin: 2.5, margin_kind: 'absolute' });
+    assert.deepEqual(metricFromWire(wire, DEFINITIONS), row);
+    assert.deepEqual(metricToWire({ ...row, guardrailMargin: '' }).guardrail, { margin_kind: 'absolute' }, 'empty: the API\'s default margin, 0');
+    assert.equal(metricToWire({ ...row, guardrail: false }).guardrail, false, 'the margin stays in the row, unsent');
+    const relative = metricFromWire({ event_key: 'revenue', aggregation: 'sum', guardrail: { margin: 0.02, margin_kind: 'relative' } }, DEFINITIONS);
+    assert.deepEqual([relative.guardrail, relative.guardrailMargin, relative.guardrailMarginKind], [true, '0.02', 'relative']);
+    const legacy = metricFromWire({ event_key: 'revenue', aggregation: 'sum', guardrail: true }, DEFINITIONS);
+    assert.deepEqual([legacy.guardrail, legacy.guardrailMargin, legacy.guardrailMarginKind], [true, '0', 'relative']);
+    const none = metricFromWire({ event_key: 'revenue', aggregation: 'sum', guardrail: null }, DEFINITIONS);
+    assert.deepEqual([none.guardrail, none.guardrailMargin, none.guardrailMarginKind], [false, '0', 'relative']);
   });
 
   test('the body: metrics and analysis, never metric_keys; control and rule only for the design (DRAFT)', () => {

@@ -2,11 +2,12 @@ import type { Experiment, Results } from '../records.ts';
 import { controlOf, metricKeyOf, metricsOfExperiment } from './experiment-setup.ts';
 import { MetricAnalysis } from './metric-analysis.tsx';
 import { MetricChart } from './metric-chart.tsx';
-import { alphaOf, analysisOf, formatP, imbalances, isAnalysed, srmWarns } from './results-reading.ts';
+import { alphaOf, analysisOf, formatP, imbalances, isAnalysed, sequentialSrmWarns, srmWarns, verdictBasisWords } from './results-reading.ts';
 
 /**
- * An experiment's latest results: the warnings (sample ratio mismatch, pre-exposure imbalance),
- * the participants per variant, then each metric, guardrails apart. Results computed before
+ * An experiment's latest results: the warnings (sample ratio mismatch, fixed or always-valid;
+ * pre-exposure imbalance), the participants per variant with both SRM checks, then what the
+ * verdicts read and each metric, guardrails apart. Results computed before
  * metric definitions keep the page they always had (a chart of the means per metric).
  */
 export function ExperimentResults({ experiment, results }: { experiment: Experiment; results: Results }) {
@@ -16,9 +17,11 @@ export function ExperimentResults({ experiment, results }: { experiment: Experim
   const off = analysed ? imbalances(results, alphaOf(analysis)) : [];
   return (
     <>
-      {srmWarns(results) && (
+      {(srmWarns(results) || sequentialSrmWarns(results, analysis)) && (
         <p class="error" role="alert">
-          Sample ratio mismatch{typeof results.srm_p_value === 'number' ? ` (p = ${formatP(results.srm_p_value)})` : ''}: the participants are not split as planned. Check the flag's
+          Sample ratio mismatch
+          {srmWarns(results) && typeof results.srm_p_value === 'number' ? ` (p = ${formatP(results.srm_p_value)})` : ''}
+          {sequentialSrmWarns(results, analysis) ? ` (always-valid p = ${formatP(results.sequential_srm_p_value)})` : ''}: the participants are not split as planned. Check the flag's
           targeting and exposures before trusting these results.
         </p>
       )}
@@ -56,6 +59,12 @@ export function ExperimentResults({ experiment, results }: { experiment: Experim
           ))}
         </tbody>
       </table>
+      {typeof results.sequential_srm_p_value === 'number' && (
+        <p class="muted">
+          Sample ratio check: p = {formatP(results.srm_p_value)} (chi-squared, valid when read once) · always-valid p = {formatP(results.sequential_srm_p_value)} (sequential, valid at
+          every look)
+        </p>
+      )}
       {analysed ? <AnalysedMetrics experiment={experiment} results={results} control={control} /> : experiment.metric_keys.map((metric) => <MetricChart metric={metric} results={results} />)}
     </>
   );
@@ -74,12 +83,13 @@ function AnalysedMetrics({ experiment, results, control }: { experiment: Experim
   return (
     <>
       <h3>Metrics</h3>
+      <p class="muted verdict-basis">{verdictBasisWords(analysis)}</p>
       {primary.length === 0 && <p class="muted">No metrics besides the guardrails.</p>}
       {primary.map(section)}
       {guardrails.length > 0 && (
         <section aria-labelledby="guardrails-heading" class="guardrails">
           <h3 id="guardrails-heading">Guardrail metrics</h3>
-          <p class="muted">Watched for harm, not optimised: a "Worse" verdict here is a reason to stop.</p>
+          <p class="muted">Watched for harm against each one's margin, not optimised: a "Failing" status is a reason to stop.</p>
           {guardrails.map(section)}
         </section>
       )}

@@ -9,7 +9,8 @@ import { SetupFields, withCode } from './experiment-setup-fields.tsx';
 /**
  * Changes an experiment's setup: in DRAFT all of it; ACTIVE or PAUSED its metrics and analysis
  * settings only (the API refuses a new control or rule once the experiment ran). Render it with
- * `key` = the experiment's version, so a saved or reloaded experiment starts a fresh form.
+ * `key` = the experiment's id and version, so a saved or reloaded experiment, or another one reached
+ * by a link (the page component stays mounted), starts a fresh form.
  */
 export function SetupEditor({ workspace, environment, experiment, onSaved }: { workspace: Workspace; environment: Environment; experiment: Experiment; onSaved: (updated: Experiment) => void }) {
   const { api } = workspace;

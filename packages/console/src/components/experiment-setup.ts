@@ -4,11 +4,16 @@
  * inputs hold them (strings, days) and as the API takes them (numbers, milliseconds). Pure, so the
  * conversions are unit-tested.
  */
-import type { AnalysisWire, CorrectionFamily, EventDefinition, Experiment, Flag, MetricAggregation, MetricDirection, MetricSourceWire, MetricWire, MultipleTestingCorrection, Rule } from '../records.ts';
+import type { AnalysisWire, CorrectionFamily, EventDefinition, Experiment, Flag, GuardrailWire, MetricAggregation, MetricDirection, MetricSourceWire, MetricWire, MultipleTestingCorrection, Rule } from '../records.ts';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 /** The API's default CUPED lookback (14 days), shown when CUPED is switched on. */
 export const DEFAULT_LOOKBACK_DAYS = '14';
+/** The API's default sequential tuning N* (docs/statistics.md §9), shown when sequential testing is switched on. */
+export const DEFAULT_TUNING_N = '5000';
+/** The prior first offered with the Bayesian engine: N(0, 0.05²) on the relative lift (Eppo's default; docs/statistics.md §12). */
+export const DEFAULT_PRIOR_MEAN = '0';
+export const DEFAULT_PRIOR_SD = '0.05';
 
 /**
  * The control a new experiment starts with: the flag's off variant when it is one of the
@@ -61,8 +66,9 @@ export interface MetricDraft {
   cuped: boolean;
   lookbackDays: string;
   guardrail: boolean;
-  /** The guardrail's margin as stored (the form has no margin field yet): kept when the row is sent back. */
-  guardrailMargin?: { margin?: number | null; margin_kind?: 'relative' | 'absolute' | null } | null;
+  /** The harm a guardrail tolerates, as typed ('' : the API's default, 0); relative 0.02 = 2 %. */
+  guardrailMargin: string;
+  guardrailMarginKind: 'relative' | 'absolute';
 }
 
 /** How an event's values are aggregated unless chosen otherwise: a bool event converts, others sum (core's metricFromKey). */
@@ -85,6 +91,8 @@ export function newMetricDraft(definitions: EventDefinition[], eventKey = defini
     cuped: false,
     lookbackDays: DEFAULT_LOOKBACK_DAYS,
     guardrail: false,
+    guardrailMargin: '0',
+    guardrailMarginKind: 'relative',
   };
 }
 
@@ -100,14 +108,18 @@ const msToDays = (ms: number | null | undefined): string => (ms === null || ms =
 const sourceToWire = (source: SourceDraft): MetricSourceWire => ({ event_key: source.eventKey, aggregation: source.aggregation, window_ms: daysToMs(source.windowDays) });
 const sourceFromWire = (source: MetricSourceWire): SourceDraft => ({ eventKey: source.event_key, aggregation: source.aggregation, windowDays: msToDays(source.window_ms) });
 
+function guardrailToWire(draft: Pick<MetricDraft, 'guardrailMargin' | 'guardrailMarginKind'>): GuardrailWire {
+  const margin = numberOrNull(draft.guardrailMargin);
+  return { ...(margin === null ? {} : { margin }), margin_kind: draft.guardrailMarginKind };
+}
+
 /** A metric row as the API takes it; fields not set are left out (the API's defaults apply). */
 export function metricToWire(draft: MetricDraft): MetricWire {
   const common: MetricWire = {
     ...(draft.key.trim() === '' ? {} : { key: draft.key.trim() }),
     direction: draft.direction,
     cuped: draft.cuped ? { lookback_ms: daysToMs(draft.lookbackDays) } : null,
-    // A guardrail keeps the margin it was loaded with (`true`: margin 0, relative).
-    guardrail: draft.guardrail ? (draft.guardrailMargin ?? true) : false,
+    guardrail: draft.guardrail ? guardrailToWire(draft) : false,
   };
   if (draft.kind === 'ratio') return { ...common, ratio: { numerator: sourceToWire(draft.numerator), denominator: sourceToWire(draft.denominator) } };
   return {
@@ -128,7 +140,9 @@ export function metricFromWire(metric: MetricWire, definitions: EventDefinition[
     cuped: !!metric.cuped,
     lookbackDays: metric.cuped?.lookback_ms ? msToDays(metric.cuped.lookback_ms) : DEFAULT_LOOKBACK_DAYS,
     guardrail: !!metric.guardrail,
-    ...(typeof metric.guardrail === 'object' && metric.guardrail !== null ? { guardrailMargin: metric.guardrail } : {}),
+    // `true` (accepted by the API, never answered) is margin 0 on the relative effect.
+    guardrailMargin: typeof metric.guardrail === 'object' && metric.guardrail !== null ? String(metric.guardrail.margin ?? 0) : '0',
+    guardrailMarginKind: (typeof metric.guardrail === 'object' && metric.guardrail?.margin_kind) || 'relative',
   };
   if (metric.ratio) {
     return { ...blank, ...shared, kind: 'ratio', key: metric.key ?? '', numerator: sourceFromWire(metric.ratio.numerator), denominator: sourceFromWire(metric.ratio.denominator) };
@@ -170,6 +184,16 @@ export interface AnalysisDraft {
   correctionFamily: CorrectionFamily;
   srmThreshold: string;
   srmMinExpected: string;
+  engine: 'frequentist' | 'bayesian';
+  /** Always-valid testing on; `tuningN` its planned sample (both arms), '' : the API's default. */
+  sequential: boolean;
+  tuningN: string;
+  /** Only sent with `sequential` (the API refuses a hybrid without it). */
+  hybrid: boolean;
+  /** Only sent with the Bayesian engine (the API refuses a prior without it); the values are kept while another choice is shown. */
+  prior: 'flat' | 'normal';
+  priorMean: string;
+  priorSd: string;
 }
 
 /** The API's defaults (core's DEFAULT_ANALYSIS), for a new experiment. */
@@ -181,6 +205,10 @@ export const DEFAULT_ANALYSIS_WIRE: Readonly<AnalysisWire> = {
   correction_family: 'all',
   srm_threshold: 0.001,
   srm_min_expected: 5,
+  engine: 'frequentist',
+  sequential: null,
+  hybrid: false,
+  prior: null,
 };
 
 export function analysisFromWire(analysis: AnalysisWire | undefined): AnalysisDraft {
@@ -193,14 +221,29 @@ export function analysisFromWire(analysis: AnalysisWire | undefined): AnalysisDr
     correctionFamily: a.correction_family,
     srmThreshold: String(a.srm_threshold),
     srmMinExpected: String(a.srm_min_expected),
+    engine: a.engine ?? 'frequentist',
+    sequential: !!a.sequential,
+    tuningN: String(a.sequential?.tuning_n ?? DEFAULT_TUNING_N),
+    hybrid: !!a.sequential && !!a.hybrid,
+    prior: a.prior ? 'normal' : 'flat',
+    priorMean: String(a.prior?.mean ?? DEFAULT_PRIOR_MEAN),
+    priorSd: String(a.prior?.sd ?? DEFAULT_PRIOR_SD),
   };
 }
 
-/** The settings as the API takes them; a field left empty takes the API's default. */
+/**
+ * The settings as the API takes them; a number field left empty takes the API's default. They
+ * replace the stored ones as a whole, so the engine, sequential, hybrid and prior are always sent
+ * (the hybrid only with sequential testing, the prior only with the Bayesian engine: the API
+ * refuses either alone).
+ */
 export function analysisToWire(draft: AnalysisDraft): Partial<AnalysisWire> {
   const alpha = numberOrNull(draft.alpha);
   const srmThreshold = numberOrNull(draft.srmThreshold);
   const srmMinExpected = numberOrNull(draft.srmMinExpected);
+  const tuningN = numberOrNull(draft.tuningN);
+  const priorMean = numberOrNull(draft.priorMean);
+  const priorSd = numberOrNull(draft.priorSd);
   return {
     ...(alpha === null ? {} : { alpha }),
     sides: draft.sides,
@@ -209,6 +252,10 @@ export function analysisToWire(draft: AnalysisDraft): Partial<AnalysisWire> {
     correction_family: draft.correctionFamily,
     ...(srmThreshold === null ? {} : { srm_threshold: srmThreshold }),
     ...(srmMinExpected === null ? {} : { srm_min_expected: srmMinExpected }),
+    engine: draft.engine,
+    sequential: draft.sequential ? (tuningN === null ? {} : { tuning_n: tuningN }) : null,
+    hybrid: draft.sequential && draft.hybrid,
+    prior: draft.engine === 'bayesian' && draft.prior === 'normal' ? { ...(priorMean === null ? {} : { mean: priorMean }), ...(priorSd === null ? {} : { sd: priorSd }) } : null,
   };
 }
 

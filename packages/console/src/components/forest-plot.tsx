@@ -4,7 +4,7 @@ import { formatPercent, intervalWords } from './results-reading.ts';
 
 export interface ForestRow {
   variant: string;
-  /** The relative effect against the control; null: none could be estimated. */
+  /** The relative effect against the control, with the interval the verdict reads; null: none could be estimated. */
   relative: Effect | null;
   verdict: MetricVerdict | undefined;
 }
@@ -21,9 +21,18 @@ const ARROW = 7;
  * line) against the zero line (no change). An unbounded side of an interval runs to the edge and
  * ends in an arrow; the figure's text says the same for readers who do not see the picture.
  */
-export function ForestPlot({ rows, labelledBy, describedBy }: { rows: ForestRow[]; labelledBy: string; describedBy?: string }) {
+export function ForestPlot(props: {
+  rows: ForestRow[];
+  labelledBy: string;
+  describedBy?: string;
+  /** How the intervals are named in each row's title ("always-valid interval"). */
+  intervalName?: string;
+  /** A guardrail's relative margin on the harmful side (−0.02 for a 2 % margin of a higher-is-better metric): a dashed line, inside the scale. */
+  margin?: number;
+}) {
+  const { rows, labelledBy, describedBy, intervalName = 'interval', margin } = props;
   const estimated = rows.flatMap((row) => (row.relative ? [{ estimate: row.relative.estimate, low: row.relative.ci_low, high: row.relative.ci_high }] : []));
-  const scale = forestScale(estimated, LEFT, RIGHT);
+  const scale = forestScale(margin === undefined ? estimated : [...estimated, { estimate: margin, low: null, high: null }], LEFT, RIGHT);
   const height = TOP + rows.length * ROW_HEIGHT + 28;
   const axisY = TOP + rows.length * ROW_HEIGHT;
   return (
@@ -38,6 +47,14 @@ export function ForestPlot({ rows, labelledBy, describedBy }: { rows: ForestRow[
       ))}
       {!scale.ticks.includes(0) && <line x1={scale.x(0)} x2={scale.x(0)} y1={TOP - 6} y2={axisY} class="zero" />}
       <line x1={LEFT} x2={RIGHT} y1={axisY} y2={axisY} class="axis" />
+      {margin !== undefined && (
+        <g>
+          <line x1={scale.x(margin)} x2={scale.x(margin)} y1={TOP - 6} y2={axisY} class="margin" />
+          <text x={scale.x(margin)} y={TOP - 2} class="tick" text-anchor={margin < 0 ? 'end' : 'start'} dx={margin < 0 ? -3 : 3}>
+            margin
+          </text>
+        </g>
+      )}
       {rows.map((row, i) => {
         const y = TOP + i * ROW_HEIGHT + ROW_HEIGHT / 2;
         const verdictClass = `verdict-${row.verdict ?? 'none'}`;
@@ -56,7 +73,7 @@ export function ForestPlot({ rows, labelledBy, describedBy }: { rows: ForestRow[
         const place = placeInterval(scale, { estimate: row.relative.estimate, low: row.relative.ci_low, high: row.relative.ci_high });
         return (
           <g class={verdictClass}>
-            <title>{`${row.variant}: ${formatPercent(row.relative.estimate)} (interval ${intervalWords(row.relative)})`}</title>
+            <title>{`${row.variant}: ${formatPercent(row.relative.estimate)} (${intervalName} ${intervalWords(row.relative)})`}</title>
             <text x={0} y={y + 4} class="label">
               {row.variant}
             </text>

@@ -152,6 +152,21 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
           <input type="checkbox" checked={draft.guardrail} onChange={(e) => set({ guardrail: checkedOf(e) })} />
           Guardrail (watched for harm)
         </label>
+        {draft.guardrail && (
+          <>
+            <label>
+              Margin kind
+              <select value={draft.guardrailMarginKind} onChange={(e) => set({ guardrailMarginKind: valueOf(e) as MetricDraft['guardrailMarginKind'] })}>
+                <option value="relative">Relative (of the control's mean)</option>
+                <option value="absolute">Absolute (the metric's units)</option>
+              </select>
+            </label>
+            <label>
+              {draft.guardrailMarginKind === 'relative' ? 'Tolerated harm (0.02 = 2 %)' : 'Tolerated harm (metric units)'}
+              <input type="number" min="0" step="any" placeholder="0" value={draft.guardrailMargin} onInput={(e) => set({ guardrailMargin: valueOf(e) })} />
+            </label>
+          </>
+        )}
         <button type="button" class="danger" onClick={onRemove}>
           Remove metric {n}
         </button>

@@ -3,7 +3,7 @@
  * analysis of metric definitions, which warnings they raise, and the words and numbers shown.
  * Pure, so the rules are unit-tested.
  */
-import type { AnalysisWire, Effect, Experiment, MetricStats, MetricVerdict, Results } from '../records.ts';
+import type { AnalysisWire, Effect, Experiment, GuardrailStatus, MetricStats, MetricVerdict, MetricWire, Results } from '../records.ts';
 
 /** Results without `srm_warning` warn on this p-value, as the page always has. */
 export const LEGACY_SRM_THRESHOLD = 0.001;
@@ -95,4 +95,167 @@ export function cappingChange(stats: MetricStats | undefined): { capped: number;
   if (!stats || typeof stats.capped_mean !== 'number' || typeof stats.uncapped_mean !== 'number') return undefined;
   if (stats.capped_mean === stats.uncapped_mean) return undefined;
   return { capped: stats.capped_mean, uncapped: stats.uncapped_mean };
+}
+
+// Issue 39 (docs/statistics.md "Issue 39 in the results"): which engine the verdicts read, the
+// always-valid and Bayesian readings, guardrails against their margins, the sequential SRM check.
+
+export type Engine = NonNullable<AnalysisWire['engine']>;
+
+/** The engine the verdicts read; settings stored before the choice are frequentist. */
+export const engineOf = (analysis: AnalysisWire | undefined): Engine => analysis?.engine ?? 'frequentist';
+
+/** Whether the results carry the always-valid (sequential) test. */
+export const isSequential = (analysis: AnalysisWire | undefined): boolean => !!analysis?.sequential;
+
+/**
+ * The interval the verdicts read, which the figure draws: the Bayesian engine's credible interval,
+ * else with sequential testing the always-valid one, else the fixed-horizon confidence interval.
+ */
+export type IntervalKind = 'confidence' | 'always-valid' | 'credible';
+
+export function intervalKindOf(analysis: AnalysisWire | undefined): IntervalKind {
+  if (engineOf(analysis) === 'bayesian') return 'credible';
+  return isSequential(analysis) ? 'always-valid' : 'confidence';
+}
+
+/**
+ * A treatment's relative effect as the verdict reads it (`intervalKindOf`), or null when that
+ * reading has no value yet. A credible interval is central around the posterior mean (the normal
+ * posterior of docs/statistics.md §12 is symmetric), so its middle is the estimate drawn: with a
+ * prior, that is the shrunk estimate, not the observed lift.
+ */
+export function leadEffect(stats: MetricStats | undefined, analysis: AnalysisWire | undefined): Effect | null {
+  if (!stats) return null;
+  switch (intervalKindOf(analysis)) {
+    case 'credible': {
+      const b = stats.bayesian;
+      return b ? { estimate: (b.ci_low + b.ci_high) / 2, ci_low: b.ci_low, ci_high: b.ci_high, p_value: null } : null;
+    }
+    case 'always-valid': {
+      const q = stats.sequential;
+      return q ? { estimate: q.estimate, ci_low: q.ci_low, ci_high: q.ci_high, p_value: q.p_value } : null;
+    }
+    default:
+      return stats.relative ?? null;
+  }
+}
+
+/** A probability as a percentage with one decimal, never rounded to a certainty: "> 99.9 %", "< 0.1 %". */
+export function formatChance(probability: number | null | undefined): string {
+  if (typeof probability !== 'number' || !Number.isFinite(probability)) return '—';
+  if (probability > 0.999) return '> 99.9 %';
+  if (probability < 0.001) return '< 0.1 %';
+  return `${(probability * 100).toFixed(1)} %`;
+}
+
+/**
+ * An expected loss on the relative scale as an unsigned percentage of the control's mean, to two
+ * significant digits (one decimal from 10 % up); below 0.001 % it is said so.
+ */
+export function formatRisk(fraction: number | null | undefined): string {
+  if (typeof fraction !== 'number' || !Number.isFinite(fraction)) return '—';
+  const percent = Math.abs(fraction * 100);
+  if (percent === 0) return '0 %';
+  if (percent < 0.001) return '< 0.001 %';
+  return `${percent >= 10 ? percent.toFixed(1) : String(Number(percent.toPrecision(2)))} %`;
+}
+
+/** A fraction as an unsigned percentage, up to two decimals: 0.02 → "2 %", 0.025 → "2.5 %". */
+export const formatShare = (fraction: number): string => `${Number((fraction * 100).toFixed(2))} %`;
+
+/**
+ * The words after a treatment's verdict badge, from the reading the verdict takes: the lift and
+ * its interval; with sequential testing the always-valid interval and p-value (and the corrected
+ * one the verdict reads, when a correction is on); with the Bayesian engine the chance to win and
+ * the credible interval.
+ */
+export function verdictReading(stats: MetricStats | undefined, analysis: AnalysisWire | undefined): string {
+  const kind = intervalKindOf(analysis);
+  if (kind === 'credible') {
+    const b = stats?.bayesian;
+    return b ? `chance to win ${formatChance(b.chance_to_win)}, credible interval ${intervalWords(b)}` : 'no posterior yet';
+  }
+  if (kind === 'always-valid') {
+    const q = stats?.sequential;
+    if (!q) return 'no always-valid estimate yet';
+    const adjusted = correctionIsOn(analysis) && typeof q.adjusted_p_value === 'number' ? ` (adjusted ${formatP(q.adjusted_p_value)})` : '';
+    return `${formatPercent(q.estimate)}, always-valid interval ${intervalWords(q)}, always-valid p = ${formatP(q.p_value)}${adjusted}`;
+  }
+  const relative = stats?.relative;
+  return relative ? `${formatPercent(relative.estimate)}, interval ${intervalWords(relative)}` : 'no estimate yet';
+}
+
+/** The tails the Bayesian verdicts use: better above 1 − tail, worse below tail (α/2 two-sided, α one-sided; §12). */
+const bayesianTail = (analysis: AnalysisWire | undefined): number => (analysis?.sides === 'one' ? alphaOf(analysis) : alphaOf(analysis) / 2);
+
+/** An integer with thousands separators, independent of the browser's locale: 5000 → "5,000". */
+const formatCount = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/** What the verdicts read, in words, as the API decides them (docs/statistics.md "Issue 39 in the results"). */
+export function verdictBasisWords(analysis: AnalysisWire | undefined): string {
+  const alpha = alphaOf(analysis);
+  const corrected = correctionIsOn(analysis) ? ' after the correction' : '';
+  if (engineOf(analysis) === 'bayesian') {
+    const tail = bayesianTail(analysis);
+    const prior = analysis?.prior ? `prior N(${analysis.prior.mean ?? 0}, ${analysis.prior.sd ?? '?'}²) on the relative lift` : 'flat prior';
+    return (
+      `Verdicts read the Bayesian engine (${prior}): Better when the chance to win is above ${formatShare(1 - tail)}, Worse when it is below ${formatShare(tail)}; ` +
+      `intervals are ${confidenceWords(analysis)} credible intervals, risks the expected loss of each choice.` +
+      (isSequential(analysis) ? ' The always-valid test is shown beside it.' : '')
+    );
+  }
+  if (isSequential(analysis)) {
+    const tuning = analysis?.sequential?.tuning_n;
+    const planned = typeof tuning === 'number' ? `planned sample N* = ${formatCount(tuning)}` : 'default planned sample';
+    const hybrid = analysis?.hybrid ? '; hybrid: half of alpha sequential while running, half fixed-horizon once the iteration ends' : '';
+    return (
+      `Verdicts read the always-valid (sequential) test: Better or Worse once its running p-value${corrected} is below ${alpha} (${planned}${hybrid}). ` +
+      'It may be read at every look: a result once declared stays declared.'
+    );
+  }
+  return `Verdicts read the fixed-horizon p-values${corrected} (below ${alpha}): valid when read once, at the planned end, not at every look.`;
+}
+
+export const GUARDRAIL_WORDS: Record<GuardrailStatus, string> = {
+  ok: 'OK',
+  warning: 'Warning',
+  failing: 'Failing',
+};
+
+/** A guardrail metric's margin from its definition; `true` (margin 0, relative) as the API reads it. */
+export function marginOf(definition: Pick<MetricWire, 'guardrail'> | undefined): { margin: number; kind: 'relative' | 'absolute' } | undefined {
+  const g = definition?.guardrail;
+  if (!g) return undefined;
+  if (g === true) return { margin: 0, kind: 'relative' };
+  return { margin: g.margin ?? 0, kind: g.margin_kind ?? 'relative' };
+}
+
+/** A margin in words: "a 2 % margin", "a margin of 5 (absolute)", "no tolerated harm". */
+export function marginWords(margin: { margin: number; kind: 'relative' | 'absolute' }): string {
+  if (margin.margin === 0) return 'no tolerated harm';
+  return margin.kind === 'relative' ? `a ${formatShare(margin.margin)} margin` : `a margin of ${formatNumber(margin.margin)} (absolute)`;
+}
+
+/** What a guardrail's status means, with its margin (docs/statistics.md §13). */
+export function guardrailMeaning(status: GuardrailStatus, margin: { margin: number; kind: 'relative' | 'absolute' } | undefined): string {
+  const tolerated = margin !== undefined && margin.margin > 0;
+  switch (status) {
+    case 'failing':
+      return tolerated ? `harm beyond ${marginWords(margin)}` : 'significantly harmful';
+    case 'warning':
+      return tolerated ? 'harmful estimate, neither shown within the margin nor beyond it yet' : 'harmful estimate, not significant yet';
+    default:
+      return tolerated ? `within ${marginWords(margin)}, or not harmful` : 'not harmful';
+  }
+}
+
+/**
+ * The sequential SRM check warns when its always-valid p-value is below the SRM threshold (results
+ * without settings: 0.001). It needs no minimum of expected participants: the e-value is exact,
+ * not a chi-squared approximation (docs/statistics.md §11).
+ */
+export function sequentialSrmWarns(results: Pick<Results, 'sequential_srm_p_value'>, analysis: AnalysisWire | undefined): boolean {
+  const p = results.sequential_srm_p_value;
+  return typeof p === 'number' && p < (analysis?.srm_threshold ?? LEGACY_SRM_THRESHOLD);
 }

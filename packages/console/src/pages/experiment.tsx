@@ -97,7 +97,7 @@ export function ExperimentPage({ workspace, environment, experimentId }: Environ
         </>
       )}
       {x.status !== 'EXPERIMENT_STATUS_CONCLUDED' && (
-        <SetupEditor key={x.version} workspace={workspace} environment={environment} experiment={x} onSaved={(updated) => (experiment.set(updated), setStatus('Setup saved.'))} />
+        <SetupEditor key={`${x.id}:${x.version}`} workspace={workspace} environment={environment} experiment={x} onSaved={(updated) => (experiment.set(updated), setStatus('Setup saved.'))} />
       )}
     </section>
   );
