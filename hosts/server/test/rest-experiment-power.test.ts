@@ -42,6 +42,7 @@ let ts: TestServer;
 let client: ApiClient;
 let a: Tenant;
 let b: Tenant;
+let rootToken: string;
 let grpcClient: ExperimentClient;
 
 const close = (actual: unknown, expected: number, what: string, tolerance = 1e-9) =>
@@ -56,6 +57,7 @@ before(async () => {
   ts = await startTestServer({ STATS_POLL_MS: '3600000' });
   client = api(ts.base);
   const root = await loginAdmin(client);
+  rootToken = root.token;
   a = await seedTenant(client, root.token, 'power-a');
   b = await seedTenant(client, root.token, 'power-b');
   await prepareEnvironment(client, a);
@@ -172,6 +174,8 @@ describe('POST .../experiments/power', () => {
     expectError(await client.post(powerPath(), { body: { mean: 1, variance: 1, mde: 0.1 } }), 401, 'UNAUTHENTICATED');
     expectError(await client.post(powerPath(), { sdkKey: a.rawKey, body: { mean: 1, variance: 1, mde: 0.1 } }), 401, 'UNAUTHENTICATED');
     expectError(await postPower({ mean: 1, variance: 1, mde: 0.1 }, b.admin.token), 404, 'NOT_FOUND');
+    expectError(await postPower({ mean: 1, variance: 1, mde: 0.1 }, rootToken), 403, 'PERMISSION_DENIED');
+    expectError(await client.post(`${experimentsOf('00000000-0000-4000-8000-000000000000')}/power`, { token: a.admin.token, body: { mean: 1, variance: 1, mde: 0.1 } }), 404, 'NOT_FOUND');
   });
 });
 
@@ -216,6 +220,17 @@ describe('GET .../experiments/{id}/power', () => {
     assert.ok(end >= start + (total * (before - start)) / 60 - 1 && end <= start + (total * (afterMs - start)) / 60 + 1, `projected end ${end}`);
   });
 
+  test("the experiment's own analysis: sequential N* plans the always-valid sample too", async () => {
+    const c = cases.purchase_sequential;
+    const experiment = await createExperiment(client, a, { metrics: [{ event_key: 'purchase', aggregation: 'conversion' }], analysis: { sequential: { tuning_n: c.tuning_n } } });
+    const answer = expectStatus(await client.get(`${experimentPath(a.environmentId, experiment.id)}/power?mde=${c.mde}`, { token: a.member.token }), 200);
+    const purchase = answer.metrics[0];
+    assert.deepEqual(purchase.settings, { mde: c.mde, alpha: 0.05, power: 0.8, sides: 'two', weights: [0.5, 0.5], sequential: { tuning_n: c.tuning_n } });
+    assert.deepEqual(purchase.fixed.sample_per_arm, c.fixed);
+    assert.deepEqual(purchase.sequential.sample_per_arm, c.sequential);
+    close(purchase.sequential.days, (c.sequential![0]! * 2) / (10 / 14), 'sequential days at the window rate');
+  });
+
   test('validation and isolation: mde required, unknown metric 400; another org 404; anonymous 401', async () => {
     const experiment = await createExperiment(client, a, { metrics: [{ event_key: 'revenue', aggregation: 'sum' }] });
     const path = `${experimentPath(a.environmentId, experiment.id)}/power`;
@@ -226,6 +241,7 @@ describe('GET .../experiments/{id}/power', () => {
     expectError(await client.get(`${path}?mde=0.1&window_days=365`, { token: a.member.token }), 400, 'INVALID_ARGUMENT', /window_days/);
     expectError(await client.get(`${path}?mde=0.1&metric_key=nope`, { token: a.member.token }), 400, 'INVALID_ARGUMENT', /metric_key/);
     expectError(await client.get(`${path}?mde=0.1`), 401, 'UNAUTHENTICATED');
+    expectError(await client.get(`${path}?mde=0.1`, { token: rootToken }), 403, 'PERMISSION_DENIED');
     expectError(await client.get(`${path}?mde=0.1`, { token: b.admin.token }), 404, 'NOT_FOUND');
     // b's own environment does not have the experiment either.
     expectError(await client.get(`${experimentPath(b.environmentId, experiment.id)}/power?mde=0.1`, { token: b.admin.token }), 404, 'NOT_FOUND');
