@@ -124,6 +124,11 @@ describe('POST .../experiments/power', () => {
     const half = expectStatus(await postPower({ mean: c.mean, variance: c.variance / 2, mde: c.mde, alpha: c.alpha, power: c.power, sides: c.sides, weights: c.weights, exposures_per_day: 1000 }), 200);
     assert.deepEqual(cuped.fixed.sample_per_arm, half.fixed.sample_per_arm);
     assert.equal(cuped.inputs.source.cuped_r2, 'given');
+    // Mean and variance by hand without a rate: the window's units a day (nothing else read).
+    const rate = expectStatus(await postPower({ mean: c.mean, variance: c.variance, mde: c.mde }), 200);
+    assert.equal(rate.inputs.participants, 10);
+    close(rate.inputs.exposures_per_day, 10 / 14, 'window rate');
+    assert.deepEqual(rate.inputs.source, { mean: 'given', variance: 'given', exposures_per_day: 'events', cuped_r2: 'none' });
   });
 
   test('a mean given by hand overrides the data; the variance still comes from the window', async () => {
