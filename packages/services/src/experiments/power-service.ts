@@ -65,7 +65,7 @@ export interface PowerInputs {
   /** Units of the window read (null: nothing was read, every value given). */
   participants: number | null;
   window_days: number;
-  /** The window's units reached the store's bound: the estimates cover the first units only. */
+  /** The window's units (or, GET, the experiment's participants counted) reached the store's bound: the estimates cover the first units only, the counts are lower bounds. */
   truncated: boolean;
   source: { mean: 'events' | 'given'; variance: 'events' | 'given'; exposures_per_day: 'events' | 'given' | 'experiment' | null; cuped_r2: 'events' | 'given' | 'none' };
 }
@@ -335,6 +335,7 @@ export class PowerCalculator {
     const nowMs = this.now();
     let counts: Record<string, number> | null = null;
     let experimentRate: number | null = null;
+    let countsTruncated = false;
     if (iteration !== null) {
       const endMs = iteration.endedAtMs === 0 ? nowMs : iteration.endedAtMs;
       const armCounts = await this.repos.power.armParticipants(scope, {
@@ -345,6 +346,7 @@ export class PowerCalculator {
         toMs: endMs,
       });
       counts = armCounts.counts;
+      countsTruncated = armCounts.truncated;
       const total = Object.values(counts).reduce((all, n) => all + n, 0);
       const elapsedDays = (endMs - iteration.startedAtMs) / DAY_MS;
       if (total > 0 && elapsedDays > 0) experimentRate = total / elapsedDays;
@@ -377,7 +379,7 @@ export class PowerCalculator {
         cuped_r2: cupedR2,
         participants: window === null ? null : window.participants,
         window_days: windowDays,
-        truncated: window?.truncated ?? false,
+        truncated: (window?.truncated ?? false) || countsTruncated,
         source: { mean: 'events', variance: 'events', exposures_per_day: experimentRate !== null ? 'experiment' : 'events', cuped_r2: estimates.cupedR2 !== null ? 'events' : 'none' },
       };
       const plans = await this.plans(settings, { mean: inputs.mean, variance: inputs.variance, cupedR2, rate });
