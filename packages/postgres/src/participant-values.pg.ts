@@ -72,7 +72,47 @@ export function participantValuesQuery(sql: TransactionSql, scope: EnvironmentSc
     AND p.variant_key IN ${sql(query.variantKeys as string[])}
     AND p.timestamp_ms >= ${query.fromMs}::int8 ${upTo(sql`p.timestamp_ms`)}
     ${query.ruleId === null ? sql`` : sql`AND (p.rule_id IS NULL OR p.rule_id = ${query.ruleId})`}`;
+  const { ctes, joins, select } = metricParts(sql, scope, query, only === null);
+  const joined = joins.reduce((all, join) => sql`${all} ${join}`, sql``);
+  if (only !== null) {
+    return sql`${select} FROM (SELECT d.context_type, d.context_key, f.variant_key, f.t0 FROM ${only} d
+      CROSS JOIN LATERAL (SELECT p.variant_key, p.timestamp_ms AS t0 FROM exposures p
+        WHERE ${qualifying} AND p.context_type = d.context_type AND p.context_key = d.context_key
+        ORDER BY p.timestamp_ms, p.variant_key LIMIT 1) f) x ${joined}`;
+  }
+  return sql`WITH exposed AS NOT MATERIALIZED (
+      SELECT DISTINCT ON (p.context_type, p.context_key) p.context_type, p.context_key, p.variant_key, p.timestamp_ms AS t0
+      FROM exposures p WHERE ${qualifying}
+      ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key
+    ) ${ctes.reduce((all, cte) => sql`${all}, ${cte}`, sql``)}
+    ${select} FROM exposed x ${joined}`;
+}
 
+/**
+ * participantValuesQuery's every-participant shape over units given by `exposed` (a SELECT of
+ * context_type, context_key, variant_key, t0; one row per context), materialised: the power
+ * calculator's units of a past window (docs/statistics.md §14). The caller plans it as
+ * participantValuesQuery's (planParticipantValues 'every participant').
+ */
+export function participantValuesOver(sql: TransactionSql, scope: EnvironmentScope, query: Pick<MetricAggregateQuery, 'metrics' | 'valueTypes' | 'toMs'>, exposed: Fragment): Fragment {
+  const { ctes, joins, select } = metricParts(sql, scope, query, true);
+  const joined = joins.reduce((all, join) => sql`${all} ${join}`, sql``);
+  return sql`WITH exposed AS MATERIALIZED (${exposed}) ${ctes.reduce((all, cte) => sql`${all}, ${cte}`, sql``)}
+    ${select} FROM exposed x ${joined}`;
+}
+
+/**
+ * Step 2 and 3 of participantValuesQuery over a relation `x` (context_type, context_key,
+ * variant_key, t0): per metric and event key a CTE `exposed` joins (`merged`) or a LATERAL look-up,
+ * and the SELECT of the values in participantLayout order.
+ */
+function metricParts(
+  sql: TransactionSql,
+  scope: EnvironmentScope,
+  query: Pick<MetricAggregateQuery, 'metrics' | 'valueTypes' | 'toMs'>,
+  merged: boolean,
+): { ctes: Fragment[]; joins: Fragment[]; select: Fragment } {
+  const upTo = (column: Fragment) => (query.toMs === null ? sql`` : sql`AND ${column} < ${query.toMs}::int8`);
   const ctes: Fragment[] = [];
   const joins: Fragment[] = [];
   const values: Fragment[] = [];
@@ -91,7 +131,7 @@ export function participantValuesQuery(sql: TransactionSql, scope: EnvironmentSc
       });
       const events = sql`e.org_id = ${scope.orgId} AND e.environment_id = ${scope.environmentId} AND e.metric_key = ${eventKey}
         AND e.timestamp_ms >= x.t0 ${lookback === null ? sql`` : sql`- ${lookback}::int8`} ${upTo(sql`e.timestamp_ms`)}`;
-      if (only === null) {
+      if (merged) {
         ctes.push(sql`${alias(eventKey)} AS (SELECT x.context_type, x.context_key, ${list(sql, columns)}
           FROM exposed x JOIN events e ON e.context_type = x.context_type AND e.context_key = x.context_key
           WHERE ${events} GROUP BY x.context_type, x.context_key)`);
@@ -108,19 +148,7 @@ export function participantValuesQuery(sql: TransactionSql, scope: EnvironmentSc
     if (lookback !== null) sources.forEach((source, s) => values.push(sql`coalesce(${alias(source.eventKey)}.${sql(`p${s}`)}, 0::float8)`));
   });
   const select = sql`SELECT x.context_type, x.context_key, x.variant_key, ARRAY[${values.length === 0 ? sql`` : list(sql, values)}]::float8[] AS vals`;
-  const joined = joins.reduce((all, join) => sql`${all} ${join}`, sql``);
-  if (only !== null) {
-    return sql`${select} FROM (SELECT d.context_type, d.context_key, f.variant_key, f.t0 FROM ${only} d
-      CROSS JOIN LATERAL (SELECT p.variant_key, p.timestamp_ms AS t0 FROM exposures p
-        WHERE ${qualifying} AND p.context_type = d.context_type AND p.context_key = d.context_key
-        ORDER BY p.timestamp_ms, p.variant_key LIMIT 1) f) x ${joined}`;
-  }
-  return sql`WITH exposed AS NOT MATERIALIZED (
-      SELECT DISTINCT ON (p.context_type, p.context_key) p.context_type, p.context_key, p.variant_key, p.timestamp_ms AS t0
-      FROM exposures p WHERE ${qualifying}
-      ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key
-    ) ${ctes.reduce((all, cte) => sql`${all}, ${cte}`, sql``)}
-    ${select} FROM exposed x ${joined}`;
+  return { ctes, joins, select };
 }
 
 /**

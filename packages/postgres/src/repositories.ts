@@ -18,6 +18,7 @@ import { PgExperimentRepository } from './experiment-repository.pg.ts';
 import { PgResultsRepository } from './results-repository.pg.ts';
 import { PgStatsJobRepository } from './stats-job-repository.pg.ts';
 import { PgExperimentDataRepository } from './experiment-data-repository.pg.ts';
+import { PgPowerDataRepository } from './power-data.pg.ts';
 import { PgStatsScheduleRepository } from './stats-schedule-repository.pg.ts';
 import { PgRefreshTokenRepository } from './refresh-token-repository.pg.ts';
 import { PgLoginThrottleRepository } from './login-throttle-repository.pg.ts';
@@ -56,6 +57,7 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     results: new PgResultsRepository(sql),
     statsJobs: new PgStatsJobRepository(sql),
     experimentData: new PgExperimentDataRepository(sql),
+    power: new PgPowerDataRepository(sql),
     statsSchedule: new PgStatsScheduleRepository(sql),
     sessions: new PgSessionRepository(sql),
     refreshTokens: new PgRefreshTokenRepository(sql),

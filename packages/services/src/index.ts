@@ -55,6 +55,7 @@ export {
 } from './experiments/experiment-input.ts';
 export * from './experiments/experiment-records.ts';
 export * from './experiments/experiment-service.ts';
+export * from './experiments/power-service.ts';
 export * from './experiments/results-computer.ts';
 export * from './experiments/stats-service.ts';
 export * from './experiments/stats-worker.ts';

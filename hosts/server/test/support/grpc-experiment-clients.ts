@@ -20,6 +20,8 @@ export interface ExperimentClient {
   transitionExperiment: Unary;
   listIterations: Unary;
   getResults: Unary;
+  estimatePower: Unary;
+  getExperimentPower: Unary;
   close(): void;
 }
 

@@ -76,3 +76,46 @@ export interface StatsScheduleRepository {
   /** Deletes completed and failed jobs that finished before `beforeMs`; returns how many. */
   pruneFinished(beforeMs: number): Promise<number>;
 }
+
+/** What `PowerDataRepository.windowMoments` reads: a past window of an environment's events (docs/statistics.md §14). */
+export interface PowerWindowQuery {
+  metrics: readonly ExperimentMetric[];
+  valueTypes: Readonly<Record<string, MetricValueType>>;
+  /** The window on events' `timestamp_ms`: from (inclusive) to (exclusive). */
+  fromMs: number;
+  toMs: number;
+}
+
+/** The units of a past window and each metric's moments over them (one "arm"). */
+export interface PowerWindowMoments {
+  /** Distinct contexts with any event in the window (at most the store's bound). */
+  participants: number;
+  /** The store's bound was reached: the participants beyond it were not read. */
+  truncated: boolean;
+  /** By metric key, as ArmMetricData (n 0 when no unit has a value). */
+  metrics: Record<string, ArmMetricData>;
+}
+
+/** What `PowerDataRepository.armParticipants` counts: an experiment's participants so far. */
+export interface ArmParticipantsQuery {
+  flagKey: string;
+  ruleId: string | null;
+  variantKeys: readonly string[];
+  /** Exposures' `timestamp_ms` in [fromMs, toMs). */
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * Reads for the power and duration calculator (docs/statistics.md §14), bounded: a statement
+ * timeout and a LIMIT on the participants each statement keeps.
+ */
+export interface PowerDataRepository {
+  /**
+   * Each metric aggregated per unit as the experiment engine aggregates it, a unit being a context
+   * with any event in the window, its "exposure" t0 its first event there.
+   */
+  windowMoments(scope: EnvironmentScope, query: PowerWindowQuery): Promise<PowerWindowMoments>;
+  /** Per variant key (every key present), the distinct contexts whose first exposure in [fromMs, toMs) was to it; and whether the bound was reached. */
+  armParticipants(scope: EnvironmentScope, query: ArmParticipantsQuery): Promise<{ counts: Record<string, number>; truncated: boolean }>;
+}

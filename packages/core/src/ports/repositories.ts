@@ -1,6 +1,6 @@
 import type { AuditRepository, UnitOfWork } from './audit-ports.ts';
 import type { ExperimentRepository, ResultsRepository, StatsJobRepository } from './experiment-ports.ts';
-import type { ExperimentDataRepository, StatsScheduleRepository } from './experiment-data-ports.ts';
+import type { ExperimentDataRepository, PowerDataRepository, StatsScheduleRepository } from './experiment-data-ports.ts';
 import type { EventDefinitionRepository, EventRepository, ExposureRepository, IdempotencyRepository } from './event-ports.ts';
 import type { FlagRepository, SegmentRepository } from './flag-ports.ts';
 import type { AuthProviderRepository, SsoIdentityRepository, SsoLoginRepository } from './sso-ports.ts';
@@ -34,6 +34,8 @@ export interface Repositories {
   statsJobs: StatsJobRepository;
   /** Experiment aggregation over events and exposures (in SQL), and results staleness. */
   experimentData: ExperimentDataRepository;
+  /** Bounded reads of the power and duration calculator (docs/statistics.md §14). */
+  power: PowerDataRepository;
   /** The stats scheduler's cross-org view of jobs. */
   statsSchedule: StatsScheduleRepository;
   audit: AuditRepository;

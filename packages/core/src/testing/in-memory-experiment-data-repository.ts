@@ -64,6 +64,14 @@ export class InMemoryExperimentDataRepository implements ExperimentDataRepositor
         first.set(context, { variantKey: exposure.variantKey, t0: exposure.timestampMs });
       }
     }
+    return this.aggregateOver(scope, query, first);
+  }
+
+  /**
+   * Steps 2–5 over given participants (context as JSON [type, key] → arm and t0): also the power
+   * calculator's units of a past window (InMemoryPowerDataRepository).
+   */
+  aggregateOver(scope: EnvironmentScope, query: Pick<MetricAggregateQuery, 'metrics' | 'valueTypes' | 'toMs' | 'variantKeys'>, first: ReadonlyMap<string, { variantKey: string; t0: number }>): ArmTotals[] {
     // The scope's events of the keys the metrics read, by key and context.
     const wanted = new Set(query.metrics.flatMap((metric) => sourcesOf(metric).map((source) => source.eventKey)));
     const eventsOf = new Map<string, Map<string, Array<{ value: number; timestampMs: number }>>>();

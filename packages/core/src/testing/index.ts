@@ -18,6 +18,7 @@ import { InMemoryExperimentRepository } from './in-memory-experiment-repository.
 import { InMemoryResultsRepository } from './in-memory-results-repository.ts';
 import { InMemoryStatsJobRepository } from './in-memory-stats-job-repository.ts';
 import { InMemoryExperimentDataRepository } from './in-memory-experiment-data-repository.ts';
+import { InMemoryPowerDataRepository } from './in-memory-power-data-repository.ts';
 import { InMemoryStatsScheduleRepository } from './in-memory-stats-schedule-repository.ts';
 import { InMemoryRefreshTokenRepository } from './in-memory-refresh-token-repository.ts';
 import { InMemoryLoginThrottleRepository } from './in-memory-login-throttle-repository.ts';
@@ -58,6 +59,7 @@ export function createInMemoryRepositories(state = new InMemoryState()): Reposit
     results: new InMemoryResultsRepository(state),
     statsJobs: new InMemoryStatsJobRepository(state),
     experimentData: new InMemoryExperimentDataRepository(state),
+    power: new InMemoryPowerDataRepository(state),
     statsSchedule: new InMemoryStatsScheduleRepository(state),
     sessions: new InMemorySessionRepository(state),
     refreshTokens: new InMemoryRefreshTokenRepository(state),

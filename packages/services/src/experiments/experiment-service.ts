@@ -29,6 +29,7 @@ import { requireAllowed } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
 import { experimentRecord } from './experiment-records.ts';
 import type { ScopeResolver } from '../scopes.ts';
+import { PowerCalculator, type ExperimentPowerAnswer, type ExperimentPowerQuery, type PowerAnswer, type PowerBody } from './power-service.ts';
 import {
   MAX_EXPERIMENT_DESCRIPTION,
   MAX_EXPERIMENT_NAME,
@@ -85,12 +86,16 @@ function checkRule(flag: Flag, value: unknown): string {
  */
 export class ExperimentService {
   constructor(
-    private readonly repos: Pick<Repositories, 'experiments' | 'results' | 'experimentData' | 'flags' | 'eventDefinitions' | 'unitOfWork'>,
+    private readonly repos: Pick<Repositories, 'experiments' | 'results' | 'experimentData' | 'flags' | 'eventDefinitions' | 'unitOfWork' | 'power'>,
     private readonly scopes: ScopeResolver,
     private readonly now: () => number = Date.now,
     /** Told when an environment's set of ACTIVE experiments changes: evaluate records exposures for their flags. */
     private readonly notifier?: ChangeNotifier,
-  ) {}
+  ) {
+    this.calculator = new PowerCalculator(repos, now);
+  }
+
+  private readonly calculator: PowerCalculator;
 
   /** The scope of an environment id from a URL or request (another org's: NOT_FOUND). */
   scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
@@ -260,6 +265,22 @@ export class ExperimentService {
       sinceMs: results.computedAtMs,
     });
     return { results, isStale };
+  }
+
+  /**
+   * Power and duration for an experiment not yet created (docs/contract.md "Power and duration",
+   * docs/statistics.md §14): a read of the environment's events, so `experiment.read`.
+   */
+  async power(principal: Principal, scope: EnvironmentScope, body: PowerBody): Promise<PowerAnswer> {
+    this.authorize(principal, 'experiment.read', scope);
+    return this.calculator.estimate(scope, body ?? {});
+  }
+
+  /** Power and duration of an existing experiment, per metric, with its current power while it runs. */
+  async experimentPower(principal: Principal, scope: EnvironmentScope, experimentId: string, query: ExperimentPowerQuery): Promise<ExperimentPowerAnswer> {
+    this.authorize(principal, 'experiment.read', scope);
+    const experiment = await this.require(scope, experimentId);
+    return this.calculator.forExperiment(scope, experiment, query ?? {});
   }
 
   // --- helpers ---

@@ -297,6 +297,8 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
       transition: scopedDefinitionsWrite,
       iterations: scoped,
       results: scoped,
+      power: scoped,
+      experimentPower: scoped,
     },
   },
   {

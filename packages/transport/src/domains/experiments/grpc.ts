@@ -10,7 +10,7 @@ import {
   type MetricWire,
   type Principal,
 } from '@switchyard/core';
-import { experimentRecord, iterationRecord, jobRecord, type ExperimentBody } from '@switchyard/services';
+import { experimentRecord, iterationRecord, jobRecord, type ExperimentBody, type PowerBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { authenticateCall, presentedByMetadata } from '../../grpc/grpc-credentials.ts';
@@ -204,6 +204,53 @@ function bodyOf(message: ExperimentMessage | null | undefined, mask: readonly st
   return body;
 }
 
+/** svc.experiments.v1.EstimatePowerRequest as decoded. */
+interface EstimatePowerMessage {
+  environment_id: string;
+  metric: MetricMessage | null;
+  window_days?: number;
+  mean?: number;
+  variance?: number;
+  exposures_per_day?: number;
+  traffic_allocation?: number;
+  mde: number;
+  alpha?: number;
+  power?: number;
+  sides: string;
+  arms?: number;
+  weights: number[];
+  cuped_r2?: number;
+  sequential: { tuning_n?: number | string } | null;
+}
+
+/** The request as the REST body, so the service checks both transports alike (proto3's 0 mde is "not sent"). */
+const powerBodyOf = (message: EstimatePowerMessage): PowerBody => ({
+  metric: message.metric ? metricWireOf(message.metric) : null,
+  window_days: message.window_days,
+  mean: message.mean,
+  variance: message.variance,
+  exposures_per_day: message.exposures_per_day,
+  traffic_allocation: message.traffic_allocation,
+  mde: message.mde === 0 ? undefined : message.mde,
+  alpha: message.alpha,
+  power: message.power,
+  sides: text(message.sides),
+  arms: message.arms,
+  weights: message.weights.length === 0 ? undefined : message.weights,
+  cuped_r2: message.cuped_r2,
+  sequential: message.sequential && { tuning_n: message.sequential.tuning_n === undefined ? undefined : Number(message.sequential.tuning_n) },
+});
+
+/** A JSON answer as a message: nulls become unset fields, a null sample_per_arm an empty list. */
+function unsetNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unsetNulls);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).flatMap(([key, entry]) => {
+    if (entry === null) return key === 'sample_per_arm' ? [[key, []]] : [];
+    return [[key, unsetNulls(entry)]];
+  }));
+}
+
 function required(value: string | undefined, field: string): string {
   if (!value) throw invalidArgument(`${field} is required`, field);
   return value;
@@ -259,6 +306,20 @@ export function addExperimentGrpcServices(server: grpc.Server, deps: { services:
       const { principal, scope } = await resolve(call, call.request.environment_id);
       const { results, isStale } = await experiments.results(principal, scope, experimentId(call.request));
       return resultsMessage(results, isStale);
+    }),
+    estimatePower: unary(logger, async (call: Call<EstimatePowerMessage>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      return unsetNulls(await experiments.power(principal, scope, powerBodyOf(call.request)));
+    }),
+    getExperimentPower: unary(logger, async (call: Call<ExperimentRef & { mde: number; power?: number; window_days?: number; metric_key: string }>) => {
+      const { principal, scope } = await resolve(call, call.request.environment_id);
+      const { mde, power, window_days, metric_key } = call.request;
+      return unsetNulls(await experiments.experimentPower(principal, scope, experimentId(call.request), {
+        mde: mde === 0 ? undefined : mde,
+        power,
+        window_days,
+        metric_key: text(metric_key),
+      }));
     }),
   });
 

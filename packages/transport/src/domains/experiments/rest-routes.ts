@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EnvironmentScope, Principal } from '@switchyard/core';
-import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type TransitionBody } from '@switchyard/services';
+import { experimentRecord, iterationRecord, resultsRecord, type ExperimentBody, type ExperimentPowerQuery, type PowerBody, type TransitionBody } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
@@ -9,8 +9,12 @@ import {
   experimentCreateBody,
   experimentParams,
   experimentSchema,
+  experimentPowerQuery,
+  experimentPowerSchema,
   experimentUpdateBody,
   iterationSchema,
+  powerBody,
+  powerSchema,
   resultsSchema,
   transitionBody,
 } from './rest-schemas.ts';
@@ -59,6 +63,42 @@ export function registerExperimentRoutes(app: FastifyInstance, services: Gateway
     async (request, reply) => {
       const { principal, scope } = await resolve(request);
       return reply.code(201).send(experimentRecord(await experiments.create(principal, scope, request.body)));
+    },
+  );
+
+  app.post<{ Params: EnvParams; Body: PowerBody }>(
+    '/v1/environments/:env_id/experiments/power',
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: 'Power and duration for an experiment not yet created: sample per arm and days for a minimum detectable effect (docs/statistics.md §14)',
+        params: envParams,
+        body: powerBody,
+        response: { 200: powerSchema },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return experiments.power(principal, scope, request.body);
+    },
+  );
+
+  app.get<{ Params: ExperimentParams; Querystring: ExperimentPowerQuery }>(
+    '/v1/environments/:env_id/experiments/:experiment_id/power',
+    {
+      schema: {
+        tags: TAGS,
+        security: BEARER_ONLY,
+        summary: "Power and duration of an experiment per metric at its analysis settings, with the current power and projected end while it runs",
+        params: experimentParams,
+        querystring: experimentPowerQuery,
+        response: { 200: experimentPowerSchema },
+      },
+    },
+    async (request) => {
+      const { principal, scope } = await resolve(request);
+      return experiments.experimentPower(principal, scope, request.params.experiment_id, request.query);
     },
   );
 

@@ -307,3 +307,131 @@ export const jobSchema = {
     created_at_ms: { type: 'integer' },
   },
 } as const;
+
+/** The power calculator (docs/contract.md "Power and duration", docs/statistics.md §14). */
+const nullableNumberOrNull = { type: ['number', 'null'] } as const;
+const powerPlanSchema = {
+  type: 'object',
+  required: ['sample_per_arm', 'total', 'days'],
+  properties: {
+    sample_per_arm: { type: ['array', 'null'], items: { type: 'integer' }, description: 'Participants per arm, in the order of `weights` / `arms` (the control first); null when the inputs give none (no variance, mean 0).' },
+    total: { type: ['integer', 'null'], description: 'All arms together.' },
+    days: { ...nullableNumberOrNull, description: 'total / exposures_per_day (not rounded); null without a rate.' },
+  },
+} as const;
+
+const powerInputsSchema = {
+  type: 'object',
+  required: ['mean', 'variance', 'exposures_per_day', 'cuped_r2', 'participants', 'window_days', 'truncated', 'source'],
+  properties: {
+    mean: nullableNumberOrNull,
+    variance: { ...nullableNumberOrNull, description: 'Per unit (n − 1); a ratio metric: the delta-method variance.' },
+    exposures_per_day: { ...nullableNumberOrNull, description: 'New participants a day entering the experiment (all arms).' },
+    cuped_r2: { type: 'number' },
+    participants: { type: ['integer', 'null'], description: 'Units of the past window read (contexts with any event in it); null when nothing was read.' },
+    window_days: { type: 'integer' },
+    truncated: { type: 'boolean', description: 'The window had more units than the bound (1,000,000): the estimates cover the first units only.' },
+    source: {
+      type: 'object',
+      required: ['mean', 'variance', 'exposures_per_day', 'cuped_r2'],
+      properties: {
+        mean: { type: 'string', enum: ['events', 'given'] },
+        variance: { type: 'string', enum: ['events', 'given'] },
+        exposures_per_day: { type: ['string', 'null'], enum: ['events', 'given', 'experiment', null] },
+        cuped_r2: { type: 'string', enum: ['events', 'given', 'none'] },
+      },
+    },
+  },
+} as const;
+
+const powerSettingsSchema = {
+  type: 'object',
+  required: ['mde', 'alpha', 'power', 'sides', 'weights', 'sequential'],
+  properties: {
+    mde: { type: 'number' },
+    alpha: { type: 'number' },
+    power: { type: 'number' },
+    sides: { type: 'string', enum: ['two', 'one'] },
+    weights: { type: 'array', items: { type: 'number' }, description: 'Normalised to sum 1, the control first.' },
+    sequential: { type: ['object', 'null'], required: ['tuning_n'], properties: { tuning_n: { type: 'integer' } } },
+  },
+} as const;
+
+const powerAnswerProperties = {
+  settings: powerSettingsSchema,
+  inputs: powerInputsSchema,
+  fixed: powerPlanSchema,
+  sequential: { ...powerPlanSchema, type: ['object', 'null'], description: 'The always-valid test (null without `sequential`).' },
+} as const;
+
+export const powerBody = {
+  type: 'object',
+  required: ['mde'],
+  description:
+    'An experiment not yet created: `metric` (as in the experiment create body) read over the past `window_days` of the environment\'s events, ' +
+    'or `mean` and `variance` by hand (each overrides the data); `exposures_per_day` by hand or the window\'s distinct contexts a day × `traffic_allocation`.',
+  properties: {
+    metric: { ...metricBodySchema, type: ['object', 'null'] },
+    window_days: { type: ['integer', 'null'], description: 'The past window read, 1..90 days (default 14).' },
+    mean: nullableNumberOrNull,
+    variance: nullableNumberOrNull,
+    exposures_per_day: nullableNumberOrNull,
+    traffic_allocation: { ...nullableNumberOrNull, description: 'Share of the window\'s traffic the experiment will get, (0, 1] (default 1); scales the rate read from events.' },
+    mde: { type: ['number', 'null'], description: 'Minimum detectable effect relative to the mean (0.02 = 2 %), > 0.' },
+    alpha: { ...nullableNumberOrNull, description: 'Default 0.05; in (0, 0.5).' },
+    power: { ...nullableNumberOrNull, description: 'Default 0.8; above alpha, below 1.' },
+    sides: { type: ['string', 'null'], description: "'two' (default) or 'one'." },
+    arms: { type: ['integer', 'null'], description: '2..20 equal arms (default 2, or the length of weights).' },
+    weights: { type: ['array', 'null'], items: { type: 'number' }, description: 'Relative arm sizes, the control first.' },
+    cuped_r2: { ...nullableNumberOrNull, description: "CUPED's expected R² in [0, 1); default: estimated from the window for a metric with cuped, else 0." },
+    sequential: { type: ['object', 'null'], description: '`{tuning_n?}` (default 5000): also the always-valid test; null: fixed only.' },
+  },
+} as const;
+
+export const powerSchema = {
+  type: 'object',
+  required: ['settings', 'inputs', 'fixed', 'sequential'],
+  properties: powerAnswerProperties,
+} as const;
+
+export const experimentPowerQuery = {
+  type: 'object',
+  required: ['mde'],
+  properties: {
+    mde: { type: 'string', maxLength: 32, description: 'Minimum detectable effect relative to the mean (0.02 = 2 %), > 0.' },
+    power: { type: 'string', maxLength: 32, description: 'Target power (default 0.8).' },
+    window_days: { type: 'string', maxLength: 8, description: 'Past window of events read for the mean and variance, 1..90 (default 14).' },
+    metric_key: { type: 'string', maxLength: 128, description: 'Only this metric (default: every metric of the experiment).' },
+  },
+} as const;
+
+export const experimentPowerSchema = {
+  type: 'object',
+  required: ['experiment_id', 'arms', 'metrics'],
+  properties: {
+    experiment_id: { type: 'string' },
+    arms: { type: 'array', items: { type: 'string' }, description: 'The variant keys, the control first (the order of sample_per_arm).' },
+    metrics: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['metric_key', 'settings', 'inputs', 'fixed', 'sequential', 'current'],
+        properties: {
+          metric_key: { type: 'string' },
+          ...powerAnswerProperties,
+          current: {
+            type: ['object', 'null'],
+            required: ['participants_per_arm', 'power', 'sequential_power', 'projected_end_ms'],
+            description: 'While the iteration runs: its participants so far, the power now for the mde (fixed; sequential too when on) and the projected end.',
+            properties: {
+              participants_per_arm: { type: 'object', additionalProperties: { type: 'integer' } },
+              power: nullableNumberOrNull,
+              sequential_power: nullableNumberOrNull,
+              projected_end_ms: { type: ['integer', 'null'] },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
