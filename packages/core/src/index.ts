@@ -44,3 +44,4 @@ export * from './client/origin-patterns.ts';
 export * from './client/origin-pattern-set.ts';
 export * from './client/context-signing-ports.ts';
 export * from './client/context-token-claims.ts';
+export * from './insights/index.ts';
