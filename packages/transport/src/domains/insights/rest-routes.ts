@@ -6,8 +6,9 @@ import { BEARER_ONLY, uuidParam } from '../../http/schemas.ts';
 
 const insightsParams = {
   type: 'object',
-  required: ['env_id', 'key'],
-  properties: { env_id: uuidParam, key: { type: 'string', minLength: 1, maxLength: 128 } },
+  required: ['env_id', 'flag_id'],
+  // flag_id is the flag's key, as in the other flag routes (docs/contract.md "Flags").
+  properties: { env_id: uuidParam, flag_id: { type: 'string', minLength: 1, maxLength: 128 } },
 } as const;
 
 const insightsQuery = {
@@ -40,15 +41,15 @@ const insightsResponse = {
 } as const;
 
 /**
- * `GET /v1/environments/{env_id}/flags/{key}/insights` (docs/insights.md "Reading the counts"): a
+ * `GET /v1/environments/{env_id}/flags/{flag_id}/insights` (flag_id: the flag's key) (docs/insights.md "Reading the counts"): a
  * flag's evaluations per variant, hourly or daily, and its last evaluation. Members who may read
  * the environment's flags (bearer token).
  */
 export function registerInsightsRoutes(app: FastifyInstance, services: GatewayServices): void {
   const { insights, verifier } = services;
 
-  app.get<{ Params: { env_id: string; key: string }; Querystring: { from?: string; to?: string; granularity?: string } }>(
-    '/v1/environments/:env_id/flags/:key/insights',
+  app.get<{ Params: { env_id: string; flag_id: string }; Querystring: { from?: string; to?: string; granularity?: string } }>(
+    '/v1/environments/:env_id/flags/:flag_id/insights',
     {
       schema: {
         tags: ['flags'],
@@ -62,7 +63,7 @@ export function registerInsightsRoutes(app: FastifyInstance, services: GatewaySe
     async (request) => {
       const { principal, scope } = await authenticateScoped(verifier, presentedByRequest(request), 'bearer', (caller) => insights.scope(caller, request.params.env_id));
       const { from, to, granularity } = request.query;
-      const answer = await insights.flagInsights(principal, scope, request.params.key, {
+      const answer = await insights.flagInsights(principal, scope, request.params.flag_id, {
         ...(from === undefined ? {} : { from }),
         ...(to === undefined ? {} : { to }),
         ...(granularity === undefined ? {} : { granularity }),
