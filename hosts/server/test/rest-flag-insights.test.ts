@@ -174,3 +174,27 @@ describe('GET /v1/environments/{env_id}/flags/{flag_id}/insights', () => {
     }
   });
 });
+
+describe('shutdown', () => {
+  test('counts held when a server (and, split, its gateway) stops are written, not lost', async () => {
+    // An hour between flushes: only the stop writes them.
+    const server = await startTestServer({ INSIGHTS_FLUSH_MS: String(HOUR) });
+    try {
+      const own = api(server.base);
+      const tenant = await seedTenant(own, (await loginAdmin(own)).token, 'insights-stop');
+      await createFlag(server, own, tenant, { key: 'banner', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', enabled: true });
+      // One round: banner on 10 (evaluateRound's derivation).
+      await evaluateRound(own, tenant);
+      const before = await server.db.sql<{ n: number }[]>`SELECT coalesce(sum(count), 0)::int AS n FROM flag_evaluation_hours WHERE environment_id = ${tenant.environmentId}`;
+      assert.equal(before[0]!.n, 0, 'nothing flushed yet');
+      await server.server.stop();
+      const [after] = await server.db.sql<{ on: number; last: number }[]>`
+        SELECT (SELECT coalesce(sum(count), 0)::int FROM flag_evaluation_hours WHERE environment_id = ${tenant.environmentId} AND variant_key = 'on') AS on,
+               (SELECT count(*)::int FROM flag_evaluation_last WHERE environment_id = ${tenant.environmentId}) AS last`;
+      assert.deepEqual({ ...after }, { on: 10, last: 1 });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
