@@ -755,3 +755,46 @@ CREATE TABLE IF NOT EXISTS change_request_reviews (
   at_ms              bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS change_request_reviews_by_request ON change_request_reviews (change_request_id, at_ms);
+
+-- Evaluation counts (docs/insights.md; migration 0028 says why each column is there).
+CREATE TABLE IF NOT EXISTS flag_evaluation_hours (
+  environment_id  uuid NOT NULL,
+  flag_id         uuid NOT NULL REFERENCES flags (id) ON DELETE CASCADE,
+  hour            timestamptz NOT NULL,
+  variant_key     text NOT NULL CHECK (length(variant_key) <= 256),
+  reason          text NOT NULL CHECK (length(reason) BETWEEN 1 AND 32),
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  count           bigint NOT NULL CHECK (count >= 0),
+  rolled          bigint NOT NULL DEFAULT 0 CHECK (rolled >= 0 AND rolled <= count),
+  PRIMARY KEY (environment_id, flag_id, hour, variant_key, reason),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS flag_evaluation_hours_by_hour ON flag_evaluation_hours (hour);
+CREATE INDEX IF NOT EXISTS flag_evaluation_hours_flag ON flag_evaluation_hours (flag_id);
+
+CREATE TABLE IF NOT EXISTS flag_evaluation_days (
+  environment_id  uuid NOT NULL,
+  flag_id         uuid NOT NULL REFERENCES flags (id) ON DELETE CASCADE,
+  day             timestamptz NOT NULL,
+  variant_key     text NOT NULL CHECK (length(variant_key) <= 256),
+  reason          text NOT NULL CHECK (length(reason) BETWEEN 1 AND 32),
+  org_id          uuid NOT NULL,
+  project_id      uuid NOT NULL,
+  count           bigint NOT NULL CHECK (count >= 0),
+  PRIMARY KEY (environment_id, flag_id, day, variant_key, reason),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS flag_evaluation_days_by_day ON flag_evaluation_days (day);
+CREATE INDEX IF NOT EXISTS flag_evaluation_days_flag ON flag_evaluation_days (flag_id);
+
+CREATE TABLE IF NOT EXISTS flag_evaluation_last (
+  environment_id     uuid NOT NULL,
+  flag_id            uuid NOT NULL REFERENCES flags (id) ON DELETE CASCADE,
+  org_id             uuid NOT NULL,
+  project_id         uuid NOT NULL,
+  last_evaluated_at  timestamptz NOT NULL,
+  PRIMARY KEY (environment_id, flag_id),
+  FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS flag_evaluation_last_flag ON flag_evaluation_last (flag_id);

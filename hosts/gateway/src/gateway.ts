@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
-import { permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, EvaluationService, KeyUsageRecorder, SyncHub } from '@switchyard/services';
+import { EvaluationCounter, permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
+import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, EvaluationCountFlusher, EvaluationService, KeyUsageRecorder, PartialWriteError, SyncHub, reportsOf } from '@switchyard/services';
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
@@ -31,6 +31,8 @@ export interface RunningGateway {
   http: FastifyInstance;
   services: GatewayServices;
   metrics: ServerMetrics;
+  /** Sends this gateway's evaluation counts to the services every INSIGHTS_FLUSH_MS and at stop (tests flush it directly too). */
+  insightsFlusher: EvaluationCountFlusher;
   /** True while the gateway hears the services' credential events (its readiness). */
   isReady(): boolean;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ const GATEWAY_SHUTDOWN_ORDER = [
   'public sync gRPC server',
   'REST server',
   'key uses',
+  'evaluation counts',
   'client origins',
   'definitions',
   'list memberships',
@@ -94,6 +97,30 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     });
     const membership = new RemoteListMembership(address, credentials, definitions, { callTimeoutMs: config.services.deadlineMs });
     shutdown.add('list memberships', async () => membership.close());
+    // Evaluations answered here are counted here, and only here (a client key's OFREP answers come
+    // from the services, which count them): the drained counts go to InsightsGatewayService.RecordCounts.
+    const evaluationCounter = new EvaluationCounter(config.insights.maxKeys);
+    const insightsFlusher = new EvaluationCountFlusher(
+      evaluationCounter,
+      async (drained) => {
+        // Reports of at most 5,000 counts; one that fails goes back with those after it (not the ones sent).
+        const reports = reportsOf(drained);
+        for (let i = 0; i < reports.length; i++) {
+          try {
+            await remote.insights.recordCounts(reports[i]!);
+          } catch (error) {
+            const unsent = reports.slice(i);
+            throw new PartialWriteError({ counts: unsent.flatMap((r) => r.counts), lastEvaluated: unsent.flatMap((r) => r.lastEvaluated) }, error);
+          }
+        }
+      },
+      {
+        intervalMs: config.insights.flushMs,
+        onError: (error) => log.warn({ err: { message: (error as Error).message } }, 'evaluation counts could not be sent to the services; the next flush sends them'),
+        onDropped: (dropped) => log.warn({ dropped, max_keys: config.insights.maxKeys }, 'evaluation counts: evaluations not counted (INSIGHTS_MAX_KEYS distinct keys held)'),
+      },
+    );
+    shutdown.add('evaluation counts', () => insightsFlusher.stop());
     const evaluation = new GatewayEvaluationService(
       { segments: membership },
       definitions,
@@ -104,7 +131,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       },
       Date.now,
       metrics,
-      { budgetMs: config.evaluationBudgetMs },
+      { budgetMs: config.evaluationBudgetMs, counter: evaluationCounter },
     );
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(
@@ -194,6 +221,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     log.info({ port: httpPort, services: address }, 'gateway REST listening');
 
     const syncServer = await startPublicSyncServer({ config, sync, verifier, keyUses, metrics, logger: syncLog });
+    insightsFlusher.start();
     syncPort = syncServer.port;
     shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
     shutdown.add('sync streams', () => {
@@ -208,6 +236,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       http,
       services,
       metrics,
+      insightsFlusher,
       isReady: () => verifier.isWatching(),
       stop() {
         stopping ??= shutdown.run((step, error) => log.warn({ step, err: { message: (error as Error).message } }, 'shutdown step failed'));

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgAdvisoryLock, PgChangeNotifier, PgIngestStorage, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
+import { PgAdvisoryLock, PgChangeNotifier, PgIngestStorage, PgInsightsRepository, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -69,7 +69,11 @@ import {
   ApiTokenThrottle,
   DEFAULT_API_TOKEN_THROTTLE,
   ApiTokenUseRecorder,
+  EvaluationCountFlusher,
+  InsightsRetention,
+  InsightsService,
 } from '@switchyard/services';
+import { EvaluationCounter } from '@switchyard/core';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import type { Config } from '@switchyard/transport/config.ts';
 import { openDatabase, type Database } from './database.ts';
@@ -133,6 +137,8 @@ export interface RunningServer {
   rowQuota: RowQuota;
   /** This instance's Prometheus metrics (served at `/metrics`). */
   metrics: ServerMetrics;
+  /** Writes this instance's evaluation counts every INSIGHTS_FLUSH_MS and at stop (tests flush it directly too). */
+  insightsFlusher: EvaluationCountFlusher;
   /** Drains the mail outbox (tests run it directly too). */
   mailWorker: MailWorker;
   /** Drains the webhook outbox (docs/workflow.md "Webhooks"; tests run it directly too). */
@@ -166,6 +172,7 @@ const SHUTDOWN_ORDER = [
   'row quota',
   'ingest writers',
   'key uses',
+  'evaluation counts',
   'stats worker',
   'scheduler',
   'pruner',
@@ -313,6 +320,19 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       metrics,
     });
     shutdown.add('scheduler', () => scheduler.stop());
+    // Evaluation counts (docs/insights.md): counted in memory by every evaluation this instance
+    // answers, written once per INSIGHTS_FLUSH_MS in one statement that adds to the hourly rows.
+    const insightsRepository = new PgInsightsRepository(database.sql);
+    const insightsLog = logging.forModule('insights');
+    const evaluationCounter = new EvaluationCounter(config.insights.maxKeys);
+    const insights = new InsightsService({ flags: repos.flags, insights: insightsRepository }, scopes);
+    const insightsFlusher = new EvaluationCountFlusher(evaluationCounter, (drained) => insights.write(drained), {
+      intervalMs: config.insights.flushMs,
+      onError: (error) => insightsLog.warn({ err: { message: (error as Error).message } }, 'evaluation counts could not be written; the next flush writes them'),
+      onDropped: (dropped) => insightsLog.warn({ dropped, max_keys: config.insights.maxKeys }, 'evaluation counts: evaluations not counted (INSIGHTS_MAX_KEYS distinct keys held)'),
+    });
+    // After REST and gRPC have drained, before the pool closes: the counts held are written.
+    shutdown.add('evaluation counts', () => insightsFlusher.stop());
     // One instance at a time prunes (an advisory lock); stopped before the pool closes.
     const pruneLog = logging.forModule('prune');
     const pruner = new Pruner(repos, new PgAdvisoryLock(database.sql, 'switchyard:prune'), {
@@ -321,6 +341,12 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       auditRetentionMs: config.auditRetentionDays * 86_400_000,
       auditMaxEntriesPerOrg: config.auditMaxEntriesPerOrg,
       webhookLogRetentionMs: config.webhooks.logRetentionDays * 86_400_000,
+      insightsRetention: new InsightsRetention(insightsRepository, {
+        hourlyRetentionMs: config.insights.hourlyRetentionDays * 86_400_000,
+        dailyRetentionMs: config.insights.dailyRetentionDays * 86_400_000,
+        batchSize: config.pruneBatchSize,
+        log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
+      }),
       ingestRetention: new IngestRetention(ingestStorage, {
         retentionMs: config.eventRetentionDays * 86_400_000,
         log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
@@ -399,6 +425,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     let syncPort = config.syncGrpcPort;
     const evaluation = new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
       budgetMs: config.evaluationBudgetMs,
+      counter: evaluationCounter,
     });
     const changeRequests = new ChangeRequestService(repos, scopes, notifier);
     const services: InProcessServices = {
@@ -431,6 +458,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       scheduledChanges: new ScheduledChangeService(repos, scopes, notifier, Date.now, new RevertRequestOpener(repos, changeRequests)),
       contextAttributes: new ContextAttributeService(repos, scopes),
       evaluation,
+      insights,
       clientAnswers: new ClientAnswers(evaluation),
       snapshots,
       eventDefinitions: new EventDefinitionService(repos, scopes, eventDefinitionCache),
@@ -525,6 +553,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     statsWorker.start();
     scheduler.start();
     pruner.start();
+    insightsFlusher.start();
     mailWorker.start();
     webhookWorker.start();
 
@@ -541,6 +570,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       statsWorker,
       scheduler,
       pruner,
+      insightsFlusher,
       rowQuota,
       metrics,
       mailWorker,

@@ -44,5 +44,4 @@ export * from './client/origin-patterns.ts';
 export * from './client/origin-pattern-set.ts';
 export * from './client/context-signing-ports.ts';
 export * from './client/context-token-claims.ts';
-export * from './insights/flag-status.ts';
-export * from './insights/flag-lifecycle.ts';
+export * from './insights/index.ts';

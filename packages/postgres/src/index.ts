@@ -8,3 +8,4 @@ export * from './ingest-writes.pg.ts';
 export * from './advisory-lock.pg.ts';
 export { isDataException } from './pg-errors.ts';
 export * from './ingest-storage.pg.ts';
+export * from './insights-repository.pg.ts';

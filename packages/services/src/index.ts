@@ -114,3 +114,4 @@ export * from './workflow/approvers-now.ts';
 export * from './schedules/scheduled-change-service.ts';
 export * from './schedules/scheduled-change-worker.ts';
 export * from './workflow/scheduled-request-runner.ts';
+export * from './insights/index.ts';

@@ -81,12 +81,38 @@ export interface Config {
   eventRowsQuotaPerEnvironment: number;
   /** Partitions of events and exposures older than this many days are dropped (EVENT_RETENTION_DAYS, default 90). */
   eventRetentionDays: number;
+  /** Evaluation counts (docs/insights.md). */
+  insights: InsightsConfig;
   /** Email delivery (docs/security.md "Email delivery"). */
   mail: MailConfig;
   /** Browser event streams of client keys (docs/client-side.md "7. Streaming"). */
   clientStreams: ClientStreamConfig;
   /** Signed webhooks (docs/workflow.md "Webhooks"). */
   webhooks: WebhookConfig;
+}
+
+/** Evaluation counts (docs/insights.md "Counting", "Retention"). */
+export interface InsightsConfig {
+  /** Pause between two flushes of this instance's counts (INSIGHTS_FLUSH_MS, default 60,000). */
+  flushMs: number;
+  /** Distinct (hour, environment, flag, variant, reason) keys held between two flushes (INSIGHTS_MAX_KEYS, default 50,000). */
+  maxKeys: number;
+  /** Hourly counts older than this many days are deleted, once rolled up into days (INSIGHTS_HOURLY_RETENTION_DAYS, default 30). */
+  hourlyRetentionDays: number;
+  /** Daily counts older than this many days are deleted (INSIGHTS_DAILY_RETENTION_DAYS, default 365). */
+  dailyRetentionDays: number;
+}
+
+function insightsConfig(env: Env): InsightsConfig {
+  const hourlyRetentionDays = integer(env, 'INSIGHTS_HOURLY_RETENTION_DAYS', 30, 1, 366);
+  const dailyRetentionDays = integer(env, 'INSIGHTS_DAILY_RETENTION_DAYS', 365, 1, 3_650);
+  if (dailyRetentionDays < hourlyRetentionDays) throw new ConfigError('INSIGHTS_DAILY_RETENTION_DAYS must be at least INSIGHTS_HOURLY_RETENTION_DAYS');
+  return {
+    flushMs: integer(env, 'INSIGHTS_FLUSH_MS', 60_000, 10, 3_600_000),
+    maxKeys: integer(env, 'INSIGHTS_MAX_KEYS', 50_000, 1, 10_000_000),
+    hourlyRetentionDays,
+    dailyRetentionDays,
+  };
 }
 
 /** Signed webhooks (docs/workflow.md "Webhooks"). */
@@ -498,6 +524,7 @@ export function loadConfig(env: Env = process.env, defaults: { httpPort?: number
     // row-quota.ts, maintenance/ingest-retention.ts); never unlimited: one tenant must not fill the disk.
     eventRowsQuotaPerEnvironment: integer(env, 'EVENT_ROWS_QUOTA_PER_ENVIRONMENT', 50_000_000, 1, 1_000_000_000_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 90, 1, 3_650),
+    insights: insightsConfig(env),
     mail: mailConfig(env),
     clientStreams: clientStreams(env, httpTimeouts(env)),
     // Never "for ever": the delivery log must have a bound; at least the ~3.2 days of retries.
@@ -549,6 +576,8 @@ export interface GatewayConfig {
   /** Client keys' limits apply on the instance answering: here, the gateway. */
   clientLimits: ClientRateLimits;
   clientStreams: ClientStreamConfig;
+  /** The gateway counts its own evaluations and sends them to the services (INSIGHTS_FLUSH_MS, INSIGHTS_MAX_KEYS). */
+  insights: Pick<InsightsConfig, 'flushMs' | 'maxKeys'>;
   services: ServicesConnection;
 }
 
@@ -594,6 +623,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     publicUrl: full.sso.publicUrl,
     clientLimits: full.clientLimits,
     clientStreams: full.clientStreams,
+    insights: { flushMs: full.insights.flushMs, maxKeys: full.insights.maxKeys },
     services: servicesConnection(env),
   };
 }

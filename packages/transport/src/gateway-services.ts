@@ -20,6 +20,7 @@ import type {
   FlagService,
   FlagsAsCodeService,
   IngestService,
+  InsightsService,
   InvitationService,
   KeyUsageRecorder,
   KeyUsageService,
@@ -80,6 +81,11 @@ export interface GatewayServices {
   /** Attribute names evaluated contexts used per environment (GET /v1/environments/{env_id}/context-attributes). */
   contextAttributes: ContextAttributeService;
   evaluation: EvaluationService;
+  /**
+   * Evaluation counts per flag (docs/insights.md): the insights route and flag lists read them; a
+   * gateway's flusher sends its counts to `recordCounts` over the hop.
+   */
+  insights: InsightsService;
   /**
    * OFREP answers for client keys (docs/client-side.md "What a client sees"): in one process over
    * `evaluation`; a gateway asks the services for them (rules and segments stay there).

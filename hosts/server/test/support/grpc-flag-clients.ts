@@ -33,6 +33,10 @@ export interface MutateFlagInput {
 
 export interface FlagClient {
   getFlag: Unary<{ environment_id: string; flag_key: string }, FeatureFlagMessage>;
+  getFlagInsights: Unary<
+    { environment_id: string; flag_key: string; from_ms?: number; to_ms?: number; granularity?: string },
+    { series: Array<{ at_ms: number; variants: Record<string, number> }>; last_evaluated_at_ms?: number }
+  >;
   listFlags: Unary<{ environment_id: string; tags?: string[]; lifetime?: string | number }, { flags: FeatureFlagMessage[] }>;
   mutateFlag: Unary<MutateFlagInput, { flag: FeatureFlagMessage | null; version: number }>;
   updateFlagHashing: Unary<

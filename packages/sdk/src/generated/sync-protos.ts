@@ -33,6 +33,10 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "requestType": "UpdateFlagHashingRequest",
                       "responseType": "UpdateFlagHashingResponse"
                     },
+                    "GetFlagInsights": {
+                      "requestType": "GetFlagInsightsRequest",
+                      "responseType": "GetFlagInsightsResponse"
+                    },
                     "Sync": {
                       "requestType": "SyncRequest",
                       "responseType": "SyncResponse",
@@ -427,6 +431,66 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                     "flag_key": {
                       "type": "string",
                       "id": 2
+                    }
+                  }
+                },
+                "GetFlagInsightsRequest": {
+                  "fields": {
+                    "environment_id": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "flag_key": {
+                      "type": "string",
+                      "id": 2
+                    },
+                    "from_ms": {
+                      "type": "int64",
+                      "id": 3
+                    },
+                    "to_ms": {
+                      "type": "int64",
+                      "id": 4
+                    },
+                    "granularity": {
+                      "type": "string",
+                      "id": 5
+                    }
+                  }
+                },
+                "FlagInsightsPoint": {
+                  "fields": {
+                    "at_ms": {
+                      "type": "int64",
+                      "id": 1
+                    },
+                    "variants": {
+                      "keyType": "string",
+                      "type": "int64",
+                      "id": 2
+                    }
+                  }
+                },
+                "GetFlagInsightsResponse": {
+                  "oneofs": {
+                    "_last_evaluated_at_ms": {
+                      "oneof": [
+                        "last_evaluated_at_ms"
+                      ]
+                    }
+                  },
+                  "fields": {
+                    "series": {
+                      "rule": "repeated",
+                      "type": "FlagInsightsPoint",
+                      "id": 1
+                    },
+                    "last_evaluated_at_ms": {
+                      "type": "int64",
+                      "id": 2,
+                      "options": {
+                        "proto3_optional": true
+                      }
                     }
                   }
                 },

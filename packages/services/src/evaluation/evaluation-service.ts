@@ -13,6 +13,7 @@ import {
   type CompiledFlag,
   type EnvironmentScope,
   type EvaluationContext,
+  type EvaluationCounter,
   type EvaluationResult,
   type Exposure,
   type Flag,
@@ -61,6 +62,11 @@ export interface EvaluationServiceOptions {
    * "Evaluation budget per request").
    */
   budgetMs?: number;
+  /**
+   * Counts every evaluation answered, per (environment, flag, variant, reason) (docs/insights.md
+   * "Counting"); absent for an evaluation that answers nobody (the ingest guard's recheck).
+   */
+  counter?: Pick<EvaluationCounter, 'count'>;
 }
 const MAX_ATTRIBUTES = 100;
 
@@ -140,9 +146,11 @@ export class EvaluationService {
     options: EvaluationServiceOptions = {},
   ) {
     this.budgetMs = options.budgetMs ?? DEFAULT_EVALUATION_BUDGET_MS;
+    this.counter = options.counter;
   }
 
   private readonly budgetMs: number;
+  private readonly counter: Pick<EvaluationCounter, 'count'> | undefined;
 
   /** The environment a server SDK key may evaluate in (REST evaluate, OFREP); another environment's id → 403. */
   scopeFor(principal: Principal, environmentId: string): EnvironmentScope {
@@ -195,6 +203,7 @@ export class EvaluationService {
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, isListMember);
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, evaluation.results, contexts);
     this.metrics.evaluated(evaluation.results);
+    this.counter?.count(scope, evaluation.results);
     return evaluation;
   }
 
@@ -218,6 +227,7 @@ export class EvaluationService {
     if (membershipPairs(snapshot, flags, contexts).length > 0) return undefined;
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
     this.metrics.evaluated(evaluation.results);
+    this.counter?.count(scope, evaluation.results);
     return evaluation;
   }
 
@@ -237,6 +247,7 @@ export class EvaluationService {
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, isListMember);
     this.metrics.evaluated(evaluation.results);
+    this.counter?.count(scope, evaluation.results);
     return evaluation;
   }
 
@@ -251,6 +262,7 @@ export class EvaluationService {
     const { flags, kept } = clientFlagsAskedFor(snapshot, request.flagKey, client.includeDisabled);
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
     this.metrics.evaluated(evaluation.results);
+    this.counter?.count(scope, evaluation.results);
     return evaluation;
   }
 

@@ -2,6 +2,7 @@ import type { ExclusiveLock, Repositories } from '@switchyard/core';
 import { DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG, DEFAULT_AUDIT_RETENTION_DAYS } from '../audit/audit-retention.ts';
 import { DEFAULT_LOGIN_THROTTLE } from '../auth/login-throttle.ts';
 import type { IngestRetention } from './ingest-retention.ts';
+import type { InsightsRetention } from '../insights/insights-retention.ts';
 
 /** Timing and sizes of a Pruner; every field has a production default. */
 export interface PrunerOptions {
@@ -37,6 +38,8 @@ export interface PrunerOptions {
    * for the row quota), run last in each run under the same lock; absent: not maintained.
    */
   ingestRetention?: IngestRetention;
+  /** Evaluation counts: hours rolled up into days, both deleted past retention (docs/insights.md "Retention"); absent: not maintained. */
+  insightsRetention?: InsightsRetention;
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
   now?: () => number;
 }
@@ -91,8 +94,9 @@ const DAY_MS = 24 * 60 * 60_000;
  *    between batches, until a batch deletes fewer than `batchSize` (the backlog is gone). The
  *    change history goes the same way, after retention one over-cap org at a time: orgs are looked
  *    at `orgsPerCapScan` per statement, and only the excess of the orgs found is deleted.
- * 4. Last, the time partitions of events and exposures (IngestRetention), when given.
- * 5. stop() ends the run after the current statement and waits for it.
+ * 4. Then evaluation counts (InsightsRetention), when given: hours rolled up, old rows deleted.
+ * 5. Last, the time partitions of events and exposures (IngestRetention), when given.
+ * 6. stop() ends the run after the current statement and waits for it.
  */
 export class Pruner {
   readonly intervalMs: number;
@@ -105,6 +109,7 @@ export class Pruner {
   readonly auditMaxEntriesPerOrg: number;
   private readonly orgsPerCapScan: number;
   private readonly ingestRetention: IngestRetention | undefined;
+  private readonly insightsRetention: InsightsRetention | undefined;
   private readonly log: NonNullable<PrunerOptions['log']>;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
@@ -128,6 +133,7 @@ export class Pruner {
     this.webhookLogRetentionMs = options.webhookLogRetentionMs ?? DEFAULT_WEBHOOK_LOG_RETENTION_MS;
     this.orgsPerCapScan = options.orgsPerCapScan ?? DEFAULT_ORGS_PER_CAP_SCAN;
     this.ingestRetention = options.ingestRetention;
+    this.insightsRetention = options.insightsRetention;
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError('batchSize must be a positive integer');
@@ -188,6 +194,8 @@ export class Pruner {
       report.auditEntries = await this.drain((limit) => this.repos.audit.pruneOlderThan(nowMs - this.auditRetentionMs, limit));
       report.auditEntries += await this.pruneAuditOverCap();
       report.webhookDeliveries = await this.drain((limit) => this.repos.webhooks.pruneOlderThan(nowMs - this.webhookLogRetentionMs, limit));
+      // Its own report is logged by it (InsightsRetention).
+      if (this.insightsRetention && !this.stopping) await this.insightsRetention.run(nowMs, () => this.stopping);
       // Whole partitions, not rows: its own report is logged by it (IngestRetention).
       if (this.ingestRetention && !this.stopping) await this.ingestRetention.run(nowMs, () => this.stopping);
       return report;

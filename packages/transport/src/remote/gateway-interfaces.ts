@@ -106,6 +106,15 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     methods: { list: scoped },
   },
   {
+    member: 'insights',
+    proto: 'svc/flags/v1/flags_gateway.proto',
+    service: 'svc.flags.v1.InsightsGatewayService',
+    scopeMethod: 'scope',
+    // recordCounts: no caller, as keyUsage.recordUses: one report counts many keys' evaluations; the
+    // services write each count only into the environment and flag of the scope it names.
+    methods: { flagInsights: scoped, lastEvaluated: scoped, recordCounts: anonymous },
+  },
+  {
     member: 'flagsAsCode',
     proto: 'svc/flags/v1/flags_gateway.proto',
     service: 'svc.flags.v1.FlagsAsCodeGatewayService',

@@ -53,6 +53,22 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
       return { flags: (await flags.list(principal, target, query)).map(featureFlagMessage) };
     }),
 
+    getFlagInsights: unary(logger, async (call: Call<{ environment_id: string; flag_key: string; from_ms: number; to_ms: number; granularity: string }>) => {
+      const { from_ms: from, to_ms: to, granularity } = call.request;
+      const { principal, scope } = await authenticateScoped(services.verifier, presentedByMetadata(call.metadata), 'bearer', (caller) =>
+        services.insights.scope(caller, call.request.environment_id),
+      );
+      const answer = await services.insights.flagInsights(principal, scope, call.request.flag_key, {
+        ...(from ? { from } : {}),
+        ...(to ? { to } : {}),
+        ...(granularity ? { granularity } : {}),
+      });
+      return {
+        series: answer.series.map((point) => ({ at_ms: point.atMs, variants: point.variants })),
+        ...(answer.lastEvaluatedAtMs === null ? {} : { last_evaluated_at_ms: answer.lastEvaluatedAtMs }),
+      };
+    }),
+
     mutateFlag: unary(logger, async (call: Call<MutateFlagRequest>) => {
       const { principal, target } = await resolve(call);
       const { kind, flag: message, version } = call.request;

@@ -74,8 +74,13 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
     { schema: { tags: TAGS, security: BEARER_ONLY, summary: `List the flags of ${where}`, params: listParams, querystring: flagListQuery, response: { 200: flagList } } },
     async (request) => {
       const { principal, target } = await resolve(request);
-      const { tag, lifetime } = request.query;
-      return flags.list(principal, target, { ...(tag === undefined ? {} : { tag }), ...(lifetime === undefined ? {} : { lifetime }) });
+      const { tag, lifetime, include } = request.query;
+      const list = await flags.list(principal, target, { ...(tag === undefined ? {} : { tag }), ...(lifetime === undefined ? {} : { lifetime }) });
+      // Opt-in (docs/insights.md): each flag's last evaluation in the environment, in one more read.
+      if (include !== 'insights' || via !== 'environment') return list;
+      const scope = await services.insights.scope(principal, (request.params as Record<string, string>)[param] ?? '');
+      const last = await services.insights.lastEvaluated(principal, scope, list.map((flag) => flag.key));
+      return list.map((flag) => ({ ...flag, last_evaluated_at_ms: last[flag.key] ?? null }));
     },
   );
 

@@ -115,6 +115,10 @@ export const flagSchema = {
     },
     created_at_ms: int64,
     updated_at_ms: int64,
+    last_evaluated_at_ms: {
+      type: ['integer', 'null'],
+      description: 'Environment lists with include=insights only: when the flag was last evaluated here (epoch ms, flushed once a minute); null: never (docs/insights.md).',
+    },
   },
 } as const;
 
@@ -162,12 +166,14 @@ export const flagListQuery = {
       description: `Repeatable (at most ${MAX_TAGS}): only flags carrying every tag given.`,
     },
     lifetime: { type: 'string', description: `Only flags of this lifetime: ${FLAG_LIFETIMES.join(' or ')}.` },
+    include: { type: 'string', enum: ['insights'], description: 'insights: each flag carries last_evaluated_at_ms (environment lists; docs/insights.md).' },
   },
 } as const;
 
 export interface FlagListQuery {
   tag?: string | string[];
   lifetime?: string;
+  include?: 'insights';
 }
 
 export const flagWriteBody = {

@@ -53,6 +53,7 @@ export const flagDescriptors: RestDescriptor[] = [
   // Turning the flag on in staging is staging content.
   rest('PUT /v1/environments/{env_id}/flags/{flag_id}', editor('environment'), STAGING, 200, async (c) => ({ path: env(c, `/${await freshIfAllowed(c, freshFlag, c.shared.flagKey)}`), body: { enabled: false } })),
   rest('GET /v1/environments/{env_id}/flags/{flag_id}/history', viewer('environment'), STAGING, 200, (c) => ({ path: env(c, `/${c.shared.flagKey}/history`) })),
+  rest('GET /v1/environments/{env_id}/flags/{flag_id}/insights', viewer('environment'), STAGING, 200, (c) => ({ path: env(c, `/${c.shared.flagKey}/insights`) })),
   rest('GET /v1/environments/{env_id}/context-attributes', viewer('environment'), STAGING, 200, ({ world }) => ({ path: `/v1/environments/${world.environments.staging}/context-attributes` })),
 
   // Flags as code: reading the document is a project viewer's; importing one defines flags in P.

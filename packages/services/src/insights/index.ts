@@ -1,0 +1,3 @@
+export * from './insights-service.ts';
+export * from './evaluation-count-flusher.ts';
+export * from './insights-retention.ts';
