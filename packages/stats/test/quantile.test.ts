@@ -11,7 +11,7 @@ import { describe, test } from 'node:test';
 import type { EventMetric, QuantileOrderStatistics } from '@switchyard/core';
 import { DEFAULT_ANALYSIS } from '@switchyard/core';
 import {
-  analyseExperiment, clusteredOrderStatistics, orderStatistics, outerRanks, quantileEffects, quantileRank, tInference,
+  analyseExperiment, clusteredOrderStatistics, orderStatistics, outerRanks, quantileEffects, quantileRank, runningSettingsKey, tInference,
 } from '../src/index.ts';
 
 interface Expected {
@@ -152,4 +152,15 @@ describe('a quantile metric through analyseExperiment', () => {
     // Flat prior: the posterior mean is the estimate, its sd the se, so the chance to win (lower is better) is Φ(−r/se).
     assert.ok(treatment.bayesian.chance_to_win < 0.05);
   });
+});
+
+test('the running settings key: another p restarts the sequential state; other metrics keep their key', () => {
+  const base: EventMetric = { kind: 'event', key: 'm', eventKey: 'm', aggregation: 'sum', windowMs: null, direction: 'increase', capping: null, cuped: null, guardrail: null };
+  const settings = { ...DEFAULT_ANALYSIS };
+  // A metric without a quantile has the key it had before quantile metrics (states saved then still match).
+  assert.equal(runningSettingsKey([base], settings), JSON.stringify({ alpha: 0.05, sides: 'two', sequential: null, hybrid: false, metrics: [['m', 'increase', null]] }));
+  assert.notEqual(
+    runningSettingsKey([{ ...base, quantile: { p: 0.5, unit: 'participant' } }], settings),
+    runningSettingsKey([{ ...base, quantile: { p: 0.9, unit: 'participant' } }], settings),
+  );
 });
