@@ -6,9 +6,8 @@ import { firstExposures, type Fragment } from './participant-values.pg.ts';
  * Quantile metrics' exact order statistics per arm, selected in SQL (docs/statistics.md §15): the
  * values are ranked per arm by a window (row_number over the arm's values in order), and only the
  * rows at three ranks leave the database — the estimate X_(⌈np⌉) and the outer interval's
- * X_(L), X_(U). No value reaches Node. The ranks are computed in `numeric`, so n·p is exact for the
- * decimal p the user wrote (100 × 0.07 is rank 7); @switchyard/stats quantile.ts `outerRanks` is
- * the same formula in TypeScript, and its reference for tests.
+ * X_(L), X_(U). No value reaches Node. The ranks (rankColumns) are @switchyard/stats quantile.ts's
+ * `quantileRank` and `outerRanks` in SQL, the same float8 operations.
  */
 
 /** One row per arm: n values, their clusters (participants), the estimate, the ranks L and U and the values there. */
@@ -38,15 +37,23 @@ export const quantileStatistics = (row: QuantileRow, z: number): QuantileOrderSt
 });
 
 /**
- * The ranks, as SQL over a relation with `n` (int8) and `sigma2` (the per-value variance of the
- * indicator, float8): kp = ⌈n·p⌉, kl = ⌊n·p − z·√(σ²·n)⌋, kh = ⌈n·p + z·√(σ²·n)⌉, each clamped to [1, n].
+ * The ranks as float8 expressions of `n` (the arm's values) and `sigma2` (the per-value variance
+ * of the indicator): kp = ⌈n·p⌉, kl = ⌊n·p − z·√(σ²·n)⌋, kh = ⌈n·p + z·√(σ²·n)⌉, each clamped to
+ * [1, n]. The same IEEE operations in the same order as @switchyard/stats `quantileRank` and
+ * `outerRanks`, so the two agree bit for bit; n·p within 1e-9 of an integer counts as that integer
+ * (100 × 0.07 is 7, the decimal p as written, where float8 alone gives 7.000000000000001).
  */
 function rankColumns(sql: TransactionSql, quantile: MetricQuantile, z: number, n: Fragment, sigma2: Fragment): Fragment {
-  const np = sql`(${n}::numeric * ${String(quantile.p)}::numeric)`;
-  const half = sql`(${z}::float8 * sqrt(greatest(${sigma2}, 0::float8) * ${n}::float8))::numeric`;
-  const clamp = (rank: Fragment) => sql`greatest(1::numeric, least(${n}::numeric, ${rank}))`;
-  return sql`${clamp(sql`ceil(${np})`)} AS kp, ${clamp(sql`floor(${np} - ${half})`)} AS kl, ${clamp(sql`ceil(${np} + ${half})`)} AS kh`;
+  const size = sql`${n}::float8`;
+  const np = sql`(${size} * ${quantile.p}::float8)`;
+  const half = sql`(${z}::float8 * sqrt(greatest(${sigma2}, 0::float8) * ${size}))`;
+  const clamp = (rank: Fragment) => sql`greatest(1::float8, least(${size}, ${rank}))`;
+  const point = sql`CASE WHEN abs(${np} - round(${np})) <= 1e-9::float8 * greatest(1::float8, ${np}) THEN round(${np}) ELSE ceil(${np}) END`;
+  return sql`${clamp(point)} AS kp, ${clamp(sql`floor(${np} - ${half})`)} AS kl, ${clamp(sql`ceil(${np} + ${half})`)} AS kh`;
 }
+
+/** σ² = p(1 − p) for independent values, as float8 (the same operations as @switchyard/stats). */
+const binomialVariance = (sql: TransactionSql, p: number): Fragment => sql`(${p}::float8 * (1::float8 - ${p}::float8))`;
 
 /**
  * A CTE (named `name`) of one row per arm with a participant-unit quantile's statistics over the
@@ -55,13 +62,12 @@ function rankColumns(sql: TransactionSql, quantile: MetricQuantile, z: number, n
  */
 export function participantQuantileCte(sql: TransactionSql, name: string, position: number, quantile: MetricQuantile, z: number): Fragment {
   const value = sql`s.vals[${position}::int4]`;
-  const p = String(quantile.p);
   return sql`${sql(name)} AS (
     SELECT r.variant_key, max(r.n) AS n, max(r.n) AS clusters,
       min(r.x) FILTER (WHERE r.k = r.kp) AS estimate, max(r.kl) AS lower_rank, max(r.kh) AS upper_rank,
       min(r.x) FILTER (WHERE r.k = r.kl) AS lower, min(r.x) FILTER (WHERE r.k = r.kh) AS upper
     FROM (
-      SELECT t.variant_key, t.x, t.k, t.n, ${rankColumns(sql, quantile, z, sql`t.n`, sql`(${p}::float8 * (1 - ${p}::float8))`)}
+      SELECT t.variant_key, t.x, t.k, t.n, ${rankColumns(sql, quantile, z, sql`t.n`, binomialVariance(sql, quantile.p))}
       FROM (
         SELECT s.variant_key, ${value} AS x, row_number() OVER (PARTITION BY s.variant_key ORDER BY ${value}) AS k,
           count(*) OVER (PARTITION BY s.variant_key) AS n
@@ -73,51 +79,52 @@ export function participantQuantileCte(sql: TransactionSql, name: string, positi
 }
 
 /**
- * An event-unit quantile's statistics per arm, one statement: every attributed event of the
- * metric's key (t0 ≤ time, within the window and the iteration; bool events as 0/1) with its
- * participant's arm, then:
- * 1. ranked per arm (row_number over the values), n the arm's events;
- * 2. the estimate Q̂ = X_(⌈np⌉);
- * 3. per participant S_i (its events ≤ Q̂) and N_i (its events); per arm K, their means and
- *    co-moments (regr_sxy, as the moments of metric-aggregation.pg.ts);
- * 4. σ² = N̄·Var(Ī)·K = s²_S/N̄ − 2·S̄·s_SN/N̄² + S̄²·s²_N/N̄³ (K − 1 denominators; 0 when K < 2),
- *    the delta-method variance of the share of events ≤ Q̂ (stats clusteredIndicatorVariance);
- * 5. the ranks and the values there.
- * The caller plans it as the every-participant aggregation (planParticipantValues): a merge join
- * of the participants and events_by_metric.
+ * An event-unit quantile's statistics per arm, one statement:
+ * 1. per participant (its first exposure's arm) the values of its attributed events of the key
+ *    (t0 ≤ time, within the window and the iteration; bool events as 0/1), gathered in an array as
+ *    the merge join of the participants and events_by_metric streams by in context order (no sort);
+ * 2. every value ranked per arm (row_number over the values), n the arm's events;
+ * 3. the estimate Q̂ = X_(kp) per arm;
+ * 4. per participant S_i (its values ≤ Q̂) and N_i (its values) from its array; per arm K, their
+ *    means and co-moments (regr_sxy, as the moments of metric-aggregation.pg.ts);
+ * 5. σ² = s²_S/N̄ − 2·S̄·s_SN/N̄² + S̄²·s²_N/N̄³ (K − 1 denominators; 0 when K < 2), the
+ *    delta-method variance of the share of events ≤ Q̂ per event (stats clusteredIndicatorVariance),
+ *    and the ranks from it, once per arm;
+ * 6. the values at the ranks.
+ * The caller plans it as the every-participant aggregation (planParticipantValues).
  */
 export function eventQuantileStatement(sql: TransactionSql, scope: EnvironmentScope, query: MetricAggregateQuery, metric: EventMetric & { quantile: MetricQuantile }, z: number): Fragment {
   const bool = query.valueTypes[metric.eventKey] === 'bool';
   const value = bool ? sql`CASE WHEN e.value <> 0 THEN 1::float8 ELSE 0::float8 END` : sql`e.value`;
-  const p = String(metric.quantile.p);
+  const ranks = rankColumns(sql, metric.quantile, z, sql`t.n`, sql`t.sigma2`);
   return sql`
     WITH exposed AS NOT MATERIALIZED (${firstExposures(sql, scope, query)}),
+    participant AS MATERIALIZED (
+      SELECT min(x.variant_key) AS variant_key, array_agg(${value}) AS xs
+      FROM exposed x JOIN events e ON e.context_type = x.context_type AND e.context_key = x.context_key
+      WHERE e.org_id = ${scope.orgId} AND e.environment_id = ${scope.environmentId} AND e.metric_key = ${metric.eventKey}
+        AND e.timestamp_ms >= x.t0 ${metric.windowMs === null ? sql`` : sql`AND e.timestamp_ms < x.t0 + ${metric.windowMs}::int8`}
+        ${query.toMs === null ? sql`` : sql`AND e.timestamp_ms < ${query.toMs}::int8`}
+      GROUP BY x.context_type, x.context_key
+    ),
     ranked AS MATERIALIZED (
-      SELECT v.variant_key, v.context_type, v.context_key, v.x,
-        row_number() OVER (PARTITION BY v.variant_key ORDER BY v.x) AS k, count(*) OVER (PARTITION BY v.variant_key) AS n
-      FROM (
-        SELECT x.variant_key, x.context_type, x.context_key, ${value} AS x
-        FROM exposed x JOIN events e ON e.context_type = x.context_type AND e.context_key = x.context_key
-        WHERE e.org_id = ${scope.orgId} AND e.environment_id = ${scope.environmentId} AND e.metric_key = ${metric.eventKey}
-          AND e.timestamp_ms >= x.t0 ${metric.windowMs === null ? sql`` : sql`AND e.timestamp_ms < x.t0 + ${metric.windowMs}::int8`}
-          ${query.toMs === null ? sql`` : sql`AND e.timestamp_ms < ${query.toMs}::int8`}
-      ) v
+      SELECT pa.variant_key, v.x, row_number() OVER (PARTITION BY pa.variant_key ORDER BY v.x) AS k,
+        count(*) OVER (PARTITION BY pa.variant_key) AS n
+      FROM participant pa CROSS JOIN LATERAL unnest(pa.xs) AS v(x)
     ),
-    point AS (
-      SELECT r.variant_key, r.n, r.x AS q FROM ranked r WHERE r.k = greatest(1::numeric, least(r.n::numeric, ceil(r.n::numeric * ${p}::numeric)))
+    point AS MATERIALIZED (
+      SELECT t.variant_key, t.n, t.x AS q FROM (SELECT r.variant_key, r.n, r.x, r.k, ${rankColumns(sql, metric.quantile, z, sql`r.n`, sql`0::float8`)} FROM ranked r) t
+      WHERE t.k = t.kp
     ),
-    per AS (
-      SELECT r.variant_key, count(*)::float8 AS ni, (count(*) FILTER (WHERE r.x <= pt.q))::float8 AS si
-      FROM ranked r JOIN point pt ON pt.variant_key = r.variant_key
-      GROUP BY r.variant_key, r.context_type, r.context_key
+    spread AS MATERIALIZED (
+      SELECT pa.variant_key, count(*) AS clusters, avg(c.si) AS ms, avg(c.ni) AS mn,
+        regr_sxy(c.si, c.si) AS css, regr_sxy(c.ni, c.ni) AS cnn, regr_sxy(c.si, c.ni) AS csn
+      FROM participant pa JOIN point pt ON pt.variant_key = pa.variant_key
+      CROSS JOIN LATERAL (SELECT (count(*) FILTER (WHERE v.x <= pt.q))::float8 AS si, count(*)::float8 AS ni FROM unnest(pa.xs) AS v(x)) c
+      GROUP BY pa.variant_key
     ),
-    spread AS (
-      SELECT variant_key, count(*) AS clusters, avg(si) AS ms, avg(ni) AS mn,
-        regr_sxy(si, si) AS css, regr_sxy(ni, ni) AS cnn, regr_sxy(si, ni) AS csn
-      FROM per GROUP BY variant_key
-    ),
-    ranks AS (
-      SELECT t.*, ${rankColumns(sql, metric.quantile, z, sql`t.n`, sql`t.sigma2`)}
+    ranks AS MATERIALIZED (
+      SELECT t.variant_key, t.n, t.q, t.clusters, ${ranks}
       FROM (
         SELECT pt.variant_key, pt.n, pt.q, sp.clusters,
           CASE WHEN sp.clusters < 2 THEN 0::float8 ELSE
