@@ -70,7 +70,9 @@ interface Cell {
  * 5. The pre-existing MetricStats fields keep their meaning (docs/contract.md "Experiments and
  *    statistics"): mean and variance of the arm's outcome (R and σ²_R for a ratio), lift =
  *    (mean − control mean)/control mean, and the 95 % two-sided Welch interval and p-value of the
- *    unadjusted difference; `pValue` is that p-value for the first metric.
+ *    unadjusted difference; `pValue` is that p-value for the first metric. A quantile metric
+ *    (§15) reports each arm's `quantile` and its quantile as `mean`, and these fields from the
+ *    difference of the quantiles (normal, 95 % two-sided).
  * 6. SRM p-value and warning (§7).
  *
  * No arms: no results. @throws RangeError when `controlVariantKey` is not among the arms (a caller bug)
