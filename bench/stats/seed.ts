@@ -16,6 +16,8 @@ export interface SeedSizes {
    * in random order) instead of dropping them and building them afterwards (fast, packed in order).
    */
   organicIndexes?: boolean;
+  /** Add two quantile metrics on revenue (docs/statistics.md §15): p90 per participant and p90 per event. */
+  quantiles?: boolean;
 }
 
 export interface SeededExperiment {
@@ -48,7 +50,14 @@ export async function seedExperiment(sql: Sql, sizes: SeedSizes): Promise<Seeded
   await repos.eventDefinitions.create(scope, { key: 'clicks', description: '', valueType: 'int' });
   const experiment = await repos.experiments.create(scope, {
     name: 'bench', description: '', flagKey: 'checkout', variantKeys: ['control', 'treatment'],
-    metrics: [metricFromKey('purchase', 'bool'), metricFromKey('revenue', 'double'), metricFromKey('clicks', 'int')], trafficAllocation: 1,
+    metrics: [
+      metricFromKey('purchase', 'bool'), metricFromKey('revenue', 'double'), metricFromKey('clicks', 'int'),
+      ...(sizes.quantiles ? [
+        { ...metricFromKey('revenue', 'double'), key: 'revenue_p90', quantile: { p: 0.9, unit: 'participant' as const } },
+        { ...metricFromKey('revenue', 'double'), key: 'revenue_p90_event', aggregation: 'count' as const, quantile: { p: 0.9, unit: 'event' as const } },
+      ] : []),
+    ],
+    trafficAllocation: 1,
     ruleId: null, controlVariantKey: 'control', analysis: DEFAULT_ANALYSIS,
   });
   await repos.experiments.transition(scope, experiment.id, { from: 'EXPERIMENT_STATUS_DRAFT', to: 'EXPERIMENT_STATUS_ACTIVE', atMs: T0 });

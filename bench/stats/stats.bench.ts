@@ -3,7 +3,7 @@
  * (issue 36's target: a recompute at most 3× one count(*) pass over the events; issue 6's: under 10 s).
  *
  *   npx tsx bench/stats/stats.bench.ts [--exposures 2000000] [--events 10000000] [--runs 3] [--organic-indexes]
- *     [--arrive-events N] [--arrive-exposures N]
+ *     [--arrive-events N] [--arrive-exposures N] [--quantiles]
  *
  * Database: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded PostgreSQL; a fresh
  * database is created for the run and dropped afterwards. The rows are generated inside
@@ -33,7 +33,11 @@ import { openBenchDatabase } from '../support/bench-database.ts';
 import { median, option } from '../support/measure.ts';
 import { ageArrivals, arriveMore, seedExperiment } from './seed.ts';
 
-const sizes = { exposures: option('exposures', 2_000_000), events: option('events', 10_000_000), organicIndexes: process.argv.includes('--organic-indexes') };
+const sizes = {
+  exposures: option('exposures', 2_000_000), events: option('events', 10_000_000), organicIndexes: process.argv.includes('--organic-indexes'),
+  // Two quantile metrics on revenue as well (p90 per participant, p90 per event; docs/statistics.md §15).
+  quantiles: process.argv.includes('--quantiles'),
+};
 const runs = option('runs', 3);
 /**
  * What one scheduled recompute re-reads by default: the rows of a 14-day experiment of this size
@@ -150,6 +154,7 @@ try {
       events: sizes.events,
       participants: seeded.participants,
       organic_indexes: sizes.organicIndexes,
+      quantiles: sizes.quantiles,
       runs,
       seed_ms: Math.round(seeding.ms),
       baseline_count_ms: Math.round(base),

@@ -56,7 +56,7 @@ const DEFAULT_ANALYSIS = {
   engine: 'frequentist', sequential: null, hybrid: false, prior: null,
 };
 /** A decoded Metric with its proto defaults: "" strings, false, null messages, absent optionals. */
-const decoded = (fields: Record<string, unknown>) => ({ key: '', event_key: '', aggregation: '', direction: '', capping: null, cuped: null, guardrail: false, ratio: null, guardrail_margin: null, ...fields });
+const decoded = (fields: Record<string, unknown>) => ({ key: '', event_key: '', aggregation: '', direction: '', capping: null, cuped: null, guardrail: false, ratio: null, guardrail_margin: null, quantile: null, ...fields });
 
 const METRICS = [
   { key: 'capped', event_key: 'revenue', aggregation: 'mean', window_ms: DAY, capping: { kind: 'percentile', upper: 0.99, ignore_zeros: true }, cuped: {} },
@@ -105,6 +105,29 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
     // The whole answer sent back changes nothing.
     const resent = await update(created.id, { ...created, version: 0 });
     assert.deepEqual([plain(resent.metrics), plain(resent.analysis)], [plain(created.metrics), plain(created.analysis)]);
+  });
+
+  test('quantile metrics round-trip; REST answers the same definition; refusals as REST (docs/statistics.md §15)', async () => {
+    const created = await create({
+      metrics: [
+        { key: 'p50', event_key: 'revenue', quantile: { p: 0.5 } },
+        { key: 'p90e', event_key: 'revenue', quantile: { p: 0.9, unit: 'event' }, direction: 'decrease' },
+      ],
+    });
+    assert.deepEqual(plain(created.metrics), [
+      decoded({ key: 'p50', event_key: 'revenue', aggregation: 'sum', direction: 'increase', quantile: { p: 0.5, unit: 'participant' } }),
+      decoded({ key: 'p90e', event_key: 'revenue', direction: 'decrease', quantile: { p: 0.9, unit: 'event' } }),
+    ]);
+    const rest = expectStatus(await client.get(experimentPath(a.environmentId, created.id), { token: a.admin.token }), 200);
+    assert.deepEqual(rest.metrics.map((m: { aggregation: unknown; quantile: unknown }) => [m.aggregation, m.quantile]), [
+      ['sum', { p: 0.5, unit: 'participant' }],
+      [null, { p: 0.9, unit: 'event' }],
+    ]);
+    // The whole answer sent back changes nothing.
+    const resent = await update(created.id, { ...created, version: 0 });
+    assert.deepEqual(plain(resent.metrics), plain(created.metrics));
+    assert.match((await rejectsWithStatus(create({ metrics: [{ event_key: 'revenue', quantile: { p: 0.5 }, cuped: {} }] }), grpc.status.INVALID_ARGUMENT)).details, /CUPED adjusts means/);
+    assert.match((await rejectsWithStatus(create({ metrics: [{ event_key: 'revenue', quantile: { p: 1.5 } }] }), grpc.status.INVALID_ARGUMENT)).details, /quantile\.p must be/);
   });
 
   test('defaults and old-style metric_keys: derived metrics, default analysis, no rule, the first variant the control', async () => {
@@ -208,7 +231,7 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
   });
 
   /** MetricStats' issue-39 fields as decoded when unset. */
-  const ISSUE_39_UNSET = { sequential: null, bayesian: null, guardrail: null, guardrail_status: '' };
+  const ISSUE_39_UNSET = { sequential: null, bayesian: null, guardrail: null, guardrail_status: '', quantile: null };
 
   test('GetResults maps the new statistics, and results without them', async () => {
     const created = await create({ metrics: [{ event_key: 'revenue', aggregation: 'sum' }] });
@@ -230,11 +253,18 @@ describe('svc.experiments.v1 metrics, analysis, rule_id, control_variant_key', (
     const results = await experiments.getResults(ref(created.id), asA());
     assert.deepEqual([results.srm_warning, plain(results.analysis)], [false, { ...DEFAULT_ANALYSIS, sides: 'one', relative_interval: 'fieller' }]);
     const [control, treatment] = results.variant_results;
+    // A quantile metric's per-arm statistics (docs/statistics.md §15).
+    const quantile = { p: 0.9, unit: 'event', n: 200, estimate: 190, ci_low: 184, ci_high: 196, se: 3.06 };
+    await ts.db.sql`UPDATE experiment_results SET variant_results = ${ts.db.sql.json(variantResults.map((v) => ({ ...v, metricStats: { revenue: { ...v.metricStats.revenue, quantile } } })))}::jsonb
+      WHERE experiment_id = ${created.id}`;
+    const withQuantile = await experiments.getResults(ref(created.id), asA());
+    assert.deepEqual(plain(withQuantile.variant_results[1].metric_stats.revenue.quantile), quantile);
+    await ts.db.sql`UPDATE experiment_results SET variant_results = ${ts.db.sql.json(variantResults)}::jsonb WHERE experiment_id = ${created.id}`;
     assert.deepEqual(plain(treatment.metric_stats.revenue), {
       mean: 1.2, variance: 2.1, lift: 0.2, ci_low: -0.1, ci_high: 0.5, p_value: 0.3,
       absolute: { estimate: 0.2, ci_low: -0.1, ci_high: 0.5, p_value: 0.3 }, relative: { estimate: 0.2, ci_high: 0.45, p_value: 0.31 },
       adjusted_p_value: 0.62, capped_mean: 1.2, uncapped_mean: 1.9, cuped: { theta: 0.8, variance_reduction: 0.35 }, verdict: 'better',
-      sequential: null, bayesian: null, guardrail: null, guardrail_status: '',
+      sequential: null, bayesian: null, guardrail: null, guardrail_status: '', quantile: null,
     });
     assert.deepEqual(plain(control.metric_stats.revenue), { ...ISSUE_39_UNSET, mean: 1, variance: 2, absolute: null, relative: null, cuped: null, verdict: '' });
 

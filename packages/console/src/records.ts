@@ -185,6 +185,8 @@ export interface MetricWire {
   /** Answered as `{margin, margin_kind}` or null; `true`/`false` are accepted too (docs/contract.md "Experiments"). */
   guardrail?: boolean | GuardrailWire | null;
   ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
+  /** A quantile metric (docs/statistics.md §15); answered on quantile metrics only. */
+  quantile?: { p: number; unit?: 'participant' | 'event' | null } | null;
 }
 
 /** An experiment's analysis settings, as sent and answered. */

@@ -142,6 +142,17 @@ describe('experiment setup', () => {
     assert.equal(draft.lookbackDays, '14');
   });
 
+  test('a quantile metric keeps its quantile when the form sends it back; a per-event one sends no aggregation', () => {
+    const p50 = { key: 'revenue_p50', event_key: 'revenue', aggregation: 'sum' as const, window_ms: null, direction: 'increase' as const, capping: null, cuped: null, guardrail: null, quantile: { p: 0.5, unit: 'participant' as const } };
+    assert.deepEqual(metricToWire(metricFromWire(p50, DEFINITIONS)), {
+      key: 'revenue_p50', event_key: 'revenue', aggregation: 'sum', window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: false, quantile: { p: 0.5, unit: 'participant' },
+    });
+    const p90 = { key: 'latency_p90', event_key: 'revenue', aggregation: null, window_ms: DAY, direction: 'decrease' as const, capping: null, cuped: null, guardrail: null, quantile: { p: 0.9, unit: 'event' as const } };
+    assert.deepEqual(metricToWire(metricFromWire(p90, DEFINITIONS)), {
+      key: 'latency_p90', event_key: 'revenue', window_ms: DAY, direction: 'decrease', capping: null, cuped: null, guardrail: false, quantile: { p: 0.9, unit: 'event' },
+    });
+  });
+
   test('analysis settings: the defaults, and an empty number field left to the API', () => {
     const draft = analysisFromWire(undefined);
     // The engine, sequential, hybrid and prior always go: the settings replace the stored ones as a whole.

@@ -7,9 +7,10 @@ import type {
   MetricAggregateQuery,
 } from '@switchyard/core';
 import type { Sql } from './connect.ts';
-import { armMomentsStatement, type ArmMomentsRow } from './metric-aggregation.pg.ts';
+import { armMomentsStatement, QUANTILE_COLUMNS, type ArmMomentsRow } from './metric-aggregation.pg.ts';
 import { dropParticipants, LATE_ARRIVAL_MARGIN_MS, refreshParticipants } from './participant-sets.pg.ts';
 import { participantValuesQuery, planParticipantValues, variableCount } from './participant-values.pg.ts';
+import { DEFAULT_QUANTILE_Z, eventQuantileStatement, quantileStatistics, type QuantileRow } from './quantile-statistics.pg.ts';
 import { isUuid } from './pg-errors.ts';
 
 /**
@@ -55,20 +56,31 @@ export class PgExperimentDataRepository implements ExperimentDataRepository {
     }
     if (!validScope(scope) || query.variantKeys.length === 0) return [...arms.values()];
     const iterationId = query.iterationId !== undefined && query.iterationId !== null && isUuid(query.iterationId) ? query.iterationId : null;
-    const rows = await this.sql.begin(async (tx) => {
+    const z = query.quantileZ !== undefined && Number.isFinite(query.quantileZ) && query.quantileZ > 0 ? query.quantileZ : DEFAULT_QUANTILE_Z;
+    const perEvent = query.metrics.flatMap((metric) => (metric.kind === 'event' && metric.quantile?.unit === 'event' ? [{ ...metric, quantile: metric.quantile }] : []));
+    const { rows, eventQuantiles } = await this.sql.begin(async (tx) => {
       // Memory for the participants and the percentile sorts, no JIT (compiling costs seconds and
       // buys nothing for one pass), index reads priced as on SSDs.
       await tx`SELECT set_config('work_mem', ${AGGREGATE_WORK_MEM}, true), set_config('jit', 'off', true),
         set_config('random_page_cost', '1.1', true)`;
+      let rows: ArmMomentsRow[];
       if (iterationId !== null && query.toMs === null) {
         await refreshParticipants(tx, scope, query, iterationId, this.lateArrivalMarginMs);
-        return tx<ArmMomentsRow[]>`${armMomentsStatement(tx, query.metrics, tx`participants AS NOT MATERIALIZED (
-          SELECT variant_key, vals FROM experiment_participants WHERE iteration_id = ${iterationId})`)}`;
+        rows = await tx<ArmMomentsRow[]>`${armMomentsStatement(tx, query.metrics, tx`participants AS NOT MATERIALIZED (
+          SELECT variant_key, vals FROM experiment_participants WHERE iteration_id = ${iterationId})`, z)}`;
+      } else {
+        if (iterationId !== null) await dropParticipants(tx, scope, iterationId);
+        await planParticipantValues(tx, 'every participant');
+        rows = await tx<ArmMomentsRow[]>`${armMomentsStatement(tx, query.metrics, tx`participants AS MATERIALIZED (
+          ${participantValuesQuery(tx, scope, query, null)})`, z)}`;
       }
-      if (iterationId !== null) await dropParticipants(tx, scope, iterationId);
-      await planParticipantValues(tx, 'every participant');
-      return tx<ArmMomentsRow[]>`${armMomentsStatement(tx, query.metrics, tx`participants AS MATERIALIZED (
-        ${participantValuesQuery(tx, scope, query, null)})`)}`;
+      // Per-event quantiles read every attributed event of the key again, each recompute (the kept
+      // participants hold one value each, not their events): one statement per such metric,
+      // ranked in SQL, three rows per arm back (docs/statistics.md §15).
+      const eventQuantiles = new Map<string, QuantileRow[]>();
+      if (perEvent.length > 0) await planParticipantValues(tx, 'every participant');
+      for (const metric of perEvent) eventQuantiles.set(metric.key, await tx<QuantileRow[]>`${eventQuantileStatement(tx, scope, query, metric, z)}`);
+      return { rows, eventQuantiles };
     });
     for (const row of rows) {
       const arm = arms.get(row.variant_key);
@@ -82,7 +94,17 @@ export class PgExperimentDataRepository implements ExperimentDataRepository {
         const means = Array.from({ length: k }, (_, a) => at(`m${i}_${a}`));
         const comoments = means.map((_, a) => means.map((__, b) => at(`c${i}_${Math.min(a, b)}${Math.max(a, b)}`)));
         arm.metrics[metric.key] = { moments: { n, means, comoments }, uncappedMean: at(`u${i}`) };
+        if (metric.kind === 'event' && metric.quantile?.unit === 'participant' && row[`q${i}_n`] !== null && row[`q${i}_n`] !== undefined) {
+          const quantileRow = Object.fromEntries(QUANTILE_COLUMNS.map((column) => [column, row[`q${i}_${column}`]])) as unknown as QuantileRow;
+          arm.metrics[metric.key] = { moments: { n, means, comoments }, uncappedMean: at(`u${i}`), quantile: quantileStatistics(quantileRow, z) };
+        }
       });
+    }
+    for (const [metricKey, quantileRows] of eventQuantiles) {
+      for (const row of quantileRows) {
+        const data = arms.get(row.variant_key)?.metrics[metricKey];
+        if (data !== undefined) data.quantile = quantileStatistics(row, z);
+      }
     }
     return [...arms.values()];
   }

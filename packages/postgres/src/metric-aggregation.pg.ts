@@ -1,12 +1,16 @@
 import type { ExperimentMetric } from '@switchyard/core';
 import type { TransactionSql } from './connect.ts';
 import { list, participantLayout, sourcesOf, type Fragment } from './participant-values.pg.ts';
+import { DEFAULT_QUANTILE_Z, participantQuantileCte } from './quantile-statistics.pg.ts';
 
 /**
  * One row of armMomentsStatement per arm: `n` its participants; per metric i, `n<i>` its
  * participants in the metric, `u<i>` the uncapped mean of its value, `m<i>_<a>` variable a's mean
  * and `c<i>_<a><b>` the co-moment Σ(v_a − m_a)(v_b − m_b) (a ≤ b); null over no participant.
  */
+/** The columns of a quantile's row (QuantileRow), prefixed q<i>_ in an ArmMomentsRow. */
+export const QUANTILE_COLUMNS = ['n', 'clusters', 'estimate', 'lower_rank', 'upper_rank', 'lower', 'upper'] as const;
+
 export interface ArmMomentsRow {
   variant_key: string;
   n: number;
@@ -28,7 +32,7 @@ export interface ArmMomentsRow {
  *   participants and 3 metrics.)
  * Only one row per arm leaves the database.
  */
-export function armMomentsStatement(sql: TransactionSql, metrics: readonly ExperimentMetric[], participantsCte: Fragment): Fragment {
+export function armMomentsStatement(sql: TransactionSql, metrics: readonly ExperimentMetric[], participantsCte: Fragment, quantileZ = DEFAULT_QUANTILE_Z): Fragment {
   const layout = participantLayout(metrics);
   const at = (position: number) => sql`s.vals[${position}::int4]`;
   const quantiles: Fragment[] = [];
@@ -70,9 +74,22 @@ export function armMomentsStatement(sql: TransactionSql, metrics: readonly Exper
   });
 
   const bounds = quantiles.length === 0 ? null : sql`bounds AS (SELECT ${list(sql, quantiles)} FROM participants s)`;
-  return sql`
-    WITH ${participantsCte} ${bounds === null ? sql`` : sql`, ${bounds}`}
-    SELECT s.variant_key, ${list(sql, columns)}
+  const moments = sql`SELECT s.variant_key, ${list(sql, columns)}
     FROM participants s ${bounds === null ? sql`` : sql`CROSS JOIN bounds b`}
     GROUP BY s.variant_key`;
+  // Participant-unit quantile metrics (docs/statistics.md §15): their order statistics per arm
+  // over the same participants, one CTE each, joined to the arm's row as q<i>_<column>.
+  const ranked = metrics.flatMap((metric, i) =>
+    metric.kind === 'event' && metric.quantile && metric.quantile.unit === 'participant' ? [{ i, cte: participantQuantileCte(sql, `q${i}`, layout[i]?.[0] ?? 1, metric.quantile, quantileZ) }] : []);
+  if (ranked.length === 0) {
+    return sql`
+    WITH ${participantsCte} ${bounds === null ? sql`` : sql`, ${bounds}`}
+    ${moments}`;
+  }
+  const picked = ranked.flatMap(({ i }) =>
+    QUANTILE_COLUMNS.map((column) => sql`${sql(`q${i}`)}.${sql(column)} AS ${sql(`q${i}_${column}`)}`));
+  const joins = ranked.reduce((all, { i }) => sql`${all} LEFT JOIN ${sql(`q${i}`)} ON ${sql(`q${i}`)}.variant_key = m.variant_key`, sql``);
+  return sql`
+    WITH ${participantsCte} ${bounds === null ? sql`` : sql`, ${bounds}`}, moments AS (${moments}), ${list(sql, ranked.map(({ cte }) => cte))}
+    SELECT m.*, ${list(sql, picked)} FROM moments m ${joins}`;
 }

@@ -67,11 +67,7 @@ export function list(sql: TransactionSql, fragments: Fragment[]): Fragment {
  *   those contexts' rows.
  */
 export function participantValuesQuery(sql: TransactionSql, scope: EnvironmentScope, query: MetricAggregateQuery, only: Fragment | null): Fragment {
-  const upTo = (column: Fragment) => (query.toMs === null ? sql`` : sql`AND ${column} < ${query.toMs}::int8`);
-  const qualifying = sql`p.org_id = ${scope.orgId} AND p.environment_id = ${scope.environmentId} AND p.flag_key = ${query.flagKey}
-    AND p.variant_key IN ${sql(query.variantKeys as string[])}
-    AND p.timestamp_ms >= ${query.fromMs}::int8 ${upTo(sql`p.timestamp_ms`)}
-    ${query.ruleId === null ? sql`` : sql`AND (p.rule_id IS NULL OR p.rule_id = ${query.ruleId})`}`;
+  const qualifying = qualifyingExposures(sql, scope, query);
   const { ctes, joins, select } = metricParts(sql, scope, query, only === null);
   const joined = joins.reduce((all, join) => sql`${all} ${join}`, sql``);
   if (only !== null) {
@@ -80,11 +76,7 @@ export function participantValuesQuery(sql: TransactionSql, scope: EnvironmentSc
         WHERE ${qualifying} AND p.context_type = d.context_type AND p.context_key = d.context_key
         ORDER BY p.timestamp_ms, p.variant_key LIMIT 1) f) x ${joined}`;
   }
-  return sql`WITH exposed AS NOT MATERIALIZED (
-      SELECT DISTINCT ON (p.context_type, p.context_key) p.context_type, p.context_key, p.variant_key, p.timestamp_ms AS t0
-      FROM exposures p WHERE ${qualifying}
-      ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key
-    ) ${ctes.reduce((all, cte) => sql`${all}, ${cte}`, sql``)}
+  return sql`WITH exposed AS NOT MATERIALIZED (${firstExposures(sql, scope, query)}) ${ctes.reduce((all, cte) => sql`${all}, ${cte}`, sql``)}
     ${select} FROM exposed x ${joined}`;
 }
 
@@ -149,6 +141,24 @@ function metricParts(
   });
   const select = sql`SELECT x.context_type, x.context_key, x.variant_key, ARRAY[${values.length === 0 ? sql`` : list(sql, values)}]::float8[] AS vals`;
   return { ctes, joins, select };
+}
+
+/** The exposures that make participants (alias p): the flag's, by the studied rule, to the experiment's variants, in the window. */
+function qualifyingExposures(sql: TransactionSql, scope: EnvironmentScope, query: MetricAggregateQuery): Fragment {
+  return sql`p.org_id = ${scope.orgId} AND p.environment_id = ${scope.environmentId} AND p.flag_key = ${query.flagKey}
+    AND p.variant_key IN ${sql(query.variantKeys as string[])}
+    AND p.timestamp_ms >= ${query.fromMs}::int8 ${query.toMs === null ? sql`` : sql`AND p.timestamp_ms < ${query.toMs}::int8`}
+    ${query.ruleId === null ? sql`` : sql`AND (p.rule_id IS NULL OR p.rule_id = ${query.ruleId})`}`;
+}
+
+/**
+ * Step 1, every participant: per context its first qualifying exposure's variant and time t0
+ * (`context_type, context_key, variant_key, t0`), read in exposures_by_flag order.
+ */
+export function firstExposures(sql: TransactionSql, scope: EnvironmentScope, query: MetricAggregateQuery): Fragment {
+  return sql`SELECT DISTINCT ON (p.context_type, p.context_key) p.context_type, p.context_key, p.variant_key, p.timestamp_ms AS t0
+      FROM exposures p WHERE ${qualifyingExposures(sql, scope, query)}
+      ORDER BY p.context_type, p.context_key, p.timestamp_ms, p.variant_key`;
 }
 
 /**

@@ -7,8 +7,10 @@ import type {
   AnalysisSettings, ArmTotals, EffectEstimate, ExperimentMetric, MetricStats, MetricVerdict, VariantResult,
 } from '@switchyard/core';
 import { adjustedAlpha, adjustPValues } from './corrections.ts';
+import { tInference } from './effects.ts';
 import type { EffectDetail } from './effects.ts';
-import { comparisonEffects, compareMetric, leadEstimate, leadPValue, outcomeSummary } from './metric-comparison.ts';
+import { comparisonEffects, compareMetric, leadEstimate, leadPValue, outcomeSummary, quantileOf } from './metric-comparison.ts';
+import { quantileStandardError } from './quantile.ts';
 import type { MetricComparison } from './metric-comparison.ts';
 import { bayesianCell, EMPTY_RUNNING_STATES, guardrailCell, sequentialCell } from './running-inference.ts';
 import type { RunningStates, SequentialReading } from './running-inference.ts';
@@ -68,7 +70,9 @@ interface Cell {
  * 5. The pre-existing MetricStats fields keep their meaning (docs/contract.md "Experiments and
  *    statistics"): mean and variance of the arm's outcome (R and σ²_R for a ratio), lift =
  *    (mean − control mean)/control mean, and the 95 % two-sided Welch interval and p-value of the
- *    unadjusted difference; `pValue` is that p-value for the first metric.
+ *    unadjusted difference; `pValue` is that p-value for the first metric. A quantile metric
+ *    (§15) reports each arm's `quantile` and its quantile as `mean`, and these fields from the
+ *    difference of the quantiles (normal, 95 % two-sided).
  * 6. SRM p-value and warning (§7).
  *
  * No arms: no results. @throws RangeError when `controlVariantKey` is not among the arms (a caller bug)
@@ -153,10 +157,36 @@ export function analyseExperiment(input: AnalyseExperimentInput): AnalyseExperim
         uncapped_mean: data?.uncappedMean ?? 0,
         cuped: null,
       };
+      const quantile = quantileOf(metric);
+      if (quantile !== null) {
+        // §15: the arm's quantile stands for its mean; variance is the per-value n·se².
+        const order = data?.quantile ?? null;
+        const se = order === null ? 0 : quantileStandardError(order);
+        stats.quantile = order === null ? null : { p: quantile.p, unit: quantile.unit, n: order.n, estimate: order.estimate, ci_low: order.lower, ci_high: order.upper, se };
+        stats.mean = order?.estimate ?? 0;
+        stats.variance = order === null ? 0 : order.n * se * se;
+      }
+      if (treatment >= 0 && quantile !== null) {
+        // 5. The pre-existing fields for a quantile metric: the difference of the quantiles, normal, 95 % two-sided.
+        const baseOrder = control.metrics[metric.key]?.quantile ?? null;
+        const base = baseOrder?.estimate ?? null;
+        if (base !== null && data?.quantile) stats.lift = base === 0 ? null : (data.quantile.estimate - base) / base;
+        const absolute = cellOf(treatment, m).comparison.absolute;
+        const difference = absolute === null ? null : tInference(absolute, { alpha: 0.05, sides: 'two', direction: metric.direction });
+        if (difference !== null) {
+          stats.ci_low = difference.ci_low;
+          stats.ci_high = difference.ci_high;
+          stats.p_value = difference.p_value;
+          if (m === 0) {
+            pValue = difference.p_value;
+            pValuePresent = true;
+          }
+        }
+      }
       if (treatment >= 0) {
         // 5. The pre-existing fields.
         const base = outcomeSummary(metric, control.metrics[metric.key]);
-        if (base !== null && own !== null) {
+        if (quantile === null && base !== null && own !== null) {
           stats.lift = base.mean === 0 ? null : (own.mean - base.mean) / base.mean;
           const test = welchTTest(base, own);
           if (test !== null) {

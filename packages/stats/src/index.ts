@@ -19,3 +19,4 @@ export * from './bayesian.ts';
 export * from './guardrail.ts';
 export * from './power.ts';
 export * from './running-inference.ts';
+export * from './quantile.ts';

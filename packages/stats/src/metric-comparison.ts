@@ -4,12 +4,13 @@
  * docs/statistics.md §1–§5. Intervals depend on the level, so `comparisonEffects` computes them at
  * any α (the multiple-testing correction asks for α', §6).
  */
-import type { AnalysisSettings, ArmMetricData, ExperimentMetric } from '@switchyard/core';
+import type { AnalysisSettings, ArmMetricData, ExperimentMetric, MetricQuantile } from '@switchyard/core';
 import { cupedEvent, cupedRatio, cupedRelativeEstimate } from './cuped.ts';
 import type { CupedAdjustment } from './cuped.ts';
 import { absoluteEstimate, fiellerInterval, relativeDeltaEstimate, tInference } from './effects.ts';
 import type { ArmSummary, EffectDetail, TEstimate, TestSides } from './effects.ts';
 import { jointMean, jointVariance } from './joint-moments.ts';
+import { quantileEffects } from './quantile.ts';
 import { ratioSummary } from './ratio-metric.ts';
 
 export interface MetricComparison {
@@ -28,6 +29,9 @@ export interface MetricComparison {
   /** The balance check's p-value BEFORE the Bonferroni correction over the experiment; null without CUPED. */
   balancePValue: number | null;
 }
+
+/** The metric's quantile when it is a quantile metric (core's metricQuantile; this package imports core's types only). */
+export const quantileOf = (metric: ExperimentMetric): MetricQuantile | null => (metric.kind === 'event' ? (metric.quantile ?? null) : null);
 
 /**
  * The arm's unadjusted summary of the metric's outcome: the first variable for an event metric,
@@ -64,6 +68,8 @@ export function compareMetric(
 ): MetricComparison {
   const test: TestSides = { alpha: settings.alpha, sides: settings.sides, direction: metric.direction };
   const none: MetricComparison = { test, absolute: null, relative: null, fieller: null, cuped: null, balancePValue: null };
+  // A quantile metric compares the arms' quantiles (§15): no CUPED, no Fieller.
+  if (quantileOf(metric) !== null) return { ...none, ...quantileEffects(control?.quantile ?? null, treatment?.quantile ?? null) };
   const c = outcomeSummary(metric, control);
   const t = outcomeSummary(metric, treatment);
   if (c === null || t === null) return none;

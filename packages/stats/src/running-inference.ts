@@ -23,7 +23,7 @@ export const EMPTY_RUNNING_STATES: RunningStates = { sequential: {}, guardrails:
 
 /**
  * What the running states depend on: the levels and tuning of the tests, and per metric its
- * direction and guardrail margin. When it changes mid-iteration the states start again (a running
+ * direction and guardrail margin (and a quantile metric's quantile). When it changes mid-iteration the states start again (a running
  * minimum over tests of different settings is no test; docs/statistics.md §10). The corrections and
  * the engine are applied to the states afterwards and are not part of it.
  */
@@ -33,7 +33,11 @@ export function runningSettingsKey(metrics: readonly ExperimentMetric[], setting
     sides: settings.sides,
     sequential: settings.sequential,
     hybrid: settings.hybrid,
-    metrics: metrics.map((metric) => [metric.key, metric.direction, metric.guardrail]),
+    // A quantile metric's quantile too (another p is another test); other metrics' entries are as
+    // they were, so states saved before quantile metrics still match.
+    metrics: metrics.map((metric) => (metric.kind === 'event' && metric.quantile
+      ? [metric.key, metric.direction, metric.guardrail, metric.quantile]
+      : [metric.key, metric.direction, metric.guardrail])),
   });
 }
 

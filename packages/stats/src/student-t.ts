@@ -4,6 +4,7 @@
  */
 import tCdf from '@stdlib/stats-base-dists-t-cdf';
 import { findRootBracketed } from './find-root.ts';
+import { normalCdf, normalUpperQuantile } from './normal.ts';
 
 /**
  * Two-sided p-value of a t statistic: P(|T| >= |t|) with `df` degrees of freedom.
@@ -15,6 +16,8 @@ import { findRootBracketed } from './find-root.ts';
  * @returns a probability in [0, 1]; NaN when `t` or `df` is NaN or `df <= 0`
  */
 export function studentTTwoSidedPValue(t: number, df: number): number {
+  // df = ∞ is the standard normal (quantile metrics' normal approximations, docs/statistics.md §15).
+  if (df === Number.POSITIVE_INFINITY) return Math.min(1, 2 * normalCdf(-Math.abs(t)));
   return Math.min(1, 2 * tCdf(-Math.abs(t), df));
 }
 
@@ -37,6 +40,7 @@ export function studentTTwoSidedPValue(t: number, df: number): number {
  */
 export function studentTUpperQuantile(tailProbability: number, df: number): number {
   if (!(tailProbability > 0 && tailProbability < 0.5) || !(df > 0)) return Number.NaN;
+  if (df === Number.POSITIVE_INFINITY) return normalUpperQuantile(tailProbability);
   const g = (x: number): number => tCdf(-x, df) - tailProbability;
   let hi = 16;
   while (g(hi) > 0) {
@@ -54,7 +58,7 @@ export function studentTUpperQuantile(tailProbability: number, df: number): numb
  * @returns a probability in [0, 1]; NaN when `t` or `df` is NaN or `df <= 0`
  */
 export function studentTCdf(t: number, df: number): number {
-  return tCdf(t, df);
+  return df === Number.POSITIVE_INFINITY ? normalCdf(t) : tCdf(t, df);
 }
 
 /**
@@ -62,5 +66,5 @@ export function studentTCdf(t: number, df: number): number {
  * P(T <= t) for `decrease` (effect < 0), both lower tails by the symmetry of t (see `studentTCdf`).
  */
 export function studentTOneSidedPValue(t: number, df: number, direction: 'increase' | 'decrease'): number {
-  return direction === 'increase' ? tCdf(-t, df) : tCdf(t, df);
+  return direction === 'increase' ? studentTCdf(-t, df) : studentTCdf(t, df);
 }

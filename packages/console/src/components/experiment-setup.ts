@@ -69,6 +69,11 @@ export interface MetricDraft {
   /** The harm a guardrail tolerates, as typed ('' : the API's default, 0); relative 0.02 = 2 %. */
   guardrailMargin: string;
   guardrailMarginKind: 'relative' | 'absolute';
+  /**
+   * A quantile metric's quantile as stored (the form has no quantile field yet): kept when the row
+   * is sent back, so saving the form does not turn a p90 into a mean.
+   */
+  quantile?: { p: number; unit?: 'participant' | 'event' | null } | null;
 }
 
 /** How an event's values are aggregated unless chosen otherwise: a bool event converts, others sum (core's metricFromKey). */
@@ -122,6 +127,11 @@ export function metricToWire(draft: MetricDraft): MetricWire {
     guardrail: draft.guardrail ? guardrailToWire(draft) : false,
   };
   if (draft.kind === 'ratio') return { ...common, ratio: { numerator: sourceToWire(draft.numerator), denominator: sourceToWire(draft.denominator) } };
+  if (draft.quantile) {
+    // A per-event quantile takes no aggregation (the API refuses one).
+    const { aggregation, ...source } = sourceToWire(draft.event);
+    return { ...common, ...source, ...(draft.quantile.unit === 'event' ? {} : { aggregation }), quantile: draft.quantile, capping: null, cuped: null };
+  }
   return {
     ...common,
     ...sourceToWire(draft.event),
@@ -160,6 +170,7 @@ export function metricFromWire(metric: MetricWire, definitions: EventDefinition[
     capLower: capping?.lower === null || capping?.lower === undefined ? '' : String(capping.lower),
     capUpper: capping?.upper === null || capping?.upper === undefined ? '' : String(capping.upper),
     ignoreZeros: !!capping?.ignore_zeros,
+    ...(metric.quantile ? { quantile: metric.quantile } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import {
   METRIC_AGGREGATIONS,
   METRIC_DIRECTIONS,
   MULTIPLE_TESTING_CORRECTIONS,
+  QUANTILE_UNITS,
   type AnalysisEngine,
   type AnalysisSettings,
   type CorrectionFamily,
@@ -17,6 +18,7 @@ import {
   type MetricAggregation,
   type MetricCapping,
   type MetricDirection,
+  type MetricQuantile,
   type MetricSource,
   type MultipleTestingCorrection,
   type RatioMetric,
@@ -73,6 +75,8 @@ export interface MetricWire {
   /** `true` = `{margin: 0, margin_kind: "relative"}`; `false`/null: not a guardrail. Answered as the object or null. */
   guardrail?: boolean | GuardrailWire | null;
   ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
+  /** A quantile metric (docs/statistics.md §15); null or absent: a mean metric. */
+  quantile?: { p?: number | null; unit?: MetricQuantile['unit'] | null } | null;
 }
 
 export interface GuardrailWire {
@@ -143,7 +147,10 @@ function numberAt(value: unknown, field: string): number {
 
 const SOURCE_FIELDS = ['event_key', 'aggregation', 'window_ms'] as const;
 const CAPPING_FIELDS = ['kind', 'lower', 'upper', 'ignore_zeros'] as const;
-const EVENT_FIELDS = ['key', 'event_key', 'aggregation', 'window_ms', 'direction', 'capping', 'cuped', 'guardrail'] as const;
+const EVENT_FIELDS = ['key', 'event_key', 'aggregation', 'window_ms', 'direction', 'capping', 'cuped', 'guardrail', 'quantile'] as const;
+/** A quantile's p: within (0, 1), and not so close to either end that no arm could estimate it. */
+export const MIN_QUANTILE_P = 0.001;
+export const MAX_QUANTILE_P = 0.999;
 const RATIO_FIELDS = ['key', 'ratio', 'direction', 'cuped', 'guardrail'] as const;
 const ANALYSIS_FIELDS = [
   'alpha', 'sides', 'relative_interval', 'correction', 'correction_family', 'srm_threshold', 'srm_min_expected', 'engine', 'sequential', 'hybrid', 'prior',
@@ -199,6 +206,15 @@ function parseCapping(value: unknown, field: string): MetricCapping {
   return { kind, lower, upper, ignoreZeros: booleanAt(capping.ignore_zeros, `${field}.ignore_zeros`) };
 }
 
+/** `{p, unit?}`: p in [MIN_QUANTILE_P, MAX_QUANTILE_P], unit `participant` (default) or `event`. */
+function parseQuantile(value: unknown, field: string): MetricQuantile {
+  const quantile = objectAt(value, field, ['p', 'unit']);
+  if (!present(quantile.p)) throw invalidArgument(`${field}.p is required (the quantile, e.g. 0.5 for the median, 0.9 for p90)`, `${field}.p`);
+  const p = numberAt(quantile.p, `${field}.p`);
+  if (!(p >= MIN_QUANTILE_P && p <= MAX_QUANTILE_P)) throw invalidArgument(`${field}.p must be from ${MIN_QUANTILE_P} to ${MAX_QUANTILE_P}`, `${field}.p`);
+  return { p, unit: optionalOneOf(quantile.unit, `${field}.unit`, QUANTILE_UNITS, 'participant') };
+}
+
 /** `cuped: {}` takes the default lookback; null or absent: no CUPED. */
 function parseCuped(value: unknown, field: string): { lookbackMs: number } | null {
   if (!present(value)) return null;
@@ -209,6 +225,7 @@ function parseCuped(value: unknown, field: string): { lookbackMs: number } | nul
 /** One metric of a `metrics` list; `field` names it (`metrics[3]`). */
 export function parseMetric(value: unknown, field: string): ExperimentMetric {
   if (isObject(value) && present(value.ratio)) {
+    if (present(value.quantile)) throw invalidArgument(`${field}.quantile: a ratio metric cannot be a quantile metric (a quantile is of one event key's values)`, `${field}.quantile`);
     if (present(value.event_key) || present(value.aggregation) || present(value.window_ms) || present(value.capping)) {
       const extra = ['event_key', 'aggregation', 'window_ms', 'capping'].find((name) => present(value[name])) ?? 'ratio';
       throw invalidArgument(`${field} is a ratio metric: ${extra} belongs in ratio.numerator / ratio.denominator (capping applies to event metrics only)`, `${field}.${extra}`);
@@ -230,17 +247,30 @@ export function parseMetric(value: unknown, field: string): ExperimentMetric {
   const metric = objectAt(value, field, EVENT_FIELDS);
   if (!present(metric.event_key)) throw invalidArgument(`${field} needs event_key (an event metric) or ratio (a ratio metric)`, `${field}.event_key`);
   const eventKey = keyAt(metric.event_key, `${field}.event_key`);
+  const quantile = present(metric.quantile) ? parseQuantile(metric.quantile, `${field}.quantile`) : null;
+  if (quantile !== null) {
+    if (present(metric.cuped)) throw invalidArgument(`${field}.cuped: CUPED adjusts means; it does not apply to a quantile metric`, `${field}.cuped`);
+    if (present(metric.capping)) throw invalidArgument(`${field}.capping: a quantile metric is not capped (a quantile is already robust to outliers)`, `${field}.capping`);
+    if (quantile.unit === 'event' && present(metric.aggregation)) {
+      throw invalidArgument(`${field}.aggregation: a per-event quantile (unit "event") reads each event's own value; aggregation applies to unit "participant"`, `${field}.aggregation`);
+    }
+  }
   const parsed: EventMetric = {
     kind: 'event',
     key: present(metric.key) ? keyAt(metric.key, `${field}.key`) : eventKey,
     eventKey,
-    aggregation: oneOf(metric.aggregation, `${field}.aggregation`, METRIC_AGGREGATIONS),
+    // A quantile metric's participant value is summed by default; a per-event quantile's
+    // participants count their events (their values are not aggregated).
+    aggregation: quantile === null
+      ? oneOf(metric.aggregation, `${field}.aggregation`, METRIC_AGGREGATIONS)
+      : quantile.unit === 'event' ? 'count' : optionalOneOf(metric.aggregation, `${field}.aggregation`, METRIC_AGGREGATIONS, 'sum'),
     windowMs: present(metric.window_ms) ? durationAt(metric.window_ms, `${field}.window_ms`, MAX_METRIC_WINDOW_MS) : null,
     direction: optionalOneOf(metric.direction, `${field}.direction`, METRIC_DIRECTIONS, 'increase'),
     capping: present(metric.capping) ? parseCapping(metric.capping, `${field}.capping`) : null,
     cuped: parseCuped(metric.cuped, `${field}.cuped`),
     guardrail: parseGuardrail(metric.guardrail, `${field}.guardrail`),
   };
+  if (quantile !== null) parsed.quantile = quantile;
   return parsed;
 }
 
@@ -323,16 +353,21 @@ export function metricWire(metric: ExperimentMetric): MetricWire {
       guardrail: guardrailWire(metric.guardrail),
     };
   }
-  return {
+  const quantile = metric.quantile ?? null;
+  const wire: MetricWire = {
     key: metric.key,
     event_key: metric.eventKey,
-    aggregation: metric.aggregation,
+    // A per-event quantile takes no aggregation (its stored 'count' only counts participants' events).
+    aggregation: quantile?.unit === 'event' ? null : metric.aggregation,
     window_ms: metric.windowMs,
     direction: metric.direction,
     capping: metric.capping === null ? null : { kind: metric.capping.kind, lower: metric.capping.lower, upper: metric.capping.upper, ignore_zeros: metric.capping.ignoreZeros },
     cuped,
     guardrail: guardrailWire(metric.guardrail),
   };
+  // Present on quantile metrics only, so the answers for every other metric are as they were.
+  if (quantile !== null) wire.quantile = { p: quantile.p, unit: quantile.unit };
+  return wire;
 }
 
 const guardrailWire = (guardrail: GuardrailMargin | null): GuardrailWire | null =>

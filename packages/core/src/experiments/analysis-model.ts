@@ -67,11 +67,32 @@ export function normaliseStoredMetric(metric: ExperimentMetric): ExperimentMetri
   return metric;
 }
 
+/**
+ * A quantile metric's quantile (docs/statistics.md §15): the p-th quantile (0 < p < 1) of each arm's
+ * per-participant values (`participant`: the metric's aggregation per participant, as any event
+ * metric) or of the values of every attributed event (`event`: the events of a participant are
+ * clustered, which the interval accounts for). Without capping and CUPED.
+ */
+export interface MetricQuantile {
+  p: number;
+  unit: 'participant' | 'event';
+}
+export const QUANTILE_UNITS: readonly MetricQuantile['unit'][] = ['participant', 'event'];
+
 /** A metric over one event key. */
 export interface EventMetric extends MetricCommon, MetricSource {
   kind: 'event';
   capping: MetricCapping | null;
+  /**
+   * Set: the metric is the arm's quantile of the values rather than their mean (§15). Absent or
+   * null in metrics stored before quantile metrics: a mean metric.
+   */
+  quantile?: MetricQuantile | null;
 }
+
+/** The metric's quantile when it is a quantile metric, else null. */
+export const metricQuantile = (metric: ExperimentMetric): MetricQuantile | null =>
+  metric.kind === 'event' ? (metric.quantile ?? null) : null;
 
 /** numerator / denominator, both per participant (revenue per session), by the delta method. */
 export interface RatioMetric extends MetricCommon {
@@ -199,6 +220,29 @@ export interface ArmMetricData {
   moments: JointMoments;
   /** The mean of the (first) value before capping; equals moments.means[0] without capping. */
   uncappedMean: number;
+  /** A quantile metric's order statistics over the arm (§15); absent or null otherwise or without values. */
+  quantile?: QuantileOrderStatistics | null;
+}
+
+/**
+ * A quantile metric's exact order statistics over one arm (docs/statistics.md §15), X_(1) ≤ … ≤
+ * X_(n) its sorted values (participants' values, or events' values): the point estimate X_(⌈np⌉)
+ * and the outer confidence interval [X_(L), X_(U)] at the normal quantile `z`, with
+ * L = ⌊np − z·σ√n⌋ and U = ⌈np + z·σ√n⌉ clamped to [1, n], σ² = p(1 − p) for participants and the
+ * delta-method variance of the share of events ≤ the estimate (per event) for events.
+ */
+export interface QuantileOrderStatistics {
+  /** Values in the arm: participants (unit participant) or events (unit event). */
+  n: number;
+  /** Participants the values come from (equals n for unit participant). */
+  clusters: number;
+  estimate: number;
+  lower: number;
+  upper: number;
+  lowerRank: number;
+  upperRank: number;
+  /** The normal quantile the ranks were taken at (z_{1−α/2}). */
+  z: number;
 }
 
 /** An effect with its interval and p-value; an unbounded side of the interval is null. */

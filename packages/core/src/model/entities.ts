@@ -215,6 +215,12 @@ export interface MetricStats {
   /** For a guardrail metric: its status and the test against its margin (§13). Absent otherwise. */
   guardrail_status?: GuardrailStatus | null;
   guardrail?: { estimate: number; harm_p_value: number; non_inferiority_p_value: number; bound: number | null } | null;
+  /**
+   * A quantile metric (docs/statistics.md §15): the arm's quantile with its outer (order-statistic)
+   * interval at the experiment's α; null when the arm has no values. Absent for other metrics. For
+   * a quantile metric `mean` is this estimate, and absolute / relative compare the quantiles.
+   */
+  quantile?: { p: number; unit: 'participant' | 'event'; n: number; estimate: number; ci_low: number; ci_high: number; se: number } | null;
 }
 
 export interface VariantResult {

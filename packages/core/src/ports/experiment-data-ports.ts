@@ -27,6 +27,11 @@ export interface MetricAggregateQuery {
    * "Incremental aggregation"); the answer is the same as a computation from scratch.
    */
   iterationId?: string | null;
+  /**
+   * The normal quantile z_{1−α/2} at which quantile metrics' outer intervals are taken
+   * (docs/statistics.md §15); absent: 1.959963984540054 (95 %).
+   */
+  quantileZ?: number;
 }
 
 /** One arm's participants and, by metric key, its sufficient statistics (every metric present). */

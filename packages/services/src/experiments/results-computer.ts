@@ -49,7 +49,7 @@ const latest = (iterations: ExperimentIteration[]): ExperimentIteration | null =
  *    per variant and per metric the joint moments of its participants' values (counted from
  *    their first exposure, capped, with CUPED covariates), a few rows whatever the number of
  *    events; the store keeps a running iteration's participants and re-reads only those with
- *    something new;
+ *    something new; quantile metrics' order statistics at z_{1−α/2} come back with them (§15);
  * 4. the statistics (@switchyard/stats analyseExperiment, docs/statistics.md): each variant
  *    against the control per metric, corrections, verdicts, the sample-ratio test;
  *    Each recompute is a look of the sequential tests: the states carried from the previous look
@@ -85,6 +85,9 @@ export class ResultsComputer implements ResultsComputation {
     const valueTypes: Record<string, MetricValueType> = Object.fromEntries(definitions.map((definition) => [definition.key, definition.valueType]));
     const studied = flag === null ? null : studiedRule(flag, experiment);
     const rule: Rule | null = studied !== null && 'rule' in studied ? studied.rule : null;
+    // Loaded by the first computation, not by every server start: its distributions (stdlib's t
+    // and chi-squared CDFs, ~100 small CommonJS packages) are ~0.25 s of CPU to load.
+    const { analyseExperiment, normalUpperQuantile, plannedWeights, runningSettingsKey } = await import('@switchyard/stats');
     const arms: ArmTotals[] = iteration === null
       ? experiment.variantKeys.map((variantKey) => ({ variantKey, participants: 0, metrics: {} }))
       : await this.repos.experimentData.aggregateMetrics(scope, {
@@ -99,11 +102,10 @@ export class ResultsComputer implements ResultsComputation {
         toMs: iteration.endedAtMs === 0 ? null : iteration.endedAtMs,
         // A running iteration's participants are kept by the store between recomputes.
         iterationId: iteration.id,
+        // Quantile metrics' outer intervals at the experiment's level (docs/statistics.md §15).
+        quantileZ: normalUpperQuantile(experiment.analysis.alpha / 2),
       });
 
-    // Loaded by the first computation, not by every server start: its distributions (stdlib's t
-    // and chi-squared CDFs, ~100 small CommonJS packages) are ~0.25 s of CPU to load.
-    const { analyseExperiment, plannedWeights, runningSettingsKey } = await import('@switchyard/stats');
     const buckets = rule?.allocation?.buckets ?? null;
     const weights = buckets === null ? experiment.variantKeys.map(() => 0) : plannedWeights(buckets, experiment.variantKeys);
     const analysis: LookInputs = { experiment, iteration, arms, weights, buckets, computedAtMs, intervalMs: this.intervalMs, analyseExperiment, runningSettingsKey };

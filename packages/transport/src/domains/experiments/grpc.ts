@@ -60,6 +60,7 @@ interface MetricMessage {
   guardrail: boolean;
   ratio: { numerator: MetricSourceMessage | null; denominator: MetricSourceMessage | null } | null;
   guardrail_margin: { margin: number; margin_kind: string } | null;
+  quantile: { p: number; unit: string } | null;
 }
 interface AnalysisMessage {
   alpha?: number;
@@ -89,7 +90,13 @@ const experimentMessage = (experiment: Parameters<typeof experimentRecord>[0]) =
     ...record,
     metrics: record.metrics.map((metric) => {
       const margin = metric.guardrail;
-      return { ...metric, guardrail: typeof margin === 'object' && margin !== null, guardrail_margin: typeof margin === 'object' && margin !== null ? margin : undefined };
+      return {
+        ...metric,
+        // A per-event quantile metric has no aggregation: "" on the wire.
+        aggregation: metric.aggregation ?? undefined,
+        guardrail: typeof margin === 'object' && margin !== null,
+        guardrail_margin: typeof margin === 'object' && margin !== null ? margin : undefined,
+      };
     }),
   };
 };
@@ -116,6 +123,7 @@ const metricWireOf = (metric: MetricMessage): MetricWire =>
     // guardrail_margin gives the margin; the bool alone is a margin-0 guardrail (REST's `true`).
     guardrail: metric.guardrail_margin ? { margin: metric.guardrail_margin.margin, margin_kind: text(metric.guardrail_margin.margin_kind) } : metric.guardrail,
     ratio: metric.ratio && { numerator: sourceWire(metric.ratio.numerator), denominator: sourceWire(metric.ratio.denominator) },
+    quantile: metric.quantile && { p: metric.quantile.p, unit: text(metric.quantile.unit) },
   }) as MetricWire;
 
 const analysisWireOf = (analysis: AnalysisMessage): AnalysisWire =>
@@ -155,6 +163,7 @@ const metricStatsMessage = (stats: MetricStats) => ({
   bayesian: stats.bayesian ?? undefined,
   guardrail_status: stats.guardrail_status ?? '',
   guardrail: stats.guardrail ? { ...stats.guardrail, bound: orUnset(stats.guardrail.bound) } : undefined,
+  quantile: stats.quantile ?? undefined,
 });
 
 const resultsMessage = (results: ExperimentResults, isStale: boolean) => ({

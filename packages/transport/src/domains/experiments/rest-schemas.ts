@@ -43,8 +43,14 @@ const metricRecordSchema = {
   properties: {
     key: { type: 'string', description: 'Unique in the experiment; names the metric in results.' },
     event_key: { type: 'string' },
-    aggregation: { type: 'string', enum: [...METRIC_AGGREGATIONS] },
+    aggregation: { type: ['string', 'null'], enum: [...METRIC_AGGREGATIONS, null], description: 'null for a per-event quantile metric (its events are not aggregated).' },
     window_ms: { type: ['integer', 'null'] },
+    quantile: {
+      type: 'object',
+      required: ['p', 'unit'],
+      description: "Present on a quantile metric only (docs/statistics.md §15): the p-th quantile of the participants' values (unit participant) or of the events' values (unit event).",
+      properties: { p: { type: 'number' }, unit: { type: 'string', enum: ['participant', 'event'] } },
+    },
     direction: { type: 'string', enum: [...METRIC_DIRECTIONS] },
     capping: {
       type: ['object', 'null'],
@@ -95,7 +101,9 @@ const metricBodySchema = {
   description:
     '`{key?, event_key, aggregation, window_ms?, direction?, capping?: {kind, lower?, upper?, ignore_zeros?}, cuped?: {lookback_ms?}, guardrail?}` ' +
     '(key defaults to event_key) or `{key, ratio: {numerator: {event_key, aggregation, window_ms?}, denominator: {...}}, direction?, cuped?, guardrail?}`; ' +
-    '`guardrail` is a boolean or `{margin?, margin_kind?: "relative" | "absolute"}`.',
+    '`guardrail` is a boolean or `{margin?, margin_kind?: "relative" | "absolute"}`. ' +
+    'A quantile metric: an event metric with `quantile: {p (0.001..0.999), unit?: "participant" (default) | "event"}`; aggregation defaults to sum ' +
+    '(unit participant) and is not given for unit event; no capping, no cuped (docs/statistics.md §15).',
 } as const;
 
 const analysisBodySchema = {
@@ -241,6 +249,15 @@ const metricStatsSchema = {
       required: ['estimate', 'harm_p_value', 'non_inferiority_p_value', 'bound'],
       description: 'A guardrail metric\'s one-sided tests against its margin (running values when sequential).',
       properties: { estimate: { type: 'number' }, harm_p_value: { type: 'number' }, non_inferiority_p_value: { type: 'number' }, bound: nullableNumber },
+    },
+    quantile: {
+      type: ['object', 'null'],
+      required: ['p', 'unit', 'n', 'estimate', 'ci_low', 'ci_high', 'se'],
+      description: "A quantile metric: the arm's quantile with its outer (order-statistic) interval at the experiment's alpha and the standard error read off it; null when the arm has no values (docs/statistics.md §15).",
+      properties: {
+        p: { type: 'number' }, unit: { type: 'string', enum: ['participant', 'event'] }, n: { type: 'integer' },
+        estimate: { type: 'number' }, ci_low: { type: 'number' }, ci_high: { type: 'number' }, se: { type: 'number' },
+      },
     },
   },
 } as const;
