@@ -119,6 +119,8 @@ export const contentRpcs: GrpcDescriptor[] = [
   })),
   rpc('svc.experiments.v1.ExperimentationService/ListIterations', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), experiment_id: c.shared.experimentId } })),
   rpc('svc.experiments.v1.ExperimentationService/GetResults', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), experiment_id: c.shared.experimentId } })),
+  rpc('svc.experiments.v1.ExperimentationService/EstimatePower', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), mde: 0.05, mean: 10, variance: 4, exposures_per_day: 100 } })),
+  rpc('svc.experiments.v1.ExperimentationService/GetExperimentPower', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), experiment_id: c.shared.experimentId, mde: 0.05 } })),
 
   rpc('svc.stats.v1.StatsService/TriggerRecompute', editor('environment'), STAGING, (c) => ({ message: { experiment_id: c.shared.experimentId } })),
   rpc('svc.stats.v1.StatsService/GetJobStatus', viewer('environment'), STAGING, (c) => ({ message: { job_id: c.shared.jobId } })),

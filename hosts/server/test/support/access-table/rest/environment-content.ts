@@ -43,6 +43,9 @@ export const environmentContentDescriptors: RestDescriptor[] = [
   })),
   rest('GET /v1/environments/{env_id}/experiments/{experiment_id}/iterations', viewer('environment'), STAGING, 200, (c) => ({ path: experiments(c, `/${c.shared.experimentId}/iterations`) })),
   rest('GET /v1/environments/{env_id}/experiments/{experiment_id}/results', viewer('environment'), STAGING, 200, (c) => ({ path: experiments(c, `/${c.shared.experimentId}/results`) })),
+  // Power and duration (docs/statistics.md §14): values by hand, so no window of events is read.
+  rest('POST /v1/environments/{env_id}/experiments/power', viewer('environment'), STAGING, 200, (c) => ({ path: experiments(c, '/power'), body: { mde: 0.05, mean: 10, variance: 4, exposures_per_day: 100 } })),
+  rest('GET /v1/environments/{env_id}/experiments/{experiment_id}/power', viewer('environment'), STAGING, 200, (c) => ({ path: experiments(c, `/${c.shared.experimentId}/power?mde=0.05`) })),
   rest('POST /v1/experiments/{experiment_id}/recompute', editor('environment'), STAGING, 202, (c) => ({ path: `/v1/experiments/${c.shared.experimentId}/recompute` })),
   rest('GET /v1/jobs/{job_id}', viewer('environment'), STAGING, 200, (c) => ({ path: `/v1/jobs/${c.shared.jobId}` })),
 ];
