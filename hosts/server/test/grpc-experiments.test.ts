@@ -52,7 +52,7 @@ describe('svc.experiments.v1.ExperimentationService', () => {
         id: '', environment_id: a.environmentId, name: 'grpc test', description: '', flag_key: 'checkout', status: 'EXPERIMENT_STATUS_DRAFT',
         variant_keys: ['control', 'treatment'], metric_keys: ['purchase'], traffic_allocation: 1, version: 1, created_at_ms: 0, updated_at_ms: 0,
         control_variant_key: 'control',
-        metrics: [{ key: 'purchase', event_key: 'purchase', aggregation: 'conversion', direction: 'increase', capping: null, cuped: null, guardrail: false, ratio: null, guardrail_margin: null }],
+        metrics: [{ key: 'purchase', event_key: 'purchase', aggregation: 'conversion', direction: 'increase', capping: null, cuped: null, guardrail: false, ratio: null, guardrail_margin: null, quantile: null }],
         analysis: {
           alpha: 0.05, sides: 'two', relative_interval: 'delta', correction: 'none', correction_family: 'all', srm_threshold: 0.001, srm_min_expected: 5,
           engine: 'frequentist', sequential: null, hybrid: false, prior: null,
