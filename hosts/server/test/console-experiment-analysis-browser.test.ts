@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { buildConsole } from '../../../scripts/build-console.ts';
 import { artifactPath, chromiumExecutable, launchChromium, signInToConsole } from './support/browser.ts';
-import { createExperiment, defineMetric, experimentPath, experimentsOf } from './support/experiment-fixtures.ts';
+import { ACTIVE, createExperiment, defineMetric, experimentPath, experimentsOf, moveThrough, splitFlag } from './support/experiment-fixtures.ts';
 import { createFlag } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
@@ -17,6 +18,10 @@ import { startTestServer, type TestServer } from './support/test-server.ts';
 // (The console only calls the REST API, which the REST suites run in both topologies.)
 
 const chromiumCheck = chromiumExecutable();
+
+/** Sample sizes and powers from statsmodels (docs/statistics.md §14; packages/stats/test-vectors/generate_power_api_fixtures.py). */
+interface PowerCase { mde: number; tuning_n?: number; fixed: number[]; sequential?: number[]; current_power?: number }
+const POWER_CASES = (JSON.parse(readFileSync(new URL('./fixtures/power-api.json', import.meta.url), 'utf8')) as { cases: Record<'purchase_sequential' | 'experiment_revenue', PowerCase> }).cases;
 
 /** A flag with three variants; the off variant ("baseline") is not the first. Rules: one fixed, two splits. */
 const threeWayFlag = (key: string) => {
@@ -521,6 +526,104 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     assert.equal(await page.locator('svg.forest').count(), 0);
     assert.equal(await page.locator('.badge').count(), 0);
     assert.equal(await page.getByText('Pre-exposure imbalance').count(), 0);
+    await page.context().close();
+  });
+  test("power and duration: the form's calculator shows what the API answers for the same body; a running experiment's current power and projected end", async () => {
+    const DAY = 86_400_000;
+    await createFlag(client, tenant.admin.token, tenant.environmentId, splitFlag('checkout'));
+    // The events of rest-experiment-power.test.ts, worked out by hand there: 10 units in the window
+    // (10/14 a day over 14 days); purchase converted 5 of 10 (mean 0.5, variance 2.5/9); revenue per
+    // unit [20, 20, 30, 40, 0 × 6] (mean 11, variance 2090/9). Nothing else in this environment sends events.
+    const t = Date.now() - 3_600_000;
+    const event = (user: number, key: string, value: number | boolean, at = t) => ({ metric_key: key, context_type: 'user', context_key: `u${user}`, value, timestamp_ms: at });
+    const events = [
+      ...[0, 1, 2, 3, 4].map((u) => event(u, 'purchase', true)),
+      ...[5, 6, 7, 8, 9].map((u) => event(u, 'purchase', false)),
+      event(0, 'revenue', 10), event(0, 'revenue', 10, t + 1), event(1, 'revenue', 20), event(2, 'revenue', 30), event(3, 'revenue', 40),
+    ];
+    assert.deepEqual(expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/events/batch`, { sdkKey: tenant.rawKey, body: { events } }), 202).rejected_keys, []);
+
+    const page = await signedIn();
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/experiments`);
+    const form = page.getByRole('form', { name: 'New experiment' });
+    await form.getByRole('combobox', { name: 'Flag', exact: true }).selectOption('checkout');
+    await form.getByRole('button', { name: 'Add a metric' }).click();
+    await form.getByRole('group', { name: 'Metric 1' }).getByRole('combobox', { name: 'Event', exact: true }).selectOption('purchase');
+    await form.getByRole('checkbox', { name: /^Sequential testing/ }).check();
+    const c = POWER_CASES.purchase_sequential;
+    assert.equal(c.tuning_n, 5000, "the fixture's N* is the form's default");
+
+    const panel = page.getByRole('form', { name: 'Power and duration' });
+    assert.equal(await panel.getByRole('spinbutton', { name: 'Power (%)', exact: true }).inputValue(), '80');
+    await panel.getByRole('spinbutton', { name: 'Minimum detectable effect (%)', exact: true }).fill(String(c.mde * 100));
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/experiments/power'));
+    await panel.getByRole('button', { name: 'Calculate' }).click();
+    const body = (await sent).postDataJSON();
+    // The form's metric as it would be created, its analysis settings, the studied rule's 50/50.
+    assert.deepEqual(body, {
+      mde: 0.2, metric: { event_key: 'purchase', aggregation: 'conversion', window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: false },
+      window_days: 14, power: 0.8, alpha: 0.05, sides: 'two', sequential: { tuning_n: 5000 }, weights: [500, 500], traffic_allocation: 1,
+    });
+    const answer = expectStatus(await client.post(`${experimentsOf(tenant.environmentId)}/power`, { token: tenant.admin.token, body }), 200);
+    assert.deepEqual(answer.fixed.sample_per_arm, c.fixed, 'statsmodels');
+    assert.deepEqual(answer.sequential.sample_per_arm, c.sequential);
+    const table = page.getByRole('table', { name: 'Sample and duration' });
+    await table.waitFor();
+    const rows = (await table.getByRole('row').allInnerTexts()).map((row) => row.split('\t').map((cell) => cell.trim()));
+    // 874 participants at 10/14 a day: 1,223.6 days; 1,774 at the same rate: 2,483.6 days.
+    assert.deepEqual(rows, [
+      ['Test', 'Sample per arm', 'Total', 'Days'],
+      ['Fixed horizon', `${answer.fixed.sample_per_arm[0]} each`, String(answer.fixed.total), '1,223.6 days (about 175 weeks)'],
+      ['Sequential (N* 5,000)', `${answer.sequential.sample_per_arm[0]} each`, answer.sequential.total.toLocaleString('en-US'), '2,483.6 days (about 355 weeks)'],
+    ]);
+    assert.ok(Math.abs(answer.fixed.days - 874 * 1.4) < 1e-9 && Math.abs(answer.sequential.days - 1774 * 1.4) < 1e-9, 'the days are total / (10/14)');
+    assert.deepEqual(await page.getByRole('list', { name: 'Inputs' }).getByRole('listitem').allInnerTexts(), [
+      'Mean 0.5, from the events (10 units in the last 14 days)',
+      'Variance per participant 0.2778, from the events (10 units in the last 14 days)',
+      'New participants a day 0.7143, from the events (10 units in the last 14 days)',
+      'CUPED R² 0, none',
+    ]);
+    // The API's refusal in place, with its code; nothing created meanwhile.
+    await panel.getByRole('spinbutton', { name: 'Power (%)', exact: true }).fill('100');
+    await panel.getByRole('button', { name: 'Calculate' }).click();
+    await page.getByRole('alert').filter({ hasText: /power must be above alpha \(0\.05\) and below 1 \(INVALID_ARGUMENT\)$/ }).waitFor();
+    assert.equal(await table.count(), 0, 'the previous answer is not left beside the error');
+    assert.equal(await page.getByRole('heading', { name: 'Experiments', exact: true }).count(), 1, 'still on the list page');
+
+    // A running experiment: 30 participants an arm; its current power for a 10 % effect on revenue.
+    const e = POWER_CASES.experiment_revenue;
+    const running = await createExperiment(client, tenant, { name: 'Power running', flag_key: 'checkout', metrics: [{ event_key: 'revenue', aggregation: 'sum' }] });
+    await moveThrough(client, tenant, running.id, [ACTIVE]);
+    const [iteration] = expectStatus(await client.get(`${experimentPath(tenant.environmentId, running.id)}/iterations`, { token: tenant.admin.token }), 200);
+    const start = iteration.started_at_ms as number;
+    const exposures = [];
+    for (let i = 0; i < 30; i += 1) for (const variant of ['control', 'treatment']) exposures.push({ flag_key: 'checkout', variant_key: variant, context_type: 'user', context_key: `${variant}-${i}`, timestamp_ms: start + i });
+    expectStatus(await client.post(`/v1/environments/${tenant.environmentId}/exposures`, { sdkKey: tenant.rawKey, body: { exposures } }), 202);
+    await page.goto(experimentUrl(running.id));
+    const section = page.getByRole('form', { name: 'Experiment power' });
+    await section.getByRole('spinbutton', { name: 'Minimum detectable effect (%)', exact: true }).fill(String(e.mde * 100));
+    const before = Date.now();
+    const shown = page.waitForResponse((r) => r.url().includes(`/experiments/${running.id}/power?`));
+    await section.getByRole('button', { name: 'Calculate' }).click();
+    const pageAnswer = await (await shown).json();
+    const afterMs = Date.now();
+    const own = expectStatus(await client.get(`${experimentPath(tenant.environmentId, running.id)}/power?mde=${e.mde}&power=0.8&window_days=14`, { token: tenant.admin.token }), 200);
+    assert.deepEqual(own.metrics[0].fixed.sample_per_arm, e.fixed, 'statsmodels');
+    assert.ok(Math.abs(own.metrics[0].current.power - e.current_power!) < 1e-9, 'statsmodels');
+    const perMetric = page.getByRole('table', { name: 'Power per metric' });
+    await perMetric.waitFor();
+    const [header, revenue] = (await perMetric.getByRole('row').allInnerTexts()).map((row) => row.split('\t').map((cell) => cell.trim()));
+    assert.deepEqual(header, ['Metric', 'Sample per arm', 'Days', 'Participants so far', 'Current power', 'Projected end']);
+    // 3,013 each; 5.9 % (statsmodels' 0.0590); the end the page's own answer projected, in the browser's words.
+    const end = pageAnswer.metrics[0].current.projected_end_ms as number;
+    const total = e.fixed[0]! + e.fixed[1]!;
+    assert.ok(end >= start + (total * (before - start)) / 60 - 1 && end <= start + (total * (afterMs - start)) / 60 + 1, `projected end ${end}: start + total / (60 participants over the time elapsed)`);
+    const endWords = await page.evaluate((ms) => new Date(ms).toLocaleString(), end);
+    assert.deepEqual([revenue![0], revenue![1], revenue![3], revenue![4], revenue![5]], ['revenue', '3,013 each', 'control 30 · treatment 30', '5.9 %', endWords]);
+    // 3,013 × 2 at 60 participants in the few seconds since the start: well under a day.
+    assert.equal(revenue![2], 'under 0.1 days');
+    assert.ok(Math.abs(pageAnswer.metrics[0].fixed.days * DAY - (end - start)) < 2, 'days and projected end agree');
+    await page.screenshot({ path: artifactPath('experiment-power.png'), fullPage: true });
     await page.context().close();
   });
 });

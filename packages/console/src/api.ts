@@ -134,6 +134,14 @@ export class Api {
     return this.write<T>('POST', path, body);
   }
 
+  /**
+   * A POST that changes nothing (a calculation such as `…/experiments/power`): sent as a read, so
+   * a protected environment does not ask the person to confirm a change that is not one.
+   */
+  query<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('POST', path, body);
+  }
+
   put<T>(path: string, body?: unknown): Promise<T> {
     return this.write<T>('PUT', path, body);
   }

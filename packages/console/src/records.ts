@@ -406,3 +406,46 @@ export interface ChangeRequest {
 export interface ChangeRequestPreview {
   changes: Array<{ flag_key?: string; segment_key?: string; version_made_against: number; current_version: number; before: unknown; after: unknown; problem: string | null }>;
 }
+
+/** Where a power input came from (docs/contract.md "Power and duration"). */
+export interface PowerInputs {
+  mean: number | null;
+  variance: number | null;
+  exposures_per_day: number | null;
+  cuped_r2: number;
+  /** Units of the window read; null: nothing was read (every value given). */
+  participants: number | null;
+  window_days: number;
+  /** The window (or the experiment's participants) hit the store's bound: the estimates cover the first units only. */
+  truncated: boolean;
+  source: { mean: 'events' | 'given'; variance: 'events' | 'given'; exposures_per_day: 'events' | 'given' | 'experiment' | null; cuped_r2: 'events' | 'given' | 'none' };
+}
+
+/** A test's plan: the sample per arm (the control first), all arms together, and days at the rate; null when not computable. */
+export interface PowerPlan {
+  sample_per_arm: number[] | null;
+  total: number | null;
+  days: number | null;
+}
+
+/** POST /v1/environments/{env_id}/experiments/power's answer. */
+export interface PowerEstimate {
+  settings: { mde: number; alpha: number; power: number; sides: 'two' | 'one'; weights: number[]; sequential: { tuning_n: number } | null };
+  inputs: PowerInputs;
+  fixed: PowerPlan;
+  sequential: PowerPlan | null;
+}
+
+/** GET /v1/environments/{env_id}/experiments/{id}/power's answer. */
+export interface ExperimentPower {
+  experiment_id: string;
+  /** The variant keys, the control first (the order of `sample_per_arm`). */
+  arms: string[];
+  metrics: Array<
+    PowerEstimate & {
+      metric_key: string;
+      /** While the latest iteration runs (ACTIVE). */
+      current: { participants_per_arm: Record<string, number>; power: number | null; sequential_power: number | null; projected_end_ms: number | null } | null;
+    }
+  >;
+}

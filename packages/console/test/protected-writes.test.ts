@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Api } from '../src/api.ts';
 import { environmentIdOfPath, headerComment, intentHeaders, protectionAskedBy, protectionOf } from '../src/protected-writes.ts';
 
 // The console's rules for writes in protected environments (docs/console.md "Protected
@@ -45,5 +46,31 @@ describe('protected writes', () => {
     assert.ok('error' in headerComment('   '));
     assert.deepEqual(headerComment('🚀'.repeat(1000)), { value: '🚀'.repeat(1000) });
     assert.ok('error' in headerComment('x'.repeat(1001)));
+  });
+
+  test('a calculation sent as a POST (query) is a read: no question in a critical environment, no intent headers; a write asks', async () => {
+    const memory = new Map<string, string>();
+    const storage = { getItem: (k: string) => memory.get(k) ?? null, setItem: (k: string, v: string) => void memory.set(k, v), removeItem: (k: string) => void memory.delete(k) } as unknown as Storage;
+    const api = new Api(storage);
+    api.setEnvironments([{ environment_id: 'env_1', environment_name: 'production', project_id: 'p', critical: true }]);
+    let asked = 0;
+    api.setWriteGuard(async () => (asked++, {}));
+    const sent: Array<{ method: string; headers: Record<string, string> }> = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (async (_path: string, init: RequestInit) => {
+      sent.push({ method: String(init.method), headers: init.headers as Record<string, string> });
+      return new Response('{}', { status: 200 });
+    }) as typeof fetch;
+    try {
+      await api.query('/v1/environments/env_1/experiments/power', { mde: 0.02, mean: 1, variance: 1 });
+      assert.equal(asked, 0);
+      assert.equal(sent[0]!.method, 'POST');
+      assert.equal(sent[0]!.headers['x-confirm-environment'], undefined);
+      await api.post('/v1/environments/env_1/experiments', { name: 'x' });
+      assert.equal(asked, 1, 'a write there asks');
+      assert.equal(sent[1]!.headers['x-confirm-environment'], 'env_1');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
   });
 });

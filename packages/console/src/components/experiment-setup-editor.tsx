@@ -5,6 +5,8 @@ import type { Environment, EventDefinition, Experiment, Flag } from '../records.
 import { ActionForm, ErrorMessage, Loading, useLoad } from './common.tsx';
 import { setupBody, setupOf } from './experiment-setup.ts';
 import { SetupFields, withCode } from './experiment-setup-fields.tsx';
+import { PowerPanel } from './power-panel.tsx';
+import { plannedArms } from './power-reading.ts';
 
 /**
  * Changes an experiment's setup: in DRAFT all of it; ACTIVE or PAUSED its metrics and analysis
@@ -25,11 +27,11 @@ export function SetupEditor({ workspace, environment, experiment, onSaved }: { w
   );
   if (choices.error) return <ErrorMessage error={choices.error} />;
   if (!choices.data) return <Loading what="the experiment's setup" />;
-  return <SetupForm api={api} path={apiPath`/v1/environments/${environment.environment_id}/experiments/${experiment.id}`} experiment={experiment} design={design} {...choices.data} onSaved={onSaved} />;
+  return <SetupForm api={api} envPath={envPath} path={apiPath`/v1/environments/${environment.environment_id}/experiments/${experiment.id}`} experiment={experiment} design={design} {...choices.data} onSaved={onSaved} />;
 }
 
-function SetupForm(props: { api: Workspace['api']; path: string; experiment: Experiment; design: boolean; flag: Flag; definitions: EventDefinition[]; onSaved: (updated: Experiment) => void }) {
-  const { api, path, experiment, design, flag, definitions, onSaved } = props;
+function SetupForm(props: { api: Workspace['api']; envPath: string; path: string; experiment: Experiment; design: boolean; flag: Flag; definitions: EventDefinition[]; onSaved: (updated: Experiment) => void }) {
+  const { api, envPath, path, experiment, design, flag, definitions, onSaved } = props;
   const [draft, setDraft] = useState(() => setupOf(experiment, definitions));
   return (
     <section aria-labelledby="setup-heading">
@@ -46,6 +48,14 @@ function SetupForm(props: { api: Workspace['api']; path: string; experiment: Exp
         <SetupFields draft={draft} onChange={setDraft} variantKeys={experiment.variant_keys} flag={flag} definitions={definitions} design={design} />
         <button type="submit">Save setup</button>
       </ActionForm>
+      {/* Planning is for a DRAFT; once it runs, the page's own "Power and duration" reads the experiment (GET …/power). */}
+      {design && (
+        <PowerPanel
+          api={api}
+          envPath={envPath}
+          context={{ setup: draft, ...plannedArms(flag, experiment.variant_keys, draft.control, draft.ruleId), trafficAllocation: experiment.traffic_allocation }}
+        />
+      )}
     </section>
   );
 }

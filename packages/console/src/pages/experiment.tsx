@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { apiPath, ApiError } from '../api.ts';
 import type { EnvironmentPageProps } from '../app.tsx';
 import { ErrorMessage, Loading, formatTime, useLoad } from '../components/common.tsx';
+import { ExperimentPowerSection } from '../components/experiment-power.tsx';
 import { ExperimentResults } from '../components/experiment-results.tsx';
 import { SetupEditor } from '../components/experiment-setup-editor.tsx';
 import { controlOf } from '../components/experiment-setup.ts';
@@ -96,6 +97,7 @@ export function ExperimentPage({ workspace, environment, experimentId }: Environ
           <ExperimentResults experiment={x} results={r} />
         </>
       )}
+      {x.status !== 'EXPERIMENT_STATUS_DRAFT' && <ExperimentPowerSection key={x.id} api={api} path={path} />}
       {x.status !== 'EXPERIMENT_STATUS_CONCLUDED' && (
         <SetupEditor key={`${x.id}:${x.version}`} workspace={workspace} environment={environment} experiment={x} onSaved={(updated) => (experiment.set(updated), setStatus('Setup saved.'))} />
       )}

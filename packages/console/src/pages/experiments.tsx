@@ -4,6 +4,8 @@ import type { EnvironmentPageProps } from '../app.tsx';
 import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common.tsx';
 import { newSetup, setupBody, type SetupDraft } from '../components/experiment-setup.ts';
 import { SetupFields, withCode } from '../components/experiment-setup-fields.tsx';
+import { PowerPanel } from '../components/power-panel.tsx';
+import { plannedArms } from '../components/power-reading.ts';
 import type { EventDefinition, Experiment, Flag } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
@@ -18,6 +20,7 @@ export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps
   const [flagKey, setFlagKey] = useState('');
   const [setup, setSetup] = useState<SetupDraft>(() => newSetup(undefined));
   const flag = choices.data?.flags.find((f) => f.key === flagKey);
+  const variantKeys = (flag?.variants ?? []).map((v) => v.key);
   return (
     <section>
       <h1>Experiments</h1>
@@ -79,9 +82,11 @@ export function ExperimentsPage({ workspace, environment }: EnvironmentPageProps
             ))}
           </select>
         </label>
-        <SetupFields draft={setup} onChange={setSetup} variantKeys={(flag?.variants ?? []).map((v) => v.key)} flag={flag} definitions={choices.data?.metrics ?? []} design />
+        <SetupFields draft={setup} onChange={setSetup} variantKeys={variantKeys} flag={flag} definitions={choices.data?.metrics ?? []} design />
         <button type="submit">Create experiment</button>
       </ActionForm>
+      {/* A new experiment takes all its flag's variants and all its traffic (traffic_allocation 1). */}
+      <PowerPanel api={api} envPath={envPath} context={{ setup, ...plannedArms(flag, variantKeys, setup.control, setup.ruleId), trafficAllocation: 1 }} />
     </section>
   );
 }
