@@ -44,6 +44,7 @@ export class FlagLifecycleJob {
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<LifecycleRunReport | null> | null = null;
   private stopping = false;
+  private scheduling = true;
 
   constructor(
     private readonly repository: FlagLifecycleRepository,
@@ -60,6 +61,13 @@ export class FlagLifecycleJob {
   start(): void {
     if (this.stopping || this.timer !== null) return;
     this.schedule(this.firstRunAfterMs);
+  }
+
+  /** No more scheduled runs; runOnce still runs (tests drive it). */
+  unschedule(): void {
+    this.scheduling = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   async stop(): Promise<void> {
@@ -123,12 +131,13 @@ export class FlagLifecycleJob {
   }
 
   private schedule(delayMs: number): void {
+    if (!this.scheduling) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.runOnce()
         .catch((error: unknown) => this.log('warn', 'flag lifecycle: run failed; next run at the next interval', { err: { message: (error as Error).message } }))
         .finally(() => {
-          if (!this.stopping) this.schedule(this.intervalMs);
+          if (!this.stopping && this.scheduling) this.schedule(this.intervalMs);
         });
     }, delayMs);
     this.timer.unref();
