@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { after, before, describe, test } from 'node:test';
 import { createFlag } from './support/flag-fixtures.ts';
-import { bearer, rejectsWithStatus } from './support/grpc-clients.ts';
+import { bearer, managementClient, rejectsWithStatus } from './support/grpc-clients.ts';
 import { flagClient } from './support/grpc-flag-clients.ts';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, type ApiClient, type Json, type Tenant } from './support/rest-client.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
@@ -243,6 +243,27 @@ describe('lifecycle thresholds (project settings)', () => {
     expectError(await patchProject(a, a.member.token, { lifecycle: { status_window_days: 8 } }), 403, 'PERMISSION_DENIED');
     expectError(await patchProject(a, b.admin.token, { lifecycle: { status_window_days: 8 } }), 404, 'NOT_FOUND');
     assert.equal((await readLifecycle(a)).thresholds.status_window_days, 7, 'nothing changed');
+  });
+});
+
+describe('lifecycle thresholds over gRPC (ManagementService.UpdateProject)', () => {
+  test('unset fields are unchanged; out of range refused; members refused', async () => {
+    const management = managementClient(ts.server.grpcPort);
+    try {
+      const changed = await management.updateProject({ project_id: b.projectId, lifecycle: { unchanged_fallback_days: 30 } }, bearer(b.admin.token));
+      assert.deepEqual(changed.lifecycle, { status_window_days: 7, code_removal_min_age_days: 30, archive_after_days: 30, unchanged_fallback_days: 30 });
+      assert.equal(changed.client_visible_default, false);
+      // cfg_launched unchanged for 20 days (< 30): the fallback no longer calls it launched.
+      assert.equal(stagesOf(await readLifecycle(b)).cfg_launched, 'live');
+      await rejectsWithStatus(management.updateProject({ project_id: b.projectId, lifecycle: { status_window_days: 0 } }, bearer(b.admin.token)), grpc.status.INVALID_ARGUMENT);
+      await rejectsWithStatus(management.updateProject({ project_id: b.projectId, lifecycle: { status_window_days: 9 } }, bearer(b.member.token)), grpc.status.PERMISSION_DENIED);
+      await rejectsWithStatus(management.updateProject({ project_id: b.projectId, lifecycle: { status_window_days: 9 } }, bearer(a.admin.token)), grpc.status.NOT_FOUND);
+      const back = await management.updateProject({ project_id: b.projectId, lifecycle: { unchanged_fallback_days: 14 } }, bearer(b.admin.token));
+      assert.equal(back.lifecycle?.unchanged_fallback_days, 14);
+      assert.equal(stagesOf(await readLifecycle(b)).cfg_launched, 'ready_for_code_removal');
+    } finally {
+      management.close();
+    }
   });
 });
 
