@@ -48,6 +48,11 @@ CREATE TABLE IF NOT EXISTS projects (
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
   -- The default of new flags' client_visible (docs/client-side.md).
   client_visible_default boolean NOT NULL DEFAULT false,
+  -- Lifecycle thresholds in days (docs/insights.md "Statuses and lifecycle stages").
+  lifecycle_status_window_days integer NOT NULL DEFAULT 7 CHECK (lifecycle_status_window_days BETWEEN 1 AND 365),
+  lifecycle_code_removal_min_age_days integer NOT NULL DEFAULT 30 CHECK (lifecycle_code_removal_min_age_days BETWEEN 1 AND 365),
+  lifecycle_archive_after_days integer NOT NULL DEFAULT 30 CHECK (lifecycle_archive_after_days BETWEEN 1 AND 365),
+  lifecycle_unchanged_fallback_days integer NOT NULL DEFAULT 14 CHECK (lifecycle_unchanged_fallback_days BETWEEN 1 AND 365),
   UNIQUE (org_id, name),
   UNIQUE (id, org_id)
 );
@@ -798,3 +803,15 @@ CREATE TABLE IF NOT EXISTS flag_evaluation_last (
   FOREIGN KEY (environment_id, project_id, org_id) REFERENCES environments (id, project_id, org_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS flag_evaluation_last_flag ON flag_evaluation_last (flag_id);
+
+-- The stage the daily lifecycle job last saw per flag (it records flag.lifecycle_stage_changed once
+-- when a flag enters a cleanup stage; docs/insights.md).
+CREATE TABLE IF NOT EXISTS flag_lifecycle_stages (
+  flag_id     uuid PRIMARY KEY REFERENCES flags (id) ON DELETE CASCADE,
+  org_id      uuid NOT NULL,
+  project_id  uuid NOT NULL,
+  stage       text NOT NULL CHECK (stage IN ('live', 'ready_for_code_removal', 'ready_to_archive', 'archived')),
+  changed_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+  FOREIGN KEY (project_id, org_id) REFERENCES projects (id, org_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS flag_lifecycle_stages_project ON flag_lifecycle_stages (project_id);

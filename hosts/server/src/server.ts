@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PgAdvisoryLock, PgChangeNotifier, PgIngestStorage, PgInsightsRepository, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
+import { PgAdvisoryLock, PgChangeNotifier, PgFlagLifecycleRepository, PgIngestStorage, PgInsightsRepository, createPostgresRepositories, isDatabaseUnavailable, isMigrated } from '@switchyard/postgres';
 import type { Repositories } from '@switchyard/core';
 import {
   AuthService,
@@ -70,6 +70,7 @@ import {
   DEFAULT_API_TOKEN_THROTTLE,
   ApiTokenUseRecorder,
   EvaluationCountFlusher,
+  FlagLifecycleJob,
   InsightsRetention,
   InsightsService,
 } from '@switchyard/services';
@@ -139,6 +140,8 @@ export interface RunningServer {
   metrics: ServerMetrics;
   /** Writes this instance's evaluation counts every INSIGHTS_FLUSH_MS and at stop (tests flush it directly too). */
   insightsFlusher: EvaluationCountFlusher;
+  /** Records flags entering a cleanup stage every INSIGHTS_LIFECYCLE_INTERVAL_MS (tests run it directly too). */
+  lifecycleJob: FlagLifecycleJob;
   /** Drains the mail outbox (tests run it directly too). */
   mailWorker: MailWorker;
   /** Drains the webhook outbox (docs/workflow.md "Webhooks"; tests run it directly too). */
@@ -176,6 +179,7 @@ const SHUTDOWN_ORDER = [
   'stats worker',
   'scheduler',
   'pruner',
+  'flag lifecycle',
   'mail worker',
   'webhook worker',
 ] as const;
@@ -325,7 +329,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const insightsRepository = new PgInsightsRepository(database.sql);
     const insightsLog = logging.forModule('insights');
     const evaluationCounter = new EvaluationCounter(config.insights.maxKeys);
-    const insights = new InsightsService({ flags: repos.flags, insights: insightsRepository }, scopes);
+    const lifecycleRepository = new PgFlagLifecycleRepository(database.sql);
+    const insights = new InsightsService({ flags: repos.flags, projects: repos.projects, insights: insightsRepository, lifecycle: lifecycleRepository }, scopes);
     const insightsFlusher = new EvaluationCountFlusher(evaluationCounter, (drained) => insights.write(drained), {
       intervalMs: config.insights.flushMs,
       onError: (error) => insightsLog.warn({ err: { message: (error as Error).message } }, 'evaluation counts could not be written; the next flush writes them'),
@@ -354,6 +359,13 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       log: (level, message, fields) => pruneLog[level](fields ?? {}, message),
     });
     shutdown.add('pruner', () => pruner.stop());
+    // Flags entering a cleanup stage (docs/insights.md "The daily job"): one instance at a time.
+    const lifecycleLog = logging.forModule('lifecycle');
+    const lifecycleJob = new FlagLifecycleJob(lifecycleRepository, new PgAdvisoryLock(database.sql, 'switchyard:flag-lifecycle'), {
+      intervalMs: config.insights.lifecycleIntervalMs,
+      log: (level, message, fields) => lifecycleLog[level](fields ?? {}, message),
+    });
+    shutdown.add('flag lifecycle', () => lifecycleJob.stop());
     // Mail (docs/security.md "Email delivery"): SMTP when SMTP_URL is set; else a local outbox in
     // development, and nothing in production (what needs a mail is then unavailable).
     const mailLog = logging.forModule('mail');
@@ -553,6 +565,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     statsWorker.start();
     scheduler.start();
     pruner.start();
+    lifecycleJob.start();
     insightsFlusher.start();
     mailWorker.start();
     webhookWorker.start();
@@ -570,6 +583,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
       statsWorker,
       scheduler,
       pruner,
+      lifecycleJob,
       insightsFlusher,
       rowQuota,
       metrics,

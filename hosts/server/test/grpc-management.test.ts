@@ -95,8 +95,8 @@ describe('ManagementService over gRPC: the happy path', () => {
 
     const { projects } = await management.listProjects({ org_id: '' }, adminA);
     assert.deepEqual(projects, [
-      { project_id: projectA, project_name: 'Web', org_id: orgA, client_visible_default: false },
-      { project_id: explicit.project_id, project_name: 'Mobile', org_id: orgA, client_visible_default: false },
+      { project_id: projectA, project_name: 'Web', org_id: orgA, client_visible_default: false, lifecycle: { status_window_days: 7, code_removal_min_age_days: 30, archive_after_days: 30, unchanged_fallback_days: 14 } },
+      { project_id: explicit.project_id, project_name: 'Mobile', org_id: orgA, client_visible_default: false, lifecycle: { status_window_days: 7, code_removal_min_age_days: 30, archive_after_days: 30, unchanged_fallback_days: 14 } },
     ]);
     assert.deepEqual((await management.listProjects({ org_id: orgA }, adminA)).projects, projects);
   });

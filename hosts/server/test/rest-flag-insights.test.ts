@@ -70,7 +70,7 @@ after(() => ts.stop());
 describe('GET /v1/environments/{env_id}/flags/{flag_id}/insights', () => {
   test('REST evaluate and OFREP (server and client keys) are each counted once per flag, variant and hour; last evaluation known', async () => {
     const startedAt = Date.now();
-    assert.deepEqual(await readInsights(a, 'banner'), { series: [], last_evaluated_at_ms: null }, 'nothing evaluated yet');
+    assert.deepEqual(await readInsights(a, 'banner'), { series: [], last_evaluated_at_ms: null, status: 'new' }, 'nothing evaluated yet: new');
     await evaluateRound(client, a);
     // A client key's OFREP bulk × 2 (answered by the services in the split topology): banner/on 2
     // (dark and never are not client-visible).

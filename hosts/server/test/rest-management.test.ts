@@ -102,7 +102,7 @@ describe('org_admin creates', () => {
   test('a project on /orgs/{org_id}/projects → 201 {project_id, project_name, org_id}', async () => {
     const name = `p-${unique()}`;
     const body = expectStatus(await client.post(orgProjects(a.orgId), { token: a.admin.token, body: { name } }), 201);
-    assert.deepEqual(Object.keys(body).sort(), ['client_visible_default', 'org_id', 'project_id', 'project_name']);
+    assert.deepEqual(Object.keys(body).sort(), ['client_visible_default', 'lifecycle', 'org_id', 'project_id', 'project_name']);
     assert.match(body.project_id, UUID);
     assert.deepEqual({ project_name: body.project_name, org_id: body.org_id }, { project_name: name, org_id: a.orgId });
   });
@@ -110,7 +110,7 @@ describe('org_admin creates', () => {
   test('a project on /projects, without org_id (the caller’s org) and with it', async () => {
     const without = expectStatus(await client.post(`${M}/projects`, { token: a.admin.token, body: { name: `p-${unique()}` } }), 201);
     assert.equal(without.org_id, a.orgId);
-    assert.deepEqual(Object.keys(without).sort(), ['client_visible_default', 'org_id', 'project_id', 'project_name']);
+    assert.deepEqual(Object.keys(without).sort(), ['client_visible_default', 'lifecycle', 'org_id', 'project_id', 'project_name']);
     const withOrg = expectStatus(await client.post(`${M}/projects`, { token: a.admin.token, body: { name: `p-${unique()}`, org_id: a.orgId } }), 201);
     assert.equal(withOrg.org_id, a.orgId);
   });
@@ -173,7 +173,7 @@ describe('list routes', () => {
   test('records have their documented fields; users carry no password, keys no raw_key', async () => {
     const { projects, environments: envs, keys, users } = (await snapshotOf(a)) as Record<string, Array<Record<string, unknown>>>;
     assert.ok(projects?.some((p) => p.project_id === a.projectId));
-    for (const p of projects ?? []) assert.deepEqual(Object.keys(p).sort(), ['client_visible_default', 'org_id', 'project_id', 'project_name']);
+    for (const p of projects ?? []) assert.deepEqual(Object.keys(p).sort(), ['client_visible_default', 'lifecycle', 'org_id', 'project_id', 'project_name']);
     assert.ok(envs?.some((e) => e.environment_id === a.environmentId));
     for (const e of envs ?? []) assert.deepEqual(Object.keys(e).sort(), ['critical', 'environment_id', 'environment_name', 'project_id', 'require_comment']);
     assert.ok(keys?.some((k) => k.sdk_key_id === a.sdkKeyId));

@@ -10,7 +10,7 @@ import {
 function addOrgWithEnvironments(state: InMemoryState, label: string, environmentCount: number): EnvironmentScope[] {
   const createdAtMs = state.now();
   const org = { id: state.newId(), name: `org-${label}`, isSystem: false, createdAtMs };
-  const project = { id: state.newId(), orgId: org.id, name: `project-${label}`, createdAtMs, clientVisibleDefault: false };
+  const project = { id: state.newId(), orgId: org.id, name: `project-${label}`, createdAtMs, clientVisibleDefault: false, lifecycle: { statusWindowDays: 7, codeRemovalMinAgeDays: 30, archiveAfterDays: 30, unchangedFallbackDays: 14 } };
   state.orgs.set(org.id, org);
   state.projects.set(project.id, project);
   return Array.from({ length: environmentCount }, (_, i) => {

@@ -22,7 +22,7 @@ async function makeRepos(): Promise<FlagSegmentFixture> {
     const orgId = state.newId();
     state.orgs.set(orgId, { id: orgId, name: orgName, isSystem: false, createdAtMs: state.now() });
     const projectId = state.newId();
-    state.projects.set(projectId, { id: projectId, orgId, name: 'web', createdAtMs: state.now(), clientVisibleDefault: false });
+    state.projects.set(projectId, { id: projectId, orgId, name: 'web', createdAtMs: state.now(), clientVisibleDefault: false, lifecycle: { statusWindowDays: 7, codeRemovalMinAgeDays: 30, archiveAfterDays: 30, unchangedFallbackDays: 14 } });
     return { orgId, projectId };
   };
   const a = projectIn('org-a');

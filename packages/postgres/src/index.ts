@@ -9,3 +9,4 @@ export * from './advisory-lock.pg.ts';
 export { isDataException } from './pg-errors.ts';
 export * from './ingest-storage.pg.ts';
 export * from './insights-repository.pg.ts';
+export * from './flag-lifecycle-repository.pg.ts';

@@ -59,7 +59,7 @@ describe('InsightsService.recordCounts (a gateway\'s report)', () => {
   const now = 100 * HOUR_MS + 5;
   const received: unknown[] = [];
   const repository = { addCounts: async (drained: unknown) => (received.push(drained), 1) } as unknown as InsightsRepository;
-  const service = new InsightsService({ flags: {} as never, insights: repository }, {} as ScopeResolver, () => now);
+  const service = new InsightsService({ flags: {} as never, projects: {} as never, lifecycle: {} as never, insights: repository }, {} as ScopeResolver, () => now);
   const count = { orgId: 'o', projectId: 'p', environmentId: 'e', flagKey: 'f', variantKey: 'on', reason: 'DEFAULT', hourMs: 100 * HOUR_MS, count: 2 };
 
   test('a well-formed report is written', async () => {

@@ -35,7 +35,7 @@ async function rejectsWith(call: Promise<unknown>, code: ErrorCode): Promise<Dom
 
 function addEnvironment(label: string): EnvironmentScope {
   const org = { id: state.newId(), name: `org-${label}`, isSystem: false, createdAtMs: NOW };
-  const project = { id: state.newId(), orgId: org.id, name: 'p', createdAtMs: NOW, clientVisibleDefault: false };
+  const project = { id: state.newId(), orgId: org.id, name: 'p', createdAtMs: NOW, clientVisibleDefault: false, lifecycle: { statusWindowDays: 7, codeRemovalMinAgeDays: 30, archiveAfterDays: 30, unchangedFallbackDays: 14 } };
   const environment = { id: state.newId(), orgId: org.id, projectId: project.id, name: 'production', createdAtMs: NOW, critical: false, requireComment: false };
   state.orgs.set(org.id, org);
   state.projects.set(project.id, project);

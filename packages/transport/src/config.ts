@@ -101,6 +101,8 @@ export interface InsightsConfig {
   hourlyRetentionDays: number;
   /** Daily counts older than this many days are deleted (INSIGHTS_DAILY_RETENTION_DAYS, default 365). */
   dailyRetentionDays: number;
+  /** Pause between two runs of the lifecycle job (INSIGHTS_LIFECYCLE_INTERVAL_MS, default a day; docs/insights.md "The daily job"). */
+  lifecycleIntervalMs: number;
 }
 
 function insightsConfig(env: Env): InsightsConfig {
@@ -112,6 +114,7 @@ function insightsConfig(env: Env): InsightsConfig {
     maxKeys: integer(env, 'INSIGHTS_MAX_KEYS', 50_000, 1, 10_000_000),
     hourlyRetentionDays,
     dailyRetentionDays,
+    lifecycleIntervalMs: integer(env, 'INSIGHTS_LIFECYCLE_INTERVAL_MS', 86_400_000, 1_000, 7 * 86_400_000),
   };
 }
 

@@ -50,6 +50,7 @@ export interface Project {
   project_name: string;
   org_id: string;
   client_visible_default: boolean;
+  lifecycle?: { status_window_days: number; code_removal_min_age_days: number; archive_after_days: number; unchanged_fallback_days: number };
 }
 export interface Environment {
   environment_id: string;
@@ -126,7 +127,7 @@ export interface ManagementClient {
   listOrgs: Unary<Record<string, never>, { orgs: Org[] }>;
   createProject: Unary<{ org_id?: string; name: string }, { project_id: string; project_name: string }>;
   listProjects: Unary<{ org_id?: string }, { projects: Project[] }>;
-  updateProject: Unary<{ project_id: string; client_visible_default: boolean }, Project>;
+  updateProject: Unary<{ project_id: string; client_visible_default?: boolean; lifecycle?: Record<string, number> }, Project>;
   createEnvironment: Unary<{ project_id: string; name: string }, { environment_id: string; environment_name: string }>;
   listEnvironments: Unary<{ project_id: string }, { environments: Environment[] }>;
   updateEnvironment: Unary<{ environment_id: string; critical?: boolean; require_comment?: boolean }, Environment>;

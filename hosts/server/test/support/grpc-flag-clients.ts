@@ -35,7 +35,16 @@ export interface FlagClient {
   getFlag: Unary<{ environment_id: string; flag_key: string }, FeatureFlagMessage>;
   getFlagInsights: Unary<
     { environment_id: string; flag_key: string; from_ms?: number; to_ms?: number; granularity?: string },
-    { series: Array<{ at_ms: number; variants: Record<string, number> }>; last_evaluated_at_ms?: number }
+    { series: Array<{ at_ms: number; variants: Record<string, number> }>; last_evaluated_at_ms?: number; status: string }
+  >;
+  getFlagLifecycle: Unary<
+    { project_id: string; stage?: string },
+    {
+      thresholds: Record<string, number>;
+      environments: Array<{ id: string; name: string; critical: boolean; counted: boolean; reports_evaluations: boolean }>;
+      flags: Array<{ key: string; lifetime: string; archived: boolean; stage: string; environments: Record<string, { status: string; last_evaluated_at_ms?: number | string }> }>;
+      truncated: boolean;
+    }
   >;
   listFlags: Unary<{ environment_id: string; tags?: string[]; lifetime?: string | number }, { flags: FeatureFlagMessage[] }>;
   mutateFlag: Unary<MutateFlagInput, { flag: FeatureFlagMessage | null; version: number }>;

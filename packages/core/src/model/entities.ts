@@ -1,3 +1,4 @@
+import type { LifecycleThresholds } from '../insights/flag-lifecycle.ts';
 import type { AnalysisSettings, EffectEstimate, ExperimentMetric, ExperimentRunningState, GuardrailStatus, MetricVerdict } from '../experiments/analysis-model.ts';
 import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 /**
@@ -48,6 +49,8 @@ export interface Project {
   createdAtMs: number;
   /** New flags' `client_visible` when their create does not say (docs/client-side.md "What a client sees"). */
   clientVisibleDefault: boolean;
+  /** Thresholds of the flags' statuses and lifecycle stages (docs/insights.md). */
+  lifecycle: LifecycleThresholds;
 }
 
 export interface Environment {

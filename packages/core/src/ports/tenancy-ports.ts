@@ -1,3 +1,4 @@
+import type { LifecycleThresholds } from '../insights/flag-lifecycle.ts';
 import type { ApiToken, Environment, Membership, Org, OrgRole, Project, SdkKey, SdkKeyKind, SdkKeyUse, User } from '../model/entities.ts';
 import type { ApiTokenScope, BindingRole, ClientKeySettings, RoleBinding } from '../rbac/authorize.ts';
 import type { EnvironmentScope, OrgScope, ProjectScope } from './scopes.ts';
@@ -85,7 +86,7 @@ export interface ProjectRepository {
   get(scope: OrgScope, projectId: string): Promise<Project | null>;
   list(scope: OrgScope): Promise<Project[]>;
   /** Replaces the project's settings. @throws NOT_FOUND for a project outside the org. */
-  updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault: boolean }): Promise<Project>;
+  updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault?: boolean; lifecycle?: LifecycleThresholds }): Promise<Project>;
 }
 
 export interface EnvironmentRepository {

@@ -1,3 +1,4 @@
+import { DEFAULT_LIFECYCLE_THRESHOLDS, type LifecycleThresholds } from '../insights/flag-lifecycle.ts';
 import { alreadyExists, notFound } from '../errors/domain-error.ts';
 import type { Project } from '../model/entities.ts';
 import type { OrgScope } from '../ports/scopes.ts';
@@ -13,7 +14,7 @@ export class InMemoryProjectRepository implements ProjectRepository {
     for (const project of this.state.projects.values()) {
       if (project.orgId === scope.orgId && project.name === input.name) throw alreadyExists('project', input.name);
     }
-    const project: Project = { id: this.state.newId(), orgId: scope.orgId, name: input.name, createdAtMs: this.state.now(), clientVisibleDefault: false };
+    const project: Project = { id: this.state.newId(), orgId: scope.orgId, name: input.name, createdAtMs: this.state.now(), clientVisibleDefault: false, lifecycle: { ...DEFAULT_LIFECYCLE_THRESHOLDS } };
     this.state.projects.set(project.id, project);
     return { ...project };
   }
@@ -30,10 +31,11 @@ export class InMemoryProjectRepository implements ProjectRepository {
       .map((p) => ({ ...p }));
   }
 
-  async updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault: boolean }): Promise<Project> {
+  async updateSettings(scope: OrgScope, projectId: string, settings: { clientVisibleDefault?: boolean; lifecycle?: LifecycleThresholds }): Promise<Project> {
     const project = this.state.projects.get(projectId);
     if (!project || project.orgId !== scope.orgId) throw notFound('project', projectId);
-    project.clientVisibleDefault = settings.clientVisibleDefault;
+    if (settings.clientVisibleDefault !== undefined) project.clientVisibleDefault = settings.clientVisibleDefault;
+    if (settings.lifecycle !== undefined) project.lifecycle = { ...settings.lifecycle };
     return { ...project };
   }
 }

@@ -37,6 +37,10 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "requestType": "GetFlagInsightsRequest",
                       "responseType": "GetFlagInsightsResponse"
                     },
+                    "GetFlagLifecycle": {
+                      "requestType": "GetFlagLifecycleRequest",
+                      "responseType": "GetFlagLifecycleResponse"
+                    },
                     "Sync": {
                       "requestType": "SyncRequest",
                       "responseType": "SyncResponse",
@@ -491,6 +495,135 @@ export const SYNC_PROTOS_JSON: Record<string, unknown> = {
                       "options": {
                         "proto3_optional": true
                       }
+                    },
+                    "status": {
+                      "type": "string",
+                      "id": 3
+                    }
+                  }
+                },
+                "GetFlagLifecycleRequest": {
+                  "fields": {
+                    "project_id": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "stage": {
+                      "type": "string",
+                      "id": 2
+                    }
+                  }
+                },
+                "FlagLifecycleThresholds": {
+                  "fields": {
+                    "status_window_days": {
+                      "type": "int32",
+                      "id": 1
+                    },
+                    "code_removal_min_age_days": {
+                      "type": "int32",
+                      "id": 2
+                    },
+                    "archive_after_days": {
+                      "type": "int32",
+                      "id": 3
+                    },
+                    "unchanged_fallback_days": {
+                      "type": "int32",
+                      "id": 4
+                    }
+                  }
+                },
+                "FlagLifecycleEnvironment": {
+                  "fields": {
+                    "id": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "name": {
+                      "type": "string",
+                      "id": 2
+                    },
+                    "critical": {
+                      "type": "bool",
+                      "id": 3
+                    },
+                    "counted": {
+                      "type": "bool",
+                      "id": 4
+                    },
+                    "reports_evaluations": {
+                      "type": "bool",
+                      "id": 5
+                    }
+                  }
+                },
+                "FlagEnvironmentActivity": {
+                  "oneofs": {
+                    "_last_evaluated_at_ms": {
+                      "oneof": [
+                        "last_evaluated_at_ms"
+                      ]
+                    }
+                  },
+                  "fields": {
+                    "status": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "last_evaluated_at_ms": {
+                      "type": "int64",
+                      "id": 2,
+                      "options": {
+                        "proto3_optional": true
+                      }
+                    }
+                  }
+                },
+                "FlagLifecycle": {
+                  "fields": {
+                    "key": {
+                      "type": "string",
+                      "id": 1
+                    },
+                    "lifetime": {
+                      "type": "string",
+                      "id": 2
+                    },
+                    "archived": {
+                      "type": "bool",
+                      "id": 3
+                    },
+                    "stage": {
+                      "type": "string",
+                      "id": 4
+                    },
+                    "environments": {
+                      "keyType": "string",
+                      "type": "FlagEnvironmentActivity",
+                      "id": 5
+                    }
+                  }
+                },
+                "GetFlagLifecycleResponse": {
+                  "fields": {
+                    "thresholds": {
+                      "type": "FlagLifecycleThresholds",
+                      "id": 1
+                    },
+                    "environments": {
+                      "rule": "repeated",
+                      "type": "FlagLifecycleEnvironment",
+                      "id": 2
+                    },
+                    "flags": {
+                      "rule": "repeated",
+                      "type": "FlagLifecycle",
+                      "id": 3
+                    },
+                    "truncated": {
+                      "type": "bool",
+                      "id": 4
                     }
                   }
                 },

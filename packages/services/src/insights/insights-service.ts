@@ -1,5 +1,15 @@
 import {
   DAY_MS,
+  DEFAULT_LIFECYCLE_THRESHOLDS,
+  LIFECYCLE_STAGES,
+  flagStatus,
+  oneVariantServed,
+  projectLifecycle,
+  type Flag,
+  type FlagLifecycleRepository,
+  type FlagLifecycleStage,
+  type FlagStatus,
+  type LifecycleThresholds,
   HOUR_MS,
   insightsRange,
   invalidArgument,
@@ -24,7 +34,46 @@ export interface FlagInsights {
   series: InsightsPoint[];
   /** Null: never evaluated (or not since the counts began). */
   lastEvaluatedAtMs: number | null;
+  /** Its status in the environment over the project's status window (docs/insights.md "Statuses"). */
+  status: FlagStatus;
 }
+
+/** A flag's evaluation summary in one environment (flag lists' `include=insights`). */
+export interface FlagActivity {
+  lastEvaluatedAtMs: number | null;
+  status: FlagStatus;
+}
+
+/**
+ * At most this many flags of a project are read by the lifecycle (by key; the answer says
+ * `truncated` beyond): what one request or one job turn reads stays bounded.
+ */
+export const MAX_LIFECYCLE_FLAGS = 10_000;
+
+/** GET /v1/projects/{project_id}/flag-lifecycle (docs/insights.md "Lifecycle stages"). */
+export interface FlagLifecycleAnswer {
+  thresholds: { status_window_days: number; code_removal_min_age_days: number; archive_after_days: number; unchanged_fallback_days: number };
+  environments: Array<{ id: string; name: string; critical: boolean; counted: boolean; reports_evaluations: boolean }>;
+  flags: Array<{
+    key: string;
+    lifetime: string;
+    archived: boolean;
+    stage: FlagLifecycleStage;
+    environments: Record<string, { status: FlagStatus; last_evaluated_at_ms: number | null }>;
+  }>;
+  truncated: boolean;
+}
+
+/** A flag's status from its merged view in one environment (createdAt, updatedAt = the later of definition and state). */
+export const statusOf = (flag: Flag, lastEvaluatedAtMs: number | null, nowMs: number, windowDays: number): FlagStatus =>
+  flagStatus({ createdAtMs: flag.created_at_ms, changedAtMs: flag.updated_at_ms, lastEvaluatedAtMs, oneVariant: oneVariantServed(flag) }, nowMs, windowDays);
+
+export const thresholdsRecord = (thresholds: LifecycleThresholds): FlagLifecycleAnswer['thresholds'] => ({
+  status_window_days: thresholds.statusWindowDays,
+  code_removal_min_age_days: thresholds.codeRemovalMinAgeDays,
+  archive_after_days: thresholds.archiveAfterDays,
+  unchanged_fallback_days: thresholds.unchangedFallbackDays,
+});
 
 const isText = (value: unknown, max: number, min = 0): value is string => typeof value === 'string' && value.length >= min && value.length <= max;
 const isId = (value: unknown): value is string => isText(value, 64, 1);
@@ -54,7 +103,7 @@ const isObject = (value: unknown): boolean => typeof value === 'object' && value
  */
 export class InsightsService {
   constructor(
-    private readonly repos: Pick<Repositories, 'flags'> & { insights: InsightsRepository },
+    private readonly repos: Pick<Repositories, 'flags' | 'projects'> & { insights: InsightsRepository; lifecycle: FlagLifecycleRepository },
     private readonly scopes: ScopeResolver,
     private readonly now: () => number = Date.now,
   ) {}
@@ -71,12 +120,72 @@ export class InsightsService {
   async flagInsights(principal: Principal, scope: EnvironmentScope, flagKey: string, query: { from?: unknown; to?: unknown; granularity?: unknown }): Promise<FlagInsights> {
     requireAllowed(principal, 'flag.read', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
     const range = insightsRange(query, this.now());
-    if (typeof flagKey !== 'string' || (await this.repos.flags.getDefinition(scope, flagKey)) === null) throw notFound('flag', String(flagKey));
-    const [series, last] = await Promise.all([
+    const flag = typeof flagKey === 'string' ? await this.repos.flags.get(scope, flagKey) : null;
+    if (flag === null) throw notFound('flag', String(flagKey));
+    const [series, last, thresholds] = await Promise.all([
       this.repos.insights.series(scope, flagKey, range.granularity, range.fromMs, range.toMs),
       this.repos.insights.lastEvaluated(scope, [flagKey]),
+      this.thresholds(scope),
     ]);
-    return { series, lastEvaluatedAtMs: last.get(flagKey) ?? null };
+    const lastEvaluatedAtMs = last.get(flagKey) ?? null;
+    return { series, lastEvaluatedAtMs, status: statusOf(flag, lastEvaluatedAtMs, this.now(), thresholds.statusWindowDays) };
+  }
+
+  /**
+   * Each flag's (by key) last evaluation and status in the environment (the flag lists'
+   * `include=insights`): the environment's flags, their last evaluations and the project's
+   * window, three reads whatever the number of flags. Unknown keys are left out.
+   */
+  async activity(principal: Principal, scope: EnvironmentScope, flagKeys: string[]): Promise<Record<string, FlagActivity>> {
+    requireAllowed(principal, 'flag.read', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
+    if (!Array.isArray(flagKeys) || flagKeys.length > 10_000 || !flagKeys.every((key) => isText(key, 256, 1))) throw invalidArgument('flagKeys must be a list of flag keys', 'flagKeys');
+    const wanted = new Set(flagKeys);
+    const [flags, last, thresholds] = await Promise.all([this.repos.flags.list(scope), this.repos.insights.lastEvaluated(scope, flagKeys), this.thresholds(scope)]);
+    const nowMs = this.now();
+    const answer: Record<string, FlagActivity> = {};
+    for (const flag of flags) {
+      if (!wanted.has(flag.key)) continue;
+      const lastEvaluatedAtMs = last.get(flag.key) ?? null;
+      answer[flag.key] = { lastEvaluatedAtMs, status: statusOf(flag, lastEvaluatedAtMs, nowMs, thresholds.statusWindowDays) };
+    }
+    return answer;
+  }
+
+  /**
+   * Every flag's lifecycle stage and status per environment in a project (GET
+   * /v1/projects/{project_id}/flag-lifecycle): one read per table, at most MAX_LIFECYCLE_FLAGS flags.
+   * @throws NOT_FOUND for a project outside the caller's org; PERMISSION_DENIED without flag.read
+   * on the project; INVALID_ARGUMENT for a stage that is none of LIFECYCLE_STAGES.
+   */
+  async projectLifecycle(principal: Principal, projectId: string, query: { stage?: unknown } = {}): Promise<FlagLifecycleAnswer> {
+    const stage = query.stage;
+    if (stage !== undefined && (typeof stage !== 'string' || !(LIFECYCLE_STAGES as readonly string[]).includes(stage))) {
+      throw invalidArgument(`stage must be one of ${LIFECYCLE_STAGES.join(', ')}`, 'stage');
+    }
+    const scope = await this.scopes.project(principal, typeof projectId === 'string' ? projectId : '');
+    requireAllowed(principal, 'flag.read', { orgId: scope.orgId, projectId: scope.projectId });
+    const thresholds = await this.thresholds(scope);
+    const nowMs = this.now();
+    const snapshot = await this.repos.lifecycle.snapshot(scope, nowMs - thresholds.statusWindowDays * DAY_MS, MAX_LIFECYCLE_FLAGS);
+    const lifecycle = projectLifecycle(snapshot, nowMs, thresholds);
+    return {
+      thresholds: thresholdsRecord(thresholds),
+      environments: lifecycle.environments.map((e) => ({ id: e.id, name: e.name, critical: e.critical, counted: e.counted, reports_evaluations: e.reportsEvaluations })),
+      flags: lifecycle.flags
+        .filter((flag) => stage === undefined || flag.stage === stage)
+        .map((flag) => ({
+          key: flag.key,
+          lifetime: flag.lifetime,
+          archived: flag.archived,
+          stage: flag.stage,
+          environments: Object.fromEntries(Object.entries(flag.environments).map(([id, e]) => [id, { status: e.status, last_evaluated_at_ms: e.lastEvaluatedAtMs }])),
+        })),
+      truncated: lifecycle.truncated,
+    };
+  }
+
+  private async thresholds(scope: { orgId: string; projectId: string }): Promise<LifecycleThresholds> {
+    return (await this.repos.projects.get({ orgId: scope.orgId }, scope.projectId))?.lifecycle ?? DEFAULT_LIFECYCLE_THRESHOLDS;
   }
 
   /** When each flag (by key) was last evaluated in the environment (the flag lists' `include=insights`). */

@@ -157,8 +157,9 @@ export class ManagementService {
   }
 
   /**
-   * Changes a project's settings (`{client_visible_default: boolean}`, the only one); an org_admin's
-   * call (it decides what new flags show to browsers), audited with before and after.
+   * Changes a project's settings (`{client_visible_default?, lifecycle?}`, those present); an org_admin's
+   * call (it decides what new flags show to browsers and when flags are flagged for cleanup),
+   * audited with before and after.
    */
   async updateProject(principal: Principal, projectId: string, body: unknown): Promise<ProjectRecord> {
     requireAllowedSomewhere(principal, 'project.update', principal.orgId);
@@ -167,7 +168,12 @@ export class ManagementService {
       const before = await tx.projects.get({ orgId: principal.orgId }, projectId);
       if (!before) throw notFound('project', projectId);
       requireAllowed(principal, 'project.update', { orgId: before.orgId, projectId: before.id });
-      const record = projectRecord(await tx.projects.updateSettings({ orgId: before.orgId }, before.id, settings));
+      const record = projectRecord(
+        await tx.projects.updateSettings({ orgId: before.orgId }, before.id, {
+          ...(settings.clientVisibleDefault === undefined ? {} : { clientVisibleDefault: settings.clientVisibleDefault }),
+          ...(settings.lifecycle === undefined ? {} : { lifecycle: { ...before.lifecycle, ...settings.lifecycle } }),
+        }),
+      );
       await this.record(tx, principal, {
         orgId: before.orgId,
         action: 'project.update',

@@ -1,3 +1,4 @@
+import { lifecycleRecord, type LifecycleThresholdsRecord } from '../client/project-settings-input.ts';
 import type { RoleBindingRecord } from '../role-bindings/role-binding-records.ts';
 import type { ContextSigning, Environment, Membership, Org, Project, SdkKey, SdkKeyKind, User } from '@switchyard/core';
 
@@ -16,6 +17,8 @@ export interface ProjectRecord {
   org_id: string;
   /** New flags' `client_visible` when their create does not say (docs/client-side.md "What a client sees"). */
   client_visible_default: boolean;
+  /** Thresholds of the flags' statuses and lifecycle stages, in days (docs/insights.md "Thresholds"). */
+  lifecycle: LifecycleThresholdsRecord;
 }
 export interface EnvironmentRecord {
   environment_id: string;
@@ -65,6 +68,7 @@ export const projectRecord = (project: Project): ProjectRecord => ({
   project_name: project.name,
   org_id: project.orgId,
   client_visible_default: project.clientVisibleDefault,
+  lifecycle: lifecycleRecord(project.lifecycle),
 });
 
 export const environmentRecord = (environment: Environment): EnvironmentRecord => ({

@@ -2,7 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { invalidArgument, type Principal } from '@switchyard/core';
 import type { FlagTarget } from '@switchyard/services';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { authenticatePresented, authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByMetadata } from '../../grpc/grpc-credentials.ts';
 import { serverStream, unary } from '../../grpc/grpc-errors.ts';
 import { loadProto, lookup } from '../../grpc/proto.ts';
@@ -66,6 +66,21 @@ export function addFlagGrpcService(server: grpc.Server, deps: { services: Gatewa
       return {
         series: answer.series.map((point) => ({ at_ms: point.atMs, variants: point.variants })),
         ...(answer.lastEvaluatedAtMs === null ? {} : { last_evaluated_at_ms: answer.lastEvaluatedAtMs }),
+        status: answer.status,
+      };
+    }),
+
+    getFlagLifecycle: unary(logger, async (call: Call<{ project_id: string; stage: string }>) => {
+      const principal = await authenticatePresented(services.verifier, presentedByMetadata(call.metadata), 'bearer');
+      const answer = await services.insights.projectLifecycle(principal, call.request.project_id, call.request.stage ? { stage: call.request.stage } : {});
+      return {
+        ...answer,
+        flags: answer.flags.map((flag) => ({
+          ...flag,
+          environments: Object.fromEntries(
+            Object.entries(flag.environments).map(([id, e]) => [id, { status: e.status, ...(e.last_evaluated_at_ms === null ? {} : { last_evaluated_at_ms: e.last_evaluated_at_ms }) }]),
+          ),
+        })),
       };
     }),
 

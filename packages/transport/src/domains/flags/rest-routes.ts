@@ -76,11 +76,12 @@ function registerAt(app: FastifyInstance, services: GatewayServices, mount: Moun
       const { principal, target } = await resolve(request);
       const { tag, lifetime, include } = request.query;
       const list = await flags.list(principal, target, { ...(tag === undefined ? {} : { tag }), ...(lifetime === undefined ? {} : { lifetime }) });
-      // Opt-in (docs/insights.md): each flag's last evaluation in the environment, in one more read.
+      // Opt-in (docs/insights.md): each flag's last evaluation and status in the environment.
       if (include !== 'insights' || via !== 'environment') return list;
       const scope = await services.insights.scope(principal, (request.params as Record<string, string>)[param] ?? '');
-      const last = await services.insights.lastEvaluated(principal, scope, list.map((flag) => flag.key));
-      return list.map((flag) => ({ ...flag, last_evaluated_at_ms: last[flag.key] ?? null }));
+      const activity = await services.insights.activity(principal, scope, list.map((flag) => flag.key));
+      // A flag made between the two reads is absent from the activity: never evaluated, new.
+      return list.map((flag) => ({ ...flag, last_evaluated_at_ms: activity[flag.key]?.lastEvaluatedAtMs ?? null, status: activity[flag.key]?.status ?? 'new' }));
     },
   );
 

@@ -119,6 +119,11 @@ export const flagSchema = {
       type: ['integer', 'null'],
       description: 'Environment lists with include=insights only: when the flag was last evaluated here (epoch ms, flushed once a minute); null: never (docs/insights.md).',
     },
+    status: {
+      type: 'string',
+      enum: ['new', 'active', 'launched', 'inactive'],
+      description: "Environment lists with include=insights only: the flag's status here over the project's status window (docs/insights.md \"Statuses\").",
+    },
   },
 } as const;
 
@@ -166,7 +171,7 @@ export const flagListQuery = {
       description: `Repeatable (at most ${MAX_TAGS}): only flags carrying every tag given.`,
     },
     lifetime: { type: 'string', description: `Only flags of this lifetime: ${FLAG_LIFETIMES.join(' or ')}.` },
-    include: { type: 'string', enum: ['insights'], description: 'insights: each flag carries last_evaluated_at_ms (environment lists; docs/insights.md).' },
+    include: { type: 'string', enum: ['insights'], description: 'insights: each flag carries last_evaluated_at_ms and status (environment lists; docs/insights.md).' },
   },
 } as const;
 

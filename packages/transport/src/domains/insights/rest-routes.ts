@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayServices } from '../../gateway-services.ts';
-import { authenticateScoped } from '../../auth/presented-credentials.ts';
+import { authenticatePresented, authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, uuidParam } from '../../http/schemas.ts';
 
@@ -22,7 +22,7 @@ const insightsQuery = {
 
 const insightsResponse = {
   type: 'object',
-  required: ['series', 'last_evaluated_at_ms'],
+  required: ['series', 'last_evaluated_at_ms', 'status'],
   properties: {
     series: {
       type: 'array',
@@ -37,6 +37,64 @@ const insightsResponse = {
       },
     },
     last_evaluated_at_ms: { type: ['integer', 'null'], description: 'Null: never evaluated (or not since counts began)' },
+    status: { type: 'string', enum: ['new', 'active', 'launched', 'inactive'], description: "The flag's status here over the project's status window (docs/insights.md \"Statuses\")" },
+  },
+} as const;
+
+const STAGES = ['live', 'ready_for_code_removal', 'ready_to_archive', 'archived'] as const;
+const STATUSES = ['new', 'active', 'launched', 'inactive'] as const;
+
+const lifecycleResponse = {
+  type: 'object',
+  required: ['thresholds', 'environments', 'flags', 'truncated'],
+  properties: {
+    thresholds: {
+      type: 'object',
+      required: ['status_window_days', 'code_removal_min_age_days', 'archive_after_days', 'unchanged_fallback_days'],
+      properties: {
+        status_window_days: { type: 'integer' },
+        code_removal_min_age_days: { type: 'integer' },
+        archive_after_days: { type: 'integer' },
+        unchanged_fallback_days: { type: 'integer' },
+      },
+    },
+    environments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'name', 'critical', 'counted', 'reports_evaluations'],
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          critical: { type: 'boolean' },
+          counted: { type: 'boolean', description: 'Whether its statuses decide the stages (the critical environments, or all when none is)' },
+          reports_evaluations: { type: 'boolean', description: 'Any flag of the project evaluated here in the status window; else the configuration stands in (docs/insights.md "Fallback")' },
+        },
+      },
+    },
+    flags: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['key', 'lifetime', 'archived', 'stage', 'environments'],
+        properties: {
+          key: { type: 'string' },
+          lifetime: { type: 'string', enum: ['temporary', 'permanent'] },
+          archived: { type: 'boolean' },
+          stage: { type: 'string', enum: STAGES },
+          environments: {
+            type: 'object',
+            description: 'Per environment id: its status and last evaluation',
+            additionalProperties: {
+              type: 'object',
+              required: ['status', 'last_evaluated_at_ms'],
+              properties: { status: { type: 'string', enum: STATUSES }, last_evaluated_at_ms: { type: ['integer', 'null'] } },
+            },
+          },
+        },
+      },
+    },
+    truncated: { type: 'boolean', description: 'The project has more than 10,000 flags: those after the first 10,000 by key are left out' },
   },
 } as const;
 
@@ -68,7 +126,27 @@ export function registerInsightsRoutes(app: FastifyInstance, services: GatewaySe
         ...(to === undefined ? {} : { to }),
         ...(granularity === undefined ? {} : { granularity }),
       });
-      return { series: answer.series.map((point) => ({ at_ms: point.atMs, variants: point.variants })), last_evaluated_at_ms: answer.lastEvaluatedAtMs };
+      return { series: answer.series.map((point) => ({ at_ms: point.atMs, variants: point.variants })), last_evaluated_at_ms: answer.lastEvaluatedAtMs, status: answer.status };
+    },
+  );
+
+  // The cleanup list (docs/insights.md "Lifecycle stages"): who may read the project's flags.
+  app.get<{ Params: { project_id: string }; Querystring: { stage?: string } }>(
+    '/v1/projects/:project_id/flag-lifecycle',
+    {
+      schema: {
+        tags: ['flags'],
+        security: BEARER_ONLY,
+        summary: "Every flag's lifecycle stage and status per environment in the project",
+        params: { type: 'object', required: ['project_id'], properties: { project_id: uuidParam } },
+        // Checked by the service (400 INVALID_ARGUMENT naming `stage`).
+        querystring: { type: 'object', properties: { stage: { type: 'string', maxLength: 64, description: `Only flags in this stage: ${STAGES.join(', ')}` } } },
+        response: { 200: lifecycleResponse },
+      },
+    },
+    async (request) => {
+      const principal = await authenticatePresented(verifier, presentedByRequest(request), 'bearer');
+      return insights.projectLifecycle(principal, request.params.project_id, request.query.stage === undefined ? {} : { stage: request.query.stage });
     },
   );
 }

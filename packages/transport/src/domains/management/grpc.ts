@@ -135,9 +135,14 @@ export function addManagementGrpcService(
       const principal = await caller(call);
       return { projects: await management.listProjects(principal, call.request.org_id || principal.orgId) };
     }),
-    updateProject: unary(logger, async (call: Call<{ project_id: string; client_visible_default: boolean }>) =>
-      management.updateProject(await caller(call), call.request.project_id, { client_visible_default: call.request.client_visible_default }),
-    ),
+    updateProject: unary(logger, async (call: Call<{ project_id: string; client_visible_default?: boolean; lifecycle?: Record<string, number | undefined> | null }>) => {
+      // Unset optional fields are left out of the REST body: unchanged.
+      const { client_visible_default, lifecycle } = call.request;
+      const body: Record<string, unknown> = {};
+      if (client_visible_default !== undefined) body.client_visible_default = client_visible_default;
+      if (lifecycle !== undefined && lifecycle !== null) body.lifecycle = Object.fromEntries(Object.entries(lifecycle).filter(([name, value]) => value !== undefined && !name.startsWith('_')));
+      return management.updateProject(await caller(call), call.request.project_id, body);
+    }),
     createEnvironment: unary(logger, async (call: Call<{ project_id: string; name: string }>) => {
       const environment = await management.createEnvironment(await caller(call), call.request.project_id, { name: call.request.name });
       return { environment_id: environment.environment_id, environment_name: environment.environment_name };

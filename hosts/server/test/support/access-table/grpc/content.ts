@@ -27,6 +27,7 @@ const SYNC = (c: RowContext) => ({ message: { environment_id: staging(c), contex
 export const contentRpcs: GrpcDescriptor[] = [
   rpc('svc.flags.v1.FlagService/GetFlag', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), flag_key: c.shared.flagKey } })),
   rpc('svc.flags.v1.FlagService/GetFlagInsights', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c), flag_key: c.shared.flagKey } })),
+  rpc('svc.flags.v1.FlagService/GetFlagLifecycle', viewer('project'), PROJECT_P, ({ world }) => ({ message: { project_id: world.projects.P } })),
   rpc('svc.flags.v1.FlagService/ListFlags', viewer('environment'), STAGING, (c) => ({ message: { environment_id: staging(c) } })),
   // Creating a flag defines it in project P (editor on the project, also through staging).
   rpc('svc.flags.v1.FlagService/MutateFlag', editor('project'), PROJECT_P, (c) => ({

@@ -58,6 +58,7 @@ export const flagDescriptors: RestDescriptor[] = [
 
   // Flags as code: reading the document is a project viewer's; importing one defines flags in P.
   rest('GET /v1/projects/{project_id}/export', viewer('project'), PROJECT_P, 200, ({ world }) => ({ path: `/v1/projects/${world.projects.P}/export` })),
+  rest('GET /v1/projects/{project_id}/flag-lifecycle', viewer('project'), PROJECT_P, 200, ({ world }) => ({ path: `/v1/projects/${world.projects.P}/flag-lifecycle` })),
   rest('POST /v1/projects/{project_id}/import', definition, PROJECT_P, 200, ({ world }) => ({
     path: `/v1/projects/${world.projects.P}/import`,
     body: { format: 'switchyard.flags/v1', flags: [{ key: `acc-fac-${unique()}`, value_type: 'bool', variants: [{ key: 'on', value: true }] }] },
