@@ -141,15 +141,15 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
       {draft.kind === 'event' ? (
         <>
           <div class="condition">
-            <StatisticFields draft={draft} set={set} />
-          </div>
-          <div class="condition">
             <SourceFields
               source={draft.event}
               definitions={definitions}
               aggregated={!(percentile && draft.percentileUnit === 'event')}
               onChange={(update) => onChange((current) => ({ ...current, event: update(current.event) }))}
             />
+          </div>
+          <div class="condition">
+            <StatisticFields draft={draft} set={set} />
           </div>
         </>
       ) : (
