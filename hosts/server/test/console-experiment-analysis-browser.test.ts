@@ -478,6 +478,122 @@ describe('experiment analysis in the console, in Chromium', { skip: chromiumChec
     await page.context().close();
   });
 
+  test('quantile metrics: a p90 per participant and a p99 per event through the form (no CUPED, capping, per-event aggregation), read back into it, and their results said as quantiles', async () => {
+    const page = await signedIn();
+    await page.goto(`${ts.base}/#/env/${tenant.environmentId}/experiments`);
+    const form = page.getByRole('form', { name: 'New experiment' });
+    await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Quantile colours');
+    await form.getByRole('combobox', { name: 'Flag', exact: true }).selectOption('colours');
+    await form.getByRole('button', { name: 'Add a metric' }).click();
+    await form.getByRole('button', { name: 'Add a metric' }).click();
+    const first = form.getByRole('group', { name: 'Metric 1' });
+    await first.getByRole('combobox', { name: 'Event', exact: true }).selectOption('revenue');
+    const statistic = first.getByRole('combobox', { name: 'Statistic', exact: true });
+    assert.equal(await statistic.inputValue(), 'mean', 'a new row is a mean');
+    await first.getByRole('checkbox', { name: /^CUPED/ }).check();
+    await statistic.selectOption('percentile');
+    // p90 per participant is offered; CUPED and capping go (the API refuses them), the aggregation stays.
+    assert.equal(await first.getByRole('spinbutton', { name: 'Percentile (90 = p90)', exact: true }).inputValue(), '90');
+    assert.equal(await first.getByRole('combobox', { name: 'Percentile of', exact: true }).inputValue(), 'participant');
+    assert.equal(await first.getByRole('combobox', { name: 'Capping', exact: true }).count(), 0);
+    assert.equal(await first.getByRole('checkbox', { name: /^CUPED/ }).count(), 0);
+    assert.equal(await first.getByRole('combobox', { name: 'Aggregation', exact: true }).inputValue(), 'sum');
+    const second = form.getByRole('group', { name: 'Metric 2' });
+    await second.getByRole('combobox', { name: 'Event', exact: true }).selectOption('latency');
+    await second.getByRole('textbox', { name: 'Key', exact: true }).fill('latency_p99');
+    await second.getByRole('combobox', { name: 'Good direction', exact: true }).selectOption('decrease');
+    await second.getByRole('combobox', { name: 'Statistic', exact: true }).selectOption('percentile');
+    await second.getByRole('spinbutton', { name: 'Percentile (90 = p90)', exact: true }).fill('99');
+    await second.getByRole('combobox', { name: 'Percentile of', exact: true }).selectOption('event');
+    assert.equal(await second.getByRole('combobox', { name: 'Aggregation', exact: true }).count(), 0, 'a per-event percentile ranks each event: no aggregation');
+    await second.getByRole('checkbox', { name: /^Guardrail/ }).check();
+    assert.deepEqual(await second.getByRole('combobox', { name: 'Margin kind', exact: true }).locator('option').allInnerTexts(), ["Relative (of the control's p99)", 'Absolute (the metric\'s units)']);
+
+    const created = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(experimentsOf(tenant.environmentId)));
+    await form.getByRole('button', { name: 'Create experiment' }).click();
+    const body = (await created).postDataJSON();
+    assert.deepEqual(body.metrics, [
+      { event_key: 'revenue', aggregation: 'sum', window_ms: null, direction: 'increase', cuped: null, guardrail: false, capping: null, quantile: { p: 0.9, unit: 'participant' } },
+      { key: 'latency_p99', event_key: 'latency', window_ms: null, direction: 'decrease', cuped: null, guardrail: { margin: 0, margin_kind: 'relative' }, capping: null, quantile: { p: 0.99, unit: 'event' } },
+    ]);
+    await page.getByRole('heading', { name: 'Quantile colours' }).waitFor();
+    const [listed] = expectStatus(await client.get(experimentsOf(tenant.environmentId), { token: tenant.admin.token }), 200).filter((x: { name: string }) => x.name === 'Quantile colours');
+    const answered = await stored(listed.id);
+    assert.deepEqual(answered.metrics, [
+      { key: 'revenue', event_key: 'revenue', aggregation: 'sum', window_ms: null, direction: 'increase', capping: null, cuped: null, guardrail: null, quantile: { p: 0.9, unit: 'participant' } },
+      { key: 'latency_p99', event_key: 'latency', aggregation: null, window_ms: null, direction: 'decrease', capping: null, cuped: null, guardrail: { margin: 0, margin_kind: 'relative' }, quantile: { p: 0.99, unit: 'event' } },
+    ]);
+
+    // Hand-made results: revenue's p90 per participant (blue without values: no quantile), latency's p99 per event.
+    const arm = (n: number, unit: string, p: number, estimate: number, low: number, high: number) => ({ p, unit, n, estimate, ci_low: low, ci_high: high, se: (high - low) / (2 * 1.959963984540054) });
+    const control = (q: ReturnType<typeof arm>) => ({ ...controlStats(q.estimate, q.n * q.se * q.se), quantile: q });
+    const effect = (q: ReturnType<typeof arm> | null, relative: [number, number, number, number] | null, absolute: number | null, verdict: string) => ({
+      mean: q?.estimate ?? 0, variance: 0, lift: relative?.[0] ?? null, ci_low: null, ci_high: null, p_value: relative?.[3] ?? null,
+      absolute: absolute === null ? null : { estimate: absolute, ci_low: null, ci_high: null, p_value: relative?.[3] ?? null },
+      relative: relative ? { estimate: relative[0], ci_low: relative[1], ci_high: relative[2], p_value: relative[3] } : null,
+      adjusted_p_value: relative?.[3] ?? null, capped_mean: 3, uncapped_mean: 3, cuped: null, verdict, quantile: q,
+    });
+    const variants = [
+      { variantKey: 'baseline', participantCount: 1000, metricValues: { revenue: 40, latency_p99: 900 }, pValue: 0, pValuePresent: false,
+        metricStats: { revenue: control(arm(1000, 'participant', 0.9, 40, 36, 45)), latency_p99: control(arm(5200, 'event', 0.99, 900, 850, 980)) } },
+      { variantKey: 'red', participantCount: 1010, metricValues: { revenue: 48, latency_p99: 1000 }, pValue: 0.004, pValuePresent: true,
+        metricStats: { revenue: effect(arm(1010, 'participant', 0.9, 48, 43, 52), [0.2, 0.05, 0.35, 0.004], 8, 'better'), latency_p99: effect(arm(5000, 'event', 0.99, 1000, 940, 1090), [0.111, 0.02, 0.2, 0.02], 100, 'worse') } },
+      { variantKey: 'blue', participantCount: 990, metricValues: { revenue: 0, latency_p99: 890 }, pValue: 0.7, pValuePresent: true,
+        metricStats: { revenue: effect(null, null, null, 'not_enough_data'), latency_p99: effect(arm(1, 'event', 0.99, 890, 890, 890), null, -10, 'not_enough_data') } },
+    ];
+    const analysis = { alpha: 0.05, sides: 'two', relativeInterval: 'delta', correction: 'none', correctionFamily: 'all', srmThreshold: 0.001, srmMinExpected: 5, ...ISSUE_39_DEFAULTS };
+    await seedResults(listed.id, variants, 0.5, { srmWarning: false, analysis });
+    // The page after the create is this experiment's, loaded before the results existed.
+    assert.equal(page.url(), experimentUrl(listed.id));
+    await page.reload();
+    const revenue = page.getByRole('figure', { name: /^revenue \(p90 of revenue per participant\): relative difference of the p90 against baseline with 95 % confidence intervals$/ });
+    await revenue.waitFor();
+    assert.deepEqual(await revenue.locator('ul.verdicts li').allInnerTexts(), ['red: Better p90 +20.0 %, interval +5.0 % to +35.0 %', 'blue: Not enough data no estimate yet']);
+    assert.equal(
+      (await revenue.locator('p.muted').innerText()).trim(),
+      "Each arm's p90 with its 95 % order-statistic interval; the effects compare the p90s (normal approximation). Not capped, no CUPED.",
+    );
+    const cells = async (figure: Locator, name: string) => (await figure.getByRole('table', { name }).getByRole('row').allInnerTexts()).map((r) => r.split('\t').map((t) => t.trim()));
+    assert.deepEqual(await cells(revenue, 'Results of revenue'), [
+      ['Variant', 'p90', "p90's 95 % interval", 'Values', 'Relative difference of p90', '95 % interval', 'Difference of p90', 'p-value', 'Verdict'],
+      ['baseline (control)', '40.00', '36.00 to 45.00', '1,000 participants', '—', '—', '—', '—', '—'],
+      ['red', '48.00', '43.00 to 52.00', '1,010 participants', '+20.0 %', '+5.0 % to +35.0 %', '8.000', '0.00400', 'Better'],
+      // No values: no quantile, whatever `mean` holds.
+      ['blue', '—', '—', 'none', '—', '—', '—', '—', 'Not enough data'],
+    ]);
+    assert.doesNotMatch(await revenue.innerText(), /mean|CUPED: /i, 'nothing says "mean" of a quantile metric');
+    const latency = page.getByRole('region', { name: 'Guardrail metrics' }).getByRole('figure', { name: /^latency_p99 \(p99 of latency per event\): relative difference of the p99 against baseline .*\(lower is better\)/ });
+    assert.deepEqual(await cells(latency, 'Results of latency_p99'), [
+      ['Variant', 'p99', "p99's 95 % interval", 'Values', 'Relative difference of p99', '95 % interval', 'Difference of p99', 'p-value', 'Verdict'],
+      ['baseline (control)', '900.0', '850.0 to 980.0', '5,200 events', '—', '—', '—', '—', '—'],
+      ['red', '1000', '940.0 to 1090', '5,000 events', '+11.1 %', '+2.0 % to +20.0 %', '100.0', '0.0200', 'Worse'],
+      ['blue', '890.0', '890.0 to 890.0', '1 event', '—', '—', '-10.00', '—', 'Not enough data'],
+    ]);
+
+    // The setup form reads the stored quantiles back, and a save sends them unchanged.
+    const setup = page.getByRole('form', { name: 'Experiment setup' });
+    const p90 = setup.getByRole('group', { name: 'Metric 1' });
+    assert.equal(await p90.getByRole('combobox', { name: 'Statistic', exact: true }).inputValue(), 'percentile');
+    assert.equal(await p90.getByRole('spinbutton', { name: 'Percentile (90 = p90)', exact: true }).inputValue(), '90');
+    assert.equal(await p90.getByRole('combobox', { name: 'Percentile of', exact: true }).inputValue(), 'participant');
+    const p99 = setup.getByRole('group', { name: 'Metric 2' });
+    assert.equal(await p99.getByRole('spinbutton', { name: 'Percentile (90 = p90)', exact: true }).inputValue(), '99');
+    assert.equal(await p99.getByRole('combobox', { name: 'Percentile of', exact: true }).inputValue(), 'event');
+    assert.equal(await p99.getByRole('combobox', { name: 'Aggregation', exact: true }).count(), 0);
+    // Back to the mean for the p99: the metric is a mean of latency again (aggregation from the event's type).
+    await p99.getByRole('combobox', { name: 'Statistic', exact: true }).selectOption('mean');
+    assert.equal(await p99.getByRole('combobox', { name: 'Capping', exact: true }).count(), 1);
+    const patched = page.waitForRequest((r) => r.method() === 'PATCH');
+    await setup.getByRole('button', { name: 'Save setup' }).click();
+    const sent = (await patched).postDataJSON();
+    assert.deepEqual(sent.metrics[0], body.metrics[0], 'the p90 sent back as created');
+    assert.deepEqual(sent.metrics[1], { key: 'latency_p99', event_key: 'latency', aggregation: 'sum', window_ms: null, direction: 'decrease', cuped: null, guardrail: { margin: 0, margin_kind: 'relative' }, capping: null });
+    await page.getByText('Setup saved.').waitFor();
+    assert.equal((await stored(listed.id)).metrics[1].quantile, undefined, 'a mean metric again');
+    await page.screenshot({ path: artifactPath('experiment-quantile.png'), fullPage: true });
+    await page.context().close();
+  });
+
   test('a narrow screen: the results and the setup form in one column, no sideways scrolling', async () => {
     const experiment = await createExperiment(client, tenant, {
       name: 'Narrow colours',

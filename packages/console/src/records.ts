@@ -185,8 +185,11 @@ export interface MetricWire {
   /** Answered as `{margin, margin_kind}` or null; `true`/`false` are accepted too (docs/contract.md "Experiments"). */
   guardrail?: boolean | GuardrailWire | null;
   ratio?: { numerator: MetricSourceWire; denominator: MetricSourceWire } | null;
-  /** A quantile metric (docs/statistics.md §15); answered on quantile metrics only. */
-  quantile?: { p: number; unit?: 'participant' | 'event' | null } | null;
+  /**
+   * A quantile metric (docs/statistics.md §15): p from 0.001 to 0.999 (0.9 is p90); answered on
+   * quantile metrics only, always with p (null is only sent, by a form row whose percentile is empty).
+   */
+  quantile?: { p: number | null; unit?: 'participant' | 'event' | null } | null;
 }
 
 /** An experiment's analysis settings, as sent and answered. */
@@ -253,6 +256,23 @@ export interface MetricStats {
   /** A guardrail metric's status and one-sided tests against its margin (§13). */
   guardrail_status?: GuardrailStatus | null;
   guardrail?: { estimate: number; harm_p_value: number; non_inferiority_p_value: number; bound: number | null } | null;
+  /**
+   * A quantile metric's arm (docs/statistics.md §15), the control too: its quantile with the outer
+   * (order-statistic) interval at the experiment's alpha, over `n` participants or events; null
+   * when the arm has no values. `mean` is then this estimate and the effects compare quantiles.
+   */
+  quantile?: QuantileStats | null;
+}
+
+/** One arm's quantile as the results carry it (docs/contract.md "Experiments"). */
+export interface QuantileStats {
+  p: number;
+  unit: 'participant' | 'event';
+  n: number;
+  estimate: number;
+  ci_low: number;
+  ci_high: number;
+  se: number;
 }
 
 export interface VariantResult {

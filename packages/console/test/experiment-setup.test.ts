@@ -11,6 +11,10 @@ import {
   metricsOfExperiment,
   newMetricDraft,
   newSetup,
+  percentileName,
+  percentToQuantile,
+  quantileName,
+  quantileToPercent,
   setupBody,
   setupOf,
   splitsControl,
@@ -151,6 +155,56 @@ describe('experiment setup', () => {
     assert.deepEqual(metricToWire(metricFromWire(p90, DEFINITIONS)), {
       key: 'latency_p90', event_key: 'revenue', window_ms: DAY, direction: 'decrease', capping: null, cuped: null, guardrail: false, quantile: { p: 0.9, unit: 'event' },
     });
+  });
+
+  test('a row switched to a percentile: p from percent, its unit; CUPED and capping kept on the row but not sent', () => {
+    const fresh = newMetricDraft(DEFINITIONS, 'revenue');
+    assert.deepEqual([fresh.statistic, fresh.percentile, fresh.percentileUnit], ['mean', '90', 'participant'], 'a mean, p90 per participant offered');
+    // A row with capping and CUPED set, then switched to p90 per participant: 90 % is 0.9.
+    const capped = { ...fresh, capping: 'absolute' as const, capUpper: '500', cuped: true, lookbackDays: '7' };
+    const p90 = { ...capped, statistic: 'percentile' as const };
+    assert.deepEqual(metricToWire(p90), {
+      event_key: 'revenue', aggregation: 'sum', window_ms: null, direction: 'increase', cuped: null, guardrail: false, capping: null, quantile: { p: 0.9, unit: 'participant' },
+    });
+    // Per event: no aggregation (the API refuses one); 99.9 % is 0.999, not 99.9 / 100 = 0.9990000000000001 (above the API's bound).
+    assert.notEqual(99.9 / 100, 0.999);
+    assert.deepEqual(metricToWire({ ...p90, key: 'slow', percentile: '99.9', percentileUnit: 'event', direction: 'decrease' }), {
+      key: 'slow', event_key: 'revenue', window_ms: null, direction: 'decrease', cuped: null, guardrail: false, capping: null, quantile: { p: 0.999, unit: 'event' },
+    });
+    assert.deepEqual(metricToWire({ ...p90, percentile: '0.1' }).quantile, { p: 0.001, unit: 'participant' });
+    // An emptied percentile goes as null: the API refuses it in its words.
+    assert.deepEqual(metricToWire({ ...p90, percentile: ' ' }).quantile, { p: null, unit: 'participant' });
+    // Back to the mean: the capping and CUPED the row kept are sent again.
+    assert.deepEqual(metricToWire({ ...p90, statistic: 'mean' }), metricToWire(capped));
+    assert.equal(metricToWire(capped).quantile, undefined, 'a mean metric sends no quantile');
+    // A ratio row ignores the statistic (a ratio cannot be a quantile metric).
+    assert.equal(metricToWire({ ...p90, kind: 'ratio', key: 'r' }).quantile, undefined);
+  });
+
+  test('editing a stored quantile metric shows its percentile and unit', () => {
+    const stored = { key: 'latency_p99', event_key: 'revenue', aggregation: null, window_ms: null, direction: 'decrease' as const, capping: null, cuped: null, guardrail: null, quantile: { p: 0.999, unit: 'event' as const } };
+    const draft = metricFromWire(stored, DEFINITIONS);
+    assert.deepEqual([draft.statistic, draft.percentile, draft.percentileUnit, draft.key], ['percentile', '99.9', 'event', 'latency_p99']);
+    // 0.07 × 100 is 7.000000000000001 in binary: the input shows 7.
+    assert.equal(metricFromWire({ ...stored, quantile: { p: 0.07, unit: 'participant' } }, DEFINITIONS).percentile, '7');
+    // A unit left out is per participant (the API's default).
+    assert.equal(metricFromWire({ ...stored, quantile: { p: 0.5 } }, DEFINITIONS).percentileUnit, 'participant');
+    assert.equal(metricFromWire({ ...stored, quantile: null }, DEFINITIONS).statistic, 'mean');
+  });
+
+  test('percentiles named and converted: 0.9 is p90, 0.5 p50, 0.999 p99.9', () => {
+    assert.equal(percentToQuantile(90), 0.9);
+    assert.equal(percentToQuantile(7), 0.07);
+    assert.equal(percentToQuantile(99.9), 0.999);
+    assert.equal(quantileToPercent(0.9), '90');
+    assert.equal(quantileToPercent(0.001), '0.1');
+    assert.equal(quantileName(0.9), 'p90');
+    assert.equal(quantileName(0.5), 'p50');
+    assert.equal(quantileName(0.999), 'p99.9');
+    assert.equal(quantileName(0.07), 'p7');
+    assert.equal(percentileName('95'), 'p95');
+    assert.equal(percentileName(' '), 'percentile');
+    assert.equal(percentileName('abc'), 'percentile');
   });
 
   test('analysis settings: the defaults, and an empty number field left to the API', () => {

@@ -15,7 +15,11 @@ import {
   leadEffect,
   marginOf,
   marginWords,
+  quantileCountWords,
+  quantileOf,
+  quantileWords,
   sequentialSrmWarns,
+  statisticWords,
   srmWarns,
   verdictBasisWords,
   verdictReading,
@@ -176,5 +180,38 @@ describe('reading results', () => {
     assert.equal(sequentialSrmWarns({ sequential_srm_p_value: 0.0005 }, undefined), true, 'no settings: 0.001');
     assert.equal(sequentialSrmWarns({ sequential_srm_p_value: null }, FIXED), false);
     assert.equal(sequentialSrmWarns({}, FIXED), false, 'older results');
+  });
+
+  // Quantile metrics (docs/statistics.md §15): the quantile is said where a mean metric says "mean".
+  const P90 = (n: number, estimate: number) => ({ p: 0.9, unit: 'participant' as const, n, estimate, ci_low: estimate - 1, ci_high: estimate + 2, se: 0.8 });
+
+  test('a quantile metric: its quantile from the definition, else from the arms; none for a mean metric', () => {
+    const r = results([{ m: { ...OLD_STATS, quantile: null } }, { m: { ...OLD_STATS, quantile: P90(200, 12) } }]);
+    assert.deepEqual(quantileOf({ quantile: { p: 0.5, unit: 'event' } }, r, 'm'), { p: 0.5, unit: 'event' }, 'the definition first');
+    assert.deepEqual(quantileOf({ quantile: { p: 0.99 } }, r, 'm'), { p: 0.99, unit: 'participant' }, 'no unit: per participant');
+    // No definition (a metric no longer defined): the first arm with a quantile; the control's is null (no values).
+    assert.deepEqual(quantileOf(undefined, r, 'm'), { p: 0.9, unit: 'participant' });
+    assert.equal(quantileOf({ quantile: null }, results([{ m: OLD_STATS }, { m: OLD_STATS }]), 'm'), undefined);
+    assert.equal(quantileOf(undefined, r, 'other'), undefined);
+  });
+
+  test('a quantile metric in words: "p90 of revenue per participant", "per event"', () => {
+    assert.equal(quantileWords({ p: 0.9, unit: 'participant' }, 'revenue'), 'p90 of revenue per participant');
+    assert.equal(quantileWords({ p: 0.9, unit: 'participant' }, 'revenue', 'sum'), 'p90 of revenue per participant');
+    assert.equal(quantileWords({ p: 0.5, unit: 'participant' }, 'page_view', 'count'), 'p50 of the count of page_view per participant');
+    assert.equal(quantileWords({ p: 0.75, unit: 'participant' }, 'latency', 'mean'), 'p75 of the mean latency per participant');
+    assert.equal(quantileWords({ p: 0.999, unit: 'event' }, 'latency', null), 'p99.9 of latency per event');
+    assert.deepEqual(statisticWords(undefined), { value: 'Mean', absolute: 'Absolute difference', relative: 'Relative lift', lift: 'relative lift' });
+    assert.deepEqual(statisticWords({ p: 0.9, unit: 'event' }), { value: 'p90', absolute: 'Difference of p90', relative: 'Relative difference of p90', lift: 'relative difference of the p90' });
+    assert.equal(quantileCountWords({ n: 1200, unit: 'participant' }), '1,200 participants');
+    assert.equal(quantileCountWords({ n: 1, unit: 'event' }), '1 event');
+  });
+
+  test("a quantile metric's verdict words name the quantile", () => {
+    const p90 = { p: 0.9, unit: 'participant' as const };
+    assert.equal(verdictReading(TREATMENT, FIXED, p90), 'p90 +10.0 %, interval +2.0 % to +18.0 %');
+    assert.equal(verdictReading(TREATMENT, SEQUENTIAL, p90), 'p90 +10.0 %, always-valid interval −1.0 % to +21.0 %, always-valid p = 0.120');
+    assert.equal(verdictReading(TREATMENT, BAYESIAN, p90), 'chance to win 99.3 % on the p90, credible interval +3.0 % to +15.0 %');
+    assert.equal(verdictReading({ ...OLD_STATS, relative: null }, FIXED, p90), 'no estimate yet');
   });
 });

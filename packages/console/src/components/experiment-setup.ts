@@ -69,12 +69,29 @@ export interface MetricDraft {
   /** The harm a guardrail tolerates, as typed ('' : the API's default, 0); relative 0.02 = 2 %. */
   guardrailMargin: string;
   guardrailMarginKind: 'relative' | 'absolute';
-  /**
-   * A quantile metric's quantile as stored (the form has no quantile field yet): kept when the row
-   * is sent back, so saving the form does not turn a p90 into a mean.
-   */
-  quantile?: { p: number; unit?: 'participant' | 'event' | null } | null;
+  /** What an event metric reports per arm: the mean, or a percentile (a quantile metric, docs/statistics.md §15). */
+  statistic: 'mean' | 'percentile';
+  /** The percentile as typed, in percent ('90' is p90, the quantile 0.9); '' : not set. */
+  percentile: string;
+  /** A percentile of each participant's (aggregated) value, or of every event's own value. */
+  percentileUnit: QuantileUnit;
 }
+
+export type QuantileUnit = 'participant' | 'event';
+/** The percentile first offered when a row switches to one: p90. */
+export const DEFAULT_PERCENTILE = '90';
+
+/**
+ * A percentile in percent as the API's quantile p: 90 → 0.9, 99.9 → 0.999 (12 significant digits,
+ * so 99.9 / 100's binary rounding, 0.9990000000000001, is not sent beyond the API's 0.999).
+ */
+export const percentToQuantile = (percent: number): number => Number((percent / 100).toPrecision(12));
+/** The API's quantile p as a percentile in percent for the input: 0.9 → '90', 0.001 → '0.1'. */
+export const quantileToPercent = (p: number): string => String(Number((p * 100).toPrecision(12)));
+/** A quantile's short name: 0.9 → "p90", 0.5 → "p50", 0.999 → "p99.9". */
+export const quantileName = (p: number): string => `p${quantileToPercent(p)}`;
+/** A form row's percentile as typed, named: '90' → "p90"; '' → "percentile". */
+export const percentileName = (percent: string): string => (percent.trim() === '' || !Number.isFinite(Number(percent)) ? 'percentile' : `p${Number(percent)}`);
 
 /** How an event's values are aggregated unless chosen otherwise: a bool event converts, others sum (core's metricFromKey). */
 export const defaultAggregation = (definition: Pick<EventDefinition, 'value_type'> | undefined): MetricAggregation => (definition?.value_type === 'bool' ? 'conversion' : 'sum');
@@ -98,6 +115,9 @@ export function newMetricDraft(definitions: EventDefinition[], eventKey = defini
     guardrail: false,
     guardrailMargin: '0',
     guardrailMarginKind: 'relative',
+    statistic: 'mean',
+    percentile: DEFAULT_PERCENTILE,
+    percentileUnit: 'participant',
   };
 }
 
@@ -127,10 +147,14 @@ export function metricToWire(draft: MetricDraft): MetricWire {
     guardrail: draft.guardrail ? guardrailToWire(draft) : false,
   };
   if (draft.kind === 'ratio') return { ...common, ratio: { numerator: sourceToWire(draft.numerator), denominator: sourceToWire(draft.denominator) } };
-  if (draft.quantile) {
-    // A per-event quantile takes no aggregation (the API refuses one).
+  if (draft.statistic === 'percentile') {
+    // The API refuses CUPED and capping on a quantile metric, and an aggregation on a per-event one
+    // (each event's own value is ranked): the row keeps them for a switch back to the mean, unsent.
     const { aggregation, ...source } = sourceToWire(draft.event);
-    return { ...common, ...source, ...(draft.quantile.unit === 'event' ? {} : { aggregation }), quantile: draft.quantile, capping: null, cuped: null };
+    const percent = numberOrNull(draft.percentile);
+    // An empty percentile goes as null, which the API refuses in its words ("quantile.p is required").
+    const quantile = { p: percent === null ? null : percentToQuantile(percent), unit: draft.percentileUnit };
+    return { ...common, ...source, ...(draft.percentileUnit === 'event' ? {} : { aggregation }), quantile, capping: null, cuped: null };
   }
   return {
     ...common,
@@ -170,7 +194,9 @@ export function metricFromWire(metric: MetricWire, definitions: EventDefinition[
     capLower: capping?.lower === null || capping?.lower === undefined ? '' : String(capping.lower),
     capUpper: capping?.upper === null || capping?.upper === undefined ? '' : String(capping.upper),
     ignoreZeros: !!capping?.ignore_zeros,
-    ...(metric.quantile ? { quantile: metric.quantile } : {}),
+    ...(metric.quantile
+      ? { statistic: 'percentile' as const, percentile: metric.quantile.p === null ? '' : quantileToPercent(metric.quantile.p), percentileUnit: metric.quantile.unit ?? 'participant' }
+      : {}),
   };
 }
 

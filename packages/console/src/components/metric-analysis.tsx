@@ -20,6 +20,10 @@ import {
   leadEffect,
   marginOf,
   marginWords,
+  quantileCountWords,
+  quantileOf,
+  quantileWords,
+  statisticWords,
   VERDICT_WORDS,
   verdictReading,
 } from './results-reading.ts';
@@ -53,9 +57,14 @@ export interface MetricAnalysisProps {
  * One metric's analysed results: a forest plot of each treatment's relative lift with the interval
  * the verdicts read (confidence, always-valid or credible), the verdicts as badges, a guardrail's
  * status, CUPED's state, what capping changed, a table with every number, and with sequential
- * testing, the Bayesian engine or a guardrail, a table of their readings.
+ * testing, the Bayesian engine or a guardrail, a table of their readings. A quantile metric
+ * (docs/statistics.md §15) says its quantile where a mean metric says "mean": "p90 of revenue per
+ * participant", each arm's p90 with its order-statistic interval and count, "Difference of p90".
  */
 export function MetricAnalysis({ metric, definition, results, control, analysis, index }: MetricAnalysisProps) {
+  // A quantile metric (docs/statistics.md §15): arms are quantiles with their own intervals, effects compare them.
+  const quantile = quantileOf(definition, results, metric);
+  const words = statisticWords(quantile);
   const captionId = `metric-${index}-caption`;
   const summaryId = `metric-${index}-summary`;
   const confidence = confidenceWords(analysis);
@@ -74,7 +83,7 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
     const c = v.metric_stats[metric]?.cuped;
     return c ? [{ variant: v.variant_key, reduction: c.variance_reduction }] : [];
   });
-  const capped = results.variant_results.flatMap((v) => {
+  const capped = quantile ? [] : results.variant_results.flatMap((v) => {
     const change = cappingChange(v.metric_stats[metric]);
     return change ? [{ variant: v.variant_key, ...change }] : [];
   });
@@ -83,7 +92,8 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
   return (
     <figure class="chart" aria-labelledby={captionId}>
       <figcaption id={captionId}>
-        <strong>{metric}</strong>: relative lift against {control} with {confidence} {kind} intervals
+        <strong>{metric}</strong>
+        {quantile ? ` (${quantileWords(quantile, definition?.event_key ?? metric, definition?.aggregation)})` : ''}: {words.lift} against {control} with {confidence} {kind} intervals
         {definition?.direction === 'decrease' ? ' (lower is better)' : ''}
         {margin ? ` · guardrail with ${marginWords(margin)}${margin.margin > 0 ? ` on the ${margin.kind} effect` : ''}` : ''}
       </figcaption>
@@ -92,7 +102,7 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
           const stats = v.metric_stats[metric];
           return (
             <li>
-              {v.variant_key}: <VerdictBadge verdict={rows[i]!.verdict} /> {verdictReading(stats, analysis)}
+              {v.variant_key}: <VerdictBadge verdict={rows[i]!.verdict} /> {verdictReading(stats, analysis, quantile)}
               {guarded && (
                 <>
                   {' · guardrail '}
@@ -112,13 +122,20 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
         // A relative margin is on the plot's scale (the relative lift); harm is against the good direction.
         margin={margin && margin.kind === 'relative' && margin.margin > 0 ? (definition?.direction === 'decrease' ? margin.margin : -margin.margin) : undefined}
       />
-      <p class="muted">
-        CUPED: {cuped.length > 0 || lookback ? 'on' : 'off'}
-        {typeof lookback === 'number' ? ` (lookback ${Number((lookback / DAY_MS).toFixed(2))} days)` : ''}
-        {lookback && cuped.length === 0 ? ', not applied to these results' : ''}
-        {cuped.map((c) => (typeof c.reduction === 'number' ? ` · variance reduced by ${(c.reduction * 100).toFixed(1)} % for ${c.variant}` : '')).join('')}
-        {corrected && analysis ? ` · p-values adjusted (${CORRECTION_WORDS[analysis.correction]})` : ''}
-      </p>
+      {quantile ? (
+        <p class="muted">
+          Each arm's {words.value} with its {confidence} order-statistic interval; the effects compare the {words.value}s (normal approximation). Not capped, no CUPED.
+          {corrected && analysis ? ` · p-values adjusted (${CORRECTION_WORDS[analysis.correction]})` : ''}
+        </p>
+      ) : (
+        <p class="muted">
+          CUPED: {cuped.length > 0 || lookback ? 'on' : 'off'}
+          {typeof lookback === 'number' ? ` (lookback ${Number((lookback / DAY_MS).toFixed(2))} days)` : ''}
+          {lookback && cuped.length === 0 ? ', not applied to these results' : ''}
+          {cuped.map((c) => (typeof c.reduction === 'number' ? ` · variance reduced by ${(c.reduction * 100).toFixed(1)} % for ${c.variant}` : '')).join('')}
+          {corrected && analysis ? ` · p-values adjusted (${CORRECTION_WORDS[analysis.correction]})` : ''}
+        </p>
+      )}
       {capped.length > 0 && (
         <p class="muted">
           Capping changed the mean:{' '}
@@ -129,10 +146,12 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
         <thead>
           <tr>
             <th scope="col">Variant</th>
-            <th scope="col">Mean</th>
-            <th scope="col">Relative lift</th>
+            <th scope="col">{words.value}</th>
+            {quantile && <th scope="col">{words.value}'s {confidence} interval</th>}
+            {quantile && <th scope="col">Values</th>}
+            <th scope="col">{words.relative}</th>
             <th scope="col">{confidence} interval</th>
-            <th scope="col">Absolute difference</th>
+            <th scope="col">{words.absolute}</th>
             <th scope="col">{sequential ? 'Fixed-horizon p-value' : 'p-value'}</th>
             {corrected && <th scope="col">Adjusted p-value</th>}
             <th scope="col">Verdict</th>
@@ -143,13 +162,17 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
             const stats = v.metric_stats[metric];
             const isControl = v.variant_key === control;
             const relative = stats?.relative;
+            // A quantile arm without values has no quantile (null): its `mean` means nothing then.
+            const q = stats?.quantile;
             return (
               <tr>
                 <td>
                   {v.variant_key}
                   {isControl ? ' (control)' : ''}
                 </td>
-                <td>{formatNumber(stats?.mean ?? v.metric_values[metric])}</td>
+                <td>{quantile ? formatNumber(q?.estimate) : formatNumber(stats?.mean ?? v.metric_values[metric])}</td>
+                {quantile && <td>{q ? intervalWords(q, (x) => formatNumber(x)) : '—'}</td>}
+                {quantile && <td>{q ? quantileCountWords(q) : 'none'}</td>}
                 <td>{relative ? formatPercent(relative.estimate) : '—'}</td>
                 <td>{relative ? intervalWords(relative) : '—'}</td>
                 <td>{stats?.absolute ? formatNumber(stats.absolute.estimate) : '—'}</td>
@@ -161,7 +184,7 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
           })}
         </tbody>
       </table>
-      {sequential && <SequentialTable metric={metric} treatments={treatments} confidence={confidence} corrected={corrected} />}
+      {sequential && <SequentialTable metric={metric} treatments={treatments} confidence={confidence} corrected={corrected} relativeName={words.relative} />}
       {engineOf(analysis) === 'bayesian' && <BayesianTable metric={metric} treatments={treatments} confidence={confidence} />}
       {guarded && margin && <GuardrailTable metric={metric} treatments={treatments} relative={margin.kind === 'relative'} />}
     </figure>
@@ -169,13 +192,13 @@ export function MetricAnalysis({ metric, definition, results, control, analysis,
 }
 
 /** The running always-valid test of each treatment (docs/statistics.md §9–§10). */
-function SequentialTable({ metric, treatments, confidence, corrected }: { metric: string; treatments: VariantResult[]; confidence: string; corrected: boolean }) {
+function SequentialTable({ metric, treatments, confidence, corrected, relativeName }: { metric: string; treatments: VariantResult[]; confidence: string; corrected: boolean; relativeName: string }) {
   return (
     <table class="list compact" aria-label={`Always-valid test of ${metric}`}>
       <thead>
         <tr>
           <th scope="col">Variant</th>
-          <th scope="col">Relative lift (latest look)</th>
+          <th scope="col">{relativeName} (latest look)</th>
           <th scope="col">Always-valid {confidence} interval</th>
           <th scope="col">Always-valid p-value</th>
           {corrected && <th scope="col">Adjusted always-valid p-value</th>}

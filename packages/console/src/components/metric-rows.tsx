@@ -1,5 +1,5 @@
 import type { EventDefinition, MetricAggregation } from '../records.ts';
-import { defaultAggregation, newMetricDraft, type DraftUpdate, type MetricDraft, type SourceDraft } from './experiment-setup.ts';
+import { DEFAULT_PERCENTILE, defaultAggregation, newMetricDraft, percentileName, type DraftUpdate, type MetricDraft, type QuantileUnit, type SourceDraft } from './experiment-setup.ts';
 
 const AGGREGATIONS: Array<[MetricAggregation, string]> = [
   ['conversion', 'Conversion (any event)'],
@@ -28,8 +28,12 @@ function EventSelect({ label, value, definitions, onChange }: { label: string; v
   );
 }
 
-/** An aggregated event: which event, how it is aggregated, and its window; `side` names a ratio's side. */
-function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerator' | 'Denominator'; source: SourceDraft; definitions: EventDefinition[]; onChange: DraftUpdate<SourceDraft> }) {
+/**
+ * An aggregated event: which event, how it is aggregated, and its window; `side` names a ratio's
+ * side. `aggregated` false: the event's values are read one by one (a per-event percentile), no
+ * aggregation is asked.
+ */
+function SourceFields({ side, source, definitions, aggregated = true, onChange }: { side?: 'Numerator' | 'Denominator'; source: SourceDraft; definitions: EventDefinition[]; aggregated?: boolean; onChange: DraftUpdate<SourceDraft> }) {
   const name = (words: string) => (side ? `${side} ${words}` : words.replace(/^./, (c) => c.toUpperCase()));
   return (
     <>
@@ -40,17 +44,19 @@ function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerat
         // A new event takes its type's usual aggregation; it can be changed after.
         onChange={(eventKey) => onChange((current) => ({ ...current, eventKey, aggregation: defaultAggregation(definitions.find((d) => d.key === eventKey)) }))}
       />
-      <label>
-        {name('aggregation')}
-        <select value={source.aggregation} onChange={(e) => {
-            const aggregation = valueOf(e) as MetricAggregation;
-            onChange((current) => ({ ...current, aggregation }));
-          }}>
-          {AGGREGATIONS.map(([value, words]) => (
-            <option value={value}>{words}</option>
-          ))}
-        </select>
-      </label>
+      {aggregated && (
+        <label>
+          {name('aggregation')}
+          <select value={source.aggregation} onChange={(e) => {
+              const aggregation = valueOf(e) as MetricAggregation;
+              onChange((current) => ({ ...current, aggregation }));
+            }}>
+            {AGGREGATIONS.map(([value, words]) => (
+              <option value={value}>{words}</option>
+            ))}
+          </select>
+        </label>
+      )}
       <label>
         {name('window (days after exposure)')}
         <input type="number" min="0" step="any" placeholder="to the end" value={source.windowDays} onInput={(e) => {
@@ -62,9 +68,48 @@ function SourceFields({ side, source, definitions, onChange }: { side?: 'Numerat
   );
 }
 
-/** One metric's row: its kind, events, direction, capping, CUPED and guardrail; `n` from 1. */
+/**
+ * An event metric's statistic: the mean, or a percentile (docs/statistics.md §15) with its p in
+ * percent and its unit, each participant's aggregated value or every event's own value.
+ */
+function StatisticFields({ draft, set }: { draft: MetricDraft; set: (patch: Partial<MetricDraft>) => void }) {
+  return (
+    <>
+      <label>
+        Statistic
+        <select value={draft.statistic} onChange={(e) => {
+            const statistic = valueOf(e) as MetricDraft['statistic'];
+            // A row that had its percentile emptied is offered p90 again.
+            set(statistic === 'percentile' && draft.percentile.trim() === '' ? { statistic, percentile: DEFAULT_PERCENTILE } : { statistic });
+          }}>
+          <option value="mean">Mean</option>
+          <option value="percentile">Percentile (e.g. p90)</option>
+        </select>
+      </label>
+      {draft.statistic === 'percentile' && (
+        <>
+          <label>
+            Percentile (90 = p90)
+            <input type="number" min="0.1" max="99.9" step="any" required value={draft.percentile} onInput={(e) => set({ percentile: valueOf(e) })} />
+          </label>
+          <label>
+            Percentile of
+            <select value={draft.percentileUnit} onChange={(e) => set({ percentileUnit: valueOf(e) as QuantileUnit })}>
+              <option value="participant">Each participant's value (per participant)</option>
+              <option value="event">Each event's value (per event)</option>
+            </select>
+          </label>
+        </>
+      )}
+    </>
+  );
+}
+
+/** One metric's row: its kind, events, statistic, direction, capping, CUPED and guardrail; `n` from 1. */
 function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; draft: MetricDraft; definitions: EventDefinition[]; onChange: DraftUpdate<MetricDraft>; onRemove: () => void }) {
   const set = (patch: Partial<MetricDraft>) => onChange((current) => ({ ...current, ...patch }));
+  // A percentile is neither capped nor CUPED-adjusted (the API refuses both, docs/contract.md "Experiments").
+  const percentile = draft.kind === 'event' && draft.statistic === 'percentile';
   return (
     <fieldset class="rule metric-row">
       <legend>Metric {n}</legend>
@@ -94,9 +139,19 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
         </label>
       </div>
       {draft.kind === 'event' ? (
-        <div class="condition">
-          <SourceFields source={draft.event} definitions={definitions} onChange={(update) => onChange((current) => ({ ...current, event: update(current.event) }))} />
-        </div>
+        <>
+          <div class="condition">
+            <SourceFields
+              source={draft.event}
+              definitions={definitions}
+              aggregated={!(percentile && draft.percentileUnit === 'event')}
+              onChange={(update) => onChange((current) => ({ ...current, event: update(current.event) }))}
+            />
+          </div>
+          <div class="condition">
+            <StatisticFields draft={draft} set={set} />
+          </div>
+        </>
       ) : (
         <>
           <div class="condition">
@@ -108,7 +163,8 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
         </>
       )}
       <div class="condition">
-        {draft.kind === 'event' && (
+        {percentile && <p class="muted">A percentile is not capped (it is already robust to outliers) nor adjusted by CUPED (which adjusts means).</p>}
+        {draft.kind === 'event' && !percentile && (
           <>
             <label>
               Capping
@@ -138,11 +194,13 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
             )}
           </>
         )}
-        <label>
-          <input type="checkbox" checked={draft.cuped} onChange={(e) => set({ cuped: checkedOf(e) })} />
-          CUPED (adjust by pre-exposure values)
-        </label>
-        {draft.cuped && (
+        {!percentile && (
+          <label>
+            <input type="checkbox" checked={draft.cuped} onChange={(e) => set({ cuped: checkedOf(e) })} />
+            CUPED (adjust by pre-exposure values)
+          </label>
+        )}
+        {draft.cuped && !percentile && (
           <label>
             Lookback (days)
             <input type="number" min="0" step="any" required value={draft.lookbackDays} onInput={(e) => set({ lookbackDays: valueOf(e) })} />
@@ -157,7 +215,7 @@ function MetricRow({ n, draft, definitions, onChange, onRemove }: { n: number; d
             <label>
               Margin kind
               <select value={draft.guardrailMarginKind} onChange={(e) => set({ guardrailMarginKind: valueOf(e) as MetricDraft['guardrailMarginKind'] })}>
-                <option value="relative">Relative (of the control's mean)</option>
+                <option value="relative">{percentile ? `Relative (of the control's ${percentileName(draft.percentile)})` : "Relative (of the control's mean)"}</option>
                 <option value="absolute">Absolute (the metric's units)</option>
               </select>
             </label>

@@ -3,7 +3,8 @@
  * analysis of metric definitions, which warnings they raise, and the words and numbers shown.
  * Pure, so the rules are unit-tested.
  */
-import type { AnalysisWire, Effect, Experiment, GuardrailStatus, MetricStats, MetricVerdict, MetricWire, Results } from '../records.ts';
+import type { AnalysisWire, Effect, Experiment, GuardrailStatus, MetricStats, MetricVerdict, MetricWire, QuantileStats, Results } from '../records.ts';
+import { quantileName } from './experiment-setup.ts';
 
 /** Results without `srm_warning` warn on this p-value, as the page always has. */
 export const LEGACY_SRM_THRESHOLD = 0.001;
@@ -170,20 +171,22 @@ export const formatShare = (fraction: number): string => `${Number((fraction * 1
  * one the verdict reads, when a correction is on); with the Bayesian engine the chance to win and
  * the credible interval.
  */
-export function verdictReading(stats: MetricStats | undefined, analysis: AnalysisWire | undefined): string {
+export function verdictReading(stats: MetricStats | undefined, analysis: AnalysisWire | undefined, quantile?: MetricQuantile): string {
   const kind = intervalKindOf(analysis);
+  // A quantile metric's effect is the relative difference of its quantile: "p90 +20.0 %".
+  const of = quantile ? `${quantileName(quantile.p)} ` : '';
   if (kind === 'credible') {
     const b = stats?.bayesian;
-    return b ? `chance to win ${formatChance(b.chance_to_win)}, credible interval ${intervalWords(b)}` : 'no posterior yet';
+    return b ? `chance to win ${formatChance(b.chance_to_win)}${quantile ? ` on the ${quantileName(quantile.p)}` : ''}, credible interval ${intervalWords(b)}` : 'no posterior yet';
   }
   if (kind === 'always-valid') {
     const q = stats?.sequential;
     if (!q) return 'no always-valid estimate yet';
     const adjusted = correctionIsOn(analysis) && typeof q.adjusted_p_value === 'number' ? ` (adjusted ${formatP(q.adjusted_p_value)})` : '';
-    return `${formatPercent(q.estimate)}, always-valid interval ${intervalWords(q)}, always-valid p = ${formatP(q.p_value)}${adjusted}`;
+    return `${of}${formatPercent(q.estimate)}, always-valid interval ${intervalWords(q)}, always-valid p = ${formatP(q.p_value)}${adjusted}`;
   }
   const relative = stats?.relative;
-  return relative ? `${formatPercent(relative.estimate)}, interval ${intervalWords(relative)}` : 'no estimate yet';
+  return relative ? `${of}${formatPercent(relative.estimate)}, interval ${intervalWords(relative)}` : 'no estimate yet';
 }
 
 /** The tails the Bayesian verdicts use: better above 1 − tail, worse below tail (α/2 two-sided, α one-sided; §12). */
@@ -258,4 +261,54 @@ export function guardrailMeaning(status: GuardrailStatus, margin: { margin: numb
 export function sequentialSrmWarns(results: Pick<Results, 'sequential_srm_p_value'>, analysis: AnalysisWire | undefined): boolean {
   const p = results.sequential_srm_p_value;
   return typeof p === 'number' && p < (analysis?.srm_threshold ?? LEGACY_SRM_THRESHOLD);
+}
+
+// Quantile metrics (docs/statistics.md §15): each arm's value is a quantile with its outer
+// (order-statistic) interval, and the effects compare quantiles, not means.
+
+/** What a quantile metric reports: its p (0.9 for p90) and unit. */
+export interface MetricQuantile {
+  p: number;
+  unit: QuantileStats['unit'];
+}
+
+/**
+ * The quantile a metric reports, from its definition, else from an arm of the results (a metric
+ * the experiment no longer defines); undefined for a mean metric.
+ */
+export function quantileOf(definition: Pick<MetricWire, 'quantile'> | undefined, results: Pick<Results, 'variant_results'>, metric: string): MetricQuantile | undefined {
+  const defined = definition?.quantile;
+  if (defined && typeof defined.p === 'number') return { p: defined.p, unit: defined.unit ?? 'participant' };
+  for (const v of results.variant_results) {
+    const q = v.metric_stats[metric]?.quantile;
+    if (q) return { p: q.p, unit: q.unit };
+  }
+  return undefined;
+}
+
+/**
+ * A quantile metric in words: "p90 of revenue per participant" (each participant's value, its
+ * aggregation said unless the default sum), "p90 of latency per event" (every event's own value).
+ * `subject` names the event: the definition's, else the metric key.
+ */
+export function quantileWords(quantile: MetricQuantile, subject: string, aggregation?: MetricWire['aggregation']): string {
+  const name = quantileName(quantile.p);
+  if (quantile.unit === 'event') return `${name} of ${subject} per event`;
+  const value = aggregation === 'count' ? `the count of ${subject}` : aggregation === 'mean' ? `the mean ${subject}` : aggregation === 'conversion' ? `${subject} conversion (0 or 1)` : subject;
+  return `${name} of ${value} per participant`;
+}
+
+/**
+ * The words of a metric's table and caption: what an arm's value is, its effects and the lift the
+ * plot draws: the mean's, or the quantile's ("p90", "Difference of p90").
+ */
+export function statisticWords(quantile: MetricQuantile | undefined): { value: string; absolute: string; relative: string; lift: string } {
+  if (!quantile) return { value: 'Mean', absolute: 'Absolute difference', relative: 'Relative lift', lift: 'relative lift' };
+  const name = quantileName(quantile.p);
+  return { value: name, absolute: `Difference of ${name}`, relative: `Relative difference of ${name}`, lift: `relative difference of the ${name}` };
+}
+
+/** How many values a quantile arm ranks, in words: "1,200 participants", "1 event". */
+export function quantileCountWords(q: Pick<QuantileStats, 'n' | 'unit'>): string {
+  return `${formatCount(q.n)} ${q.unit}${q.n === 1 ? '' : 's'}`;
 }
