@@ -4,7 +4,7 @@ import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './erro
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
 import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
 import { EventDelivery, type EventDeliveryStats } from './events/event-delivery.ts';
-import { EvaluationSummaries, type EvaluationSummaryStats } from './events/evaluation-summaries.ts';
+import { EvaluationSummaries, type EvaluationSummaryCounter, type EvaluationSummaryStats } from './events/evaluation-summaries.ts';
 import { resolveOptions, type ResolvedOptions, type SwitchyardOptions } from './options.ts';
 import { ListChecker, type MembershipQuery } from './segments/list-checker.ts';
 import { MembershipCache } from './segments/membership-cache.ts';
@@ -42,6 +42,8 @@ export class SwitchyardClient {
   private readonly delivery: EventDelivery | undefined;
   /** Evaluation counts for flag insights (docs/sdk.md "Evaluation counts"); undefined: off. */
   private readonly summaries: EvaluationSummaries | undefined;
+  /** summaries.counter, read once per evaluation. */
+  private readonly counter: EvaluationSummaryCounter | undefined;
   private cachedSnapshot: Promise<StoreSnapshot | undefined> | undefined;
   private cacheFallbackTimer: NodeJS.Timeout | undefined;
   private streamDelivered = false;
@@ -61,17 +63,21 @@ export class SwitchyardClient {
     this.store = new DefinitionStore(o.environmentId);
     this.membershipCache = new MembershipCache(o.listSegmentCache.maxEntries, o.listSegmentCache.ttlMs, o.now);
 
-    if (o.baseUrl && o.evaluationCounts.enabled) {
-      this.summaries = new EvaluationSummaries({
-        baseUrl: o.baseUrl,
-        sdkKey: o.sdkKey,
-        environmentId: () => this.store.environmentId,
-        intervalMs: o.evaluationCounts.intervalMs,
-        fetch: o.fetch,
-        logger: o.logger,
-        now: o.now,
-      });
-    }
+    // Assigned in every client, counting or not, so every client has the same shape (a field set
+    // in some constructors only would make the evaluation path polymorphic: bench/README.md "sdk").
+    this.summaries =
+      o.baseUrl && o.evaluationCounts.enabled
+        ? new EvaluationSummaries({
+            baseUrl: o.baseUrl,
+            sdkKey: o.sdkKey,
+            environmentId: () => this.store.environmentId,
+            intervalMs: o.evaluationCounts.intervalMs,
+            fetch: o.fetch,
+            logger: o.logger,
+            now: o.now,
+          })
+        : undefined;
+    this.counter = this.summaries?.counter;
 
     const testData = o.testData;
     if (testData) {
@@ -373,7 +379,7 @@ export class SwitchyardClient {
     }
     const detail = this.detailFor(flagKey, contexts, fallback, expected, membership, true);
     // One Map increment per evaluation (bench/sdk "evaluation counts").
-    this.summaries?.count(flagKey, detail.variant_key ?? '', detail.reason);
+    this.counter?.count(flagKey, detail.variant_key, detail.reason);
     return detail;
   }
 

@@ -218,7 +218,7 @@ describe('createSwitchyardWeb', () => {
 });
 
 describe('evaluation counts', () => {
-  const summariesOf = (requests: Array<{ url: string }>) => requests.filter((r) => r.url.endsWith('/evaluation-summaries'));
+  const summariesOf = <R extends { url: string }>(requests: R[]): R[] => requests.filter((r) => r.url.endsWith('/evaluation-summaries'));
 
   test('every read is counted per (flag, variant, reason) and sent as one summary a minute with an Idempotency-Key', async () => {
     const { web, requests, timers } = setup([], { evaluationCounts: {} });

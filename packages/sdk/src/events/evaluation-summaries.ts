@@ -18,29 +18,39 @@ export interface EvaluationSummary {
 
 /** One key's count, incremented in place (no Map.set per evaluation). */
 interface Cell {
+  readonly variant: string;
+  readonly reason: string;
   n: number;
 }
+
+/** A flag's counts: its first few (variant, reason) keys in a short array, the rest in nested Maps. */
+interface FlagCells {
+  cells: Cell[];
+  more: Map<string, Map<string, Cell>> | undefined;
+}
+
+/** Keys per flag looked up by scanning (a flag has a handful of variants and reasons: faster than hashing). */
+const SCANNED_CELLS = 8;
 
 /** The server's bound on one entry's count: a larger one is split. */
 const MAX_ENTRY_COUNT = 1_000_000_000;
 
 /**
- * Evaluations counted per (flag, variant, reason) since the last take(): nested Maps of counters
- * incremented in place, so counting a key already held builds no string and allocates nothing,
- * and the key counted last is remembered (a repeat is three identity compares). At most
+ * Evaluations counted per (flag, variant, reason) since the last take(). Built for the evaluation
+ * path (issue 40: at most 3% of an evaluation; bench/README.md "sdk"): the flag counted last is
+ * remembered (an application evaluating one flag in a loop skips the Map), each flag's first
+ * eight (variant, reason) keys are scanned with identity compares (variant keys come from the
+ * definitions and reasons are constants, so they are the same strings each time), and the count
+ * is incremented in place: no key string built, nothing allocated for a key already held. At most
  * `maxEntries` distinct keys (the server's bound on one summary); an evaluation needing a new key
  * beyond that is counted in `dropped` only.
  */
 export class EvaluationSummaryCounter {
-  private flags = new Map<string, Map<string, Map<string, Cell>>>();
+  private flags = new Map<string, FlagCells>();
   private entries = 0;
   private startMs = 0;
-  // The key counted last and its cell: an application evaluating the same flag for the same
-  // answer again (the common case) costs three identity compares and an increment.
   private lastFlag: string | undefined;
-  private lastVariant: string | undefined;
-  private lastReason: string | undefined;
-  private lastCell: Cell | undefined;
+  private lastCells: FlagCells | undefined;
   dropped = 0;
 
   constructor(
@@ -49,40 +59,50 @@ export class EvaluationSummaryCounter {
   ) {}
 
   count(flagKey: string, variantKey: string, reason: string): void {
-    if (flagKey === this.lastFlag && variantKey === this.lastVariant && reason === this.lastReason) {
-      this.lastCell!.n++;
+    let flag = flagKey === this.lastFlag ? this.lastCells : this.flags.get(flagKey);
+    if (flag === undefined) {
+      // A key the server would refuse (the whole summary with it) is not counted.
+      if (typeof flagKey !== 'string' || flagKey.length === 0 || flagKey.length > 256) return;
+      if (this.entries >= this.maxEntries) {
+        this.dropped++;
+        return;
+      }
+      flag = { cells: [], more: undefined };
+      this.flags.set(flagKey, flag);
+    }
+    this.lastFlag = flagKey;
+    this.lastCells = flag;
+    const cells = flag.cells;
+    for (let i = 0; i < cells.length; i++) {
+      const cell = cells[i]!;
+      if (cell.variant === variantKey && cell.reason === reason) {
+        cell.n++;
+        return;
+      }
+    }
+    const held = flag.more?.get(variantKey)?.get(reason);
+    if (held !== undefined) {
+      held.n++;
       return;
     }
-    let variants = this.flags.get(flagKey);
-    if (variants === undefined) {
-      if (this.entries >= this.maxEntries) {
-        this.dropped++;
-        return;
-      }
-      variants = new Map();
-      this.flags.set(flagKey, variants);
+    if (this.entries >= this.maxEntries) {
+      this.dropped++;
+      return;
     }
-    let reasons = variants.get(variantKey);
+    if (this.entries === 0) this.startMs = this.now();
+    this.entries++;
+    const cell: Cell = { variant: variantKey, reason, n: 1 };
+    if (cells.length < SCANNED_CELLS) {
+      cells.push(cell);
+      return;
+    }
+    flag.more ??= new Map();
+    let reasons = flag.more.get(variantKey);
     if (reasons === undefined) {
       reasons = new Map();
-      variants.set(variantKey, reasons);
+      flag.more.set(variantKey, reasons);
     }
-    let cell = reasons.get(reason);
-    if (cell === undefined) {
-      if (this.entries >= this.maxEntries) {
-        this.dropped++;
-        return;
-      }
-      if (this.entries === 0) this.startMs = this.now();
-      this.entries++;
-      cell = { n: 0 };
-      reasons.set(reason, cell);
-    }
-    cell.n++;
-    this.lastFlag = flagKey;
-    this.lastVariant = variantKey;
-    this.lastReason = reason;
-    this.lastCell = cell;
+    reasons.set(reason, cell);
   }
 
   /** Distinct keys held. */
@@ -97,15 +117,15 @@ export class EvaluationSummaryCounter {
     const startMs = this.startMs;
     this.flags = new Map();
     this.entries = 0;
-    this.lastFlag = this.lastVariant = this.lastReason = undefined;
-    this.lastCell = undefined;
+    this.lastFlag = undefined;
+    this.lastCells = undefined;
     const counts: EvaluationSummary['counts'] = [];
-    for (const [flagKey, variants] of flags) {
-      for (const [variantKey, reasons] of variants) {
-        for (const [reason, { n: count }] of reasons) {
-          for (let left = count; left > 0; left -= MAX_ENTRY_COUNT) counts.push({ flag_key: flagKey, variant_key: variantKey, reason, count: Math.min(left, MAX_ENTRY_COUNT) });
-        }
-      }
+    const add = (flagKey: string, cell: Cell) => {
+      for (let left = cell.n; left > 0; left -= MAX_ENTRY_COUNT) counts.push({ flag_key: flagKey, variant_key: cell.variant, reason: cell.reason, count: Math.min(left, MAX_ENTRY_COUNT) });
+    };
+    for (const [flagKey, flag] of flags) {
+      for (const cell of flag.cells) add(flagKey, cell);
+      if (flag.more !== undefined) for (const reasons of flag.more.values()) for (const cell of reasons.values()) add(flagKey, cell);
     }
     const endMs = Math.max(startMs, this.now());
     return { start_ms: startMs, end_ms: endMs, counts };
@@ -158,9 +178,9 @@ export class EvaluationSummaries {
     this.timer.unref();
   }
 
+  /** Counts one evaluation (the client calls `counter.count` itself, one call less on its path). */
   count(flagKey: string, variantKey: string, reason: string): void {
-    // A key the server would refuse (the whole summary with it) is not counted.
-    if (!this.closed && typeof flagKey === 'string' && flagKey.length > 0 && flagKey.length <= 256) this.counter.count(flagKey, variantKey, reason);
+    this.counter.count(flagKey, variantKey, reason);
   }
 
   /** Sends what is counted now (after the summary in flight). Never rejects. */
