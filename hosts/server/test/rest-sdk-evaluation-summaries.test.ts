@@ -57,14 +57,17 @@ describe('POST /v1/environments/{env_id}/evaluation-summaries', () => {
         { flag_key: 'banner', variant_key: 'off', reason: 'DEFAULT', count: 7 },
         { flag_key: 'no-such-flag', variant_key: 'on', reason: 'DEFAULT', count: 5 },
         { flag_key: 'only-b', variant_key: 'on', reason: 'DEFAULT', count: 9 },
+        // Not a variant of banner: dropped (a public client key cannot invent variants).
+        { flag_key: 'banner', variant_key: 'made-up', reason: 'DEFAULT', count: 11 },
+        { flag_key: 'banner', variant_key: '', reason: 'ERROR', count: 1 },
       ])),
       202,
       'summary',
     );
-    assert.deepEqual(answer, { received_count: 5 });
-    // banner: on 40 + 2 = 42, off 7 — committed before the 202, so read at once.
+    assert.deepEqual(answer, { received_count: 7 });
+    // banner: on 40 + 2 = 42, off 7, "" 1 (made-up dropped) — committed before the 202, so read at once.
     const banner = await readInsights(a, 'banner');
-    assert.deepEqual(totals(banner.series), { on: 42, off: 7 });
+    assert.deepEqual(totals(banner.series), { on: 42, off: 7, '': 1 });
     assert.ok(banner.last_evaluated_at_ms >= before - 1 && banner.last_evaluated_at_ms <= Date.now());
     // b's flags are b's: a's key cannot add to them, by key or by environment id.
     assert.deepEqual(totals((await readInsights(b, 'only-b')).series), {});

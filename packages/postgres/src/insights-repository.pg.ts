@@ -62,6 +62,14 @@ export class PgInsightsRepository implements InsightsRepository {
     return written.count;
   }
 
+  async addSummary(scope: EnvironmentScope, summary: SummaryCounts): Promise<number> {
+    if (!validScope(scope) || summary.counts.length === 0) return 0;
+    const { last, hours } = summaryCountsStatements(this.sql, scope, summary);
+    // One statement: the last evaluation times (a data-modifying CTE) and the hourly rows.
+    const written = await this.sql`WITH summary_last AS (${last}) ${hours}`;
+    return written.count;
+  }
+
   async series(scope: EnvironmentScope, flagKey: string, granularity: InsightsGranularity, fromMs: number, toMs: number): Promise<InsightsPoint[]> {
     if (!validScope(scope)) return [];
     const from = fromMs / 1000;
@@ -202,6 +210,9 @@ export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summa
                       ${sql.array(counts.map((c) => c.reason))}::text[], ${sql.array(counts.map((c) => c.count))}::int8[]) AS u (flag_key, variant_key, reason, count)
     JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
     WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${condition}
+      -- Only the flag's own variants ("" for an answer without one): a key anyone can read from a
+      -- page cannot fill a flag's insights with made-up variants.
+      AND (u.variant_key = '' OR f.variants @> jsonb_build_array(jsonb_build_object('key', u.variant_key)))
     GROUP BY e.id, f.id, u.variant_key, u.reason, e.org_id, e.project_id
     ORDER BY e.id, f.id, u.variant_key COLLATE "C", u.reason COLLATE "C"
     ON CONFLICT (environment_id, flag_id, hour, variant_key, reason) DO UPDATE SET count = flag_evaluation_hours.count + excluded.count`;

@@ -147,11 +147,7 @@ export class InsightsService {
       const outcome = await this.repos.idempotency.storeOnce(scope, stored, { evaluationCounts: counts }, answer, nowMs + SUMMARY_IDEMPOTENCY_TTL_MS, nowMs);
       return outcome.answer as SummaryAnswer;
     }
-    const { orgId, projectId, environmentId } = scope;
-    await this.repos.insights.addCounts({
-      counts: counts.counts.map((c) => ({ orgId, projectId, environmentId, ...c, hourMs: counts.hourMs })),
-      lastEvaluated: [...new Set(counts.counts.map((c) => c.flagKey))].map((flagKey) => ({ orgId, projectId, environmentId, flagKey, atMs: counts.atMs })),
-    });
+    await this.repos.insights.addSummary(scope, counts);
     return answer;
   }
 
