@@ -47,6 +47,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { EvaluationCounter } from '@switchyard/core';
 import { EvaluationService } from '@switchyard/services';
 import type { RunningServer } from '../../hosts/server/src/server.ts';
 import { startBenchServer } from '../support/bench-server.ts';
@@ -388,6 +389,12 @@ async function main(): Promise<void> {
     // The evaluation without its budget (EVALUATION_BUDGET_MS; docs/security.md): beside the same
     // with it, what the budget's clock reads cost. budgetMs 0 is no budget (not a configurable value).
     const unbudgeted = new EvaluationService(server.repos, server.services.snapshots, undefined, Date.now, undefined, { budgetMs: 0 });
+    // Evaluation counts (docs/insights.md "Counting"; issue 40: at most 3% of the route's CPU per
+    // request): two services alike but for the counter (the server's budget, no exposures or
+    // metrics), so the pair of rows is what counting costs per request. The counter is never
+    // drained here: it holds one key per (flag, variant, reason) evaluated, as between two flushes.
+    const counted = new EvaluationService(server.repos, server.services.snapshots, undefined, Date.now, undefined, { budgetMs: 100, counter: new EvaluationCounter() });
+    const uncounted = new EvaluationService(server.repos, server.services.snapshots, undefined, Date.now, undefined, { budgetMs: 100 });
     const oneFlagRequests = oneFlag.map((request) => JSON.parse(request.body!) as { flag_key: string; context_key: string; attributes: Record<string, string | number | boolean> });
     const evaluateOne = (service: EvaluationService) => async (i: number) => {
       const request = oneFlagRequests[i % oneFlagRequests.length]!;
@@ -409,6 +416,8 @@ async function main(): Promise<void> {
           { name: 'POST evaluate, one fixed flag (not rotating)', serve: real, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },
           { name: 'in process: evaluateNow, one flag, no HTTP (1 core)', connections: 0, requests: [], inProcess: evaluateOne(server.services.evaluation) },
           { name: 'in process: evaluateNow, one flag, no budget (1 core)', connections: 0, requests: [], inProcess: evaluateOne(unbudgeted) },
+          { name: 'in process: evaluateNow, one flag, counts on (1 core)', connections: 0, requests: [], inProcess: evaluateOne(counted) },
+          { name: 'in process: evaluateNow, one flag, counts off (1 core)', connections: 0, requests: [], inProcess: evaluateOne(uncounted) },
         ],
         goals: { 'POST evaluate, one flag': ONE_FLAG_TARGET },
         p99Ms: TARGET_P99_MS,
@@ -433,6 +442,8 @@ async function main(): Promise<void> {
           { name: 'floor: Fastify app + route schemas, no work', serve: { kind: 'fastify', body: allBody, asBytes: true, keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
           evaluationFloor,
           evaluationFloorUnbudgeted,
+          { name: `in process: evaluating the ${FLAG_COUNT} flags, counts on (1 core)`, connections: 0, requests: [], inProcess: (i: number) => counted.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] }) },
+          { name: `in process: evaluating the ${FLAG_COUNT} flags, counts off (1 core)`, connections: 0, requests: [], inProcess: (i: number) => uncounted.evaluateFlags(scope, { contexts: [userContexts[i % userContexts.length]!] }) },
           { name: 'floor: Fastify app + route schemas + the evaluation', serve: { kind: 'fastify', body: allBody, asBytes: true, evaluation: evaluation('evaluate'), keepAliveMs }, connections: ALL_CONNECTIONS, requests: allFlags },
           { name: 'POST evaluate, all flags', serve: real, connections: ALL_CONNECTIONS, requests: allFlags },
         ],

@@ -330,7 +330,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     const insightsLog = logging.forModule('insights');
     const evaluationCounter = new EvaluationCounter(config.insights.maxKeys);
     const lifecycleRepository = new PgFlagLifecycleRepository(database.sql);
-    const insights = new InsightsService({ flags: repos.flags, projects: repos.projects, insights: insightsRepository, lifecycle: lifecycleRepository }, scopes);
+    const insights = new InsightsService({ flags: repos.flags, projects: repos.projects, insights: insightsRepository, lifecycle: lifecycleRepository, idempotency: repos.idempotency }, scopes, Date.now, limiter);
     const insightsFlusher = new EvaluationCountFlusher(evaluationCounter, (drained) => insights.write(drained), {
       intervalMs: config.insights.flushMs,
       onError: (error) => insightsLog.warn({ err: { message: (error as Error).message } }, 'evaluation counts could not be written; the next flush writes them'),

@@ -3,6 +3,7 @@ import type postgres from 'postgres';
 import type { Sql } from './connect.ts';
 import { insertEventsStatement, insertExposuresStatement, retryingStaleSession } from './ingest-writes.pg.ts';
 import { isUuid } from './pg-errors.ts';
+import { summaryCountsStatements } from './insights-repository.pg.ts';
 
 const validScope = (scope: EnvironmentScope): boolean =>
   isUuid(scope.orgId) && isUuid(scope.projectId) && isUuid(scope.environmentId);
@@ -70,6 +71,7 @@ export class PgIdempotencyRepository implements IdempotencyRepository {
     //    makes a concurrent statement with the same key wait on the claim until ours commits, then
     //    see our row: its claim returns nothing and its rows (conditioned on the claim) are skipped.
     const onlyIfClaimed = () => this.sql`AND EXISTS (SELECT 1 FROM claimed)`;
+    const summary = rows.evaluationCounts !== undefined && rows.evaluationCounts.counts.length > 0 ? summaryCountsStatements(this.sql, scope, rows.evaluationCounts, onlyIfClaimed()) : null;
     const [won] = await retryingStaleSession(() => this.sql<{ answer: unknown }[]>`
       WITH claimed AS (
         INSERT INTO idempotency_keys (environment_id, key, answer, expires_at_ms)
@@ -83,6 +85,7 @@ export class PgIdempotencyRepository implements IdempotencyRepository {
       ),
       stored_events AS (${insertEventsStatement(this.sql, scope, rows.events ?? [], receivedAtMs, onlyIfClaimed())}),
       stored_exposures AS (${insertExposuresStatement(this.sql, scope, rows.exposures ?? [], receivedAtMs, onlyIfClaimed())})
+      ${summary === null ? this.sql`` : this.sql`, summary_last AS (${summary.last}), summary_hours AS (${summary.hours})`}
       SELECT answer FROM claimed`);
     if (won) return { answer: won.answer, stored: true };
     // 2. A live answer (a new statement sees the winner's committed row) or a foreign scope.

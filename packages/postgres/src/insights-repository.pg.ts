@@ -1,4 +1,5 @@
-import type { DrainedCounts, EnvironmentScope, InsightsGranularity, InsightsPoint, InsightsRepository, InsightsRetentionReport } from '@switchyard/core';
+import type { DrainedCounts, EnvironmentScope, InsightsGranularity, InsightsPoint, InsightsRepository, InsightsRetentionReport, SummaryCounts } from '@switchyard/core';
+import type postgres from 'postgres';
 import type { Sql } from './connect.ts';
 import { isUuid } from './pg-errors.ts';
 
@@ -58,6 +59,14 @@ export class PgInsightsRepository implements InsightsRepository {
       GROUP BY e.id, f.id, u.hour_ms, u.variant_key, u.reason, e.org_id, e.project_id
       ORDER BY e.id, f.id, u.hour_ms, u.variant_key COLLATE "C", u.reason COLLATE "C"
       ON CONFLICT (environment_id, flag_id, hour, variant_key, reason) DO UPDATE SET count = flag_evaluation_hours.count + excluded.count`;
+    return written.count;
+  }
+
+  async addSummary(scope: EnvironmentScope, summary: SummaryCounts): Promise<number> {
+    if (!validScope(scope) || summary.counts.length === 0) return 0;
+    const { last, hours } = summaryCountsStatements(this.sql, scope, summary);
+    // One statement: the last evaluation times (a data-modifying CTE) and the hourly rows.
+    const written = await this.sql`WITH summary_last AS (${last}) ${hours}`;
     return written.count;
   }
 
@@ -171,4 +180,41 @@ export class PgInsightsRepository implements InsightsRepository {
     }
     return report;
   }
+}
+
+/**
+ * The two INSERT statements of an SDK summary (docs/insights.md "SDK summaries"), for the CTEs of
+ * a larger statement (PgIdempotencyRepository.storeOnce: the summary commits with its
+ * Idempotency-Key or not at all): each flag's last evaluation moved forward, and the counts added
+ * to their hourly rows. Both join the scope's environment (a foreign scope writes nothing) and the
+ * flags of its project by key (an unknown flag's counts are dropped). `condition` (`AND ...`) is
+ * added to both WHERE clauses. Plain INSERTs (no WITH of their own), so they can be CTEs.
+ */
+export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summary: SummaryCounts, condition: postgres.Fragment = sql``) {
+  const counts = summary.counts;
+  const flagKeys = [...new Set(counts.map((c) => c.flagKey))];
+  const last = sql`
+    INSERT INTO flag_evaluation_last (environment_id, flag_id, org_id, project_id, last_evaluated_at)
+    SELECT e.id, f.id, e.org_id, e.project_id, to_timestamp(${summary.atMs}::int8 / 1000.0)
+    FROM environments e
+    JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id
+    WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
+      AND f.key = ANY(${sql.array(flagKeys)}::text[]) ${condition}
+    ORDER BY e.id, f.id
+    ON CONFLICT (environment_id, flag_id) DO UPDATE SET last_evaluated_at = greatest(flag_evaluation_last.last_evaluated_at, excluded.last_evaluated_at)`;
+  const hours = sql`
+    INSERT INTO flag_evaluation_hours (environment_id, flag_id, hour, variant_key, reason, org_id, project_id, count)
+    SELECT e.id, f.id, to_timestamp(${summary.hourMs}::int8 / 1000.0), u.variant_key, u.reason, e.org_id, e.project_id, sum(u.count)
+    FROM environments e
+    CROSS JOIN unnest(${sql.array(counts.map((c) => c.flagKey))}::text[], ${sql.array(counts.map((c) => c.variantKey))}::text[],
+                      ${sql.array(counts.map((c) => c.reason))}::text[], ${sql.array(counts.map((c) => c.count))}::int8[]) AS u (flag_key, variant_key, reason, count)
+    JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
+    WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${condition}
+      -- Only the flag's own variants ("" for an answer without one): a key anyone can read from a
+      -- page cannot fill a flag's insights with made-up variants.
+      AND (u.variant_key = '' OR f.variants @> jsonb_build_array(jsonb_build_object('key', u.variant_key)))
+    GROUP BY e.id, f.id, u.variant_key, u.reason, e.org_id, e.project_id
+    ORDER BY e.id, f.id, u.variant_key COLLATE "C", u.reason COLLATE "C"
+    ON CONFLICT (environment_id, flag_id, hour, variant_key, reason) DO UPDATE SET count = flag_evaluation_hours.count + excluded.count`;
+  return { last, hours };
 }

@@ -4,6 +4,7 @@ import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './erro
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
 import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
 import { EventDelivery, type EventDeliveryStats } from './events/event-delivery.ts';
+import { EvaluationSummaries, type EvaluationSummaryCounter, type EvaluationSummaryStats } from './events/evaluation-summaries.ts';
 import { resolveOptions, type ResolvedOptions, type SwitchyardOptions } from './options.ts';
 import { ListChecker, type MembershipQuery } from './segments/list-checker.ts';
 import { MembershipCache } from './segments/membership-cache.ts';
@@ -39,6 +40,10 @@ export class SwitchyardClient {
   private readonly membershipCache: MembershipCache;
   private readonly fileCache: FileCache | undefined;
   private readonly delivery: EventDelivery | undefined;
+  /** Evaluation counts for flag insights (docs/sdk.md "Evaluation counts"); undefined: off. */
+  private readonly summaries: EvaluationSummaries | undefined;
+  /** summaries.counter, read once per evaluation. */
+  private readonly counter: EvaluationSummaryCounter | undefined;
   private cachedSnapshot: Promise<StoreSnapshot | undefined> | undefined;
   private cacheFallbackTimer: NodeJS.Timeout | undefined;
   private streamDelivered = false;
@@ -57,6 +62,22 @@ export class SwitchyardClient {
     this.emitter.setMaxListeners(0);
     this.store = new DefinitionStore(o.environmentId);
     this.membershipCache = new MembershipCache(o.listSegmentCache.maxEntries, o.listSegmentCache.ttlMs, o.now);
+
+    // Assigned in every client, counting or not, so every client has the same shape (a field set
+    // in some constructors only would make the evaluation path polymorphic: bench/README.md "sdk").
+    this.summaries =
+      o.baseUrl && o.evaluationCounts.enabled
+        ? new EvaluationSummaries({
+            baseUrl: o.baseUrl,
+            sdkKey: o.sdkKey,
+            environmentId: () => this.store.environmentId,
+            intervalMs: o.evaluationCounts.intervalMs,
+            fetch: o.fetch,
+            logger: o.logger,
+            now: o.now,
+          })
+        : undefined;
+    this.counter = this.summaries?.counter;
 
     const testData = o.testData;
     if (testData) {
@@ -161,6 +182,11 @@ export class SwitchyardClient {
    * (stored by the server) and failed requests. All zeros when the client sends no events
    * (TestData, no `baseUrl`, or `events.enabled: false`).
    */
+  /** Evaluation-count summaries: evaluations sent and dropped (docs/sdk.md "Evaluation counts"). */
+  evaluationCountStats(): EvaluationSummaryStats {
+    return this.summaries?.stats() ?? { sentEvaluations: 0, droppedEvaluations: 0 };
+  }
+
   stats(): EventDeliveryStats {
     return this.delivery?.stats() ?? { queuedEvents: 0, queuedExposures: 0, droppedEvents: 0, droppedExposures: 0, sentEvents: 0, sentExposures: 0, failedAttempts: 0 };
   }
@@ -322,7 +348,7 @@ export class SwitchyardClient {
 
   /** Sends every queued event and exposure now. */
   async flush(): Promise<void> {
-    await this.delivery?.flush();
+    await Promise.all([this.delivery?.flush(), this.summaries?.flush()]);
   }
 
   /** Ends the sync stream and every timer, writes the cache file, and delivers what is queued. */
@@ -333,7 +359,7 @@ export class SwitchyardClient {
     this.unsubscribeTestData?.();
     this.connection?.stop();
     this.listChecker?.close();
-    await Promise.all([this.fileCache?.close(), this.delivery?.close()]);
+    await Promise.all([this.fileCache?.close(), this.delivery?.close(), this.summaries?.close()]);
   }
 
   // --- internals ---
@@ -351,7 +377,10 @@ export class SwitchyardClient {
     } catch {
       contexts = undefined;
     }
-    return this.detailFor(flagKey, contexts, fallback, expected, membership, true);
+    const detail = this.detailFor(flagKey, contexts, fallback, expected, membership, true);
+    // One Map increment per evaluation (bench/sdk "evaluation counts").
+    this.counter?.count(flagKey, detail.variant_key, detail.reason);
+    return detail;
   }
 
   /** One evaluation of contexts already converted (undefined: the input was malformed). */

@@ -3,6 +3,7 @@ export { SwitchyardClient } from './client.ts';
 export type { SwitchyardOptions } from './options.ts';
 export { TestData } from './testing/test-data.ts';
 export type { EventDeliveryStats } from './events/event-delivery.ts';
+export type { EvaluationSummaryStats } from './events/evaluation-summaries.ts';
 export type { OfrepBootstrap, OfrepBootstrapFlag, OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
 export { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
 export type {

@@ -34,6 +34,12 @@ export interface SwitchyardOptions {
   /** Metric events and exposures (docs/sdk.md "Event delivery"). `enabled: false` sends none. */
   events?: { enabled?: boolean; flushIntervalMs?: number; maxBatchSize?: number; maxQueueSize?: number };
   /**
+   * Evaluation counts sent to the server for flag insights (docs/sdk.md "Evaluation counts"):
+   * a summary every `intervalMs` (default 60,000) and on close. `enabled: false` counts and sends
+   * nothing. Off by default with `testData`; `enabled: true` there counts and sends to `baseUrl`.
+   */
+  evaluationCounts?: { enabled?: boolean; intervalMs?: number };
+  /**
    * How long one flag's evaluation may run before it answers the fallback with error GENERAL
    * (default 100 ms; 0: no limit). A bound on `matches` patterns run against long attribute
    * values (docs/sdk.md "Options").
@@ -60,6 +66,7 @@ export interface ResolvedOptions {
   testData: TestData | undefined;
   listSegmentCache: { maxEntries: number; ttlMs: number };
   events: { enabled: boolean; flushIntervalMs?: number; maxBatchSize?: number; maxQueueSize?: number };
+  evaluationCounts: { enabled: boolean; intervalMs?: number };
   evaluationBudgetMs: number;
   fetch: typeof fetch;
   now: () => number;
@@ -163,6 +170,11 @@ export function resolveOptions(options: SwitchyardOptions): ResolvedOptions {
       flushIntervalMs: optionalPositive(events.flushIntervalMs, 'events.flushIntervalMs'),
       maxBatchSize: optionalPositive(events.maxBatchSize, 'events.maxBatchSize'),
       maxQueueSize: optionalPositive(events.maxQueueSize, 'events.maxQueueSize'),
+    },
+    evaluationCounts: {
+      // On by default with a server; with testData only when asked for (and sent to baseUrl).
+      enabled: options.evaluationCounts?.enabled ?? testData === undefined,
+      intervalMs: optionalPositive(options.evaluationCounts?.intervalMs, 'evaluationCounts.intervalMs'),
     },
     evaluationBudgetMs: nonNegative(options.evaluationBudgetMs, 'evaluationBudgetMs', DEFAULT_EVALUATION_BUDGET_MS),
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),

@@ -48,6 +48,8 @@ export interface ExposureHookOptions {
   /** Exposures remembered for de-duplication (the oldest are forgotten beyond it); default 5,000. */
   maxRemembered?: number;
   now: () => number;
+  /** Told of every flag read, before any filtering (evaluation counts, docs/client-side.md). */
+  countRead?: ((flagKey: string, variantKey: string, reason: string) => void) | undefined;
 }
 
 /** Reasons with nothing to report: no variant was chosen for the context. */
@@ -66,6 +68,7 @@ export function createExposureHook(sender: Pick<BatchSender, 'add'>, options: Ex
   return {
     after(hookContext, details) {
       const variant = details.variant;
+      options.countRead?.(details.flagKey, typeof variant === 'string' ? variant : '', details.errorCode !== undefined ? 'ERROR' : (details.reason ?? 'UNKNOWN'));
       if (typeof variant !== 'string' || variant === '' || details.errorCode !== undefined) return;
       if (details.reason !== undefined && SILENT_REASONS.has(details.reason)) return;
       if (options.shouldReport && !options.shouldReport(details.flagKey, details)) return;

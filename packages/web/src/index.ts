@@ -29,3 +29,5 @@ export {
   type SendError,
 } from './batch-sender.ts';
 export type { EventTargetLike, FetchLike, FetchResponseLike, StorageLike, TimersLike } from './platform.ts';
+export { EvaluationCounts, MAX_SUMMARY_KEYS } from './evaluation-counts.ts';
+export type { SummaryCountEntry } from './evaluation-counts.ts';

@@ -1,3 +1,4 @@
+import { SummarySender } from './evaluation-counts.ts';
 import { BatchSender, type ContextTokenSource, type ErrorListener } from './batch-sender.ts';
 import { contextOf, createExposureHook, type EvaluationContextLike, type EvaluationDetailsLike, type ExposureHook } from './exposure-hook.ts';
 import { globalEventTarget, globalFetch, globalTimers, pageIsHidden, type EventTargetLike, type FetchLike, type TimersLike } from './platform.ts';
@@ -20,6 +21,12 @@ export interface SwitchyardWebOptions {
   shouldReportExposure?: (flagKey: string, details: EvaluationDetailsLike) => boolean;
   /** Told about entries the server refused or that could not be kept (never throws into the page). */
   onError?: ErrorListener;
+  /**
+   * Flag reads counted per (flag, variant, reason) and sent as a summary every `intervalMs`
+   * (default 60 s) and when the page is hidden or left (docs/client-side.md "Evaluation counts");
+   * `false` counts and sends nothing.
+   */
+  evaluationCounts?: false | { intervalMs?: number };
   /** Defaults: the page's `fetch`, timers and `window`, and `Date.now`. */
   fetch?: FetchLike;
   timers?: TimersLike;
@@ -83,11 +90,25 @@ export function createSwitchyardWeb(options: SwitchyardWebOptions): SwitchyardWe
   };
   const exposures = new BatchSender({ ...common, url: `${baseUrl}/v1/environments/${environment}/exposures`, route: 'exposures', body: (entries) => ({ exposures: entries }) });
   const events = new BatchSender({ ...common, url: `${baseUrl}/v1/environments/${environment}/events/batch`, route: 'events', body: (entries) => ({ events: entries }) });
+  const summaries =
+    options.evaluationCounts === false
+      ? undefined
+      : new SummarySender({
+          url: `${baseUrl}/v1/environments/${environment}/evaluation-summaries`,
+          clientKey: options.clientKey,
+          contextToken: options.contextToken,
+          fetch,
+          timers,
+          intervalMs: options.evaluationCounts?.intervalMs ?? 60_000,
+          now,
+          onError: options.onError,
+        });
 
   const target = options.eventTarget === undefined ? globalEventTarget() : (options.eventTarget ?? undefined);
   const leaving = () => {
     void exposures.flush({ keepalive: true });
     void events.flush({ keepalive: true });
+    void summaries?.flush({ keepalive: true });
   };
   const hidden = () => {
     if (pageIsHidden()) leaving();
@@ -95,7 +116,8 @@ export function createSwitchyardWeb(options: SwitchyardWebOptions): SwitchyardWe
   target?.addEventListener('pagehide', leaving);
   target?.addEventListener('visibilitychange', hidden);
 
-  const exposureHook = createExposureHook(exposures, { now, ...(options.shouldReportExposure ? { shouldReport: options.shouldReportExposure } : {}) });
+  const countRead = summaries === undefined ? undefined : (flagKey: string, variantKey: string, reason: string) => summaries.count(flagKey, variantKey, reason);
+  const exposureHook = createExposureHook(exposures, { now, countRead, ...(options.shouldReportExposure ? { shouldReport: options.shouldReportExposure } : {}) });
 
   return {
     providerOptions: (extra = {}) =>
@@ -117,12 +139,12 @@ export function createSwitchyardWeb(options: SwitchyardWebOptions): SwitchyardWe
       events.add(entry);
     },
     flush: async () => {
-      await Promise.all([exposures.flush(), events.flush()]);
+      await Promise.all([exposures.flush(), events.flush(), summaries?.flush()]);
     },
     close: async () => {
       target?.removeEventListener('pagehide', leaving);
       target?.removeEventListener('visibilitychange', hidden);
-      await Promise.all([exposures.close(), events.close()]);
+      await Promise.all([exposures.close(), events.close(), summaries?.close()]);
     },
   };
 }

@@ -19,6 +19,8 @@ function setup(answers: Parameters<typeof fakeFetch>[0] = [], extra: Partial<Swi
     now: timers.now,
     eventTarget: window,
     onError: (error) => errors.push(error),
+    // Off unless a test is about them ("evaluation counts" below): the other tests count requests.
+    evaluationCounts: false,
     ...extra,
   });
   return { web, requests, timers, window, errors };
@@ -212,5 +214,66 @@ describe('createSwitchyardWeb', () => {
     assert.deepEqual(options.headers, [['X-API-Key', 'ck_public']]);
     assert.equal(options.pollInterval, 5000);
     assert.deepEqual(await options.headersFactory(), [['Authorization', 'Bearer eyJ.t']]);
+  });
+});
+
+describe('evaluation counts', () => {
+  const summariesOf = <R extends { url: string }>(requests: R[]): R[] => requests.filter((r) => r.url.endsWith('/evaluation-summaries'));
+
+  test('every read is counted per (flag, variant, reason) and sent as one summary a minute with an Idempotency-Key', async () => {
+    const { web, requests, timers } = setup([], { evaluationCounts: {} });
+    // checkout/treatment/SPLIT × 3 (two contexts: counts are not deduplicated as exposures are),
+    // checkout/control/SPLIT × 1, banner/on/STATIC × 2, a failed read: missing/""/ERROR × 1.
+    for (const key of ['u1', 'u2', 'u1']) web.exposureHook.after(...read('checkout', 'treatment', { targetingKey: key }));
+    web.exposureHook.after(...read('checkout', 'control', { targetingKey: 'u3' }));
+    for (let i = 0; i < 2; i++) web.exposureHook.after(...read('banner', 'on', {}, { reason: 'STATIC' }));
+    web.exposureHook.after(...read('missing', undefined, {}, { reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' }));
+    await timers.advance(59_999);
+    assert.equal(summariesOf(requests).length, 0);
+    await timers.advance(1);
+    const [summary, ...more] = summariesOf(requests);
+    assert.equal(more.length, 0);
+    assert.equal(summary!.url, `https://flags.example.com/v1/environments/${ENV}/evaluation-summaries`);
+    assert.equal(summary!.headers['x-api-key'], 'ck_public');
+    assert.match(summary!.headers['idempotency-key']!, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(summary!.body, {
+      start_ms: 1_000_000,
+      end_ms: 1_060_000,
+      counts: [
+        { flag_key: 'checkout', variant_key: 'treatment', reason: 'SPLIT', count: 3 },
+        { flag_key: 'checkout', variant_key: 'control', reason: 'SPLIT', count: 1 },
+        { flag_key: 'banner', variant_key: 'on', reason: 'STATIC', count: 2 },
+        { flag_key: 'missing', variant_key: '', reason: 'ERROR', count: 1 },
+      ],
+    });
+    await timers.advance(60_000);
+    assert.equal(summariesOf(requests).length, 1, 'nothing new read: nothing sent');
+  });
+
+  test('a failed send is resent with the same Idempotency-Key; new reads go in a summary of their own', async () => {
+    const { web, requests, timers } = setup([503], { evaluationCounts: { intervalMs: 1_000 } });
+    web.exposureHook.after(...read('checkout', 'treatment', { targetingKey: 'u1' }));
+    await timers.advance(1_000);
+    web.exposureHook.after(...read('checkout', 'treatment', { targetingKey: 'u2' }));
+    await timers.advance(1_000);
+    const sent = summariesOf(requests);
+    assert.equal(sent.length, 3, 'the failed one, its resend, then the new one');
+    assert.equal(sent[1]!.headers['idempotency-key'], sent[0]!.headers['idempotency-key']);
+    assert.deepEqual(sent[1]!.body, sent[0]!.body);
+    assert.notEqual(sent[2]!.headers['idempotency-key'], sent[0]!.headers['idempotency-key']);
+    assert.equal(sent[2]!.body.counts[0].count, 1);
+  });
+
+  test('pagehide sends the counts at once with keepalive; evaluationCounts: false sends none', async () => {
+    const { web, requests, window } = setup([], { evaluationCounts: {} });
+    web.exposureHook.after(...read('f', 'a', { targetingKey: 'u' }));
+    window.fire('pagehide');
+    await settle();
+    assert.deepEqual(summariesOf(requests).map((r) => [r.body.counts, r.keepalive]), [[[{ flag_key: 'f', variant_key: 'a', reason: 'SPLIT', count: 1 }], true]]);
+    const off = setup([], { evaluationCounts: false });
+    off.web.exposureHook.after(...read('f', 'a', { targetingKey: 'u' }));
+    off.window.fire('pagehide');
+    await settle();
+    assert.equal(summariesOf(off.requests).length, 0);
   });
 });

@@ -1,5 +1,6 @@
 import type { EnvironmentScope } from '../ports/scopes.ts';
 import type { DrainedCounts } from './evaluation-counter.ts';
+import type { SummaryCounts } from '../ports/event-ports.ts';
 
 /** Hourly or daily points of a series (docs/insights.md "Granularity"). */
 export type InsightsGranularity = 'hour' | 'day';
@@ -29,6 +30,12 @@ export interface InsightsRepository {
    * a flag key not in that project, are not written. Returns how many count rows were written.
    */
   addCounts(drained: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>): Promise<number>;
+  /**
+   * Adds an SDK's summary to the scope's environment in one statement (docs/insights.md "SDK
+   * summaries"): counts of flags not in the project, or of variants the flag does not have, are
+   * dropped. Returns how many count rows were written.
+   */
+  addSummary(scope: EnvironmentScope, summary: SummaryCounts): Promise<number>;
   /**
    * The flag's points in [fromMs, toMs): hours from the hourly rows; days from the daily rows plus
    * what of the hourly rows is not rolled up yet. Only points with a count; in time order.

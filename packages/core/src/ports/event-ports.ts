@@ -64,4 +64,15 @@ export interface IdempotencyRepository {
 export interface IdempotentRows {
   events?: Array<Omit<MetricEvent, 'environmentId'>>;
   exposures?: Array<Omit<Exposure, 'environmentId'>>;
+  /** An SDK's evaluation summary (docs/insights.md "SDK summaries"): added to the environment's hourly counts. */
+  evaluationCounts?: SummaryCounts;
+}
+
+/** One SDK summary's counts, all in one environment and one UTC hour (the scope's). */
+export interface SummaryCounts {
+  /** The UTC hour the counts are added to (epoch ms, a multiple of 3,600,000). */
+  hourMs: number;
+  /** The flags' last evaluation time this summary moves forward to (epoch ms). */
+  atMs: number;
+  counts: Array<{ flagKey: string; variantKey: string; reason: string; count: number }>;
 }

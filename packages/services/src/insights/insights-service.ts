@@ -17,10 +17,15 @@ import {
   type DrainedCounts,
   type EnvironmentScope,
   type InsightsPoint,
+  type IdempotencyRepository,
   type InsightsRepository,
   type Principal,
   type Repositories,
+  type SummaryCounts,
+  DomainError,
+  isKeyPrincipal,
 } from '@switchyard/core';
+import type { IngestRateLimiter } from '../limits/ingest-rate-limiter.ts';
 import { requireAllowed } from '../authorization.ts';
 import type { ScopeResolver } from '../scopes.ts';
 
@@ -96,6 +101,60 @@ const isLast = (value: unknown): boolean =>
   Number.isSafeInteger((value as Record<string, unknown>).atMs);
 const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** At most this many entries in one SDK summary (docs/insights.md "SDK summaries"). */
+export const MAX_SUMMARY_ENTRIES = 1_000;
+/** At most this many evaluations in one entry of a summary. */
+export const MAX_SUMMARY_COUNT = 1_000_000_000;
+/** A summary's start may be at most this far in the past (an SDK that was offline a while). */
+export const MAX_SUMMARY_AGE_MS = 2 * DAY_MS;
+/** A summary's end may be at most this far ahead of the server's clock (clock skew). */
+export const MAX_SUMMARY_SKEW_MS = 5 * 60_000;
+/** How long a summary's Idempotency-Key is remembered (as ingest's). */
+const SUMMARY_IDEMPOTENCY_TTL_MS = DAY_MS;
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const REASON_PATTERN = /^[A-Za-z_]{1,32}$/;
+
+/** An SDK's summary as sent: `{start_ms, end_ms, counts: [{flag_key, variant_key, reason, count}]}`. */
+export interface IncomingSummary {
+  start_ms?: unknown;
+  end_ms?: unknown;
+  counts?: unknown;
+}
+
+/** The 202 answer to a summary: how many entries it carried (counts of unknown flags are dropped, not refused). */
+export interface SummaryAnswer {
+  received_count: number;
+}
+
+/**
+ * Checks a summary and returns its counts (docs/insights.md "SDK summaries"); the hour they are
+ * added to is the UTC hour of its end (moved back to now when a little ahead).
+ * @throws INVALID_ARGUMENT naming the first bad field.
+ */
+export function summaryCounts(summary: unknown, nowMs: number): SummaryCounts {
+  if (!isObject(summary)) throw invalidArgument('a summary is {start_ms, end_ms, counts}', 'body');
+  const { start_ms: startMs, end_ms: endMs, counts } = summary as IncomingSummary;
+  if (!Number.isSafeInteger(startMs) || (startMs as number) < nowMs - MAX_SUMMARY_AGE_MS) throw invalidArgument('start_ms must be epoch ms within the last two days', 'start_ms');
+  if (!Number.isSafeInteger(endMs) || (endMs as number) < (startMs as number) || (endMs as number) > nowMs + MAX_SUMMARY_SKEW_MS) {
+    throw invalidArgument('end_ms must be epoch ms, at least start_ms and not in the future', 'end_ms');
+  }
+  if (!Array.isArray(counts)) throw invalidArgument('counts must be a list', 'counts');
+  if (counts.length > MAX_SUMMARY_ENTRIES) throw invalidArgument(`at most ${MAX_SUMMARY_ENTRIES} counts per summary (got ${counts.length})`, 'counts');
+  const out: SummaryCounts['counts'] = [];
+  for (let i = 0; i < counts.length; i++) {
+    const entry = counts[i] as Record<string, unknown>;
+    if (!isObject(entry)) throw invalidArgument('a count is {flag_key, variant_key, reason, count}', `counts[${i}]`);
+    if (!isText(entry.flag_key, 256, 1)) throw invalidArgument('flag_key must be 1-256 characters', `counts[${i}].flag_key`);
+    if (!isText(entry.variant_key, 256)) throw invalidArgument('variant_key must be at most 256 characters ("" for none)', `counts[${i}].variant_key`);
+    if (typeof entry.reason !== 'string' || !REASON_PATTERN.test(entry.reason)) throw invalidArgument('reason must be 1-32 letters or underscores', `counts[${i}].reason`);
+    const count = entry.count;
+    if (!Number.isSafeInteger(count) || (count as number) < 1 || (count as number) > MAX_SUMMARY_COUNT) throw invalidArgument(`count must be an integer from 1 to ${MAX_SUMMARY_COUNT}`, `counts[${i}].count`);
+    out.push({ flagKey: entry.flag_key, variantKey: entry.variant_key, reason: entry.reason.toUpperCase(), count: count as number });
+  }
+  const atMs = Math.min(endMs as number, nowMs);
+  return { hourMs: atMs - (atMs % HOUR_MS), atMs, counts: out };
+}
+
 /**
  * Evaluation counts per flag and environment (docs/insights.md): written by this process's
  * EvaluationCountFlusher, and by gateways' over the hop (InsightsGatewayService.RecordCounts);
@@ -103,10 +162,43 @@ const isObject = (value: unknown): boolean => typeof value === 'object' && value
  */
 export class InsightsService {
   constructor(
-    private readonly repos: Pick<Repositories, 'flags' | 'projects'> & { insights: InsightsRepository; lifecycle: FlagLifecycleRepository },
+    private readonly repos: Pick<Repositories, 'flags' | 'projects'> & { insights: InsightsRepository; lifecycle: FlagLifecycleRepository; idempotency?: IdempotencyRepository },
     private readonly scopes: ScopeResolver,
     private readonly now: () => number = Date.now,
+    /** The ingest rate limits (a summary costs one entry); absent: none (unit tests). */
+    private readonly limiter?: Pick<IngestRateLimiter, 'admit'>,
   ) {}
+
+  /**
+   * Adds an SDK's evaluation summary (POST /v1/environments/{env_id}/evaluation-summaries;
+   * docs/insights.md "SDK summaries") to the key's environment, in one statement, and answers once
+   * it is committed. With an Idempotency-Key the counts and the key commit together: a repeat
+   * within 24 h adds nothing and gets the first answer. Counts of flags the environment's project
+   * does not have are dropped.
+   * @throws PERMISSION_DENIED for a caller that is not an SDK or client key of the environment;
+   *   INVALID_ARGUMENT for a bad summary or Idempotency-Key; RateLimitedError over the ingest limits.
+   */
+  async recordSummary(principal: Principal, scope: EnvironmentScope, summary: unknown, options: { idempotencyKey?: string | undefined } = {}): Promise<SummaryAnswer> {
+    if (!isKeyPrincipal(principal)) throw new DomainError('PERMISSION_DENIED', 'evaluation summaries are sent with an SDK or client key');
+    requireAllowed(principal, principal.kind === 'client_key' ? 'flag.client_evaluate' : 'flag.evaluate', { orgId: scope.orgId, projectId: scope.projectId, environmentId: scope.environmentId });
+    const key = options.idempotencyKey;
+    if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) throw invalidArgument('Idempotency-Key must be 1-255 visible ASCII characters', 'idempotency-key');
+    const nowMs = this.now();
+    const counts = summaryCounts(summary, nowMs);
+    this.limiter?.admit('ingest', principal, scope, 1);
+    const answer: SummaryAnswer = { received_count: counts.counts.length };
+    if (counts.counts.length === 0) return answer;
+    if (key !== undefined && this.repos.idempotency !== undefined) {
+      // Per key (a client key's Idempotency-Keys are its own, as ingest's), in the ingest table.
+      const stored = `summary:${principal.sdkKeyId}:${key}`;
+      const earlier = await this.repos.idempotency.get(scope, stored, nowMs);
+      if (earlier !== null) return earlier as SummaryAnswer;
+      const outcome = await this.repos.idempotency.storeOnce(scope, stored, { evaluationCounts: counts }, answer, nowMs + SUMMARY_IDEMPOTENCY_TTL_MS, nowMs);
+      return outcome.answer as SummaryAnswer;
+    }
+    await this.repos.insights.addSummary(scope, counts);
+    return answer;
+  }
 
   async scope(principal: Principal, environmentId: string): Promise<EnvironmentScope> {
     return this.scopes.environment(principal, environmentId);

@@ -16,7 +16,7 @@ import { registerOfrepRoutes } from '../domains/flags/ofrep-rest-routes.ts';
 import { registerFlagRoutes } from '../domains/flags/rest-routes.ts';
 import { registerFlagsAsCodeRoutes } from '../domains/flags-as-code/rest-routes.ts';
 import { registerContextAttributeRoutes } from '../domains/flags/context-attribute-rest-routes.ts';
-import { registerInsightsRoutes } from '../domains/insights/rest-routes.ts';
+import { registerEvaluationSummaryRoutes, registerInsightsRoutes } from '../domains/insights/rest-routes.ts';
 import { registerAdminRoutes } from '../domains/management/admin-rest-routes.ts';
 import { registerManagementRoutes } from '../domains/management/rest-routes.ts';
 import { registerRoleBindingRoutes } from '../domains/management/rest-role-binding-routes.ts';
@@ -51,6 +51,7 @@ export function registerRestRoutes(http: FastifyInstance, services: GatewayServi
   registerFlagsAsCodeRoutes(http, services);
   registerContextAttributeRoutes(http, services);
   registerInsightsRoutes(http, services);
+  registerEvaluationSummaryRoutes(http, services);
   registerSegmentRoutes(http, services);
   registerEnvironmentCopyRoutes(http, services);
   registerChangeRequestRoutes(http, services);

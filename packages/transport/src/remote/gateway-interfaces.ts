@@ -112,7 +112,7 @@ export const GATEWAY_INTERFACES: readonly GatewayInterface[] = [
     scopeMethod: 'scope',
     // recordCounts: no caller, as keyUsage.recordUses: one report counts many keys' evaluations; the
     // services write each count only into the environment and flag of the scope it names.
-    methods: { flagInsights: scoped, lastEvaluated: scoped, activity: scoped, projectLifecycle: withCaller, recordCounts: anonymous },
+    methods: { flagInsights: scoped, lastEvaluated: scoped, activity: scoped, projectLifecycle: withCaller, recordCounts: anonymous, recordSummary: scoped },
   },
   {
     member: 'flagsAsCode',

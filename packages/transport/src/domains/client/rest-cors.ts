@@ -28,6 +28,7 @@ export const CLIENT_ROUTES: readonly ClientRoute[] = [
   { url: '/v1/environments/:env_id/exposures', methods: ['POST'] },
   { url: '/v1/environments/:env_id/events', methods: ['POST'] },
   { url: '/v1/environments/:env_id/events/batch', methods: ['POST'] },
+  { url: '/v1/environments/:env_id/evaluation-summaries', methods: ['POST'] },
 ];
 
 /**

@@ -3,6 +3,10 @@ import type { GatewayServices } from '../../gateway-services.ts';
 import { authenticatePresented, authenticateScoped } from '../../auth/presented-credentials.ts';
 import { presentedByRequest } from '../../http/credentials.ts';
 import { BEARER_ONLY, uuidParam } from '../../http/schemas.ts';
+import { authenticateClientRoute } from '../client/rest-client-credentials.ts';
+import { clientBodyLimit } from '../client/rest-client-body-limit.ts';
+import { admitKeyRequest, countRateLimited } from '../client/rest-client-limits.ts';
+import { envParams, idempotencyHeaders } from '../events/rest-routes.ts';
 
 const insightsParams = {
   type: 'object',
@@ -147,6 +151,65 @@ export function registerInsightsRoutes(app: FastifyInstance, services: GatewaySe
     async (request) => {
       const principal = await authenticatePresented(verifier, presentedByRequest(request), 'bearer');
       return insights.projectLifecycle(principal, request.params.project_id, request.query.stage === undefined ? {} : { stage: request.query.stage });
+    },
+  );
+}
+
+const summaryBody = {
+  type: 'object',
+  description:
+    'What an SDK evaluated locally since its last summary (docs/insights.md "SDK summaries"). Field types are checked by the service, which names the first bad field (400).',
+  required: ['start_ms', 'end_ms', 'counts'],
+  properties: {
+    start_ms: { description: 'integer epoch ms: the first evaluation counted (within the last two days)' },
+    end_ms: { description: 'integer epoch ms: when the summary was taken (at least start_ms, not in the future beyond 5 minutes of skew); the counts go to its UTC hour' },
+    counts: {
+      description: 'at most 1,000 `{flag_key, variant_key, reason, count}` (count an integer from 1 to 1,000,000,000; variant_key "" when none); counts of flags the environment does not have are dropped',
+    },
+  },
+  examples: [{ start_ms: 1767225600000, end_ms: 1767225660000, counts: [{ flag_key: 'new-checkout', variant_key: 'on', reason: 'TARGETING_MATCH', count: 42 }] }],
+} as const;
+
+const summaryResponse = {
+  type: 'object',
+  required: ['received_count'],
+  properties: { received_count: { type: 'integer', minimum: 0, description: 'Entries of the summary, committed (those of unknown flags dropped)' } },
+} as const;
+
+/**
+ * `POST /v1/environments/{env_id}/evaluation-summaries` (docs/insights.md "SDK summaries"): what an
+ * SDK (server key) or a browser (client key, origin-checked like the other client routes)
+ * evaluated locally, added to the environment's hourly counts. 202 once committed; an
+ * Idempotency-Key makes a resend count once.
+ */
+export function registerEvaluationSummaryRoutes(app: FastifyInstance, services: GatewayServices): void {
+  const { insights, verifier, clientAccess } = services;
+
+  app.post<{ Params: { env_id: string }; Headers: { 'idempotency-key'?: string }; Body: unknown }>(
+    '/v1/environments/:env_id/evaluation-summaries',
+    {
+      // A client key's body is at most 32 KiB; its 429s counted (docs/client-side.md "6. Limits").
+      preParsing: clientBodyLimit,
+      onError: countRateLimited(services, 'ingest'),
+      schema: {
+        tags: ['flags'],
+        summary: 'Add an SDK\'s evaluation counts (at most 1,000 entries) to the flags\' insights',
+        security: [{ sdk_key: [] }, { api_key: [] }],
+        params: envParams,
+        headers: idempotencyHeaders,
+        body: summaryBody,
+        response: { 202: summaryResponse },
+      },
+    },
+    async (request, reply) => {
+      // Keys only: a client key may come as its Bearer value (no context is needed here).
+      const { principal } = await authenticateClientRoute(verifier, request, { bearerMayBeKey: true, userTokens: 'refuse' });
+      clientAccess.admit(request, reply, principal);
+      admitKeyRequest(services, request, principal, 'ingest', 1);
+      // The key's own environment only (another environment's id: 404, as the ingest routes).
+      const scope = await insights.scope(principal, request.params.env_id);
+      const answer = await insights.recordSummary(principal, scope, request.body, { idempotencyKey: request.headers['idempotency-key'] });
+      return reply.code(202).send(answer);
     },
   );
 }
