@@ -22,6 +22,11 @@ export const sdkTrafficDescriptors: RestDescriptor[] = [
   rest('POST /v1/environments/{env_id}/events', noTokens(editor('environment')), STAGING, 202, (c) => ({ path: environment(c, '/events'), body: event() })),
   rest('POST /v1/environments/{env_id}/events/batch', noTokens(editor('environment')), STAGING, 202, (c) => ({ path: environment(c, '/events/batch'), body: [event()] })),
   rest('POST /v1/environments/{env_id}/exposures', noTokens(editor('environment')), STAGING, 202, (c) => ({ path: environment(c, '/exposures'), body: [exposure()] })),
+  // SDK evaluation summaries (docs/insights.md "SDK summaries"): keys only, as OFREP: a person is refused as not a key (403), an API token taken for an unknown key (401).
+  rest('POST /v1/environments/{env_id}/evaluation-summaries', OFREP, STAGING, 202, (c) => ({
+    path: environment(c, '/evaluation-summaries'),
+    body: { start_ms: Date.now() - 60_000, end_ms: Date.now(), counts: [{ flag_key: c.shared.flagKey, variant_key: '', reason: 'DEFAULT', count: 1 }] },
+  })),
   rest('POST /v1/environments/{env_id}/segments/list-check', noTokens(viewer('environment')), STAGING, 200, (c) => ({ path: environment(c, '/segments/list-check'), body: check(c) })),
   rest('POST /v1/environments/{env_id}/segments/list-check/batch', noTokens(viewer('environment')), STAGING, 200, (c) => ({ path: environment(c, '/segments/list-check/batch'), body: [check(c)] })),
   rest('POST /v1/environments/{env_id}/segments/batch-list-check', noTokens(viewer('environment')), STAGING, 200, (c) => ({ path: environment(c, '/segments/batch-list-check'), body: [check(c)] })),
