@@ -163,6 +163,8 @@ describe('POST .../experiments/power', () => {
       [{ mean: 1, variance: 1, mde: 0.1, sides: 'left' }, /sides/],
       [{ mean: 1, variance: 1, mde: 0.1, sequential: { tuning_n: 1 } }, /tuning_n/],
       [{ mean: 1, variance: 1, mde: 0.1, traffic_allocation: 0 }, /traffic_allocation/],
+      // The calculator plans a difference of means: a quantile metric's plan would be another's.
+      [{ metric: { event_key: 'revenue', quantile: { p: 0.9 } }, mde: 0.1 }, /quantile/],
     ];
     for (const [body, message] of bad) expectError(await postPower(body), 400, 'INVALID_ARGUMENT', message);
   });
@@ -234,6 +236,14 @@ describe('GET .../experiments/{id}/power', () => {
     assert.deepEqual(purchase.fixed.sample_per_arm, c.fixed);
     assert.deepEqual(purchase.sequential.sample_per_arm, c.sequential);
     close(purchase.sequential.days, (c.sequential![0]! * 2) / (10 / 14), 'sequential days at the window rate');
+  });
+
+  test('quantile metrics are left out of the plan (it is for means); asking for one by key is 400', async () => {
+    const experiment = await createExperiment(client, a, { metrics: [{ event_key: 'revenue', aggregation: 'sum' }, { key: 'revenue-p90', event_key: 'revenue', quantile: { p: 0.9 } }] });
+    const path = `${experimentPath(a.environmentId, experiment.id)}/power`;
+    const answer = expectStatus(await client.get(`${path}?mde=0.1`, { token: a.member.token }), 200);
+    assert.deepEqual(answer.metrics.map((m: { metric_key: string }) => m.metric_key), ['revenue']);
+    expectError(await client.get(`${path}?mde=0.1&metric_key=revenue-p90`, { token: a.member.token }), 400, 'INVALID_ARGUMENT', /quantile/);
   });
 
   test('validation and isolation: mde required, unknown metric 400; another org 404; anonymous 401', async () => {

@@ -28,7 +28,9 @@ export function PowerPanel({ api, envPath, context }: { api: Api; envPath: strin
   const set = (patch: Partial<PowerDraft>) => setDraft((current) => ({ ...current, ...patch }));
   const metrics = context.setup.metrics;
   // A metric removed from the form since it was picked: fall back to typing by hand.
-  const chosen = draft.metric === BY_HAND || Number(draft.metric) >= metrics.length ? BY_HAND : draft.metric;
+  // A percentile metric is not planned (the API plans a difference of means, docs/statistics.md §14).
+  const plannable = (i: number) => metrics[i] !== undefined && metrics[i]!.statistic !== 'percentile';
+  const chosen = draft.metric === BY_HAND || !plannable(Number(draft.metric)) ? BY_HAND : draft.metric;
   const byHand = chosen === BY_HAND;
   return (
     <section aria-labelledby="power-heading" class="power">
@@ -60,7 +62,9 @@ export function PowerPanel({ api, envPath, context }: { api: Api; envPath: strin
             Metric
             <select value={chosen} onChange={(e) => set({ metric: valueOf(e) })}>
               {metrics.map((metric, i) => (
-                <option value={String(i)}>{metricKeyOf(metricToWire(metric)) || `Metric ${i + 1}`}</option>
+                <option value={String(i)} disabled={!plannable(i)}>
+                  {(metricKeyOf(metricToWire(metric)) || `Metric ${i + 1}`) + (plannable(i) ? '' : ' (a percentile: not planned)')}
+                </option>
               ))}
               <option value={BY_HAND}>Mean and variance typed in</option>
             </select>

@@ -277,6 +277,8 @@ export class PowerCalculator {
     if (metric === null && (givenMean === undefined || givenVariance === undefined)) {
       throw invalidArgument('give a metric (as the experiment create body defines one), or mean and variance by hand', 'metric');
     }
+    // The calculator plans a difference of means; a quantile's variance is another matter (§14).
+    if (metric !== null && metric.kind === 'event' && metric.quantile) throw invalidArgument('power for a quantile metric is not calculated: give the mean and variance of a comparable mean metric by hand', 'metric.quantile');
     if (metric !== null) await this.checkEventKeys(scope, [metric], 'metric');
 
     const needsData = givenMean === undefined || givenVariance === undefined || givenRate === undefined || (givenR2 === undefined && metric?.cuped);
@@ -312,12 +314,16 @@ export class PowerCalculator {
     const alpha = experiment.analysis.alpha;
     const power = checkPower(query.power, alpha);
     const windowDays = checkWindowDays(query.window_days);
-    let metrics = experiment.metrics;
+    const isQuantile = (metric: ExperimentMetric) => metric.kind === 'event' && !!metric.quantile;
+    // Quantile metrics are left out: the calculator plans a difference of means (§14).
+    let metrics = experiment.metrics.filter((metric) => !isQuantile(metric));
     if (present(query.metric_key) && query.metric_key !== '') {
-      metrics = metrics.filter((metric) => metric.key === query.metric_key);
-      if (metrics.length === 0) {
+      const named = experiment.metrics.find((metric) => metric.key === query.metric_key);
+      if (named === undefined) {
         throw invalidArgument(`metric_key '${query.metric_key}' is not a metric of this experiment (${experiment.metrics.map((m) => m.key).join(', ') || 'none'})`, 'metric_key');
       }
+      if (isQuantile(named)) throw invalidArgument(`metric_key '${query.metric_key}' is a quantile metric: power is calculated for mean and ratio metrics only`, 'metric_key');
+      metrics = [named];
     }
     const arms = [experiment.controlVariantKey, ...experiment.variantKeys.filter((key) => key !== experiment.controlVariantKey)];
     const flag = await this.repos.flags.get(scope, experiment.flagKey);
