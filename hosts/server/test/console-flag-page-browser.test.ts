@@ -124,7 +124,7 @@ describe('the flag page in Chromium', { skip: chromiumCheck.reason ?? false }, (
     await page.goto(flagUrl('tabbed'));
     const tabs = page.getByRole('tablist');
     await tabs.waitFor();
-    assert.deepEqual(await tabs.getByRole('tab').allInnerTexts(), ['Targeting', 'Variants', 'Settings', 'Schedule', 'History']);
+    assert.deepEqual(await tabs.getByRole('tab').allInnerTexts(), ['Targeting', 'Variants', 'Settings', 'Schedule', 'Insights', 'History']);
     assert.equal(await page.getByRole('tab', { name: 'Targeting' }).getAttribute('aria-selected'), 'true');
     await page.getByRole('heading', { name: 'Default rule' }).waitFor();
     // The switch is above the tabs: on every tab.

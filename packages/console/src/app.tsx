@@ -7,6 +7,7 @@ import { ApiTokensPage } from './pages/api-tokens.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { ErrorMessage, Loading, useLoad } from './components/common.tsx';
 import { ProtectedWriteDialog } from './components/protected-write-dialog.tsx';
+import { CleanupPage } from './pages/cleanup.tsx';
 import { ComparePage } from './pages/compare.tsx';
 import { ChangeRequestsPage } from './pages/change-requests.tsx';
 import { ExperimentPage } from './pages/experiment.tsx';
@@ -105,7 +106,10 @@ function SignedIn({ session }: { session: Session }) {
     );
   }
   const org = orgs.find((o) => o.org_id === session.org_id);
-  const envId = route.envId ?? environments[0]?.environment_id;
+  // The Cleanup page is a project's: the header and menu then name that project's first environment.
+  const cleanupEnvironment = route.page === 'cleanup' && route.id ? environments.find((e) => e.project_id === route.id) : undefined;
+  const envId = route.envId ?? cleanupEnvironment?.environment_id ?? environments[0]?.environment_id;
+  const envProjectId = environments.find((e) => e.environment_id === envId)?.project_id;
   const context: Workspace = { api, session, org, projects, environments, reloadWorkspace: workspace.reload };
   const isEnvPage = route.envId !== undefined || route.page === 'home';
   return (
@@ -136,6 +140,8 @@ function SignedIn({ session }: { session: Session }) {
               value={envId}
               onChange={(event) => {
                 const next = (event.target as HTMLSelectElement).value;
+                // On a project's Cleanup page: the other environment's project's.
+                if (route.page === 'cleanup') return navigate({ page: 'cleanup', id: environments.find((e) => e.environment_id === next)?.project_id });
                 // The same page in the other environment; a flag or experiment page keeps its id
                 // only for flags (the same key exists in every environment of a project).
                 const page = isEnvPage && route.envId ? route.page : 'flags';
@@ -169,6 +175,13 @@ function SignedIn({ session }: { session: Session }) {
                 </a>
               </li>
             ))}
+            {envProjectId && (
+              <li>
+                <a href={hrefOf({ page: 'cleanup', id: envProjectId })} aria-current={route.page === 'cleanup' ? 'page' : undefined}>
+                  Flag cleanup
+                </a>
+              </li>
+            )}
           </ul>
         )}
         <ul>
@@ -197,6 +210,7 @@ function Page({ route, envId, workspace }: { route: Route; envId: string | undef
   if (route.page === 'webhooks') return <WebhooksPage workspace={workspace} />;
   if (route.page === 'account') return <AccountPage api={workspace.api} session={workspace.session} />;
   if (route.page === 'history') return <HistoryPage workspace={workspace} />;
+  if (route.page === 'cleanup') return <CleanupPage key={route.id ?? ''} workspace={workspace} projectId={route.id} />;
   if (route.page === 'single-sign-on' || route.page === 'sso') return <SingleSignOnPage workspace={workspace} />;
   if (!environment) return <p class="error" role="alert">This environment does not exist or is not in this organisation.</p>;
   // No flag key or experiment id is "." or "..": as a path segment the browser would resolve them.

@@ -20,6 +20,8 @@ export interface Project {
   org_id: string;
   /** Whether new flags of the project start visible to client keys. */
   client_visible_default?: boolean;
+  /** The thresholds of its flags' statuses and lifecycle stages (docs/insights.md "Thresholds"). */
+  lifecycle?: LifecycleThresholds;
 }
 
 export interface Environment {
@@ -468,4 +470,62 @@ export interface ExperimentPower {
       current: { participants_per_arm: Record<string, number>; power: number | null; sequential_power: number | null; projected_end_ms: number | null } | null;
     }
   >;
+}
+
+/** A flag's status in one environment (docs/insights.md "Statuses"). */
+export type FlagStatus = 'new' | 'active' | 'launched' | 'inactive';
+
+/** A flag as an environment's list gives it with `?include=insights`. */
+export type ListedFlag = Flag & { status?: FlagStatus; last_evaluated_at_ms?: number | null };
+
+export type InsightsGranularity = 'hour' | 'day';
+
+/** One hour or UTC day of `…/flags/{flag_id}/insights`: counts per variant (all reasons). */
+export interface InsightsPoint {
+  at_ms: number;
+  variants: Record<string, number>;
+}
+
+/** `GET /v1/environments/{env_id}/flags/{flag_id}/insights` (docs/insights.md "Reading the counts"). */
+export interface FlagInsights {
+  series: InsightsPoint[];
+  last_evaluated_at_ms: number | null;
+  status: FlagStatus;
+}
+
+export type LifecycleStage = 'live' | 'ready_for_code_removal' | 'ready_to_archive' | 'archived';
+
+/** A project's lifecycle thresholds, in whole days 1..365. */
+export interface LifecycleThresholds {
+  status_window_days: number;
+  code_removal_min_age_days: number;
+  archive_after_days: number;
+  unchanged_fallback_days: number;
+}
+
+export interface LifecycleEnvironment {
+  id: string;
+  name: string;
+  critical: boolean;
+  /** Its statuses decide the stages (the critical environments, or all when none is). */
+  counted: boolean;
+  /** Some flag of the project was evaluated there within the status window. */
+  reports_evaluations: boolean;
+}
+
+export interface LifecycleFlag {
+  key: string;
+  lifetime: 'temporary' | 'permanent';
+  archived: boolean;
+  stage: LifecycleStage;
+  environments: Record<string, { status: FlagStatus; last_evaluated_at_ms: number | null }>;
+}
+
+/** `GET /v1/projects/{project_id}/flag-lifecycle` (docs/insights.md "Lifecycle stages"). */
+export interface FlagLifecycle {
+  thresholds: LifecycleThresholds;
+  environments: LifecycleEnvironment[];
+  flags: LifecycleFlag[];
+  /** More than 10,000 flags: only the first by key are listed. */
+  truncated: boolean;
 }

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /**
- * Hash routes: `#/projects`, `#/members`, `#/api-tokens`, `#/history` (org pages), and
+ * Hash routes: `#/projects`, `#/members`, `#/api-tokens`, `#/history` (org pages), `#/cleanup/{project_id}`
+ * (a project's flag cleanup), and
  * `#/env/{env_id}/{page}[/{id}[/{tab}]]` for pages of one environment (flags, segments,
  * experiments, sdk-keys, events; a flag's page has tabs). Switching environment swaps the id and
  * keeps the page.
@@ -10,7 +11,7 @@ export interface Route {
   envId?: string;
   page: string;
   id?: string;
-  /** A tab of the page of `id` (a flag's Targeting, Variants, Settings or History). */
+  /** A tab of the page of `id` (a flag's Targeting, Variants, Settings, Schedule, Insights or History). */
   tab?: string;
 }
 

@@ -8,6 +8,7 @@ import { VariantsTab } from '../components/flag-variants.tsx';
 import { Prerequisites } from '../components/flag-prerequisites.tsx';
 import { HistoryList, useHistoryNames } from '../components/history-list.tsx';
 import { FlagSchedules, RevertButton } from '../components/flag-schedules.tsx';
+import { FlagInsightsTab } from '../components/flag-insights.tsx';
 import { RuleEditor, totalPercent } from '../components/rule-editor.tsx';
 import { atIndex } from '../components/draft-updates.ts';
 import { Tabs } from '../components/tabs.tsx';
@@ -19,6 +20,7 @@ const TABS: Array<[string, string]> = [
   ['variants', 'Variants'],
   ['settings', 'Settings'],
   ['schedule', 'Schedule'],
+  ['insights', 'Insights'],
   ['history', 'History'],
 ];
 
@@ -342,6 +344,8 @@ export function FlagPage({ workspace, environment, project, flagKey, tab }: Envi
         )}
 
         {selected === 'schedule' && <FlagSchedules path={path} flag={current} api={api} environmentName={environment.environment_name} />}
+
+        {selected === 'insights' && <FlagInsightsTab api={api} path={path} flag={current} environment={environment} project={project} />}
 
         {selected === 'history' && (
           <>

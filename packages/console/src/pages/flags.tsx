@@ -5,7 +5,8 @@ import { ActionForm, ErrorMessage, Loading, useLoad } from '../components/common
 import { needsDefaultRuleWarning } from '../components/default-rule.ts';
 import { allTags, withEveryTag } from '../components/draft-updates.ts';
 import { GettingStarted } from '../components/getting-started.tsx';
-import type { Flag } from '../records.ts';
+import { LastEvaluated, StatusBadge } from '../components/flag-status.tsx';
+import type { Flag, ListedFlag } from '../records.ts';
 import { hrefOf, navigate } from '../router.ts';
 
 const DEFAULT_VARIANTS: Record<string, Array<{ key: string; value: unknown }>> = {
@@ -25,7 +26,8 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
   // Every environment of the project, this one first: the list shows each flag on or off in each.
   const environments = [environment, ...workspace.environments.filter((e) => e.project_id === project.project_id && e.environment_id !== environment.environment_id)];
   const flags = useLoad(async () => {
-    const lists = await Promise.all(environments.map((e) => api.get<Flag[]>(apiPath`/v1/environments/${e.environment_id}/flags`)));
+    // This environment's list carries each flag's status and last evaluation here (docs/insights.md).
+    const lists = await Promise.all(environments.map((e, i) => api.get<ListedFlag[]>(i === 0 ? apiPath`/v1/environments/${e.environment_id}/flags?include=insights` : apiPath`/v1/environments/${e.environment_id}/flags`)));
     const states = new Map<string, StateByEnvironment>();
     lists.forEach((list, i) => {
       for (const flag of list) {
@@ -89,6 +91,8 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
               <th scope="col">Flag</th>
               <th scope="col">Type</th>
               <th scope="col">Rules</th>
+              <th scope="col">Status in {environment.environment_name}</th>
+              <th scope="col">Last evaluated</th>
               {environments.map((e) => (
                 <th scope="col">On in {e.environment_name}</th>
               ))}
@@ -122,6 +126,12 @@ export function FlagsPage({ workspace, environment, project }: EnvironmentPagePr
                 </td>
                 <td>{flag.value_type}</td>
                 <td>{flag.rules.length}</td>
+                <td>
+                  <StatusBadge status={flag.status} />
+                </td>
+                <td>
+                  <LastEvaluated at={flag.last_evaluated_at_ms} />
+                </td>
                 {environments.map((e) => {
                   const state = flags.data!.states.get(flag.key)?.get(e.environment_id);
                   if (!state) return <td>—</td>;

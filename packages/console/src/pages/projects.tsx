@@ -72,6 +72,9 @@ function ProjectCard({ workspace, project, environments }: { workspace: Workspac
   return (
     <article class="card">
       <h2>{project.project_name}</h2>
+      <p>
+        <a href={hrefOf({ page: 'cleanup', id: project.project_id })}>Flag cleanup</a>: flags ready for code removal or to archive, and the thresholds that decide it.
+      </p>
       <ClientVisibleDefault workspace={workspace} project={project} />
       <ul>
         {environments.map((e) => (
