@@ -1,5 +1,6 @@
 import { CLEANUP_STAGES, DAY_MS, projectLifecycle, type AuditActor, type ExclusiveLock, type FlagLifecycleRepository } from '@switchyard/core';
 import { recordChange } from '../audit/audit-trail.ts';
+import { PeriodicRuns } from '../maintenance/periodic-runs.ts';
 import { MAX_LIFECYCLE_FLAGS } from './insights-service.ts';
 
 /** The change-history action of a flag entering a cleanup stage (docs/insights.md "The daily job"). */
@@ -38,13 +39,9 @@ export interface LifecycleRunReport {
  */
 export class FlagLifecycleJob {
   readonly intervalMs: number;
-  private readonly firstRunAfterMs: number;
   private readonly log: NonNullable<FlagLifecycleJobOptions['log']>;
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<LifecycleRunReport | null> | null = null;
-  private stopping = false;
-  private scheduling = true;
+  private readonly runs: PeriodicRuns<LifecycleRunReport | null>;
 
   constructor(
     private readonly repository: FlagLifecycleRepository,
@@ -52,38 +49,36 @@ export class FlagLifecycleJob {
     options: FlagLifecycleJobOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? DEFAULT_LIFECYCLE_INTERVAL_MS;
-    this.firstRunAfterMs = options.firstRunAfterMs ?? Math.min(this.intervalMs, 60_000);
     this.log = options.log ?? (() => {});
     this.now = options.now ?? Date.now;
     if (!(this.intervalMs > 0)) throw new RangeError('intervalMs must be positive');
+    this.runs = new PeriodicRuns(() => this.run(), {
+      intervalMs: this.intervalMs,
+      firstRunAfterMs: options.firstRunAfterMs ?? Math.min(this.intervalMs, 60_000),
+      onError: (error) => this.log('warn', 'flag lifecycle: run failed; next run at the next interval', { err: { message: (error as Error).message } }),
+    });
   }
 
   start(): void {
-    if (this.stopping || this.timer !== null) return;
-    this.schedule(this.firstRunAfterMs);
+    this.runs.start();
   }
 
   /** No more scheduled runs; runOnce still runs (tests drive it). */
   unschedule(): void {
-    this.scheduling = false;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.runs.unschedule();
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.current?.catch(() => {});
+  stop(): Promise<void> {
+    return this.runs.stop();
   }
 
   /** One run, now; null when another instance holds the lock. */
   runOnce(): Promise<LifecycleRunReport | null> {
-    const run = this.run();
-    this.current = run;
-    return run.finally(() => {
-      if (this.current === run) this.current = null;
-    });
+    return this.runs.runOnce();
+  }
+
+  private get stopping(): boolean {
+    return this.runs.stopping;
   }
 
   private async run(): Promise<LifecycleRunReport | null> {
@@ -128,18 +123,5 @@ export class FlagLifecycleJob {
     }
     if (outcome.value.announced > 0) this.log('info', 'flag lifecycle: flags entered a cleanup stage', { ...outcome.value });
     return outcome.value;
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.scheduling) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.runOnce()
-        .catch((error: unknown) => this.log('warn', 'flag lifecycle: run failed; next run at the next interval', { err: { message: (error as Error).message } }))
-        .finally(() => {
-          if (!this.stopping && this.scheduling) this.schedule(this.intervalMs);
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 }

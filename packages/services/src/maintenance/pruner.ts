@@ -2,6 +2,7 @@ import type { ExclusiveLock, Repositories } from '@switchyard/core';
 import { DEFAULT_AUDIT_MAX_ENTRIES_PER_ORG, DEFAULT_AUDIT_RETENTION_DAYS } from '../audit/audit-retention.ts';
 import { DEFAULT_LOGIN_THROTTLE } from '../auth/login-throttle.ts';
 import type { IngestRetention } from './ingest-retention.ts';
+import { PeriodicRuns } from './periodic-runs.ts';
 import type { InsightsRetention } from '../insights/insights-retention.ts';
 
 /** Timing and sizes of a Pruner; every field has a production default. */
@@ -101,7 +102,6 @@ const DAY_MS = 24 * 60 * 60_000;
 export class Pruner {
   readonly intervalMs: number;
   readonly batchSize: number;
-  private readonly firstRunAfterMs: number;
   private readonly pauseMs: number;
   private readonly loginWindowMs: number;
   private readonly auditRetentionMs: number;
@@ -112,10 +112,7 @@ export class Pruner {
   private readonly insightsRetention: InsightsRetention | undefined;
   private readonly log: NonNullable<PrunerOptions['log']>;
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<PruneReport | null> | null = null;
-  private stopping = false;
-  private scheduling = true;
+  private readonly runs: PeriodicRuns<PruneReport | null>;
   private wakeFromPause: (() => void) | null = null;
 
   constructor(
@@ -125,7 +122,6 @@ export class Pruner {
   ) {
     this.intervalMs = options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS;
     this.batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
-    this.firstRunAfterMs = options.firstRunAfterMs ?? Math.min(this.intervalMs, DEFAULT_FIRST_RUN_AFTER_MS);
     this.pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
     this.loginWindowMs = options.loginWindowMs ?? DEFAULT_LOGIN_THROTTLE.windowMs;
     this.auditRetentionMs = options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_DAYS * DAY_MS;
@@ -140,12 +136,16 @@ export class Pruner {
     if (!(this.auditRetentionMs > 0)) throw new RangeError('auditRetentionMs must be positive');
     if (!Number.isInteger(this.auditMaxEntriesPerOrg) || this.auditMaxEntriesPerOrg < 1) throw new RangeError('auditMaxEntriesPerOrg must be a positive integer');
     if (!Number.isInteger(this.orgsPerCapScan) || this.orgsPerCapScan < 1) throw new RangeError('orgsPerCapScan must be a positive integer');
+    this.runs = new PeriodicRuns(() => this.run(), {
+      intervalMs: this.intervalMs,
+      firstRunAfterMs: options.firstRunAfterMs ?? Math.min(this.intervalMs, DEFAULT_FIRST_RUN_AFTER_MS),
+      onError: (error) => this.log('warn', 'prune: run failed; next run at the next interval', { err: { message: (error as Error).message } }),
+    });
   }
 
   /** Schedules the runs: the first after `firstRunAfterMs`, then every `intervalMs` after the previous one ended. */
   start(): void {
-    if (this.stopping || this.timer !== null) return;
-    this.schedule(this.firstRunAfterMs);
+    this.runs.start();
   }
 
   /**
@@ -153,18 +153,12 @@ export class Pruner {
    * must not race the scheduled first run of a slow machine).
    */
   unschedule(): void {
-    this.scheduling = false;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.runs.unschedule();
   }
 
   /** Stops scheduling, cuts a run in progress short after its current statement, and waits for it. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.wakeFromPause?.();
-    await this.current?.catch(() => {});
+  stop(): Promise<void> {
+    return this.runs.stop(() => this.wakeFromPause?.());
   }
 
   /**
@@ -172,11 +166,11 @@ export class Pruner {
    * instance) is running one: this instance then does nothing.
    */
   runOnce(): Promise<PruneReport | null> {
-    const run = this.run();
-    this.current = run;
-    return run.finally(() => {
-      if (this.current === run) this.current = null;
-    });
+    return this.runs.runOnce();
+  }
+
+  private get stopping(): boolean {
+    return this.runs.stopping;
   }
 
   private async run(): Promise<PruneReport | null> {
@@ -267,19 +261,5 @@ export class Pruner {
       const timer = setTimeout(wake, this.pauseMs);
       this.wakeFromPause = wake;
     });
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.scheduling) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.runOnce()
-        .catch((error: unknown) => this.log('warn', 'prune: run failed; next run at the next interval', { err: { message: (error as Error).message } }))
-        .finally(() => {
-          if (!this.stopping && this.scheduling) this.schedule(this.intervalMs);
-        });
-    }, delayMs);
-    // Pruning alone never keeps the process alive.
-    this.timer.unref();
   }
 }
