@@ -18,7 +18,7 @@ import { buildPackages, packPackages } from '../scripts/build-packages.ts';
  * plain `node` (no tsx) runs an ES module and a CommonJS script that use both: core runs its own
  * shipped conformance vectors (its own murmur3, re2js and semver through the built code), the
  * SDK serves a TestData flag and then a real server's flag over the sync stream, and reports its
- * event delivery with `stats()`. The SDK alone installs small: at most 40 packages and 12.5 MB
+ * event delivery with `stats()`. The SDK alone installs small: at most 40 packages and 12.75 MB
  * (docs/sdk.md "Packages"); experiment statistics (@switchyard/stats) are not in it. @switchyard/web
  * (ES modules only) runs in plain node, bundles for the browser with the stock OpenFeature
  * packages, and its declarations fit theirs.
@@ -259,9 +259,12 @@ describe('packages', () => {
     assert.match(out.key, /^anon-[0-9a-f-]{36}$/);
     assert.equal(out.again, true);
     assert.deepEqual(out.options, [['X-API-Key', 'ck_x']]);
-    assert.equal(out.sent.length, 1);
-    assert.equal(out.sent[0].url, 'https://flags.example.com/v1/environments/env-1/exposures');
-    assert.deepEqual(out.sent[0].body.exposures.map((e: any) => [e.flag_key, e.variant_key, e.context_key]), [['f', 'on', out.key]]);
+    // The exposure batch, and the evaluation-count summary of the one read (docs/insights.md "SDK summaries").
+    assert.deepEqual(out.sent.map((s: any) => s.url).sort(), ['https://flags.example.com/v1/environments/env-1/evaluation-summaries', 'https://flags.example.com/v1/environments/env-1/exposures']);
+    const exposures = out.sent.find((s: any) => s.url.endsWith('/exposures'));
+    assert.deepEqual(exposures.body.exposures.map((e: any) => [e.flag_key, e.variant_key, e.context_key]), [['f', 'on', out.key]]);
+    const summary = out.sent.find((s: any) => s.url.endsWith('/evaluation-summaries'));
+    assert.deepEqual(summary.body.counts, [{ flag_key: 'f', variant_key: 'on', reason: 'SPLIT', count: 1 }]);
   });
 
   test('@switchyard/web bundles for the browser with the stock provider, and its declarations fit the stock types', async () => {
@@ -340,8 +343,9 @@ describe('the SDK alone', () => {
   const MAX_PACKAGES = 40;
   // Issue 33 asked for 10 MB. The floor is the sync stream's gRPC client, the chosen
   // @grpc/grpc-js: it brings @grpc/proto-loader (with yargs), protobufjs and @types/node, about
-  // 9.8 MB of the whole (docs/sdk.md "Packages"). The bound keeps the rest from growing back.
-  const MAX_BYTES = 12_500_000;
+  // 9.8 MB of the whole (docs/sdk.md "Packages"). The bound keeps the rest from growing back
+  // unnoticed: 12.5 MB until issue 40's insights domain in core (+80 KB, 12.55 MB installed).
+  const MAX_BYTES = 12_750_000;
   let project: string;
 
   before(async () => {
