@@ -299,7 +299,11 @@ describe('client_visible on flags and the project default', () => {
     assert.equal(missing.status, 404);
 
     const project = expectStatus(await patch(client, path, { token: a.admin.token, body: { client_visible_default: true } }), 200, 'patch project');
-    assert.deepEqual(project, { project_id: a.projectId, project_name: project.project_name, org_id: a.orgId, client_visible_default: true });
+    // The lifecycle thresholds (docs/insights.md "Thresholds") untouched: their defaults.
+    assert.deepEqual(project, {
+      project_id: a.projectId, project_name: project.project_name, org_id: a.orgId, client_visible_default: true,
+      lifecycle: { status_window_days: 7, code_removal_min_age_days: 30, archive_after_days: 30, unchanged_fallback_days: 14 },
+    });
     const listed = expectStatus(await client.get(`/v1/management/orgs/${a.orgId}/projects`, { token: a.admin.token }), 200, 'list projects') as Json[];
     assert.equal(listed.find((p) => p.project_id === a.projectId).client_visible_default, true);
     const entry = only(await readAll(client, a.admin.token, (q) => auditLogPath(a.orgId, q), { action: 'project.update' }), 'project.update', a.projectId);
