@@ -366,6 +366,9 @@ async function main(): Promise<void> {
     // The measured server: an instance of its own, in a process of its own, as production runs it.
     const serverSpec: ServerSpec = { databaseUrl: database.url, admin: ADMIN, jwtSecret: JWT_SECRET };
     const real: ProcessSpec = { kind: 'server', server: serverSpec };
+    // The same server with evaluation counting off (INSIGHTS_COUNTING=false): beside the route, what
+    // counting costs the route per request (issue 40: at most 3%).
+    const realUncounted: ProcessSpec = { kind: 'server', server: { ...serverSpec, env: { INSIGHTS_COUNTING: 'false' } } };
     // Answers as the server gives them, from this process's instance (the same code and database).
     const serverUrl = `http://127.0.0.1:${server.httpPort}`;
 
@@ -411,6 +414,7 @@ async function main(): Promise<void> {
           { name: 'floor: Fastify app + route schemas, no work', serve: { kind: 'fastify', body: text, asBytes: false, keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
           { name: 'floor: Fastify app + route schemas + the evaluation', serve: { kind: 'fastify', body: text, asBytes: false, evaluation: evaluation('evaluate'), keepAliveMs }, connections: CONNECTIONS, requests: oneFlag },
           { name: 'POST evaluate, one flag', serve: real, connections: CONNECTIONS, requests: oneFlag },
+          { name: 'POST evaluate, one flag, counting off (INSIGHTS_COUNTING=false)', serve: realUncounted, connections: CONNECTIONS, requests: oneFlag },
           // Not a goal: the same route when every request asks for the same flag, whose definition
           // then stays in the CPU caches (the rows above rotate over every flag).
           { name: 'POST evaluate, one fixed flag (not rotating)', serve: real, connections: CONNECTIONS, requests: evaluateRequests(seeded, 'fixed') },

@@ -36,6 +36,8 @@ export interface ServerSpec {
   databaseUrl: string;
   admin: { email: string; password: string };
   jwtSecret: string;
+  /** More settings for the instance (e.g. INSIGHTS_COUNTING=false for the route without counting). */
+  env?: Record<string, string>;
 }
 
 /** The server's own evaluation, run by an instance of the server over the run's database. */
@@ -66,7 +68,7 @@ const profiler = new CpuProfiler();
 
 async function startInstance(spec: ServerSpec): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-server-'));
-  const bench = await startBenchServer({ databaseUrl: spec.databaseUrl, dataDir, admin: spec.admin, jwtSecret: spec.jwtSecret });
+  const bench = await startBenchServer({ databaseUrl: spec.databaseUrl, dataDir, admin: spec.admin, jwtSecret: spec.jwtSecret, env: spec.env });
   instance = { bench, dataDir };
   return bench;
 }

@@ -131,7 +131,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
       },
       Date.now,
       metrics,
-      { budgetMs: config.evaluationBudgetMs, counter: evaluationCounter },
+      { budgetMs: config.evaluationBudgetMs, counter: config.insights.counting ? evaluationCounter : undefined },
     );
     const syncLog = logging.forModule('sync');
     const sync = new SyncHub(

@@ -437,7 +437,8 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     let syncPort = config.syncGrpcPort;
     const evaluation = new EvaluationService(repos, snapshots, (scope, exposures) => ingest.exposureWriter.write(scope, exposures), Date.now, metrics, {
       budgetMs: config.evaluationBudgetMs,
-      counter: evaluationCounter,
+      // INSIGHTS_COUNTING=false: nothing counted here (the flusher runs, with nothing to write).
+      counter: config.insights.counting ? evaluationCounter : undefined,
     });
     const changeRequests = new ChangeRequestService(repos, scopes, notifier);
     const services: InProcessServices = {

@@ -175,6 +175,26 @@ describe('GET /v1/environments/{env_id}/flags/{flag_id}/insights', () => {
   });
 });
 
+describe('INSIGHTS_COUNTING=false (docs/configuration.md)', () => {
+  test('nothing the server (and, split, its gateway) answers is counted, even at stop', async () => {
+    const server = await startTestServer({ INSIGHTS_FLUSH_MS: String(HOUR), INSIGHTS_COUNTING: 'false' });
+    try {
+      const own = api(server.base);
+      const tenant = await seedTenant(own, (await loginAdmin(own)).token, 'insights-off');
+      await createFlag(server, own, tenant, { key: 'banner', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', enabled: true });
+      // One round (banner on 10 when counting, as in the shutdown test below): none counted.
+      await evaluateRound(own, tenant);
+      await server.server.stop();
+      const [after] = await server.db.sql<{ n: number; last: number }[]>`
+        SELECT (SELECT coalesce(sum(count), 0)::int FROM flag_evaluation_hours WHERE environment_id = ${tenant.environmentId}) AS n,
+               (SELECT count(*)::int FROM flag_evaluation_last WHERE environment_id = ${tenant.environmentId}) AS last`;
+      assert.deepEqual({ ...after }, { n: 0, last: 0 });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('shutdown', () => {
   test('counts held when a server (and, split, its gateway) stops are written, not lost', async () => {
     // An hour between flushes: only the stop writes them.

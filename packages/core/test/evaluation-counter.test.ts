@@ -63,6 +63,42 @@ describe('EvaluationCounter', () => {
   test('maxKeys must be a positive integer', () => {
     assert.throws(() => new EvaluationCounter(0), RangeError);
   });
+
+  test('the remembered hour and environment: hour edges both ways, environments alternating, a drain forgetting them', () => {
+    // Counts written by hand from the calls below. The counter keeps the hour (and environment)
+    // counted last; these calls cross the hour edge forwards and back (a clock stepping back),
+    // alternate environments within one hour, and count again right after a drain.
+    let now = 5 * HOUR_MS + HOUR_MS - 1; // the last ms of hour 5
+    const counter = new EvaluationCounter(100, () => now);
+    counter.count(envA, [result('f', 'on')]);
+    now = 6 * HOUR_MS; // the first ms of hour 6
+    counter.count(envA, [result('f', 'on')]);
+    counter.count(envB, [result('f', 'on')]);
+    counter.count(envA, [result('f', 'on'), result('f', 'on')]);
+    now = 6 * HOUR_MS - 1; // the clock steps back into hour 5
+    counter.count(envB, [result('f', 'on')]);
+    now = 6 * HOUR_MS + 5;
+    counter.count(envB, [result('f', 'on')]);
+    const first = counter.drain();
+    assert.deepEqual(sorted(first), [
+      `e1/f/on/TARGETING_MATCH@${5 * HOUR_MS}=1`,
+      `e1/f/on/TARGETING_MATCH@${6 * HOUR_MS}=3`,
+      `e2/f/on/TARGETING_MATCH@${5 * HOUR_MS}=1`,
+      `e2/f/on/TARGETING_MATCH@${6 * HOUR_MS}=2`,
+    ]);
+    // Same hour and environment as before the drain: counted in the new maps, not the drained ones.
+    counter.count(envB, [result('f', 'on')]);
+    assert.deepEqual(sorted(first).length, 4, 'the drained counts are not touched by later counting');
+    assert.equal(first.counts.find((c) => c.environmentId === 'e2' && c.hourMs === 6 * HOUR_MS)!.count, 2);
+    assert.deepEqual(sorted(counter.drain()), [`e2/f/on/TARGETING_MATCH@${6 * HOUR_MS}=1`]);
+    // restore() then count in the same hour: one key, added up.
+    counter.count(envA, [result('g', 'off', 'DEFAULT')]);
+    const held = counter.drain();
+    counter.restore(held);
+    counter.count(envA, [result('g', 'off', 'DEFAULT')]);
+    assert.equal(counter.size, 1);
+    assert.deepEqual(sorted(counter.drain()), [`e1/g/off/DEFAULT@${6 * HOUR_MS}=2`]);
+  });
 });
 
 describe('insightsRange', () => {

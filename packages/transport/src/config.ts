@@ -93,6 +93,8 @@ export interface Config {
 
 /** Evaluation counts (docs/insights.md "Counting", "Retention"). */
 export interface InsightsConfig {
+  /** Whether this instance counts the evaluations it answers (INSIGHTS_COUNTING, default true; docs/insights.md "Counting"). */
+  counting: boolean;
   /** Pause between two flushes of this instance's counts (INSIGHTS_FLUSH_MS, default 60,000). */
   flushMs: number;
   /** Distinct (hour, environment, flag, variant, reason) keys held between two flushes (INSIGHTS_MAX_KEYS, default 50,000). */
@@ -109,7 +111,9 @@ function insightsConfig(env: Env): InsightsConfig {
   const hourlyRetentionDays = integer(env, 'INSIGHTS_HOURLY_RETENTION_DAYS', 30, 1, 366);
   const dailyRetentionDays = integer(env, 'INSIGHTS_DAILY_RETENTION_DAYS', 365, 1, 3_650);
   if (dailyRetentionDays < hourlyRetentionDays) throw new ConfigError('INSIGHTS_DAILY_RETENTION_DAYS must be at least INSIGHTS_HOURLY_RETENTION_DAYS');
+  const counting = text(env, 'INSIGHTS_COUNTING') === undefined ? true : flag(env, 'INSIGHTS_COUNTING');
   return {
+    counting,
     flushMs: integer(env, 'INSIGHTS_FLUSH_MS', 60_000, 10, 3_600_000),
     maxKeys: integer(env, 'INSIGHTS_MAX_KEYS', 50_000, 1, 10_000_000),
     hourlyRetentionDays,
@@ -579,8 +583,8 @@ export interface GatewayConfig {
   /** Client keys' limits apply on the instance answering: here, the gateway. */
   clientLimits: ClientRateLimits;
   clientStreams: ClientStreamConfig;
-  /** The gateway counts its own evaluations and sends them to the services (INSIGHTS_FLUSH_MS, INSIGHTS_MAX_KEYS). */
-  insights: Pick<InsightsConfig, 'flushMs' | 'maxKeys'>;
+  /** The gateway counts its own evaluations and sends them to the services (INSIGHTS_COUNTING, INSIGHTS_FLUSH_MS, INSIGHTS_MAX_KEYS). */
+  insights: Pick<InsightsConfig, 'counting' | 'flushMs' | 'maxKeys'>;
   services: ServicesConnection;
 }
 
@@ -626,7 +630,7 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     publicUrl: full.sso.publicUrl,
     clientLimits: full.clientLimits,
     clientStreams: full.clientStreams,
-    insights: { flushMs: full.insights.flushMs, maxKeys: full.insights.maxKeys },
+    insights: { counting: full.insights.counting, flushMs: full.insights.flushMs, maxKeys: full.insights.maxKeys },
     services: servicesConnection(env),
   };
 }

@@ -33,9 +33,14 @@ export const HOUR_MS = 3_600_000;
 /** Default bound on the distinct (hour, environment, flag, variant, reason) keys held between two drains. */
 export const DEFAULT_MAX_COUNTER_KEYS = 50_000;
 
+/** One key's count, incremented in place (no Map.set per evaluation). */
+interface Cell {
+  n: number;
+}
+
 interface FlagCounts {
   /** variant key → reason → count */
-  variants: Map<string, Map<string, number>>;
+  variants: Map<string, Map<string, Cell>>;
   lastAtMs: number;
 }
 
@@ -58,6 +63,12 @@ interface EnvironmentCounts {
  */
 export class EvaluationCounter {
   private hours = new Map<number, Map<string, EnvironmentCounts>>();
+  /** The hour counted last (its start, epoch ms) and its map in `hours`; forgotten at drain(). */
+  private hourStartMs = -1;
+  private hourEnvironments: Map<string, EnvironmentCounts> | undefined;
+  /** The environment counted last in that hour. */
+  private lastEnvironmentId: string | undefined;
+  private lastEnvironment: EnvironmentCounts | undefined;
   private keys = 0;
   private dropped = 0;
 
@@ -72,23 +83,40 @@ export class EvaluationCounter {
   count(scope: EnvironmentScope, results: readonly CountedResult[]): void {
     if (results.length === 0) return;
     const atMs = this.now();
-    const hourMs = atMs - (atMs % HOUR_MS);
-    let environments = this.hours.get(hourMs);
-    if (environments === undefined) {
-      environments = new Map();
-      this.hours.set(hourMs, environments);
+    // The hour's map and the environment counted last are remembered: a request in the same hour
+    // and environment as the one before skips the hour arithmetic and two Map lookups.
+    let environment: EnvironmentCounts | undefined;
+    if (atMs >= this.hourStartMs && atMs < this.hourStartMs + HOUR_MS && this.hourEnvironments !== undefined) {
+      environment = scope.environmentId === this.lastEnvironmentId ? this.lastEnvironment : undefined;
+    } else {
+      const hourMs = atMs - (atMs % HOUR_MS);
+      let environments = this.hours.get(hourMs);
+      if (environments === undefined) {
+        environments = new Map();
+        this.hours.set(hourMs, environments);
+      }
+      this.hourStartMs = hourMs;
+      this.hourEnvironments = environments;
+      this.lastEnvironmentId = undefined;
+      this.lastEnvironment = undefined;
     }
-    let environment = environments.get(scope.environmentId);
     if (environment === undefined) {
-      environment = { orgId: scope.orgId, projectId: scope.projectId, flags: new Map() };
-      environments.set(scope.environmentId, environment);
+      const environments = this.hourEnvironments!;
+      environment = environments.get(scope.environmentId);
+      if (environment === undefined) {
+        environment = { orgId: scope.orgId, projectId: scope.projectId, flags: new Map() };
+        environments.set(scope.environmentId, environment);
+      }
+      this.lastEnvironmentId = scope.environmentId;
+      this.lastEnvironment = environment;
     }
+    const flags = environment.flags;
     for (let i = 0; i < results.length; i++) {
       const result = results[i]!;
-      let flag = environment.flags.get(result.flag_key);
+      let flag = flags.get(result.flag_key);
       if (flag === undefined) {
         flag = { variants: new Map(), lastAtMs: atMs };
-        environment.flags.set(result.flag_key, flag);
+        flags.set(result.flag_key, flag);
       }
       let reasons = flag.variants.get(result.variant_key);
       if (reasons === undefined) {
@@ -102,9 +130,9 @@ export class EvaluationCounter {
           continue;
         }
         this.keys++;
-        reasons.set(result.reason, 1);
+        reasons.set(result.reason, { n: 1 });
       } else {
-        reasons.set(result.reason, held + 1);
+        held.n++;
       }
       flag.lastAtMs = atMs;
     }
@@ -120,6 +148,10 @@ export class EvaluationCounter {
     const hours = this.hours;
     const dropped = this.dropped;
     this.hours = new Map();
+    this.hourStartMs = -1;
+    this.hourEnvironments = undefined;
+    this.lastEnvironmentId = undefined;
+    this.lastEnvironment = undefined;
     this.keys = 0;
     this.dropped = 0;
     const counts: EvaluationCount[] = [];
@@ -129,8 +161,8 @@ export class EvaluationCounter {
         for (const [flagKey, flag] of environment.flags) {
           let counted = false;
           for (const [variantKey, reasons] of flag.variants) {
-            for (const [reason, count] of reasons) {
-              counts.push({ orgId: environment.orgId, projectId: environment.projectId, environmentId, flagKey, variantKey, reason, hourMs, count });
+            for (const [reason, cell] of reasons) {
+              counts.push({ orgId: environment.orgId, projectId: environment.projectId, environmentId, flagKey, variantKey, reason, hourMs, count: cell.n });
               counted = true;
             }
           }
@@ -178,9 +210,9 @@ export class EvaluationCounter {
           continue;
         }
         this.keys++;
-        reasons.set(entry.reason, entry.count);
+        reasons.set(entry.reason, { n: entry.count });
       } else {
-        reasons.set(entry.reason, held + entry.count);
+        held.n += entry.count;
       }
     }
     for (const seen of drained.lastEvaluated) {

@@ -59,19 +59,24 @@ export class EvaluationSummaryCounter {
   ) {}
 
   count(flagKey: string, variantKey: string, reason: string): void {
-    let flag = flagKey === this.lastFlag ? this.lastCells : this.flags.get(flagKey);
-    if (flag === undefined) {
-      // A key the server would refuse (the whole summary with it) is not counted.
-      if (typeof flagKey !== 'string' || flagKey.length === 0 || flagKey.length > 256) return;
-      if (this.entries >= this.maxEntries) {
-        this.dropped++;
-        return;
+    let flag = this.lastCells;
+    // The flag counted last: no Map lookup, and nothing stored (no write barrier on the hot path).
+    // (lastFlag is undefined exactly when lastCells is: an undefined flagKey from JavaScript misses.)
+    if (flagKey !== this.lastFlag || flag === undefined) {
+      flag = this.flags.get(flagKey);
+      if (flag === undefined) {
+        // A key the server would refuse (the whole summary with it) is not counted.
+        if (typeof flagKey !== 'string' || flagKey.length === 0 || flagKey.length > 256) return;
+        if (this.entries >= this.maxEntries) {
+          this.dropped++;
+          return;
+        }
+        flag = { cells: [], more: undefined };
+        this.flags.set(flagKey, flag);
       }
-      flag = { cells: [], more: undefined };
-      this.flags.set(flagKey, flag);
+      this.lastFlag = flagKey;
+      this.lastCells = flag;
     }
-    this.lastFlag = flagKey;
-    this.lastCells = flag;
     const cells = flag.cells;
     for (let i = 0; i < cells.length; i++) {
       const cell = cells[i]!;
