@@ -13,7 +13,9 @@ const testData = new TestData().setFlag({
   rules: [{ id: 'pro', conditions: [{ attribute: 'plan', op: 'eq', values: ['pro'] }], allocation: { context_hash_specs: { user: { parameter_names: [] } }, buckets: [{ variant_key: 'on', weight_milli: 500 }, { variant_key: 'off', weight_milli: 500 }] } }],
   hashing: [], version: 1, archived: false, client_visible: false, created_at_ms: 0, updated_at_ms: 0,
 } as any);
-const plain = new SwitchyardClient({ testData, logger: silentLogger });
+// The same client but for counting: with a baseUrl too, so both deliver exposures (an experiment
+// flag check per evaluation) and only the counter differs.
+const plain = new SwitchyardClient({ testData, logger: silentLogger, baseUrl: 'http://127.0.0.1:9', evaluationCounts: { enabled: false }, fetch: async () => new Response('{}', { status: 202 }) });
 const counting = new SwitchyardClient({ testData, logger: silentLogger, baseUrl: 'http://127.0.0.1:9', evaluationCounts: { enabled: true, intervalMs: 3_600_000 }, fetch: async () => new Response('{}', { status: 202 }) });
 const ctx = Array.from({ length: 1024 }, (_, i) => ({ key: `u${i}`, attributes: { plan: i % 4 === 3 ? 'free' : 'pro' } }));
 // The process's CPU time (user + system), not wall-clock time: on a shared, busy machine the wall
