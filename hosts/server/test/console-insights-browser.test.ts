@@ -104,6 +104,7 @@ describe('flag insights and cleanup in the console, in Chromium', { skip: chromi
     assert.equal(await line.getAttribute('data-total'), String(EVALUATIONS));
     // 168 hours, one point each; the last (this hour, or the one before when the evaluations ran
     // across an hour) is above the zero line, the earlier ones on it.
+    await page.waitForFunction(() => (document.querySelector('polyline.series')?.getAttribute('points') ?? '').split(' ').length === 168, undefined, { timeout: 10_000 }).catch(() => {});
     const points = (await line.getAttribute('points'))!.split(' ').map((p) => p.split(',').map(Number) as [number, number]);
     assert.equal(points.length, 168);
     const zero = Math.max(...points.map(([, y]) => y));
@@ -112,6 +113,8 @@ describe('flag insights and cleanup in the console, in Chromium', { skip: chromi
 
     await page.getByRole('button', { name: 'Last 90 days, by day (UTC)' }).click();
     await page.getByRole('img', { name: /per variant, the last 90 days, by day \(UTC\)$/ }).waitFor();
+    // The chart's title follows the toggle at once; its points follow the daily series when it arrives.
+    await page.waitForFunction(() => (document.querySelector('polyline.series')?.getAttribute('points') ?? '').split(' ').length === 90, undefined, { timeout: 10_000 }).catch(() => {});
     assert.equal(await page.getByRole('button', { name: 'Last 90 days, by day (UTC)' }).getAttribute('aria-pressed'), 'true');
     assert.equal((await page.locator('polyline.series').getAttribute('points'))!.split(' ').length, 90);
     assert.deepEqual((await rows())[1], ['on', String(EVALUATIONS), '100.0 %']);
