@@ -152,6 +152,8 @@ describe('POST .../experiments/power', () => {
       [{ metric, mde: 0.1, window_days: 91 }, /window_days/],
       [{ metric, mde: 0.1, window_days: 0 }, /window_days/],
       [{ metric: { event_key: 'nope', aggregation: 'sum' }, mde: 0.1 }, /metric\.event_key: 'nope' is not registered/],
+      // A key that names a property of every JavaScript object is no registered event either.
+      [{ metric: { event_key: 'constructor', aggregation: 'sum' }, mde: 0.1 }, /metric\.event_key: 'constructor' is not registered/],
       [{ metric: { event_key: 'revenue', aggregation: 'median' }, mde: 0.1 }, /aggregation/],
       [{ mde: 0.1 }, /give a metric/],
       [{ mean: 1, variance: 1, mde: 0.1, cuped_r2: 1 }, /cuped_r2/],

@@ -19,7 +19,6 @@ import {
   type ExperimentMetric,
   type ExperimentResults,
   type Flag,
-  type MetricValueType,
   type Principal,
   type Repositories,
   type ChangeNotifier,
@@ -27,6 +26,7 @@ import {
 import { DEFINITIONS_CHANGED_CHANNEL, encodeChange } from '../flags/definition-events.ts';
 import { requireAllowed } from '../authorization.ts';
 import { recordChange } from '../audit/audit-trail.ts';
+import { eventValueTypes, requireRegisteredEventKeys } from './event-value-types.ts';
 import { experimentRecord } from './experiment-records.ts';
 import type { ScopeResolver } from '../scopes.ts';
 import { PowerCalculator, type ExperimentPowerAnswer, type ExperimentPowerQuery, type PowerAnswer, type PowerBody } from './power-service.ts';
@@ -325,7 +325,7 @@ export class ExperimentService {
     if (!present(body.metrics)) {
       if (keys === undefined) return undefined;
       if (keys.length === 0) return [];
-      const valueTypes = await this.valueTypes(scope);
+      const valueTypes = await eventValueTypes(this.repos, scope);
       const unknown = keys.filter((key) => !valueTypes.has(key));
       if (unknown.length > 0) throw invalidArgument(`metric_keys: ${unknown.join(', ')} not registered as event definitions of this environment`, 'metric_keys');
       return keys.map((key) => metricFromKey(key, valueTypes.get(key) ?? 'double'));
@@ -335,18 +335,8 @@ export class ExperimentService {
       throw invalidArgument('send metrics or metric_keys, not both (metric_keys may come with metrics only listing exactly their keys, in order)', 'metric_keys');
     }
     if (metrics.length === 0) return metrics;
-    const valueTypes = await this.valueTypes(scope);
-    metrics.forEach((metric, i) => {
-      const unknown = metricEventKeys(metric).find((key) => !valueTypes.has(key));
-      if (unknown === undefined) return;
-      const field = metric.kind === 'event' ? `metrics[${i}].event_key` : `metrics[${i}].ratio.${metric.numerator.eventKey === unknown ? 'numerator' : 'denominator'}.event_key`;
-      throw invalidArgument(`${field}: '${unknown}' is not registered as an event definition of this environment`, field);
-    });
+    requireRegisteredEventKeys(metrics, await eventValueTypes(this.repos, scope), (i) => `metrics[${i}]`);
     return metrics;
-  }
-
-  private async valueTypes(scope: EnvironmentScope): Promise<Map<string, MetricValueType>> {
-    return new Map((await this.repos.eventDefinitions.list(scope)).map((definition) => [definition.key, definition.valueType]));
   }
 
   /** The evaluation snapshots carry the flags under ACTIVE experiments: refresh them everywhere. */

@@ -3,17 +3,16 @@ import {
   MAX_SEQUENTIAL_TUNING_N,
   MIN_SEQUENTIAL_TUNING_N,
   invalidArgument,
-  metricEventKeys,
   parseMetric,
   studiedRule,
   type ArmMetricData,
   type EnvironmentScope,
   type Experiment,
   type ExperimentMetric,
-  type MetricValueType,
   type MetricWire,
   type Repositories,
 } from '@switchyard/core';
+import { eventValueTypes, requireRegisteredEventKeys } from './event-value-types.ts';
 import { MAX_VARIANT_KEYS, present } from './experiment-input.ts';
 
 /**
@@ -279,12 +278,14 @@ export class PowerCalculator {
     }
     // The calculator plans a difference of means; a quantile's variance is another matter (§14).
     if (metric !== null && metric.kind === 'event' && metric.quantile) throw invalidArgument('power for a quantile metric is not calculated: give the mean and variance of a comparable mean metric by hand', 'metric.quantile');
-    if (metric !== null) await this.checkEventKeys(scope, [metric], 'metric');
+    // Read once, for the check and the window (not at all when everything is given by hand).
+    const valueTypes = metric === null && givenRate !== undefined ? new Map() : await eventValueTypes(this.repos, scope);
+    if (metric !== null) requireRegisteredEventKeys([metric], valueTypes, () => 'metric');
 
     const needsData = givenMean === undefined || givenVariance === undefined || givenRate === undefined || (givenR2 === undefined && metric?.cuped);
     const toMs = this.now();
     const window = needsData
-      ? await this.repos.power.windowMoments(scope, { metrics: metric === null ? [] : [metric], valueTypes: await this.valueTypes(scope), fromMs: toMs - windowDays * DAY_MS, toMs })
+      ? await this.repos.power.windowMoments(scope, { metrics: metric === null ? [] : [metric], valueTypes: Object.fromEntries(valueTypes), fromMs: toMs - windowDays * DAY_MS, toMs })
       : null;
     const estimates = metric !== null && window !== null && window.metrics[metric.key] ? windowEstimates(metric, window.metrics[metric.key] as ArmMetricData) : null;
     const rate = givenRate ?? (window === null ? null : (window.participants / windowDays) * allocation);
@@ -359,7 +360,7 @@ export class PowerCalculator {
     }
     const needsWindow = metrics.length > 0;
     const window = needsWindow
-      ? await this.repos.power.windowMoments(scope, { metrics, valueTypes: await this.valueTypes(scope), fromMs: nowMs - windowDays * DAY_MS, toMs: nowMs })
+      ? await this.repos.power.windowMoments(scope, { metrics, valueTypes: Object.fromEntries(await eventValueTypes(this.repos, scope)), fromMs: nowMs - windowDays * DAY_MS, toMs: nowMs })
       : null;
     const windowRate = window === null ? null : (window.participants / windowDays) * experiment.trafficAllocation;
     const rate = experimentRate ?? windowRate;
@@ -432,20 +433,5 @@ export class PowerCalculator {
     const fixed = base === null ? none : plan(stats, { ...base, sequential: null }, settings.weights, values.rate);
     const sequential = settings.sequential === null ? null : base === null ? none : plan(stats, base, settings.weights, values.rate);
     return { fixed, sequential };
-  }
-
-  private async checkEventKeys(scope: EnvironmentScope, metrics: ExperimentMetric[], field: string): Promise<void> {
-    const valueTypes = await this.valueTypes(scope);
-    for (const metric of metrics) {
-      const unknown = metricEventKeys(metric).find((key) => !(key in valueTypes));
-      if (unknown !== undefined) {
-        const at = metric.kind === 'event' ? `${field}.event_key` : `${field}.ratio.${metric.numerator.eventKey === unknown ? 'numerator' : 'denominator'}.event_key`;
-        throw invalidArgument(`${at}: '${unknown}' is not registered as an event definition of this environment`, at);
-      }
-    }
-  }
-
-  private async valueTypes(scope: EnvironmentScope): Promise<Record<string, MetricValueType>> {
-    return Object.fromEntries((await this.repos.eventDefinitions.list(scope)).map((definition) => [definition.key, definition.valueType]));
   }
 }
