@@ -202,9 +202,7 @@ export class EvaluationService {
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, isListMember);
     if (snapshot.experimentFlagKeys.size > 0) await this.expose(scope, snapshot, evaluation.results, contexts);
-    this.metrics.evaluated(evaluation.results);
-    this.counter?.count(scope, evaluation.results);
-    return evaluation;
+    return this.answered(scope, evaluation);
   }
 
   /**
@@ -226,9 +224,7 @@ export class EvaluationService {
     const flags = flagsAskedFor(snapshot, flagKey, kept);
     if (membershipPairs(snapshot, flags, contexts).length > 0) return undefined;
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
-    this.metrics.evaluated(evaluation.results);
-    this.counter?.count(scope, evaluation.results);
-    return evaluation;
+    return this.answered(scope, evaluation);
   }
 
   /**
@@ -246,9 +242,7 @@ export class EvaluationService {
     const pairs = membershipPairs(snapshot, flags, contexts);
     const isListMember = pairs.length === 0 ? undefined : await this.membership(scope, pairs);
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, isListMember);
-    this.metrics.evaluated(evaluation.results);
-    this.counter?.count(scope, evaluation.results);
-    return evaluation;
+    return this.answered(scope, evaluation);
   }
 
   /** evaluateForClient() at once when nothing needs awaiting (the snapshot is loaded, no list segment is read); else undefined. */
@@ -261,12 +255,17 @@ export class EvaluationService {
     if (request.flagKey === undefined ? clientFlags(snapshot).readsListSegments : snapshot.listSegmentKeysByFlag.has(request.flagKey)) return undefined;
     const { flags, kept } = clientFlagsAskedFor(snapshot, request.flagKey, client.includeDisabled);
     const evaluation = this.evaluateIn(scope, snapshot, flags, kept, contexts, undefined);
+    return this.answered(scope, evaluation);
+  }
+
+  /** Evaluates `flags` (flagsAskedFor's): one flag asked for by key from its kept compiled form, when it has one. */
+  /** An evaluation answered to a caller: in the Prometheus counters and the flag insights' counts (docs/insights.md). */
+  private answered<T extends { results: EvaluationResult[] }>(scope: EnvironmentScope, evaluation: T): T {
     this.metrics.evaluated(evaluation.results);
     this.counter?.count(scope, evaluation.results);
     return evaluation;
   }
 
-  /** Evaluates `flags` (flagsAskedFor's): one flag asked for by key from its kept compiled form, when it has one. */
   private evaluateIn(
     scope: EnvironmentScope,
     snapshot: EnvironmentSnapshot,
