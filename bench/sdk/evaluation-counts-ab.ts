@@ -17,12 +17,15 @@ const testData = new TestData().setFlag({
 // flag check per evaluation) and only the counter differs.
 const plain = new SwitchyardClient({ testData, logger: silentLogger, baseUrl: 'http://127.0.0.1:9', evaluationCounts: { enabled: false }, fetch: async () => new Response('{}', { status: 202 }) });
 const counting = new SwitchyardClient({ testData, logger: silentLogger, baseUrl: 'http://127.0.0.1:9', evaluationCounts: { enabled: true, intervalMs: 3_600_000 }, fetch: async () => new Response('{}', { status: 202 }) });
+// Many short rounds: the machine's drift (shared cores, clock changes) moves both runs of a round alike.
+const ROUNDS = Number(process.env.ROUNDS ?? 61);
+const CALLS = Number(process.env.CALLS ?? 100_000);
 const ctx = Array.from({ length: 1024 }, (_, i) => ({ key: `u${i}`, attributes: { plan: i % 4 === 3 ? 'free' : 'pro' } }));
 // The process's CPU time (user + system), not wall-clock time: on a shared, busy machine the wall
 // clock also counts the time this process waited for a CPU, which the CPU time leaves out.
-const run = (c: SwitchyardClient) => { const n = 300_000; const t = process.cpuUsage(); let s = 0; for (let i = 0; i < n; i++) s += c.boolVariation('f', ctx[i & 1023]!, false) ? 1 : 0; const u = process.cpuUsage(t); return ((u.user + u.system) * 1000) / n; };
+const run = (c: SwitchyardClient) => { const n = CALLS; const t = process.cpuUsage(); let s = 0; for (let i = 0; i < n; i++) s += c.boolVariation('f', ctx[i & 1023]!, false) ? 1 : 0; const u = process.cpuUsage(t); return ((u.user + u.system) * 1000) / n; };
 const a: number[] = [], b: number[] = [];
-for (let r = 0; r < 15; r++) { if (r % 2) { a.push(run(plain)); b.push(run(counting)); } else { b.push(run(counting)); a.push(run(plain)); } }
+for (let r = 0; r < ROUNDS; r++) { if (r % 2) { a.push(run(plain)); b.push(run(counting)); } else { b.push(run(counting)); a.push(run(plain)); } }
 const med = (x: number[]) => x.sort((p, q) => p - q)[x.length >> 1]!;
 // Also the median of each round's own ratio (the two runs of a round are a fraction of a second apart).
 const paired = a.map((x, i) => b[i]! / x);
