@@ -1,5 +1,7 @@
 /**
- * `npm test`: runs every *.test.ts file with node:test, each file in a process of its own.
+ * `npm test`: runs every *.test.ts file with node:test, in processes of its own: a long file (or
+ * one that acts on its process) alone, short ones several to a process, one after another in suites
+ * of their own (scripts/test-batches.ts; TEST_BATCH=0: every file alone).
  *
  * Integration tests need a PostgreSQL server: TEST_DATABASE_URL when set, otherwise an embedded
  * PostgreSQL started here for the run (throwaway data directory) and stopped afterwards. Each test
@@ -33,6 +35,7 @@ import { freePort } from '../packages/postgres/src/testing/free-port.ts';
 import { dropTemplateDatabase, prepareTemplateDatabase } from '../packages/postgres/src/testing/test-database.ts';
 import { chromiumExecutable } from '../hosts/server/test/support/browser.ts';
 import { compileTests, compiledPath } from './compile-tests.ts';
+import { batchEntrySource, filesToRetry, mayShareProcess, planBatches, suiteDurations } from './test-batches.ts';
 
 const ROOTS = ['packages', 'hosts', 'test'];
 const REPO_ROOT = path.join(import.meta.dirname, '..');
@@ -50,8 +53,11 @@ const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 10 * 60_000);
 type Topology = 'single' | 'split';
 
 interface Job {
-  file: string;
+  /** One file, or a batch of short files sharing a process (scripts/test-batches.ts). */
+  files: string[];
   topology: Topology;
+  /** A batch's entry module (in the compiled directory). */
+  entry?: string;
 }
 
 interface JobResult extends Job {
@@ -87,7 +93,10 @@ function runsOnSplitTopology(text: string): boolean {
   return /\bstart\w*TestServer\(/.test(text) && !/^\/\/ topologies: single\b/m.test(text);
 }
 
-const jobKey = (job: Job) => `${job.file} ${job.topology}`;
+const durationKey = (file: string, topology: Topology) => `${file} ${topology}`;
+/** A job's recorded time: a batch's is the sum of its files'. */
+const jobDuration = (job: Job, durations: Record<string, number>, unknown: number) =>
+  job.files.reduce((sum, file) => sum + (durations[durationKey(file, job.topology)] ?? unknown), 0);
 
 function readDurations(): Record<string, number> {
   try {
@@ -106,12 +115,27 @@ async function main(): Promise<number> {
     return 1;
   }
   const texts = new Map(files.map((file) => [file, readFileSync(file, 'utf8')]));
-  const jobs: Job[] = files.map((file) => ({ file, topology: 'single' as const }));
+  const runs: Array<{ file: string; topology: Topology }> = files.map((file) => ({ file, topology: 'single' as const }));
   if (process.env.TEST_TOPOLOGIES !== 'single') {
-    for (const file of files) if (runsOnSplitTopology(texts.get(file)!)) jobs.push({ file, topology: 'split' });
+    for (const file of files) if (runsOnSplitTopology(texts.get(file)!)) runs.push({ file, topology: 'split' });
   }
   const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 6));
-  console.log(`# node ${process.version} (${process.execPath}), ${files.length} test files, ${jobs.length} runs (split topology: ${jobs.length - files.length}), ${concurrency} at a time`);
+  const durations = readDurations();
+  // Short files share processes when they run compiled (TEST_BATCH=0: every file alone).
+  const batching = process.env.TEST_COMPILE !== '0' && process.env.TEST_BATCH !== '0';
+  const jobs: Job[] = [];
+  for (const topology of ['single', 'split'] as const) {
+    const ofTopology = runs.filter((run) => run.topology === topology).map((run) => run.file);
+    const groups = batching
+      ? planBatches(ofTopology, (file) => durations[durationKey(file, topology)], (file) => mayShareProcess(texts.get(file)!))
+      : ofTopology.map((file) => [file]);
+    for (const group of groups) jobs.push({ files: group, topology });
+  }
+  const batched = jobs.filter((job) => job.files.length > 1);
+  console.log(
+    `# node ${process.version} (${process.execPath}), ${files.length} test files, ${runs.length} runs (split topology: ${runs.length - files.length}) ` +
+      `in ${jobs.length} processes (${batched.reduce((n, job) => n + job.files.length, 0)} short runs in ${batched.length} shared processes), ${concurrency} at a time`,
+  );
 
   let stopDatabase: (() => Promise<void>) | undefined;
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -156,12 +180,18 @@ async function main(): Promise<number> {
     await compileTests(REPO_ROOT, files, compiledDir);
     console.log(`# compiled ${files.length} test files in ${seconds(Date.now() - compileStarted)} (scripts/compile-tests.ts)`);
     env.TEST_COMPILED_DIR = compiledDir;
+    const batchDir = path.join(compiledDir, '_batches');
+    mkdirSync(batchDir, { recursive: true });
+    jobs.forEach((job, i) => {
+      if (job.files.length < 2) return;
+      job.entry = path.join(batchDir, `${job.topology}-${i}.mjs`);
+      writeFileSync(job.entry, batchEntrySource(job.files.map((file) => ({ name: file, module: compiledPath(built, file) }))));
+    });
   }
 
   // Longest first; a file with no recorded duration is assumed long (it is new, or renamed).
-  const durations = readDurations();
   const unknown = 60_000;
-  jobs.sort((a, b) => (durations[jobKey(b)] ?? unknown) - (durations[jobKey(a)] ?? unknown));
+  jobs.sort((a, b) => jobDuration(b, durations, unknown) - jobDuration(a, durations, unknown));
 
   const results = await runPool(jobs, concurrency, env, compiledDir);
   if (compiledDir) rmSync(compiledDir, { recursive: true, force: true });
@@ -188,12 +218,17 @@ async function runPool(jobs: Job[], concurrency: number, env: NodeJS.ProcessEnv,
   let next = 0;
   const worker = async () => {
     for (let job = jobs[next++]; job !== undefined; job = jobs[next++]) {
-      let result = await runFile(job, env, [...REPORT_CPU, ...(compiledDir ? [compiledPath(compiledDir, job.file)] : ['--import', 'tsx', job.file])]);
+      const target = job.entry ?? (compiledDir ? compiledPath(compiledDir, job.files[0]!) : undefined);
+      let result = await runFile(job, env, [...REPORT_CPU, ...(target ? [target] : ['--import', 'tsx', job.files[0]!])]);
       if (!result.passed && compiledDir) {
-        // Once more with source maps, so the failure's stack names the TypeScript lines; a file
-        // that failed stays failed whatever its second run does.
-        const again = await runFile(job, env, ['--enable-source-maps', compiledPath(compiledDir, job.file)]);
-        result = { ...result, output: `${result.output}\n# ---- the same file again, with source maps (${again.passed ? 'it passed this time' : 'failed again'}) ----\n${again.output}` };
+        // Once more with source maps, so the failure's stack names the TypeScript lines; a job
+        // that failed stays failed whatever its second run does. A batch's files run again each
+        // alone: which failed alone, and which only beside the others (then they disturb each other).
+        for (const file of job.files.length > 1 ? filesToRetry(result.output, job.files) : job.files) {
+          const again = await runFile({ files: [file], topology: job.topology }, env, ['--enable-source-maps', compiledPath(compiledDir, file)]);
+          const what = job.files.length > 1 ? `${file} again, alone,` : 'the same file again,';
+          result = { ...result, output: `${result.output}\n# ---- ${what} with source maps (${again.passed ? 'it passed this time' : 'failed again'}) ----\n${again.output}` };
+        }
       }
       results.push(result);
       printResult(result);
@@ -258,7 +293,10 @@ function summaryCounts(output: string): Record<string, number> {
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const label = (job: Job) => (job.topology === 'split' ? `${job.file} [split]` : job.file);
+const label = (job: Job) => {
+  const files = job.files.length === 1 ? job.files[0]! : `${job.files.length} files in one process (${job.files.map((file) => path.basename(file, '.test.ts')).join(', ')})`;
+  return job.topology === 'split' ? `${files} [split]` : files;
+};
 
 function printResult(result: JobResult): void {
   const { counts } = result;
@@ -284,7 +322,14 @@ function report(results: JobResult[], started: number, durations: Record<string,
   }
   if (process.env.TEST_RECORD_DURATIONS === '1') {
     const recorded = { ...durations };
-    for (const result of results) recorded[jobKey(result)] = result.ms;
+    for (const result of results) {
+      if (result.files.length === 1) {
+        recorded[durationKey(result.files[0]!, result.topology)] = result.ms;
+        continue;
+      }
+      // A batch's files: each its own suite's time, as its spec lines tell.
+      for (const [file, ms] of suiteDurations(result.output, result.files)) recorded[durationKey(file, result.topology)] = ms;
+    }
     const sorted = Object.fromEntries(Object.entries(recorded).sort(([a], [b]) => a.localeCompare(b)));
     writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 1)}\n`);
     console.log(`# durations written to ${path.relative(process.cwd(), DURATIONS_FILE)}`);

@@ -1,3 +1,4 @@
+// test-batch: alone (it reserves every outcome store a process has: files sharing its process would find none left)
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { evaluate, evaluateAll, keepForOutcome, keptForOutcome, newOutcomes, reserveOutcomeStore, type Outcomes } from '../src/evaluation/index.ts';
