@@ -193,13 +193,16 @@ export class PgInsightsRepository implements InsightsRepository {
 export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summary: SummaryCounts, condition: postgres.Fragment = sql``) {
   const counts = summary.counts;
   const flagKeys = [...new Set(counts.map((c) => c.flagKey))];
+  // A client key's summary counts only the flags its OFREP answers can name (client-visible, not
+  // archived): a public key cannot make a hidden flag look evaluated and so keep it off the cleanup list.
+  const visible = summary.clientVisibleOnly === true ? sql`AND f.client_visible AND NOT f.archived` : sql``;
   const last = sql`
     INSERT INTO flag_evaluation_last (environment_id, flag_id, org_id, project_id, last_evaluated_at)
     SELECT e.id, f.id, e.org_id, e.project_id, to_timestamp(${summary.atMs}::int8 / 1000.0)
     FROM environments e
     JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id
     WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
-      AND f.key = ANY(${sql.array(flagKeys)}::text[]) ${condition}
+      AND f.key = ANY(${sql.array(flagKeys)}::text[]) ${visible} ${condition}
     ORDER BY e.id, f.id
     ON CONFLICT (environment_id, flag_id) DO UPDATE SET last_evaluated_at = greatest(flag_evaluation_last.last_evaluated_at, excluded.last_evaluated_at)`;
   const hours = sql`
@@ -209,7 +212,7 @@ export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summa
     CROSS JOIN unnest(${sql.array(counts.map((c) => c.flagKey))}::text[], ${sql.array(counts.map((c) => c.variantKey))}::text[],
                       ${sql.array(counts.map((c) => c.reason))}::text[], ${sql.array(counts.map((c) => c.count))}::int8[]) AS u (flag_key, variant_key, reason, count)
     JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
-    WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${condition}
+    WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${visible} ${condition}
       -- Only the flag's own variants ("" for an answer without one): a key anyone can read from a
       -- page cannot fill a flag's insights with made-up variants.
       AND (u.variant_key = '' OR f.variants @> jsonb_build_array(jsonb_build_object('key', u.variant_key)))

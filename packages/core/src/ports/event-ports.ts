@@ -75,4 +75,9 @@ export interface SummaryCounts {
   /** The flags' last evaluation time this summary moves forward to (epoch ms). */
   atMs: number;
   counts: Array<{ flagKey: string; variantKey: string; reason: string; count: number }>;
+  /**
+   * A client key's summary: only flags a client key can evaluate (client-visible, not archived;
+   * docs/client-side.md "What a client sees") are counted, the others dropped like unknown flags.
+   */
+  clientVisibleOnly?: boolean;
 }

@@ -174,7 +174,8 @@ export class InsightsService {
    * docs/insights.md "SDK summaries") to the key's environment, in one statement, and answers once
    * it is committed. With an Idempotency-Key the counts and the key commit together: a repeat
    * within 24 h adds nothing and gets the first answer. Counts of flags the environment's project
-   * does not have are dropped.
+   * does not have are dropped, and, from a client key, counts of flags that are not client-visible
+   * or are archived (those a client key's OFREP answers leave out).
    * @throws PERMISSION_DENIED for a caller that is not an SDK or client key of the environment;
    *   INVALID_ARGUMENT for a bad summary or Idempotency-Key; RateLimitedError over the ingest limits.
    */
@@ -184,7 +185,9 @@ export class InsightsService {
     const key = options.idempotencyKey;
     if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) throw invalidArgument('Idempotency-Key must be 1-255 visible ASCII characters', 'idempotency-key');
     const nowMs = this.now();
-    const counts = summaryCounts(summary, nowMs);
+    // A client key counts only what its answers can name; the answer is the same either way
+    // (received_count is the entries sent), so it tells nothing about which flags are hidden.
+    const counts: SummaryCounts = { ...summaryCounts(summary, nowMs), clientVisibleOnly: principal.kind === 'client_key' };
     this.limiter?.admit('ingest', principal, scope, 1);
     const answer: SummaryAnswer = { received_count: counts.counts.length };
     if (counts.counts.length === 0) return answer;
