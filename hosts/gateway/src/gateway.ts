@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import { EvaluationCounter, permissionDenied, unauthenticated, type EnvironmentScope, type Principal } from '@switchyard/core';
-import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, EvaluationCountFlusher, EvaluationService, KeyUsageRecorder, PartialWriteError, SyncHub, reportsOf } from '@switchyard/services';
+import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenVerifier, CountReportSender, EvaluationCountFlusher, EvaluationService, KeyUsageRecorder, SyncHub } from '@switchyard/services';
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
@@ -100,21 +100,16 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     // Evaluations answered here are counted here, and only here (a client key's OFREP answers come
     // from the services, which count them): the drained counts go to InsightsGatewayService.RecordCounts.
     const evaluationCounter = new EvaluationCounter(config.insights.maxKeys);
+    // Reports of at most 5,000 counts, each with an id the services apply once: one whose call
+    // fails is sent again as it is, the ones after it go back into the counter.
+    const countReports = new CountReportSender((report) => remote.insights.recordCounts(report), {
+      onRefused: (report, error) => log.warn({ counts: report.counts.length, err: { message: (error as Error).message } }, 'evaluation counts refused by the services; dropped'),
+    });
     const insightsFlusher = new EvaluationCountFlusher(
       evaluationCounter,
-      async (drained) => {
-        // Reports of at most 5,000 counts; one that fails goes back with those after it (not the ones sent).
-        const reports = reportsOf(drained);
-        for (let i = 0; i < reports.length; i++) {
-          try {
-            await remote.insights.recordCounts(reports[i]!);
-          } catch (error) {
-            const unsent = reports.slice(i);
-            throw new PartialWriteError({ counts: unsent.flatMap((r) => r.counts), lastEvaluated: unsent.flatMap((r) => r.lastEvaluated) }, error);
-          }
-        }
-      },
+      (drained) => countReports.write(drained),
       {
+        holdsUnsent: () => countReports.holdsUnsent,
         intervalMs: config.insights.flushMs,
         onError: (error) => log.warn({ err: { message: (error as Error).message } }, 'evaluation counts could not be sent to the services; the next flush sends them'),
         onDropped: (dropped) => log.warn({ dropped, max_keys: config.insights.maxKeys }, 'evaluation counts: evaluations not counted (INSIGHTS_MAX_KEYS distinct keys held)'),

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '@switchyard/core';
+import { createRemoteServices } from '@switchyard/transport/remote/remote-services.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { createFlag, eventually } from './support/flag-fixtures.ts';
@@ -172,6 +175,46 @@ describe('GET /v1/environments/{env_id}/flags/{flag_id}/insights', () => {
     } finally {
       flags.close();
     }
+  });
+});
+
+describe("a gateway's count report over the hop (InsightsGatewayService.RecordCounts)", () => {
+  let channel: grpc.Channel;
+  let remote: ReturnType<typeof createRemoteServices>;
+  before(async () => {
+    // The services' internal port, as a gateway calls it (in both topologies).
+    channel = new grpc.Channel(`127.0.0.1:${ts.server.grpcPort}`, grpc.credentials.createInsecure(), {});
+    remote = createRemoteServices({ channel, deadlineMs: 5_000, onDefinitionsChanged: () => {} });
+    for (const tenant of [a, b]) {
+      await createFlag(ts, client, tenant, { key: 'reported', value_type: 'bool', variants: [{ key: 'on', value: true }, { key: 'off', value: false }], off_variant_key: 'off', enabled: true });
+    }
+  });
+  after(() => channel.close());
+
+  test('a report sent again with its id (a retry after a lost answer) counts once; another id counts again; a bad id is refused', async () => {
+    const hour = Date.now() - (Date.now() % HOUR);
+    const named = (tenant: Tenant) => ({ orgId: tenant.orgId, projectId: tenant.projectId, environmentId: tenant.environmentId, flagKey: 'reported' });
+    const report = (reportId: unknown) => ({
+      reportId,
+      counts: [{ ...named(a), variantKey: 'on', reason: 'TARGETING_MATCH', hourMs: hour, count: 5 }, { ...named(b), variantKey: 'off', reason: 'DEFAULT', hourMs: hour, count: 2 }],
+      lastEvaluated: [{ ...named(a), atMs: Date.now() }],
+    });
+    const first = report(randomUUID());
+    assert.equal(await remote.insights.recordCounts(first), 2, 'two count rows written');
+    // The same report again, once alone and twice at once: nothing written.
+    assert.equal(await remote.insights.recordCounts(first), 0);
+    assert.deepEqual(await Promise.all([remote.insights.recordCounts(first), remote.insights.recordCounts(first)]), [0, 0]);
+    assert.deepEqual(totals((await readInsights(a, 'reported')).series), { on: 5 });
+    assert.deepEqual(totals((await readInsights(b, 'reported')).series), { off: 2 });
+    // The same counts in another report (another id): counted again, 5 + 5 and 2 + 2.
+    assert.equal(await remote.insights.recordCounts(report(randomUUID())), 2);
+    assert.deepEqual(totals((await readInsights(a, 'reported')).series), { on: 10 });
+    assert.deepEqual(totals((await readInsights(b, 'reported')).series), { off: 4 });
+    // No id, or one that is not a lowercase UUID: INVALID_ARGUMENT, nothing written.
+    for (const bad of [undefined, '', 'retry-1', randomUUID().toUpperCase(), 7]) {
+      await assert.rejects(remote.insights.recordCounts(report(bad)), (error: unknown) => error instanceof DomainError && error.code === 'INVALID_ARGUMENT', String(bad));
+    }
+    assert.deepEqual(totals((await readInsights(a, 'reported')).series), { on: 10 });
   });
 });
 

@@ -40,7 +40,13 @@ before(async () => {
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'summaries-a');
   b = await seedTenant(client, root.token, 'summaries-b');
-  for (const key of ['banner', 'retry', 'bounds', 'sdk-flag']) await createFlag(ts, client, a, { key, ...bool, enabled: true });
+  for (const key of ['banner', 'retry', 'bounds']) await createFlag(ts, client, a, { key, ...bool, enabled: true });
+  // Client-visible: the client-key tests count it too.
+  await createFlag(ts, client, a, { key: 'sdk-flag', ...bool, enabled: true, client_visible: true });
+  await createFlag(ts, client, a, { key: 'shown', ...bool, enabled: true, client_visible: true });
+  await createFlag(ts, client, a, { key: 'hidden', ...bool, enabled: true, client_visible: false });
+  await createFlag(ts, client, a, { key: 'retired', ...bool, enabled: true, client_visible: true });
+  expectStatus(await client.post(`/v1/environments/${a.environmentId}/flags/retired/archive`, { token: a.admin.token }), 200, 'archive retired');
   await createFlag(ts, client, b, { key: 'only-b', ...bool, enabled: true });
   await createFlag(ts, client, b, { key: 'banner', ...bool, enabled: true });
   browserKey = (await createClientKey(client, a, { allow_missing_origin: false })).raw;
@@ -142,6 +148,37 @@ describe('POST /v1/environments/{env_id}/evaluation-summaries', () => {
     const missing = await client.post(summaryPath(a), { headers: { 'x-api-key': browserKey }, body });
     assert.equal(missing.status, 403, missing.text);
     assert.deepEqual(totals((await readInsights(a, 'sdk-flag')).series), { off: 4 }, 'only the allowed request counted');
+  });
+});
+
+describe('a client key counts only the flags it can evaluate (client-visible, not archived)', () => {
+  test('hidden and archived flags: dropped from a client key, with the same answer; counted from a server key', async () => {
+    const entries = [
+      { flag_key: 'shown', variant_key: 'on', reason: 'TARGETING_MATCH', count: 6 },
+      { flag_key: 'hidden', variant_key: 'on', reason: 'TARGETING_MATCH', count: 50 },
+      { flag_key: 'retired', variant_key: 'off', reason: 'DEFAULT', count: 70 },
+      { flag_key: 'no-such-flag', variant_key: 'on', reason: 'DEFAULT', count: 90 },
+    ];
+    const fromBrowser = (headers: Record<string, string> = {}) =>
+      client.post(summaryPath(a), { headers: { 'x-api-key': browserKey, origin: ORIGIN, ...headers }, body: summary(entries) });
+    // The answer counts the entries sent (4), whichever were dropped: nothing tells a hidden flag from a missing one.
+    assert.deepEqual(expectStatus(await fromBrowser(), 202, 'client key'), { received_count: 4 });
+    assert.deepEqual(expectStatus(await fromBrowser({ 'idempotency-key': 'browser-summary-1' }), 202, 'client key, with an Idempotency-Key'), { received_count: 4 });
+    // shown: 6 + 6 (both client summaries); hidden and retired: nothing, not even a last evaluation.
+    assert.deepEqual(totals((await readInsights(a, 'shown')).series), { on: 12 });
+    const hidden = await readInsights(a, 'hidden');
+    assert.deepEqual(totals(hidden.series), {});
+    assert.equal(hidden.last_evaluated_at_ms, null);
+    const retired = await readInsights(a, 'retired');
+    assert.deepEqual(totals(retired.series), {});
+    assert.equal(retired.last_evaluated_at_ms, null);
+    // The server key's summary of the same entries counts them all (unknown flag aside): shown 12 + 6,
+    // hidden 50, retired 70.
+    assert.deepEqual(expectStatus(await send(a, summary(entries)), 202, 'server key'), { received_count: 4 });
+    assert.deepEqual(totals((await readInsights(a, 'shown')).series), { on: 18 });
+    assert.deepEqual(totals((await readInsights(a, 'hidden')).series), { on: 50 });
+    assert.deepEqual(totals((await readInsights(a, 'retired')).series), { off: 70 });
+    assert.ok((await readInsights(a, 'hidden')).last_evaluated_at_ms !== null);
   });
 });
 

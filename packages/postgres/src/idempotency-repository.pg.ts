@@ -1,9 +1,9 @@
-import { notFound, type EnvironmentScope, type IdempotencyRepository, type IdempotentRows } from '@switchyard/core';
+import { notFound, type DrainedCounts, type EnvironmentScope, type IdempotencyRepository, type IdempotentRows } from '@switchyard/core';
 import type postgres from 'postgres';
 import type { Sql } from './connect.ts';
 import { insertEventsStatement, insertExposuresStatement, retryingStaleSession } from './ingest-writes.pg.ts';
 import { isUuid } from './pg-errors.ts';
-import { summaryCountsStatements } from './insights-repository.pg.ts';
+import { reportCountsStatements, summaryCountsStatements } from './insights-repository.pg.ts';
 
 const validScope = (scope: EnvironmentScope): boolean =>
   isUuid(scope.orgId) && isUuid(scope.projectId) && isUuid(scope.environmentId);
@@ -96,6 +96,40 @@ export class PgIdempotencyRepository implements IdempotencyRepository {
         AND k.environment_id = ${scope.environmentId} AND k.key = ${key}`;
     if (!stored) throw notFound('environment', scope.environmentId);
     return { answer: stored.answer, stored: false };
+  }
+
+  async storeCountsOnce(key: string, report: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>, expiresAtMs: number, nowMs: number = Date.now()): Promise<number> {
+    // The environments the report names, each with the org and project it names them in (a
+    // report spans tenants; the key is claimed in each, since the table is per environment).
+    const named = new Map<string, EnvironmentScope>();
+    for (const row of [...report.counts, ...report.lastEvaluated]) {
+      const scope = { orgId: row.orgId, projectId: row.projectId, environmentId: row.environmentId };
+      if (validScope(scope)) named.set(`${scope.orgId}/${scope.projectId}/${scope.environmentId}`, scope);
+    }
+    const environments = [...named.values()];
+    // Only the rows of an environment whose claim this statement made are written.
+    const statements = reportCountsStatements(this.sql, report, this.sql`AND e.id IN (SELECT environment_id FROM claimed)`);
+    if (statements === null || environments.length === 0) return 0;
+    // 1. ONE statement, as storeOnce: the claims and the counts commit together or not at all. The
+    //    primary key makes a concurrent statement with the same key wait on each claim until ours
+    //    commits, then see our row and claim nothing; claims are made in environment id order, so
+    //    two such statements wait on each other in one order.
+    const written = await retryingStaleSession(() => this.sql`
+      WITH report_environments AS (
+        SELECT DISTINCT e.id
+        FROM unnest(${this.sql.array(environments.map((e) => e.orgId))}::uuid[], ${this.sql.array(environments.map((e) => e.projectId))}::uuid[],
+                    ${this.sql.array(environments.map((e) => e.environmentId))}::uuid[]) AS u (org_id, project_id, environment_id)
+        JOIN environments e ON e.id = u.environment_id AND e.project_id = u.project_id AND e.org_id = u.org_id
+      ), claimed AS (
+        INSERT INTO idempotency_keys (environment_id, key, answer, expires_at_ms)
+        SELECT id, ${key}::text, 'true'::jsonb, ${expiresAtMs}::int8 FROM report_environments ORDER BY id
+        ON CONFLICT (environment_id, key) DO UPDATE
+          SET answer = EXCLUDED.answer, expires_at_ms = EXCLUDED.expires_at_ms
+          WHERE idempotency_keys.expires_at_ms <= ${nowMs}
+        RETURNING environment_id
+      ), ${statements.inputs}, last_written AS (${statements.last})
+      ${statements.hours}`);
+    return written.count;
   }
 
   async pruneExpired(nowMs: number, limit: number): Promise<number> {

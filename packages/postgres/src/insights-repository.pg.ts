@@ -19,46 +19,10 @@ export class PgInsightsRepository implements InsightsRepository {
   constructor(private readonly sql: Sql) {}
 
   async addCounts(drained: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>): Promise<number> {
-    const counts = drained.counts
-      .filter((c) => validScope(c) && c.count > 0)
-      .map((c) => ({ c, id: `${c.environmentId}\u0000${c.flagKey}\u0000${c.hourMs}\u0000${c.variantKey}\u0000${c.reason}` }))
-      .sort((a, b) => byCodeUnits(a.id, b.id))
-      .map(({ c }) => c);
-    const last = drained.lastEvaluated.filter(validScope);
-    if (counts.length === 0 && last.length === 0) return 0;
-    const array = <T>(rows: readonly T[], pick: (row: T) => string | number) => this.sql.array(rows.map(pick) as string[]);
-    // One statement: the last evaluation times (a data-modifying CTE) and the hourly rows. Each
-    // upsert touches a row once (grouped) and in key order; `count = count + excluded.count`
-    // makes any number of concurrent flushers of the same hour add up.
-    const written = await this.sql`
-      WITH last_input AS (
-        SELECT * FROM unnest(${array(last, (l) => l.orgId)}::uuid[], ${array(last, (l) => l.projectId)}::uuid[], ${array(last, (l) => l.environmentId)}::uuid[],
-                             ${array(last, (l) => l.flagKey)}::text[], ${array(last, (l) => l.atMs)}::int8[])
-          AS u (org_id, project_id, environment_id, flag_key, at_ms)
-      ), last_written AS (
-        INSERT INTO flag_evaluation_last (environment_id, flag_id, org_id, project_id, last_evaluated_at)
-        SELECT e.id, f.id, e.org_id, e.project_id, to_timestamp(max(u.at_ms) / 1000.0)
-        FROM last_input u
-        JOIN environments e ON e.id = u.environment_id AND e.project_id = u.project_id AND e.org_id = u.org_id
-        JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
-        GROUP BY e.id, f.id, e.org_id, e.project_id
-        ORDER BY e.id, f.id
-        ON CONFLICT (environment_id, flag_id) DO UPDATE SET last_evaluated_at = greatest(flag_evaluation_last.last_evaluated_at, excluded.last_evaluated_at)
-        RETURNING 1
-      ), count_input AS (
-        SELECT * FROM unnest(${array(counts, (c) => c.orgId)}::uuid[], ${array(counts, (c) => c.projectId)}::uuid[], ${array(counts, (c) => c.environmentId)}::uuid[],
-                             ${array(counts, (c) => c.flagKey)}::text[], ${array(counts, (c) => c.variantKey)}::text[], ${array(counts, (c) => c.reason)}::text[],
-                             ${array(counts, (c) => c.hourMs)}::int8[], ${array(counts, (c) => c.count)}::int8[])
-          AS u (org_id, project_id, environment_id, flag_key, variant_key, reason, hour_ms, count)
-      )
-      INSERT INTO flag_evaluation_hours (environment_id, flag_id, hour, variant_key, reason, org_id, project_id, count)
-      SELECT e.id, f.id, to_timestamp(u.hour_ms / 1000.0), u.variant_key, u.reason, e.org_id, e.project_id, sum(u.count)
-      FROM count_input u
-      JOIN environments e ON e.id = u.environment_id AND e.project_id = u.project_id AND e.org_id = u.org_id
-      JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
-      GROUP BY e.id, f.id, u.hour_ms, u.variant_key, u.reason, e.org_id, e.project_id
-      ORDER BY e.id, f.id, u.hour_ms, u.variant_key COLLATE "C", u.reason COLLATE "C"
-      ON CONFLICT (environment_id, flag_id, hour, variant_key, reason) DO UPDATE SET count = flag_evaluation_hours.count + excluded.count`;
+    const statements = reportCountsStatements(this.sql, drained);
+    if (statements === null) return 0;
+    // One statement: the last evaluation times (a data-modifying CTE) and the hourly rows.
+    const written = await this.sql`WITH ${statements.inputs}, last_written AS (${statements.last}) ${statements.hours}`;
     return written.count;
   }
 
@@ -193,13 +157,16 @@ export class PgInsightsRepository implements InsightsRepository {
 export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summary: SummaryCounts, condition: postgres.Fragment = sql``) {
   const counts = summary.counts;
   const flagKeys = [...new Set(counts.map((c) => c.flagKey))];
+  // A client key's summary counts only the flags its OFREP answers can name (client-visible, not
+  // archived): a public key cannot make a hidden flag look evaluated and so keep it off the cleanup list.
+  const visible = summary.clientVisibleOnly === true ? sql`AND f.client_visible AND NOT f.archived` : sql``;
   const last = sql`
     INSERT INTO flag_evaluation_last (environment_id, flag_id, org_id, project_id, last_evaluated_at)
     SELECT e.id, f.id, e.org_id, e.project_id, to_timestamp(${summary.atMs}::int8 / 1000.0)
     FROM environments e
     JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id
     WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId}
-      AND f.key = ANY(${sql.array(flagKeys)}::text[]) ${condition}
+      AND f.key = ANY(${sql.array(flagKeys)}::text[]) ${visible} ${condition}
     ORDER BY e.id, f.id
     ON CONFLICT (environment_id, flag_id) DO UPDATE SET last_evaluated_at = greatest(flag_evaluation_last.last_evaluated_at, excluded.last_evaluated_at)`;
   const hours = sql`
@@ -209,7 +176,7 @@ export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summa
     CROSS JOIN unnest(${sql.array(counts.map((c) => c.flagKey))}::text[], ${sql.array(counts.map((c) => c.variantKey))}::text[],
                       ${sql.array(counts.map((c) => c.reason))}::text[], ${sql.array(counts.map((c) => c.count))}::int8[]) AS u (flag_key, variant_key, reason, count)
     JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
-    WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${condition}
+    WHERE e.org_id = ${scope.orgId} AND e.project_id = ${scope.projectId} AND e.id = ${scope.environmentId} ${visible} ${condition}
       -- Only the flag's own variants ("" for an answer without one): a key anyone can read from a
       -- page cannot fill a flag's insights with made-up variants.
       AND (u.variant_key = '' OR f.variants @> jsonb_build_array(jsonb_build_object('key', u.variant_key)))
@@ -217,4 +184,59 @@ export function summaryCountsStatements(sql: Sql, scope: EnvironmentScope, summa
     ORDER BY e.id, f.id, u.variant_key COLLATE "C", u.reason COLLATE "C"
     ON CONFLICT (environment_id, flag_id, hour, variant_key, reason) DO UPDATE SET count = flag_evaluation_hours.count + excluded.count`;
   return { last, hours };
+}
+
+/**
+ * The parts of one statement that adds drained counts (this process's flush, a gateway's report;
+ * docs/insights.md "Counting"): `inputs` (CTEs `last_input, count_input`: the rows as sent, for a
+ * WITH), `last` (each flag's last evaluation moved forward) and `hours` (the counts added to their
+ * hourly rows), plain INSERTs so they can be CTEs (PgIdempotencyRepository.storeCountsOnce: a
+ * report commits with its id or not at all). Each row's environment is resolved against the org
+ * and project it names, and its flag by key in that project, so a count naming another tenant or
+ * an unknown flag writes nothing. `condition` (`AND ...` on `e`, the environment) is added to both
+ * WHERE clauses. Null when nothing is left to write.
+ */
+export function reportCountsStatements(sql: Sql, drained: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>, condition: postgres.Fragment = sql``) {
+  const counts = drained.counts
+    .filter((c) => validScope(c) && c.count > 0)
+    .map((c) => ({ c, id: `${c.environmentId}\u0000${c.flagKey}\u0000${c.hourMs}\u0000${c.variantKey}\u0000${c.reason}` }))
+    .sort((a, b) => byCodeUnits(a.id, b.id))
+    .map(({ c }) => c);
+  const last = drained.lastEvaluated.filter(validScope);
+  if (counts.length === 0 && last.length === 0) return null;
+  const array = <T>(rows: readonly T[], pick: (row: T) => string | number) => sql.array(rows.map(pick) as string[]);
+  const inputs = sql`
+    last_input AS (
+      SELECT * FROM unnest(${array(last, (l) => l.orgId)}::uuid[], ${array(last, (l) => l.projectId)}::uuid[], ${array(last, (l) => l.environmentId)}::uuid[],
+                           ${array(last, (l) => l.flagKey)}::text[], ${array(last, (l) => l.atMs)}::int8[])
+        AS u (org_id, project_id, environment_id, flag_key, at_ms)
+    ), count_input AS (
+      SELECT * FROM unnest(${array(counts, (c) => c.orgId)}::uuid[], ${array(counts, (c) => c.projectId)}::uuid[], ${array(counts, (c) => c.environmentId)}::uuid[],
+                           ${array(counts, (c) => c.flagKey)}::text[], ${array(counts, (c) => c.variantKey)}::text[], ${array(counts, (c) => c.reason)}::text[],
+                           ${array(counts, (c) => c.hourMs)}::int8[], ${array(counts, (c) => c.count)}::int8[])
+        AS u (org_id, project_id, environment_id, flag_key, variant_key, reason, hour_ms, count)
+    )`;
+  // Each upsert touches a row once (grouped) and in key order; `count = count + excluded.count`
+  // makes any number of concurrent flushers of the same hour add up.
+  const lastWritten = sql`
+    INSERT INTO flag_evaluation_last (environment_id, flag_id, org_id, project_id, last_evaluated_at)
+    SELECT e.id, f.id, e.org_id, e.project_id, to_timestamp(max(u.at_ms) / 1000.0)
+    FROM last_input u
+    JOIN environments e ON e.id = u.environment_id AND e.project_id = u.project_id AND e.org_id = u.org_id
+    JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
+    WHERE true ${condition}
+    GROUP BY e.id, f.id, e.org_id, e.project_id
+    ORDER BY e.id, f.id
+    ON CONFLICT (environment_id, flag_id) DO UPDATE SET last_evaluated_at = greatest(flag_evaluation_last.last_evaluated_at, excluded.last_evaluated_at)`;
+  const hours = sql`
+    INSERT INTO flag_evaluation_hours (environment_id, flag_id, hour, variant_key, reason, org_id, project_id, count)
+    SELECT e.id, f.id, to_timestamp(u.hour_ms / 1000.0), u.variant_key, u.reason, e.org_id, e.project_id, sum(u.count)
+    FROM count_input u
+    JOIN environments e ON e.id = u.environment_id AND e.project_id = u.project_id AND e.org_id = u.org_id
+    JOIN flags f ON f.project_id = e.project_id AND f.org_id = e.org_id AND f.key = u.flag_key
+    WHERE true ${condition}
+    GROUP BY e.id, f.id, u.hour_ms, u.variant_key, u.reason, e.org_id, e.project_id
+    ORDER BY e.id, f.id, u.hour_ms, u.variant_key COLLATE "C", u.reason COLLATE "C"
+    ON CONFLICT (environment_id, flag_id, hour, variant_key, reason) DO UPDATE SET count = flag_evaluation_hours.count + excluded.count`;
+  return { inputs, last: lastWritten, hours };
 }

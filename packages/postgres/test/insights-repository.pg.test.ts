@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { EvaluationCount } from '@switchyard/core';
 import { connect, type Sql } from '../src/connect.ts';
+import { PgIdempotencyRepository } from '../src/idempotency-repository.pg.ts';
 import { PgInsightsRepository } from '../src/insights-repository.pg.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing/test-database.ts';
 
@@ -122,5 +123,54 @@ describe('PgInsightsRepository', () => {
     ]);
     assert.deepEqual(await repo.series(b, 'f', 'hour', h40d, h40d + HOUR), []);
     assert.deepEqual(await repo.series(b, 'g', 'day', dayStart(old), dayStart(old) + DAY), [], 'past daily retention');
+  });
+});
+
+describe('PgIdempotencyRepository.storeCountsOnce (a gateway\'s report, applied once per id)', () => {
+  const EXPIRES = Date.now() + 4 * DAY;
+  const onHour = (env: Env, flagKey: string, hour: number) => repo.series(env, flagKey, 'hour', hour, hour + HOUR);
+
+  test('a report sent again (even at once, from two pools) adds nothing; another id with the same counts adds again', async () => {
+    const ids = new PgIdempotencyRepository(db.sql);
+    const hour = hourOf(Date.now()) - 20 * HOUR;
+    // A report across two tenants: a f/on 4, b g/off 3, and b's last evaluation of g.
+    const report = { counts: [count(a, 'f', 'on', hour, 4), count(b, 'g', 'off', hour, 3)], lastEvaluated: [{ ...b, flagKey: 'g', atMs: hour + 60_000 }] };
+    assert.equal(await ids.storeCountsOnce('report:one', report, EXPIRES), 2);
+    assert.equal(await ids.storeCountsOnce('report:one', report, EXPIRES), 0, 'the retry writes nothing');
+    const other = connect(db.url, { poolSize: 5 });
+    await other`SELECT 1`;
+    try {
+      const second = new PgIdempotencyRepository(other);
+      const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? ids : second).storeCountsOnce('report:two', report, EXPIRES)));
+      // Of six concurrent sends of one report, one writes its two rows.
+      assert.deepEqual(racing.sort(), [0, 0, 0, 0, 0, 2]);
+    } finally {
+      await other.end({ timeout: 5 });
+    }
+    // report:one once (4, 3) + report:two once (4, 3): 8 and 6.
+    assert.deepEqual(await onHour(a, 'f', hour), [{ atMs: hour, variants: { on: 8 } }]);
+    assert.deepEqual(await onHour(b, 'g', hour), [{ atMs: hour, variants: { off: 6 } }]);
+    assert.deepEqual([...(await repo.lastEvaluated(b, ['g']))], [['g', hour + 60_000]]);
+  });
+
+  test('the id is claimed per environment, in the scope each count names; an expired claim counts again', async () => {
+    const ids = new PgIdempotencyRepository(db.sql);
+    const hour = hourOf(Date.now()) - 22 * HOUR;
+    // First: only a's part of the report got through under this id.
+    assert.equal(await ids.storeCountsOnce('report:split', { counts: [count(a, 'g', 'on', hour, 5)], lastEvaluated: [] }, EXPIRES), 1);
+    // The same id naming a and b: a's environment is claimed already, so only b's 2 is written.
+    const both = { counts: [count(a, 'g', 'on', hour, 5), count(b, 'f', 'on', hour, 2)], lastEvaluated: [] };
+    assert.equal(await ids.storeCountsOnce('report:split', both, EXPIRES), 1);
+    assert.deepEqual(await onHour(a, 'g', hour), [{ atMs: hour, variants: { on: 5 } }]);
+    assert.deepEqual(await onHour(b, 'f', hour), [{ atMs: hour, variants: { on: 2 } }]);
+    // a's environment named with b's org: no claim and no count in a (nor in b).
+    assert.equal(await ids.storeCountsOnce('report:foreign', { counts: [count({ ...a, orgId: b.orgId }, 'g', 'on', hour, 100)], lastEvaluated: [] }, EXPIRES), 0);
+    const [claims] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = 'report:foreign'`;
+    assert.equal(claims!.n, 0);
+    // A claim past its expiry is taken again: 5 more in a (10).
+    const expiresSoon = Date.now() + 1_000;
+    assert.equal(await ids.storeCountsOnce('report:expiring', { counts: [count(a, 'g', 'on', hour, 5)], lastEvaluated: [] }, expiresSoon), 1);
+    assert.equal(await ids.storeCountsOnce('report:expiring', { counts: [count(a, 'g', 'on', hour, 5)], lastEvaluated: [] }, expiresSoon + DAY, expiresSoon), 1);
+    assert.deepEqual(await onHour(a, 'g', hour), [{ atMs: hour, variants: { on: 15 } }]);
   });
 });

@@ -1,4 +1,5 @@
 import type { EventDefinition, Exposure, MetricEvent, MetricValueType } from '../model/entities.ts';
+import type { DrainedCounts } from '../insights/evaluation-counter.ts';
 import type { EnvironmentScope } from './scopes.ts';
 
 export interface EventDefinitionRepository {
@@ -54,6 +55,15 @@ export interface IdempotencyRepository {
     nowMs?: number,
   ): Promise<{ answer: unknown; stored: boolean }>;
   /**
+   * Adds a gateway's evaluation count report (docs/insights.md "Exactness") at most once per `key`
+   * (its report id): in ONE transaction, the key is claimed in every environment the report names
+   * (each resolved in the org and project it is named with) unless an unexpired claim exists there,
+   * and only the counts and last evaluations of the environments claimed now are added
+   * (InsightsRepository.addCounts' rules otherwise). A report sent again — a retry whose first
+   * answer was lost, even a concurrent one — adds nothing. Returns how many count rows were written.
+   */
+  storeCountsOnce(key: string, report: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>, expiresAtMs: number, nowMs?: number): Promise<number>;
+  /**
    * Deletes at most `limit` expired answers (`expiresAtMs <= nowMs`), earliest expiry first, across
    * every environment (maintenance, not a tenant call); returns how many. Live answers stay.
    */
@@ -75,4 +85,9 @@ export interface SummaryCounts {
   /** The flags' last evaluation time this summary moves forward to (epoch ms). */
   atMs: number;
   counts: Array<{ flagKey: string; variantKey: string; reason: string; count: number }>;
+  /**
+   * A client key's summary: only flags a client key can evaluate (client-visible, not archived;
+   * docs/client-side.md "What a client sees") are counted, the others dropped like unknown flags.
+   */
+  clientVisibleOnly?: boolean;
 }

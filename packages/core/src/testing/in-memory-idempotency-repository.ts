@@ -1,3 +1,4 @@
+import type { DrainedCounts } from '../insights/evaluation-counter.ts';
 import type { IdempotencyRepository, IdempotentRows } from '../ports/event-ports.ts';
 import type { EnvironmentScope } from '../ports/scopes.ts';
 import type { InMemoryState } from './in-memory-state.ts';
@@ -55,6 +56,24 @@ export class InMemoryIdempotencyRepository implements IdempotencyRepository {
     const answerAsStored = viaJson(answer);
     this.state.idempotency.set(id, { answer: answerAsStored, expiresAtMs });
     return { answer: viaJson(answerAsStored), stored: true };
+  }
+
+  /**
+   * The claims as PostgreSQL makes them, one per environment the report names; the fake keeps no
+   * counts (there is no in-memory insights store) and answers how many of the report's counts are
+   * in the environments it claimed (flag keys are not checked).
+   */
+  async storeCountsOnce(key: string, report: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>, expiresAtMs: number, nowMs: number = Date.now()): Promise<number> {
+    const claimed = new Set<string>();
+    for (const row of [...report.counts, ...report.lastEvaluated]) {
+      const id = `${row.environmentId}/${key}`;
+      if (claimed.has(row.environmentId) || !this.state.hasEnvironment(row)) continue;
+      const stored = this.state.idempotency.get(id);
+      if (stored && stored.expiresAtMs > nowMs) continue;
+      this.state.idempotency.set(id, { answer: true, expiresAtMs });
+      claimed.add(row.environmentId);
+    }
+    return report.counts.filter((c) => claimed.has(c.environmentId) && c.count > 0).length;
   }
 
   async pruneExpired(nowMs: number, limit: number): Promise<number> {

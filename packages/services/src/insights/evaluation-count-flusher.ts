@@ -20,6 +20,11 @@ export interface EvaluationCountFlusherOptions {
   onError?: (error: unknown) => void;
   /** Told how many evaluations the counter's key bound turned away since the last flush (when any). */
   onDropped?: (dropped: number) => void;
+  /**
+   * Whether the write holds something of its own to send again (a gateway's CountReportSender):
+   * then a flush writes even when nothing new was counted.
+   */
+  holdsUnsent?: () => boolean;
 }
 
 /**
@@ -28,9 +33,10 @@ export interface EvaluationCountFlusherOptions {
  * time; a drain whose write fails is put back into the counter (bounded by its key bound) and goes
  * with the next flush.
  *
- * A write that fails after the database committed it (a connection lost at commit, a gateway's
- * call that timed out after the services wrote) would be written again: rare, and the counts are
- * a measure of use, not a ledger (docs/insights.md "Exactness").
+ * A gateway's write (CountReportSender) keeps a report whose call failed and sends it again with
+ * its id, which the services apply once. This process's own write, one statement, that fails after
+ * the database committed it (a connection lost at commit) would be written again: rare, and the
+ * counts are a measure of use, not a ledger (docs/insights.md "Exactness").
  */
 export class EvaluationCountFlusher {
   private timer: NodeJS.Timeout | null = null;
@@ -76,7 +82,7 @@ export class EvaluationCountFlusher {
   private async flushOnce(): Promise<void> {
     const drained = this.counter.drain();
     if (drained.dropped > 0) this.options.onDropped?.(drained.dropped);
-    if (drained.counts.length === 0 && drained.lastEvaluated.length === 0) return;
+    if (drained.counts.length === 0 && drained.lastEvaluated.length === 0 && this.options.holdsUnsent?.() !== true) return;
     try {
       await this.write(drained);
     } catch (error) {

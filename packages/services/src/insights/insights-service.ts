@@ -33,6 +33,15 @@ import type { ScopeResolver } from '../scopes.ts';
 export const MAX_COUNTS_PER_REPORT = 5_000;
 /** A report's hours may be at most this far from the services' clock (a gateway flushes every minute). */
 const MAX_REPORT_SKEW_MS = 2 * DAY_MS;
+/**
+ * How long a report id is remembered: a report is accepted only while its hours are within
+ * MAX_REPORT_SKEW_MS of the services' clock, and its hours were within that of the clock when it
+ * was first written, so a retry the services would still accept comes at most twice that later
+ * and still finds its id.
+ */
+const REPORT_ID_TTL_MS = 2 * MAX_REPORT_SKEW_MS;
+/** A report id: a random UUID the gateway made for the report (docs/insights.md "Exactness"). */
+const REPORT_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A flag's series and its last evaluation (GET /v1/environments/{env_id}/flags/{key}/insights). */
 export interface FlagInsights {
@@ -174,7 +183,8 @@ export class InsightsService {
    * docs/insights.md "SDK summaries") to the key's environment, in one statement, and answers once
    * it is committed. With an Idempotency-Key the counts and the key commit together: a repeat
    * within 24 h adds nothing and gets the first answer. Counts of flags the environment's project
-   * does not have are dropped.
+   * does not have are dropped, and, from a client key, counts of flags that are not client-visible
+   * or are archived (those a client key's OFREP answers leave out).
    * @throws PERMISSION_DENIED for a caller that is not an SDK or client key of the environment;
    *   INVALID_ARGUMENT for a bad summary or Idempotency-Key; RateLimitedError over the ingest limits.
    */
@@ -184,7 +194,9 @@ export class InsightsService {
     const key = options.idempotencyKey;
     if (key !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(key)) throw invalidArgument('Idempotency-Key must be 1-255 visible ASCII characters', 'idempotency-key');
     const nowMs = this.now();
-    const counts = summaryCounts(summary, nowMs);
+    // A client key counts only what its answers can name; the answer is the same either way
+    // (received_count is the entries sent), so it tells nothing about which flags are hidden.
+    const counts: SummaryCounts = { ...summaryCounts(summary, nowMs), clientVisibleOnly: principal.kind === 'client_key' };
     this.limiter?.admit('ingest', principal, scope, 1);
     const answer: SummaryAnswer = { received_count: counts.counts.length };
     if (counts.counts.length === 0) return answer;
@@ -288,16 +300,19 @@ export class InsightsService {
   }
 
   /**
-   * Writes a drained counter's counts (this process's flusher, or a gateway's report: no caller,
-   * as KeyUsageService.recordUses). Each count is written only into an environment of the scope it
-   * names and a flag of that project (the statement resolves both), so a report can only add
-   * evaluations of flags that exist.
-   * @throws INVALID_ARGUMENT for a report that is not at most 5,000 well-formed counts and
-   * last-evaluation times within two days of now.
+   * Writes a gateway's report of its drained counts (no caller, as KeyUsageService.recordUses).
+   * Each count is written only into an environment of the scope it names and a flag of that
+   * project (the statement resolves both), so a report can only add evaluations of flags that
+   * exist. The report's id is applied at most once, in the statement that adds its counts
+   * (IdempotencyRepository.storeCountsOnce), so a report the gateway sends again after a lost
+   * answer adds nothing (docs/insights.md "Exactness"); the answer is the count rows written.
+   * @throws INVALID_ARGUMENT for a report without a UUID `reportId`, or not at most 5,000
+   * well-formed counts and last-evaluation times within two days of now.
    */
   async recordCounts(report: unknown): Promise<number> {
-    if (!isObject(report)) throw invalidArgument('a report is {counts, lastEvaluated}', 'report');
-    const { counts, lastEvaluated } = report as Record<string, unknown>;
+    if (!isObject(report)) throw invalidArgument('a report is {reportId, counts, lastEvaluated}', 'report');
+    const { reportId, counts, lastEvaluated } = report as Record<string, unknown>;
+    if (typeof reportId !== 'string' || !REPORT_ID_PATTERN.test(reportId)) throw invalidArgument('reportId must be a lowercase UUID', 'reportId');
     const nowMs = this.now();
     const recent = (ms: number) => Math.abs(ms - nowMs) <= MAX_REPORT_SKEW_MS;
     if (!Array.isArray(counts) || counts.length > MAX_COUNTS_PER_REPORT || !counts.every((c) => isObject(c) && isCount(c) && recent(c.hourMs))) {
@@ -306,16 +321,22 @@ export class InsightsService {
     if (!Array.isArray(lastEvaluated) || lastEvaluated.length > MAX_COUNTS_PER_REPORT || !lastEvaluated.every((l) => isObject(l) && isLast(l) && recent(l.atMs))) {
       throw invalidArgument(`lastEvaluated must be a list of at most ${MAX_COUNTS_PER_REPORT} {orgId, projectId, environmentId, flagKey, atMs} of the last two days`, 'lastEvaluated');
     }
-    return this.write({ counts: counts as DrainedCounts['counts'], lastEvaluated: lastEvaluated as DrainedCounts['lastEvaluated'] });
+    const drained = { counts: counts as DrainedCounts['counts'], lastEvaluated: lastEvaluated as DrainedCounts['lastEvaluated'] };
+    if (this.repos.idempotency === undefined) return this.write(drained);
+    return this.repos.idempotency.storeCountsOnce(`report:${reportId}`, picked(drained), nowMs + REPORT_ID_TTL_MS, nowMs);
   }
 
   /** This process's own drains: one statement, however many counts. */
   async write(drained: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>): Promise<number> {
-    const counts = drained.counts.map(({ orgId, projectId, environmentId, flagKey, variantKey, reason, hourMs, count }) => ({ orgId, projectId, environmentId, flagKey, variantKey, reason, hourMs, count }));
-    const lastEvaluated = drained.lastEvaluated.map(({ orgId, projectId, environmentId, flagKey, atMs }) => ({ orgId, projectId, environmentId, flagKey, atMs }));
-    return this.repos.insights.addCounts({ counts, lastEvaluated });
+    return this.repos.insights.addCounts(picked(drained));
   }
 }
+
+/** Only the fields a count and a last evaluation have (a report from the hop may carry more). */
+const picked = (drained: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>): Pick<DrainedCounts, 'counts' | 'lastEvaluated'> => ({
+  counts: drained.counts.map(({ orgId, projectId, environmentId, flagKey, variantKey, reason, hourMs, count }) => ({ orgId, projectId, environmentId, flagKey, variantKey, reason, hourMs, count })),
+  lastEvaluated: drained.lastEvaluated.map(({ orgId, projectId, environmentId, flagKey, atMs }) => ({ orgId, projectId, environmentId, flagKey, atMs })),
+});
 
 /** Splits a drain into reports of at most MAX_COUNTS_PER_REPORT counts (a gateway's flusher sends each). */
 export function reportsOf(drained: Pick<DrainedCounts, 'counts' | 'lastEvaluated'>): Array<Pick<DrainedCounts, 'counts' | 'lastEvaluated'>> {

@@ -305,6 +305,22 @@ export function idempotencyRepositoryContract(name: string, makeRepos: MakeEvent
         assert.equal(await repos.events.count(scopes.env, { metricKey: 'buy' }), 2);
       }));
 
+    test('storeCountsOnce claims its key in each environment a report names, in the scope named; a claim lasts until its expiry', () =>
+      inWorld(makeRepos, async ({ repos, scopes }) => {
+        const named = (scope: typeof scopes.env, count: number) => ({ ...scope, flagKey: 'f', variantKey: 'on', reason: 'DEFAULT', hourMs: 0, count });
+        const intruder = foreignOrgScope(scopes.env, scopes.otherOrgEnv);
+        const report = { counts: [named(scopes.env, 3), named(scopes.otherEnvSameProject, 1), named(intruder, 5)], lastEvaluated: [] };
+        await repos.idempotency.storeCountsOnce('report:r1', report, 5_000, 1_000);
+        // Claimed where the scope is the environment's own; a count naming another org's scope claims nothing.
+        assert.notEqual(await repos.idempotency.get(scopes.env, 'report:r1', 2_000), null);
+        assert.notEqual(await repos.idempotency.get(scopes.otherEnvSameProject, 'report:r1', 2_000), null);
+        assert.equal(await repos.idempotency.get(scopes.otherOrgEnv, 'report:r1', 2_000), null);
+        // Expired at 5,000: gone for a reader then, and claimed again by the next report.
+        assert.equal(await repos.idempotency.get(scopes.env, 'report:r1', 5_000), null);
+        await repos.idempotency.storeCountsOnce('report:r1', { counts: [named(scopes.env, 3)], lastEvaluated: [] }, 9_000, 5_000);
+        assert.notEqual(await repos.idempotency.get(scopes.env, 'report:r1', 8_000), null);
+      }));
+
     test('storeOnce in a scope the environment is not in is NOT_FOUND and writes nothing', () =>
       inWorld(makeRepos, async ({ repos, scopes }) => {
         const intruder = foreignOrgScope(scopes.env, scopes.otherOrgEnv);
