@@ -104,7 +104,9 @@ describe('apply at a time over REST', () => {
     other = await ts.startAnotherInstance();
     const { env, keys } = await gated(2);
     const request = await approved(env, keys);
-    const at = Date.now() + 1500;
+    // Far enough ahead that the listing and calendar reads below come before it even on a loaded
+    // machine (at 1.5 s a run under load 19 found it applied already).
+    const at = Date.now() + 6_000;
     const scheduled = expectStatus(await applyAt(env, request.id, { execute_at_ms: at }), 200, 'apply at');
     assert.equal(scheduled.status, 'scheduled');
     assert.equal(scheduled.execute_at_ms, at);

@@ -157,7 +157,7 @@ describe('split topology, real processes: two gateways and two services processe
     console.log(`# revoked key refused by the gateways after ${refusedAfterMs.join(' ms and ')} ms`);
   });
 
-  it('an API token revoked through one gateway is refused by the other within 1 s', async () => {
+  it('an API token revoked through one gateway is refused by the other within 3 s (its cached answer would live 30 s)', async () => {
     const made = expectStatus(
       await clients[0]!.post(`/v1/management/orgs/${tenant.orgId}/api-tokens`, { token: tenant.admin.token, body: { name: 'two gateways', role: 'viewer' } }),
       201,
@@ -174,7 +174,9 @@ describe('split topology, real processes: two gateways and two services processe
     await waitFor('the revoked token refused by the other gateway', async () => ((await clients[1]!.get(projects, { token: made.token })).status === 401 ? true : undefined), 5_000);
     const refusedAfterMs = Date.now() - revokedAt;
     console.log(`# revoked API token refused by the other gateway after ${refusedAfterMs} ms`);
-    assert.ok(refusedAfterMs <= 1_000, `refused after ${refusedAfterMs} ms`);
+    // Pushed, not expired: a cached answer lives 30 s (remote-credential-verifier.ts). Quiet runs
+    // take well under 1 s; a loaded CI machine (load ~19 on 2 cores) took 1,030 ms, so 3 s.
+    assert.ok(refusedAfterMs <= 3_000, `refused after ${refusedAfterMs} ms`);
   });
 });
 
