@@ -38,6 +38,7 @@ export { InMemoryState } from './in-memory-state.ts';
 export { InMemoryChangeNotifier } from './in-memory-change-notifier.ts';
 export { InMemoryExclusiveLock } from './in-memory-exclusive-lock.ts';
 export { testFlag, testSegment } from './fixtures.ts';
+export { patternRunMs } from './pattern-run-time.ts';
 
 /** Every port backed by one shared in-memory state: for unit tests and for the core used alone. */
 export function createInMemoryRepositories(state = new InMemoryState()): Repositories {
