@@ -11,7 +11,8 @@
  *
  * Not batched: files that take long anyway (the fixed cost is a small part of them), browser files
  * (Chromium per file), files that act on their process (exit, process-wide listeners, a replaced
- * global `fetch`), and files that say `// test-batch: alone` with their reason.
+ * global `fetch`, reserving one of its outcome stores), and files that say `// test-batch: alone`
+ * with their reason.
  */
 
 /** A file recorded as taking longer than this (wall time under the pool) runs alone. */
@@ -23,7 +24,9 @@ export const BATCH_MAX_FILES = 20;
 /** Whether a file's text lets it share its process with other files. */
 export function mayShareProcess(text: string): boolean {
   if (/^\/\/ test-batch: alone\b/m.test(text)) return false;
-  return !/\blaunchChromium\(|\bprocess\.exit\(|\bprocess\.on\(|\bglobalThis\.fetch\s*=[^=]/.test(text);
+  // Outcome stores (core's outcomes.ts) are a process-wide resource of 4, of which a server takes
+  // 3: a file reserving its own (directly, or through a ResultJsonCache) beside server files fails.
+  return !/\blaunchChromium\(|\bprocess\.exit\(|\bprocess\.on\(|\bglobalThis\.fetch\s*=[^=]|\breserveOutcomeStore\(|\bnew ResultJsonCache\(/.test(text);
 }
 
 /**
@@ -58,7 +61,13 @@ export function planBatches(files: string[], durationOf: (file: string) => numbe
  * to the repository), one after another. `imports` are the files' module paths (absolute).
  */
 export function batchEntrySource(files: Array<{ name: string; module: string }>): string {
-  const lines = ["import { describe } from 'node:test';", "import { pathToFileURL } from 'node:url';"];
+  const lines = [
+    "import { after, describe } from 'node:test';",
+    "import { pathToFileURL } from 'node:url';",
+    // What the files share (test-server.ts: servers of files that say `share: true`), ended after the last file.
+    'const batch = (globalThis.__switchyardTestBatch = { cleanups: [] });',
+    'after(async () => { for (const cleanUp of batch.cleanups.splice(0)) await cleanUp(); });',
+  ];
   for (const { name, module } of files) {
     lines.push(`describe(${JSON.stringify(name)}, async () => { await import(pathToFileURL(${JSON.stringify(module)}).href); });`);
   }

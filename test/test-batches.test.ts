@@ -28,6 +28,9 @@ test('files that act on their process, launch a browser or say so run alone', ()
   assert.equal(mayShareProcess("process.on('exit', () => {});"), false);
   assert.equal(mayShareProcess('globalThis.fetch = fake;'), false);
   assert.equal(mayShareProcess('if (globalThis.fetch === x) {}'), true);
+  // A process has 4 outcome stores and a server takes 3 (core's outcomes.ts).
+  assert.equal(mayShareProcess('const STORE = reserveOutcomeStore();'), false);
+  assert.equal(mayShareProcess('const cache = new ResultJsonCache((r) => r.variant_key);'), false);
 });
 
 test("a batch's spec output names each file's time, and the files to run again", () => {
@@ -48,6 +51,8 @@ test("a batch's entry runs each file's hooks around that file's tests only, in o
 const started = await Promise.resolve('${name}');
 before(() => console.log('before ${name}'));
 after(() => console.log('after ${name}'));
+// What files share (test-server.ts) ends when the batch's last file has ended.
+if ('${name}' === 'a') globalThis.__switchyardTestBatch.cleanups.push(async () => console.log('after all: a'));
 test('${name} 1', () => console.log('test ' + started));\n`,
       );
       return { name, module };
@@ -59,8 +64,8 @@ test('${name} 1', () => console.log('test ' + started));\n`,
     delete env.NODE_TEST_CONTEXT;
     const run = spawnSync(process.execPath, ['--test-reporter=spec', entry], { encoding: 'utf8', env });
     assert.equal(run.status, 0, run.stdout + run.stderr);
-    const order = run.stdout.split('\n').filter((line) => /^(before|after|test) /.test(line));
-    assert.deepEqual(order, ['before a', 'test a', 'after a', 'before b', 'test b', 'after b']);
+    const order = run.stdout.split('\n').filter((line) => /^(before|after|test|after all:) /.test(line));
+    assert.deepEqual(order, ['before a', 'test a', 'after a', 'before b', 'test b', 'after b', 'after all: a']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

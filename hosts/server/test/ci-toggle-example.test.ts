@@ -32,7 +32,7 @@ const enabledIn = async (environmentId: string, flagKey: string): Promise<boolea
   expectStatus(await client.get(`${envFlags(environmentId)}/${flagKey}`, { token: a.admin.token }), 200).enabled as boolean;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'ci-a');

@@ -40,7 +40,7 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<{ 
 }
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   tenant = await seedTenant(client, root.token, 'cli');

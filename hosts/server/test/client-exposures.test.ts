@@ -48,7 +48,7 @@ async function startExperiment(tenant: Tenant, flagKey: string): Promise<void> {
 }
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'cexp-a');

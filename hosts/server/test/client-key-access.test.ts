@@ -22,7 +22,7 @@ let root: { token: string };
 let clientKeyId: string;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'ck-access');

@@ -46,7 +46,7 @@ let secretA: { kid: string; secret: string };
 let secretB: { kid: string; secret: string };
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'sign-a');

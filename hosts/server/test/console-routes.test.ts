@@ -10,7 +10,7 @@ let ts: TestServer;
 
 before(async () => {
   await buildConsole();
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
 });
 after(() => ts?.stop());
 

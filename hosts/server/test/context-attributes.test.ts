@@ -33,7 +33,7 @@ const newKey = async (tenant: Tenant, body?: unknown): Promise<{ id: string; raw
 const named = (prefix: string, count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`, `value-${prefix}${i}`]));
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'attrs-a');

@@ -35,7 +35,7 @@ const PREREQUISITES = {
 };
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'prerequisites');

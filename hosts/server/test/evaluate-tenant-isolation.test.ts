@@ -38,7 +38,7 @@ const sharedFlag = (prefix: string) => ({
 });
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'isolation-a');

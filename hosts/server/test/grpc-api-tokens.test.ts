@@ -14,7 +14,7 @@ let a: Tenant;
 let b: Tenant;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   const client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'grpc-tokens-a');

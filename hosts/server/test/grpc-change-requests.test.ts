@@ -58,7 +58,7 @@ const create = async (key: string) =>
   answer(await rpc.createChangeRequest({ environment_id: env, body_json: body({ title: 'off', changes: [{ flag_key: key, operations: [{ op: 'set_enabled', enabled: false }] }], submit: true }) }, bearer(a.admin.token)));
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'grpc-cr-a');

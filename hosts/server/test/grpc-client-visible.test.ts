@@ -18,7 +18,7 @@ let tenant: Tenant;
 let admin: grpc.Metadata;
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   const rest = api(it.base);
   tenant = await seedTenant(rest, (await loginAdmin(rest)).token, 'grpc-visible');
   flags = flagClient(it.server.grpcPort);

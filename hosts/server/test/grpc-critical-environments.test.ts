@@ -28,7 +28,7 @@ const keyEntries = async (): Promise<Json[]> =>
   (await audit.listAuditLog({ org_id: a.orgId, limit: 200, resource_type: 'sdk_key' }, bearer(a.admin.token))).entries.filter((entry: Json) => entry.action === 'sdk_key.create');
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   const client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'grpc-critical-a');

@@ -41,7 +41,7 @@ async function stagingFlag(label: string): Promise<string> {
 const flagIn = async (environmentId: string, key: string): Promise<Json> => expectStatus(await client.get(`${envFlags(environmentId)}/${key}`, { token: a.admin.token }), 200);
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'grpc-copy-a');

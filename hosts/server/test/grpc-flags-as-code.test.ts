@@ -30,7 +30,7 @@ let a: Tenant;
 let b: Tenant;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   rest = api(ts.base);
   const root = await loginAdmin(rest);
   a = await seedTenant(rest, root.token, 'fac-grpc-a');

@@ -19,7 +19,7 @@ let b: Tenant;
 let staging: string;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   management = managementClient(ts.server.grpcPort);
   root = await loginAdmin(client);

@@ -25,7 +25,7 @@ let admin: grpc.Metadata;
 let env: string;
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   const rest = api(it.base);
   const root = await loginAdmin(rest);
   tenant = await seedTenant(rest, root.token, 'segments');

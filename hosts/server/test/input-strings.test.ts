@@ -24,7 +24,7 @@ const NUL = /must not contain U\+0000 \(NUL\)/;
 const SURROGATE = /must not contain an unpaired UTF-16 surrogate/;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   tenant = await seedTenant(client, root.token, 'strings');

@@ -62,7 +62,7 @@ const exposureCount = () => ts.server.repos.exposures.count({ orgId: a.orgId, pr
 const keysOf = (response: ApiResponse): string[] => (response.body.flags as Json[]).map((entry) => entry.key as string);
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'client-visible');

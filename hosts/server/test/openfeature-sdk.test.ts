@@ -21,7 +21,7 @@ let wrongKeyClient: Client;
 const JSON_VALUE = { color: 'blue', sizes: [1, 2, 3], nested: { on: true } };
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   const rest = api(ts.base);
   const root = await loginAdmin(rest);
   tenant = await seedTenant(rest, root.token, 'openfeature');

@@ -57,7 +57,7 @@ const apply = (env: string, id: string, token = a.admin.token) => client.post(`$
 const offChange = (key: string) => ({ flag_key: key, operations: [{ op: 'set_enabled', enabled: false }] });
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'cr-a');

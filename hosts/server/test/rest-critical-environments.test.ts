@@ -37,7 +37,7 @@ const logOf = (tenant: Tenant): Promise<Json[]> => readAll(client, tenant.admin.
 const flagOf = async (environmentId: string, key: string): Promise<Json> => expectStatus(await client.get(`${envFlags(environmentId)}/${key}`, { token: a.member.token }), 200, 'read flag');
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'critical-a');

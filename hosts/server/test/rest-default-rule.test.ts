@@ -81,7 +81,7 @@ async function syncedRules(rawKey: string, environmentId: string, key: string): 
 }
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   a = await seedTenant(client, (await loginAdmin(client)).token, 'default-rule');
   const env = expectStatus(await client.post(`/v1/management/projects/${a.projectId}/environments`, { token: a.admin.token, body: { name: 'staging' } }), 201);

@@ -63,7 +63,7 @@ async function evaluatedUntil(key: string, contextKey: string, accept: (answer: 
 }
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'copy-a');

@@ -13,7 +13,7 @@ const definitions = (environmentId = tenant.environmentId) => `/v1/environments/
 const RECORD_FIELDS = ['client_allowed', 'created_at_ms', 'description', 'environment_id', 'key', 'value_type'];
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   client = api(it.base);
   system = await loginAdmin(client);
   tenant = await seedTenant(client, system.token, 'defs');

@@ -26,7 +26,7 @@ let b: Tenant;
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'experiments-a');

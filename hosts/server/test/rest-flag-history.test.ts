@@ -35,7 +35,7 @@ const historyOf = (environmentId: string, query: AuditQuery = {}, token = a.admi
   readAll(client, token, (q) => flagHistoryPath(environmentId, KEY, q), query);
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'history');

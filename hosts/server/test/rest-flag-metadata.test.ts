@@ -20,7 +20,7 @@ let staging: string;
 let stagingKey: string;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'meta-a');

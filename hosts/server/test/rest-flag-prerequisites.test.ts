@@ -18,7 +18,7 @@ let b: Tenant;
 let staging: string;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'prereq-a');

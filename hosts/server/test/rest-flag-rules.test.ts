@@ -12,7 +12,7 @@ let listSegment: string;
 let ruleSegment: string;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'rules-a');

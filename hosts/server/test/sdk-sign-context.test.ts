@@ -15,7 +15,7 @@ let client: ApiClient;
 let a: Tenant;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   a = await seedTenant(client, (await loginAdmin(client)).token, 'sdk-sign');
   await createFlag(ts, client, a, {

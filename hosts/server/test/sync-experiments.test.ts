@@ -16,7 +16,7 @@ let tenant: Tenant;
 const open: OpenStream[] = [];
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   rest = api(it.base);
   const root = await loginAdmin(rest);
   tenant = await seedTenant(rest, root.token, 'sync-exp');

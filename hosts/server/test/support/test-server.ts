@@ -38,12 +38,53 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  topology?: Topology;
+  /**
+   * The file's tests need no server of their own: they make their own tenants (seedTenant) and
+   * read nothing server-wide (no other org's rows, metrics, the log as a whole). When `npm test`
+   * runs the file in a process with other files (scripts/test-batches.ts), the files that say so
+   * share one server per topology and settings, started by the first and stopped when the
+   * process's last file ends: each file saves a server start, a database and, split, a gateway
+   * process. Alone (TEST_BATCH=0, a failed batch's files run again, `node --test`), a file gets
+   * its own server as usual.
+   */
+  share?: boolean;
+}
+
+/** What a batch process's entry module (scripts/test-batches.ts) sets up for its files. */
+interface TestBatch {
+  /** Run when the process's last file has ended. */
+  cleanups: Array<() => Promise<void>>;
+  /** The shared servers, by topology and settings. */
+  servers?: Map<string, Promise<TestServer>>;
+}
+
 /**
  * The real single-process server on ephemeral ports over a fresh database, with a system-org
  * admin (TEST_ADMIN) and every log line captured. Extra environment variables override defaults.
  */
-export async function startTestServer(env: Record<string, string> = {}, options: { topology?: Topology } = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const topology = options.topology ?? TOPOLOGY;
+  const batch = options.share === true ? (globalThis as { __switchyardTestBatch?: TestBatch }).__switchyardTestBatch : undefined;
+  if (batch === undefined) return startOwnTestServer(env, topology);
+  const key = `${topology} ${JSON.stringify(Object.entries(env).sort(([a], [b]) => a.localeCompare(b)))}`;
+  batch.servers ??= new Map();
+  let shared = batch.servers.get(key);
+  if (shared === undefined) {
+    const starting = startOwnTestServer(env, topology);
+    shared = starting;
+    batch.servers.set(key, starting);
+    batch.cleanups.push(() => starting.then((server) => server.stop(), () => {}));
+  }
+  const server = await shared;
+  // Failed logins and API-token guesses are counted per client address, and every file's client
+  // is 127.0.0.1: each file starts from none, as it would on a server of its own.
+  await server.db.sql`DELETE FROM login_failures`;
+  return { ...server, stop: async () => {} };
+}
+
+async function startOwnTestServer(env: Record<string, string>, topology: Topology): Promise<TestServer> {
   const db = await createTestDatabase();
   const logs: string[] = [];
   const sink = new Writable({
