@@ -11,13 +11,13 @@ import {
   expectThrottled,
   retryAfterOf,
   sleep,
-  useThrottlingServer,
+  startThrottlingTestServer,
 } from './support/login-throttling.ts';
 
 // Login throttling's counts and delays (support/login-throttling.ts has the policy). bcrypt at
 // the test servers' cost 4: counting needs no real cost; what does (parallel guesses, timing) is
 // in rest-login-timing.test.ts at production's.
-const server = useThrottlingServer(4);
+const server = startThrottlingTestServer(4);
 
 describe('login throttling', () => {
   test('another loopback address works as a second client (the tests below rely on it)', async () => {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { assertNoSecrets, expectError, unique } from './support/rest-client.ts';
-import { MAX_FAILURES, checksAllowedWithin, expectThrottled, sleep, useThrottlingServer } from './support/login-throttling.ts';
+import { MAX_FAILURES, checksAllowedWithin, expectThrottled, sleep, startThrottlingTestServer } from './support/login-throttling.ts';
 
 // Login throttling where a password check's real cost matters (support/login-throttling.ts has
 // the policy): parallel guesses racing one another while each check takes tens of milliseconds,
 // and an unknown email costing what a wrong password does. bcrypt at production's cost 10; the
 // counting tests are in rest-auth-throttling.test.ts, at the test servers' 4.
-const server = useThrottlingServer(10);
+const server = startThrottlingTestServer(10);
 
 describe('login throttling with real password checks', () => {
   test('concurrent failures cannot exceed the limit: of 20 parallel wrong passwords at most 10 are checked, the rest are 429', async () => {

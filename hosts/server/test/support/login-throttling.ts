@@ -34,9 +34,10 @@ export interface ThrottlingServer {
  * Starts the file's server (before its tests; stopped after them) with bcrypt at
  * `passwordHashCost`, and forgets every recorded failure before each test, so that tests do not
  * depend on each other's counts. Counting needs no real cost (test servers hash at 4); timing and
- * races between parallel guesses do (10, production's).
+ * races between parallel guesses do (10, production's). Named as a start…TestServer wrapper, so
+ * that `npm test` runs the file in both topologies (scripts/run-tests.ts).
  */
-export function useThrottlingServer(passwordHashCost: number): ThrottlingServer {
+export function startThrottlingTestServer(passwordHashCost: number): ThrottlingServer {
   let ts: TestServer | undefined;
   let client: ApiClient | undefined;
   let root: LoggedInUser | undefined;
