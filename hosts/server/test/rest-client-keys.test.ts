@@ -21,7 +21,7 @@ const ofrepWith = (rawKey: string) =>
   client.post('/ofrep/v1/evaluate/flags', { headers: { 'x-api-key': rawKey, origin: 'https://app.example.com' }, body: { context: { targetingKey: 'u' } } });
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'client-keys');

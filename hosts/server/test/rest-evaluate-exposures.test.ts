@@ -14,7 +14,7 @@ let client: ApiClient;
 let a: Tenant;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'exposures');

@@ -15,7 +15,7 @@ let b: Tenant;
 const ANSWER_FIELDS = ['evaluated', 'flag_key', 'is_enabled', 'reason', 'value', 'variant_key'];
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'eval-a');

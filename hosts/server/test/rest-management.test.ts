@@ -55,7 +55,7 @@ const newUser = (label: string, extra: Record<string, unknown> = {}) => ({
 });
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'mgmt-a');

@@ -29,7 +29,7 @@ const orgUsers = (orgId: string) => `${M}/orgs/${orgId}/users`;
 const RECORD_FIELDS = ['bindings', 'default', 'org_role', 'user_id'];
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'bind-a');
