@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { assertNoSecrets, expectError, expectStatus, unique } from './support/rest-client.ts';
 import {
   MAX_FAILURES,
@@ -10,7 +11,6 @@ import {
   expectSlowedDown,
   expectThrottled,
   retryAfterOf,
-  sleep,
   startThrottlingTestServer,
 } from './support/login-throttling.ts';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { assertNoSecrets, expectError, unique } from './support/rest-client.ts';
-import { MAX_FAILURES, checksAllowedWithin, expectThrottled, sleep, startThrottlingTestServer } from './support/login-throttling.ts';
+import { MAX_FAILURES, checksAllowedWithin, expectThrottled, startThrottlingTestServer } from './support/login-throttling.ts';
 
 // Login throttling where a password check's real cost matters (support/login-throttling.ts has
 // the policy): parallel guesses racing one another while each check takes tens of milliseconds,

@@ -88,8 +88,6 @@ export function startThrottlingTestServer(passwordHashCost: number): ThrottlingS
   return server;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export function expectThrottled(response: ApiResponse): void {
   expectError(response, 429, 'RESOURCE_EXHAUSTED');
   const retryAfter = response.headers.get('retry-after');
