@@ -107,6 +107,12 @@ async function startOwnTestServer(env: Record<string, string>, topology: Topolog
       // bcrypt at 4, not 10: half of a typical server test's CPU was signing in (config.ts says
       // more). Production refuses a cost below 10, so a production server keeps the default.
       ...(env.APP_ENV === 'production' ? {} : { PASSWORD_HASH_COST: '4' }),
+      // 5 connections, not 10: `npm test` runs 6 files at once, a batch's shared server beside a
+      // file's own, each with a LISTEN connection and the test's own pool, on a PostgreSQL server
+      // whose max_connections is usually 100. A run peaked at 95 with 10, and a slower (profiled)
+      // run used all 100 and failed "too many clients". A burst of requests queues for a
+      // connection instead, which production's 10 does too past its tenth.
+      DB_POOL_SIZE: '5',
       ...env,
     });
   const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging, logs));
