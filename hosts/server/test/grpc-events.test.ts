@@ -29,7 +29,7 @@ async function stored(contextKey: string): Promise<Array<{ metric_key: string; v
 }
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   const client = api(it.base);
   const admin = await loginAdmin(client);
   tenant = await seedTenant(client, admin.token, 'grpc-events');

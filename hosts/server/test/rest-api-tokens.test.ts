@@ -14,7 +14,7 @@ let a: Tenant;
 let b: Tenant;
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'tokens-a');

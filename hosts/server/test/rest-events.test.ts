@@ -56,7 +56,7 @@ const event = (metric_key: string, context_key: string, extra: Record<string, un
 });
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   client = api(it.base);
   const admin = await loginAdmin(client);
   tenant = await seedTenant(client, admin.token, 'events');

@@ -54,7 +54,7 @@ async function postEvents(tenant: Tenant, events: Json[]): Promise<void> {
 }
 
 before(async () => {
-  ts = await startTestServer({ STATS_POLL_MS: '3600000' });
+  ts = await startTestServer({ STATS_POLL_MS: '3600000' }, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   rootToken = root.token;

@@ -17,7 +17,7 @@ let client: ApiClient;
 let a: Tenant;
 
 before(async () => {
-  ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '3600000' });
+  ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '3600000' }, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'sequential');

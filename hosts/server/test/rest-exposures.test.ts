@@ -35,7 +35,7 @@ async function storedFor(contextKey: string): Promise<StoredExposure[]> {
 }
 
 before(async () => {
-  it = await startTestServer();
+  it = await startTestServer({}, { share: true });
   client = api(it.base);
   const admin = await loginAdmin(client);
   tenant = await seedTenant(client, admin.token, 'exposures');

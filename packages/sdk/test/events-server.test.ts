@@ -26,7 +26,7 @@ const forwarded: { path: string; key: string | undefined; status: number }[] = [
 let loseFirstEventsAnswer = true;
 
 before(async () => {
-  ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '60000' });
+  ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '60000' }, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   tenant = await seedTenant(client, root.token, 'sdk-events');

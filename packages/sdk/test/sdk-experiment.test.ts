@@ -24,7 +24,7 @@ let sdk: SwitchyardClient;
 const SPLIT_RULE_ID = 'split';
 
 before(async () => {
-  ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '60000' });
+  ts = await startTestServer({ STATS_POLL_MS: '25', STATS_INTERVAL_MS: '60000' }, { share: true });
   rest = api(ts.base);
   const root = await loginAdmin(rest);
   tenant = await seedTenant(rest, root.token, 'sdk-experiment');
