@@ -79,6 +79,47 @@ describe('TokenService', () => {
     await rejectsUnauthenticated(tokens.verify(token), /expired/);
   });
 
+  test('a token verified before is answered from memory: a copy of its claims, refused from its expiry, and dropped then', async () => {
+    const clock = clockAt(T0);
+    const tokens = service({ now: clock.now });
+    const { token } = await tokens.issue(CLAIMS);
+    const first = await tokens.verify(token);
+    first.orgId = 'changed-by-the-caller';
+    assert.deepEqual(await tokens.verify(token), { ...CLAIMS, issuedAtMs: T0 });
+    assert.equal(tokens.verifiedTokenCount, 1);
+    clock.nowMs = T0 + 3600_000;
+    await rejectsUnauthenticated(tokens.verify(token), /expired/);
+    assert.equal(tokens.verifiedTokenCount, 0);
+  });
+
+  test('only tokens that pass are kept, at most maxVerifiedTokens of them (the oldest goes first)', async () => {
+    const tokens = service({ maxVerifiedTokens: 3 });
+    await rejectsUnauthenticated(tokens.verify(await signed({ secret: 'another-secret-of-at-least-32-bytes!!!' })));
+    await rejectsUnauthenticated(tokens.verify('garbage'));
+    assert.equal(tokens.verifiedTokenCount, 0);
+    const issued = await Promise.all(Array.from({ length: 5 }, () => tokens.issue(CLAIMS)));
+    for (const { token } of issued) await tokens.verify(token);
+    assert.equal(tokens.verifiedTokenCount, 3);
+    // The first was dropped: it is verified again, and still passes.
+    assert.deepEqual(await tokens.verify(issued[0]!.token), { ...CLAIMS, issuedAtMs: Math.floor(T0 / 1000) * 1000 });
+    assert.equal(tokens.verifiedTokenCount, 3);
+    // 0 keeps none: every check runs jose.
+    const none = service({ maxVerifiedTokens: 0 });
+    await none.verify(issued[1]!.token);
+    assert.equal(none.verifiedTokenCount, 0);
+  });
+
+  test('a kept token altered by one character is verified as new text, and refused', async () => {
+    const tokens = service();
+    const { token } = await tokens.issue(CLAIMS);
+    await tokens.verify(token);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const raised = base64url({ ...decodePart(token, 1), role: 'org_admin' });
+    await rejectsUnauthenticated(tokens.verify(`${header}.${raised}.${signature}`));
+    const flipped = signature.slice(0, -1) + (signature.endsWith('A') ? 'B' : 'A');
+    await rejectsUnauthenticated(tokens.verify(`${header}.${payload}.${flipped}`));
+  });
+
   test('a token signed with another secret is UNAUTHENTICATED', async () => {
     const { token } = await service({ secret: 'another-secret-of-at-least-32-bytes!!!' }).issue(CLAIMS);
     await rejectsUnauthenticated(service().verify(token), /invalid token/);

@@ -24,10 +24,19 @@ export interface TokenServiceOptions {
   issuer?: string;
   audience?: string;
   now?: () => number;
+  /** How many verified tokens to keep (MAX_VERIFIED_TOKENS unless given; 0: none, every check runs jose). */
+  maxVerifiedTokens?: number;
 }
 
 /** Only HS256 is accepted: `alg: none` and algorithm-confusion tokens fail verification. */
 const ALGORITHMS = ['HS256'];
+
+/**
+ * Access tokens verified lately, kept by their exact text (the oldest goes first past this many):
+ * at ~0.5 KB each, at most ~5 MB. Only tokens that passed verification enter, so an anonymous
+ * client cannot fill it; a bearer can add one per login or refresh.
+ */
+export const MAX_VERIFIED_TOKENS = 10_000;
 
 /**
  * Signs and verifies access tokens (JWT, HS256 via jose) with iss, aud, exp and jti, and checks
@@ -43,6 +52,14 @@ export class TokenService {
   private readonly issuer: string;
   private readonly audience: string;
   private readonly now: () => number;
+  /**
+   * Claims of tokens verified before, with their expiry (seconds), by token text. Whether a text's
+   * signature, algorithm, issuer, audience and claims pass depends only on the text and this
+   * service's secret and options, so a token seen again needs only its expiry checked: a client
+   * sends its access token with every request, and jose 6's WebCrypto HMAC costs ~130-160 µs of
+   * CPU per verification (bench/README.md "auth"). A new secret means a new TokenService.
+   */
+  private readonly verified = new Map<string, { claims: VerifiedClaims; expiresAtSeconds: number }>();
 
   constructor(private readonly options: TokenServiceOptions) {
     this.key = new TextEncoder().encode(options.secret);
@@ -85,6 +102,28 @@ export class TokenService {
 
   /** @throws UNAUTHENTICATED for anything but a valid, unexpired token of ours. */
   async verify(token: string): Promise<VerifiedClaims> {
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      // jose's own rule: expired once the current second reaches exp.
+      if (Math.floor(this.now() / 1000) < known.expiresAtSeconds) return { ...known.claims };
+      this.verified.delete(token);
+      throw unauthenticated('token expired');
+    }
+    const claims = await this.verifyText(token);
+    const max = this.options.maxVerifiedTokens ?? MAX_VERIFIED_TOKENS;
+    if (max > 0) {
+      if (this.verified.size >= max) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, claims);
+    }
+    return { ...claims.claims };
+  }
+
+  /** Tokens kept as verified (for tests: the bound holds). */
+  get verifiedTokenCount(): number {
+    return this.verified.size;
+  }
+
+  private async verifyText(token: string): Promise<{ claims: VerifiedClaims; expiresAtSeconds: number }> {
     try {
       const { payload } = await jwtVerify(token, await this.signingKey(), {
         algorithms: ALGORITHMS,
@@ -93,14 +132,14 @@ export class TokenService {
         currentDate: new Date(this.now()),
         requiredClaims: ['sub', 'exp', 'iat'],
       });
-      const { sub, org, role, sys, sid, iat } = payload as { sub?: unknown; org?: unknown; role?: unknown; sys?: unknown; sid?: unknown; iat?: unknown };
+      const { sub, org, role, sys, sid, iat, exp } = payload as { sub?: unknown; org?: unknown; role?: unknown; sys?: unknown; sid?: unknown; iat?: unknown; exp?: unknown };
       if (
         typeof sub !== 'string' || typeof org !== 'string' || (role !== 'org_admin' && role !== 'org_member') ||
-        typeof sys !== 'boolean' || typeof sid !== 'string' || typeof iat !== 'number'
+        typeof sys !== 'boolean' || typeof sid !== 'string' || typeof iat !== 'number' || typeof exp !== 'number'
       ) {
         throw unauthenticated('invalid token claims');
       }
-      return { userId: sub, orgId: org, role, isSystem: sys, sessionId: sid, issuedAtMs: iat * 1000 };
+      return { claims: { userId: sub, orgId: org, role, isSystem: sys, sessionId: sid, issuedAtMs: iat * 1000 }, expiresAtSeconds: exp };
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw unauthenticated('token expired');
       throw unauthenticated('invalid token');
