@@ -60,6 +60,8 @@ export function spawnServer(
       HTTP_PORT: '0',
       GRPC_PORT: '0',
       SYNC_GRPC_PORT: '0',
+      // As the in-process test servers (test-server.ts): 5 connections, not 10, for the run's budget.
+      DB_POOL_SIZE: '5',
       // Node 22+ keeps compiled code there (scripts/run-tests.ts sets it): hosts share it with the test files.
       ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}),
       ...env,

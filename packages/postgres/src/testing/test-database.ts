@@ -80,9 +80,9 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   }
   try {
     await admin.unsafe(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
-  } catch (error) {
+  } finally {
+    // Not held while the database lives: a run has a dozen at once, against max_connections.
     await admin.end();
-    throw error;
   }
   const url = withDatabase(serverUrl(), name);
   const sql = connect(url, { poolSize: 5 });
@@ -96,8 +96,12 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
     sql,
     async drop() {
       await sql.end({ timeout: 5 });
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      const dropping = connect(serverUrl(), { poolSize: 1 });
+      try {
+        await dropping.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await dropping.end();
+      }
     },
   };
 }
