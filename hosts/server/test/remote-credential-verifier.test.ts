@@ -297,6 +297,9 @@ describe('RemoteCredentialVerifier', () => {
   test('answers expire after cacheTtlMs', async () => {
     let clock = Date.now();
     const timed = await remoteVerifier({ now: () => clock, cacheTtlMs: 10_000 });
+    // start() stops waiting for the watch after callTimeoutMs (500 ms), which a loaded machine can
+    // take; answers are cached only once it is up.
+    await eventually('the watch', async () => timed.isWatching());
     await timed.verifySdkKey(tenant.rawKey);
     clock += 9_999;
     assert.ok(timed.cachedSdkKey(tenant.rawKey));
