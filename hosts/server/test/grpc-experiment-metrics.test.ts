@@ -23,7 +23,7 @@ let experiments: ExperimentClient;
 const DAY = 86_400_000;
 
 before(async () => {
-  ts = await startTestServer({ STATS_POLL_MS: '3600000' });
+  ts = await startTestServer({ STATS_POLL_MS: '3600000' }, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'grpc-exp-metrics-a');

@@ -67,7 +67,7 @@ async function changedFlag(policy?: Json): Promise<{ env: string; key: string; g
 }
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'rv-a');

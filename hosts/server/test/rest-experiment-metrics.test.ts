@@ -43,7 +43,7 @@ const half = (id: string, control = 'control', treatment = 'treatment') => ({
 });
 
 before(async () => {
-  ts = await startTestServer({ STATS_POLL_MS: '3600000' });
+  ts = await startTestServer({ STATS_POLL_MS: '3600000' }, { share: true });
   client = api(ts.base);
   root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'exp-metrics-a');

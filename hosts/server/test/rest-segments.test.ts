@@ -15,7 +15,7 @@ const LIST_FIELDS = ['context_type', 'created_at_ms', 'description', 'excluded_c
 const RULE_FIELDS = ['conditions', 'context_type', 'created_at_ms', 'description', 'id', 'key', 'kind', 'updated_at_ms', 'version'];
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   client = api(ts.base);
   const root = await loginAdmin(client);
   a = await seedTenant(client, root.token, 'segments-a');

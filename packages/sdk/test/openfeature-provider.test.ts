@@ -32,7 +32,7 @@ const providerOptions = (sdkKey: string) => ({
 });
 
 before(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({}, { share: true });
   rest = api(ts.base);
   const root = await loginAdmin(rest);
   tenant = await seedTenant(rest, root.token, 'of-provider');
