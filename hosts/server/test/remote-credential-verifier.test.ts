@@ -171,13 +171,21 @@ describe('WatchCredentials (the services side)', () => {
 
 describe('RemoteCredentialVerifier', () => {
   let verifier: RemoteCredentialVerifier;
+  let watchingAtStart = false;
+  let startMs = 0;
 
   before(async () => {
+    const began = performance.now();
     verifier = await remoteVerifier();
+    startMs = performance.now() - began;
+    watchingAtStart = verifier.isWatching();
+    // start() waits for the watch at most callTimeoutMs (500 ms), which a loaded machine can take:
+    // the tests below need answers cached.
+    await eventually('the watch', async () => verifier.isWatching());
   });
 
-  test('start() resolves with the watch established', () => {
-    assert.equal(verifier.isWatching(), true);
+  test('start() resolves with the watch established (or once its 500 ms wait is over)', () => {
+    assert.ok(watchingAtStart || startMs >= 500, `start() resolved after ${startMs.toFixed(0)} ms without the watch`);
   });
 
   test('a bearer token → the same principal as the services build, linked to the token', async () => {
