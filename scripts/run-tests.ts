@@ -32,7 +32,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
 import { freePort } from '../packages/postgres/src/testing/free-port.ts';
-import { dropTemplateDatabase, prepareTemplateDatabase } from '../packages/postgres/src/testing/test-database.ts';
+import { dropDatabase, prepareTemplateDatabase } from '../packages/postgres/src/testing/test-database.ts';
 import { chromiumExecutable } from '../hosts/server/test/support/browser.ts';
 import { compileTests, compiledPath } from './compile-tests.ts';
 import { batchEntrySource, filesToRetry, mayShareProcess, planBatches, suiteDurations } from './test-batches.ts';
@@ -196,7 +196,7 @@ async function main(): Promise<number> {
 
   const results = await runPool(jobs, concurrency, env, compiledDir);
   if (compiledDir) rmSync(compiledDir, { recursive: true, force: true });
-  await dropTemplateDatabase(env.TEST_DATABASE_URL, template);
+  await dropDatabase(env.TEST_DATABASE_URL, template);
   await stopDatabase?.();
   return report(results, started, durations);
 }

@@ -23,6 +23,16 @@ export function compiledEntry(entry: keyof typeof ENTRIES): string | undefined {
   return existsSync(compiled) ? compiled : undefined;
 }
 
+/**
+ * The database connections of every server a test starts, in its process (test-server.ts) or as
+ * a child: 5, not production's 10. `npm test` runs 6 files at once, some with a batch's shared
+ * server beside their own, each server also with a LISTEN connection and the test its own pool,
+ * on a PostgreSQL server whose max_connections is usually 100. With 10 a run peaked at 95, and a
+ * slower (profiled) run used all 100 and failed "too many clients". A burst of requests queues for
+ * a connection instead, as production's does past its tenth.
+ */
+export const TEST_DB_POOL_SIZE = '5';
+
 export interface ServerProcess {
   child: ChildProcess;
   /** Every stdout/stderr line so far. */
@@ -60,8 +70,7 @@ export function spawnServer(
       HTTP_PORT: '0',
       GRPC_PORT: '0',
       SYNC_GRPC_PORT: '0',
-      // As the in-process test servers (test-server.ts): 5 connections, not 10, for the run's budget.
-      DB_POOL_SIZE: '5',
+      DB_POOL_SIZE: TEST_DB_POOL_SIZE,
       // Node 22+ keeps compiled code there (scripts/run-tests.ts sets it): hosts share it with the test files.
       ...(process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {}),
       ...env,

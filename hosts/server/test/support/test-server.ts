@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/test
 import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
+import { TEST_DB_POOL_SIZE, spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -107,12 +107,7 @@ async function startOwnTestServer(env: Record<string, string>, topology: Topolog
       // bcrypt at 4, not 10: half of a typical server test's CPU was signing in (config.ts says
       // more). Production refuses a cost below 10, so a production server keeps the default.
       ...(env.APP_ENV === 'production' ? {} : { PASSWORD_HASH_COST: '4' }),
-      // 5 connections, not 10: `npm test` runs 6 files at once, a batch's shared server beside a
-      // file's own, each with a LISTEN connection and the test's own pool, on a PostgreSQL server
-      // whose max_connections is usually 100. A run peaked at 95 with 10, and a slower (profiled)
-      // run used all 100 and failed "too many clients". A burst of requests queues for a
-      // connection instead, which production's 10 does too past its tenth.
-      DB_POOL_SIZE: '5',
+      DB_POOL_SIZE: TEST_DB_POOL_SIZE,
       ...env,
     });
   const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging, logs));

@@ -54,8 +54,8 @@ export async function prepareTemplateDatabase(url: string): Promise<string> {
   return name;
 }
 
-/** Drops the run's template database (the end of `npm test`). */
-export async function dropTemplateDatabase(url: string, name: string): Promise<void> {
+/** Drops a database of the test server: a test database, or the run's template (the end of `npm test`). */
+export async function dropDatabase(url: string, name: string): Promise<void> {
   const admin = connect(url, { poolSize: 1 });
   try {
     await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -96,12 +96,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
     sql,
     async drop() {
       await sql.end({ timeout: 5 });
-      const dropping = connect(serverUrl(), { poolSize: 1 });
-      try {
-        await dropping.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await dropping.end();
-      }
+      await dropDatabase(serverUrl(), name);
     },
   };
 }
