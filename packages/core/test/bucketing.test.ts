@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import murmurhash from 'murmurhash';
+import fc from 'fast-check';
+import { bucketOfHash } from '../src/evaluation/bucketing.ts';
 import { bucketFor, murmur3, pickBucket, resolveHashInput } from '../src/evaluation/index.ts';
 import type { AllocationBucket, EvaluationContext, PercentageAllocation } from '../src/index.ts';
 
@@ -222,5 +224,20 @@ describe('resolveHashInput', () => {
   test('the rule specs win over flag-level configs', () => {
     const configs = [{ parameter_key: 'key', parameter_type: 'organization', order: 1 }];
     assert.equal(resolveHashInput(alloc({ user: { parameter_names: [] } }), configs, [org, user]), 'u1');
+  });
+});
+
+describe('bucketOfHash (integer-only modulo of a signed hash)', () => {
+  // The reference: the unsigned value as a JavaScript number, then `%` (floating-point remainder).
+  const reference = (hash: number): number => (hash >>> 0) % 100_000;
+
+  test('the edges of the signed range and of each sign', () => {
+    for (const hash of [0, 1, 99_999, 100_000, 2 ** 31 - 1, -1, -2, -67_296, -67_297, -100_000, -(2 ** 31), -(2 ** 31) + 1]) {
+      assert.equal(bucketOfHash(hash), reference(hash), String(hash));
+    }
+  });
+
+  test('every signed 32-bit value drawn at random', () => {
+    fc.assert(fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), (hash) => bucketOfHash(hash) === reference(hash)), { numRuns: 100_000 });
   });
 });

@@ -70,4 +70,17 @@ describe('evaluateCompiled (one flag from its kept compiled form)', () => {
     assert.deepEqual([error.reason, error.error_code], ['ERROR', 'INVALID_CONTEXT']);
     assert.equal(invalid[0], undefined);
   });
+
+  test('a document whose key or enabled state was changed in place is compiled again when kept again', () => {
+    const flag = testFlag('toggled', { enabled: true });
+    const first = compileFlagToKeep(flag)!;
+    assert.equal(compileFlagToKeep(flag), first, 'unchanged: the same form');
+    flag.enabled = false;
+    const disabled = compileFlagToKeep(flag)!;
+    assert.notEqual(disabled, first);
+    assert.equal(evaluateCompiled(disabled, user('u'), { projectId: 'p', environmentId: 'e' }).reason, 'DISABLED');
+    flag.enabled = true;
+    flag.key = 'renamed';
+    assert.equal(evaluateCompiled(compileFlagToKeep(flag)!, user('u'), { projectId: 'p', environmentId: 'e' }).flag_key, 'renamed');
+  });
 });

@@ -92,6 +92,21 @@ describe('murmur3 (core) against murmurhash.v3', () => {
     }
   });
 
+  test('runs of ASCII read four at a time: after every alignment, and broken by a non-ASCII unit at every place of the four', () => {
+    for (const prefix of ['', 'a', 'ab', 'abc', 'é', '日', '😀', 'é日']) {
+      for (let run = 0; run <= 9; run++) {
+        for (const breaker of ['', 'é', '日', '😀', '\ud800']) {
+          for (let at = 0; at <= run; at++) {
+            const ascii = 'k'.repeat(run);
+            const text = prefix + ascii.slice(0, at) + breaker + ascii.slice(at) + 'z';
+            assert.equal(murmur3(text), libraryHash(encoder.encode(text)), JSON.stringify(text));
+            assert.equal(murmur3WithSuffix(text, prepareSuffix('/f/p/e')), libraryHash(encoder.encode(`${text}/f/p/e`)), JSON.stringify(text));
+          }
+        }
+      }
+    }
+  });
+
   test('long inputs (no buffer, no limit)', () => {
     const long = 'ü€😀a'.repeat(2000);
     assert.equal(murmur3(long), libraryHash(encoder.encode(long)));

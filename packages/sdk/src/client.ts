@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { evaluate, exposureRuleOf, prerequisiteKeysOf, type EvaluationContext, type EvaluationEnvironment, type EvaluationResult, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
+import { documentOfCompiled, evaluate, evaluateCompiled, exposureRuleOf, prerequisiteKeysOf, type EvaluationContext, type EvaluationEnvironment, type EvaluationResult, type Flag, type FlagValue, type JsonValue } from '@switchyard/core';
 import { ClientClosedError, ReadyTimeoutError, SdkKeyRefusedError } from './errors.ts';
 import { expectedTypeOf, hasType, toCoreContexts, type ExpectedType } from './evaluation/context.ts';
 import { ofrepBootstrapOf, type OfrepBootstrap, type OfrepBootstrapOptions } from './evaluation/ofrep-bootstrap.ts';
@@ -395,12 +395,15 @@ export class SwitchyardClient {
     try {
       if (!this.store.hasDefinitions) return failure(fallback, 'CLIENT_NOT_READY', 'no flag definitions yet');
       if (!contexts) return failure(fallback, 'INVALID_CONTEXT', 'a context is {key: non-empty string, type?: string, attributes?: {name: string | number | boolean}} or a non-empty array of them');
-      const flag = this.store.flag(flagKey);
-      if (!flag) return failure(fallback, 'FLAG_NOT_FOUND', `no flag "${String(flagKey)}"`);
+      const compiled = this.store.compiledFlag(flagKey);
+      if (compiled === undefined) return failure(fallback, 'FLAG_NOT_FOUND', `no flag "${String(flagKey)}"`);
       // Fail closed: definitions using a feature this SDK does not know would be evaluated wrongly.
       const unknown = this.store.unknownFeatures;
       if (unknown.length > 0) return failure(fallback, 'GENERAL', `the definitions use evaluation features this SDK does not know (${unknown.join(', ')}): upgrade the SDK`);
-      const result = evaluate(flag, contexts, membership ? this.environment(membership) : this.cachedEnvironment(contexts));
+      const env = membership ? this.environment(membership) : this.cachedEnvironment(contexts);
+      // A flag that does not compile: evaluating its document answers the error.
+      const flag = compiled === null ? this.store.flag(flagKey)! : documentOfCompiled(compiled);
+      const result = compiled === null ? evaluate(flag, contexts, env) : evaluateCompiled(compiled, contexts, env);
       if (result.reason === 'ERROR') return failure(fallback, (result.error_code as SdkErrorCode | undefined) ?? 'GENERAL', result.error_message ?? 'evaluation failed');
       if (result.value === null) {
         // A disabled flag without an off variant, or a variant key naming no variant: the fallback.

@@ -52,6 +52,20 @@ describe('TestData', () => {
     assert.equal(client.boolVariation('beta-only', { key: 'u2' }, true), false);
     assert.equal(await client.variationAsync('beta-only', { key: 'u1' }, false), true);
   });
+
+  test('a document changed in place and set again is evaluated as it is now (the kept compiled form follows it)', () => {
+    const flag = boolFlag('toggled', true);
+    const td = new TestData().setFlag(flag);
+    const client = track(new SwitchyardClient({ testData: td, logger: silent }));
+    assert.deepEqual(client.variationDetail('toggled', { key: 'u' }, null), { value: true, variant_key: 'on', reason: 'DEFAULT' });
+    flag.enabled = false;
+    td.setFlag(flag);
+    assert.deepEqual(client.variationDetail('toggled', { key: 'u' }, null), { value: true, variant_key: 'on', reason: 'DISABLED' });
+    flag.enabled = true;
+    flag.rules = [{ id: 'all', conditions: [], variant_key: 'on' }];
+    td.setFlag(flag);
+    assert.deepEqual(client.variationDetail('toggled', { key: 'u' }, null), { value: true, variant_key: 'on', reason: 'TARGETING_MATCH' });
+  });
 });
 
 describe('evaluation never throws', () => {
@@ -77,6 +91,16 @@ describe('evaluation never throws', () => {
     }
     assert.equal(client.variation('on', { key: 'u' }, null), true, 'a null fallback implies no type');
     assert.deepEqual(client.variationDetail('off', { key: 'u' }, 'fb'), { value: 'fb', variant_key: '', reason: 'DISABLED' });
+  });
+
+  test('a flag document that does not compile serves the fallback with GENERAL, as it does on the server', () => {
+    const broken = new TestData().setFlag(boolFlag('broken', true, { rules: 'not a list' as never }));
+    const brokenClient = track(new SwitchyardClient({ testData: broken, logger: silent }));
+    const detail = brokenClient.variationDetail('broken', { key: 'u' }, 'fb');
+    assert.equal(detail.value, 'fb');
+    assert.equal(detail.reason, 'ERROR');
+    assert.equal(detail.error_code, 'GENERAL');
+    assert.equal(brokenClient.boolVariation('broken', { key: 'u' }, false), false);
   });
 
   test('hostile inputs: a throwing getter, a non-string flag key', () => {

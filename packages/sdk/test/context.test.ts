@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { conditionHolds } from '@switchyard/core';
 import { toCoreContexts } from '../src/evaluation/context.ts';
 
 test('a context becomes core\'s shape; type defaults to user; arrays are multi-context', () => {
-  assert.deepEqual(toCoreContexts({ key: 'u1' }), [{ context_type: 'user', key: 'u1' }]);
+  assert.deepEqual(toCoreContexts({ key: 'u1' }), [{ context_type: 'user', key: 'u1', parameters: undefined }]);
   assert.deepEqual(toCoreContexts([{ key: 'u1', attributes: { a: 1 } }, { key: 'acme', type: 'org', attributes: { seats: 5 } }]), [
     { context_type: 'user', key: 'u1', parameters: { a: 1 } },
     { context_type: 'org', key: 'acme', parameters: { seats: 5 } },
@@ -24,8 +25,15 @@ test('malformed contexts are undefined (INVALID_CONTEXT), never a throw', () => 
   for (const bad of [null, 'u1', [], { key: '' }, { key: 7 }, { key: 'u', type: '' }, { key: 'u', attributes: [] }, { key: 'u', attributes: { nested: { a: 1 } } }, { key: 'u', attributes: { n: Number.NaN } }, [{ key: 'u' }, null]]) {
     assert.equal(toCoreContexts(bad as never), undefined, JSON.stringify(bad));
   }
-  // Inherited properties are not attributes.
-  const inherited = Object.create({ injected: { not: 'a scalar' } }) as Record<string, unknown>;
+});
+
+test('inherited properties are not attributes: neither checked by the SDK nor read by evaluation', () => {
+  const inherited = Object.create({ injected: 'a scalar', nested: { not: 'a scalar' } }) as Record<string, unknown>;
   inherited.own = 'x';
-  assert.deepEqual(toCoreContexts({ key: 'u', attributes: inherited as never })![0]!.parameters, { own: 'x' });
+  const contexts = toCoreContexts({ key: 'u', attributes: inherited as never });
+  assert.ok(contexts, 'an inherited non-scalar does not make the context invalid');
+  const holds = (attribute: string): boolean => conditionHolds({ attribute, op: 'exists', values: [] }, contexts);
+  assert.equal(holds('own'), true);
+  assert.equal(holds('injected'), false, 'an inherited scalar is not read');
+  assert.equal(holds('nested'), false);
 });

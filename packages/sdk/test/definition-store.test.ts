@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { documentOfCompiled } from '@switchyard/core';
 import { DefinitionStore } from '../src/store/definition-store.ts';
 import type { DefinitionUpdate } from '../src/sync/decode-sync-message.ts';
 import { boolFlag, segment, segmentFlag } from './fixtures.ts';
@@ -21,6 +22,22 @@ const update = (fields: Partial<DefinitionUpdate>): DefinitionUpdate => ({
 });
 
 describe('DefinitionStore', () => {
+  test('compiledFlag: a kept form per flag, made once, dropped with every change; null when the document does not compile', () => {
+    const store = new DefinitionStore();
+    const a = boolFlag('a');
+    store.apply(update({ fullSnapshot: true, flags: [a, boolFlag('broken', true, { rules: 'no' as never })] }));
+    assert.equal(store.compiledFlag('missing'), undefined);
+    assert.equal(store.compiledFlag('broken'), null);
+    const kept = store.compiledFlag('a')!;
+    assert.equal(documentOfCompiled(kept), a);
+    assert.equal(store.compiledFlag('a'), kept, 'the same form while nothing changed');
+    const changed = boolFlag('a', false);
+    store.apply(update({ flags: [changed] }));
+    assert.equal(documentOfCompiled(store.compiledFlag('a')!), changed, 'a change brings the new document\'s form');
+    store.apply(update({ removedFlagKeys: ['a'] }));
+    assert.equal(store.compiledFlag('a'), undefined);
+  });
+
   test('a full snapshot, then increments in order: added, changed, removed', () => {
     const store = new DefinitionStore();
     assert.equal(store.hasDefinitions, false);

@@ -1,6 +1,6 @@
 import type { EvaluationContext, ParameterValue } from '../model/context.ts';
 import type { AllocationBucket, HashingConfig, PercentageAllocation } from '../model/definitions.ts';
-import { murmur3WithSuffix, prepareSuffix, type HashSuffix } from './murmur3.ts';
+import { murmur3SignedWithSuffix, prepareSuffix, type HashSuffix } from './murmur3.ts';
 
 export { murmur3 } from './murmur3.ts';
 
@@ -56,7 +56,21 @@ export function bucketFor(hashInput: string, flagKey: string, projectId: string,
  * is built. The separators are ASCII, so this is byte-for-byte the hash of the joined string.
  */
 export function bucketWithSuffix(hashInput: string, suffix: HashSuffix): number {
-  return murmur3WithSuffix(hashInput, suffix) % BUCKET_COUNT;
+  return bucketOfHash(murmur3SignedWithSuffix(hashInput, suffix));
+}
+
+/** 2^32 mod BUCKET_COUNT: what a negative signed hash is short of its unsigned value, modulo the count. */
+const UNSIGNED_OFFSET = 2 ** 32 % BUCKET_COUNT;
+
+/**
+ * `(hash >>> 0) % BUCKET_COUNT` for a signed 32-bit hash, in integer arithmetic only. The unsigned
+ * value of half of all hashes is above 2^31, which V8 holds as a floating-point number, and `%`
+ * on it is a floating-point remainder: measured at about a twentieth of a whole evaluation.
+ */
+export function bucketOfHash(hash: number): number {
+  if (hash >= 0) return hash % BUCKET_COUNT;
+  const bucket = (hash % BUCKET_COUNT) + UNSIGNED_OFFSET;
+  return bucket < 0 ? bucket + BUCKET_COUNT : bucket;
 }
 
 /**

@@ -194,10 +194,16 @@ function checkedPrerequisites(prerequisites: unknown): Prerequisite[] | undefine
   return prerequisites.length === 0 ? undefined : (prerequisites as Prerequisite[]);
 }
 
-/** Whether `compiled` was compiled from the flag's current rules, variants, hashing configs, off variant and prerequisites. */
+/**
+ * Whether `compiled` was compiled from the flag's current rules, variants, hashing configs, off
+ * variant, prerequisites, key and enabled state (the last two are what evaluateCompiled reads from
+ * the form instead of the document).
+ */
 export function isCompiledFrom(compiled: CompiledFlag, flag: Flag): boolean {
   return (
     compiled[SOURCE_PREREQUISITES] === flag.prerequisites &&
+    compiled[DOCUMENT_KEY] === flag.key &&
+    compiled[DOCUMENT_ENABLED] === flag.enabled &&
     compiled[SOURCE_RULES] === flag.rules &&
     compiled[SOURCE_VARIANTS] === flag.variants &&
     compiled[SOURCE_HASHING] === flag.hashing &&

@@ -378,9 +378,18 @@ function splitResult(
   for (let k = 0; k < bucketCount; k++) {
     const b = first + k * BUCKET_SLOTS;
     if ((compiled[b] as number) > bucket) {
-      const result = matchedResult(flagKey, ruleId, ruleIndex, compiled[b + 1] as string, compiled[b + 2] as FlagValue);
-      result.reason = 'SPLIT';
-      result.bucket = bucket;
+      // One literal with every field, in matchedResult's order and then the bucket: adding fields
+      // to a built object moves it to a new shape and a separate property store.
+      const result: EvaluationResult = {
+        flag_key: flagKey,
+        variant_key: compiled[b + 1] as string,
+        value: compiled[b + 2] as FlagValue,
+        is_enabled: true,
+        reason: 'SPLIT',
+        rule_index: ruleIndex,
+        rule_id: ruleId,
+        bucket,
+      };
       if (outcomes !== undefined) setOutcome(outcomes, index, compiled, (compiled[at + SPLIT_OUTCOMES] as number) + k * OUTCOME_STORES);
       return result;
     }

@@ -14,8 +14,10 @@
  * units and then only mixes the suffix's ready-made blocks.
  */
 
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
+// The constants as signed 32-bit values (`| 0`, folded by the compiler where written inline): above
+// 2^31 a literal is a floating-point number, which every use would convert.
+const C1 = 0xcc9e2d51 | 0;
+const C2 = 0x1b873593 | 0;
 
 /** One 4-byte block (little-endian) mixed into the hash. */
 function mixBlock(h: number, block: number): number {
@@ -24,10 +26,10 @@ function mixBlock(h: number, block: number): number {
   k = Math.imul(k, C2);
   h ^= k;
   h = (h << 13) | (h >>> 19);
-  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+  return (Math.imul(h, 5) + (0xe6546b64 | 0)) | 0;
 }
 
-/** The last 1-3 bytes (`tail`), the length and the final avalanche; unsigned. */
+/** The last 1-3 bytes (`tail`), the length and the final avalanche; signed 32-bit (`>>> 0` gives the hash). */
 function finish(h: number, tail: number, tailBytes: number, byteLength: number): number {
   if (tailBytes !== 0) {
     let k = Math.imul(tail, C1);
@@ -36,11 +38,11 @@ function finish(h: number, tail: number, tailBytes: number, byteLength: number):
   }
   h ^= byteLength;
   h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
+  h = Math.imul(h, 0x85ebca6b | 0);
   h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
+  h = Math.imul(h, 0xc2b2ae35 | 0);
   h ^= h >>> 16;
-  return h >>> 0;
+  return h | 0;
 }
 
 /**
@@ -89,14 +91,15 @@ export function prepareSuffix(suffix: string): HashSuffix {
 const NO_SUFFIX: HashSuffix = prepareSuffix('');
 
 /**
- * murmur3_x86_32 (seed 0, unsigned) of the UTF-8 bytes of `input` followed by the bytes of a
- * prepared suffix.
+ * murmur3_x86_32 (seed 0) of the UTF-8 bytes of `input` followed by the bytes of a prepared
+ * suffix, as a signed 32-bit integer (`>>> 0` gives the unsigned hash): V8 keeps a signed one as
+ * a small integer, where an unsigned one above 2^31 is a heap number (bucketOfHash).
  *
  * The input's bytes are gathered into the pending block `block` (`pending` bytes of it, 0-3) as
  * its code units are read: an ASCII unit adds one byte, any other its 2-4 UTF-8 bytes at once
  * (packed little-endian into one number), and every completed block is mixed in.
  */
-export function murmur3WithSuffix(input: string, suffix: HashSuffix): number {
+export function murmur3SignedWithSuffix(input: string, suffix: HashSuffix): number {
   let h = 0;
   let block = 0;
   let pending = 0;
@@ -104,6 +107,19 @@ export function murmur3WithSuffix(input: string, suffix: HashSuffix): number {
   const length = input.length;
   let i = 0;
   while (i < length) {
+    // Four ASCII units starting a block are that block: hash inputs are mostly ASCII.
+    if (pending === 0 && i + 4 <= length) {
+      const a = input.charCodeAt(i);
+      const b = input.charCodeAt(i + 1);
+      const c = input.charCodeAt(i + 2);
+      const d = input.charCodeAt(i + 3);
+      if ((a | b | c | d) < 0x80) {
+        h = mixBlock(h, a | (b << 8) | (c << 16) | (d << 24));
+        i += 4;
+        byteLength += 4;
+        continue;
+      }
+    }
     const unit = input.charCodeAt(i++);
     if (unit < 0x80) {
       block |= unit << (pending << 3);
@@ -174,5 +190,10 @@ export function murmur3WithSuffix(input: string, suffix: HashSuffix): number {
 
 /** murmur3_x86_32 (seed 0, unsigned) of the UTF-8 bytes of `input`: the npm `murmurhash` package's `v3(input)`. */
 export function murmur3(input: string): number {
-  return murmur3WithSuffix(input, NO_SUFFIX);
+  return murmur3SignedWithSuffix(input, NO_SUFFIX) >>> 0;
+}
+
+/** murmur3_x86_32 (seed 0, unsigned) of the UTF-8 bytes of `input` followed by the bytes of a prepared suffix. */
+export function murmur3WithSuffix(input: string, suffix: HashSuffix): number {
+  return murmur3SignedWithSuffix(input, suffix) >>> 0;
 }

@@ -23,23 +23,25 @@ export function toCoreContexts(input: SdkContextInput): EvaluationContext[] | un
 }
 
 /**
- * One context. The caller's attributes object is used as it is when every value is a string, a
- * finite number or a boolean and it is a plain object (the common case: no copy per evaluation;
- * evaluation only reads it); otherwise a copy of its own properties without null or undefined.
+ * One context. The caller's attributes object is used as it is when every own value is a string,
+ * a finite number or a boolean (the common case: no copy per evaluation; evaluation only reads
+ * it); otherwise a copy of its own properties without null or undefined.
  */
 function toCoreContext(item: unknown): EvaluationContext | undefined {
   if (typeof item !== 'object' || item === null) return undefined;
   const { key, type, attributes } = item as { key?: unknown; type?: unknown; attributes?: unknown };
   if (typeof key !== 'string' || key === '') return undefined;
   if (type !== undefined && (typeof type !== 'string' || type === '')) return undefined;
-  const context: EvaluationContext = { context_type: (type as string | undefined) ?? DEFAULT_CONTEXT_TYPE, key };
-  if (attributes === undefined || attributes === null) return context;
+  const contextType = (type as string | undefined) ?? DEFAULT_CONTEXT_TYPE;
+  // Every context is built with all three fields, so that all have one shape (a field added later
+  // moves an object to another shape and a separate property store).
+  if (attributes === undefined || attributes === null) return { context_type: contextType, key, parameters: undefined };
   if (typeof attributes !== 'object' || Array.isArray(attributes)) return undefined;
   const values = attributes as Record<string, unknown>;
-  // An object with another prototype (a class instance, Object.create(...)) could carry inherited
-  // properties that core would read as attributes: only its own ones are copied.
-  const prototype: unknown = Object.getPrototypeOf(values);
-  let needsCopy = prototype !== Object.prototype && prototype !== null;
+  // Only own properties are attributes. Core reads nothing else (contextValue), so an object with
+  // another prototype (a class instance, Object.create(...)) is used as it is too; its inherited
+  // properties are neither checked here nor read there.
+  let needsCopy = false;
   for (const name in values) {
     if (!Object.prototype.hasOwnProperty.call(values, name)) continue;
     const value = values[name];
@@ -47,8 +49,7 @@ function toCoreContext(item: unknown): EvaluationContext | undefined {
     if (value === undefined || value === null) needsCopy = true;
     else return undefined;
   }
-  context.parameters = needsCopy ? withoutAbsent(values) : (values as Record<string, string | number | boolean>);
-  return context;
+  return { context_type: contextType, key, parameters: needsCopy ? withoutAbsent(values) : (values as Record<string, string | number | boolean>) };
 }
 
 function withoutAbsent(values: Record<string, unknown>): Record<string, string | number | boolean> {

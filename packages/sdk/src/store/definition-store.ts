@@ -1,4 +1,4 @@
-import { unknownEvaluationFeatures, type Flag, type Segment } from '@switchyard/core';
+import { compileFlagToKeep, unknownEvaluationFeatures, type CompiledFlag, type Flag, type Segment } from '@switchyard/core';
 import type { DefinitionUpdate } from '../sync/decode-sync-message.ts';
 
 /** What applying one update changed. */
@@ -36,6 +36,12 @@ const same = (a: unknown, b: unknown): boolean => a === b || (a !== undefined &&
  */
 export class DefinitionStore {
   private flagMap = new Map<string, Flag>();
+  /**
+   * Each flag's compiled form (compileFlagToKeep), made on its first evaluation and kept until the
+   * next change (null: it does not compile, and evaluating the document answers the error). The
+   * store's documents are never changed in place: every change brings new ones.
+   */
+  private compiledMap = new Map<string, CompiledFlag | null>();
   private segmentMap = new Map<string, Segment>();
   private experimentKeys: ReadonlySet<string> = new Set();
   private featureList: readonly string[] = [];
@@ -81,6 +87,22 @@ export class DefinitionStore {
 
   flag(key: string): Flag | undefined {
     return this.flagMap.get(key);
+  }
+
+  /**
+   * The flag's kept compiled form for evaluateCompiled: one lookup where evaluate() looks the
+   * document's form up and checks it. Undefined when there is no such flag, null when it does not
+   * compile.
+   */
+  compiledFlag(key: string): CompiledFlag | null | undefined {
+    let compiled = this.compiledMap.get(key);
+    if (compiled === undefined) {
+      const flag = this.flagMap.get(key);
+      if (flag === undefined) return undefined;
+      compiled = compileFlagToKeep(flag) ?? null;
+      this.compiledMap.set(key, compiled);
+    }
+    return compiled;
   }
 
   /** Applies one sync message (or a snapshot from elsewhere, as a full update). */
@@ -147,6 +169,7 @@ export class DefinitionStore {
     }
 
     this.flagMap = flags;
+    this.compiledMap = new Map();
     this.segmentMap = segments;
     this.experimentKeys = new Set(update.experimentFlagKeys);
     this.featureList = features;
