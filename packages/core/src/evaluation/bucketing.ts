@@ -59,18 +59,18 @@ export function bucketWithSuffix(hashInput: string, suffix: HashSuffix): number 
   return bucketOfHash(murmur3SignedWithSuffix(hashInput, suffix));
 }
 
-/** 2^32 mod BUCKET_COUNT: what a negative signed hash is short of its unsigned value, modulo the count. */
-const UNSIGNED_OFFSET = 2 ** 32 % BUCKET_COUNT;
-
 /**
  * `(hash >>> 0) % BUCKET_COUNT` for a signed 32-bit hash, in integer arithmetic only. The unsigned
  * value of half of all hashes is above 2^31, which V8 holds as a floating-point number, and `%`
  * on it is a floating-point remainder: measured at about a twentieth of a whole evaluation.
+ * 67_296 is 2^32 mod 100_000: what a negative signed hash is short of its unsigned value, modulo
+ * the count. The numbers are literals, not BUCKET_COUNT: V8 folds a literal divisor into a
+ * multiplication, where a module-level constant is read and divided by (see murmur3.ts).
  */
 export function bucketOfHash(hash: number): number {
-  if (hash >= 0) return hash % BUCKET_COUNT;
-  const bucket = (hash % BUCKET_COUNT) + UNSIGNED_OFFSET;
-  return bucket < 0 ? bucket + BUCKET_COUNT : bucket;
+  if (hash >= 0) return hash % 100_000;
+  const bucket = (hash % 100_000) + 67_296;
+  return bucket < 0 ? bucket + 100_000 : bucket;
 }
 
 /**
