@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileFlagToKeep, documentOfCompiled, evaluateAll, evaluateCompiled, keptForOutcome, newOutcomes, reserveOutcomeStore, keepForOutcome } from '../src/evaluation/index.ts';
+import { compileFlagToKeep, documentOfCompiled, evaluate, evaluateAll, evaluateCompiled, keptForOutcome, newOutcomes, reserveOutcomeStore, keepForOutcome } from '../src/evaluation/index.ts';
 import type { EvaluationContext, Flag } from '../src/index.ts';
 import { testFlag } from '../src/testing/fixtures.ts';
 import { environmentOf, load, type EvaluationCase } from './support/test-vector-cases.ts';
@@ -82,5 +82,19 @@ describe('evaluateCompiled (one flag from its kept compiled form)', () => {
     flag.enabled = true;
     flag.key = 'renamed';
     assert.equal(evaluateCompiled(compileFlagToKeep(flag)!, user('u'), { projectId: 'p', environmentId: 'e' }).flag_key, 'renamed');
+  });
+
+  test('evaluate() of the flag it evaluated last still follows lists and states changed in place since', () => {
+    const env = { projectId: 'p', environmentId: 'e' };
+    const flag = testFlag('last', { off_variant_key: 'off' });
+    assert.equal(evaluate(flag, user('u')[0]!, env).reason, 'DEFAULT');
+    flag.rules = [{ id: 'all', conditions: [], variant_key: 'on' }];
+    assert.equal(evaluate(flag, user('u')[0]!, env).reason, 'TARGETING_MATCH', 'new rules, right after the flag was evaluated');
+    flag.enabled = false;
+    assert.equal(evaluate(flag, user('u')[0]!, env).reason, 'DISABLED');
+    // Another flag in between, then the first again: the same answers.
+    evaluate(testFlag('other'), user('u')[0]!, env);
+    flag.enabled = true;
+    assert.equal(evaluate(flag, user('u')[0]!, env).reason, 'TARGETING_MATCH');
   });
 });

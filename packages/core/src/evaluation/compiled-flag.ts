@@ -195,15 +195,17 @@ function checkedPrerequisites(prerequisites: unknown): Prerequisite[] | undefine
 }
 
 /**
- * Whether `compiled` was compiled from the flag's current rules, variants, hashing configs, off
- * variant, prerequisites, key and enabled state (the last two are what evaluateCompiled reads from
- * the form instead of the document).
+ * Whether `compiled` holds the flag's current key and enabled state: what evaluateCompiled reads
+ * from the form instead of the document (evaluate() reads them from the document).
  */
+export function holdsStateOf(compiled: CompiledFlag, flag: Flag): boolean {
+  return compiled[DOCUMENT_KEY] === flag.key && compiled[DOCUMENT_ENABLED] === flag.enabled;
+}
+
+/** Whether `compiled` was compiled from the flag's current rules, variants, hashing configs, off variant and prerequisites. */
 export function isCompiledFrom(compiled: CompiledFlag, flag: Flag): boolean {
   return (
     compiled[SOURCE_PREREQUISITES] === flag.prerequisites &&
-    compiled[DOCUMENT_KEY] === flag.key &&
-    compiled[DOCUMENT_ENABLED] === flag.enabled &&
     compiled[SOURCE_RULES] === flag.rules &&
     compiled[SOURCE_VARIANTS] === flag.variants &&
     compiled[SOURCE_HASHING] === flag.hashing &&

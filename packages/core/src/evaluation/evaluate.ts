@@ -30,6 +30,7 @@ import {
   SUFFIX_ENVIRONMENT,
   SUFFIX_PROJECT,
   compileFlag,
+  holdsStateOf,
   isCompiledFrom,
   variantValue,
   type CompiledFlag,
@@ -314,13 +315,26 @@ function inAllSegments(
 
 const compiledFlags = new WeakMap<Flag, CompiledFlag>();
 
-/** The flag's compiled form, compiled on first use (and again when the document's lists were replaced). */
-function compiledFlagOf(flag: Flag): CompiledFlag {
-  let compiled = compiledFlags.get(flag);
-  if (compiled === undefined || !isCompiledFrom(compiled, flag)) {
+/**
+ * The last flag looked up and its form: an SDK or a server evaluates the same flag for many
+ * contexts in a row, and comparing one reference is cheaper than the WeakMap's lookup. Held
+ * strongly, but only one: the document it keeps alive is the one most recently evaluated.
+ */
+let lastFlag: Flag | undefined;
+let lastCompiled: CompiledFlag | undefined;
+
+/**
+ * The flag's compiled form, compiled on first use (and again when the document's lists were
+ * replaced; with `keep`, also when its key or enabled state changed, which a kept form carries).
+ */
+function compiledFlagOf(flag: Flag, keep = false): CompiledFlag {
+  let compiled = flag === lastFlag ? lastCompiled : compiledFlags.get(flag);
+  if (compiled === undefined || !isCompiledFrom(compiled, flag) || (keep && !holdsStateOf(compiled, flag))) {
     compiled = compileFlag(flag);
     compiledFlags.set(flag, compiled);
   }
+  lastFlag = flag;
+  lastCompiled = compiled;
   return compiled;
 }
 
@@ -542,7 +556,7 @@ function budgetResult(flag: Flag): EvaluationResult {
 export function compileFlagToKeep(flag: Flag): CompiledFlag | undefined {
   if (typeof flag !== 'object' || flag === null || typeof flag.key !== 'string') return undefined;
   try {
-    return compiledFlagOf(flag);
+    return compiledFlagOf(flag, true);
   } catch {
     return undefined;
   }
