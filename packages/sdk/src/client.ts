@@ -53,7 +53,8 @@ export class SwitchyardClient {
   private loggedUnknownFeatures = '';
   /** See cachedEnvironment. */
   private syncEnvironment: EvaluationEnvironment | undefined;
-  private evaluating: EvaluationContext[] = [];
+  /** The store's generation syncEnvironment was made for. */
+  private syncEnvironmentGeneration = -1;
 
   constructor(options: SwitchyardOptions) {
     this.options = resolveOptions(options);
@@ -322,7 +323,7 @@ export class SwitchyardClient {
       }
       if (!this.store.hasDefinitions) return { flags: [] };
       // Definitions using a feature this SDK does not know: every flag a GENERAL error (the browser's defaults).
-      return ofrepBootstrapOf(this.store.flags.values(), contexts, this.cachedEnvironment(contexts), options, this.store.unknownFeatures.length > 0);
+      return ofrepBootstrapOf(this.store.flags.values(), contexts, this.cachedEnvironment(), options, this.store.unknownFeatures.length > 0);
     } catch (error) {
       this.options.logger.error('ofrepBootstrap failed', { error: String(error) });
       return { flags: [] };
@@ -400,7 +401,7 @@ export class SwitchyardClient {
       // Fail closed: definitions using a feature this SDK does not know would be evaluated wrongly.
       const unknown = this.store.unknownFeatures;
       if (unknown.length > 0) return failure(fallback, 'GENERAL', `the definitions use evaluation features this SDK does not know (${unknown.join(', ')}): upgrade the SDK`);
-      const env = membership ? this.environment(membership) : this.cachedEnvironment(contexts);
+      const env = membership ? this.environment(membership) : this.cachedEnvironment();
       // A flag that does not compile: evaluating its document answers the error.
       const flag = compiled === null ? this.store.flag(flagKey)! : documentOfCompiled(compiled);
       const result = compiled === null ? evaluate(flag, contexts, env) : evaluateCompiled(compiled, contexts, env);
@@ -426,16 +427,14 @@ export class SwitchyardClient {
   }
 
   /**
-   * The environment of synchronous evaluations, reused while the definitions it points at are the
-   * same (no object or closure per evaluation): its list-membership function reads the contexts of
-   * the evaluation in progress from `evaluating` (evaluation is synchronous, so it cannot change
-   * under it).
+   * The environment of synchronous evaluations, reused while the definitions are the same (no
+   * object or closure per evaluation; one comparison with the store's generation per evaluation).
    */
-  private cachedEnvironment(contexts: EvaluationContext[]): EvaluationEnvironment {
-    this.evaluating = contexts;
+  private cachedEnvironment(): EvaluationEnvironment {
     const env = this.syncEnvironment;
-    if (env && env.segments === this.store.segments && env.flags === this.store.flags && env.projectId === this.store.projectId && env.environmentId === (this.store.environmentId ?? '')) return env;
+    if (env !== undefined && this.syncEnvironmentGeneration === this.store.generation) return env;
     this.syncEnvironment = this.environment(this.cachedMembership());
+    this.syncEnvironmentGeneration = this.store.generation;
     return this.syncEnvironment;
   }
 
@@ -465,15 +464,18 @@ export class SwitchyardClient {
     return (segmentKey, contextKey) => {
       const cached = this.membershipCache.get(segmentKey, contextKey);
       if (cached !== undefined) return cached;
-      const query = this.membershipQuery(segmentKey, contextKey, this.evaluating);
+      const query = this.membershipQuery(segmentKey, contextKey);
       if (query) this.listChecker?.prefetch(query);
       return false;
     };
   }
 
-  private membershipQuery(segmentKey: string, contextKey: string, contexts: EvaluationContext[]): MembershipQuery | undefined {
-    const segment = this.store.segments.get(segmentKey);
-    const contextType = segment?.context_type || contexts.find((c) => c.key === contextKey)?.context_type;
+  /**
+   * The list check for a membership evaluation asked for. Core asks only about the context of the
+   * segment's own type (segmentMatches), so the segment names the context type.
+   */
+  private membershipQuery(segmentKey: string, contextKey: string): MembershipQuery | undefined {
+    const contextType = this.store.segments.get(segmentKey)?.context_type;
     return contextType ? { segment_key: segmentKey, context_key: contextKey, context_type: contextType } : undefined;
   }
 

@@ -53,6 +53,18 @@ describe('TestData', () => {
     assert.equal(await client.variationAsync('beta-only', { key: 'u1' }, false), true);
   });
 
+  test('the evaluation environment follows every change: segments and prerequisite flags set later are used', () => {
+    const gated = boolFlag('gated', false, { prerequisites: [{ flag_key: 'gate', variant_keys: ['on'] }], rules: [{ id: 'all', conditions: [], variant_key: 'on' }] });
+    const td = new TestData().setFlag(segmentFlag('vip-only', 'vip')).setFlag(gated);
+    const client = track(new SwitchyardClient({ testData: td, logger: silent }));
+    assert.equal(client.variationDetail('vip-only', { key: 'u1' }, false).error_code, 'SEGMENT_NOT_FOUND');
+    assert.equal(client.variationDetail('gated', { key: 'u1' }, false).reason, 'PREREQUISITE_FAILED');
+    td.setListMembers('vip', ['u1']);
+    assert.equal(client.boolVariation('vip-only', { key: 'u1' }, false), true, 'the segment set after the first evaluation');
+    td.setFlag(boolFlag('gate', true));
+    assert.equal(client.variationDetail('gated', { key: 'u1' }, false).reason, 'TARGETING_MATCH', 'the prerequisite set after the first evaluation');
+  });
+
   test('a document changed in place and set again is evaluated as it is now (the kept compiled form follows it)', () => {
     const flag = boolFlag('toggled', true);
     const td = new TestData().setFlag(flag);

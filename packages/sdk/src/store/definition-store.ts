@@ -47,12 +47,18 @@ export class DefinitionStore {
   private featureList: readonly string[] = [];
   private unknownFeatureList: readonly string[] = [];
   private loaded = false;
+  private applied = 0;
   environmentId: string | undefined;
   projectId = '';
   serverTimestampMs = 0;
 
   constructor(environmentId?: string) {
     this.environmentId = environmentId;
+  }
+
+  /** How many updates were applied: what was made of the definitions is current while this is unchanged. */
+  get generation(): number {
+    return this.applied;
   }
 
   /** Whether any definitions were loaded (from the server, a cache file, a bootstrap or test data). */
@@ -178,6 +184,7 @@ export class DefinitionStore {
     if (update.projectId) this.projectId = update.projectId;
     if (update.serverTimestampMs > 0) this.serverTimestampMs = update.serverTimestampMs;
     this.loaded = true;
+    this.applied++;
     return {
       changedFlagKeys: [...changedFlags].sort(),
       changedListSegmentKeys: [...changedListSegments].sort(),
