@@ -97,10 +97,10 @@ export async function compileTests(root: string, files: string[], outdir: string
   await Promise.all([compileTestFiles(root, files, outdir), compileHosts(root, outdir)]);
 }
 
-async function compileTestFiles(root: string, files: string[], outdir: string): Promise<void> {
-  await build({
+/** What both builds share: ES modules with code splitting into `outdir`, mirroring the sources' paths. */
+function buildOptions(root: string, outdir: string) {
+  return {
     absWorkingDir: root,
-    entryPoints: files,
     outdir,
     outbase: root,
     bundle: true,
@@ -110,10 +110,12 @@ async function compileTestFiles(root: string, files: string[], outdir: string): 
     target: 'node20',
     keepNames: true,
     sourcemap: 'linked',
-    chunkNames: '_chunks/[name]-[hash]',
     logLevel: 'warning',
-    plugins: [externalPackages, ownImportMeta],
-  });
+  } as const;
+}
+
+async function compileTestFiles(root: string, files: string[], outdir: string): Promise<void> {
+  await build({ ...buildOptions(root, outdir), entryPoints: files, chunkNames: '_chunks/[name]-[hash]', plugins: [externalPackages, ownImportMeta] });
 }
 
 /**
@@ -123,19 +125,9 @@ async function compileTestFiles(root: string, files: string[], outdir: string): 
  */
 async function compileHosts(root: string, outdir: string): Promise<void> {
   await build({
-    absWorkingDir: root,
+    ...buildOptions(root, outdir),
     entryPoints: COMPILED_HOST_ENTRIES,
-    outdir,
-    outbase: root,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    keepNames: true,
-    sourcemap: 'linked',
     chunkNames: '_host-chunks/[name]-[hash]',
-    logLevel: 'warning',
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     plugins: [hostExternals, ownImportMeta, packagesOwnLocation],
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileFlagToKeep, documentOfCompiled, evaluate, evaluateAll, evaluateCompiled, keptForOutcome, newOutcomes, reserveOutcomeStore, keepForOutcome } from '../src/evaluation/index.ts';
-import type { EvaluationContext, Flag } from '../src/index.ts';
+import { compileFlagToKeep, documentOfCompiled, evaluate, evaluateAll, evaluateCompiled, keptFlagForm, keptForOutcome, newOutcomes, reserveOutcomeStore, keepForOutcome } from '../src/evaluation/index.ts';
+import type { CompiledFlag, EvaluationContext, Flag } from '../src/index.ts';
 import { testFlag } from '../src/testing/fixtures.ts';
 import { environmentOf, load, type EvaluationCase } from './support/test-vector-cases.ts';
 
@@ -96,5 +96,17 @@ describe('evaluateCompiled (one flag from its kept compiled form)', () => {
     evaluate(testFlag('other'), user('u')[0]!, env);
     flag.enabled = true;
     assert.equal(evaluate(flag, user('u')[0]!, env).reason, 'TARGETING_MATCH');
+  });
+
+  test('keptFlagForm: a form per flag made once; null kept for a flag that does not compile; nothing kept for an unknown key', () => {
+    const good = testFlag('good');
+    const flags = new Map<string, Flag>([['good', good], ['broken', { ...testFlag('broken'), rules: 'nope' } as unknown as Flag]]);
+    const kept = new Map<string, CompiledFlag | null>();
+    const form = keptFlagForm(kept, flags, 'good')!;
+    assert.equal(documentOfCompiled(form), good);
+    assert.equal(keptFlagForm(kept, flags, 'good'), form, 'the same form again');
+    assert.equal(keptFlagForm(kept, flags, 'broken'), null);
+    assert.equal(keptFlagForm(kept, flags, 'unknown'), undefined);
+    assert.deepEqual([...kept.keys()].sort(), ['broken', 'good'], 'nothing kept for the unknown key');
   });
 });

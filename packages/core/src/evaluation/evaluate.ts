@@ -562,6 +562,23 @@ export function compileFlagToKeep(flag: Flag): CompiledFlag | undefined {
   }
 }
 
+/**
+ * The kept compiled form of the flag `key` of `flags`, made on first use and remembered in `kept`
+ * (a host's map, replaced with its flags): null when the flag does not compile (evaluating the
+ * document answers the error), undefined when there is no such flag (nothing is kept for unknown
+ * keys, so `kept` holds at most one entry per flag).
+ */
+export function keptFlagForm(kept: Map<string, CompiledFlag | null>, flags: ReadonlyMap<string, Flag>, key: string): CompiledFlag | null | undefined {
+  let form = kept.get(key);
+  if (form === undefined) {
+    const flag = flags.get(key);
+    if (flag === undefined) return undefined;
+    form = compileFlagToKeep(flag) ?? null;
+    kept.set(key, form);
+  }
+  return form;
+}
+
 /** The flag document a kept compiled form was compiled from. */
 export function documentOfCompiled(compiled: CompiledFlag): Flag {
   return compiled[DOCUMENT] as Flag;

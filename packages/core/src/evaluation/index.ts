@@ -4,7 +4,7 @@
  */
 export { BUCKET_COUNT, bucketFor, murmur3, pickBucket, resolveHashInput } from './bucketing.ts';
 export { MAX_MATCHES_PROGRAM_SIZE, MAX_PATTERN_LENGTH, allConditionsHold, matchesProgramSize, conditionHolds, patternProblem, validateConditions } from './conditions.ts';
-export { compileFlagToKeep, documentOfCompiled, evaluate, evaluateAll, evaluateCompiled } from './evaluate.ts';
+export { compileFlagToKeep, documentOfCompiled, evaluate, evaluateAll, evaluateCompiled, keptFlagForm } from './evaluate.ts';
 export { DEFAULT_EVALUATION_BUDGET_MS } from './evaluation-budget.ts';
 export type { CompiledFlag } from './compiled-flag.ts';
 export type { EvaluationEnvironment } from './evaluate.ts';

@@ -1,4 +1,4 @@
-import { compileFlagToKeep, unknownEvaluationFeatures, type CompiledFlag, type Flag, type Segment } from '@switchyard/core';
+import { keptFlagForm, unknownEvaluationFeatures, type CompiledFlag, type Flag, type Segment } from '@switchyard/core';
 import type { DefinitionUpdate } from '../sync/decode-sync-message.ts';
 
 /** What applying one update changed. */
@@ -101,14 +101,7 @@ export class DefinitionStore {
    * compile.
    */
   compiledFlag(key: string): CompiledFlag | null | undefined {
-    let compiled = this.compiledMap.get(key);
-    if (compiled === undefined) {
-      const flag = this.flagMap.get(key);
-      if (flag === undefined) return undefined;
-      compiled = compileFlagToKeep(flag) ?? null;
-      this.compiledMap.set(key, compiled);
-    }
-    return compiled;
+    return keptFlagForm(this.compiledMap, this.flagMap, key);
   }
 
   /** Applies one sync message (or a snapshot from elsewhere, as a full update). */

@@ -1,7 +1,7 @@
 import {
   DEFAULT_EVALUATION_BUDGET_MS,
   MAX_ATTRIBUTE_STRING_LENGTH,
-  compileFlagToKeep,
+  keptFlagForm,
   documentOfCompiled,
   exposureRuleOf,
   evaluateAll,
@@ -348,14 +348,7 @@ function clientFlagsAskedFor(snapshot: EnvironmentSnapshot, flagKey: string | un
  */
 function keptFor(snapshot: EnvironmentSnapshot, key: string | undefined): CompiledFlag | null | undefined {
   if (key === undefined) return undefined;
-  let kept = snapshot.compiledFlags.get(key);
-  if (kept === undefined) {
-    const flag = snapshot.flags.get(key);
-    if (flag === undefined) return undefined;
-    kept = compileFlagToKeep(flag) ?? null;
-    snapshot.compiledFlags.set(key, kept);
-  }
-  return kept;
+  return keptFlagForm(snapshot.compiledFlags, snapshot.flags, key);
 }
 
 interface MembershipPair {
