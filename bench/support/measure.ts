@@ -57,19 +57,24 @@ async function warmUp(workload: Workload, warmupMs: number): Promise<{ batch: nu
   return { batch, sink };
 }
 
-/** ops per CPU second of one round of at least `roundMs` of CPU time. */
-async function cpuRound(workload: Workload, batch: number, roundMs: number): Promise<{ rate: number; sink: number }> {
+/**
+ * ops per second of one round of at least `roundMs` as `clock` (milliseconds) counts them: wall
+ * time (performance.now) or this process's CPU time (cpuMs).
+ */
+async function timedRound(workload: Workload, batch: number, roundMs: number, clock: () => number): Promise<{ rate: number; sink: number }> {
   let ops = 0;
   let sink = 0;
-  const start = cpuMs();
+  const start = clock();
   let elapsed = 0;
   while (elapsed < roundMs) {
     sink ^= await workload.run(batch);
     ops += batch;
-    elapsed = cpuMs() - start;
+    elapsed = clock() - start;
   }
   return { rate: (ops / elapsed) * 1000, sink };
 }
+
+const wallMs = (): number => performance.now();
 
 /** Every workload's rates, rounds interleaved within each phase and timed in CPU time (BenchmarkOptions.interleaved). */
 async function measureInterleaved(workloads: Workload[], options: { rounds: number; roundMs: number; warmupMs: number }): Promise<number[][]> {
@@ -95,7 +100,7 @@ async function measurePhase(workloads: Workload[], members: number[], rates: num
   }
   for (let round = 0; round < options.rounds; round++) {
     for (const w of members) {
-      const timed = await cpuRound(workloads[w]!, batches.get(w)!, options.roundMs);
+      const timed = await timedRound(workloads[w]!, batches.get(w)!, options.roundMs, cpuMs);
       rates[w]!.push(timed.rate);
       sink ^= timed.sink;
     }
@@ -118,19 +123,12 @@ export const median = (values: number[]): number => {
 /** ops/s of each timed round, after warm-up. */
 export async function measure(workload: Workload, options: { rounds: number; roundMs: number; warmupMs: number }): Promise<number[]> {
   const warm = await warmUp(workload, options.warmupMs);
-  const batch = warm.batch;
   let sink = warm.sink;
   const rates: number[] = [];
   for (let round = 0; round < options.rounds; round++) {
-    let ops = 0;
-    const start = performance.now();
-    let elapsed = 0;
-    while (elapsed < options.roundMs) {
-      sink ^= await workload.run(batch);
-      ops += batch;
-      elapsed = performance.now() - start;
-    }
-    rates.push((ops / elapsed) * 1000);
+    const timed = await timedRound(workload, warm.batch, options.roundMs, wallMs);
+    rates.push(timed.rate);
+    sink ^= timed.sink;
   }
   if (sink === 0.5) console.log('unreachable'); // keeps `sink` observable
   return rates;
