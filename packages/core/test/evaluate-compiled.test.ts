@@ -109,4 +109,15 @@ describe('evaluateCompiled (one flag from its kept compiled form)', () => {
     assert.equal(keptFlagForm(kept, flags, 'unknown'), undefined);
     assert.deepEqual([...kept.keys()].sort(), ['broken', 'good'], 'nothing kept for the unknown key');
   });
+
+  test('two tenants\' flags with the same key, evaluated in turn: each answers from its own document (the last flag is found by identity, not by key)', () => {
+    const env = { projectId: 'p', environmentId: 'e' };
+    const mine = testFlag('checkout', { off_variant_key: 'off', rules: [{ id: 'mine', conditions: [], variant_key: 'on' }] });
+    const theirs = testFlag('checkout', { off_variant_key: 'off', rules: [] });
+    for (let round = 0; round < 3; round++) {
+      assert.equal(evaluate(mine, user('u')[0]!, env).rule_id, 'mine');
+      assert.equal(evaluate(theirs, user('u')[0]!, env).reason, 'DEFAULT');
+      assert.equal(evaluate(theirs, user('u')[0]!, env).reason, 'DEFAULT', 'the same document twice in a row');
+    }
+  });
 });
