@@ -210,6 +210,9 @@ describe('GET .../experiments/{id}/power', () => {
       for (const variant of ['control', 'treatment']) exposures.push({ flag_key: 'checkout', variant_key: variant, context_type: 'user', context_key: `${variant}-${i}`, timestamp_ms: start + i });
     }
     expectStatus(await client.post(`/v1/environments/${a.environmentId}/exposures`, { sdkKey: a.rawKey, body: { exposures } }), 202);
+    // The iteration is counted up to now: on a quick machine the last exposure (start + 29 ms)
+    // can still be in the future here, and would not be counted yet.
+    while (Date.now() <= start + 29) await new Promise((resolve) => setTimeout(resolve, 5));
     const before = Date.now();
     const answer = expectStatus(await client.get(`${path}?mde=${c.mde}`, { token: a.member.token }), 200);
     const afterMs = Date.now();
