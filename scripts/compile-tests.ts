@@ -94,7 +94,7 @@ const hostExternals: Plugin = {
  * `hosts/server/test/x.test.ts` becomes `<outdir>/hosts/server/test/x.test.js`.
  */
 export async function compileTests(root: string, files: string[], outdir: string): Promise<void> {
-  await Promise.all([compileTestFiles(root, files, outdir), compileHosts(root, outdir)]);
+  await Promise.all([compileTestFiles(root, files, outdir), compileHosts(root, outdir), compileInProcessGateway(root, outdir)]);
 }
 
 /** What both builds share: ES modules with code splitting into `outdir`, mirroring the sources' paths. */
@@ -131,6 +131,18 @@ async function compileHosts(root: string, outdir: string): Promise<void> {
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     plugins: [hostExternals, ownImportMeta, packagesOwnLocation],
   });
+}
+
+/** The module a split-topology test server loads its gateway from (hosts/server/test/support/test-server.ts). */
+export const IN_PROCESS_GATEWAY = 'hosts/server/test/support/in-process-gateway.ts';
+
+/**
+ * The in-process gateway's module (`<outdir>/hosts/server/test/support/in-process-gateway.js`),
+ * built apart from the test files: its workspace modules are its own copies, as a gateway
+ * process's are, while packages stay imports shared with the test's process.
+ */
+async function compileInProcessGateway(root: string, outdir: string): Promise<void> {
+  await build({ ...buildOptions(root, outdir), entryPoints: [IN_PROCESS_GATEWAY], chunkNames: '_gateway-chunks/[name]-[hash]', plugins: [externalPackages, ownImportMeta] });
 }
 
 /** Where `compileTests` put the JavaScript of `file`. */

@@ -1,12 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
 import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { TEST_DB_POOL_SIZE, spawnServer, stopProcess, type ServerProcess } from './server-process.ts';
+import { TEST_DB_POOL_SIZE } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -110,7 +111,7 @@ async function startOwnTestServer(env: Record<string, string>, topology: Topolog
       DB_POOL_SIZE: TEST_DB_POOL_SIZE,
       ...env,
     });
-  const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging, logs));
+  const start = () => (topology === 'single' ? startServer(config(), logging) : startSplit(config(), env, logging, sink));
   let server: RunningServer;
   try {
     server = await start();
@@ -148,62 +149,78 @@ async function startOwnTestServer(env: Record<string, string>, topology: Topolog
   };
 }
 
-/** The gateway process of a split server: its ports, and how it is stopped. */
+/** The gateway of a split server: its ports. */
 export interface GatewayProcess {
   httpPort: number;
   syncGrpcPort: number;
-  process: ServerProcess;
 }
 
 const gatewayOf = new WeakMap<RunningServer, GatewayProcess>();
 
+/** The module in-process-gateway.ts: as `npm test` compiled it (its own copy of the packages), or its source. */
+type InProcessGateway = typeof import('./in-process-gateway.ts');
+/** Its path in the repository, and in TEST_COMPILED_DIR as .js (scripts/compile-tests.ts builds it there). */
+const IN_PROCESS_GATEWAY = 'hosts/server/test/support/in-process-gateway.ts';
+let inProcessGateway: Promise<InProcessGateway> | undefined;
+
+function loadInProcessGateway(): Promise<InProcessGateway> {
+  const compiledDir = process.env.TEST_COMPILED_DIR;
+  // Not a literal import, which the test files' build would bundle with the services' modules.
+  const location = compiledDir
+    ? pathToFileURL(path.join(compiledDir, IN_PROCESS_GATEWAY.replace(/\.ts$/, '.js'))).href
+    : new URL('./in-process-gateway.ts', import.meta.url).href;
+  inProcessGateway ??= import(location) as Promise<InProcessGateway>;
+  return inProcessGateway;
+}
+
 /**
- * A services process and a gateway in front of it, as one RunningServer. The gateway is a real
- * process (`npm run start:gateway`'s entry point, its output added to the captured logs); the
- * services run in the test's process, so tests still reach their repositories and workers. REST
- * and the public sync port are the gateway's; the internal gRPC port, `http` (the services'
- * operational routes) and the in-process services are the services'. Stopping stops the gateway
- * first.
+ * The services and a gateway in front of them, as one RunningServer. Both run in the test's
+ * process, so tests still reach the services' repositories and workers; the gateway calls the
+ * services over their internal gRPC port, as it does from a process of its own, and under
+ * `npm test` it has its own copy of the workspace's modules (in-process-gateway.ts). REST and the
+ * public sync port are the gateway's; the internal gRPC port, `http` (the services' operational
+ * routes) and the in-process services are the services'. Stopping stops the gateway first.
+ *
+ * Why not a process: a gateway process cost ~1.1 s of CPU per test server (its start, and its
+ * code compiled again for the few requests of a file), a fifth of a split run's CPU
+ * (bench/README.md "test suite"). The gateway's own process (`npm run start:gateway`, its
+ * signals and exit) is tested by topology-processes.test.ts and built-server.test.ts.
  */
-async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger, logs: string[]): Promise<RunningServer> {
+async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger, sink: Writable): Promise<RunningServer> {
   const services = await startServer({ ...config, httpPort: 0 }, logging, 'services');
-  const gateway = spawnServer(
-    {
+  let gateway: Awaited<ReturnType<InProcessGateway['startGateway']>>;
+  try {
+    const { createLogger: createGatewayLogger, loadGatewayConfig, startGateway } = await loadInProcessGateway();
+    const gatewayConfig = loadGatewayConfig({
       ...env,
       APP_ENV: 'test',
       HTTP_PORT: String(config.httpPort),
       SYNC_GRPC_PORT: String(config.syncGrpcPort),
       // A TLS certificate names the host (the test certificates: localhost), not the address.
       SERVICES_URL: `${config.grpcTls ? 'localhost' : '127.0.0.1'}:${services.grpcPort}`,
-    },
-    { entry: 'gateway', onLine: (line) => logs.push(line) },
-  );
-  let ports: { httpPort: number; syncGrpcPort: number };
-  try {
-    const up = await gateway.waitForLine(/gateway is up: REST http:\/\/localhost:(\d+) +gRPC sync :(\d+)/, 60_000);
-    const match = /localhost:(\d+) +gRPC sync :(\d+)/.exec(up)!;
-    ports = { httpPort: Number(match[1]), syncGrpcPort: Number(match[2]) };
-    for (const deadline = Date.now() + 10_000; ; ) {
-      const ready = await fetch(`http://127.0.0.1:${ports.httpPort}/readyz`).then((response) => response.status === 200, () => false);
-      if (ready) break;
-      if (Date.now() > deadline) throw new Error('the gateway did not become ready');
+    });
+    gateway = await startGateway(gatewayConfig, createGatewayLogger({ filter: gatewayConfig.logFilter, json: true, destination: sink }));
+    for (const deadline = Date.now() + 10_000; !gateway.isReady(); ) {
+      if (Date.now() > deadline) {
+        await gateway.stop();
+        throw new Error('the gateway did not become ready');
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   } catch (error) {
     // Whatever started is stopped, or it keeps running (and the test process waiting).
-    await stopProcess(gateway);
     await services.stop();
     throw error;
   }
   const split: RunningServer = {
     ...services,
-    httpPort: ports.httpPort,
-    syncGrpcPort: ports.syncGrpcPort,
+    httpPort: gateway.httpPort,
+    syncGrpcPort: gateway.syncGrpcPort,
     async stop() {
-      await stopProcess(gateway);
+      await gateway.stop();
       await services.stop();
     },
   };
-  gatewayOf.set(split, { ...ports, process: gateway });
+  gatewayOf.set(split, { httpPort: gateway.httpPort, syncGrpcPort: gateway.syncGrpcPort });
   return split;
 }
