@@ -163,9 +163,11 @@ describe('StatsWorker', () => {
   test('the lease is renewed while a slow computation runs, so no other worker takes the job', async () => {
     const experiment = await activeExperiment();
     const job = await w.stats.triggerRecompute(w.admin, experiment.id);
-    const slow: ResultsComputation = { compute: async (orgId, id) => { await sleep(120); return new ResultsComputer(w.repos).compute(orgId, id); } };
-    const run = worker(slow, { leaseMs: 30 }).runPending();
-    await sleep(70);
+    // A lease of 300 ms renewed every 100 ms, looked at 500 ms in: without renewal it would have
+    // expired 200 ms before. (A 30 ms lease failed on a loaded machine: one renewal 30 ms late.)
+    const slow: ResultsComputation = { compute: async (orgId, id) => { await sleep(900); return new ResultsComputer(w.repos).compute(orgId, id); } };
+    const run = worker(slow, { leaseMs: 300 }).runPending();
+    await sleep(500);
     assert.equal(await w.repos.statsJobs.claimNext(Date.now(), 30), null, 'the lease is still held');
     assert.deepEqual((await run).map((j) => [j.id, j.status, j.attempts]), [[job.id, 'completed', 1]]);
   });
