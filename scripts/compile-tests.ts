@@ -14,8 +14,8 @@
  * compiled entry points when TEST_COMPILED_DIR names them.
  *
  * Those host entry points are built apart, with their packages bundled in as well (compileHosts):
- * a split-topology run starts a gateway process for each of its ~110 test servers, and a gateway
- * spent a third of its start loading packages module by module from node_modules.
+ * a host process spent a third of its start loading packages module by module from node_modules.
+ * So is the module a split-topology test server runs its gateway from (compileInProcessGateway).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -9,7 +9,7 @@
  * (packages/postgres/src/testing/test-database.ts).
  *
  * The integration suites (every file that starts a server with startTestServer or a wrapper of it)
- * also run against the split topology: a gateway process in front of the services
+ * also run against the split topology: a gateway in front of the services
  * (docs/architecture.md), except files marked `// topologies: single`. TEST_TOPOLOGIES=single skips
  * those runs (CI does on its extra Node versions).
  *
@@ -19,7 +19,7 @@
  * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, and the slowest
  * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file;
  * TEST_CPU_PROF=DIR writes each file's V8 CPU profile (.cpuprofile) into DIR, and those of the hosts the
- * file spawns (a split topology's gateway: hosts/server/test/support/server-process.ts).
+ * file spawns (hosts/server/test/support/server-process.ts).
  *
  * A file still running after TEST_FILE_TIMEOUT_MS (10 minutes) is killed and fails: that is the
  * guard against a hang, so a suite carries no timeout on its total time, which a busy machine
