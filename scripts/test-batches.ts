@@ -9,10 +9,12 @@
  * after the file, so node:test scopes the file's top-level tests and `before`/`after` hooks to that
  * suite (its servers stop before the next file starts), and a failure names its file.
  *
- * Not batched: files that take long anyway (the fixed cost is a small part of them), browser files
- * (Chromium per file), files that act on their process (exit, process-wide listeners, a replaced
- * global `fetch`, reserving one of its outcome stores), and files that say `// test-batch: alone`
- * with their reason.
+ * Browser files share one Chromium too (support/browser.ts, launchChromium), each file with browser
+ * contexts of its own.
+ *
+ * Not batched: files that take long anyway (the fixed cost is a small part of them), files that
+ * act on their process (exit, process-wide listeners, a replaced global `fetch`, reserving one of
+ * its outcome stores), and files that say `// test-batch: alone` with their reason.
  */
 
 /** A file recorded as taking longer than this (wall time under the pool) runs alone. */
@@ -26,7 +28,7 @@ export function mayShareProcess(text: string): boolean {
   if (/^\/\/ test-batch: alone\b/m.test(text)) return false;
   // Outcome stores (core's outcomes.ts) are a process-wide resource of 4, of which a server takes
   // 3: a file reserving its own (directly, or through a ResultJsonCache) beside server files fails.
-  return !/\blaunchChromium\(|\bprocess\.exit\(|\bprocess\.on\(|\bglobalThis\.fetch\s*=[^=]|\breserveOutcomeStore\(|\bnew ResultJsonCache\(/.test(text);
+  return !/\bprocess\.exit\(|\bprocess\.on\(|\bglobalThis\.fetch\s*=[^=]|\breserveOutcomeStore\(|\bnew ResultJsonCache\(/.test(text);
 }
 
 /**

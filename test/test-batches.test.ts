@@ -20,10 +20,10 @@ test('a batch holds at most BATCH_MAX_FILES files', () => {
   assert.deepEqual(batches.map((batch) => batch.length), [BATCH_MAX_FILES, 1]);
 });
 
-test('files that act on their process, launch a browser or say so run alone', () => {
+test('files that act on their process or say so run alone; browser files share (one Chromium)', () => {
   assert.equal(mayShareProcess("import { test } from 'node:test';\ntest('x', () => {});"), true);
   assert.equal(mayShareProcess('// test-batch: alone (reason)\n'), false);
-  assert.equal(mayShareProcess('const b = await launchChromium();'), false);
+  assert.equal(mayShareProcess('const b = await launchChromium();'), true);
   assert.equal(mayShareProcess('process.exit(1);'), false);
   assert.equal(mayShareProcess("process.on('exit', () => {});"), false);
   assert.equal(mayShareProcess('globalThis.fetch = fake;'), false);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 /**
  * Chromium for the console's browser tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
@@ -49,11 +49,61 @@ export function chromiumExecutable(): { path?: string; reason?: string } {
   return found;
 }
 
+/** What a batch process's entry module (scripts/test-batches.ts) sets up for its files; the Chromium is added here. */
+interface TestBatch {
+  cleanups: Array<() => Promise<void>>;
+  chromium?: Promise<Browser>;
+}
+
+/**
+ * A Chromium for the file. Alone, a Chromium of its own. In a process with other files (scripts/
+ * test-batches.ts), one Chromium launched by the first file that asks and closed when the
+ * process's last file ends: each file gets a view of it whose `close()` closes the browser contexts
+ * (and so the pages) that file opened, and leaves the browser to the next file. Contexts share no
+ * cookies, storage or pages, so files stay apart as with browsers of their own.
+ */
 export async function launchChromium(): Promise<Browser> {
+  const batch = (globalThis as { __switchyardTestBatch?: TestBatch }).__switchyardTestBatch;
+  if (batch === undefined) return launchOwnChromium();
+  if (batch.chromium === undefined) {
+    const launching = launchOwnChromium();
+    batch.chromium = launching;
+    batch.cleanups.push(() => launching.then((browser) => browser.close(), () => {}));
+  }
+  return fileView(await batch.chromium);
+}
+
+function launchOwnChromium(): Promise<Browser> {
   const { path: executablePath, reason } = chromiumExecutable();
-  if (!executablePath) throw new Error(reason);
+  if (!executablePath) return Promise.reject(new Error(reason));
   // --no-sandbox: these machines run the tests as root, where Chromium's sandbox cannot start.
   return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** The shared browser as one file sees it: the contexts it opens are its own, closed by its `close()`. */
+function fileView(shared: Browser): Browser {
+  const contexts = new Set<BrowserContext>();
+  const own = <T extends BrowserContext>(context: T): T => {
+    contexts.add(context);
+    context.once('close', () => contexts.delete(context));
+    return context;
+  };
+  return new Proxy(shared, {
+    get(target, property) {
+      if (property === 'newContext') return async (...args: Parameters<Browser['newContext']>) => own(await target.newContext(...args));
+      if (property === 'newPage') {
+        return async (...args: Parameters<Browser['newPage']>) => {
+          const page = await target.newPage(...args);
+          own(page.context());
+          return page;
+        };
+      }
+      if (property === 'contexts') return () => [...contexts];
+      if (property === 'close') return async () => void (await Promise.all([...contexts].map((context) => context.close())));
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** Where screenshots are kept after a run (test-artifacts/ at the repository root, not in git). */
