@@ -108,6 +108,7 @@ function readDurations(): Record<string, number> {
 
 async function main(): Promise<number> {
   const started = Date.now();
+  const machineAtStart = machineCpu();
   const filter = process.argv.slice(2);
   const files = findTestFiles().filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
   if (files.length === 0) {
@@ -198,7 +199,7 @@ async function main(): Promise<number> {
   if (compiledDir) rmSync(compiledDir, { recursive: true, force: true });
   await dropDatabase(env.TEST_DATABASE_URL, template);
   await stopDatabase?.();
-  return report(results, started, durations);
+  return report(results, started, durations, machineAtStart);
 }
 
 /**
@@ -308,6 +309,24 @@ function summaryCounts(output: string): Record<string, number> {
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+interface MachineCpu {
+  busyMs: number;
+  idleMs: number;
+}
+
+/** The machine's CPU time since boot from /proc/stat (Linux; undefined elsewhere): busy and idle (idle + iowait). */
+function machineCpu(): MachineCpu | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq (then steal, guest: not this machine's work).
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0] = fields;
+    const tickMs = 10; // USER_HZ is 100 on every Linux Node.js supports.
+    return { busyMs: (user + nice + system + irq + softirq) * tickMs, idleMs: (idle + iowait) * tickMs };
+  } catch {
+    return undefined;
+  }
+}
 const label = (job: Job) => {
   const files = job.files.length === 1 ? job.files[0]! : `${job.files.length} files in one process (${job.files.map((file) => path.basename(file, '.test.ts')).join(', ')})`;
   return job.topology === 'split' ? `${files} [split]` : files;
@@ -322,7 +341,7 @@ function printResult(result: JobResult): void {
   console.log(`${result.passed ? 'ok    ' : 'FAILED'} ${label(result)}: ${tally} (${seconds(result.ms)}, CPU ${seconds(result.cpuMs)})`);
 }
 
-function report(results: JobResult[], started: number, durations: Record<string, number>): number {
+function report(results: JobResult[], started: number, durations: Record<string, number>, machineAtStart: MachineCpu | undefined): number {
   const total = (key: string) => results.reduce((sum, result) => sum + (result.counts[key] ?? 0), 0);
   const failed = results.filter((result) => !result.passed);
   console.log('\n# slowest files (wall time, CPU time):');
@@ -330,6 +349,14 @@ function report(results: JobResult[], started: number, durations: Record<string,
   const cpuMs = results.reduce((sum, result) => sum + result.cpuMs, 0);
   const cores = availableParallelism();
   console.log(`# CPU time of the test files: ${seconds(cpuMs)}; on ${cores} cores no schedule could take less than ${seconds(cpuMs / cores)}`);
+  const machineAtEnd = machineCpu();
+  if (machineAtStart && machineAtEnd) {
+    // What the files' figure leaves out: a local PostgreSQL, and processes a file's process did not
+    // reap itself (Chromium's renderers are reaped by Chromium, which playwright may not wait for).
+    const busy = machineAtEnd.busyMs - machineAtStart.busyMs;
+    const idle = machineAtEnd.idleMs - machineAtStart.idleMs;
+    console.log(`# the machine's CPU over the run (/proc/stat, every process): ${seconds(busy)} busy, ${seconds(idle)} idle`);
+  }
   console.log(`# ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('skipped')} skipped, ${total('cancelled')} cancelled, in ${results.length} runs of files, ${seconds(Date.now() - started)}`);
   if (failed.length > 0) {
     console.log(`# FAILED (${failed.length}):`);
