@@ -63,7 +63,9 @@ describe('REST sockets silent both ways (HTTP_IDLE_TIMEOUT_MS)', () => {
     client.pause();
     const stalledAt = performance.now();
     await sleep(IDLE_MS / 2);
-    assert.equal(server.closedAt, undefined, 'still open at half the limit');
+    // Still open at half the limit, unless this wait itself took longer than the limit (a loaded
+    // machine): then the check below, against the time the reading stopped, is the one that holds.
+    if (performance.now() - stalledAt < IDLE_MS - 50) assert.equal(server.closedAt, undefined, 'still open at half the limit');
     const deadline = stalledAt + 10_000;
     while (server.closedAt === undefined && performance.now() < deadline) await sleep(20);
     client.destroy();
