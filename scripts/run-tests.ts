@@ -16,8 +16,8 @@
  * Both topologies' runs share one pool of TEST_CONCURRENCY workers, longest file first (durations
  * recorded in scripts/test-durations.json), so the run ends when its longest file can, not when the
  * last file that happened to start late does. Each file's output is printed whole when it ends
- * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, and the slowest
- * files. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file;
+ * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, the slowest
+ * files, and the machine's CPU over the run. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file;
  * TEST_CPU_PROF=DIR writes each file's V8 CPU profile (.cpuprofile) into DIR, and those of the hosts the
  * file spawns (hosts/server/test/support/server-process.ts).
  *
