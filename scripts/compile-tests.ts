@@ -133,8 +133,8 @@ async function compileHosts(root: string, outdir: string): Promise<void> {
   });
 }
 
-/** The module a split-topology test server loads its gateway from (hosts/server/test/support/test-server.ts). */
-export const IN_PROCESS_GATEWAY = 'hosts/server/test/support/in-process-gateway.ts';
+/** The module a split-topology test server loads its gateway from (hosts/server/test/support/test-server.ts names it too). */
+const IN_PROCESS_GATEWAY = 'hosts/server/test/support/in-process-gateway.ts';
 
 /**
  * The in-process gateway's module (`<outdir>/hosts/server/test/support/in-process-gateway.js`),

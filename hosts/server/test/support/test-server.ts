@@ -30,8 +30,8 @@ export interface TestServer {
   logs: string[];
   /** The topology this server runs as. */
   topology: Topology;
-  /** The gateway process in front of the services (split topology only). */
-  gateway: GatewayProcess | null;
+  /** The gateway in front of the services (split topology only). */
+  gateway: TestGateway | null;
   /** Open public sync streams: the in-process hub's count, or the gateway process's gauge. */
   openSyncStreams(): Promise<number>;
   /** A second server process-equivalent on the same database (another instance). */
@@ -149,13 +149,13 @@ async function startOwnTestServer(env: Record<string, string>, topology: Topolog
   };
 }
 
-/** The gateway of a split server: its ports. */
-export interface GatewayProcess {
+/** The gateway of a split test server: its ports (REST and the public sync port). */
+export interface TestGateway {
   httpPort: number;
   syncGrpcPort: number;
 }
 
-const gatewayOf = new WeakMap<RunningServer, GatewayProcess>();
+const gatewayOf = new WeakMap<RunningServer, TestGateway>();
 
 /** The module in-process-gateway.ts: as `npm test` compiled it (its own copy of the packages), or its source. */
 type InProcessGateway = typeof import('./in-process-gateway.ts');
@@ -182,8 +182,8 @@ function loadInProcessGateway(): Promise<InProcessGateway> {
  * routes) and the in-process services are the services'. Stopping stops the gateway first.
  *
  * Why not a process: a gateway process cost ~1.1 s of CPU per test server (its start, and its
- * code compiled again for the few requests of a file), a fifth of a split run's CPU
- * (bench/README.md "test suite"). The gateway's own process (`npm run start:gateway`, its
+ * code compiled again for the few requests of a file), a fifth of the CPU of a profiled run of
+ * the REST files in both topologies (bench/README.md "test suite"). The gateway's own process (`npm run start:gateway`, its
  * signals and exit) is tested by topology-processes.test.ts and built-server.test.ts.
  */
 async function startSplit(config: ReturnType<typeof loadConfig>, env: Record<string, string>, logging: RootLogger, sink: Writable): Promise<RunningServer> {
