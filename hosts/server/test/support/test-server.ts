@@ -32,7 +32,7 @@ export interface TestServer {
   topology: Topology;
   /** The gateway in front of the services (split topology only). */
   gateway: TestGateway | null;
-  /** Open public sync streams: the in-process hub's count, or the gateway process's gauge. */
+  /** Open public sync streams: the in-process hub's count, or the gateway's gauge. */
   openSyncStreams(): Promise<number>;
   /** A second server process-equivalent on the same database (another instance). */
   startAnotherInstance(): Promise<RunningServer>;
