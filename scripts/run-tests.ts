@@ -17,7 +17,8 @@
  * recorded in scripts/test-durations.json), so the run ends when its longest file can, not when the
  * last file that happened to start late does. Each file's output is printed whole when it ends
  * (TEST_VERBOSE=1: passing files too; otherwise a line each); then the failures, the slowest
- * files, and the machine's CPU over the run. Arguments filter the files by substring. TEST_RECORD_DURATIONS=1 rewrites the durations file;
+ * files, and the machine's CPU over the run. Arguments filter the files by substring.
+ * TEST_RECORD_DURATIONS=1 rewrites the durations file;
  * TEST_CPU_PROF=DIR writes each file's V8 CPU profile (.cpuprofile) into DIR, and those of the hosts the
  * file spawns (hosts/server/test/support/server-process.ts).
  *
@@ -327,6 +328,7 @@ function machineCpu(): MachineCpu | undefined {
     return undefined;
   }
 }
+
 const label = (job: Job) => {
   const files = job.files.length === 1 ? job.files[0]! : `${job.files.length} files in one process (${job.files.map((file) => path.basename(file, '.test.ts')).join(', ')})`;
   return job.topology === 'split' ? `${files} [split]` : files;
@@ -352,7 +354,7 @@ function report(results: JobResult[], started: number, durations: Record<string,
   const machineAtEnd = machineCpu();
   if (machineAtStart && machineAtEnd) {
     // What the files' figure leaves out: a local PostgreSQL, and processes a file's process did not
-    // reap itself (Chromium's renderers are reaped by Chromium, which playwright may not wait for).
+    // reap itself (most of Chromium's CPU was missing from it: bench/README.md "test suite").
     const busy = machineAtEnd.busyMs - machineAtStart.busyMs;
     const idle = machineAtEnd.idleMs - machineAtStart.idleMs;
     console.log(`# the machine's CPU over the run (/proc/stat, every process): ${seconds(busy)} busy, ${seconds(idle)} idle`);
