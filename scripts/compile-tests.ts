@@ -133,7 +133,7 @@ async function compileHosts(root: string, outdir: string): Promise<void> {
   });
 }
 
-/** The module a split-topology test server loads its gateway from (hosts/server/test/support/test-server.ts names it too). */
+/** The module a split-topology test server loads its gateway from (hosts/server/test/support/test-server.ts, through compiledModule). */
 const IN_PROCESS_GATEWAY = 'hosts/server/test/support/in-process-gateway.ts';
 
 /**

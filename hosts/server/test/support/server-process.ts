@@ -17,9 +17,14 @@ const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
  * bundled; a test that means to run the TypeScript entry under tsx passes `main` itself.
  */
 export function compiledEntry(entry: keyof typeof ENTRIES): string | undefined {
+  return compiledModule(ENTRIES[entry]);
+}
+
+/** The JavaScript `npm test` compiled of a module it builds apart (a host's entry point, the in-process gateway), when this run has one. */
+export function compiledModule(source: string): string | undefined {
   const dir = process.env.TEST_COMPILED_DIR;
   if (!dir) return undefined;
-  const compiled = path.join(dir, path.relative(REPO_ROOT, ENTRIES[entry]).replace(/\.ts$/, '.js'));
+  const compiled = path.join(dir, path.relative(REPO_ROOT, source).replace(/\.ts$/, '.js'));
   return existsSync(compiled) ? compiled : undefined;
 }
 

@@ -1,13 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@switchyard/postgres/testing';
 import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { TEST_DB_POOL_SIZE } from './server-process.ts';
+import { TEST_DB_POOL_SIZE, compiledModule } from './server-process.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -159,17 +159,12 @@ const gatewayOf = new WeakMap<RunningServer, TestGateway>();
 
 /** The module in-process-gateway.ts: as `npm test` compiled it (its own copy of the packages), or its source. */
 type InProcessGateway = typeof import('./in-process-gateway.ts');
-/** Its path in the repository, and in TEST_COMPILED_DIR as .js (scripts/compile-tests.ts builds it there). */
-const IN_PROCESS_GATEWAY = 'hosts/server/test/support/in-process-gateway.ts';
 let inProcessGateway: Promise<InProcessGateway> | undefined;
 
 function loadInProcessGateway(): Promise<InProcessGateway> {
-  const compiledDir = process.env.TEST_COMPILED_DIR;
+  const source = fileURLToPath(new URL('./in-process-gateway.ts', import.meta.url));
   // Not a literal import, which the test files' build would bundle with the services' modules.
-  const location = compiledDir
-    ? pathToFileURL(path.join(compiledDir, IN_PROCESS_GATEWAY.replace(/\.ts$/, '.js'))).href
-    : new URL('./in-process-gateway.ts', import.meta.url).href;
-  inProcessGateway ??= import(location) as Promise<InProcessGateway>;
+  inProcessGateway ??= import(pathToFileURL(compiledModule(source) ?? source).href) as Promise<InProcessGateway>;
   return inProcessGateway;
 }
 
