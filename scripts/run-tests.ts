@@ -32,11 +32,12 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, w
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../packages/postgres/src/embedded.ts';
-import { freePort } from '../packages/postgres/src/testing/free-port.ts';
+import { stablePort } from '../packages/postgres/src/testing/free-port.ts';
 import { dropDatabase, prepareTemplateDatabase } from '../packages/postgres/src/testing/test-database.ts';
 import { chromiumExecutable } from '../hosts/server/test/support/browser.ts';
 import { compileTests, compiledPath } from './compile-tests.ts';
 import { batchEntrySource, filesToRetry, mayShareProcess, planBatches, suiteDurations } from './test-batches.ts';
+import { failureReasons } from './failure-reasons.ts';
 
 const ROOTS = ['packages', 'hosts', 'test'];
 const REPO_ROOT = path.join(import.meta.dirname, '..');
@@ -146,7 +147,7 @@ async function main(): Promise<number> {
     // When we run as root the server runs as the `postgres` user, which must reach its directory.
     chmodSync(runDir, 0o755);
     const dataDir = path.join(runDir, 'postgres');
-    const port = await freePort();
+    const port = await stablePort();
     const dbStarted = Date.now();
     const embedded = await startEmbeddedPostgres({ dataDir, port, persistent: false });
     console.log(`# TEST_DATABASE_URL unset: embedded PostgreSQL on 127.0.0.1:${port} (started in ${Date.now() - dbStarted} ms)`);
@@ -362,7 +363,10 @@ function report(results: JobResult[], started: number, durations: Record<string,
   console.log(`# ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('skipped')} skipped, ${total('cancelled')} cancelled, in ${results.length} runs of files, ${seconds(Date.now() - started)}`);
   if (failed.length > 0) {
     console.log(`# FAILED (${failed.length}):`);
-    for (const result of failed) console.log(`#   ${label(result)}`);
+    for (const result of failed) {
+      console.log(`#   ${label(result)}`);
+      for (const reason of failureReasons(result.output)) console.log(`#     ${reason}`);
+    }
   }
   if (process.env.TEST_RECORD_DURATIONS === '1') {
     const recorded = { ...durations };

@@ -17,12 +17,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { launchChromium } from '../hosts/server/test/support/browser.ts';
+import { stablePort } from '../packages/postgres/src/testing/free-port.ts';
 import { buildConsole } from './build-console.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,17 +33,6 @@ const KEEP = args.includes('--keep');
 const ADMIN_EMAIL = 'admin@localhost';
 const FLAG_KEY = 'new-checkout';
 const problems: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 async function waitUntilReady(base: string, server: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 120_000;
@@ -123,7 +112,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-screenshots-'));
   // Run as root, the embedded PostgreSQL runs as another user, which must reach its directory inside.
   chmodSync(dataDir, 0o755);
-  const [httpPort, syncPort, grpcPort, pgPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [httpPort, syncPort, grpcPort, pgPort] = [await stablePort(), await stablePort(), await stablePort(), await stablePort()];
   const base = `http://localhost:${httpPort}`;
   const env: NodeJS.ProcessEnv = { ...process.env, APP_ENV: 'development', DATA_DIR: dataDir, HTTP_PORT: String(httpPort), SYNC_GRPC_PORT: String(syncPort), GRPC_PORT: String(grpcPort), EMBEDDED_PG_PORT: String(pgPort), LOG_LEVEL: 'warn' };
   // The first-run path is the embedded database's with no administrator configured.

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { createTestDatabase, freePort, type TestDatabase } from '@switchyard/postgres/testing';
+import { createTestDatabase, stablePort, type TestDatabase } from '@switchyard/postgres/testing';
 import { portFrom, spawnServer } from '../hosts/server/test/support/server-process.ts';
 import { buildServer, type BuiltServer } from '../scripts/build-server.ts';
 
@@ -107,7 +107,7 @@ test('the built server runs on plain node: schema created, ready, login, gRPC re
 
 test('the built gateway and services run on plain node: the gateway is ready behind the services and logs in through them', { timeout: 120_000 }, async () => {
   for (const entry of [built.gateway, built.services]) assert.doesNotMatch(readFileSync(entry, 'utf8'), /from ["'](tsx|@switchyard\/)/);
-  const servicesGrpcPort = await freePort();
+  const servicesGrpcPort = await stablePort();
   const env = { APP_ENV: 'production', DATABASE_URL: db.url, DATA_DIR: dataDir, JWT_SECRET: 'built-server-test-secret-of-32-bytes-or-more' };
   const services = spawnServer({ ...env, GRPC_PORT: String(servicesGrpcPort), HTTP_PORT: '0' }, { main: built.services, cwd: dataDir });
   const gateway = spawnServer({ APP_ENV: 'production', SERVICES_URL: `127.0.0.1:${servicesGrpcPort}` }, { main: built.gateway, cwd: dataDir });

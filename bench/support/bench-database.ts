@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from '../../packages/postgres/src/connect.ts';
 import { startEmbeddedPostgres } from '../../packages/postgres/src/embedded.ts';
-import { freePort } from '../../packages/postgres/src/testing/free-port.ts';
+import { stablePort } from '../../packages/postgres/src/testing/free-port.ts';
 import { withDatabase } from '../../packages/postgres/src/testing/test-database.ts';
 
 export interface BenchDatabase {
@@ -28,7 +28,7 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
     const runDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-'));
     // Run as root, the embedded server runs as the `postgres` user, which must reach its directory.
     chmodSync(runDir, 0o755);
-    const embedded = await startEmbeddedPostgres({ dataDir: path.join(runDir, 'postgres'), port: await freePort(), persistent: false });
+    const embedded = await startEmbeddedPostgres({ dataDir: path.join(runDir, 'postgres'), port: await stablePort(), persistent: false });
     serverUrl = embedded.url;
     stopEmbedded = async () => {
       await embedded.stop();

@@ -20,7 +20,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type Sql } from '../../packages/postgres/src/connect.ts';
-import { freePort } from '../../packages/postgres/src/testing/free-port.ts';
+import { stablePort } from '../../packages/postgres/src/testing/free-port.ts';
 import type { LoadJob, LoadRequest, LoadSummary } from '../evaluate/load-generator.ts';
 import { benchContexts, benchFlagBody, flagKey } from '../evaluate/seed.ts';
 import type { IngestLoadJob, IngestLoadSummary } from '../ingest/load-generator.ts';
@@ -118,7 +118,7 @@ function spawnHost(name: string, entry: string, env: Record<string, string>): Ho
 }
 
 async function startSingle(database: BenchDatabase, dataDir: string, started: HostProcess[]): Promise<Topology> {
-  const httpPort = await freePort();
+  const httpPort = await stablePort();
   const host = spawnHost('single', 'hosts/server/src/main.ts', {
     ...baseEnv(dataDir),
     DATABASE_URL: database.url,
@@ -126,8 +126,8 @@ async function startSingle(database: BenchDatabase, dataDir: string, started: Ho
     BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     HTTP_PORT: String(httpPort),
-    GRPC_PORT: String(await freePort()),
-    SYNC_GRPC_PORT: String(await freePort()),
+    GRPC_PORT: String(await stablePort()),
+    SYNC_GRPC_PORT: String(await stablePort()),
   });
   started.push(host);
   const url = `http://127.0.0.1:${httpPort}`;
@@ -137,8 +137,8 @@ async function startSingle(database: BenchDatabase, dataDir: string, started: Ho
 }
 
 async function startSplit(database: BenchDatabase, dataDir: string, started: HostProcess[]): Promise<Topology> {
-  const servicesGrpcPort = await freePort();
-  const servicesHttpPort = await freePort();
+  const servicesGrpcPort = await stablePort();
+  const servicesHttpPort = await stablePort();
   const services = spawnHost('services', 'hosts/services/src/main.ts', {
     ...baseEnv(dataDir),
     DATABASE_URL: database.url,
@@ -147,18 +147,18 @@ async function startSplit(database: BenchDatabase, dataDir: string, started: Hos
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     HTTP_PORT: String(servicesHttpPort),
     GRPC_PORT: String(servicesGrpcPort),
-    SYNC_GRPC_PORT: String(await freePort()),
+    SYNC_GRPC_PORT: String(await stablePort()),
   });
   started.push(services);
   const servicesMs = await services.waitReady(`http://127.0.0.1:${servicesHttpPort}/readyz`, READY_TIMEOUT_MS);
   console.error(`# services (pid ${services.pid}) ready in ${(servicesMs / 1000).toFixed(1)} s`);
 
-  const gatewayHttpPort = await freePort();
+  const gatewayHttpPort = await stablePort();
   const gateway = spawnHost('gateway', 'hosts/gateway/src/main.ts', {
     ...baseEnv(dataDir),
     SERVICES_URL: `127.0.0.1:${servicesGrpcPort}`,
     HTTP_PORT: String(gatewayHttpPort),
-    SYNC_GRPC_PORT: String(await freePort()),
+    SYNC_GRPC_PORT: String(await stablePort()),
   });
   started.push(gateway);
   const url = `http://127.0.0.1:${gatewayHttpPort}`;

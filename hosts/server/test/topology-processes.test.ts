@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase, freePort, stablePort, type TestDatabase } from '@switchyard/postgres/testing';
+import { createTestDatabase, stablePort, type TestDatabase } from '@switchyard/postgres/testing';
 import { createFlag, evaluate, onOffFlag } from './support/flag-client.ts';
 import { api, expectStatus, loginAdmin, seedTenant, type ApiClient, type Tenant } from './support/rest-client.ts';
 import { spawnServer, stopProcess, type ServerProcess } from './support/server-process.ts';
@@ -23,7 +23,7 @@ interface Running {
 }
 
 async function startServices(db: TestDatabase, grpcPort: number): Promise<Running> {
-  const httpPort = await freePort();
+  const httpPort = await stablePort();
   const process = spawnServer(
     {
       DATABASE_URL: db.url,
@@ -45,8 +45,8 @@ async function startServices(db: TestDatabase, grpcPort: number): Promise<Runnin
 }
 
 async function startGatewayProcess(servicesPort: number, extra: Record<string, string> = {}): Promise<Running> {
-  const httpPort = await freePort();
-  const grpcPort = await freePort();
+  const httpPort = await stablePort();
+  const grpcPort = await stablePort();
   const process = spawnServer(
     { HTTP_PORT: String(httpPort), SYNC_GRPC_PORT: String(grpcPort), SERVICES_URL: `127.0.0.1:${servicesPort}`, SERVICES_DEADLINE_MS: '2000', APP_ENV: 'test', ...extra },
     { entry: 'gateway' },
@@ -76,9 +76,9 @@ describe('split topology, real processes: two gateways and two services processe
 
   before(async () => {
     db = await createTestDatabase({ migrate: false });
-    const first = await startServices(db, await freePort());
+    const first = await startServices(db, await stablePort());
     processes.push(first.process);
-    const second = await startServices(db, await freePort());
+    const second = await startServices(db, await stablePort());
     processes.push(second.process);
     gateways = [];
     for (const services of [first, second]) {

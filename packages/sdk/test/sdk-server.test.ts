@@ -121,6 +121,9 @@ describe('SwitchyardClient against the real server', () => {
     await createFlag(rest, tenant.admin.token, tenant.environmentId, onOffFlag('vip-banner', [{ id: 'vips', conditions: [], segment_keys: ['vips'], variant_key: 'on' }]));
     const client = sdk();
     await client.waitForReady({ timeoutMs: WAIT_MS });
+    // The stream joins its environment's channel, whose snapshot may come from just before the two
+    // writes (their notification still on its way): the change follows, as for the split flag.
+    await until('the flag and its segment', () => client.variationDetail('vip-banner', { key: 'nobody' }, 'fallback').error_code === undefined);
     assert.equal(await client.variationAsync('vip-banner', { key: 'vip-1' }, 'fallback'), 'ON');
     assert.equal(await client.variationAsync('vip-banner', { key: 'nobody' }, 'fallback'), 'OFF');
     // Answers are cached: the synchronous call knows them now.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { freePort } from '@switchyard/postgres/testing';
+import { stablePort } from '@switchyard/postgres/testing';
 import type { ApiResponse } from './rest-client.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
 
@@ -11,7 +11,7 @@ export const TEST_SSO_SECRETS_KEY = 'integration-test-sso-secrets-key-0123456789
  * allowed (the test IdPs run on 127.0.0.1), and client secrets are sealed with a known key.
  */
 export async function startSsoTestServer(env: Record<string, string> = {}): Promise<TestServer & { publicUrl: string }> {
-  const port = await freePort();
+  const port = await stablePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const ts = await startTestServer({
     HTTP_PORT: String(port),

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 
-/** Whether `port` (0: any) can be listened on at 127.0.0.1 now; resolves the port bound, or null. */
+/** Whether `port` can be listened on at 127.0.0.1 now: the port, or null. */
 function tryListen(port: number): Promise<number | null> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -10,13 +10,6 @@ function tryListen(port: number): Promise<number | null> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : null));
     });
   });
-}
-
-/** A TCP port free on 127.0.0.1 right now (for embedded servers started by tests and benchmarks). */
-export async function freePort(): Promise<number> {
-  const port = await tryListen(0);
-  if (port === null) throw new Error('no free port');
-  return port;
 }
 
 /**
@@ -29,9 +22,11 @@ export async function freePort(): Promise<number> {
 const STABLE_RANGE = { from: 20_000, to: 32_000 };
 
 /**
- * A free port outside the kernel's ephemeral range, for a server that must get the same port
- * back after a restart. Random within the range so that parallel test files rarely try the same
- * one; checked free before it is returned.
+ * A free port outside the kernel's ephemeral range, for a server that binds it later: a process
+ * started with it, an embedded PostgreSQL, a server restarted on it. A port from `listen(0)` would
+ * be free only at that moment: any connection of a busy test run may take it as its source port
+ * before the server binds it. Random within the range so that parallel test files rarely try the
+ * same one; checked free before it is returned.
  */
 export async function stablePort(): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
