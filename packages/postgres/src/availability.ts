@@ -15,8 +15,12 @@ const CONNECTION_ERRORS = new Set([
   'EHOSTUNREACH',
 ]);
 
-/** SQLSTATE class 08 (connection exception) and the shutdown codes of class 57. */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3])$/;
+/**
+ * SQLSTATE class 08 (connection exception), the shutdown codes of class 57, and 53300 (no
+ * connection to give: max_connections, or a role's or database's connection limit), which passes
+ * when other clients disconnect. Class 53's others (disk full, out of memory) are not retried.
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
