@@ -5,6 +5,7 @@ import { ClientOriginUnion, ClientRateLimiter, ContextSigningKeys, ContextTokenV
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import type { GatewayConfig, ServicesConnection } from '@switchyard/transport/config.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
+import { closeHttpApp } from '@switchyard/transport/http/close-app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
 import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.ts';
 import { registerBrowserRoutes } from '@switchyard/transport/http/browser-routes.ts';
@@ -211,7 +212,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     registerMetricsRoute(http, metrics.registry);
     registerRestRoutes(http, services);
     await http.listen({ host: config.httpHost, port: config.httpPort });
-    shutdown.add('REST server', () => http.close());
+    shutdown.add('REST server', () => closeHttpApp(http));
     const httpPort = (http.server.address() as { port: number }).port;
     log.info({ port: httpPort, services: address }, 'gateway REST listening');
 

@@ -105,6 +105,7 @@ import { registerMetricsRoute } from '@switchyard/transport/http/metrics-routes.
 import { registerBrowserRoutes } from '@switchyard/transport/http/browser-routes.ts';
 import { registerOpenApi } from '@switchyard/transport/http/openapi.ts';
 import { registerRestRoutes } from '@switchyard/transport/http/rest-routes.ts';
+import { closeHttpApp } from '@switchyard/transport/http/close-app.ts';
 import { addGatewayGrpcServices } from '@switchyard/transport/grpc/gateway-grpc.ts';
 import type { GatewayServices } from '@switchyard/transport/gateway-services.ts';
 import type { RootLogger } from '@switchyard/transport/logging.ts';
@@ -512,7 +513,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
     registerMetricsRoute(http, metrics.registry);
     if (role === 'all') registerRestRoutes(http, services);
     await http.listen({ host: config.httpHost, port: config.httpPort });
-    shutdown.add('REST server', () => http.close());
+    shutdown.add('REST server', () => closeHttpApp(http));
     const httpPort = (http.server.address() as { port: number }).port;
     if (config.sso.publicUrl === null && role === 'all') ssoOptions.publicUrl = `http://localhost:${httpPort}`;
     log.info({ port: httpPort }, 'REST listening');

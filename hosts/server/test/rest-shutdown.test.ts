@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { test } from 'node:test';
+import { startTestServer } from './support/test-server.ts';
+
+/**
+ * A stop of the REST server (a server's, or in the split topology the gateway's) is bounded: no
+ * client can hold it open. Node stops checking a request's headers timeout once its server
+ * closes, so a connection with a half-sent request kept the stop waiting for the keep-alive
+ * timeout, 72 s; now it waits for requests in flight at most HTTP_CLOSE_GRACE_MS (5 s), then closes
+ * what is left (docs/security.md "Shutdown").
+ */
+
+/** Resolves with the first chunk the server sends on `socket`. */
+const nextData = (socket: Socket): Promise<string> => new Promise((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
+
+test('a connection holding a half-sent request does not hold the stop: closed after the grace', async () => {
+  const ts = await startTestServer();
+  const { port } = new URL(ts.base);
+  const socket = connect(Number(port), '127.0.0.1');
+  const closedByServer = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  try {
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // A whole request answered on a keep-alive connection, then the start of another.
+    socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.match(await nextData(socket), /^HTTP\/1\.1 200/);
+    socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const started = Date.now();
+    await ts.stop();
+    const tookMs = Date.now() - started;
+    // 5 s of grace plus the rest of the stop; without the bound this took the 72 s keep-alive timeout.
+    assert.ok(tookMs < 30_000, `the stop took ${tookMs} ms`);
+    await closedByServer;
+  } finally {
+    socket.destroy();
+  }
+});
