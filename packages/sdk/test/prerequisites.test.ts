@@ -40,6 +40,8 @@ async function setup(): Promise<{ server: FakeSyncServer; client: SwitchyardClie
     syncUrl: `127.0.0.1:${server.port}`,
     logger: { debug() {}, info() {}, warn() {}, error: (message: string, fields?: unknown) => errors.push({ message, fields }) },
     events: { enabled: false },
+    // Nothing answers at baseUrl: close() would wait for the counts' retries (~15 s per client).
+    evaluationCounts: { enabled: false },
     reconnect: { baseDelayMs: 20, maxDelayMs: 50 },
   });
   clients.push(client);
