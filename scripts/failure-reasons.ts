@@ -4,8 +4,8 @@
  * with the file's output, and only its name is left.
  */
 
-/** Retries append their output after this line (run-tests.ts): the first run is what failed. */
-const RETRY_SEPARATOR = '\n# ---- ';
+/** Starts what run-tests.ts appends of a failed file's run again: the first run is what failed. */
+export const RETRY_SEPARATOR = '\n# ---- ';
 const CANCELLED = 'test did not finish before its parent and was cancelled';
 const MAX_REASONS = 5;
 

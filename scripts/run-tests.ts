@@ -37,7 +37,7 @@ import { dropDatabase, prepareTemplateDatabase } from '../packages/postgres/src/
 import { chromiumExecutable } from '../hosts/server/test/support/browser.ts';
 import { compileTests, compiledPath } from './compile-tests.ts';
 import { batchEntrySource, filesToRetry, mayShareProcess, planBatches, suiteDurations } from './test-batches.ts';
-import { failureReasons } from './failure-reasons.ts';
+import { RETRY_SEPARATOR, failureReasons } from './failure-reasons.ts';
 
 const ROOTS = ['packages', 'hosts', 'test'];
 const REPO_ROOT = path.join(import.meta.dirname, '..');
@@ -245,7 +245,7 @@ async function runPool(jobs: Job[], concurrency: number, env: NodeJS.ProcessEnv,
         for (const file of job.files.length > 1 ? filesToRetry(result.output, job.files) : job.files) {
           const again = await runFile({ files: [file], topology: job.topology }, env, ['--enable-source-maps', compiledPath(compiledDir, file)]);
           const what = job.files.length > 1 ? `${file} again, alone,` : 'the same file again,';
-          result = { ...result, output: `${result.output}\n# ---- ${what} with source maps (${again.passed ? 'it passed this time' : 'failed again'}) ----\n${again.output}` };
+          result = { ...result, output: `${result.output}${RETRY_SEPARATOR}${what} with source maps (${again.passed ? 'it passed this time' : 'failed again'}) ----\n${again.output}` };
         }
       }
       results.push(result);

@@ -21,7 +21,7 @@ import { RemoteListMembership } from '@switchyard/transport/remote/remote-list-m
 import { createRemoteServices } from '@switchyard/transport/remote/remote-services.ts';
 import { SERVICES_CHANNEL_OPTIONS } from '@switchyard/transport/remote/services-channel.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
-import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
+import { SHUTDOWN_GRACE_MS, ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
 import { BrowserStreams } from '@switchyard/transport/domains/client/rest-event-streams.ts';
 import { ChannelTokens } from '@switchyard/transport/domains/client/rest-channel-tokens.ts';
 import { RemoteChannelKey } from '@switchyard/transport/domains/client/remote-channel-key.ts';
@@ -56,8 +56,6 @@ const GATEWAY_SHUTDOWN_ORDER = [
   'channel token key',
   'services channel',
 ] as const;
-
-const GRPC_GRACE_MS = 5_000;
 
 /** The channel credentials for SERVICES_URL: plaintext, TLS, or TLS with this gateway's certificate. */
 export function servicesChannelCredentials(connection: ServicesConnection): grpc.ChannelCredentials {
@@ -219,7 +217,7 @@ export async function startGateway(config: GatewayConfig, logging: RootLogger): 
     const syncServer = await startPublicSyncServer({ config, sync, verifier, keyUses, metrics, logger: syncLog });
     insightsFlusher.start();
     syncPort = syncServer.port;
-    shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+    shutdown.add('public sync gRPC server', () => syncServer.stop(SHUTDOWN_GRACE_MS));
     shutdown.add('sync streams', () => {
       clientStreams.stop();
       return sync.stop();

@@ -97,7 +97,7 @@ import { addSsoGrpcServices } from '@switchyard/transport/domains/sso/grpc.ts';
 import { FLAG_SYNC_SERVICE_NAME } from '@switchyard/transport/domains/sync/grpc.ts';
 import { addReflection } from '@switchyard/transport/grpc/reflection.ts';
 import { startPublicSyncServer } from '@switchyard/transport/public-sync-server.ts';
-import { ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
+import { SHUTDOWN_GRACE_MS, ShutdownSequence } from '@switchyard/transport/shutdown-sequence.ts';
 import { ClientAccess } from '@switchyard/transport/domains/client/rest-client-access.ts';
 import { createHttpApp } from '@switchyard/transport/http/app.ts';
 import { registerHealthRoutes } from '@switchyard/transport/http/health-routes.ts';
@@ -184,9 +184,6 @@ const SHUTDOWN_ORDER = [
   'mail worker',
   'webhook worker',
 ] as const;
-
-/** How long in-flight gRPC calls get to finish at shutdown before they are cancelled. */
-const GRPC_GRACE_MS = 5_000;
 
 /**
  * What a server process serves:
@@ -549,7 +546,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         addReflection(server, (service) => service !== FLAG_SYNC_SERVICE_NAME);
       },
     });
-    shutdown.add('internal gRPC server', () => grpcServices.stop(GRPC_GRACE_MS));
+    shutdown.add('internal gRPC server', () => grpcServices.stop(SHUTDOWN_GRACE_MS));
     // The public sync port belongs to the edge: in a split deployment the gateways serve it.
     const syncServer =
       role === 'all'
@@ -557,7 +554,7 @@ export async function startServer(config: Config, logging: RootLogger, role: Ser
         : null;
     if (syncServer) {
       syncPort = syncServer.port;
-      shutdown.add('public sync gRPC server', () => syncServer.stop(GRPC_GRACE_MS));
+      shutdown.add('public sync gRPC server', () => syncServer.stop(SHUTDOWN_GRACE_MS));
     }
     shutdown.add('sync streams', () => {
       endCredentialWatches.abort();

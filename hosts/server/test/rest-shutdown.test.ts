@@ -7,7 +7,7 @@ import { startTestServer } from './support/test-server.ts';
  * A stop of the REST server (a server's, or in the split topology the gateway's) is bounded: no
  * client can hold it open. Node stops checking a request's headers timeout once its server
  * closes, so a connection with a half-sent request kept the stop waiting for the keep-alive
- * timeout, 72 s; now it waits for requests in flight at most HTTP_CLOSE_GRACE_MS (5 s), then closes
+ * timeout, 72 s; now it waits for requests in flight at most SHUTDOWN_GRACE_MS (5 s), then closes
  * what is left (docs/security.md "Shutdown").
  */
 

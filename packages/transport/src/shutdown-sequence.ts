@@ -1,4 +1,10 @@
 /**
+ * How long calls in flight (gRPC calls, REST requests) get to finish when a server stops, before
+ * what is left is cancelled and its connections closed.
+ */
+export const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
  * The order in which a server's parts stop, written once as a list (`order`), whatever order they
  * were started in. A part that never started (startup failed before it) is skipped; a part whose
  * stop fails is reported and the rest still stop; each part stops at most once.

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { currentTestBatch } from './test-batch.ts';
 
 /**
  * Chromium for the console's browser tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
@@ -49,12 +50,6 @@ export function chromiumExecutable(): { path?: string; reason?: string } {
   return found;
 }
 
-/** What a batch process's entry module (scripts/test-batches.ts) sets up for its files; the Chromium is added here. */
-interface TestBatch {
-  cleanups: Array<() => Promise<void>>;
-  chromium?: Promise<Browser>;
-}
-
 /**
  * A Chromium for the file. Alone, a Chromium of its own. In a process with other files (scripts/
  * test-batches.ts), one Chromium launched by the first file that asks and closed when the
@@ -63,7 +58,7 @@ interface TestBatch {
  * cookies, storage or pages, so files stay apart as with browsers of their own.
  */
 export async function launchChromium(): Promise<Browser> {
-  const batch = (globalThis as { __switchyardTestBatch?: TestBatch }).__switchyardTestBatch;
+  const batch = currentTestBatch();
   if (batch === undefined) return launchOwnChromium();
   if (batch.chromium === undefined) {
     const launching = launchOwnChromium();

@@ -8,6 +8,7 @@ import { loadConfig } from '@switchyard/transport/config.ts';
 import { createLogger, type RootLogger } from '@switchyard/transport/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { TEST_DB_POOL_SIZE, compiledModule } from './server-process.ts';
+import { currentTestBatch } from './test-batch.ts';
 
 /**
  * Which deployment the integration suites run against (docs/architecture.md): `single` (one
@@ -53,21 +54,13 @@ export interface TestServerOptions {
   share?: boolean;
 }
 
-/** What a batch process's entry module (scripts/test-batches.ts) sets up for its files. */
-interface TestBatch {
-  /** Run when the process's last file has ended. */
-  cleanups: Array<() => Promise<void>>;
-  /** The shared servers, by topology and settings. */
-  servers?: Map<string, Promise<TestServer>>;
-}
-
 /**
  * The real single-process server on ephemeral ports over a fresh database, with a system-org
  * admin (TEST_ADMIN) and every log line captured. Extra environment variables override defaults.
  */
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const topology = options.topology ?? TOPOLOGY;
-  const batch = options.share === true ? (globalThis as { __switchyardTestBatch?: TestBatch }).__switchyardTestBatch : undefined;
+  const batch = options.share === true ? currentTestBatch() : undefined;
   if (batch === undefined) return startOwnTestServer(env, topology);
   const key = `${topology} ${JSON.stringify(Object.entries(env).sort(([a], [b]) => a.localeCompare(b)))}`;
   batch.servers ??= new Map();

@@ -1,10 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-
-/**
- * How long requests in flight get to finish when the REST server stops, before every connection
- * left is closed (as the gRPC servers' grace).
- */
-export const HTTP_CLOSE_GRACE_MS = 5_000;
+import { SHUTDOWN_GRACE_MS } from '../shutdown-sequence.ts';
 
 /**
  * Stops the REST server: no new connections, idle keep-alive connections closed at once (Fastify),
@@ -12,7 +7,7 @@ export const HTTP_CLOSE_GRACE_MS = 5_000;
  * that bound, a client holding a connection with a half-sent request kept the stop waiting for the
  * keep-alive timeout (72 s): node stops checking its headers timeout once the server closes.
  */
-export async function closeHttpApp(app: FastifyInstance, graceMs = HTTP_CLOSE_GRACE_MS): Promise<void> {
+export async function closeHttpApp(app: FastifyInstance, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   const closing = app.close();
   const deadline = setTimeout(() => app.server.closeAllConnections(), graceMs);
   try {
