@@ -38,3 +38,25 @@ test('a connection holding a half-sent request does not hold the stop: closed af
     socket.destroy();
   }
 });
+
+test('a request whose body is still arriving does not hold the stop either', async () => {
+  const ts = await startTestServer();
+  const { port } = new URL(ts.base);
+  const socket = connect(Number(port), '127.0.0.1');
+  const closedByServer = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  try {
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // Headers complete, 1 of 100 promised body bytes sent: the request is in flight, read slowly.
+    socket.write('POST /v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const started = Date.now();
+    await ts.stop();
+    const tookMs = Date.now() - started;
+    assert.ok(tookMs < 30_000, `the stop took ${tookMs} ms`);
+    await closedByServer;
+  } finally {
+    socket.destroy();
+  }
+});
