@@ -8,6 +8,7 @@ import { eventually } from './support/flag-fixtures.ts';
 import { evaluate, inChunks } from './support/flag-client.ts';
 import { api, expectError, expectStatus, loginAdmin, seedTenant, type ApiClient, type LoggedInUser, type Tenant } from './support/rest-client.ts';
 import { openSync, sdkKeyMetadata } from './support/sync-client.ts';
+import { TEST_DB_POOL_SIZE } from './support/server-process.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
 
 let ts: TestServer;
@@ -250,8 +251,8 @@ describe('GET /metrics', () => {
 
   test('database pool: connections by state from pg_stat_activity, and the pool size', async () => {
     const samples = await scrape();
-    // The test server's DB_POOL_SIZE (support/test-server.ts), not production's default of 10.
-    assert.equal(value(samples, 'switchyard_db_pool_max_connections'), 5);
+    // The test server's DB_POOL_SIZE (support/server-process.ts), not production's default of 10.
+    assert.equal(value(samples, 'switchyard_db_pool_max_connections'), Number(TEST_DB_POOL_SIZE));
     // At least the scrape's own query is active.
     assert.ok(value(samples, 'switchyard_db_pool_connections', { state: 'active' }) >= 1);
     for (const sample of find(samples, 'switchyard_db_pool_connections')) assert.match(sample.labels.state!, /^[a-z_()]+$/);
