@@ -439,16 +439,19 @@ describe('EventDelivery: exposures', () => {
   });
 });
 
+// The interval is a minute, far longer than the child's start (which took 4.8 s on a loaded
+// machine, past the 5 s default this test used to wait out): a timer that kept the process alive
+// would hold it until spawnSync's timeout kills it, which fails on the exit status.
 test('the flush timer does not keep the process alive', () => {
   const module = fileURLToPath(new URL('../src/events/event-delivery.ts', import.meta.url));
   const script = `
     const { EventDelivery } = await import(${JSON.stringify(module)});
-    const delivery = new EventDelivery({ baseUrl: 'http://127.0.0.1:9', sdkKey: 'k', environmentId: () => undefined, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const delivery = new EventDelivery({ baseUrl: 'http://127.0.0.1:9', sdkKey: 'k', environmentId: () => undefined, flushIntervalMs: 60_000, logger: { debug() {}, info() {}, warn() {}, error() {} } });
     delivery.track({ metric_key: 'm', context_type: 'user', context_key: 'u', timestamp_ms: 1 });
     console.log('queued', delivery.stats().queuedEvents);`;
   const started = Date.now();
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
-  assert.equal(child.status, 0, child.stderr);
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 45_000 });
+  assert.equal(child.status, 0, `exited by itself (signal ${child.signal}): ${child.stderr}`);
   assert.equal(child.stdout.trim(), 'queued 1');
-  assert.ok(Date.now() - started < 4_500, 'exited before the 5 s interval fired');
+  assert.ok(Date.now() - started < 45_000, 'exited before the 60 s interval fired');
 });
