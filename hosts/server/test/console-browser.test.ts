@@ -46,7 +46,7 @@ describe('web console in Chromium', { skip: chromiumCheck.reason ?? false }, () 
     await ts?.stop();
   });
 
-  /** A new browser session (its own sessionStorage) signed in as `user` through the sign-in form. */
+  /** A new browser session (its own sessionStorage) signed in as `user` (support/browser.ts signInToConsole). */
   const signedIn = (user: { email: string; password: string }, viewport = { width: 1280, height: 900 }): Promise<Page> => signInToConsole(browser, ts.base, user, { viewport });
 
   /** A flag's page; `tab` one of its tabs (targeting when absent). */

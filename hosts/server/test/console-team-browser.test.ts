@@ -36,7 +36,7 @@ describe('team pages in Chromium', { skip: chromiumCheck.reason ?? false }, () =
     await ts?.stop();
   });
 
-  /** A new browser (its own sessionStorage) signed in through the sign-in form. */
+  /** A new browser (its own sessionStorage) signed in (support/browser.ts signInToConsole). */
   const signedIn = (user: { email: string; password: string }): Promise<Page> => signInToConsole(browser, ts.base, user, { viewport: { width: 1280, height: 720 } });
 
   /** Invites `email` from the Members page and returns the link the page shows. */

@@ -128,9 +128,9 @@ const CONSOLE_SESSION_KEY = 'switchyard.session';
  * A new browser context signed in to the console at `base` as `user`, opened at `options.hash`
  * when given. The browser signs in as the console does (`POST /v1/auth/login` from the console's
  * origin, the session kept in that tab's sessionStorage) and then opens the console, as a person's
- * tab does when reloaded: one load of the console instead of the sign-in page's, the landing
- * page's and the page asked for (~0.3-0.5 s of Chromium's CPU each time, bench/README.md "test
- * suite"). The sign-in form itself is driven by the tests about signing in (console-browser,
+ * tab does when reloaded: one load of the console, not a load of the sign-in page and then the
+ * landing page's render before the page asked for (each load of the console costs Chromium ~0.2
+ * s of CPU, bench/README.md "test suite"). The sign-in form itself is driven by the tests about signing in (console-browser,
  * console-mail-browser) and here when `waitForPages` is false: a sign-in that lands elsewhere
  * (the system administrator's page) or is refused.
  */
