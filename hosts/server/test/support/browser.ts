@@ -130,9 +130,9 @@ const CONSOLE_SESSION_KEY = 'switchyard.session';
  * origin, the session kept in that tab's sessionStorage) and then opens the console, as a person's
  * tab does when reloaded: one load of the console, not a load of the sign-in page and then the
  * landing page's render before the page asked for (each load of the console costs Chromium ~0.2
- * s of CPU, bench/README.md "test suite"). The sign-in form itself is driven by the tests about signing in (console-browser,
- * console-mail-browser) and here when `waitForPages` is false: a sign-in that lands elsewhere
- * (the system administrator's page) or is refused.
+ * s of CPU, bench/README.md "test suite"). The sign-in form itself is driven by the tests about
+ * signing in (console-browser, console-mail-browser) and here when `waitForPages` is false: a
+ * sign-in that lands elsewhere (the system administrator's page) or is refused.
  */
 export async function signInToConsole(browser: Browser, base: string, user: { email: string; password: string }, options: ConsoleSignIn = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 900 }, ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}) });
