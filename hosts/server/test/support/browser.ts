@@ -7,47 +7,52 @@ import { chromium, type Browser, type BrowserContext, type Locator, type Page } 
 import { currentTestBatch } from './test-batch.ts';
 
 /**
- * Chromium for the console's browser tests: Debian's `chromium` package (CHROMIUM_PATH overrides).
- * When it is missing, setup installs it with apt-get and says so; when that is impossible (not
- * root, no apt-get, no network), the browser tests are reported as skipped with the reason, and
- * every other test still runs.
+ * Chromium for the console's browser tests: Debian's `chromium-headless-shell` package (Chromium's
+ * "old" headless shell, what Playwright itself runs headless), else Debian's `chromium`
+ * (CHROMIUM_PATH overrides both). The shell is the same Blink and V8 without the full browser's
+ * machinery: the same three browser files took 0.53x the machine's CPU with it (bench/README.md
+ * "test suite", thirteenth session). When the shell is missing, setup installs it with apt-get and
+ * says so; when that is impossible (not root, no apt-get, no network), a full `chromium` is used
+ * if there is one, else the browser tests are reported as skipped with the reason, and every other
+ * test still runs.
  */
-const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => typeof p === 'string' && p !== '');
+const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
+const FULL_BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+const HEADLESS_SHELL_PACKAGE = 'chromium-headless-shell';
 
 function findChromium(): string | undefined {
-  return CANDIDATES.find((candidate) => existsSync(candidate));
+  const candidates = [process.env.CHROMIUM_PATH, HEADLESS_SHELL, ...FULL_BROWSERS].filter((p): p is string => typeof p === 'string' && p !== '');
+  return candidates.find((candidate) => existsSync(candidate));
 }
 
 let found: { path?: string; reason?: string } | undefined;
 
-/** The Chromium executable, installing it when absent; or why there is none. */
+/** The Chromium executable, installing the headless shell when absent; or why there is none. */
 export function chromiumExecutable(): { path?: string; reason?: string } {
   if (found) return found;
   // npm test (scripts/run-tests.ts) already looked once for every file and found none.
   if (process.env.CHROMIUM_UNAVAILABLE) return (found = { reason: process.env.CHROMIUM_UNAVAILABLE });
-  let executable = findChromium();
-  if (!executable) {
-    const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get');
-    if (!canInstall) {
-      found = { reason: 'Chromium is not installed (install the Debian package "chromium", or set CHROMIUM_PATH); this setup cannot install it (needs root and apt-get)' };
-      return found;
-    }
-    console.error('# browser tests: Chromium is missing; installing the Debian package "chromium" with apt-get (a few minutes)');
-    try {
-      execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', timeout: 300_000 });
-      execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    } catch (error) {
-      found = { reason: `Chromium is not installed and apt-get could not install it: ${(error as Error).message.split('\n')[0]}` };
-      return found;
-    }
-    executable = findChromium();
-    if (!executable) {
-      found = { reason: 'apt-get ran but no Chromium executable appeared' };
-      return found;
-    }
+  const present = findChromium();
+  if (present && (process.env.CHROMIUM_PATH || present === HEADLESS_SHELL)) return (found = { path: present });
+  const installError = installHeadlessShell();
+  const executable = findChromium();
+  if (executable) return (found = { path: executable });
+  return (found = { reason: installError ?? 'apt-get ran but no Chromium executable appeared' });
+}
+
+/** Installs the headless shell with apt-get; undefined when it ran, else why it could not. */
+function installHeadlessShell(): string | undefined {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) {
+    return `Chromium is not installed (install the Debian package "${HEADLESS_SHELL_PACKAGE}" or "chromium", or set CHROMIUM_PATH); this setup cannot install it (needs root and apt-get)`;
   }
-  found = { path: executable };
-  return found;
+  console.error(`# browser tests: installing the Debian package "${HEADLESS_SHELL_PACKAGE}" with apt-get (a few minutes)`);
+  try {
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', timeout: 300_000 });
+    execFileSync('apt-get', ['install', '-y', '-qq', HEADLESS_SHELL_PACKAGE], { stdio: 'ignore', timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    return undefined;
+  } catch (error) {
+    return `Chromium is not installed and apt-get could not install it: ${(error as Error).message.split('\n')[0]}`;
+  }
 }
 
 /**
