@@ -10,6 +10,11 @@ import { MAX_FAILURES, checksAllowedWithin, expectThrottled, startThrottlingTest
 // counting tests are in rest-auth-throttling.test.ts, at the test servers' 4.
 const server = startThrottlingTestServer(10);
 
+// topologies: single — what these tests measure happens in the services (how many password checks
+// the policy lets run at once, the dummy check for an unknown email); the gateway's part, the client
+// address it carries and its logs, is tested in both topologies by rest-auth-throttling.test.ts.
+// A split pass would run ~40 more checks at cost 10 (~5 s of CPU) for the same answers.
+
 describe('login throttling with real password checks', () => {
   test('concurrent failures cannot exceed the limit: of 20 parallel wrong passwords at most 10 are checked, the rest are 429', async () => {
     // An attacker sends guesses in parallel. Each guess that is answered 401 was a real password
