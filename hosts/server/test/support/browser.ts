@@ -11,10 +11,10 @@ import { currentTestBatch } from './test-batch.ts';
  * "old" headless shell, what Playwright itself runs headless), else Debian's `chromium`
  * (CHROMIUM_PATH overrides both). The shell is the same Blink and V8 without the full browser's
  * machinery: the same three browser files took 0.53x the machine's CPU with it (bench/README.md
- * "test suite", thirteenth session). When the shell is missing, setup installs it with apt-get and
- * says so; when that is impossible (not root, no apt-get, no network), a full `chromium` is used
- * if there is one, else the browser tests are reported as skipped with the reason, and every other
- * test still runs.
+ * "test suite", thirteenth session). A full `chromium` already installed is used when the shell is
+ * not (with a hint). When neither is there, setup installs the shell with apt-get and says so; when
+ * that is impossible (not root, no apt-get, no network), the browser tests are reported as skipped
+ * with the reason, and every other test still runs.
  */
 const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
 const FULL_BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -27,13 +27,19 @@ function findChromium(): string | undefined {
 
 let found: { path?: string; reason?: string } | undefined;
 
-/** The Chromium executable, installing the headless shell when absent; or why there is none. */
+/** The Chromium executable, installing the headless shell when there is none; or why there is none. */
 export function chromiumExecutable(): { path?: string; reason?: string } {
   if (found) return found;
   // npm test (scripts/run-tests.ts) already looked once for every file and found none.
   if (process.env.CHROMIUM_UNAVAILABLE) return (found = { reason: process.env.CHROMIUM_UNAVAILABLE });
   const present = findChromium();
-  if (present && (process.env.CHROMIUM_PATH || present === HEADLESS_SHELL)) return (found = { path: present });
+  if (present) {
+    // A machine with only the full browser keeps it (no apt-get run behind a developer's back).
+    if (!process.env.CHROMIUM_PATH && present !== HEADLESS_SHELL) {
+      console.error(`# browser tests: using ${present}; the Debian package "${HEADLESS_SHELL_PACKAGE}" would take about half its CPU`);
+    }
+    return (found = { path: present });
+  }
   const installError = installHeadlessShell();
   const executable = findChromium();
   if (executable) return (found = { path: executable });
