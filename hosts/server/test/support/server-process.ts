@@ -30,15 +30,16 @@ export function compiledModule(source: string): string | undefined {
 
 /**
  * The database connections of every server a test starts, in its process (test-server.ts) or as
- * a child: 5, not production's 10. `npm test` runs 6 files at once, some with a batch's shared
+ * a child: 3, not production's 10. `npm test` runs 6 files at once, some with a batch's shared
  * server beside their own, each server also with a LISTEN connection and the test its own pool,
  * on a PostgreSQL server whose max_connections is usually 100. With 10 a run peaked at 95, and a
  * slower (profiled) run used all 100 and failed "too many clients". A burst of requests queues for
- * a connection instead, as production's does past its tenth. (3 cost PostgreSQL ~3% less on the
- * REST files, fewer backends to start, but a full run with 3 failed a services-restart test once
- * for a reason not found: bench/README.md "test suite".)
+ * a connection instead, as production's does past its tenth. Each connection costs PostgreSQL a
+ * backend start (~15 ms of its CPU); 3 instead of 5 cost it ~3% less on the REST files. (A full
+ * run with 3 once failed a services-restart test; the cause was that test's 500 ms call deadline,
+ * since 5 s: bench/README.md "test suite".)
  */
-export const TEST_DB_POOL_SIZE = '5';
+export const TEST_DB_POOL_SIZE = '3';
 
 export interface ServerProcess {
   child: ChildProcess;
